@@ -1,0 +1,46 @@
+// Structs that cross the CPU/GPU line. Mirrors src/gpu/shared.rs field for field; the test
+// `shared_layout` checks every offset through shaders-glsl/test/params_echo.comp.
+#ifndef SCARP_SHARED_GLSL
+#define SCARP_SHARED_GLSL
+
+#define NOISE_PERLIN  0
+#define NOISE_FBM     1
+#define NOISE_BILLOWY 2
+#define NOISE_RIDGED  3
+#define NOISE_IQ      4
+#define NOISE_SWISS   5
+#define NOISE_JORDAN  6
+#define NOISE_EROSIVE 7
+
+// Every parameter of the reference noise functions. All fields are 4 bytes: no padding anywhere.
+struct NoiseParams {
+    vec2 offset;          // p = offset + scale * (x, y)
+    float scale;
+    int seed;             // octave i uses seed + i
+    int octaves;
+    float lacunarity;
+    float gain;
+    float warp;           // swiss
+    float gain1;          // jordan
+    float warp0;          // jordan
+    float damp0;          // jordan
+    float damp;           // jordan
+    float damp_scale;     // jordan
+    float alpha;          // erosive: feature displacement
+    float beta;           // erosive: roughness near valleys
+    float prewarp_amount; // eq. 8 alpha; 0 = off
+    float prewarp_scale;  // eq. 8 beta
+    int prewarp_octaves;
+    float power;          // T_post exponent (sign-preserving); 1 = off
+    int kind;             // NOISE_*
+};
+
+// Which rows of a W x H grid one dispatch covers.
+struct NoiseGrid {
+    uint width;
+    uint rows;
+    uint row_offset;
+    uint _pad;
+};
+
+#endif

@@ -1,0 +1,359 @@
+//! Command recording and submission.
+//!
+//! A [`Recorder`] records one command buffer. Every resource it touches is borrowed for the
+//! recorder's lifetime `'a`, and [`Recorder::submit_and_wait`] consumes it and returns only after
+//! the submission's fence has signalled: so no resource can be dropped, or changed by the host,
+//! while the GPU may still use it. Accesses are declared per resource ([`Access`]); the recorder
+//! turns them into batched synchronization2 barriers, flushed right before the next command.
+//! Compute work goes through [`Pass`]: declare what it reads and writes, push its parameters,
+//! dispatch.
+
+use super::barrier::{Access, Transition};
+use super::buffer::Buffer;
+use super::context::Gpu;
+use super::error::{GpuError, Result};
+use super::image::{Image, COLOR_RANGE};
+use super::pipeline::{ComputeKernel, DescriptorSet};
+use super::timestamps::GpuTimer;
+use ash::vk;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a submission may run before we report the GPU as hung.
+const SUBMIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Records one command buffer; see the module docs.
+pub struct Recorder<'a> {
+    gpu: &'a Arc<Gpu>,
+    cmd: vk::CommandBuffer,
+    image_barriers: Vec<vk::ImageMemoryBarrier2<'static>>,
+    buffer_barriers: Vec<vk::BufferMemoryBarrier2<'static>>,
+    _resources: PhantomData<&'a ()>,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(gpu: &'a Arc<Gpu>) -> Result<Self> {
+        let device = gpu.device();
+        let cmd = {
+            let pool = gpu.command_pool();
+            let info = vk::CommandBufferAllocateInfo::default()
+                .command_pool(*pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            // SAFETY: valid pool, externally synchronized by the mutex guard.
+            unsafe { device.allocate_command_buffers(&info)?[0] }
+        };
+        let rec = Self {
+            gpu,
+            cmd,
+            image_barriers: Vec::new(),
+            buffer_barriers: Vec::new(),
+            _resources: PhantomData,
+        };
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: freshly allocated command buffer.
+        unsafe { device.begin_command_buffer(cmd, &begin)? };
+        Ok(rec)
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        self.gpu
+    }
+
+    /// Declares the next access to `image`; a barrier is queued if one is needed.
+    pub fn image(&mut self, image: &'a Image, access: Access) {
+        let mut state = image.state.get();
+        if let Some(t) = state.advance(access, true) {
+            self.image_barriers.push(image_barrier(image.raw, t));
+        }
+        image.state.set(state);
+    }
+
+    /// Declares the next access to `buffer`; a barrier is queued if one is needed.
+    pub fn buffer(&mut self, buffer: &'a Buffer, access: Access) {
+        let mut state = buffer.state.get();
+        if let Some(t) = state.advance(access, false) {
+            self.buffer_barriers.push(
+                vk::BufferMemoryBarrier2::default()
+                    .src_stage_mask(t.src_stage)
+                    .src_access_mask(t.src_access)
+                    .dst_stage_mask(t.dst_stage)
+                    .dst_access_mask(t.dst_access)
+                    .buffer(buffer.raw)
+                    .offset(0)
+                    .size(vk::WHOLE_SIZE),
+            );
+        }
+        buffer.state.set(state);
+    }
+
+    /// Records all queued barriers as one `vkCmdPipelineBarrier2`.
+    pub fn flush_barriers(&mut self) {
+        if self.image_barriers.is_empty() && self.buffer_barriers.is_empty() {
+            return;
+        }
+        let dep = vk::DependencyInfo::default()
+            .image_memory_barriers(&self.image_barriers)
+            .buffer_memory_barriers(&self.buffer_barriers);
+        self.gpu.cmd_pipeline_barrier2(self.cmd, &dep);
+        self.image_barriers.clear();
+        self.buffer_barriers.clear();
+    }
+
+    /// Copies `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
+    pub fn copy_buffer(
+        &mut self,
+        src: &'a Buffer,
+        src_offset: u64,
+        dst: &'a Buffer,
+        dst_offset: u64,
+        size: u64,
+    ) {
+        self.buffer(src, Access::TransferRead);
+        self.buffer(dst, Access::TransferWrite);
+        self.flush_barriers();
+        let region = vk::BufferCopy {
+            src_offset,
+            dst_offset,
+            size,
+        };
+        // SAFETY: both buffers are live for 'a and the barriers above order the copy.
+        unsafe {
+            self.gpu
+                .device()
+                .cmd_copy_buffer(self.cmd, src.raw, dst.raw, &[region])
+        };
+    }
+
+    /// Copies tightly packed texels from `src` into the whole of `dst`.
+    pub fn copy_buffer_to_image(&mut self, src: &'a Buffer, dst: &'a Image) {
+        self.buffer(src, Access::TransferRead);
+        self.image(dst, Access::TransferWrite);
+        self.flush_barriers();
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D {
+                width: dst.desc.extent.width,
+                height: dst.desc.extent.height,
+                depth: 1,
+            });
+        // SAFETY: live resources, layout set by the barrier above.
+        unsafe {
+            self.gpu.device().cmd_copy_buffer_to_image(
+                self.cmd,
+                src.raw,
+                dst.raw,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region],
+            )
+        };
+    }
+
+    /// Copies the whole of `src` into `dst` as tightly packed texels.
+    pub fn copy_image_to_buffer(&mut self, src: &'a Image, dst: &'a Buffer) {
+        self.image(src, Access::TransferRead);
+        self.buffer(dst, Access::TransferWrite);
+        self.flush_barriers();
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D {
+                width: src.desc.extent.width,
+                height: src.desc.extent.height,
+                depth: 1,
+            });
+        // SAFETY: live resources, layout set by the barrier above.
+        unsafe {
+            self.gpu.device().cmd_copy_image_to_buffer(
+                self.cmd,
+                src.raw,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                dst.raw,
+                &[region],
+            )
+        };
+    }
+
+    /// Resets `timer`'s queries; do it before the first timed pass of this recording.
+    pub fn reset_timer(&mut self, timer: &'a GpuTimer) {
+        timer.reset(self.cmd);
+    }
+
+    /// Starts a compute pass of `kernel` with descriptor set `set`.
+    pub fn pass<P: bytemuck::Pod>(
+        &mut self,
+        kernel: &'a ComputeKernel<P>,
+        set: &'a DescriptorSet,
+    ) -> Pass<'_, 'a, P> {
+        Pass {
+            rec: self,
+            kernel,
+            set,
+            params: None,
+            timer: None,
+        }
+    }
+
+    /// Ends recording, submits, and waits for completion.
+    pub fn submit_and_wait(mut self) -> Result<()> {
+        self.flush_barriers();
+        let device = self.gpu.device();
+        // SAFETY: the command buffer is recording.
+        unsafe { device.end_command_buffer(self.cmd)? };
+        // SAFETY: valid device.
+        let fence = unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None)? };
+        let cmds = [self.cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        let result = {
+            let queue = self.gpu.queue();
+            // SAFETY: the queue is externally synchronized by its mutex; the command buffer is
+            // executable and every resource it references is borrowed for 'a.
+            unsafe { device.queue_submit(*queue, &[submit], fence) }
+        }
+        .and_then(|_| {
+            // SAFETY: `fence` belongs to this device.
+            unsafe { device.wait_for_fences(&[fence], true, SUBMIT_TIMEOUT.as_nanos() as u64) }
+        });
+        // SAFETY: signalled or never submitted; either way no longer in use... unless the wait
+        // timed out, in which case we wait for idle before destroying.
+        unsafe {
+            if result == Err(vk::Result::TIMEOUT) {
+                let _ = device.device_wait_idle();
+            }
+            device.destroy_fence(fence, None);
+        }
+        result.map_err(|e| match e {
+            vk::Result::TIMEOUT => GpuError::usage(format!(
+                "the GPU did not finish within {} s",
+                SUBMIT_TIMEOUT.as_secs()
+            )),
+            e => GpuError::from(e),
+        })
+    }
+}
+
+impl Drop for Recorder<'_> {
+    fn drop(&mut self) {
+        let pool = self.gpu.command_pool();
+        // SAFETY: either never submitted or its submission has completed (submit_and_wait waits).
+        unsafe { self.gpu.device().free_command_buffers(*pool, &[self.cmd]) };
+    }
+}
+
+fn image_barrier(image: vk::Image, t: Transition) -> vk::ImageMemoryBarrier2<'static> {
+    vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(t.src_stage)
+        .src_access_mask(t.src_access)
+        .dst_stage_mask(t.dst_stage)
+        .dst_access_mask(t.dst_access)
+        .old_layout(t.old_layout)
+        .new_layout(t.new_layout)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(COLOR_RANGE)
+}
+
+/// One compute dispatch: `rec.pass(&kernel, &set).read_image(&a).write_buffer(&b).push(&p).dispatch(n)`.
+pub struct Pass<'r, 'a, P> {
+    rec: &'r mut Recorder<'a>,
+    kernel: &'a ComputeKernel<P>,
+    set: &'a DescriptorSet,
+    params: Option<P>,
+    timer: Option<(&'a GpuTimer, String)>,
+}
+
+impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
+    pub fn read_image(self, image: &'a Image) -> Self {
+        self.rec.image(image, Access::ComputeSampledRead);
+        self
+    }
+
+    pub fn read_storage_image(self, image: &'a Image) -> Self {
+        self.rec.image(image, Access::ComputeStorageRead);
+        self
+    }
+
+    pub fn write_image(self, image: &'a Image) -> Self {
+        self.rec.image(image, Access::ComputeStorageWrite);
+        self
+    }
+
+    pub fn read_buffer(self, buffer: &'a Buffer) -> Self {
+        self.rec.buffer(buffer, Access::ComputeStorageRead);
+        self
+    }
+
+    pub fn write_buffer(self, buffer: &'a Buffer) -> Self {
+        self.rec.buffer(buffer, Access::ComputeStorageWrite);
+        self
+    }
+
+    pub fn push(mut self, params: &P) -> Self {
+        self.params = Some(*params);
+        self
+    }
+
+    /// Times the dispatch with `timer` under `label`.
+    pub fn timed(mut self, timer: Option<&'a GpuTimer>, label: &str) -> Self {
+        self.timer = timer.map(|t| (t, label.to_owned()));
+        self
+    }
+
+    /// Flushes the barriers, binds, pushes and dispatches `groups` workgroups.
+    pub fn dispatch(self, groups: [u32; 3]) -> Result<()> {
+        let Pass {
+            rec,
+            kernel,
+            set,
+            params,
+            timer,
+        } = self;
+        rec.flush_barriers();
+        let device = rec.gpu.device();
+        let cmd = rec.cmd;
+        // SAFETY: kernel, set and the resources they reference are borrowed for 'a; the barriers
+        // above order this dispatch after earlier accesses.
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
+            device.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                kernel.layout,
+                0,
+                &[set.raw],
+                &[],
+            );
+            if let Some(p) = params.as_ref() {
+                device.cmd_push_constants(
+                    cmd,
+                    kernel.layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    bytemuck::bytes_of(p),
+                );
+            }
+        }
+        let query = match &timer {
+            Some((t, label)) => Some((t, t.begin(cmd, label)?)),
+            None => None,
+        };
+        // SAFETY: as above.
+        unsafe { device.cmd_dispatch(cmd, groups[0], groups[1], groups[2]) };
+        if let Some((t, q)) = query {
+            t.end(cmd, q);
+        }
+        Ok(())
+    }
+}

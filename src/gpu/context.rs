@@ -1,0 +1,623 @@
+//! The [`Gpu`] context: instance, optional validation messenger, one device with one queue, the
+//! memory allocator, a command pool and a nearest sampler.
+//!
+//! Device choice: `SCARP_GPU=<index|name substring>` picks one of the devices `scarp devices`
+//! lists; without it a discrete GPU is preferred, then integrated, virtual and CPU (lavapipe).
+//! Any device with Vulkan 1.2 and synchronization2 (core in 1.3, else `VK_KHR_synchronization2`)
+//! and a compute queue will do.
+//!
+//! Lifetime: resources hold an `Arc<Gpu>`, so the context outlives all of them. Its `Drop` waits
+//! for the device to idle, drops the allocator explicitly (it must go before the device), then
+//! destroys everything else in reverse order of creation.
+
+use super::debug::{messenger_info, MessageCounter};
+use super::error::{GpuError, Result};
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use std::ffi::{CStr, CString};
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// How to create a [`Gpu`].
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Enable VK_LAYER_KHRONOS_validation with synchronization validation and count its messages.
+    pub validation: bool,
+    /// Device selector: an index into [`list_devices`] or a case-insensitive name substring.
+    pub selector: Option<String>,
+}
+
+impl GpuOptions {
+    /// Options from the environment: `SCARP_VALIDATION=1` and `SCARP_GPU`.
+    pub fn from_env() -> Self {
+        let validation = std::env::var("SCARP_VALIDATION")
+            .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        let selector = std::env::var("SCARP_GPU")
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        Self {
+            validation,
+            selector,
+        }
+    }
+
+    /// Options for tests: validation always on, device from `SCARP_GPU` if set.
+    pub fn for_tests() -> Self {
+        Self {
+            validation: true,
+            ..Self::from_env()
+        }
+    }
+}
+
+/// What a device is, for reports and benchmark records.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub device_type: vk::PhysicalDeviceType,
+    pub driver_name: String,
+    pub driver_info: String,
+    pub api_version: u32,
+    /// Nanoseconds per timestamp tick.
+    pub timestamp_period_ns: f64,
+    /// Valid bits of the queue's timestamps; 0 means no timestamps.
+    pub timestamp_valid_bits: u32,
+    pub max_compute_workgroups: [u32; 3],
+    pub max_storage_buffer_range: u32,
+}
+
+impl DeviceInfo {
+    pub fn api_version_string(&self) -> String {
+        format!(
+            "{}.{}.{}",
+            vk::api_version_major(self.api_version),
+            vk::api_version_minor(self.api_version),
+            vk::api_version_patch(self.api_version)
+        )
+    }
+}
+
+impl std::fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({:?}, Vulkan {}, {} {})",
+            self.name,
+            self.device_type,
+            self.api_version_string(),
+            self.driver_name,
+            self.driver_info
+        )
+    }
+}
+
+/// synchronization2 entry points: core on 1.3 devices, the KHR extension on 1.2 ones.
+enum Sync2 {
+    Core,
+    Khr(ash::khr::synchronization2::Device),
+}
+
+/// The Vulkan context. Shared as `Arc<Gpu>` by every resource made from it.
+pub struct Gpu {
+    _entry: ash::Entry,
+    instance: ash::Instance,
+    debug_utils: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    debug_device: Option<ash::ext::debug_utils::Device>,
+    // Shared so its address stays fixed for the messenger's user-data pointer, also while a failed
+    // construction destroys the instance.
+    messages: Arc<MessageCounter>,
+    physical: vk::PhysicalDevice,
+    device: ash::Device,
+    sync2: Sync2,
+    queue: Mutex<vk::Queue>,
+    queue_family: u32,
+    allocator: ManuallyDrop<Mutex<Allocator>>,
+    command_pool: Mutex<vk::CommandPool>,
+    nearest_sampler: vk::Sampler,
+    info: DeviceInfo,
+}
+
+/// One device as [`list_devices`] reports it.
+#[derive(Clone, Debug)]
+pub struct DeviceSummary {
+    pub index: usize,
+    pub name: String,
+    pub device_type: vk::PhysicalDeviceType,
+    pub api_version: u32,
+    pub usable: Result<(), String>,
+}
+
+/// Lists the Vulkan devices of this machine (no device is created).
+pub fn list_devices() -> Result<Vec<DeviceSummary>> {
+    // SAFETY: loading the system Vulkan loader; the entry is dropped at the end of this function
+    // after the instance is destroyed.
+    let entry = unsafe { ash::Entry::load()? };
+    let instance = create_instance(&entry, false, None)?;
+    let result = enumerate(&instance);
+    // SAFETY: no objects created from this instance remain.
+    unsafe { instance.destroy_instance(None) };
+    result.map(|cands| {
+        cands
+            .into_iter()
+            .map(|c| DeviceSummary {
+                index: c.index,
+                name: c.name,
+                device_type: c.props.device_type,
+                api_version: c.props.api_version,
+                usable: c.usable.map(|_| ()),
+            })
+            .collect()
+    })
+}
+
+struct Candidate {
+    index: usize,
+    physical: vk::PhysicalDevice,
+    props: vk::PhysicalDeviceProperties,
+    name: String,
+    /// Queue family and whether synchronization2 is core, or why the device can't be used.
+    usable: std::result::Result<(u32, bool), String>,
+}
+
+fn enumerate(instance: &ash::Instance) -> Result<Vec<Candidate>> {
+    // SAFETY: valid instance.
+    let physicals = unsafe { instance.enumerate_physical_devices()? };
+    let mut out = Vec::new();
+    for (index, &physical) in physicals.iter().enumerate() {
+        // SAFETY: `physical` comes from this instance.
+        let props = unsafe { instance.get_physical_device_properties(physical) };
+        let name = props
+            .device_name_as_c_str()
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let usable = check_device(instance, physical, &props);
+        out.push(Candidate {
+            index,
+            physical,
+            props,
+            name,
+            usable,
+        });
+    }
+    Ok(out)
+}
+
+fn check_device(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    props: &vk::PhysicalDeviceProperties,
+) -> std::result::Result<(u32, bool), String> {
+    if props.api_version < vk::API_VERSION_1_2 {
+        return Err("needs Vulkan 1.2".into());
+    }
+    // SAFETY: `physical` comes from this instance.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+    // Prefer a family that also does graphics: the editor draws on the same queue.
+    let family = families
+        .iter()
+        .position(|f| {
+            f.queue_flags
+                .contains(vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS)
+        })
+        .or_else(|| {
+            families
+                .iter()
+                .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+        })
+        .ok_or("no compute queue")? as u32;
+    let core_sync2 = props.api_version >= vk::API_VERSION_1_3;
+    if !core_sync2 {
+        // SAFETY: `physical` comes from this instance.
+        let exts = unsafe { instance.enumerate_device_extension_properties(physical) }
+            .map_err(|e| e.to_string())?;
+        let has = exts.iter().any(|e| {
+            e.extension_name_as_c_str()
+                .is_ok_and(|n| n == ash::khr::synchronization2::NAME)
+        });
+        if !has {
+            return Err("no synchronization2".into());
+        }
+    }
+    Ok((family, core_sync2))
+}
+
+fn create_instance(
+    entry: &ash::Entry,
+    validation: bool,
+    counter: Option<&MessageCounter>,
+) -> Result<ash::Instance> {
+    // SAFETY: plain query of the loader.
+    let loader_version =
+        unsafe { entry.try_enumerate_instance_version()? }.unwrap_or(vk::API_VERSION_1_0);
+    let api_version = loader_version.min(vk::API_VERSION_1_3);
+    if api_version < vk::API_VERSION_1_2 {
+        return Err(GpuError::NoDevice(
+            "the Vulkan loader is older than 1.2".into(),
+        ));
+    }
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"scarp")
+        .engine_name(c"scarp")
+        .api_version(api_version);
+    let mut layers: Vec<*const std::ffi::c_char> = Vec::new();
+    let mut extensions: Vec<*const std::ffi::c_char> = Vec::new();
+    if validation {
+        // SAFETY: plain query of the loader.
+        let available = unsafe { entry.enumerate_instance_layer_properties()? };
+        if !available
+            .iter()
+            .any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER))
+        {
+            return Err(GpuError::NoValidationLayer);
+        }
+        layers.push(VALIDATION_LAYER.as_ptr());
+        extensions.push(ash::ext::debug_utils::NAME.as_ptr());
+        extensions.push(ash::ext::validation_features::NAME.as_ptr());
+    }
+    let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
+    let mut messenger = counter.map(messenger_info);
+    let mut info = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_layer_names(&layers)
+        .enabled_extension_names(&extensions);
+    if validation {
+        info = info.push_next(&mut features);
+        if let Some(m) = messenger.as_mut() {
+            info = info.push_next(m);
+        }
+    }
+    // SAFETY: every pointer in `info` outlives this call.
+    Ok(unsafe { entry.create_instance(&info, None)? })
+}
+
+impl Gpu {
+    /// Creates the context with `options` (see [`GpuOptions::from_env`]).
+    pub fn new(options: &GpuOptions) -> Result<Arc<Self>> {
+        // SAFETY: loading the system Vulkan loader; `_entry` is kept for the context's lifetime.
+        let entry = unsafe { ash::Entry::load()? };
+        let messages = Arc::new(MessageCounter::default());
+        let instance = create_instance(&entry, options.validation, Some(&messages))?;
+        // From here on, failures must destroy what exists: build the rest in a helper.
+        match Self::finish(entry, instance.clone(), options, messages.clone()) {
+            Ok(gpu) => Ok(Arc::new(gpu)),
+            Err((e, debug)) => {
+                // SAFETY: nothing else was created from the instance (the helper cleaned up).
+                unsafe {
+                    if let Some((du, m)) = debug {
+                        du.destroy_debug_utils_messenger(m, None);
+                    }
+                    instance.destroy_instance(None);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn finish(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        options: &GpuOptions,
+        messages: Arc<MessageCounter>,
+    ) -> std::result::Result<
+        Self,
+        (
+            GpuError,
+            Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+        ),
+    > {
+        let debug_utils = if options.validation {
+            let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
+            // SAFETY: the counter outlives the messenger (both owned by the context).
+            let m = unsafe { du.create_debug_utils_messenger(&messenger_info(&messages), None) }
+                .map_err(|e| (GpuError::from(e), None))?;
+            Some((du, m))
+        } else {
+            None
+        };
+        let fail = |e: GpuError,
+                    debug: &Option<(
+            ash::ext::debug_utils::Instance,
+            vk::DebugUtilsMessengerEXT,
+        )>| { (e, debug.clone()) };
+
+        let candidates = enumerate(&instance).map_err(|e| fail(e, &debug_utils))?;
+        let chosen =
+            select(&candidates, options.selector.as_deref()).map_err(|e| fail(e, &debug_utils))?;
+        let (queue_family, core_sync2) = chosen
+            .usable
+            .clone()
+            .expect("select returns usable devices");
+        let physical = chosen.physical;
+
+        let priorities = [1.0f32];
+        let queue_info = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(queue_family)
+            .queue_priorities(&priorities)];
+        let mut dev_exts: Vec<*const std::ffi::c_char> = Vec::new();
+        let mut f13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true);
+        let mut f_khr =
+            vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
+        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info);
+        if core_sync2 {
+            info = info.push_next(&mut f13);
+        } else {
+            dev_exts.push(ash::khr::synchronization2::NAME.as_ptr());
+            info = info.push_next(&mut f_khr);
+        }
+        info = info.enabled_extension_names(&dev_exts);
+        // SAFETY: `physical` comes from `instance`; all pointers in `info` outlive the call.
+        let device = unsafe { instance.create_device(physical, &info, None) }
+            .map_err(|e| fail(e.into(), &debug_utils))?;
+        let sync2 = if core_sync2 {
+            Sync2::Core
+        } else {
+            Sync2::Khr(ash::khr::synchronization2::Device::new(&instance, &device))
+        };
+        // SAFETY: family/index were requested in `info`.
+        let queue = unsafe { device.get_device_queue(queue_family, 0) };
+
+        let destroy_device = |e: GpuError| {
+            // SAFETY: nothing created from the device is alive at this point of construction.
+            unsafe { device.destroy_device(None) };
+            fail(e, &debug_utils)
+        };
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.clone(),
+            device: device.clone(),
+            physical_device: physical,
+            debug_settings: gpu_allocator::AllocatorDebugSettings {
+                log_leaks_on_shutdown: true,
+                ..Default::default()
+            },
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        })
+        .map_err(|e| destroy_device(e.into()))?;
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(
+                vk::CommandPoolCreateFlags::TRANSIENT
+                    | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER,
+            );
+        // SAFETY: valid device.
+        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                drop(allocator);
+                return Err(destroy_device(e.into()));
+            }
+        };
+        let sampler_info = vk::SamplerCreateInfo::default()
+            .mag_filter(vk::Filter::NEAREST)
+            .min_filter(vk::Filter::NEAREST)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(vk::SamplerAddressMode::REPEAT)
+            .address_mode_v(vk::SamplerAddressMode::REPEAT)
+            .address_mode_w(vk::SamplerAddressMode::REPEAT)
+            .max_lod(0.0);
+        // SAFETY: valid device.
+        let nearest_sampler = match unsafe { device.create_sampler(&sampler_info, None) } {
+            Ok(s) => s,
+            Err(e) => {
+                // SAFETY: the pool is unused.
+                unsafe { device.destroy_command_pool(command_pool, None) };
+                drop(allocator);
+                return Err(destroy_device(e.into()));
+            }
+        };
+
+        let mut driver = vk::PhysicalDeviceDriverProperties::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+        // SAFETY: `physical` comes from `instance`; the chain outlives the call.
+        unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+        let props = props2.properties;
+        // SAFETY: as above.
+        let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+        let info = DeviceInfo {
+            name: chosen.name.clone(),
+            device_type: props.device_type,
+            driver_name: driver
+                .driver_name_as_c_str()
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            driver_info: driver
+                .driver_info_as_c_str()
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            api_version: props.api_version,
+            timestamp_period_ns: f64::from(props.limits.timestamp_period),
+            timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
+            max_compute_workgroups: props.limits.max_compute_work_group_count,
+            max_storage_buffer_range: props.limits.max_storage_buffer_range,
+        };
+        let debug_device = debug_utils
+            .as_ref()
+            .map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
+        Ok(Self {
+            _entry: entry,
+            instance,
+            debug_utils,
+            debug_device,
+            messages,
+            physical,
+            device,
+            sync2,
+            queue: Mutex::new(queue),
+            queue_family,
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            command_pool: Mutex::new(command_pool),
+            nearest_sampler,
+            info,
+        })
+    }
+
+    pub fn device(&self) -> &ash::Device {
+        &self.device
+    }
+
+    pub fn instance(&self) -> &ash::Instance {
+        &self.instance
+    }
+
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        self.physical
+    }
+
+    pub fn queue_family(&self) -> u32 {
+        self.queue_family
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Validation warnings and errors reported so far (0 when validation is off).
+    pub fn validation_messages(&self) -> u64 {
+        self.messages.total()
+    }
+
+    pub fn validation_enabled(&self) -> bool {
+        self.debug_utils.is_some()
+    }
+
+    pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {
+        // A panic while holding the lock leaves the allocator usable: take it back.
+        self.allocator.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn queue(&self) -> MutexGuard<'_, vk::Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn command_pool(&self) -> MutexGuard<'_, vk::CommandPool> {
+        self.command_pool.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn nearest_sampler(&self) -> vk::Sampler {
+        self.nearest_sampler
+    }
+
+    /// Gives a Vulkan object a debug name (shown by validation messages and capture tools).
+    pub fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
+        if let Some(du) = &self.debug_device {
+            let Ok(cname) = CString::new(name.replace('\0', " ")) else {
+                return;
+            };
+            let info = vk::DebugUtilsObjectNameInfoEXT::default()
+                .object_handle(handle)
+                .object_name(&cname);
+            // SAFETY: `handle` is a live object of this device; naming is advisory, so a failure
+            // is ignored.
+            let _ = unsafe { du.set_debug_utils_object_name(&info) };
+        }
+    }
+
+    /// Records a synchronization2 barrier with the entry point this device has.
+    pub(crate) fn cmd_pipeline_barrier2(
+        &self,
+        cmd: vk::CommandBuffer,
+        dep: &vk::DependencyInfo<'_>,
+    ) {
+        // SAFETY: `cmd` is recording on this device; the caller builds a valid dependency.
+        unsafe {
+            match &self.sync2 {
+                Sync2::Core => self.device.cmd_pipeline_barrier2(cmd, dep),
+                Sync2::Khr(k) => k.cmd_pipeline_barrier2(cmd, dep),
+            }
+        }
+    }
+
+    /// Writes a timestamp once `stage` of all earlier commands completes.
+    pub(crate) fn cmd_write_timestamp2(
+        &self,
+        cmd: vk::CommandBuffer,
+        stage: vk::PipelineStageFlags2,
+        pool: vk::QueryPool,
+        query: u32,
+    ) {
+        // SAFETY: `cmd` is recording; `query` is within `pool` and was reset.
+        unsafe {
+            match &self.sync2 {
+                Sync2::Core => self.device.cmd_write_timestamp2(cmd, stage, pool, query),
+                Sync2::Khr(k) => k.cmd_write_timestamp2(cmd, stage, pool, query),
+            }
+        }
+    }
+}
+
+fn select<'a>(candidates: &'a [Candidate], selector: Option<&str>) -> Result<&'a Candidate> {
+    let describe = || {
+        candidates
+            .iter()
+            .map(|c| format!("{}: {}", c.index, c.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(sel) = selector {
+        let sel = sel.trim();
+        let found = match sel.parse::<usize>() {
+            Ok(i) => candidates.iter().find(|c| c.index == i),
+            Err(_) => {
+                let needle = sel.to_lowercase();
+                candidates
+                    .iter()
+                    .find(|c| c.name.to_lowercase().contains(&needle))
+            }
+        };
+        let c = found.ok_or_else(|| {
+            GpuError::NoDevice(format!("SCARP_GPU={sel} matches none of [{}]", describe()))
+        })?;
+        return match &c.usable {
+            Ok(_) => Ok(c),
+            Err(why) => Err(GpuError::NoDevice(format!(
+                "SCARP_GPU={sel} selects {}, which {why}",
+                c.name
+            ))),
+        };
+    }
+    let rank = |t: vk::PhysicalDeviceType| match t {
+        vk::PhysicalDeviceType::DISCRETE_GPU => 0,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 1,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+        vk::PhysicalDeviceType::CPU => 3,
+        _ => 4,
+    };
+    candidates
+        .iter()
+        .filter(|c| c.usable.is_ok())
+        .min_by_key(|c| (rank(c.props.device_type), c.index))
+        .ok_or_else(|| {
+            if candidates.is_empty() {
+                GpuError::NoDevice(
+                    "the loader found no Vulkan driver (Debian: mesa-vulkan-drivers)".into(),
+                )
+            } else {
+                GpuError::NoDevice(format!(
+                    "none of [{}] has Vulkan 1.2, synchronization2 and a compute queue",
+                    describe()
+                ))
+            }
+        })
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: every resource holds an Arc<Gpu>, so none is alive; after the idle wait the
+        // device executes nothing. The allocator is dropped before the device it allocates from.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_sampler(self.nearest_sampler, None);
+            self.device.destroy_command_pool(*self.command_pool(), None);
+            ManuallyDrop::drop(&mut self.allocator);
+            self.device.destroy_device(None);
+            if let Some((du, m)) = self.debug_utils.take() {
+                du.destroy_debug_utils_messenger(m, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! 2D images built from an [`ImageDesc`], each with one view, a debug name, its allocation and its
+//! barrier state (layout included). Like buffers, dropping one frees it at once, which is safe
+//! because every submission has completed by the time recording APIs hand control back.
+
+use super::barrier::ResourceState;
+use super::context::Gpu;
+use super::error::{GpuError, Result};
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::MemoryLocation;
+use std::cell::Cell;
+use std::sync::Arc;
+
+/// What an image is.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageDesc {
+    pub format: vk::Format,
+    pub extent: vk::Extent2D,
+    pub usage: vk::ImageUsageFlags,
+}
+
+impl ImageDesc {
+    /// A 2D image of `format` and `[width, height]`; usage defaults to sampled + transfer dst.
+    pub fn new_2d(format: vk::Format, extent: [u32; 2]) -> Self {
+        Self {
+            format,
+            extent: vk::Extent2D {
+                width: extent[0],
+                height: extent[1],
+            },
+            usage: vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
+        }
+    }
+
+    pub fn usage(mut self, usage: vk::ImageUsageFlags) -> Self {
+        self.usage = usage;
+        self
+    }
+}
+
+/// An image, its view and its memory.
+pub struct Image {
+    gpu: Arc<Gpu>,
+    pub raw: vk::Image,
+    pub view: vk::ImageView,
+    pub desc: ImageDesc,
+    allocation: Option<Allocation>,
+    name: String,
+    pub(crate) state: Cell<ResourceState>,
+}
+
+pub(crate) const COLOR_RANGE: vk::ImageSubresourceRange = vk::ImageSubresourceRange {
+    aspect_mask: vk::ImageAspectFlags::COLOR,
+    base_mip_level: 0,
+    level_count: 1,
+    base_array_layer: 0,
+    layer_count: 1,
+};
+
+impl Image {
+    pub fn new(gpu: &Arc<Gpu>, name: &str, desc: ImageDesc) -> Result<Self> {
+        if desc.extent.width == 0 || desc.extent.height == 0 {
+            return Err(GpuError::usage(format!(
+                "image '{name}' has an empty extent"
+            )));
+        }
+        let device = gpu.device();
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(desc.format)
+            .extent(vk::Extent3D {
+                width: desc.extent.width,
+                height: desc.extent.height,
+                depth: 1,
+            })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(desc.usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid device and create info.
+        let raw = unsafe { device.create_image(&info, None)? };
+        // SAFETY: `raw` was just created on this device.
+        let requirements = unsafe { device.get_image_memory_requirements(raw) };
+        let allocation = gpu.allocator().allocate(&AllocationCreateDesc {
+            name,
+            requirements,
+            location: MemoryLocation::GpuOnly,
+            linear: false,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        });
+        let allocation = match allocation {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: unbound, unused image.
+                unsafe { device.destroy_image(raw, None) };
+                return Err(e.into());
+            }
+        };
+        let cleanup = |allocation: Allocation| {
+            let _ = gpu.allocator().free(allocation);
+            // SAFETY: unused image.
+            unsafe { device.destroy_image(raw, None) };
+        };
+        // SAFETY: memory and offset come from an allocation made for these requirements.
+        if let Err(e) =
+            unsafe { device.bind_image_memory(raw, allocation.memory(), allocation.offset()) }
+        {
+            cleanup(allocation);
+            return Err(e.into());
+        }
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(raw)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(desc.format)
+            .subresource_range(COLOR_RANGE);
+        // SAFETY: `raw` is bound to memory; the view matches its format.
+        let view = match unsafe { device.create_image_view(&view_info, None) } {
+            Ok(v) => v,
+            Err(e) => {
+                cleanup(allocation);
+                return Err(e.into());
+            }
+        };
+        gpu.set_name(raw, name);
+        gpu.set_name(view, name);
+        Ok(Self {
+            gpu: gpu.clone(),
+            raw,
+            view,
+            desc,
+            allocation: Some(allocation),
+            name: name.to_owned(),
+            state: Cell::new(ResourceState::default()),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        // SAFETY: submissions complete before recording APIs return, so the GPU no longer uses it.
+        unsafe { self.gpu.device().destroy_image_view(self.view, None) };
+        if let Some(a) = self.allocation.take() {
+            if let Err(e) = self.gpu.allocator().free(a) {
+                eprintln!("scarp: freeing image '{}' failed: {e}", self.name);
+            }
+        }
+        // SAFETY: as above.
+        unsafe { self.gpu.device().destroy_image(self.raw, None) };
+    }
+}

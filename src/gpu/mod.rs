@@ -1,0 +1,27 @@
+//! The Vulkan layer. It knows nothing about terrain: a context ([`Gpu`]), named buffers and
+//! images, access-type barriers, typed compute kernels, command recording with fenced submission,
+//! timestamp timing and the validation messenger. `shared` holds the structs mirrored in GLSL.
+
+pub mod barrier;
+pub mod buffer;
+pub mod command;
+pub mod context;
+pub mod debug;
+pub mod error;
+pub mod image;
+pub mod pipeline;
+pub mod shaders;
+pub mod shared;
+pub mod timestamps;
+
+pub use ash::vk;
+pub use barrier::Access;
+pub use buffer::{Buffer, BufferDesc};
+pub use command::{Pass, Recorder};
+pub use context::{list_devices, DeviceInfo, DeviceSummary, Gpu, GpuOptions};
+pub use error::{GpuError, Result};
+pub use gpu_allocator::MemoryLocation;
+pub use image::{Image, ImageDesc};
+pub use pipeline::{BindingKind, ComputeKernel, DescriptorSet, Resource};
+pub use shaders::Shader;
+pub use timestamps::{GpuTimer, PassTime};

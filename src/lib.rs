@@ -1,0 +1,9 @@
+//! Scarp: procedural heightfield brushes on Vulkan compute (de Carpentier & Bidarra 2009).
+//!
+//! * [`gpu`]: the Vulkan layer, reusable outside Scarp.
+//! * [`noise`]: noise tables and the CPU twins of every GLSL noise function, plus GPU generation.
+
+pub mod gallery;
+pub mod gpu;
+pub mod noise;
+pub mod terrain;

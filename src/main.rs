@@ -1,0 +1,424 @@
+//! `scarp`: the command line. Entry point only; the work lives in the library.
+
+use anyhow::{bail, Context as _, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use scarp::gpu::{Gpu, GpuOptions};
+use scarp::noise::{
+    CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables, DEFAULT_TABLE_SEED,
+};
+use scarp::terrain::export::{check_writable, write_atomic, write_heights, write_rgba_png};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Largest side of a generated grid.
+const MAX_SIDE: u32 = 65536;
+/// Most samples in one generated grid (1 GiB of f32).
+const MAX_SAMPLES: u64 = 1 << 28;
+
+#[derive(Parser)]
+#[command(
+    name = "scarp",
+    version,
+    about = "Procedural heightfield brushes on Vulkan compute",
+    allow_negative_numbers = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write the noise lookup tables (perm.png, grad.png: RGBA8, the exact bytes the GPU uses).
+    Tables {
+        /// Output folder (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed of the tables.
+        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+        table_seed: u64,
+    },
+    /// Generate a noise heightfield as .r32 (raw f32) or .png (16-bit, normalized).
+    Noise(Box<NoiseArgs>),
+    /// Generate one image per noise kind plus a contact sheet.
+    Gallery {
+        /// Output folder (created if missing).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Side of each image in texels.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=8192))]
+        size: u32,
+        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        backend: Backend,
+        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+        table_seed: u64,
+    },
+    /// List the Vulkan devices SCARP_GPU can select.
+    Devices,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    /// Vulkan compute (SCARP_GPU picks the device).
+    Gpu,
+    /// The CPU twin, on all cores.
+    Cpu,
+}
+
+#[derive(Args)]
+struct NoiseArgs {
+    /// Noise function.
+    #[arg(long, value_enum)]
+    kind: NoiseKind,
+    /// Grid size, WIDTHxHEIGHT.
+    #[arg(long, value_parser = parse_size)]
+    size: (u32, u32),
+    /// Noise units per texel: texel (x, y) samples offset + scale * (x, y).
+    #[arg(long, default_value_t = 1.0 / 256.0)]
+    scale: f32,
+    /// Noise-space position of texel (0, 0), X,Y.
+    #[arg(long, value_parser = parse_pair, default_value = "0,0", allow_hyphen_values = true)]
+    offset: (f32, f32),
+    /// Noise seed; octave i uses seed + i.
+    #[arg(long, default_value_t = 0)]
+    seed: i32,
+    /// Octaves (1..=32); ignored by perlin.
+    #[arg(long, default_value_t = 10)]
+    octaves: i32,
+    /// Frequency ratio between octaves.
+    #[arg(long, default_value_t = 1.92)]
+    lacunarity: f32,
+    /// Amplitude ratio between octaves.
+    #[arg(long, default_value_t = 0.5)]
+    gain: f32,
+    /// Swiss: gradient warp (default 0.15); Jordan: warp by finer octaves (default 0.35).
+    #[arg(long)]
+    warp: Option<f32>,
+    /// Jordan: amplitude of the second octave.
+    #[arg(long, default_value_t = 0.8)]
+    gain1: f32,
+    /// Jordan: warp by the coarsest octave.
+    #[arg(long, default_value_t = 0.4)]
+    warp0: f32,
+    /// Jordan: damping by the coarsest octave.
+    #[arg(long, default_value_t = 1.0)]
+    damp0: f32,
+    /// Jordan: damping by finer octaves.
+    #[arg(long, default_value_t = 0.8)]
+    damp: f32,
+    /// Jordan: how far damping can lower amplitudes.
+    #[arg(long, default_value_t = 1.0)]
+    damp_scale: f32,
+    /// Erosive: feature displacement along the ridge gradient.
+    #[arg(long, default_value_t = 0.15)]
+    alpha: f32,
+    /// Erosive: roughness near valleys.
+    #[arg(long, default_value_t = 1.1)]
+    beta: f32,
+    /// Pre-warp amount (paper eq. 8 alpha); 0 = off.
+    #[arg(long, default_value_t = 0.0)]
+    prewarp_amount: f32,
+    /// Pre-warp frequency (eq. 8 beta).
+    #[arg(long, default_value_t = 0.5)]
+    prewarp_scale: f32,
+    /// Octaves of the pre-warp fBm.
+    #[arg(long, default_value_t = 4)]
+    prewarp_octaves: i32,
+    /// T_post exponent, sign-preserving (eq. 5); 1 = off.
+    #[arg(long, default_value_t = 1.0)]
+    power: f32,
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    backend: Backend,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
+    /// Generate this many times and report the median time (the file holds the last run).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeat: u32,
+    /// Output file: .r32 or .png.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+impl NoiseArgs {
+    fn settings(&self) -> NoiseSettings {
+        let defaults = NoiseSettings::new(self.kind);
+        NoiseSettings {
+            kind: self.kind,
+            scale: self.scale,
+            offset: [self.offset.0, self.offset.1],
+            seed: self.seed,
+            octaves: self.octaves,
+            lacunarity: self.lacunarity,
+            gain: self.gain,
+            warp: self.warp.unwrap_or(defaults.warp),
+            gain1: self.gain1,
+            warp0: self.warp0,
+            damp0: self.damp0,
+            damp: self.damp,
+            damp_scale: self.damp_scale,
+            alpha: self.alpha,
+            beta: self.beta,
+            prewarp_amount: self.prewarp_amount,
+            prewarp_scale: self.prewarp_scale,
+            prewarp_octaves: self.prewarp_octaves,
+            power: self.power,
+        }
+    }
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT"))?;
+    let side = |v: &str| -> Result<u32, String> {
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{v}' in '{s}' is not a whole number"))?;
+        if n == 0 || n > MAX_SIDE {
+            return Err(format!(
+                "each side must be between 1 and {MAX_SIDE}, got {n}"
+            ));
+        }
+        Ok(n)
+    };
+    let (w, h) = (side(w)?, side(h)?);
+    if u64::from(w) * u64::from(h) > MAX_SAMPLES {
+        return Err(format!("{w}x{h} is more than {MAX_SAMPLES} samples"));
+    }
+    Ok((w, h))
+}
+
+fn parse_pair(s: &str) -> Result<(f32, f32), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}' is not X,Y"))?;
+    let num = |v: &str| -> Result<f32, String> {
+        let x: f32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{v}' in '{s}' is not a number"))?;
+        if !x.is_finite() {
+            return Err(format!("'{v}' in '{s}' is not finite"));
+        }
+        Ok(x)
+    };
+    Ok((num(a)?, num(b)?))
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Tables { out, table_seed } => cmd_tables(&out, table_seed),
+        Command::Noise(args) => cmd_noise(&args),
+        Command::Gallery {
+            out,
+            size,
+            backend,
+            table_seed,
+        } => cmd_gallery(&out, size, backend, table_seed),
+        Command::Devices => cmd_devices(),
+    };
+    if let Err(e) = result {
+        // One line: the chain of causes, outermost first.
+        let msg = e
+            .chain()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": ");
+        eprintln!("scarp: error: {msg}");
+        std::process::exit(1);
+    }
+}
+
+fn open_gpu() -> Result<std::sync::Arc<Gpu>> {
+    let gpu = Gpu::new(&GpuOptions::from_env()).context("opening the GPU")?;
+    Ok(gpu)
+}
+
+/// Fails if validation is on and reported anything: a CLI run is then as strict as a test.
+fn check_validation(gpu: &Gpu) -> Result<()> {
+    if gpu.validation_messages() > 0 {
+        bail!(
+            "{} validation message(s) reported (see above)",
+            gpu.validation_messages()
+        );
+    }
+    Ok(())
+}
+
+fn cmd_tables(out: &Path, table_seed: u64) -> Result<()> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("{}: cannot create folder", out.display()))?;
+    let tables = NoiseTables::new(table_seed);
+    for (name, bytes) in [
+        ("perm.png", tables.perm_bytes()),
+        ("grad.png", tables.grad_bytes()),
+    ] {
+        let path = out.join(name);
+        write_rgba_png(&path, 256, 256, bytes.to_vec()).map_err(anyhow::Error::msg)?;
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn cmd_noise(args: &NoiseArgs) -> Result<()> {
+    let settings = args.settings();
+    settings.validate().map_err(anyhow::Error::msg)?;
+    // Fail before any work if the output can't be written.
+    check_writable(&args.out).map_err(anyhow::Error::msg)?;
+    let (w, h) = args.size;
+    let samples = f64::from(w) * f64::from(h);
+    let tables = NoiseTables::new(args.table_seed);
+    let (heights, seconds, clock, device) = match args.backend {
+        Backend::Gpu => {
+            let gpu = open_gpu()?;
+            let mut noise = GpuNoise::new(&gpu, &tables)?;
+            // Untimed warm-up: drivers compile pipelines lazily (lavapipe's JIT).
+            noise.generate(&settings, w.min(64), h.min(4))?;
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..args.repeat {
+                let run = noise.generate(&settings, w, h)?;
+                times.push(run.gpu_ns.map(|ns| ns * 1e-9));
+                last = Some(run.heights);
+            }
+            check_validation(&gpu)?;
+            let (secs, clock) = match times.iter().copied().collect::<Option<Vec<_>>>() {
+                Some(t) => (median(t), "GPU (timestamps)"),
+                None => (f64::NAN, "GPU (no timestamps on this queue)"),
+            };
+            (
+                last.expect("repeat >= 1"),
+                secs,
+                clock,
+                gpu.info().to_string(),
+            )
+        }
+        Backend::Cpu => {
+            let cpu = CpuTables::new(&tables);
+            let params = settings.params();
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..args.repeat {
+                let t0 = Instant::now();
+                last = Some(cpu.generate(settings.kind, &params, w, h));
+                times.push(t0.elapsed().as_secs_f64());
+            }
+            let device = format!("CPU twin, {} threads", rayon::current_num_threads());
+            (
+                last.expect("repeat >= 1"),
+                median(times),
+                "CPU (wall clock)",
+                device,
+            )
+        }
+    };
+    write_heights(&args.out, w, h, &heights).map_err(anyhow::Error::msg)?;
+    println!(
+        "{} {w}x{h} on {device}: {clock} {:.3} ms, {:.1} Msamples/s{} -> {}",
+        settings.kind.name(),
+        seconds * 1e3,
+        samples / seconds / 1e6,
+        if args.repeat > 1 {
+            format!(" (median of {})", args.repeat)
+        } else {
+            String::new()
+        },
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn cmd_gallery(out: &Path, size: u32, backend: Backend, table_seed: u64) -> Result<()> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("{}: cannot create folder", out.display()))?;
+    let tables = NoiseTables::new(table_seed);
+    let cpu = CpuTables::new(&tables);
+    let mut gpu_noise = match backend {
+        Backend::Gpu => {
+            let gpu = open_gpu()?;
+            println!("device: {}", gpu.info());
+            Some(GpuNoise::new(&gpu, &tables)?)
+        }
+        Backend::Cpu => {
+            println!("device: CPU twin, {} threads", rayon::current_num_threads());
+            None
+        }
+    };
+    let mut tiles = Vec::new();
+    for kind in NoiseKind::ALL {
+        let settings = NoiseSettings::new(kind);
+        let t0 = Instant::now();
+        let heights = match gpu_noise.as_mut() {
+            Some(n) => n.generate(&settings, size, size)?.heights,
+            None => cpu.generate(kind, &settings.params(), size, size),
+        };
+        let elapsed = t0.elapsed();
+        let path = out.join(format!("{}.png", kind.name()));
+        write_heights(&path, size, size, &heights).map_err(anyhow::Error::msg)?;
+        println!(
+            "{:<8} {size}x{size} in {:>8.1} ms -> {}",
+            kind.name(),
+            elapsed.as_secs_f64() * 1e3,
+            path.display()
+        );
+        tiles.push((
+            kind,
+            scarp::gallery::relief_tile(&heights, size, scarp::gallery::SHEET_TILE.min(size)),
+        ));
+    }
+    if let Some(n) = &gpu_noise {
+        check_validation(n.gpu())?;
+    }
+    let tile = scarp::gallery::SHEET_TILE.min(size);
+    if tile == scarp::gallery::SHEET_TILE {
+        let (w, h, rgba) = scarp::gallery::contact_sheet(&tiles);
+        let path = out.join("contact_sheet.png");
+        write_rgba_png(&path, w, h, rgba).map_err(anyhow::Error::msg)?;
+        println!("contact sheet -> {}", path.display());
+    }
+    let index = out.join("index.txt");
+    write_atomic(&index, |w| {
+        use std::io::Write;
+        for kind in NoiseKind::ALL {
+            writeln!(
+                w,
+                "{}.png: {} with default parameters ({size}x{size})",
+                kind.name(),
+                kind.name()
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+    .map_err(anyhow::Error::msg)?;
+    Ok(())
+}
+
+fn cmd_devices() -> Result<()> {
+    let devices = scarp::gpu::list_devices()?;
+    if devices.is_empty() {
+        println!("no Vulkan devices");
+    }
+    for d in devices {
+        let usable = match &d.usable {
+            Ok(()) => "usable".to_string(),
+            Err(why) => format!("unusable: {why}"),
+        };
+        println!(
+            "{}: {} ({:?}, Vulkan {}.{}) {usable}",
+            d.index,
+            d.name,
+            d.device_type,
+            scarp::gpu::vk::api_version_major(d.api_version),
+            scarp::gpu::vk::api_version_minor(d.api_version)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! Noise: the lookup tables, the CPU twins of the GLSL noise library and GPU generation.
+//!
+//! Data flow: [`NoiseTables`] (from a table seed) are uploaded once by [`GpuNoise`] and decoded
+//! once by [`CpuTables`]; [`NoiseSettings`] (what a user asks for, validated) becomes the
+//! [`NoiseParams`] push-constant struct that both the GLSL kernel and the CPU twin read.
+
+pub mod cpu;
+pub mod gpu;
+pub mod tables;
+
+pub use cpu::CpuTables;
+pub use gpu::{GpuNoise, GpuNoiseRun};
+pub use tables::{NoiseTables, DEFAULT_TABLE_SEED};
+
+use crate::gpu::shared::NoiseParams;
+
+/// The noise functions of the reference texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum NoiseKind {
+    /// One band of Perlin gradient noise.
+    Perlin,
+    /// fBm ("turbulence"): sum of octaves (paper eq. 4).
+    Fbm,
+    /// Sum of |noise| octaves (eq. 7).
+    Billowy,
+    /// Sum of 1 - |noise| octaves (eq. 6).
+    Ridged,
+    /// Quilez: finer octaves damped by the summed (pseudo) slope.
+    Iq,
+    /// Swiss turbulence (Scape part 3).
+    Swiss,
+    /// Jordan turbulence (Scape part 3).
+    Jordan,
+    /// Erosive noise (paper section 5.4).
+    Erosive,
+}
+
+impl NoiseKind {
+    pub const ALL: [NoiseKind; 8] = [
+        NoiseKind::Perlin,
+        NoiseKind::Fbm,
+        NoiseKind::Billowy,
+        NoiseKind::Ridged,
+        NoiseKind::Iq,
+        NoiseKind::Swiss,
+        NoiseKind::Jordan,
+        NoiseKind::Erosive,
+    ];
+
+    /// The `NOISE_*` index in shared.glsl.
+    pub fn index(self) -> i32 {
+        self as i32
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NoiseKind::Perlin => "perlin",
+            NoiseKind::Fbm => "fbm",
+            NoiseKind::Billowy => "billowy",
+            NoiseKind::Ridged => "ridged",
+            NoiseKind::Iq => "iq",
+            NoiseKind::Swiss => "swiss",
+            NoiseKind::Jordan => "jordan",
+            NoiseKind::Erosive => "erosive",
+        }
+    }
+
+    /// Whether the kind sums octaves (everything but plain Perlin).
+    pub fn uses_octaves(self) -> bool {
+        self != NoiseKind::Perlin
+    }
+}
+
+/// Most octaves any noise accepts.
+pub const MAX_OCTAVES: i32 = 32;
+
+/// A noise request with every parameter of the texts. Defaults follow the texts (Scape parts 2
+/// and 3, paper section 5.4); see README's table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NoiseSettings {
+    pub kind: NoiseKind,
+    pub scale: f32,
+    pub offset: [f32; 2],
+    pub seed: i32,
+    pub octaves: i32,
+    pub lacunarity: f32,
+    pub gain: f32,
+    pub warp: f32,
+    pub gain1: f32,
+    pub warp0: f32,
+    pub damp0: f32,
+    pub damp: f32,
+    pub damp_scale: f32,
+    pub alpha: f32,
+    pub beta: f32,
+    pub prewarp_amount: f32,
+    pub prewarp_scale: f32,
+    pub prewarp_octaves: i32,
+    pub power: f32,
+}
+
+impl NoiseSettings {
+    /// Defaults of `kind`.
+    pub fn new(kind: NoiseKind) -> Self {
+        Self {
+            kind,
+            scale: 1.0 / 256.0,
+            offset: [0.0, 0.0],
+            seed: 0,
+            octaves: 10,
+            lacunarity: 1.92,
+            gain: 0.5,
+            warp: if kind == NoiseKind::Jordan {
+                0.35
+            } else {
+                0.15
+            },
+            gain1: 0.8,
+            warp0: 0.4,
+            damp0: 1.0,
+            damp: 0.8,
+            damp_scale: 1.0,
+            alpha: 0.15,
+            beta: 1.1,
+            prewarp_amount: 0.0,
+            prewarp_scale: 0.5,
+            prewarp_octaves: 4,
+            power: 1.0,
+        }
+    }
+
+    /// Checks every parameter; the error names the offending one (by its CLI flag).
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = [
+            ("--scale", self.scale),
+            ("--offset x", self.offset[0]),
+            ("--offset y", self.offset[1]),
+            ("--lacunarity", self.lacunarity),
+            ("--gain", self.gain),
+            ("--warp", self.warp),
+            ("--gain1", self.gain1),
+            ("--warp0", self.warp0),
+            ("--damp0", self.damp0),
+            ("--damp", self.damp),
+            ("--damp-scale", self.damp_scale),
+            ("--alpha", self.alpha),
+            ("--beta", self.beta),
+            ("--prewarp-amount", self.prewarp_amount),
+            ("--prewarp-scale", self.prewarp_scale),
+            ("--power", self.power),
+        ];
+        if let Some((name, v)) = finite.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(format!("{name} must be a finite number, got {v}"));
+        }
+        if self.scale == 0.0 {
+            return Err("--scale must not be 0".into());
+        }
+        if !(1..=MAX_OCTAVES).contains(&self.octaves) {
+            return Err(format!(
+                "--octaves must be between 1 and {MAX_OCTAVES}, got {}",
+                self.octaves
+            ));
+        }
+        if !(0..=MAX_OCTAVES).contains(&self.prewarp_octaves) {
+            return Err(format!(
+                "--prewarp-octaves must be between 0 and {MAX_OCTAVES}, got {}",
+                self.prewarp_octaves
+            ));
+        }
+        if self.prewarp_amount != 0.0 && self.prewarp_octaves == 0 {
+            return Err("--prewarp-amount needs --prewarp-octaves of at least 1".into());
+        }
+        if self.lacunarity <= 0.0 {
+            return Err(format!(
+                "--lacunarity must be positive, got {}",
+                self.lacunarity
+            ));
+        }
+        if self.power <= 0.0 {
+            return Err(format!("--power must be positive, got {}", self.power));
+        }
+        Ok(())
+    }
+
+    /// The push-constant form both backends read.
+    pub fn params(&self) -> NoiseParams {
+        NoiseParams {
+            offset: self.offset,
+            scale: self.scale,
+            seed: self.seed,
+            octaves: self.octaves,
+            lacunarity: self.lacunarity,
+            gain: self.gain,
+            warp: self.warp,
+            gain1: self.gain1,
+            warp0: self.warp0,
+            damp0: self.damp0,
+            damp: self.damp,
+            damp_scale: self.damp_scale,
+            alpha: self.alpha,
+            beta: self.beta,
+            prewarp_amount: self.prewarp_amount,
+            prewarp_scale: self.prewarp_scale,
+            prewarp_octaves: self.prewarp_octaves,
+            power: self.power,
+            kind: self.kind.index(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_names_the_bad_parameter() {
+        let ok = NoiseSettings::new(NoiseKind::Jordan);
+        assert!(ok.validate().is_ok());
+        let e = NoiseSettings { octaves: 33, ..ok }.validate().unwrap_err();
+        assert!(e.contains("--octaves"), "{e}");
+        let e = NoiseSettings {
+            gain: f32::NAN,
+            ..ok
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.contains("--gain"), "{e}");
+        let e = NoiseSettings { scale: 0.0, ..ok }.validate().unwrap_err();
+        assert!(e.contains("--scale"), "{e}");
+        let e = NoiseSettings {
+            prewarp_amount: 1.0,
+            prewarp_octaves: 0,
+            ..ok
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.contains("--prewarp-octaves"), "{e}");
+    }
+
+    #[test]
+    fn kind_indices_match_shared_glsl() {
+        let glsl = include_str!("../../shaders-glsl/include/shared.glsl");
+        for kind in NoiseKind::ALL {
+            let line = format!(
+                "#define NOISE_{:<8}{}",
+                kind.name().to_uppercase(),
+                kind.index()
+            );
+            assert!(glsl.contains(&line), "shared.glsl lacks `{line}`");
+        }
+    }
+}
