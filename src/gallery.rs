@@ -13,7 +13,7 @@ pub fn relief_tile(heights: &[f32], size: u32, tile: u32) -> Vec<u8> {
     let n = size as usize;
     let at = |x: usize, y: usize| (heights[y.min(n - 1) * n + x.min(n - 1)] - lo) / range;
     // Relief: vertical exaggeration relative to the tile so every kind reads as terrain.
-    let exaggeration = tile as f32 * 0.6;
+    let exaggeration = tile as f32 * 0.3;
     let light = {
         let l = [-1.0f32, -1.0, 1.2];
         let len = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();

@@ -39,6 +39,7 @@ enum Command {
         table_seed: u64,
     },
     /// Generate a noise heightfield as .r32 (raw f32) or .png (16-bit, normalized).
+    #[command(allow_negative_numbers = true)]
     Noise(Box<NoiseArgs>),
     /// Generate one image per noise kind plus a contact sheet.
     Gallery {

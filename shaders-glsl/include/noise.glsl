@@ -9,6 +9,9 @@
 //               (1,0) and (1,1). A component is byte * 2/255 - 1.
 // Both are read with integer texelFetch: exact hashing, no filtering, no normalized coordinates.
 // The CPU twin of every function here is in src/noise/cpu.rs; keep them in step.
+// Sample positions can be large (offsets of thousands, times octave frequencies), where one
+// rounding step is worth a visible fraction of a cell: every position that mixes a multiply and
+// an add is `precise`, so no driver fuses it into an fma and GPU and CPU round identically.
 #ifndef SCARP_NOISE_GLSL
 #define SCARP_NOISE_GLSL
 
@@ -148,7 +151,8 @@ float swissNoise(vec2 p, int seed, int octaves, float lacunarity, float gain, fl
     float sum = 0.0, freq = 1.0, amp = 1.0;
     vec2 dsum = vec2(0.0);
     for (int i = 0; i < octaves; i++) {
-        vec3 n = perlinNoiseDeriv((p + warp * dsum) * freq, seed + i);
+        precise vec2 q = (p + warp * dsum) * freq;
+        vec3 n = perlinNoiseDeriv(q, seed + i);
         sum += amp * (1.0 - abs(n.x));
         dsum += amp * n.yz * -n.x;
         freq *= lacunarity;
@@ -170,7 +174,8 @@ float jordanNoise(vec2 p, int seed, int octaves, float lacunarity, float gain1, 
     float freq = lacunarity;
     float damped_amp = amp * gain;
     for (int i = 1; i < octaves; i++) {
-        n = perlinNoiseDeriv(p * freq + dsum_warp, seed + i);
+        precise vec2 q = p * freq + dsum_warp;
+        n = perlinNoiseDeriv(q, seed + i);
         n2 = n * n.x;
         sum += damped_amp * n2.x;
         dsum_warp += warp * n2.yz;
@@ -204,9 +209,11 @@ vec2 prewarp(NoiseParams P, vec2 p) {
         return p;
     }
     vec2 q = p * P.prewarp_scale;
-    return p + P.prewarp_amount * vec2(
+    vec2 displacement = vec2(
         fbmNoise(q, P.seed + PREWARP_SEED_X, P.prewarp_octaves, P.lacunarity, P.gain),
         fbmNoise(q, P.seed + PREWARP_SEED_Y, P.prewarp_octaves, P.lacunarity, P.gain));
+    precise vec2 warped = p + P.prewarp_amount * displacement;
+    return warped;
 }
 
 // T_post (eq. 5): a sign-preserving power, so signed noise keeps its sign.

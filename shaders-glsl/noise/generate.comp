@@ -22,6 +22,7 @@ void main() {
     if (id.x >= pc.grid.width || id.y >= pc.grid.rows) {
         return;
     }
-    vec2 p = pc.noise.offset + pc.noise.scale * vec2(float(id.x), float(id.y + pc.grid.row_offset));
+    // precise: no fma, so the position rounds exactly as on the CPU (see noise.glsl).
+    precise vec2 p = pc.noise.offset + pc.noise.scale * vec2(float(id.x), float(id.y + pc.grid.row_offset));
     heights[id.y * pc.grid.width + id.x] = noiseAt(NOISE_KIND, pc.noise, p);
 }

@@ -370,3 +370,113 @@ pub fn post_power(h: f32, power: f32) -> f32 {
         h.signum() * h.abs().powf(power)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables() -> CpuTables {
+        CpuTables::new(&NoiseTables::default())
+    }
+
+    /// Deterministic points spread over many cells, negative coordinates included.
+    fn points() -> impl Iterator<Item = Vec2> {
+        (0..2000).map(|i| {
+            let t = i as f32;
+            [
+                (t * 0.7312).sin() * 300.0 + t * 0.013,
+                (t * 1.171).cos() * 300.0 - t * 0.007,
+            ]
+        })
+    }
+
+    #[test]
+    fn deriv_matches_central_differences_of_perlin() {
+        let t = tables();
+        let h = 1e-3f32;
+        for seed in [0, 5, -17] {
+            for p in points() {
+                let d = t.perlin_deriv(p, seed);
+                // Divide by the step actually taken: p +- h rounds to f32 at large |p|.
+                let (x0, x1, y0, y1) = (p[0] - h, p[0] + h, p[1] - h, p[1] + h);
+                let fx = (t.perlin([x1, p[1]], seed) - t.perlin([x0, p[1]], seed)) / (x1 - x0);
+                let fy = (t.perlin([p[0], y1], seed) - t.perlin([p[0], y0], seed)) / (y1 - y0);
+                assert!(
+                    (d[1] - fx).abs() < 2e-3 && (d[2] - fy).abs() < 2e-3,
+                    "at {p:?}: {d:?} vs ({fx}, {fy})"
+                );
+                assert_eq!(d[0], t.perlin(p, seed), "value part must equal perlinNoise");
+            }
+        }
+    }
+
+    #[test]
+    fn pseudo_deriv_value_equals_perlin_and_differs_in_gradient() {
+        let t = tables();
+        let mut differs = false;
+        for p in points() {
+            let a = t.perlin_pseudo_deriv(p, 3);
+            let b = t.perlin_deriv(p, 3);
+            assert_eq!(a[0], b[0]);
+            differs |= (a[1] - b[1]).abs() > 1e-3;
+        }
+        assert!(
+            differs,
+            "the pseudo derivative omits the gradient terms, so it must differ somewhere"
+        );
+    }
+
+    #[test]
+    fn perlin_is_zero_on_the_lattice_and_continuous_across_edges() {
+        let t = tables();
+        for y in -20..20 {
+            for x in -20..20 {
+                let p = [x as f32, y as f32];
+                assert_eq!(t.perlin(p, 9), 0.0, "at {p:?}");
+                // Across the vertical edge x = const, at a non-lattice y.
+                let yy = y as f32 + 0.37;
+                let e = 1e-4f32;
+                let (l, r) = (
+                    t.perlin([x as f32 - e, yy], 9),
+                    t.perlin([x as f32 + e, yy], 9),
+                );
+                assert!((l - r).abs() < 1e-3, "jump {l} -> {r} across x = {x}");
+                let (dl, dr) = (
+                    t.perlin_deriv([x as f32 - e, yy], 9),
+                    t.perlin_deriv([x as f32 + e, yy], 9),
+                );
+                assert!(
+                    (dl[1] - dr[1]).abs() < 1e-2 && (dl[2] - dr[2]).abs() < 1e-2,
+                    "gradient jump across x = {x}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn octave_sums_reduce_to_their_definitions() {
+        let t = tables();
+        let p = [12.34, -5.67];
+        // One octave of fbm is perlin; billowy and ridged are |n| and 1 - |n|.
+        let n = t.perlin(p, 4);
+        assert_eq!(t.fbm(p, 4, 1, 1.92, 0.5), n);
+        assert_eq!(t.billowy(p, 4, 1, 1.92, 0.5), n.abs());
+        assert_eq!(t.ridged(p, 4, 1, 1.92, 0.5), 1.0 - n.abs());
+        // Swiss without warp, with its height-faded gain, still starts as ridged noise.
+        assert_eq!(t.swiss(p, 4, 1, 1.92, 0.5, 0.3), 1.0 - n.abs());
+        // Jordan with no warp or damping (damp_scale 0) is a sum of squared octaves.
+        let j = t.jordan(p, 4, 2, 2.0, 0.8, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let n2 = t.perlin([p[0] * 2.0, p[1] * 2.0], 5);
+        assert!((j - (n * n + 0.8 * 0.5 * n2 * n2)).abs() < 1e-6);
+        // Erosive with alpha 0 is ridged noise with valley damping s.
+        let e = t.erosive(p, 4, 1, 1.92, 0.5, 0.0, 1.1);
+        assert_eq!(e, 1.0 - n.abs());
+    }
+
+    #[test]
+    fn power_keeps_the_sign() {
+        assert_eq!(post_power(-0.5, 2.0), -0.25);
+        assert_eq!(post_power(0.5, 2.0), 0.25);
+        assert_eq!(post_power(0.3, 1.0), 0.3);
+    }
+}

@@ -30,6 +30,7 @@ pub struct GpuNoise {
     grad: Image,
     kernels: Vec<Option<ComputeKernel<NoiseGenPush>>>,
     timer: Option<GpuTimer>,
+    chunk_samples: u64,
 }
 
 impl GpuNoise {
@@ -62,7 +63,14 @@ impl GpuNoise {
             grad,
             kernels: (0..NoiseKind::ALL.len()).map(|_| None).collect(),
             timer: GpuTimer::new(gpu, 64)?,
+            chunk_samples: CHUNK_SAMPLES,
         })
+    }
+
+    /// Caps the samples of one dispatch (whole rows; at least one row). Lower caps bound buffer
+    /// sizes and submission times; results do not depend on it.
+    pub fn set_chunk_samples(&mut self, samples: u64) {
+        self.chunk_samples = samples.max(1);
     }
 
     pub fn gpu(&self) -> &Arc<Gpu> {
@@ -119,8 +127,8 @@ impl GpuNoise {
         let max_range = u64::from(self.gpu.info().max_storage_buffer_range) / 4;
         let max_rows_by_dispatch =
             u64::from(self.gpu.info().max_compute_workgroups[1]) * u64::from(GROUP[1]);
-        let rows_per_chunk =
-            (CHUNK_SAMPLES.min(max_range) / u64::from(width)).clamp(1, max_rows_by_dispatch) as u32;
+        let rows_per_chunk = (self.chunk_samples.min(max_range) / u64::from(width))
+            .clamp(1, max_rows_by_dispatch) as u32;
         let chunk_rows = rows_per_chunk.min(height);
         let chunk_bytes = u64::from(chunk_rows) * u64::from(width) * 4;
         let out = Buffer::new(

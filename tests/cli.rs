@@ -1,0 +1,251 @@
+//! The `scarp` command line as a user runs it: both backends, both formats, and every bad-input
+//! case giving a one-line error, a non-zero exit and nothing at the output path.
+//! GPU runs use SCARP_VALIDATION=1: the CLI then fails on any validation message.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn scarp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scarp"))
+        .env("SCARP_VALIDATION", "1")
+        .args(args)
+        .output()
+        .expect("run scarp")
+}
+
+fn read_r32(path: &Path) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn noise(out: &Path, backend: &str, extra: &[&str]) -> Output {
+    let out = out.to_str().unwrap();
+    let mut args = vec![
+        "noise",
+        "--kind",
+        "erosive",
+        "--size",
+        "96x64",
+        "--seed",
+        "-7",
+        "--offset",
+        "-3.5,2",
+        "--backend",
+        backend,
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    scarp(&args)
+}
+
+#[test]
+fn gpu_and_cpu_backends_agree_in_r32() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, c) = (dir.path().join("g.r32"), dir.path().join("c.r32"));
+    for (path, backend) in [(&g, "gpu"), (&c, "cpu")] {
+        let o = noise(
+            path,
+            backend,
+            &["--prewarp-amount", "0.5", "--power", "1.5"],
+        );
+        assert!(
+            o.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("Msamples/s"),
+            "{backend} prints throughput: {stdout}"
+        );
+    }
+    let (g, c) = (read_r32(&g), read_r32(&c));
+    assert_eq!(g.len(), 96 * 64);
+    let diff = g
+        .iter()
+        .zip(&c)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(diff <= 1e-4, "backends differ by {diff}");
+    assert!(g.iter().any(|v| *v != g[0]), "output is not constant");
+}
+
+#[test]
+fn png_output_is_16_bit_gray_of_the_requested_size() {
+    let dir = tempfile::tempdir().unwrap();
+    for backend in ["gpu", "cpu"] {
+        let path = dir.path().join(format!("{backend}.png"));
+        let o = noise(&path, backend, &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let img = image::open(&path).unwrap();
+        assert_eq!(img.color(), image::ColorType::L16);
+        assert_eq!((img.width(), img.height()), (96, 64));
+        let px = img.into_luma16().into_raw();
+        assert_eq!(px.iter().min(), Some(&0), "normalized: min maps to 0");
+        assert_eq!(
+            px.iter().max(),
+            Some(&65535),
+            "normalized: max maps to 65535"
+        );
+    }
+}
+
+#[test]
+fn bad_input_gives_one_line_error_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.r32");
+    let o = out.to_str().unwrap();
+    let tif = dir.path().join("x.tif");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["noise", "--kind", "fbm", "--size", "0x10", "--out", o],
+            "between 1 and",
+        ),
+        (
+            vec!["noise", "--kind", "fbm", "--size", "10", "--out", o],
+            "WIDTHxHEIGHT",
+        ),
+        (
+            vec![
+                "noise", "--kind", "fbm", "--size", "8x8", "--gain", "NaN", "--out", o,
+            ],
+            "--gain",
+        ),
+        (
+            vec![
+                "noise", "--kind", "fbm", "--size", "8x8", "--scale", "inf", "--out", o,
+            ],
+            "--scale",
+        ),
+        (
+            vec![
+                "noise",
+                "--kind",
+                "fbm",
+                "--size",
+                "8x8",
+                "--octaves",
+                "33",
+                "--out",
+                o,
+            ],
+            "--octaves",
+        ),
+        (
+            vec![
+                "noise", "--kind", "fbm", "--size", "8x8", "--offset", "1,NaN", "--out", o,
+            ],
+            "not finite",
+        ),
+        (
+            vec!["noise", "--kind", "plasma", "--size", "8x8", "--out", o],
+            "plasma",
+        ),
+        (
+            vec![
+                "noise",
+                "--kind",
+                "fbm",
+                "--size",
+                "8x8",
+                "--out",
+                "/nonexistent-dir/x.r32",
+            ],
+            "does not exist",
+        ),
+        (
+            vec![
+                "noise",
+                "--kind",
+                "fbm",
+                "--size",
+                "8x8",
+                "--out",
+                tif.to_str().unwrap(),
+            ],
+            "unknown output format",
+        ),
+        (
+            vec![
+                "noise", "--kind", "fbm", "--size", "8x8", "--power", "0", "--out", o,
+            ],
+            "--power",
+        ),
+    ];
+    for (args, expect) in cases {
+        let res = scarp(&args);
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert!(!res.status.success(), "{args:?} should fail");
+        assert!(
+            stderr.contains(expect),
+            "{args:?}: error should mention '{expect}', got: {stderr}"
+        );
+        assert!(stderr.contains("error"), "{args:?}: {stderr}");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{args:?} left a file behind"
+        );
+    }
+}
+
+#[test]
+fn unwritable_output_fails_before_work_and_keeps_existing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("keep.r32");
+    std::fs::write(&out, b"previous").unwrap();
+    // A bad parameter must not touch an existing output.
+    let res = scarp(&[
+        "noise",
+        "--kind",
+        "fbm",
+        "--size",
+        "8x8",
+        "--octaves",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!res.status.success());
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+    // A folder as output path.
+    let res = scarp(&[
+        "noise",
+        "--kind",
+        "fbm",
+        "--size",
+        "8x8",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(!res.status.success());
+}
+
+#[test]
+fn gallery_writes_every_kind_and_a_contact_sheet() {
+    let dir = tempfile::tempdir().unwrap();
+    let res = scarp(&[
+        "gallery",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "256",
+    ]);
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    for kind in [
+        "perlin", "fbm", "billowy", "ridged", "iq", "swiss", "jordan", "erosive",
+    ] {
+        let img = image::open(dir.path().join(format!("{kind}.png"))).unwrap();
+        assert_eq!((img.width(), img.height()), (256, 256), "{kind}");
+    }
+    let sheet = image::open(dir.path().join("contact_sheet.png")).unwrap();
+    assert!(sheet.width() >= 4 * 256 && sheet.height() >= 2 * 256);
+}

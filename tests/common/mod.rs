@@ -1,0 +1,49 @@
+//! Helpers shared by the GPU tests: a validated context and a small deterministic RNG.
+#![allow(dead_code)]
+
+use scarp::gpu::{Gpu, GpuOptions};
+use std::sync::Arc;
+
+/// A context with VK_LAYER_KHRONOS_validation and synchronization validation on.
+pub fn gpu() -> Arc<Gpu> {
+    let gpu = Gpu::new(&GpuOptions::for_tests())
+        .expect("a Vulkan device with validation layers (run .ci/setup)");
+    assert!(gpu.validation_enabled());
+    gpu
+}
+
+/// Fails the test if validation reported anything.
+pub fn assert_no_validation_messages(gpu: &Gpu) {
+    assert_eq!(
+        gpu.validation_messages(),
+        0,
+        "validation reported messages (printed above)"
+    );
+}
+
+/// SplitMix64, for reproducible random inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * u
+    }
+
+    pub fn int(&mut self, lo: i32, hi_inclusive: i32) -> i32 {
+        lo + (self.next_u64() % (hi_inclusive - lo + 1) as u64) as i32
+    }
+
+    pub fn chance(&mut self, p: f32) -> bool {
+        self.range(0.0, 1.0) < p
+    }
+}
