@@ -190,16 +190,25 @@ impl<'a> Recorder<'a> {
         timer.reset(self.cmd);
     }
 
-    /// Starts a compute pass of `kernel` with descriptor set `set`.
+    /// Starts a compute pass of `kernel` with descriptor set `set` (its only set).
     pub fn pass<P: bytemuck::Pod>(
         &mut self,
         kernel: &'a ComputeKernel<P>,
         set: &'a DescriptorSet,
     ) -> Pass<'_, 'a, P> {
+        self.pass_sets(kernel, &[set])
+    }
+
+    /// Starts a compute pass of `kernel` with descriptor sets `sets` (set i = `sets[i]`).
+    pub fn pass_sets<P: bytemuck::Pod>(
+        &mut self,
+        kernel: &'a ComputeKernel<P>,
+        sets: &[&'a DescriptorSet],
+    ) -> Pass<'_, 'a, P> {
         Pass {
             rec: self,
             kernel,
-            set,
+            sets: sets.iter().map(|s| s.raw).collect(),
             params: None,
             timer: None,
         }
@@ -269,7 +278,7 @@ fn image_barrier(image: vk::Image, t: Transition) -> vk::ImageMemoryBarrier2<'st
 pub struct Pass<'r, 'a, P> {
     rec: &'r mut Recorder<'a>,
     kernel: &'a ComputeKernel<P>,
-    set: &'a DescriptorSet,
+    sets: Vec<vk::DescriptorSet>,
     params: Option<P>,
     timer: Option<(&'a GpuTimer, String)>,
 }
@@ -316,10 +325,18 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
         let Pass {
             rec,
             kernel,
-            set,
+            sets,
             params,
             timer,
         } = self;
+        if sets.len() != kernel.set_count() {
+            return Err(GpuError::usage(format!(
+                "{}: {} descriptor sets given, {} needed",
+                kernel.name(),
+                sets.len(),
+                kernel.set_count()
+            )));
+        }
         rec.flush_barriers();
         let device = rec.gpu.device();
         let cmd = rec.cmd;
@@ -332,7 +349,7 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
                 vk::PipelineBindPoint::COMPUTE,
                 kernel.layout,
                 0,
-                &[set.raw],
+                &sets,
                 &[],
             );
             if let Some(p) = params.as_ref() {

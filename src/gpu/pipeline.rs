@@ -55,8 +55,9 @@ impl Resource<'_> {
 pub struct ComputeKernel<P> {
     gpu: Arc<Gpu>,
     name: String,
-    bindings: Vec<BindingKind>,
-    set_layout: vk::DescriptorSetLayout,
+    /// Bindings of set i, numbered in order.
+    sets: Vec<Vec<BindingKind>>,
+    set_layouts: Vec<vk::DescriptorSetLayout>,
     pub(crate) layout: vk::PipelineLayout,
     pub(crate) pipeline: vk::Pipeline,
     _params: PhantomData<fn(P)>,
@@ -69,6 +70,17 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
         gpu: &Arc<Gpu>,
         shader: &Shader,
         bindings: &[BindingKind],
+        spec: &[i32],
+    ) -> Result<Self> {
+        Self::with_sets(gpu, shader, &[bindings], spec)
+    }
+
+    /// Like [`Self::new`] with several descriptor sets: `sets[i]` lists the bindings of set i.
+    /// Sets made by [`Self::bind`] work with every kernel whose set i has the same bindings.
+    pub fn with_sets(
+        gpu: &Arc<Gpu>,
+        shader: &Shader,
+        sets: &[&[BindingKind]],
         spec: &[i32],
     ) -> Result<Self> {
         let push_bytes = std::mem::size_of::<P>();
@@ -84,40 +96,42 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
         let module = unsafe {
             device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)?
         };
-
-        let layout_bindings: Vec<_> = bindings
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(i as u32)
-                    .descriptor_type(b.descriptor_type())
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
         let mut handles = Handles {
             device,
             module,
-            set_layout: vk::DescriptorSetLayout::null(),
+            set_layouts: Vec::new(),
             layout: vk::PipelineLayout::null(),
         };
-        // SAFETY: valid device and bindings.
-        handles.set_layout = unsafe {
-            device.create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings),
-                None,
-            )?
-        };
-        let set_layouts = [handles.set_layout];
+        for bindings in sets {
+            let layout_bindings: Vec<_> = bindings
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(i as u32)
+                        .descriptor_type(b.descriptor_type())
+                        .descriptor_count(1)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                })
+                .collect();
+            // SAFETY: valid device and bindings.
+            let set_layout = unsafe {
+                device.create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings),
+                    None,
+                )?
+            };
+            handles.set_layouts.push(set_layout);
+        }
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
             .size(push_bytes as u32)];
-        let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+        let mut layout_info =
+            vk::PipelineLayoutCreateInfo::default().set_layouts(&handles.set_layouts);
         if push_bytes > 0 {
             layout_info = layout_info.push_constant_ranges(&ranges);
         }
-        // SAFETY: valid device and set layout.
+        // SAFETY: valid device and set layouts.
         handles.layout = unsafe { device.create_pipeline_layout(&layout_info, None)? };
 
         let entries: Vec<_> = (0..spec.len())
@@ -145,12 +159,12 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
                 .map_err(|(_, e)| GpuError::from(e))?[0];
         let name = format!("{}{spec:?}", shader.name);
         gpu.set_name(pipeline, &name);
-        let (set_layout, layout) = handles.keep();
+        let (set_layouts, layout) = handles.keep();
         Ok(Self {
             gpu: gpu.clone(),
             name,
-            bindings: bindings.to_vec(),
-            set_layout,
+            sets: sets.iter().map(|b| b.to_vec()).collect(),
+            set_layouts,
             layout,
             pipeline,
             _params: PhantomData,
@@ -161,22 +175,33 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
         &self.name
     }
 
-    /// A descriptor set binding `resources` (in binding order) for this kernel.
+    /// A descriptor set for set 0 binding `resources` (in binding order).
     pub fn bind(&self, resources: &[Resource<'_>]) -> Result<DescriptorSet> {
-        if resources.len() != self.bindings.len()
-            || resources
-                .iter()
-                .zip(&self.bindings)
-                .any(|(r, b)| r.kind() != *b)
+        self.bind_set(0, resources)
+    }
+
+    /// A descriptor set for set `index` binding `resources` (in binding order).
+    pub fn bind_set(&self, index: usize, resources: &[Resource<'_>]) -> Result<DescriptorSet> {
+        let bindings = self
+            .sets
+            .get(index)
+            .ok_or_else(|| GpuError::usage(format!("{}: no descriptor set {index}", self.name)))?;
+        if resources.len() != bindings.len()
+            || resources.iter().zip(bindings).any(|(r, b)| r.kind() != *b)
         {
             return Err(GpuError::usage(format!(
-                "{}: resources {:?} do not match bindings {:?}",
+                "{}: resources {:?} do not match set {index}'s bindings {:?}",
                 self.name,
                 resources.iter().map(Resource::kind).collect::<Vec<_>>(),
-                self.bindings
+                bindings
             )));
         }
-        DescriptorSet::new(&self.gpu, self.set_layout, resources)
+        DescriptorSet::new(&self.gpu, self.set_layouts[index], resources)
+    }
+
+    /// Number of descriptor sets the kernel binds.
+    pub fn set_count(&self) -> usize {
+        self.sets.len()
     }
 }
 
@@ -187,7 +212,9 @@ impl<P> Drop for ComputeKernel<P> {
         unsafe {
             device.destroy_pipeline(self.pipeline, None);
             device.destroy_pipeline_layout(self.layout, None);
-            device.destroy_descriptor_set_layout(self.set_layout, None);
+            for &l in &self.set_layouts {
+                device.destroy_descriptor_set_layout(l, None);
+            }
         }
     }
 }
@@ -196,14 +223,13 @@ impl<P> Drop for ComputeKernel<P> {
 struct Handles<'d> {
     device: &'d ash::Device,
     module: vk::ShaderModule,
-    set_layout: vk::DescriptorSetLayout,
+    set_layouts: Vec<vk::DescriptorSetLayout>,
     layout: vk::PipelineLayout,
 }
 
 impl Handles<'_> {
-    fn keep(mut self) -> (vk::DescriptorSetLayout, vk::PipelineLayout) {
-        let kept = (self.set_layout, self.layout);
-        self.set_layout = vk::DescriptorSetLayout::null();
+    fn keep(mut self) -> (Vec<vk::DescriptorSetLayout>, vk::PipelineLayout) {
+        let kept = (std::mem::take(&mut self.set_layouts), self.layout);
         self.layout = vk::PipelineLayout::null();
         kept
     }
@@ -216,8 +242,9 @@ impl Drop for Handles<'_> {
         unsafe {
             self.device.destroy_shader_module(self.module, None);
             self.device.destroy_pipeline_layout(self.layout, None);
-            self.device
-                .destroy_descriptor_set_layout(self.set_layout, None);
+            for &l in &self.set_layouts {
+                self.device.destroy_descriptor_set_layout(l, None);
+            }
         }
     }
 }
