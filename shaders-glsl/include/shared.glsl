@@ -43,4 +43,38 @@ struct NoiseGrid {
     uint _pad;
 };
 
+// Brush kinds (specialization constant BRUSH_TYPE of brush/pointwise.comp). Lower is raise with a
+// negative strength.
+#define BRUSH_RAISE 0
+#define BRUSH_NOISE 1
+
+// Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1).
+#define FALLOFF_PARABOLIC 0  // 1 - t^2 (paper eq. 2 when inner = 0)
+#define FALLOFF_SMOOTH    1  // 1 - smoothstep(t) = 1 - t^2 (3 - 2t)
+#define FALLOFF_LINEAR    2  // 1 - t
+
+// One brush instance, in document texels. strength = brush strength x pressure, signed.
+struct BrushInstance {
+    vec2 center;
+    float radius;
+    float inner_radius;
+    float strength;
+    float _pad0;
+    float _pad1;
+    float _pad2;
+};
+
+// One batched pass over one page: instances [first_instance, first_instance + instance_count)
+// applied in order to rect_size texels from rect_min (page-local).
+struct BrushPass {
+    ivec2 page_origin;
+    ivec2 rect_min;
+    ivec2 rect_size;
+    uint first_instance;
+    uint instance_count;
+    int falloff;
+    int _pad;
+    NoiseParams noise;
+};
+
 #endif

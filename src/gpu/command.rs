@@ -156,12 +156,69 @@ impl<'a> Recorder<'a> {
         };
     }
 
+    /// Fills the whole of `image` (a float color format) with `value`.
+    pub fn clear_image(&mut self, image: &'a Image, value: f32) {
+        self.image(image, Access::TransferWrite);
+        self.flush_barriers();
+        let color = vk::ClearColorValue {
+            float32: [value; 4],
+        };
+        // SAFETY: live image in TRANSFER_DST_OPTIMAL after the barrier above.
+        unsafe {
+            self.gpu.device().cmd_clear_color_image(
+                self.cmd,
+                image.raw,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &color,
+                &[COLOR_RANGE],
+            )
+        };
+    }
+
+    /// Copies the whole of `src` into `dst` (same format and extent).
+    pub fn copy_image(&mut self, src: &'a Image, dst: &'a Image) {
+        self.image(src, Access::TransferRead);
+        self.image(dst, Access::TransferWrite);
+        self.flush_barriers();
+        let layers = vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let region = vk::ImageCopy::default()
+            .src_subresource(layers)
+            .dst_subresource(layers)
+            .extent(vk::Extent3D {
+                width: src.desc.extent.width,
+                height: src.desc.extent.height,
+                depth: 1,
+            });
+        // SAFETY: live images in the layouts set by the barriers above.
+        unsafe {
+            self.gpu.device().cmd_copy_image(
+                self.cmd,
+                src.raw,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                dst.raw,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region],
+            )
+        };
+    }
+
     /// Copies the whole of `src` into `dst` as tightly packed texels.
     pub fn copy_image_to_buffer(&mut self, src: &'a Image, dst: &'a Buffer) {
+        self.copy_image_to_buffer_at(src, dst, 0);
+    }
+
+    /// Copies the whole of `src` into `dst` from byte `offset`, as tightly packed texels.
+    pub fn copy_image_to_buffer_at(&mut self, src: &'a Image, dst: &'a Buffer, offset: u64) {
         self.image(src, Access::TransferRead);
         self.buffer(dst, Access::TransferWrite);
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
+            .buffer_offset(offset)
             .image_subresource(vk::ImageSubresourceLayers {
                 aspect_mask: vk::ImageAspectFlags::COLOR,
                 mip_level: 0,

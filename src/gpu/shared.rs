@@ -47,5 +47,32 @@ pub struct NoiseGenPush {
     pub grid: NoiseGrid,
 }
 
+/// One brush instance in document texels; `strength` is brush strength x pressure, signed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BrushInstance {
+    pub center: [f32; 2],
+    pub radius: f32,
+    pub inner_radius: f32,
+    pub strength: f32,
+    pub _pad: [f32; 3],
+}
+
+/// Push constants of one batched brush pass over one page.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct BrushPass {
+    pub page_origin: [i32; 2],
+    pub rect_min: [i32; 2],
+    pub rect_size: [i32; 2],
+    pub first_instance: u32,
+    pub instance_count: u32,
+    pub falloff: i32,
+    pub _pad: i32,
+    pub noise: NoiseParams,
+}
+
 const _: () = assert!(std::mem::size_of::<NoiseParams>() == 80);
+const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
+const _: () = assert!(std::mem::size_of::<BrushPass>() == 120);
 const _: () = assert!(std::mem::size_of::<NoiseGenPush>() == 96);

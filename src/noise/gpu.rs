@@ -73,6 +73,11 @@ impl GpuNoise {
         self.chunk_samples = samples.max(1);
     }
 
+    /// The perm and grad table images (sampled, in SHADER_READ_ONLY layout between uses).
+    pub fn tables(&self) -> (&Image, &Image) {
+        (&self.perm, &self.grad)
+    }
+
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
     }

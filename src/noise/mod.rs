@@ -15,7 +15,10 @@ pub use tables::{NoiseTables, DEFAULT_TABLE_SEED};
 use crate::gpu::shared::NoiseParams;
 
 /// The noise functions of the reference texts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum NoiseKind {
     /// One band of Perlin gradient noise.
     Perlin,

@@ -1,0 +1,47 @@
+#version 460
+// Batched pointwise brushes (raise/lower, noise): one pass applies up to N instances, in order,
+// to one page. Ping-pong: reads the page's front image, writes its back image over rect (the
+// union of this pass's dirty rectangle and the previous pass's, so the back image becomes a
+// complete copy of the new state). Texels outside every instance are copied unchanged.
+#extension GL_GOOGLE_include_directive : require
+
+#define NOISE_TABLE_SET 1
+#include "noise.glsl"
+#include "brush.glsl"
+
+layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+
+layout(constant_id = 0) const int BRUSH_TYPE = BRUSH_RAISE;
+layout(constant_id = 1) const int NOISE_KIND = NOISE_FBM;
+
+layout(set = 0, binding = 0, r32f) uniform readonly image2D uFront;
+layout(set = 0, binding = 1, r32f) uniform writeonly image2D uBack;
+layout(set = 1, binding = 2, std430) readonly buffer Instances { BrushInstance instances[]; };
+
+layout(push_constant) uniform Push { BrushPass pass; } pc;
+
+void main() {
+    ivec2 g = ivec2(gl_GlobalInvocationID.xy);
+    if (any(greaterThanEqual(g, pc.pass.rect_size))) {
+        return;
+    }
+    ivec2 local = pc.pass.rect_min + g;
+    float h = imageLoad(uFront, local).r;
+    vec2 p = vec2(pc.pass.page_origin + local);
+    // The noise field does not depend on the instance: evaluate it at most once per texel.
+    float m = 1.0;
+    bool have_m = BRUSH_TYPE != BRUSH_NOISE;
+    for (uint i = 0u; i < pc.pass.instance_count; i++) {
+        BrushInstance b = instances[pc.pass.first_instance + i];
+        float d = length(p - b.center);
+        if (d < b.radius) {
+            if (!have_m) {
+                precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
+                m = noiseAt(NOISE_KIND, pc.pass.noise, q);
+                have_m = true;
+            }
+            h += b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff) * m;
+        }
+    }
+    imageStore(uBack, local, vec4(h));
+}

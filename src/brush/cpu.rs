@@ -1,0 +1,170 @@
+//! The CPU twin of the brush engine: the same document, pages and instance order as the GPU,
+//! applied texel by texel in f32 exactly as `shaders-glsl/brush/pointwise.comp` does. It is the
+//! reference in tests and the baseline in benchmarks.
+
+use super::{BrushSettings, BrushType, Falloff};
+use crate::gpu::shared::BrushInstance;
+use crate::noise::CpuTables;
+use crate::terrain::document::{DocumentDesc, PageId, Rect};
+use crate::terrain::history::History;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `brushFalloff` of brush.glsl.
+#[inline]
+pub fn falloff(d: f32, radius: f32, inner_radius: f32, kind: Falloff) -> f32 {
+    let t = ((d - inner_radius) / (radius - inner_radius).max(1e-6)).clamp(0.0, 1.0);
+    match kind {
+        Falloff::Smooth => 1.0 - t * t * (3.0 - 2.0 * t),
+        Falloff::Linear => 1.0 - t,
+        Falloff::Parabolic => 1.0 - t * t,
+    }
+}
+
+/// A paged heightfield on the CPU with undo history.
+pub struct CpuTerrain {
+    desc: DocumentDesc,
+    flat: f32,
+    pages: BTreeMap<PageId, Arc<Vec<f32>>>,
+    history: History<Arc<Vec<f32>>>,
+    tables: Arc<CpuTables>,
+}
+
+impl CpuTerrain {
+    /// A flat document at height `flat`.
+    pub fn new(desc: DocumentDesc, flat: f32, tables: Arc<CpuTables>) -> Self {
+        Self {
+            desc,
+            flat,
+            pages: BTreeMap::new(),
+            history: History::default(),
+            tables,
+        }
+    }
+
+    /// A document holding `heights` (row-major, width x height).
+    pub fn from_heights(desc: DocumentDesc, heights: &[f32], tables: Arc<CpuTables>) -> Self {
+        let mut t = Self::new(desc, 0.0, tables);
+        for py in 0..desc.pages_y() {
+            for px in 0..desc.pages_x() {
+                let id = PageId { x: px, y: py };
+                let r = desc.page_rect(id);
+                let mut page = Vec::with_capacity((r.width() * r.height()) as usize);
+                for y in r.y0..r.y1 {
+                    let row = y as usize * desc.width as usize;
+                    page.extend_from_slice(&heights[row + r.x0 as usize..row + r.x1 as usize]);
+                }
+                t.pages.insert(id, Arc::new(page));
+            }
+        }
+        t
+    }
+
+    pub fn desc(&self) -> &DocumentDesc {
+        &self.desc
+    }
+
+    /// Pages that hold memory.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn page(&self, id: PageId) -> Option<&Arc<Vec<f32>>> {
+        self.pages.get(&id)
+    }
+
+    /// Applies one stroke's instances in order, as one undo step.
+    pub fn apply_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        let mut previous = Vec::new();
+        for id in touched_pages(&self.desc, instances) {
+            let r = self.desc.page_rect(id);
+            let old = self.pages.get(&id).cloned();
+            let mut page: Vec<f32> = match &old {
+                Some(p) => p.as_ref().clone(),
+                None => vec![self.flat; (r.width() * r.height()) as usize],
+            };
+            self.apply_to_page(&mut page, r, brush, instances);
+            self.pages.insert(id, Arc::new(page));
+            previous.push((id, old));
+        }
+        self.history.record(previous);
+    }
+
+    fn apply_to_page(
+        &self,
+        page: &mut [f32],
+        r: Rect,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) {
+        let params = brush.noise.params();
+        let width = r.width() as usize;
+        // Only instances reaching this page, still in stroke order.
+        let instances: Vec<&BrushInstance> = instances
+            .iter()
+            .filter(|b| !Rect::around(b.center, b.radius).intersect(&r).is_empty())
+            .collect();
+        page.par_chunks_mut(width)
+            .enumerate()
+            .for_each(|(row, heights)| {
+                let y = r.y0 + row as i32;
+                for (col, h) in heights.iter_mut().enumerate() {
+                    let p = [(r.x0 + col as i32) as f32, y as f32];
+                    let mut m = 1.0f32;
+                    let mut have_m = brush.brush != BrushType::Noise;
+                    for b in &instances {
+                        let d =
+                            ((p[0] - b.center[0]).powi(2) + (p[1] - b.center[1]).powi(2)).sqrt();
+                        if d < b.radius {
+                            if !have_m {
+                                let q = [
+                                    params.offset[0] + params.scale * p[0],
+                                    params.offset[1] + params.scale * p[1],
+                                ];
+                                m = self.tables.noise_at(brush.noise.kind, &params, q);
+                                have_m = true;
+                            }
+                            *h += b.strength
+                                * falloff(d, b.radius, b.inner_radius, brush.falloff)
+                                * m;
+                        }
+                    }
+                }
+            });
+    }
+
+    pub fn undo(&mut self) -> bool {
+        self.history.undo(&mut self.pages)
+    }
+
+    pub fn redo(&mut self) -> bool {
+        self.history.redo(&mut self.pages)
+    }
+
+    /// The whole document, row-major.
+    pub fn to_dense(&self) -> Vec<f32> {
+        let d = &self.desc;
+        let mut out = vec![self.flat; d.width as usize * d.height as usize];
+        for (id, page) in &self.pages {
+            let r = d.page_rect(*id);
+            let w = r.width() as usize;
+            for (row, src) in page.chunks(w).enumerate() {
+                let start = (r.y0 as usize + row) * d.width as usize + r.x0 as usize;
+                out[start..start + w].copy_from_slice(src);
+            }
+        }
+        out
+    }
+}
+
+/// Pages any instance reaches, in page order.
+pub fn touched_pages(desc: &DocumentDesc, instances: &[BrushInstance]) -> Vec<PageId> {
+    let mut ids: Vec<PageId> = instances
+        .iter()
+        .flat_map(|b| desc.pages_in(&Rect::around(b.center, b.radius)))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}

@@ -1,0 +1,476 @@
+//! The brush engine on the GPU: a paged heightfield of R32F image pairs, batched ping-pong passes,
+//! copy-on-write undo.
+//!
+//! * **Pages.** A page is a pair of storage images (front/back) and two descriptor sets:
+//!   set 0 reads image 0 and writes image 1, set 1 the reverse, so swapping roles is a matter of
+//!   which set is bound ([`GpuPage`]). Pages are allocated on first touch; an untouched page of a
+//!   flat document holds no memory.
+//! * **Passes.** A stroke's instances are split into per-page lists (paper section 4); each list
+//!   is applied in batches of up to `batch` instances per dispatch, in order. A pass writes the
+//!   back image over the union of its own dirty rectangle and the previous pass's: before the
+//!   pass the back image is stale exactly where the previous pass wrote, so afterwards it is a
+//!   complete copy of the new state and no page is ever copied whole between passes.
+//! * **Undo.** A stroke gives every page it touches a new version (a copy of the old front, or a
+//!   clear to the flat height) and records the old versions as one undo step; untouched pages stay
+//!   shared between versions.
+
+use super::cpu::touched_pages;
+use super::{BrushSettings, BrushType};
+use crate::gpu::shared::{BrushInstance, BrushPass};
+use crate::gpu::{
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
+    GpuError, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
+};
+use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
+use crate::terrain::document::{DocumentDesc, PageId, Rect};
+use crate::terrain::history::History;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Instances per dispatch unless told otherwise (paper section 4).
+pub const DEFAULT_BATCH: usize = 16;
+/// Most instances one dispatch may take.
+pub const MAX_BATCH: usize = 256;
+/// Workgroup size of brush/pointwise.comp.
+const GROUP: u32 = 16;
+/// Timed passes per submission.
+const PASSES_PER_SUBMIT: usize = 1024;
+
+const PAGE_BINDINGS: [BindingKind; 2] = [BindingKind::StorageImage, BindingKind::StorageImage];
+const STROKE_BINDINGS: [BindingKind; 3] = [
+    BindingKind::SampledImage,
+    BindingKind::SampledImage,
+    BindingKind::StorageBuffer,
+];
+
+/// One version of a page: its image pair, the two ping-pong sets and which image is current.
+pub struct GpuPage {
+    images: [Image; 2],
+    sets: [DescriptorSet; 2],
+    front: Cell<usize>,
+    /// Page-local rectangle the last pass wrote with new values: the back image lacks it.
+    stale: Cell<Rect>,
+}
+
+impl GpuPage {
+    fn front(&self) -> &Image {
+        &self.images[self.front.get()]
+    }
+
+    fn back(&self) -> &Image {
+        &self.images[1 - self.front.get()]
+    }
+}
+
+/// What the last stroke cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StrokeStats {
+    pub instances: usize,
+    pub page_tasks: usize,
+    pub passes: usize,
+    /// GPU time of the brush passes (timestamps), without page allocation and copy-on-write.
+    pub gpu_ns: Option<f64>,
+    /// Each pass's GPU time, in order.
+    pub pass_ns: Vec<f64>,
+}
+
+/// A paged heightfield on the GPU with its brush kernels and undo history.
+pub struct GpuTerrain {
+    gpu: Arc<Gpu>,
+    desc: DocumentDesc,
+    flat: f32,
+    noise: GpuNoise,
+    kernels: HashMap<(i32, i32), ComputeKernel<BrushPass>>,
+    pages: BTreeMap<PageId, Arc<GpuPage>>,
+    history: History<Arc<GpuPage>>,
+    batch: usize,
+    timer: Option<GpuTimer>,
+    pub last_stroke: StrokeStats,
+}
+
+impl GpuTerrain {
+    /// A flat document at height `flat`.
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        flat: f32,
+        tables: &NoiseTables,
+    ) -> Result<Self> {
+        desc.validate().map_err(GpuError::Usage)?;
+        if desc.format != crate::terrain::document::HeightFormat::R32f {
+            return Err(GpuError::usage("only r32f documents are supported so far"));
+        }
+        Ok(Self {
+            gpu: gpu.clone(),
+            desc,
+            flat,
+            noise: GpuNoise::new(gpu, tables)?,
+            kernels: HashMap::new(),
+            pages: BTreeMap::new(),
+            history: History::default(),
+            batch: DEFAULT_BATCH,
+            timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
+            last_stroke: StrokeStats::default(),
+        })
+    }
+
+    /// A document holding `heights` (row-major, width x height).
+    pub fn from_heights(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        heights: &[f32],
+        tables: &NoiseTables,
+    ) -> Result<Self> {
+        if heights.len() != desc.width as usize * desc.height as usize {
+            return Err(GpuError::usage(
+                "initial heights do not match the document size",
+            ));
+        }
+        let mut t = Self::new(gpu, desc, 0.0, tables)?;
+        let ids: Vec<PageId> = (0..desc.pages_y())
+            .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+            .collect();
+        for chunk in ids.chunks(64) {
+            let mut uploads = Vec::new();
+            let mut pages = Vec::new();
+            for &id in chunk {
+                let r = desc.page_rect(id);
+                let mut data = Vec::with_capacity((r.width() * r.height()) as usize);
+                for y in r.y0..r.y1 {
+                    let row = y as usize * desc.width as usize;
+                    data.extend_from_slice(&heights[row + r.x0 as usize..row + r.x1 as usize]);
+                }
+                let mut up = Buffer::new(
+                    gpu,
+                    "page upload",
+                    BufferDesc::upload(data.len() as u64 * 4),
+                )?;
+                up.write(&data)?;
+                uploads.push(up);
+                pages.push((id, t.new_page(id)?));
+            }
+            let mut rec = Recorder::new(gpu)?;
+            for (up, (_, page)) in uploads.iter().zip(&pages) {
+                rec.buffer(up, Access::HostWrite);
+                rec.copy_buffer_to_image(up, page.front());
+            }
+            rec.submit_and_wait()?;
+            for (id, page) in pages {
+                t.pages.insert(id, Arc::new(page));
+            }
+        }
+        Ok(t)
+    }
+
+    pub fn desc(&self) -> &DocumentDesc {
+        &self.desc
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// Instances per dispatch for pointwise brushes (1..=256).
+    pub fn set_batch(&mut self, batch: usize) -> Result<()> {
+        if !(1..=MAX_BATCH).contains(&batch) {
+            return Err(GpuError::usage(format!(
+                "batch must be between 1 and {MAX_BATCH}, got {batch}"
+            )));
+        }
+        self.batch = batch;
+        Ok(())
+    }
+
+    /// Pages that hold GPU memory now.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// GPU bytes of the current pages' images (history versions not included).
+    pub fn page_bytes(&self) -> u64 {
+        self.pages
+            .keys()
+            .map(|id| self.page_texels(*id) * 4 * 2)
+            .sum()
+    }
+
+    fn page_texels(&self, id: PageId) -> u64 {
+        let r = self.desc.page_rect(id);
+        r.width() as u64 * r.height() as u64
+    }
+
+    /// The current version of a page, if it exists (for identity checks).
+    pub fn page(&self, id: PageId) -> Option<&Arc<GpuPage>> {
+        self.pages.get(&id)
+    }
+
+    fn kernel(&mut self, brush: BrushType, kind: NoiseKind) -> Result<&ComputeKernel<BrushPass>> {
+        // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
+        let key = (
+            brush.shader_index(),
+            if brush == BrushType::Noise {
+                kind.index()
+            } else {
+                0
+            },
+        );
+        if !self.kernels.contains_key(&key) {
+            let k = ComputeKernel::with_sets(
+                &self.gpu,
+                &shaders::BRUSH_POINTWISE_COMP,
+                &[&PAGE_BINDINGS, &STROKE_BINDINGS],
+                &[key.0, key.1],
+            )?;
+            self.kernels.insert(key, k);
+        }
+        Ok(&self.kernels[&key])
+    }
+
+    fn new_page(&mut self, id: PageId) -> Result<GpuPage> {
+        let r = self.desc.page_rect(id);
+        let desc = ImageDesc::new_2d(
+            vk::Format::R32_SFLOAT,
+            [r.width() as u32, r.height() as u32],
+        )
+        .usage(
+            vk::ImageUsageFlags::STORAGE
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST,
+        );
+        let name = format!("page {},{}", id.x, id.y);
+        let images = [
+            Image::new(&self.gpu, &name, desc)?,
+            Image::new(&self.gpu, &name, desc)?,
+        ];
+        let layout = self.kernel(BrushType::Raise, NoiseKind::Fbm)?;
+        let sets = [
+            layout.bind_set(
+                0,
+                &[
+                    Resource::StorageImage(&images[0]),
+                    Resource::StorageImage(&images[1]),
+                ],
+            )?,
+            layout.bind_set(
+                0,
+                &[
+                    Resource::StorageImage(&images[1]),
+                    Resource::StorageImage(&images[0]),
+                ],
+            )?,
+        ];
+        // The back image starts undefined: the first pass must write the whole page.
+        let whole = Rect::new(0, 0, r.width(), r.height());
+        Ok(GpuPage {
+            images,
+            sets,
+            front: Cell::new(0),
+            stale: Cell::new(whole),
+        })
+    }
+
+    /// Applies one stroke's instances in order, as one undo step. Drains fully (headless).
+    pub fn apply_stroke(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) -> Result<()> {
+        let ids = touched_pages(&self.desc, instances);
+        // Per-page instance lists, concatenated in one buffer: page i owns [starts[i], starts[i+1]).
+        let mut flat_list: Vec<BrushInstance> = Vec::new();
+        let mut spans = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            let r = self.desc.page_rect(id);
+            let start = flat_list.len();
+            flat_list.extend(
+                instances
+                    .iter()
+                    .filter(|b| !Rect::around(b.center, b.radius).intersect(&r).is_empty()),
+            );
+            spans.push(start..flat_list.len());
+        }
+        let mut stats = StrokeStats {
+            instances: instances.len(),
+            page_tasks: ids.len(),
+            ..Default::default()
+        };
+        if ids.is_empty() {
+            self.history.record(Vec::new());
+            self.last_stroke = stats;
+            return Ok(());
+        }
+
+        // Copy-on-write: new versions of the touched pages.
+        let mut fresh = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            fresh.push(self.new_page(id)?);
+        }
+        let instance_bytes = (flat_list.len() * std::mem::size_of::<BrushInstance>()) as u64;
+        let mut staging = Buffer::new(
+            &self.gpu,
+            "instances upload",
+            BufferDesc::upload(instance_bytes),
+        )?;
+        staging.write(&flat_list)?;
+        let instance_buf = Buffer::new(
+            &self.gpu,
+            "stroke instances",
+            BufferDesc::new(instance_bytes)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST),
+        )?;
+        {
+            let mut rec = Recorder::new(&self.gpu)?;
+            rec.buffer(&staging, Access::HostWrite);
+            rec.copy_buffer(&staging, 0, &instance_buf, 0, instance_bytes);
+            for (id, page) in ids.iter().zip(&fresh) {
+                match self.pages.get(id) {
+                    Some(old) => rec.copy_image(old.front(), page.front()),
+                    None => rec.clear_image(page.front(), self.flat),
+                }
+            }
+            rec.submit_and_wait()?;
+        }
+
+        self.kernel(brush.brush, brush.noise.kind)?;
+        let key = (
+            brush.brush.shader_index(),
+            if brush.brush == BrushType::Noise {
+                brush.noise.kind.index()
+            } else {
+                0
+            },
+        );
+        let kernel = &self.kernels[&key];
+        let (perm, grad) = self.noise.tables();
+        let stroke_set = kernel.bind_set(
+            1,
+            &[
+                Resource::SampledImage(perm),
+                Resource::SampledImage(grad),
+                Resource::StorageBuffer(&instance_buf),
+            ],
+        )?;
+        let base = BrushPass {
+            page_origin: [0, 0],
+            rect_min: [0, 0],
+            rect_size: [0, 0],
+            first_instance: 0,
+            instance_count: 0,
+            falloff: brush.falloff.index(),
+            _pad: 0,
+            noise: brush.noise.params(),
+        };
+
+        // Every pass of the stroke, page after page, batch after batch.
+        let mut passes = Vec::new();
+        for (i, (&id, span)) in ids.iter().zip(&spans).enumerate() {
+            let r = self.desc.page_rect(id);
+            for start in span.clone().step_by(self.batch) {
+                let end = (start + self.batch).min(span.end);
+                let dirty = flat_list[start..end]
+                    .iter()
+                    .fold(Rect::EMPTY, |acc, b| {
+                        acc.union(&Rect::around(b.center, b.radius))
+                    })
+                    .intersect(&r)
+                    .translate(-r.x0, -r.y0);
+                passes.push((i, start as u32, (end - start) as u32, dirty, [r.x0, r.y0]));
+            }
+        }
+        let label = format!("brush {}", brush.brush.name());
+        let mut total_ns = self.timer.as_ref().map(|_| 0.0);
+        for chunk in passes.chunks(PASSES_PER_SUBMIT) {
+            let mut rec = Recorder::new(&self.gpu)?;
+            if let Some(t) = &self.timer {
+                rec.reset_timer(t);
+            }
+            for &(page_index, first, count, dirty, origin) in chunk {
+                let page = &fresh[page_index];
+                let write = dirty.union(&page.stale.get());
+                let push = BrushPass {
+                    page_origin: origin,
+                    rect_min: [write.x0, write.y0],
+                    rect_size: [write.width(), write.height()],
+                    first_instance: first,
+                    instance_count: count,
+                    ..base
+                };
+                let groups = [
+                    (write.width() as u32).div_ceil(GROUP),
+                    (write.height() as u32).div_ceil(GROUP),
+                    1,
+                ];
+                rec.pass_sets(kernel, &[&page.sets[page.front.get()], &stroke_set])
+                    .read_storage_image(page.front())
+                    .write_image(page.back())
+                    .read_image(perm)
+                    .read_image(grad)
+                    .read_buffer(&instance_buf)
+                    .push(&push)
+                    .timed(self.timer.as_ref(), &label)
+                    .dispatch(groups)?;
+                page.front.set(1 - page.front.get());
+                page.stale.set(dirty);
+            }
+            rec.submit_and_wait()?;
+            if let Some(t) = &self.timer {
+                let times = t.results()?;
+                stats.pass_ns.extend(times.iter().map(|p| p.gpu_ns));
+                if let Some(total) = total_ns.as_mut() {
+                    *total += times.iter().map(|p| p.gpu_ns).sum::<f64>();
+                }
+            }
+        }
+        stats.passes = passes.len();
+        stats.gpu_ns = total_ns;
+        self.last_stroke = stats;
+
+        let previous = ids
+            .iter()
+            .zip(fresh)
+            .map(|(&id, page)| (id, self.pages.insert(id, Arc::new(page))))
+            .collect();
+        self.history.record(previous);
+        Ok(())
+    }
+
+    pub fn undo(&mut self) -> bool {
+        self.history.undo(&mut self.pages)
+    }
+
+    pub fn redo(&mut self) -> bool {
+        self.history.redo(&mut self.pages)
+    }
+
+    /// The whole document, row-major (read back from the pages' front images).
+    pub fn to_dense(&self) -> Result<Vec<f32>> {
+        let d = &self.desc;
+        let mut out = vec![self.flat; d.width as usize * d.height as usize];
+        let entries: Vec<(&PageId, &Arc<GpuPage>)> = self.pages.iter().collect();
+        for chunk in entries.chunks(64) {
+            let bytes: u64 = chunk.iter().map(|(id, _)| self.page_texels(**id) * 4).sum();
+            let readback = Buffer::new(&self.gpu, "pages readback", BufferDesc::readback(bytes))?;
+            let mut rec = Recorder::new(&self.gpu)?;
+            let mut offset = 0;
+            for (id, page) in chunk {
+                rec.copy_image_to_buffer_at(page.front(), &readback, offset);
+                offset += self.page_texels(**id) * 4;
+            }
+            rec.buffer(&readback, Access::HostRead);
+            rec.submit_and_wait()?;
+            let data: Vec<f32> = bytemuck::pod_collect_to_vec(readback.mapped(bytes as usize)?);
+            let mut at = 0usize;
+            for (id, _) in chunk {
+                let r = d.page_rect(**id);
+                let w = r.width() as usize;
+                for row in 0..r.height() as usize {
+                    let dst = (r.y0 as usize + row) * d.width as usize + r.x0 as usize;
+                    out[dst..dst + w].copy_from_slice(&data[at..at + w]);
+                    at += w;
+                }
+            }
+        }
+        Ok(out)
+    }
+}

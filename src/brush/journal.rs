@@ -1,0 +1,503 @@
+//! Stroke journals: a versioned JSON record of a document and the strokes, undos and redos made
+//! on it (format in docs/journal.md). [`Journal::parse`] checks every step before anything runs;
+//! an error names the step and the field. [`Journal::replay`] runs the steps on a [`Replayer`]
+//! (the GPU engine or its CPU twin).
+
+use super::stroke::{stroke_instances, StrokeSample};
+use super::{BrushSettings, BrushType, Falloff};
+use crate::gpu::shared::BrushInstance;
+use crate::noise::{NoiseKind, NoiseSettings};
+use crate::terrain::document::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The journal version this build reads and writes.
+pub const JOURNAL_VERSION: u32 = 1;
+/// Most instances one stroke may produce (a guard against spacing/length bombs).
+pub const MAX_STROKE_INSTANCES: usize = 10_000_000;
+/// Most samples in one stroke.
+pub const MAX_STROKE_SAMPLES: usize = 1_000_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJournal {
+    version: u32,
+    document: RawDocument,
+    #[serde(default)]
+    steps: Vec<RawStep>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDocument {
+    width: u32,
+    height: u32,
+    #[serde(default = "default_format")]
+    format: HeightFormat,
+    #[serde(default = "default_page_size")]
+    page_size: u32,
+    #[serde(default)]
+    height_min: f32,
+    #[serde(default = "default_one")]
+    height_max: f32,
+    #[serde(default)]
+    initial: Initial,
+}
+
+fn default_format() -> HeightFormat {
+    HeightFormat::R32f
+}
+fn default_page_size() -> u32 {
+    DEFAULT_PAGE_SIZE
+}
+fn default_one() -> f32 {
+    1.0
+}
+
+/// Heights of a document before its first step.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Initial {
+    /// Every texel at this height.
+    Flat(f32),
+    /// A raw little-endian f32 file of width x height values, relative to the journal's folder.
+    File(PathBuf),
+}
+
+impl Default for Initial {
+    fn default() -> Self {
+        Initial::Flat(0.0)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+enum RawStep {
+    Stroke(RawStroke),
+    Undo(u32),
+    Redo(u32),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStroke {
+    brush: RawBrush,
+    samples: Vec<StrokeSample>,
+}
+
+/// A brush as written in a journal: the brush fields plus, for noise brushes, the same parameter
+/// names and defaults as `scarp noise`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBrush {
+    #[serde(rename = "type")]
+    brush_type: String,
+    radius: f32,
+    #[serde(default)]
+    inner_radius: f32,
+    #[serde(default = "default_strength")]
+    strength: f32,
+    #[serde(default = "default_spacing")]
+    spacing: f32,
+    #[serde(default = "default_falloff")]
+    falloff: String,
+    kind: Option<NoiseKind>,
+    scale: Option<f32>,
+    offset: Option<[f32; 2]>,
+    seed: Option<i32>,
+    octaves: Option<i32>,
+    lacunarity: Option<f32>,
+    gain: Option<f32>,
+    warp: Option<f32>,
+    gain1: Option<f32>,
+    warp0: Option<f32>,
+    damp0: Option<f32>,
+    damp: Option<f32>,
+    damp_scale: Option<f32>,
+    alpha: Option<f32>,
+    beta: Option<f32>,
+    prewarp_amount: Option<f32>,
+    prewarp_scale: Option<f32>,
+    prewarp_octaves: Option<i32>,
+    power: Option<f32>,
+}
+
+fn default_strength() -> f32 {
+    0.5
+}
+fn default_spacing() -> f32 {
+    0.25
+}
+fn default_falloff() -> String {
+    "parabolic".into()
+}
+
+impl RawBrush {
+    fn settings(&self) -> Result<BrushSettings, String> {
+        let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
+            format!(
+                "brush.type: unknown brush '{}' (raise, lower, noise)",
+                self.brush_type
+            )
+        })?;
+        let falloff = Falloff::from_name(&self.falloff).ok_or_else(|| {
+            format!(
+                "brush.falloff: unknown falloff '{}' (parabolic, smooth, linear)",
+                self.falloff
+            )
+        })?;
+        let kind = self.kind.unwrap_or(NoiseKind::Fbm);
+        let d = NoiseSettings::new(kind);
+        let noise = NoiseSettings {
+            kind,
+            scale: self.scale.unwrap_or(d.scale),
+            offset: self.offset.unwrap_or(d.offset),
+            seed: self.seed.unwrap_or(d.seed),
+            octaves: self.octaves.unwrap_or(d.octaves),
+            lacunarity: self.lacunarity.unwrap_or(d.lacunarity),
+            gain: self.gain.unwrap_or(d.gain),
+            warp: self.warp.unwrap_or(d.warp),
+            gain1: self.gain1.unwrap_or(d.gain1),
+            warp0: self.warp0.unwrap_or(d.warp0),
+            damp0: self.damp0.unwrap_or(d.damp0),
+            damp: self.damp.unwrap_or(d.damp),
+            damp_scale: self.damp_scale.unwrap_or(d.damp_scale),
+            alpha: self.alpha.unwrap_or(d.alpha),
+            beta: self.beta.unwrap_or(d.beta),
+            prewarp_amount: self.prewarp_amount.unwrap_or(d.prewarp_amount),
+            prewarp_scale: self.prewarp_scale.unwrap_or(d.prewarp_scale),
+            prewarp_octaves: self.prewarp_octaves.unwrap_or(d.prewarp_octaves),
+            power: self.power.unwrap_or(d.power),
+        };
+        let settings = BrushSettings {
+            brush,
+            radius: self.radius,
+            inner_radius: self.inner_radius,
+            strength: self.strength,
+            spacing: self.spacing,
+            falloff,
+            noise,
+        };
+        settings.validate().map_err(|e| format!("brush.{e}"))?;
+        Ok(settings)
+    }
+}
+
+/// One checked step.
+#[derive(Clone, Debug)]
+pub enum Step {
+    Stroke {
+        brush: BrushSettings,
+        samples: Vec<StrokeSample>,
+        instances: Vec<BrushInstance>,
+    },
+    Undo(u32),
+    Redo(u32),
+}
+
+/// A checked journal.
+#[derive(Clone, Debug)]
+pub struct Journal {
+    pub document: DocumentDesc,
+    pub initial: Initial,
+    pub steps: Vec<Step>,
+}
+
+/// What a journal replays on: the GPU engine or the CPU twin.
+pub trait Replayer {
+    type Error;
+    fn stroke(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) -> Result<(), Self::Error>;
+    fn undo(&mut self) -> bool;
+    fn redo(&mut self) -> bool;
+}
+
+impl Journal {
+    /// Parses and checks `text`; relative initial files resolve against `base_dir`.
+    pub fn parse(text: &str, base_dir: &Path) -> Result<Self, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let raw: RawJournal = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." {
+                inner.to_string()
+            } else {
+                format!("{path}: {inner}")
+            }
+        })?;
+        if raw.version != JOURNAL_VERSION {
+            return Err(format!(
+                "version: {} is not supported (this scarp reads version {JOURNAL_VERSION})",
+                raw.version
+            ));
+        }
+        let d = &raw.document;
+        let document = DocumentDesc {
+            width: d.width,
+            height: d.height,
+            format: d.format,
+            page_size: d.page_size,
+            height_min: d.height_min,
+            height_max: d.height_max,
+        };
+        document.validate().map_err(|e| format!("document: {e}"))?;
+        let initial = match &d.initial {
+            Initial::Flat(h) if !h.is_finite() => {
+                return Err(format!("document.initial.flat: must be finite, got {h}"))
+            }
+            Initial::Flat(h) => Initial::Flat(*h),
+            Initial::File(p) => Initial::File(base_dir.join(p)),
+        };
+        let mut steps = Vec::with_capacity(raw.steps.len());
+        let (mut undoable, mut redoable) = (0u64, 0u64);
+        for (i, step) in raw.steps.iter().enumerate() {
+            let at = |e: String| format!("steps[{i}]: {e}");
+            steps.push(match step {
+                RawStep::Stroke(s) => {
+                    let brush = s.brush.settings().map_err(|e| at(format!("stroke.{e}")))?;
+                    if s.samples.is_empty() || s.samples.len() > MAX_STROKE_SAMPLES {
+                        return Err(at(format!("stroke.samples: needs 1 to {MAX_STROKE_SAMPLES} samples, got {}", s.samples.len())));
+                    }
+                    for (j, p) in s.samples.iter().enumerate() {
+                        if !(p.x.is_finite() && p.y.is_finite() && p.t.is_finite()) {
+                            return Err(at(format!("stroke.samples[{j}]: x, y and t must be finite")));
+                        }
+                        if !(0.0..=1.0).contains(&p.pressure) {
+                            return Err(at(format!("stroke.samples[{j}].pressure: must be in [0, 1], got {}", p.pressure)));
+                        }
+                    }
+                    let length: f64 = s
+                        .samples
+                        .windows(2)
+                        .map(|w| f64::from(w[1].x - w[0].x).hypot(f64::from(w[1].y - w[0].y)))
+                        .sum();
+                    let estimate = length / f64::from(brush.spacing * brush.radius);
+                    if estimate > MAX_STROKE_INSTANCES as f64 {
+                        return Err(at(format!(
+                            "stroke: about {estimate:.0} instances (path length / (spacing x radius)), more than {MAX_STROKE_INSTANCES}"
+                        )));
+                    }
+                    let instances = stroke_instances(&brush, &s.samples);
+                    undoable += 1;
+                    redoable = 0;
+                    Step::Stroke { brush, samples: s.samples.clone(), instances }
+                }
+                RawStep::Undo(n) => {
+                    if *n == 0 || u64::from(*n) > undoable {
+                        return Err(at(format!("undo: {n} requested, {undoable} stroke(s) can be undone here")));
+                    }
+                    undoable -= u64::from(*n);
+                    redoable += u64::from(*n);
+                    Step::Undo(*n)
+                }
+                RawStep::Redo(n) => {
+                    if *n == 0 || u64::from(*n) > redoable {
+                        return Err(at(format!("redo: {n} requested, {redoable} step(s) can be redone here")));
+                    }
+                    redoable -= u64::from(*n);
+                    undoable += u64::from(*n);
+                    Step::Redo(*n)
+                }
+            });
+        }
+        Ok(Self {
+            document,
+            initial,
+            steps,
+        })
+    }
+
+    /// Reads and checks the journal at `path`; errors start with the file name.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Loads the initial heights (`None` for a flat document).
+    pub fn initial_heights(&self) -> Result<Option<Vec<f32>>, String> {
+        let Initial::File(path) = &self.initial else {
+            return Ok(None);
+        };
+        let (w, h) = (self.document.width as u64, self.document.height as u64);
+        let expected = w * h * 4;
+        let meta = std::fs::metadata(path)
+            .map_err(|e| format!("document.initial.file {}: {e}", path.display()))?;
+        if meta.len() != expected {
+            return Err(format!(
+                "document.initial.file {}: expected {expected} bytes ({w}x{h} f32), found {}",
+                path.display(),
+                meta.len()
+            ));
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("document.initial.file {}: {e}", path.display()))?;
+        let heights: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(i) = heights.iter().position(|v| !v.is_finite()) {
+            return Err(format!(
+                "document.initial.file {}: non-finite height at texel ({}, {})",
+                path.display(),
+                i as u64 % w,
+                i as u64 / w
+            ));
+        }
+        Ok(Some(heights))
+    }
+
+    /// Runs every step on `target`, calling `after_stroke(step index)` after each stroke.
+    pub fn replay<R: Replayer>(
+        &self,
+        target: &mut R,
+        mut after_stroke: impl FnMut(usize, &R),
+    ) -> Result<(), R::Error> {
+        for (i, step) in self.steps.iter().enumerate() {
+            match step {
+                Step::Stroke {
+                    brush, instances, ..
+                } => {
+                    target.stroke(brush, instances)?;
+                    after_stroke(i, target);
+                }
+                // Counts were checked by `parse`.
+                Step::Undo(n) => (0..*n).for_each(|_| {
+                    target.undo();
+                }),
+                Step::Redo(n) => (0..*n).for_each(|_| {
+                    target.redo();
+                }),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Replayer for super::cpu::CpuTerrain {
+    type Error = std::convert::Infallible;
+    fn stroke(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) -> Result<(), Self::Error> {
+        self.apply_stroke(brush, instances);
+        Ok(())
+    }
+    fn undo(&mut self) -> bool {
+        super::cpu::CpuTerrain::undo(self)
+    }
+    fn redo(&mut self) -> bool {
+        super::cpu::CpuTerrain::redo(self)
+    }
+}
+
+impl Replayer for super::gpu::GpuTerrain {
+    type Error = crate::gpu::GpuError;
+    fn stroke(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) -> Result<(), Self::Error> {
+        self.apply_stroke(brush, instances)
+    }
+    fn undo(&mut self) -> bool {
+        super::gpu::GpuTerrain::undo(self)
+    }
+    fn redo(&mut self) -> bool {
+        super::gpu::GpuTerrain::redo(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Journal, String> {
+        Journal::parse(s, Path::new("."))
+    }
+
+    const OK: &str = r#"{"version": 1,
+        "document": {"width": 1024, "height": 1024, "format": "r32f", "page_size": 512,
+                     "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.0}},
+        "steps": [
+          {"stroke": {"brush": {"type": "raise", "radius": 64, "inner_radius": 0, "strength": 0.5,
+                                 "spacing": 0.25, "falloff": "parabolic"},
+                      "samples": [{"x": 512, "y": 512, "pressure": 1.0, "t": 0.0}]}},
+          {"undo": 1}, {"redo": 1}]}"#;
+
+    #[test]
+    fn the_documented_example_parses() {
+        let j = parse(OK).unwrap();
+        assert_eq!(j.document.width, 1024);
+        assert_eq!(j.steps.len(), 3);
+        let Step::Stroke { instances, .. } = &j.steps[0] else {
+            panic!("first step is a stroke")
+        };
+        assert_eq!(instances.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_the_step_and_field() {
+        let cases = [
+            (
+                OK.replace(r#""radius": 64"#, r#""radius": -1"#),
+                "steps[0]: stroke.brush.radius",
+            ),
+            (
+                OK.replace(r#""type": "raise""#, r#""type": "melt""#),
+                "brush.type",
+            ),
+            (OK.replace(r#""version": 1"#, r#""version": 9"#), "version"),
+            (
+                OK.replace(r#"{"undo": 1}, {"redo": 1}"#, r#"{"undo": 2}"#),
+                "steps[1]: undo",
+            ),
+            (
+                OK.replace(r#"{"undo": 1}, {"redo": 1}"#, r#"{"redo": 1}"#),
+                "steps[1]: redo",
+            ),
+            (
+                OK.replace(r#""pressure": 1.0"#, r#""pressure": 3.0"#),
+                "samples[0].pressure",
+            ),
+            (
+                OK.replace(r#""page_size": 512"#, r#""page_size": 7"#),
+                "document: page_size",
+            ),
+            (
+                OK.replace(r#""spacing": 0.25"#, r#""spacing": 0.25, "colour": 1"#),
+                "colour",
+            ),
+            (OK.replace(r#""x": 512"#, r#""x": "left""#), "samples[0].x"),
+            ("{".to_string(), "EOF"),
+        ];
+        for (text, expect) in cases {
+            let e = parse(&text).unwrap_err();
+            assert!(e.contains(expect), "expected '{expect}' in: {e}");
+        }
+    }
+
+    #[test]
+    fn noise_brushes_take_scarp_noise_names_and_defaults() {
+        let text = OK.replace(
+            r#""type": "raise""#,
+            r#""type": "noise", "kind": "jordan", "seed": 3, "offset": [1.5, -2], "octaves": 6"#,
+        );
+        let j = parse(&text).unwrap();
+        let Step::Stroke { brush, .. } = &j.steps[0] else {
+            panic!()
+        };
+        assert_eq!(brush.noise.kind, NoiseKind::Jordan);
+        assert_eq!(
+            (brush.noise.seed, brush.noise.octaves, brush.noise.offset),
+            (3, 6, [1.5, -2.0])
+        );
+        assert_eq!(brush.noise.warp, NoiseSettings::new(NoiseKind::Jordan).warp);
+        let bad = OK.replace(r#""type": "raise""#, r#""type": "noise", "octaves": 40"#);
+        assert!(parse(&bad).unwrap_err().contains("octaves"));
+    }
+}

@@ -1,0 +1,153 @@
+//! Brushes: a stroke's input samples become a Catmull-Rom spline, sampled into brush instances at
+//! a fixed arc-length spacing (so results don't depend on input or frame rate); instances are
+//! split into per-page tasks and applied in order, batched, on the GPU ([`gpu::GpuTerrain`]) or
+//! by the CPU twin ([`cpu::CpuTerrain`]). Undo/redo keeps one step per stroke with copy-on-write
+//! pages ([`crate::terrain::history`]).
+
+pub mod cpu;
+pub mod gpu;
+pub mod journal;
+pub mod stroke;
+
+use crate::noise::{NoiseKind, NoiseSettings};
+
+/// What a brush does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BrushType {
+    /// h += strength x pressure x falloff (paper eq. 1, m = 1).
+    Raise,
+    /// h -= strength x pressure x falloff (m = -1).
+    Lower,
+    /// h += strength x pressure x falloff x B(offset + scale x p).
+    Noise,
+}
+
+impl BrushType {
+    pub fn name(self) -> &'static str {
+        match self {
+            BrushType::Raise => "raise",
+            BrushType::Lower => "lower",
+            BrushType::Noise => "noise",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        [BrushType::Raise, BrushType::Lower, BrushType::Noise]
+            .into_iter()
+            .find(|b| b.name() == s)
+    }
+
+    /// `BRUSH_*` of shared.glsl.
+    pub fn shader_index(self) -> i32 {
+        match self {
+            BrushType::Raise | BrushType::Lower => 0,
+            BrushType::Noise => 1,
+        }
+    }
+}
+
+/// The falloff ramp of t = clamp((d - inner) / (radius - inner), 0, 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Falloff {
+    /// 1 - t^2: paper eq. 2 when the inner radius is 0.
+    Parabolic,
+    /// 1 - t^2 (3 - 2t).
+    Smooth,
+    /// 1 - t.
+    Linear,
+}
+
+impl Falloff {
+    pub const ALL: [Falloff; 3] = [Falloff::Parabolic, Falloff::Smooth, Falloff::Linear];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Falloff::Parabolic => "parabolic",
+            Falloff::Smooth => "smooth",
+            Falloff::Linear => "linear",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// `FALLOFF_*` of shared.glsl.
+    pub fn index(self) -> i32 {
+        self as i32
+    }
+}
+
+/// A brush and its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BrushSettings {
+    pub brush: BrushType,
+    pub radius: f32,
+    pub inner_radius: f32,
+    pub strength: f32,
+    /// Instance spacing as a fraction of the radius.
+    pub spacing: f32,
+    pub falloff: Falloff,
+    /// Noise of a `noise` brush (kind and every parameter of `scarp noise`).
+    pub noise: NoiseSettings,
+}
+
+impl BrushSettings {
+    pub fn new(brush: BrushType) -> Self {
+        Self {
+            brush,
+            radius: 64.0,
+            inner_radius: 0.0,
+            strength: 0.5,
+            spacing: 0.25,
+            falloff: Falloff::Parabolic,
+            noise: NoiseSettings::new(NoiseKind::Fbm),
+        }
+    }
+
+    /// Signed strength factor: lower brushes push down.
+    pub fn signed_strength(&self) -> f32 {
+        if self.brush == BrushType::Lower {
+            -self.strength
+        } else {
+            self.strength
+        }
+    }
+
+    /// Checks every parameter; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = [
+            ("radius", self.radius),
+            ("inner_radius", self.inner_radius),
+            ("strength", self.strength),
+            ("spacing", self.spacing),
+        ];
+        if let Some((name, v)) = finite.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(format!("{name} must be a finite number, got {v}"));
+        }
+        if !(0.5..=65536.0).contains(&self.radius) {
+            return Err(format!(
+                "radius must be between 0.5 and 65536 texels, got {}",
+                self.radius
+            ));
+        }
+        if self.inner_radius < 0.0 || self.inner_radius >= self.radius {
+            return Err(format!(
+                "inner_radius must be at least 0 and below radius ({}), got {}",
+                self.radius, self.inner_radius
+            ));
+        }
+        if !(0.01..=10.0).contains(&self.spacing) {
+            return Err(format!(
+                "spacing must be between 0.01 and 10 (a fraction of the radius), got {}",
+                self.spacing
+            ));
+        }
+        if self.brush == BrushType::Noise {
+            self.noise
+                .validate()
+                .map_err(|e| format!("noise: {}", e.trim_start_matches("--")))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,245 @@
+//! A heightfield document: its size, storage format, height range and page grid. Pages are
+//! `page_size`² tiles from the top-left (edge pages are smaller); only pages that exist take
+//! memory, so an untouched page of a flat document costs nothing.
+
+/// How heights are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeightFormat {
+    /// 32-bit float, heights in world units.
+    R32f,
+    /// 16-bit UNORM mapped onto [height_min, height_max].
+    R16,
+}
+
+/// Largest document side.
+pub const MAX_SIDE: u32 = 1 << 20;
+/// Page sizes allowed.
+pub const PAGE_SIZES: std::ops::RangeInclusive<u32> = 128..=2048;
+pub const DEFAULT_PAGE_SIZE: u32 = 512;
+
+/// What a document is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DocumentDesc {
+    pub width: u32,
+    pub height: u32,
+    pub format: HeightFormat,
+    pub page_size: u32,
+    pub height_min: f32,
+    pub height_max: f32,
+}
+
+/// A page's position in the page grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PageId {
+    pub x: u32,
+    pub y: u32,
+}
+
+/// A half-open rectangle of texels, `[x0, x1) x [y0, y1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Rect {
+    pub x0: i32,
+    pub y0: i32,
+    pub x1: i32,
+    pub y1: i32,
+}
+
+impl Rect {
+    pub const EMPTY: Rect = Rect {
+        x0: 0,
+        y0: 0,
+        x1: 0,
+        y1: 0,
+    };
+
+    pub fn new(x0: i32, y0: i32, x1: i32, y1: i32) -> Self {
+        Self { x0, y0, x1, y1 }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x1 <= self.x0 || self.y1 <= self.y0
+    }
+
+    pub fn width(&self) -> i32 {
+        (self.x1 - self.x0).max(0)
+    }
+
+    pub fn height(&self) -> i32 {
+        (self.y1 - self.y0).max(0)
+    }
+
+    pub fn intersect(&self, o: &Rect) -> Rect {
+        let r = Rect::new(
+            self.x0.max(o.x0),
+            self.y0.max(o.y0),
+            self.x1.min(o.x1),
+            self.y1.min(o.y1),
+        );
+        if r.is_empty() {
+            Rect::EMPTY
+        } else {
+            r
+        }
+    }
+
+    /// Smallest rectangle holding both (an empty one adds nothing).
+    pub fn union(&self, o: &Rect) -> Rect {
+        match (self.is_empty(), o.is_empty()) {
+            (true, _) => *o,
+            (_, true) => *self,
+            _ => Rect::new(
+                self.x0.min(o.x0),
+                self.y0.min(o.y0),
+                self.x1.max(o.x1),
+                self.y1.max(o.y1),
+            ),
+        }
+    }
+
+    pub fn translate(&self, dx: i32, dy: i32) -> Rect {
+        Rect::new(self.x0 + dx, self.y0 + dy, self.x1 + dx, self.y1 + dy)
+    }
+
+    /// Texels within `radius` of `center` (texel (x, y) sits at integer position (x, y)).
+    pub fn around(center: [f32; 2], radius: f32) -> Rect {
+        Rect::new(
+            (center[0] - radius).floor() as i32,
+            (center[1] - radius).floor() as i32,
+            (center[0] + radius).ceil() as i32 + 1,
+            (center[1] + radius).ceil() as i32 + 1,
+        )
+    }
+}
+
+impl DocumentDesc {
+    /// Checks the description; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.width == 0 || self.height == 0 || self.width > MAX_SIDE || self.height > MAX_SIDE {
+            return Err(format!(
+                "width and height must be between 1 and {MAX_SIDE}, got {}x{}",
+                self.width, self.height
+            ));
+        }
+        if !PAGE_SIZES.contains(&self.page_size) {
+            return Err(format!(
+                "page_size must be between {} and {}, got {}",
+                PAGE_SIZES.start(),
+                PAGE_SIZES.end(),
+                self.page_size
+            ));
+        }
+        if !self.height_min.is_finite()
+            || !self.height_max.is_finite()
+            || self.height_min >= self.height_max
+        {
+            return Err(format!(
+                "height_min must be below height_max (both finite), got {} and {}",
+                self.height_min, self.height_max
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn pages_x(&self) -> u32 {
+        self.width.div_ceil(self.page_size)
+    }
+
+    pub fn pages_y(&self) -> u32 {
+        self.height.div_ceil(self.page_size)
+    }
+
+    pub fn bounds(&self) -> Rect {
+        Rect::new(0, 0, self.width as i32, self.height as i32)
+    }
+
+    /// The page's texels in document coordinates.
+    pub fn page_rect(&self, id: PageId) -> Rect {
+        let ps = self.page_size as i32;
+        let (x0, y0) = (id.x as i32 * ps, id.y as i32 * ps);
+        Rect::new(
+            x0,
+            y0,
+            (x0 + ps).min(self.width as i32),
+            (y0 + ps).min(self.height as i32),
+        )
+    }
+
+    /// Pages that `rect` (document coordinates) touches, row by row.
+    pub fn pages_in(&self, rect: &Rect) -> Vec<PageId> {
+        let r = rect.intersect(&self.bounds());
+        if r.is_empty() {
+            return Vec::new();
+        }
+        let ps = self.page_size as i32;
+        let mut out = Vec::new();
+        for y in (r.y0 / ps)..=((r.y1 - 1) / ps) {
+            for x in (r.x0 / ps)..=((r.x1 - 1) / ps) {
+                out.push(PageId {
+                    x: x as u32,
+                    y: y as u32,
+                });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc(w: u32, h: u32, ps: u32) -> DocumentDesc {
+        DocumentDesc {
+            width: w,
+            height: h,
+            format: HeightFormat::R32f,
+            page_size: ps,
+            height_min: 0.0,
+            height_max: 1.0,
+        }
+    }
+
+    #[test]
+    fn pages_cover_odd_sizes_exactly() {
+        let d = desc(1000, 300, 128);
+        assert_eq!((d.pages_x(), d.pages_y()), (8, 3));
+        assert_eq!(
+            d.page_rect(PageId { x: 7, y: 2 }),
+            Rect::new(896, 256, 1000, 300)
+        );
+        let total: i64 = (0..3)
+            .flat_map(|y| (0..8).map(move |x| PageId { x, y }))
+            .map(|id| i64::from(d.page_rect(id).width()) * i64::from(d.page_rect(id).height()))
+            .sum();
+        assert_eq!(total, 1000 * 300);
+    }
+
+    #[test]
+    fn pages_in_a_rect_crossing_a_corner() {
+        let d = desc(1024, 1024, 128);
+        let ids = d.pages_in(&Rect::new(120, 250, 140, 260));
+        assert_eq!(
+            ids,
+            [
+                PageId { x: 0, y: 1 },
+                PageId { x: 1, y: 1 },
+                PageId { x: 0, y: 2 },
+                PageId { x: 1, y: 2 }
+            ]
+        );
+        assert!(d.pages_in(&Rect::new(-50, -50, -1, -1)).is_empty());
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        assert!(desc(0, 5, 512).validate().unwrap_err().contains("width"));
+        assert!(desc(5, 5, 100)
+            .validate()
+            .unwrap_err()
+            .contains("page_size"));
+        let mut d = desc(5, 5, 512);
+        d.height_min = 2.0;
+        assert!(d.validate().unwrap_err().contains("height_min"));
+    }
+}
