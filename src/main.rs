@@ -54,6 +54,28 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
         table_seed: u64,
     },
+    /// Replay a stroke journal headless and write the resulting heights.
+    Apply {
+        /// Stroke journal (JSON, docs/journal.md).
+        #[arg(long)]
+        journal: PathBuf,
+        /// Output file: .r32 or .png.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        backend: Backend,
+        /// Instances per dispatch for pointwise brushes (1..=256).
+        #[arg(long, default_value_t = scarp::brush::gpu::DEFAULT_BATCH)]
+        batch: usize,
+        /// Override the journal's page size (128..=2048).
+        #[arg(long)]
+        page_size: Option<u32>,
+        /// Print every pass's GPU time.
+        #[arg(long)]
+        passes: bool,
+        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+        table_seed: u64,
+    },
     /// List the Vulkan devices SCARP_GPU can select.
     Devices,
 }
@@ -218,6 +240,17 @@ fn main() {
             backend,
             table_seed,
         } => cmd_gallery(&out, size, backend, table_seed),
+        Command::Apply {
+            journal,
+            out,
+            backend,
+            batch,
+            page_size,
+            passes,
+            table_seed,
+        } => cmd_apply(
+            &journal, &out, backend, batch, page_size, passes, table_seed,
+        ),
         Command::Devices => cmd_devices(),
     };
     if let Err(e) = result {
@@ -399,6 +432,127 @@ fn cmd_gallery(out: &Path, size: u32, backend: Backend, table_seed: u64) -> Resu
         Ok(())
     })
     .map_err(anyhow::Error::msg)?;
+    Ok(())
+}
+
+fn cmd_apply(
+    journal_path: &Path,
+    out: &Path,
+    backend: Backend,
+    batch: usize,
+    page_size: Option<u32>,
+    print_passes: bool,
+    table_seed: u64,
+) -> Result<()> {
+    use scarp::brush::cpu::CpuTerrain;
+    use scarp::brush::gpu::GpuTerrain;
+    use scarp::brush::journal::{Journal, Step};
+
+    // Everything is checked before anything runs.
+    let mut journal = Journal::load(journal_path).map_err(anyhow::Error::msg)?;
+    if let Some(ps) = page_size {
+        journal.document.page_size = ps;
+        journal
+            .document
+            .validate()
+            .map_err(|e| anyhow::anyhow!("--page-size: {e}"))?;
+    }
+    if !(1..=scarp::brush::gpu::MAX_BATCH).contains(&batch) {
+        bail!(
+            "--batch must be between 1 and {}, got {batch}",
+            scarp::brush::gpu::MAX_BATCH
+        );
+    }
+    let doc = journal.document;
+    if u64::from(doc.width) * u64::from(doc.height) > MAX_SAMPLES {
+        bail!(
+            "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels)",
+            doc.width,
+            doc.height
+        );
+    }
+    check_writable(out).map_err(anyhow::Error::msg)?;
+    let initial = journal
+        .initial_heights()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", journal_path.display()))?;
+    let flat = match journal.initial {
+        scarp::brush::journal::Initial::Flat(h) => h,
+        _ => 0.0,
+    };
+    let tables = NoiseTables::new(table_seed);
+    let strokes = journal
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Stroke { .. }))
+        .count();
+    let instances: usize = journal
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Stroke { instances, .. } => instances.len(),
+            _ => 0,
+        })
+        .sum();
+    let t0 = Instant::now();
+    let heights = match backend {
+        Backend::Gpu => {
+            let gpu = open_gpu()?;
+            println!("device: {}", gpu.info());
+            let mut terrain = match &initial {
+                Some(h) => GpuTerrain::from_heights(&gpu, doc, h, &tables)?,
+                None => GpuTerrain::new(&gpu, doc, flat, &tables)?,
+            };
+            terrain.set_batch(batch)?;
+            let mut total_ns = 0.0;
+            let mut total_passes = 0;
+            journal.replay(&mut terrain, |i, t| {
+                let s = &t.last_stroke;
+                let ns = s.gpu_ns.unwrap_or(f64::NAN);
+                total_ns += ns;
+                total_passes += s.passes;
+                println!(
+                    "step {i}: {} instances, {} page tasks, {} passes, GPU {:.3} ms ({:.2} us/instance)",
+                    s.instances,
+                    s.page_tasks,
+                    s.passes,
+                    ns * 1e-6,
+                    ns * 1e-3 / s.instances.max(1) as f64
+                );
+                if print_passes {
+                    for (k, p) in s.pass_ns.iter().enumerate() {
+                        println!("  pass {k}: {:.1} us", p * 1e-3);
+                    }
+                }
+            })?;
+            println!(
+                "total: {strokes} strokes, {instances} instances, {total_passes} passes, GPU {:.3} ms, {} pages in memory",
+                total_ns * 1e-6,
+                terrain.page_count()
+            );
+            let dense = terrain.to_dense()?;
+            check_validation(&gpu)?;
+            dense
+        }
+        Backend::Cpu => {
+            let cpu = std::sync::Arc::new(CpuTables::new(&tables));
+            let mut terrain = match &initial {
+                Some(h) => CpuTerrain::from_heights(doc, h, cpu),
+                None => CpuTerrain::new(doc, flat, cpu),
+            };
+            let _ = journal.replay(&mut terrain, |_, _| {});
+            println!(
+                "total: {strokes} strokes, {instances} instances, {} pages in memory",
+                terrain.page_count()
+            );
+            terrain.to_dense()
+        }
+    };
+    println!(
+        "replayed in {:.1} ms wall clock",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    write_heights(out, doc.width, doc.height, &heights).map_err(anyhow::Error::msg)?;
+    println!("-> {}", out.display());
     Ok(())
 }
 

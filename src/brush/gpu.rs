@@ -10,9 +10,9 @@
 //!   back image over the union of its own dirty rectangle and the previous pass's: before the
 //!   pass the back image is stale exactly where the previous pass wrote, so afterwards it is a
 //!   complete copy of the new state and no page is ever copied whole between passes.
-//! * **Undo.** A stroke gives every page it touches a new version (a copy of the old front, or a
-//!   clear to the flat height) and records the old versions as one undo step; untouched pages stay
-//!   shared between versions.
+//! * **Undo.** A stroke gives every page it touches a new version (both images copied from the old
+//!   front, or cleared to the flat height) and records the old versions as one undo step;
+//!   untouched pages stay shared between versions.
 
 use super::cpu::touched_pages;
 use super::{BrushSettings, BrushType};
@@ -26,6 +26,7 @@ use crate::terrain::document::{DocumentDesc, PageId, Rect};
 use crate::terrain::history::History;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Instances per dispatch unless told otherwise (paper section 4).
@@ -82,8 +83,8 @@ pub struct GpuTerrain {
     flat: f32,
     noise: GpuNoise,
     kernels: HashMap<(i32, i32), ComputeKernel<BrushPass>>,
-    pages: BTreeMap<PageId, Arc<GpuPage>>,
-    history: History<Arc<GpuPage>>,
+    pages: BTreeMap<PageId, Rc<GpuPage>>,
+    history: History<Rc<GpuPage>>,
     batch: usize,
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
@@ -157,7 +158,7 @@ impl GpuTerrain {
             }
             rec.submit_and_wait()?;
             for (id, page) in pages {
-                t.pages.insert(id, Arc::new(page));
+                t.pages.insert(id, Rc::new(page));
             }
         }
         Ok(t)
@@ -201,7 +202,7 @@ impl GpuTerrain {
     }
 
     /// The current version of a page, if it exists (for identity checks).
-    pub fn page(&self, id: PageId) -> Option<&Arc<GpuPage>> {
+    pub fn page(&self, id: PageId) -> Option<&Rc<GpuPage>> {
         self.pages.get(&id)
     }
 
@@ -323,11 +324,16 @@ impl GpuTerrain {
             let mut rec = Recorder::new(&self.gpu)?;
             rec.buffer(&staging, Access::HostWrite);
             rec.copy_buffer(&staging, 0, &instance_buf, 0, instance_bytes);
+            // Both images of the new version start complete, so the first pass writes only its
+            // dirty rectangle.
             for (id, page) in ids.iter().zip(&fresh) {
-                match self.pages.get(id) {
-                    Some(old) => rec.copy_image(old.front(), page.front()),
-                    None => rec.clear_image(page.front(), self.flat),
+                for image in &page.images {
+                    match self.pages.get(id) {
+                        Some(old) => rec.copy_image(old.front(), image),
+                        None => rec.clear_image(image, self.flat),
+                    }
                 }
+                page.stale.set(Rect::EMPTY);
             }
             rec.submit_and_wait()?;
         }
@@ -429,7 +435,7 @@ impl GpuTerrain {
         let previous = ids
             .iter()
             .zip(fresh)
-            .map(|(&id, page)| (id, self.pages.insert(id, Arc::new(page))))
+            .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
             .collect();
         self.history.record(previous);
         Ok(())
@@ -447,7 +453,7 @@ impl GpuTerrain {
     pub fn to_dense(&self) -> Result<Vec<f32>> {
         let d = &self.desc;
         let mut out = vec![self.flat; d.width as usize * d.height as usize];
-        let entries: Vec<(&PageId, &Arc<GpuPage>)> = self.pages.iter().collect();
+        let entries: Vec<(&PageId, &Rc<GpuPage>)> = self.pages.iter().collect();
         for chunk in entries.chunks(64) {
             let bytes: u64 = chunk.iter().map(|(id, _)| self.page_texels(**id) * 4).sum();
             let readback = Buffer::new(&self.gpu, "pages readback", BufferDesc::readback(bytes))?;

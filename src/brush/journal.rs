@@ -19,7 +19,7 @@ pub const MAX_STROKE_INSTANCES: usize = 10_000_000;
 pub const MAX_STROKE_SAMPLES: usize = 1_000_000;
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a journal object (version, document, steps)")]
 struct RawJournal {
     version: u32,
     document: RawDocument,
@@ -73,7 +73,7 @@ impl Default for Initial {
 #[derive(Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 enum RawStep {
-    Stroke(RawStroke),
+    Stroke(Box<RawStroke>),
     Undo(u32),
     Redo(u32),
 }

@@ -90,6 +90,7 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
     };
     // Walk the spline in small chords, emitting an instance at every `spacing` of arc length.
     let mut next = spacing;
+    let snap = spacing * 1e-2;
     let mut travelled = 0.0;
     for i in 0..n - 1 {
         let (p0, p1, p2, p3) = (
@@ -116,6 +117,13 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
             travelled += len;
             prev = cur;
         }
+    }
+    // An instance due within `snap` past the path's end is emitted at the end: otherwise a path
+    // whose length is a multiple of the spacing would gain or lose its last instance with
+    // rounding, and so with the input rate.
+    if next - travelled <= snap {
+        let (end, pressure) = pts[n - 1];
+        out.push(make(end, pressure));
     }
     out
 }

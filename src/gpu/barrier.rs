@@ -31,7 +31,8 @@ impl Access {
     pub fn stage(self) -> vk::PipelineStageFlags2 {
         match self {
             Access::Nothing => vk::PipelineStageFlags2::NONE,
-            Access::TransferRead | Access::TransferWrite => vk::PipelineStageFlags2::COPY,
+            // Copies and clears alike: clears are their own stage in synchronization2.
+            Access::TransferRead | Access::TransferWrite => vk::PipelineStageFlags2::ALL_TRANSFER,
             Access::ComputeSampledRead
             | Access::ComputeStorageRead
             | Access::ComputeStorageWrite
@@ -191,7 +192,7 @@ mod tests {
         assert!(t
             .src_stage
             .contains(vk::PipelineStageFlags2::COMPUTE_SHADER));
-        assert!(t.src_stage.contains(vk::PipelineStageFlags2::COPY));
+        assert!(t.src_stage.contains(vk::PipelineStageFlags2::ALL_TRANSFER));
     }
 
     #[test]

@@ -1,0 +1,285 @@
+//! The brush engine on the GPU against its CPU twin, and the invariants of paging, batching,
+//! input rate and undo. Every test runs with validation on and fails on any message.
+
+mod common;
+
+use common::{assert_no_validation_messages, gpu};
+use scarp::brush::cpu::CpuTerrain;
+use scarp::brush::gpu::GpuTerrain;
+use scarp::brush::stroke::{stroke_instances, StrokeSample};
+use scarp::brush::{BrushSettings, BrushType, Falloff};
+use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+use scarp::terrain::document::{DocumentDesc, HeightFormat, PageId};
+use std::sync::Arc;
+
+/// Largest |GPU - CPU| accepted for r32f documents.
+const TOLERANCE: f32 = 1e-4;
+
+fn doc(width: u32, height: u32, page_size: u32) -> DocumentDesc {
+    DocumentDesc {
+        width,
+        height,
+        format: HeightFormat::R32f,
+        page_size,
+        height_min: 0.0,
+        height_max: 1.0,
+    }
+}
+
+/// A wavy stroke through the corner shared by pages (0,0), (1,0), (0,1), (1,1) of a 128 grid.
+fn corner_stroke() -> Vec<StrokeSample> {
+    (0..12)
+        .map(|i| {
+            let t = i as f32 / 11.0;
+            StrokeSample {
+                x: 60.0 + 150.0 * t,
+                y: 90.0 + 70.0 * t + 12.0 * (t * 9.0).sin(),
+                pressure: 0.4 + 0.6 * t,
+                t,
+            }
+        })
+        .collect()
+}
+
+/// Every brush type, with the noise brush in several kinds and falloffs.
+fn brushes() -> Vec<BrushSettings> {
+    let base = BrushSettings {
+        radius: 30.0,
+        inner_radius: 6.0,
+        strength: 0.3,
+        spacing: 0.2,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let mut out = vec![
+        base,
+        BrushSettings {
+            brush: BrushType::Lower,
+            falloff: Falloff::Smooth,
+            ..base
+        },
+        BrushSettings {
+            brush: BrushType::Raise,
+            falloff: Falloff::Linear,
+            inner_radius: 0.0,
+            ..base
+        },
+    ];
+    for kind in [
+        NoiseKind::Fbm,
+        NoiseKind::Ridged,
+        NoiseKind::Jordan,
+        NoiseKind::Erosive,
+    ] {
+        let noise = NoiseSettings {
+            scale: 1.0 / 64.0,
+            seed: 5,
+            octaves: 6,
+            ..NoiseSettings::new(kind)
+        };
+        out.push(BrushSettings {
+            brush: BrushType::Noise,
+            noise,
+            ..base
+        });
+    }
+    out
+}
+
+fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+fn run_gpu(
+    gpu: &Arc<scarp::gpu::Gpu>,
+    d: DocumentDesc,
+    batch: usize,
+    strokes: &[(BrushSettings, Vec<StrokeSample>)],
+) -> Vec<f32> {
+    let mut t = GpuTerrain::new(gpu, d, 0.25, &NoiseTables::default()).unwrap();
+    t.set_batch(batch).unwrap();
+    for (b, samples) in strokes {
+        t.apply_stroke(b, &stroke_instances(b, samples)).unwrap();
+    }
+    t.to_dense().unwrap()
+}
+
+#[test]
+fn gpu_matches_cpu_twin_for_every_brush() {
+    let gpu = gpu();
+    let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
+    let d = doc(300, 260, 128);
+    for b in brushes() {
+        let strokes = vec![(b, corner_stroke())];
+        let got = run_gpu(&gpu, d, 16, &strokes);
+        let mut cpu = CpuTerrain::new(d, 0.25, cpu_tables.clone());
+        cpu.apply_stroke(&b, &stroke_instances(&b, &strokes[0].1));
+        let want = cpu.to_dense();
+        let diff = max_diff(&got, &want);
+        println!(
+            "{:?}/{:?}: max |gpu - cpu| = {diff:e}",
+            b.brush, b.noise.kind
+        );
+        assert!(
+            diff <= TOLERANCE,
+            "{:?} {:?}: max |gpu - cpu| = {diff}",
+            b.brush,
+            b.noise.kind
+        );
+        assert!(
+            want.iter().any(|h| (h - 0.25).abs() > 1e-3),
+            "{:?}: the stroke changed nothing",
+            b.brush
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn batch_size_and_page_size_do_not_change_heights() {
+    let gpu = gpu();
+    for b in brushes() {
+        let strokes = vec![
+            (b, corner_stroke()),
+            (
+                BrushSettings {
+                    strength: -0.1,
+                    ..b
+                },
+                corner_stroke().into_iter().rev().collect(),
+            ),
+        ];
+        let paged16 = run_gpu(&gpu, doc(300, 260, 128), 16, &strokes);
+        let paged1 = run_gpu(&gpu, doc(300, 260, 128), 1, &strokes);
+        let single_page = run_gpu(&gpu, doc(300, 260, 512), 16, &strokes);
+        assert_eq!(
+            paged1, paged16,
+            "{:?} {:?}: batch 1 and 16 differ",
+            b.brush, b.noise.kind
+        );
+        assert_eq!(
+            single_page, paged16,
+            "{:?} {:?}: page size 128 and one page differ",
+            b.brush, b.noise.kind
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn input_rate_does_not_change_heights() {
+    let gpu = gpu();
+    let path = |hz: usize| -> Vec<StrokeSample> {
+        (0..=hz)
+            .map(|i| {
+                let a = 1.2 * i as f32 / hz as f32;
+                StrokeSample {
+                    x: 40.0 + 200.0 * a.cos(),
+                    y: 30.0 + 200.0 * a.sin(),
+                    pressure: 1.0,
+                    t: i as f32 / hz as f32,
+                }
+            })
+            .collect()
+    };
+    let b = BrushSettings {
+        radius: 24.0,
+        strength: 0.05,
+        spacing: 0.25,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let slow = run_gpu(&gpu, doc(260, 260, 128), 16, &[(b, path(30))]);
+    let fast = run_gpu(&gpu, doc(260, 260, 128), 16, &[(b, path(240))]);
+    let diff = max_diff(&slow, &fast);
+    assert!(diff <= 1e-4, "30 Hz and 240 Hz differ by {diff}");
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
+    let gpu = gpu();
+    let d = doc(512, 384, 128);
+    let initial: Vec<f32> = (0..512 * 384)
+        .map(|i| ((i % 977) as f32 * 0.013).sin())
+        .collect();
+    let mut t = GpuTerrain::from_heights(&gpu, d, &initial, &NoiseTables::default()).unwrap();
+    assert_eq!(t.to_dense().unwrap(), initial);
+    let mut after = Vec::new();
+    for (i, b) in brushes().into_iter().enumerate().take(4) {
+        let samples: Vec<StrokeSample> = corner_stroke()
+            .into_iter()
+            .map(|s| StrokeSample {
+                x: s.x + 40.0 * i as f32,
+                ..s
+            })
+            .collect();
+        t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
+        after.push(t.to_dense().unwrap());
+    }
+    // Page (3,2) is far from every stroke: the same version throughout.
+    let far = PageId { x: 3, y: 2 };
+    let far_before = t.page(far).cloned().unwrap();
+    for _ in 0..4 {
+        assert!(t.undo());
+    }
+    assert!(!t.undo(), "nothing left to undo");
+    assert_eq!(
+        t.to_dense().unwrap(),
+        initial,
+        "undo must restore the initial heights bit-exactly"
+    );
+    for (i, expected) in after.iter().enumerate() {
+        assert!(t.redo());
+        assert_eq!(
+            &t.to_dense().unwrap(),
+            expected,
+            "redo {i} must reapply bit-exactly"
+        );
+    }
+    assert!(
+        std::rc::Rc::ptr_eq(&far_before, t.page(far).unwrap()),
+        "an untouched page must be shared, not copied"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn huge_flat_document_allocates_only_touched_pages() {
+    let gpu = gpu();
+    let d = doc(65536, 65536, 512);
+    let mut t = GpuTerrain::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
+    assert_eq!(t.page_count(), 0, "a new flat document holds no pages");
+    let b = BrushSettings {
+        radius: 64.0,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let samples = [
+        StrokeSample {
+            x: 40000.0,
+            y: 30000.0,
+            pressure: 1.0,
+            t: 0.0,
+        },
+        StrokeSample {
+            x: 40100.0,
+            y: 30050.0,
+            pressure: 1.0,
+            t: 0.1,
+        },
+    ];
+    t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
+    assert!(
+        t.page_count() <= 4,
+        "{} pages for one small stroke",
+        t.page_count()
+    );
+    assert!(
+        t.page_bytes() <= 16 << 20,
+        "{} bytes of pages",
+        t.page_bytes()
+    );
+    assert_no_validation_messages(&gpu);
+}
