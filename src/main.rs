@@ -511,12 +511,16 @@ fn cmd_apply(
                 total_ns += ns;
                 total_passes += s.passes;
                 println!(
-                    "step {i}: {} instances, {} page tasks, {} passes, GPU {:.3} ms ({:.2} us/instance)",
+                    "step {i}: {} instances, {} page tasks, {} passes, GPU {:.3} ms ({:.2} us/instance, {:.0} instances/s, \
+                     {:.1} Mtexel/s written, {:.1} GB/s read+written)",
                     s.instances,
                     s.page_tasks,
                     s.passes,
                     ns * 1e-6,
-                    ns * 1e-3 / s.instances.max(1) as f64
+                    ns * 1e-3 / s.instances.max(1) as f64,
+                    s.instances as f64 / (ns * 1e-9),
+                    s.texels_written as f64 / (ns * 1e-3),
+                    s.texels_written as f64 * 8.0 / ns
                 );
                 if print_passes {
                     for (k, p) in s.pass_ns.iter().enumerate() {

@@ -256,17 +256,38 @@ fn apply_replays_the_demo_journal_on_both_backends() {
     let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
     let (g, c) = (dir.path().join("g.r32"), dir.path().join("c.r32"));
     for (path, backend) in [(&g, "gpu"), (&c, "cpu")] {
-        let o = scarp(&["apply", "--journal", journal, "--out", path.to_str().unwrap(), "--backend", backend, "--page-size", "128"]);
-        assert!(o.status.success(), "{backend}: {}", String::from_utf8_lossy(&o.stderr));
+        let o = scarp(&[
+            "apply",
+            "--journal",
+            journal,
+            "--out",
+            path.to_str().unwrap(),
+            "--backend",
+            backend,
+            "--page-size",
+            "128",
+        ]);
+        assert!(
+            o.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(stdout.contains("total:"), "{stdout}");
         if backend == "gpu" {
-            assert!(stdout.contains("passes, GPU"), "per-stroke GPU times: {stdout}");
+            assert!(
+                stdout.contains("passes, GPU"),
+                "per-stroke GPU times: {stdout}"
+            );
         }
     }
     let (g, c) = (read_r32(&g), read_r32(&c));
     assert_eq!(g.len(), 1024 * 1024);
-    let diff = g.iter().zip(&c).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    let diff = g
+        .iter()
+        .zip(&c)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
     assert!(diff <= 1e-4, "backends differ by {diff}");
     assert!(g.iter().any(|h| *h > 0.1), "the demo raises terrain");
 }
@@ -275,25 +296,58 @@ fn apply_replays_the_demo_journal_on_both_backends() {
 fn bad_journals_fail_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.r32");
-    let good = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json")).unwrap();
+    let good = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/journals/demo.json"
+    ))
+    .unwrap();
     let cases = [
-        (good.replacen("\"radius\": 90", "\"radius\": -90", 1), "steps[3]: stroke.brush.radius"),
-        (good.replacen("\"kind\": \"ridged\"", "\"kind\": \"plasma\"", 1), "steps[2].stroke.brush.kind"),
-        (good.replacen("{\n   \"redo\": 1\n  }", "{\n   \"redo\": 2\n  }", 1), "steps[5]: redo"),
-        (good.replacen("\"flat\": 0.0", "\"file\": \"missing.r32\"", 1), "missing.r32"),
+        (
+            good.replacen("\"radius\": 90", "\"radius\": -90", 1),
+            "steps[3]: stroke.brush.radius",
+        ),
+        (
+            good.replacen("\"kind\": \"ridged\"", "\"kind\": \"plasma\"", 1),
+            "steps[2].stroke.brush.kind",
+        ),
+        (
+            good.replacen("{\n   \"redo\": 1\n  }", "{\n   \"redo\": 2\n  }", 1),
+            "steps[5]: redo",
+        ),
+        (
+            good.replacen("\"flat\": 0.0", "\"file\": \"missing.r32\"", 1),
+            "missing.r32",
+        ),
         ("[]".to_string(), "expected a journal object"),
     ];
     for (i, (text, expect)) in cases.iter().enumerate() {
         assert_ne!(text, &good, "case {i} must change the journal");
         let path = dir.path().join(format!("bad{i}.json"));
         std::fs::write(&path, text).unwrap();
-        let o = scarp(&["apply", "--journal", path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let o = scarp(&[
+            "apply",
+            "--journal",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "case {i} should fail");
-        assert!(stderr.contains(expect), "case {i}: expected '{expect}' in {stderr}");
+        assert!(
+            stderr.contains(expect),
+            "case {i}: expected '{expect}' in {stderr}"
+        );
         assert_eq!(stderr.trim().lines().count(), 1, "one-line error: {stderr}");
         assert!(!out.exists(), "case {i} wrote an output");
     }
-    let o = scarp(&["apply", "--journal", "assets/journals/demo.json", "--batch", "0", "--out", out.to_str().unwrap()]);
+    let o = scarp(&[
+        "apply",
+        "--journal",
+        "assets/journals/demo.json",
+        "--batch",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--batch"));
 }

@@ -70,6 +70,8 @@ pub struct StrokeStats {
     pub instances: usize,
     pub page_tasks: usize,
     pub passes: usize,
+    /// Texels the passes wrote (each also read once): bytes moved = 8 x this for r32f.
+    pub texels_written: u64,
     /// GPU time of the brush passes (timestamps), without page allocation and copy-on-write.
     pub gpu_ns: Option<f64>,
     /// Each pass's GPU time, in order.

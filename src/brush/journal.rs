@@ -19,7 +19,10 @@ pub const MAX_STROKE_INSTANCES: usize = 10_000_000;
 pub const MAX_STROKE_SAMPLES: usize = 1_000_000;
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a journal object (version, document, steps)")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a journal object (version, document, steps)"
+)]
 struct RawJournal {
     version: u32,
     document: RawDocument,
