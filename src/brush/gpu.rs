@@ -409,6 +409,7 @@ impl GpuTerrain {
                     (write.height() as u32).div_ceil(GROUP),
                     1,
                 ];
+                stats.texels_written += write.width() as u64 * write.height() as u64;
                 rec.pass_sets(kernel, &[&page.sets[page.front.get()], &stroke_set])
                     .read_storage_image(page.front())
                     .write_image(page.back())
