@@ -70,7 +70,7 @@ enum Command {
         /// Override the journal's page size (128..=2048).
         #[arg(long)]
         page_size: Option<u32>,
-        /// Print every pass's GPU time.
+        /// Print every wave's GPU time (a wave = the next pass of every page, run together).
         #[arg(long)]
         passes: bool,
         #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
@@ -511,11 +511,12 @@ fn cmd_apply(
                 total_ns += ns;
                 total_passes += s.passes;
                 println!(
-                    "step {i}: {} instances, {} page tasks, {} passes, GPU {:.3} ms ({:.2} us/instance, {:.0} instances/s, \
+                    "step {i}: {} instances, {} page tasks, {} passes in {} waves, GPU {:.3} ms ({:.2} us/instance, {:.0} instances/s, \
                      {:.1} Mtexel/s written, {:.1} GB/s read+written)",
                     s.instances,
                     s.page_tasks,
                     s.passes,
+                    s.waves,
                     ns * 1e-6,
                     ns * 1e-3 / s.instances.max(1) as f64,
                     s.instances as f64 / (ns * 1e-9),
@@ -523,8 +524,8 @@ fn cmd_apply(
                     s.texels_written as f64 * 8.0 / ns
                 );
                 if print_passes {
-                    for (k, p) in s.pass_ns.iter().enumerate() {
-                        println!("  pass {k}: {:.1} us", p * 1e-3);
+                    for (k, p) in s.wave_ns.iter().enumerate() {
+                        println!("  wave {k}: {:.1} us", p * 1e-3);
                     }
                 }
             })?;

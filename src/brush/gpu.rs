@@ -35,7 +35,7 @@ pub const DEFAULT_BATCH: usize = 16;
 pub const MAX_BATCH: usize = 256;
 /// Workgroup size of brush/pointwise.comp.
 const GROUP: u32 = 16;
-/// Timed passes per submission.
+/// Timed waves per submission.
 const PASSES_PER_SUBMIT: usize = 1024;
 
 const PAGE_BINDINGS: [BindingKind; 2] = [BindingKind::StorageImage, BindingKind::StorageImage];
@@ -74,8 +74,11 @@ pub struct StrokeStats {
     pub texels_written: u64,
     /// GPU time of the brush passes (timestamps), without page allocation and copy-on-write.
     pub gpu_ns: Option<f64>,
-    /// Each pass's GPU time, in order.
-    pub pass_ns: Vec<f64>,
+    /// Waves: sets of passes (one per page) that run together; as many as the busiest page's
+    /// batches.
+    pub waves: usize,
+    /// Each wave's GPU time, in order.
+    pub wave_ns: Vec<f64>,
 }
 
 /// A paged heightfield on the GPU with its brush kernels and undo history.
@@ -370,8 +373,8 @@ impl GpuTerrain {
             noise: brush.noise.params(),
         };
 
-        // Every pass of the stroke, page after page, batch after batch.
-        let mut passes = Vec::new();
+        // Every pass of the stroke: per page, batch after batch, in instance order.
+        let mut page_passes: Vec<Vec<(u32, u32, Rect)>> = vec![Vec::new(); ids.len()];
         for (i, (&id, span)) in ids.iter().zip(&spans).enumerate() {
             let r = self.desc.page_rect(id);
             for start in span.clone().step_by(self.batch) {
@@ -383,55 +386,78 @@ impl GpuTerrain {
                     })
                     .intersect(&r)
                     .translate(-r.x0, -r.y0);
-                passes.push((i, start as u32, (end - start) as u32, dirty, [r.x0, r.y0]));
+                page_passes[i].push((start as u32, (end - start) as u32, dirty));
             }
         }
+        // Waves: pass k of every page, which touch disjoint images, run together behind one
+        // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
+        // barrier (a wait for all earlier compute work) between every two small dispatches.
+        let waves = page_passes.iter().map(Vec::len).max().unwrap_or(0);
         let label = format!("brush {}", brush.brush.name());
         let mut total_ns = self.timer.as_ref().map(|_| 0.0);
-        for chunk in passes.chunks(PASSES_PER_SUBMIT) {
+        let wave_ids: Vec<usize> = (0..waves).collect();
+        for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {
             let mut rec = Recorder::new(&self.gpu)?;
             if let Some(t) = &self.timer {
                 rec.reset_timer(t);
             }
-            for &(page_index, first, count, dirty, origin) in chunk {
-                let page = &fresh[page_index];
-                let write = dirty.union(&page.stale.get());
-                let push = BrushPass {
-                    page_origin: origin,
-                    rect_min: [write.x0, write.y0],
-                    rect_size: [write.width(), write.height()],
-                    first_instance: first,
-                    instance_count: count,
-                    ..base
+            rec.image(perm, Access::ComputeSampledRead);
+            rec.image(grad, Access::ComputeSampledRead);
+            rec.buffer(&instance_buf, Access::ComputeStorageRead);
+            for &wave in chunk {
+                let active: Vec<usize> = (0..ids.len())
+                    .filter(|&i| wave < page_passes[i].len())
+                    .collect();
+                for &i in &active {
+                    rec.image(fresh[i].front(), Access::ComputeStorageRead);
+                    rec.image(fresh[i].back(), Access::ComputeStorageWrite);
+                }
+                rec.flush_barriers();
+                let query = match &self.timer {
+                    Some(t) => Some((t, rec.timer_begin(t, &label)?)),
+                    None => None,
                 };
-                let groups = [
-                    (write.width() as u32).div_ceil(GROUP),
-                    (write.height() as u32).div_ceil(GROUP),
-                    1,
-                ];
-                stats.texels_written += write.width() as u64 * write.height() as u64;
-                rec.pass_sets(kernel, &[&page.sets[page.front.get()], &stroke_set])
-                    .read_storage_image(page.front())
-                    .write_image(page.back())
-                    .read_image(perm)
-                    .read_image(grad)
-                    .read_buffer(&instance_buf)
-                    .push(&push)
-                    .timed(self.timer.as_ref(), &label)
-                    .dispatch(groups)?;
-                page.front.set(1 - page.front.get());
-                page.stale.set(dirty);
+                for &i in &active {
+                    let page = &fresh[i];
+                    let r = self.desc.page_rect(ids[i]);
+                    let (first, count, dirty) = page_passes[i][wave];
+                    let write = dirty.union(&page.stale.get());
+                    let push = BrushPass {
+                        page_origin: [r.x0, r.y0],
+                        rect_min: [write.x0, write.y0],
+                        rect_size: [write.width(), write.height()],
+                        first_instance: first,
+                        instance_count: count,
+                        ..base
+                    };
+                    let groups = [
+                        (write.width() as u32).div_ceil(GROUP),
+                        (write.height() as u32).div_ceil(GROUP),
+                        1,
+                    ];
+                    stats.texels_written += write.width() as u64 * write.height() as u64;
+                    // Accesses were declared for the whole wave above.
+                    rec.pass_sets(kernel, &[&page.sets[page.front.get()], &stroke_set])
+                        .push(&push)
+                        .dispatch(groups)?;
+                    page.front.set(1 - page.front.get());
+                    page.stale.set(dirty);
+                }
+                if let Some((t, q)) = query {
+                    rec.timer_end(t, q);
+                }
+                stats.passes += active.len();
             }
             rec.submit_and_wait()?;
             if let Some(t) = &self.timer {
                 let times = t.results()?;
-                stats.pass_ns.extend(times.iter().map(|p| p.gpu_ns));
+                stats.wave_ns.extend(times.iter().map(|p| p.gpu_ns));
                 if let Some(total) = total_ns.as_mut() {
                     *total += times.iter().map(|p| p.gpu_ns).sum::<f64>();
                 }
             }
         }
-        stats.passes = passes.len();
+        stats.waves = waves;
         stats.gpu_ns = total_ns;
         self.last_stroke = stats;
 

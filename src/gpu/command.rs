@@ -247,6 +247,18 @@ impl<'a> Recorder<'a> {
         timer.reset(self.cmd);
     }
 
+    /// Starts timing everything recorded until [`Self::timer_end`] under `label` (barriers
+    /// recorded before this call are not included).
+    pub fn timer_begin(&mut self, timer: &'a GpuTimer, label: &str) -> Result<u32> {
+        self.flush_barriers();
+        timer.begin(self.cmd, label)
+    }
+
+    /// Ends the timing started by [`Self::timer_begin`].
+    pub fn timer_end(&mut self, timer: &'a GpuTimer, query: u32) {
+        timer.end(self.cmd, query);
+    }
+
     /// Starts a compute pass of `kernel` with descriptor set `set` (its only set).
     pub fn pass<P: bytemuck::Pod>(
         &mut self,
