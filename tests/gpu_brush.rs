@@ -63,6 +63,11 @@ fn brushes() -> Vec<BrushSettings> {
             inner_radius: 0.0,
             ..base
         },
+        BrushSettings {
+            brush: BrushType::Level,
+            strength: 0.4,
+            ..base
+        },
     ];
     for kind in [
         NoiseKind::Fbm,
@@ -85,6 +90,15 @@ fn brushes() -> Vec<BrushSettings> {
     out
 }
 
+/// A sloped, rippled initial terrain, so level brushes have something to level.
+fn initial(d: &DocumentDesc) -> Vec<f32> {
+    (0..d.height)
+        .flat_map(|y| {
+            (0..d.width).map(move |x| 0.25 + 0.002 * x as f32 + 0.05 * (y as f32 * 0.07).sin())
+        })
+        .collect()
+}
+
 fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter()
@@ -99,7 +113,7 @@ fn run_gpu(
     batch: usize,
     strokes: &[(BrushSettings, Vec<StrokeSample>)],
 ) -> Vec<f32> {
-    let mut t = GpuTerrain::new(gpu, d, 0.25, &NoiseTables::default()).unwrap();
+    let mut t = GpuTerrain::from_heights(gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
     t.set_batch(batch).unwrap();
     for (b, samples) in strokes {
         t.apply_stroke(b, &stroke_instances(b, samples)).unwrap();
@@ -115,7 +129,7 @@ fn gpu_matches_cpu_twin_for_every_brush() {
     for b in brushes() {
         let strokes = vec![(b, corner_stroke())];
         let got = run_gpu(&gpu, d, 16, &strokes);
-        let mut cpu = CpuTerrain::new(d, 0.25, cpu_tables.clone());
+        let mut cpu = CpuTerrain::from_heights(d, &initial(&d), cpu_tables.clone());
         cpu.apply_stroke(&b, &stroke_instances(&b, &strokes[0].1));
         let want = cpu.to_dense();
         let diff = max_diff(&got, &want);
@@ -130,7 +144,7 @@ fn gpu_matches_cpu_twin_for_every_brush() {
             b.noise.kind
         );
         assert!(
-            want.iter().any(|h| (h - 0.25).abs() > 1e-3),
+            max_diff(&want, &initial(&d)) > 1e-3,
             "{:?}: the stroke changed nothing",
             b.brush
         );
@@ -281,5 +295,50 @@ fn huge_flat_document_allocates_only_touched_pages() {
         "{} bytes of pages",
         t.page_bytes()
     );
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn level_pulls_to_the_height_under_the_first_sample() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let init = initial(&d);
+    let mut t = GpuTerrain::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
+    let b = BrushSettings {
+        radius: 40.0,
+        inner_radius: 20.0,
+        strength: 1.0,
+        ..BrushSettings::new(BrushType::Level)
+    };
+    let samples = [
+        StrokeSample {
+            x: 128.0,
+            y: 128.0,
+            pressure: 1.0,
+            t: 0.0,
+        },
+        StrokeSample {
+            x: 140.0,
+            y: 128.0,
+            pressure: 1.0,
+            t: 0.1,
+        },
+    ];
+    t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
+    let target = init[128 * 256 + 128];
+    let h = t.to_dense().unwrap();
+    for y in 110usize..146 {
+        for x in 110usize..146 {
+            if (x as f32 - 128.0).hypot(y as f32 - 128.0) <= 19.0 {
+                assert!(
+                    (h[y * 256 + x] - target).abs() < 1e-6,
+                    "({x}, {y}) = {} not levelled to {target}",
+                    h[y * 256 + x]
+                );
+            }
+        }
+    }
+    // Far outside the brush nothing moves.
+    assert_eq!(h[10 * 256 + 10], init[10 * 256 + 10]);
     assert_no_validation_messages(&gpu);
 }

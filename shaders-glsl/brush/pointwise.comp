@@ -1,5 +1,5 @@
 #version 460
-// Batched pointwise brushes (raise/lower, noise): one pass applies up to N instances, in order,
+// Batched pointwise brushes (raise/lower, noise, level): one pass applies up to N instances, in order,
 // to one page. Ping-pong: reads the page's front image, writes its back image over rect (the
 // union of this pass's dirty rectangle and the previous pass's, so the back image becomes a
 // complete copy of the new state). Texels outside every instance are copied unchanged.
@@ -40,7 +40,12 @@ void main() {
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
                 have_m = true;
             }
-            h += b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff) * m;
+            float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff);
+            if (BRUSH_TYPE == BRUSH_LEVEL) {
+                h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
+            } else {
+                h += w * m;
+            }
         }
     }
     imageStore(uBack, local, vec4(h));

@@ -47,6 +47,7 @@ struct NoiseGrid {
 // negative strength.
 #define BRUSH_RAISE 0
 #define BRUSH_NOISE 1
+#define BRUSH_LEVEL 2  // h += clamp(strength x falloff, 0, 1) x (level_target - h)
 
 // Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1).
 #define FALLOFF_PARABOLIC 0  // 1 - t^2 (paper eq. 2 when inner = 0)
@@ -73,7 +74,7 @@ struct BrushPass {
     uint first_instance;
     uint instance_count;
     int falloff;
-    int _pad;
+    float level_target;   // level: height under the stroke's first sample, before the stroke
     NoiseParams noise;
 };
 

@@ -74,8 +74,25 @@ impl CpuTerrain {
         self.pages.get(&id)
     }
 
+    /// Height at texel (x, y), clamped into the document.
+    pub fn height_at(&self, x: i32, y: i32) -> f32 {
+        let (x, y) = clamp_texel(&self.desc, x, y);
+        let id = PageId {
+            x: x as u32 / self.desc.page_size,
+            y: y as u32 / self.desc.page_size,
+        };
+        match self.pages.get(&id) {
+            Some(page) => {
+                let r = self.desc.page_rect(id);
+                page[((y - r.y0) * r.width() + (x - r.x0)) as usize]
+            }
+            None => self.flat,
+        }
+    }
+
     /// Applies one stroke's instances in order, as one undo step.
     pub fn apply_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        let target = level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y));
         let mut previous = Vec::new();
         for id in touched_pages(&self.desc, instances) {
             let r = self.desc.page_rect(id);
@@ -84,7 +101,7 @@ impl CpuTerrain {
                 Some(p) => p.as_ref().clone(),
                 None => vec![self.flat; (r.width() * r.height()) as usize],
             };
-            self.apply_to_page(&mut page, r, brush, instances);
+            self.apply_to_page(&mut page, r, brush, instances, target);
             self.pages.insert(id, Arc::new(page));
             previous.push((id, old));
         }
@@ -97,6 +114,7 @@ impl CpuTerrain {
         r: Rect,
         brush: &BrushSettings,
         instances: &[BrushInstance],
+        target: f32,
     ) {
         let params = brush.noise.params();
         let width = r.width() as usize;
@@ -125,9 +143,13 @@ impl CpuTerrain {
                                 m = self.tables.noise_at(brush.noise.kind, &params, q);
                                 have_m = true;
                             }
-                            *h += b.strength
-                                * falloff(d, b.radius, b.inner_radius, brush.falloff)
-                                * m;
+                            let w =
+                                b.strength * falloff(d, b.radius, b.inner_radius, brush.falloff);
+                            if brush.brush == BrushType::Level {
+                                *h += w.clamp(0.0, 1.0) * (target - *h);
+                            } else {
+                                *h += w * m;
+                            }
                         }
                     }
                 }
@@ -156,6 +178,22 @@ impl CpuTerrain {
         }
         out
     }
+}
+
+/// Texel (x, y) clamped into the document.
+pub fn clamp_texel(desc: &DocumentDesc, x: i32, y: i32) -> (i32, i32) {
+    (
+        x.clamp(0, desc.width as i32 - 1),
+        y.clamp(0, desc.height as i32 - 1),
+    )
+}
+
+/// The texel whose height a level stroke pulls toward: the one nearest the first instance (the
+/// stroke's first sample).
+pub fn level_texel(instances: &[BrushInstance]) -> Option<(i32, i32)> {
+    instances
+        .first()
+        .map(|b| (b.center[0].round() as i32, b.center[1].round() as i32))
 }
 
 /// Pages any instance reaches, in page order.

@@ -14,7 +14,7 @@
 //!   front, or cleared to the flat height) and records the old versions as one undo step;
 //!   untouched pages stay shared between versions.
 
-use super::cpu::touched_pages;
+use super::cpu::{clamp_texel, level_texel, touched_pages};
 use super::{BrushSettings, BrushType};
 use crate::gpu::shared::{BrushInstance, BrushPass};
 use crate::gpu::{
@@ -276,12 +276,36 @@ impl GpuTerrain {
         })
     }
 
+    /// Height at texel (x, y), clamped into the document (one texel read back).
+    pub fn height_at(&self, x: i32, y: i32) -> Result<f32> {
+        let (x, y) = clamp_texel(&self.desc, x, y);
+        let id = PageId {
+            x: x as u32 / self.desc.page_size,
+            y: y as u32 / self.desc.page_size,
+        };
+        let Some(page) = self.pages.get(&id) else {
+            return Ok(self.flat);
+        };
+        let r = self.desc.page_rect(id);
+        let readback = Buffer::new(&self.gpu, "texel readback", BufferDesc::readback(4))?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.copy_image_region_to_buffer(page.front(), [x - r.x0, y - r.y0], [1, 1], &readback, 0);
+        rec.buffer(&readback, Access::HostRead);
+        rec.submit_and_wait()?;
+        let bytes = readback.mapped(4)?;
+        Ok(f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    }
+
     /// Applies one stroke's instances in order, as one undo step. Drains fully (headless).
     pub fn apply_stroke(
         &mut self,
         brush: &BrushSettings,
         instances: &[BrushInstance],
     ) -> Result<()> {
+        let level_target = match (brush.brush, level_texel(instances)) {
+            (BrushType::Level, Some((x, y))) => self.height_at(x, y)?,
+            _ => 0.0,
+        };
         let ids = touched_pages(&self.desc, instances);
         // Per-page instance lists, concatenated in one buffer: page i owns [starts[i], starts[i+1]).
         let mut flat_list: Vec<BrushInstance> = Vec::new();
@@ -369,7 +393,7 @@ impl GpuTerrain {
             first_instance: 0,
             instance_count: 0,
             falloff: brush.falloff.index(),
-            _pad: 0,
+            level_target,
             noise: brush.noise.params(),
         };
 

@@ -20,6 +20,9 @@ pub enum BrushType {
     Lower,
     /// h += strength x pressure x falloff x B(offset + scale x p).
     Noise,
+    /// Pulls heights toward the height under the stroke's first sample (measured before the
+    /// stroke): h += clamp(strength x pressure x falloff, 0, 1) x (target - h).
+    Level,
 }
 
 impl BrushType {
@@ -28,6 +31,7 @@ impl BrushType {
             BrushType::Raise => "raise",
             BrushType::Lower => "lower",
             BrushType::Noise => "noise",
+            BrushType::Level => "level",
         }
     }
 
@@ -42,6 +46,7 @@ impl BrushType {
         match self {
             BrushType::Raise | BrushType::Lower => 0,
             BrushType::Noise => 1,
+            BrushType::Level => 2,
         }
     }
 }

@@ -214,6 +214,19 @@ impl<'a> Recorder<'a> {
 
     /// Copies the whole of `src` into `dst` from byte `offset`, as tightly packed texels.
     pub fn copy_image_to_buffer_at(&mut self, src: &'a Image, dst: &'a Buffer, offset: u64) {
+        let extent = [src.desc.extent.width, src.desc.extent.height];
+        self.copy_image_region_to_buffer(src, [0, 0], extent, dst, offset);
+    }
+
+    /// Copies the `size` texels of `src` from `origin` into `dst` at byte `offset`, tightly packed.
+    pub fn copy_image_region_to_buffer(
+        &mut self,
+        src: &'a Image,
+        origin: [i32; 2],
+        size: [u32; 2],
+        dst: &'a Buffer,
+        offset: u64,
+    ) {
         self.image(src, Access::TransferRead);
         self.buffer(dst, Access::TransferWrite);
         self.flush_barriers();
@@ -225,12 +238,18 @@ impl<'a> Recorder<'a> {
                 base_array_layer: 0,
                 layer_count: 1,
             })
+            .image_offset(vk::Offset3D {
+                x: origin[0],
+                y: origin[1],
+                z: 0,
+            })
             .image_extent(vk::Extent3D {
-                width: src.desc.extent.width,
-                height: src.desc.extent.height,
+                width: size[0],
+                height: size[1],
                 depth: 1,
             });
-        // SAFETY: live resources, layout set by the barrier above.
+        // SAFETY: live resources, layout set by the barrier above; the caller keeps the region
+        // inside the image.
         unsafe {
             self.gpu.device().cmd_copy_image_to_buffer(
                 self.cmd,

@@ -68,7 +68,8 @@ pub struct BrushPass {
     pub first_instance: u32,
     pub instance_count: u32,
     pub falloff: i32,
-    pub _pad: i32,
+    /// Level brushes: height under the stroke's first sample, before the stroke.
+    pub level_target: f32,
     pub noise: NoiseParams,
 }
 
