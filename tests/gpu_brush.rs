@@ -68,6 +68,16 @@ fn brushes() -> Vec<BrushSettings> {
             strength: 0.4,
             ..base
         },
+        BrushSettings {
+            brush: BrushType::Smooth,
+            strength: 0.8,
+            ..base
+        },
+        BrushSettings {
+            brush: BrushType::Contrast,
+            strength: 0.5,
+            ..base
+        },
     ];
     for kind in [
         NoiseKind::Fbm,
@@ -90,11 +100,16 @@ fn brushes() -> Vec<BrushSettings> {
     out
 }
 
-/// A sloped, rippled initial terrain, so level brushes have something to level.
+/// A sloped, rippled, rough initial terrain: level, smooth and contrast all have work to do.
 fn initial(d: &DocumentDesc) -> Vec<f32> {
     (0..d.height)
         .flat_map(|y| {
-            (0..d.width).map(move |x| 0.25 + 0.002 * x as f32 + 0.05 * (y as f32 * 0.07).sin())
+            (0..d.width).map(move |x| {
+                let (x, y) = (x as f32, y as f32);
+                0.25 + 0.002 * x
+                    + 0.05 * (y * 0.07).sin()
+                    + 0.02 * (x * 1.3).sin() * (y * 0.9).cos()
+            })
         })
         .collect()
 }
@@ -340,5 +355,54 @@ fn level_pulls_to_the_height_under_the_first_sample() {
     }
     // Far outside the brush nothing moves.
     assert_eq!(h[10 * 256 + 10], init[10 * 256 + 10]);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn smooth_lowers_and_contrast_raises_roughness_across_pages() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let init = initial(&d);
+    // Roughness: sum of |discrete Laplacian| around the page corner (128, 128).
+    let roughness = |h: &[f32]| -> f32 {
+        let at = |x: usize, y: usize| h[y * 256 + x];
+        let mut sum = 0.0;
+        for y in 110..146 {
+            for x in 110..146 {
+                sum += (4.0 * at(x, y) - at(x - 1, y) - at(x + 1, y) - at(x, y - 1) - at(x, y + 1))
+                    .abs();
+            }
+        }
+        sum
+    };
+    let before = roughness(&init);
+    let samples = [StrokeSample {
+        x: 128.0,
+        y: 128.0,
+        pressure: 1.0,
+        t: 0.0,
+    }];
+    for (brush, smoother) in [(BrushType::Smooth, true), (BrushType::Contrast, false)] {
+        let mut t = GpuTerrain::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
+        let b = BrushSettings {
+            radius: 40.0,
+            inner_radius: 30.0,
+            strength: 0.9,
+            ..BrushSettings::new(brush)
+        };
+        t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
+        let after = roughness(&t.to_dense().unwrap());
+        if smoother {
+            assert!(
+                after < 0.5 * before,
+                "smooth: roughness {before} -> {after}"
+            );
+        } else {
+            assert!(
+                after > 1.5 * before,
+                "contrast: roughness {before} -> {after}"
+            );
+        }
+    }
     assert_no_validation_messages(&gpu);
 }

@@ -78,4 +78,18 @@ struct BrushPass {
     NoiseParams noise;
 };
 
+// One smooth/contrast pass: one instance over one page, taps from the 3x3 neighbourhood of pages.
+struct SmoothPass {
+    BrushInstance instance;
+    ivec2 page_origin;   // document texel of this page's (0, 0)
+    ivec2 self_size;     // this page's extent
+    ivec2 doc_size;
+    ivec2 rect_min;      // page-local first texel written
+    ivec2 rect_size;
+    int page_size;       // extent of a whole page (left/top neighbours)
+    int falloff;
+    float flat_height;   // height of neighbours that hold no memory
+    uint present_mask;   // bit n: neighbour n (row-major, 4 = this page) is bound
+};
+
 #endif

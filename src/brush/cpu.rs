@@ -92,6 +92,9 @@ impl CpuTerrain {
 
     /// Applies one stroke's instances in order, as one undo step.
     pub fn apply_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        if brush.brush.is_multitap() {
+            return self.apply_multitap(brush, instances);
+        }
         let target = level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y));
         let mut previous = Vec::new();
         for id in touched_pages(&self.desc, instances) {
@@ -104,6 +107,64 @@ impl CpuTerrain {
             self.apply_to_page(&mut page, r, brush, instances, target);
             self.pages.insert(id, Arc::new(page));
             previous.push((id, old));
+        }
+        self.history.record(previous);
+    }
+
+    /// Smooth/contrast: instance after instance over the whole document, each reading the state
+    /// before it (`smooth.comp`'s arithmetic, taps clamped into the document).
+    fn apply_multitap(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        let d = self.desc;
+        let ids = touched_pages(&d, instances);
+        let previous: Vec<(PageId, Option<Arc<Vec<f32>>>)> = ids
+            .iter()
+            .map(|id| (*id, self.pages.get(id).cloned()))
+            .collect();
+        for &id in &ids {
+            let r = d.page_rect(id);
+            self.pages
+                .entry(id)
+                .or_insert_with(|| Arc::new(vec![self.flat; (r.width() * r.height()) as usize]));
+        }
+        for b in instances {
+            let reach = Rect::around(b.center, b.radius).intersect(&d.bounds());
+            let mut updated = Vec::with_capacity((reach.width() * reach.height()) as usize);
+            for y in reach.y0..reach.y1 {
+                for x in reach.x0..reach.x1 {
+                    let h = self.height_at(x, y);
+                    let dist = ((x as f32 - b.center[0]).powi(2)
+                        + (y as f32 - b.center[1]).powi(2))
+                    .sqrt();
+                    if dist < b.radius {
+                        let mut sum = 0.0f32;
+                        for ty in -1..=1i32 {
+                            for tx in -1..=1i32 {
+                                let w = ((2 - tx.abs()) * (2 - ty.abs())) as f32;
+                                sum += w * self.height_at(x + tx, y + ty);
+                            }
+                        }
+                        let k = (b.strength
+                            * falloff(dist, b.radius, b.inner_radius, brush.falloff))
+                        .clamp(-1.0, 1.0);
+                        updated.push(h + k * (sum * (1.0 / 16.0) - h));
+                    } else {
+                        updated.push(h);
+                    }
+                }
+            }
+            let mut values = updated.into_iter();
+            for y in reach.y0..reach.y1 {
+                for x in reach.x0..reach.x1 {
+                    let v = values.next().expect("one value per texel");
+                    let id = PageId {
+                        x: x as u32 / d.page_size,
+                        y: y as u32 / d.page_size,
+                    };
+                    let r = d.page_rect(id);
+                    let page = Arc::make_mut(self.pages.get_mut(&id).expect("touched pages exist"));
+                    page[((y - r.y0) * r.width() + (x - r.x0)) as usize] = v;
+                }
+            }
         }
         self.history.record(previous);
     }

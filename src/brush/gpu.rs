@@ -16,7 +16,7 @@
 
 use super::cpu::{clamp_texel, level_texel, touched_pages};
 use super::{BrushSettings, BrushType};
-use crate::gpu::shared::{BrushInstance, BrushPass};
+use crate::gpu::shared::{BrushInstance, BrushPass, SmoothPass};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
     GpuError, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
@@ -64,6 +64,15 @@ impl GpuPage {
     }
 }
 
+/// One planned smooth pass: the images it binds, its set and push constants.
+struct SmoothPlan<'p> {
+    bound: Vec<&'p Image>,
+    back: &'p Image,
+    set: DescriptorSet,
+    push: SmoothPass,
+    write: Rect,
+}
+
 /// What the last stroke cost.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StrokeStats {
@@ -88,6 +97,7 @@ pub struct GpuTerrain {
     flat: f32,
     noise: GpuNoise,
     kernels: HashMap<(i32, i32), ComputeKernel<BrushPass>>,
+    smooth_kernel: Option<ComputeKernel<SmoothPass>>,
     pages: BTreeMap<PageId, Rc<GpuPage>>,
     history: History<Rc<GpuPage>>,
     batch: usize,
@@ -113,6 +123,7 @@ impl GpuTerrain {
             flat,
             noise: GpuNoise::new(gpu, tables)?,
             kernels: HashMap::new(),
+            smooth_kernel: None,
             pages: BTreeMap::new(),
             history: History::default(),
             batch: DEFAULT_BATCH,
@@ -367,6 +378,44 @@ impl GpuTerrain {
             rec.submit_and_wait()?;
         }
 
+        if brush.brush.is_multitap() {
+            self.record_multitap(brush, instances, &ids, &fresh, &mut stats)?;
+        } else {
+            self.record_pointwise(
+                brush,
+                &ids,
+                &spans,
+                &flat_list,
+                &fresh,
+                &instance_buf,
+                level_target,
+                &mut stats,
+            )?;
+        }
+        self.last_stroke = stats;
+
+        let previous = ids
+            .iter()
+            .zip(fresh)
+            .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
+            .collect();
+        self.history.record(previous);
+        Ok(())
+    }
+
+    /// Records and runs the batched passes of a pointwise brush, in waves.
+    #[allow(clippy::too_many_arguments)]
+    fn record_pointwise(
+        &mut self,
+        brush: &BrushSettings,
+        ids: &[PageId],
+        spans: &[std::ops::Range<usize>],
+        flat_list: &[BrushInstance],
+        fresh: &[GpuPage],
+        instance_buf: &Buffer,
+        level_target: f32,
+        stats: &mut StrokeStats,
+    ) -> Result<()> {
         self.kernel(brush.brush, brush.noise.kind)?;
         let key = (
             brush.brush.shader_index(),
@@ -383,7 +432,7 @@ impl GpuTerrain {
             &[
                 Resource::SampledImage(perm),
                 Resource::SampledImage(grad),
-                Resource::StorageBuffer(&instance_buf),
+                Resource::StorageBuffer(instance_buf),
             ],
         )?;
         let base = BrushPass {
@@ -399,7 +448,7 @@ impl GpuTerrain {
 
         // Every pass of the stroke: per page, batch after batch, in instance order.
         let mut page_passes: Vec<Vec<(u32, u32, Rect)>> = vec![Vec::new(); ids.len()];
-        for (i, (&id, span)) in ids.iter().zip(&spans).enumerate() {
+        for (i, (&id, span)) in ids.iter().zip(spans).enumerate() {
             let r = self.desc.page_rect(id);
             for start in span.clone().step_by(self.batch) {
                 let end = (start + self.batch).min(span.end);
@@ -427,7 +476,7 @@ impl GpuTerrain {
             }
             rec.image(perm, Access::ComputeSampledRead);
             rec.image(grad, Access::ComputeSampledRead);
-            rec.buffer(&instance_buf, Access::ComputeStorageRead);
+            rec.buffer(instance_buf, Access::ComputeStorageRead);
             for &wave in chunk {
                 let active: Vec<usize> = (0..ids.len())
                     .filter(|&i| wave < page_passes[i].len())
@@ -483,14 +532,165 @@ impl GpuTerrain {
         }
         stats.waves = waves;
         stats.gpu_ns = total_ns;
-        self.last_stroke = stats;
+        Ok(())
+    }
 
-        let previous = ids
-            .iter()
-            .zip(fresh)
-            .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
-            .collect();
-        self.history.record(previous);
+    fn smooth_kernel(&mut self) -> Result<&ComputeKernel<SmoothPass>> {
+        if self.smooth_kernel.is_none() {
+            self.smooth_kernel = Some(ComputeKernel::new(
+                &self.gpu,
+                &shaders::BRUSH_SMOOTH_COMP,
+                &[BindingKind::StorageImage; 10],
+                &[],
+            )?);
+        }
+        Ok(self.smooth_kernel.as_ref().expect("built above"))
+    }
+
+    /// Records and runs a multi-tap brush (smooth/contrast): one instance per wave, each of its
+    /// pages reading the 3x3 neighbourhood of page fronts so taps cross page borders.
+    fn record_multitap(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        ids: &[PageId],
+        fresh: &[GpuPage],
+        stats: &mut StrokeStats,
+    ) -> Result<()> {
+        self.smooth_kernel()?;
+        let kernel = self.smooth_kernel.as_ref().expect("built above");
+        let d = self.desc;
+        let index: HashMap<PageId, usize> =
+            ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        // The front image of page `id` as the stroke sees it: its new version if the stroke
+        // touches it, else the document's, else none (flat).
+        let mut total_ns = self.timer.as_ref().map(|_| 0.0);
+        let label = format!("brush {}", brush.brush.name());
+        for chunk in instances.chunks(PASSES_PER_SUBMIT) {
+            // Plan the chunk's waves first (descriptor sets must outlive the recording), following
+            // the fronts' flips on copies of the pages' state.
+            let mut front: Vec<usize> = fresh.iter().map(|p| p.front.get()).collect();
+            let mut stale: Vec<Rect> = fresh.iter().map(|p| p.stale.get()).collect();
+            let mut plan: Vec<Vec<SmoothPlan>> = Vec::with_capacity(chunk.len());
+            for b in chunk {
+                let reach = Rect::around(b.center, b.radius);
+                let pages: Vec<usize> = d
+                    .pages_in(&reach)
+                    .iter()
+                    .filter_map(|id| index.get(id).copied())
+                    .collect();
+                let mut wave = Vec::with_capacity(pages.len());
+                let mut dirties = Vec::with_capacity(pages.len());
+                for &i in &pages {
+                    let id = ids[i];
+                    let r = d.page_rect(id);
+                    let own_front = &fresh[i].images[front[i]];
+                    let mut bound: Vec<&Image> = Vec::with_capacity(9);
+                    let mut mask = 0u32;
+                    for n in 0..9i32 {
+                        let (nx, ny) = (id.x as i32 + n % 3 - 1, id.y as i32 + n / 3 - 1);
+                        let inside = nx >= 0
+                            && ny >= 0
+                            && nx < d.pages_x() as i32
+                            && ny < d.pages_y() as i32;
+                        let nid = PageId {
+                            x: nx.max(0) as u32,
+                            y: ny.max(0) as u32,
+                        };
+                        // Its new version if the stroke touches it, else the document's, else flat.
+                        let img = match (inside, index.get(&nid)) {
+                            (false, _) => None,
+                            (true, Some(&j)) => Some(&fresh[j].images[front[j]]),
+                            (true, None) => self.pages.get(&nid).map(|p| p.front()),
+                        };
+                        if img.is_some() {
+                            mask |= 1 << n;
+                        }
+                        bound.push(img.unwrap_or(own_front));
+                    }
+                    let back = &fresh[i].images[1 - front[i]];
+                    let mut resources: Vec<Resource> = bound
+                        .iter()
+                        .map(|&img| Resource::StorageImage(img))
+                        .collect();
+                    resources.push(Resource::StorageImage(back));
+                    let set = kernel.bind(&resources)?;
+                    let dirty = reach.intersect(&r).translate(-r.x0, -r.y0);
+                    let write = dirty.union(&stale[i]);
+                    let push = SmoothPass {
+                        instance: *b,
+                        page_origin: [r.x0, r.y0],
+                        self_size: [r.width(), r.height()],
+                        doc_size: [d.width as i32, d.height as i32],
+                        rect_min: [write.x0, write.y0],
+                        rect_size: [write.width(), write.height()],
+                        page_size: d.page_size as i32,
+                        falloff: brush.falloff.index(),
+                        flat_height: self.flat,
+                        present_mask: mask,
+                    };
+                    wave.push(SmoothPlan {
+                        bound,
+                        back,
+                        set,
+                        push,
+                        write,
+                    });
+                    dirties.push((i, dirty));
+                }
+                // Every page of the wave read the fronts as they were before it.
+                for (i, dirty) in dirties.drain(..) {
+                    front[i] = 1 - front[i];
+                    stale[i] = dirty;
+                }
+                plan.push(wave);
+            }
+
+            let mut rec = Recorder::new(&self.gpu)?;
+            if let Some(t) = &self.timer {
+                rec.reset_timer(t);
+            }
+            for wave in &plan {
+                for w in wave {
+                    for img in &w.bound {
+                        rec.image(img, Access::ComputeStorageRead);
+                    }
+                    rec.image(w.back, Access::ComputeStorageWrite);
+                }
+                rec.flush_barriers();
+                let query = match &self.timer {
+                    Some(t) => Some((t, rec.timer_begin(t, &label)?)),
+                    None => None,
+                };
+                for w in wave {
+                    let groups = [
+                        (w.write.width() as u32).div_ceil(GROUP),
+                        (w.write.height() as u32).div_ceil(GROUP),
+                        1,
+                    ];
+                    stats.texels_written += w.write.width() as u64 * w.write.height() as u64;
+                    rec.pass(kernel, &w.set).push(&w.push).dispatch(groups)?;
+                }
+                if let Some((t, q)) = query {
+                    rec.timer_end(t, q);
+                }
+                stats.passes += wave.len();
+                stats.waves += 1;
+            }
+            rec.submit_and_wait()?;
+            for (i, page) in fresh.iter().enumerate() {
+                page.front.set(front[i]);
+                page.stale.set(stale[i]);
+            }
+            if let Some(t) = &self.timer {
+                let times = t.results()?;
+                stats.wave_ns.extend(times.iter().map(|p| p.gpu_ns));
+                if let Some(total) = total_ns.as_mut() {
+                    *total += times.iter().map(|p| p.gpu_ns).sum::<f64>();
+                }
+            }
+        }
+        stats.gpu_ns = total_ns;
         Ok(())
     }
 

@@ -139,7 +139,7 @@ impl RawBrush {
     fn settings(&self) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast)",
                 self.brush_type
             )
         })?;

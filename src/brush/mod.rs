@@ -23,6 +23,10 @@ pub enum BrushType {
     /// Pulls heights toward the height under the stroke's first sample (measured before the
     /// stroke): h += clamp(strength x pressure x falloff, 0, 1) x (target - h).
     Level,
+    /// Moves heights toward their 3x3 binomial average: h += clamp(s x falloff, -1, 1) x (avg - h).
+    Smooth,
+    /// Smooth with the strength negated: boosts small details.
+    Contrast,
 }
 
 impl BrushType {
@@ -32,6 +36,8 @@ impl BrushType {
             BrushType::Lower => "lower",
             BrushType::Noise => "noise",
             BrushType::Level => "level",
+            BrushType::Smooth => "smooth",
+            BrushType::Contrast => "contrast",
         }
     }
 
@@ -47,7 +53,14 @@ impl BrushType {
             BrushType::Raise | BrushType::Lower => 0,
             BrushType::Noise => 1,
             BrushType::Level => 2,
+            // Not a pointwise kernel: brush/smooth.comp.
+            BrushType::Smooth | BrushType::Contrast => -1,
         }
+    }
+
+    /// Whether the brush reads neighbouring texels (one instance per pass, page halos).
+    pub fn is_multitap(self) -> bool {
+        matches!(self, BrushType::Smooth | BrushType::Contrast)
     }
 }
 
@@ -110,9 +123,9 @@ impl BrushSettings {
         }
     }
 
-    /// Signed strength factor: lower brushes push down.
+    /// Signed strength factor: lower and contrast brushes push the other way.
     pub fn signed_strength(&self) -> f32 {
-        if self.brush == BrushType::Lower {
+        if matches!(self.brush, BrushType::Lower | BrushType::Contrast) {
             -self.strength
         } else {
             self.strength

@@ -73,6 +73,23 @@ pub struct BrushPass {
     pub noise: NoiseParams,
 }
 
+/// Push constants of one smooth/contrast pass (see shared.glsl).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct SmoothPass {
+    pub instance: BrushInstance,
+    pub page_origin: [i32; 2],
+    pub self_size: [i32; 2],
+    pub doc_size: [i32; 2],
+    pub rect_min: [i32; 2],
+    pub rect_size: [i32; 2],
+    pub page_size: i32,
+    pub falloff: i32,
+    pub flat_height: f32,
+    pub present_mask: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<SmoothPass>() == 88);
 const _: () = assert!(std::mem::size_of::<NoiseParams>() == 80);
 const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
 const _: () = assert!(std::mem::size_of::<BrushPass>() == 120);
