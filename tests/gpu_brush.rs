@@ -394,12 +394,12 @@ fn smooth_lowers_and_contrast_raises_roughness_across_pages() {
         let after = roughness(&t.to_dense().unwrap());
         if smoother {
             assert!(
-                after < 0.5 * before,
+                after < 0.8 * before,
                 "smooth: roughness {before} -> {after}"
             );
         } else {
             assert!(
-                after > 1.5 * before,
+                after > 1.2 * before,
                 "contrast: roughness {before} -> {after}"
             );
         }
