@@ -97,6 +97,19 @@ fn brushes() -> Vec<BrushSettings> {
             ..base
         });
     }
+    let noise = NoiseSettings {
+        scale: 1.0 / 32.0,
+        seed: 9,
+        octaves: 5,
+        ..NoiseSettings::new(NoiseKind::Ridged)
+    };
+    out.push(BrushSettings {
+        brush: BrushType::Directional,
+        noise,
+        dir_angle_deg: 90.0,
+        dir_ratio: 4.0,
+        ..base
+    });
     out
 }
 
@@ -404,5 +417,88 @@ fn smooth_lowers_and_contrast_raises_roughness_across_pages() {
             );
         }
     }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn directional_noise_elongates_features_along_its_axis() {
+    let gpu = gpu();
+    let d = doc(384, 256, 128);
+    let flat = vec![0.0f32; 384 * 256];
+    // A horizontal stroke; compression along the stroke (angle 0) stretches features along x.
+    let samples = [
+        StrokeSample {
+            x: 40.0,
+            y: 128.0,
+            pressure: 1.0,
+            t: 0.0,
+        },
+        StrokeSample {
+            x: 340.0,
+            y: 128.0,
+            pressure: 1.0,
+            t: 1.0,
+        },
+    ];
+    let noise = NoiseSettings {
+        scale: 1.0 / 16.0,
+        seed: 3,
+        octaves: 4,
+        ..NoiseSettings::new(NoiseKind::Fbm)
+    };
+    let base = BrushSettings {
+        radius: 60.0,
+        inner_radius: 50.0,
+        strength: 0.2,
+        spacing: 0.5,
+        noise,
+        ..BrushSettings::new(BrushType::Directional)
+    };
+    // Mean |dh/dx| and |dh/dy| over the stroke's core.
+    let slopes = |h: &[f32]| {
+        let (mut sx, mut sy) = (0.0f64, 0.0f64);
+        for y in 100..156 {
+            for x in 100..300 {
+                sx += f64::from((h[y * 384 + x + 1] - h[y * 384 + x]).abs());
+                sy += f64::from((h[(y + 1) * 384 + x] - h[y * 384 + x]).abs());
+            }
+        }
+        (sx, sy)
+    };
+    let run = |b: BrushSettings| {
+        let mut t = GpuTerrain::from_heights(&gpu, d, &flat, &NoiseTables::default()).unwrap();
+        t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
+        t.to_dense().unwrap()
+    };
+    let (sx, sy) = slopes(&run(BrushSettings {
+        dir_angle_deg: 0.0,
+        dir_ratio: 4.0,
+        ..base
+    }));
+    assert!(
+        sx * 2.0 < sy,
+        "compressed along x: |dh/dx| {sx} should be well below |dh/dy| {sy}"
+    );
+    let (sx, sy) = slopes(&run(BrushSettings {
+        dir_angle_deg: 90.0,
+        dir_ratio: 4.0,
+        ..base
+    }));
+    assert!(
+        sy * 2.0 < sx,
+        "compressed along y: |dh/dy| {sy} should be well below |dh/dx| {sx}"
+    );
+    // Ratio 1 is the plain noise brush, exactly.
+    let plain = run(BrushSettings {
+        brush: BrushType::Noise,
+        ..base
+    });
+    assert_eq!(
+        run(BrushSettings {
+            dir_ratio: 1.0,
+            ..base
+        }),
+        plain
+    );
     assert_no_validation_messages(&gpu);
 }

@@ -1,5 +1,5 @@
 #version 460
-// Batched pointwise brushes (raise/lower, noise, level): one pass applies up to N instances, in order,
+// Batched pointwise brushes (raise/lower, noise, level, directional noise): one pass applies up to N instances, in order,
 // to one page. Ping-pong: reads the page's front image, writes its back image over rect (the
 // union of this pass's dirty rectangle and the previous pass's, so the back image becomes a
 // complete copy of the new state). Texels outside every instance are copied unchanged.
@@ -39,6 +39,12 @@ void main() {
                 precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
                 have_m = true;
+            }
+            if (BRUSH_TYPE == BRUSH_DIRECTIONAL) {
+                // Each instance has its own input transform: no sharing between instances.
+                vec2 t = directionalInput(p, b.center, b.axis, pc.pass.dir_ratio);
+                precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * t;
+                m = noiseAt(NOISE_KIND, pc.pass.noise, q);
             }
             float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff);
             if (BRUSH_TYPE == BRUSH_LEVEL) {

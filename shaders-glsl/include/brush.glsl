@@ -15,4 +15,11 @@ float brushFalloff(float d, float radius, float inner_radius, int falloff) {
     }
 }
 
+// Noise input of a directional brush (paper section 5.3): p compressed by `ratio` along the unit
+// axis u (at the brush's angle to the instance's stroke direction), about the instance centre.
+// Written as p plus a displacement so that ratio 1 gives exactly p.
+vec2 directionalInput(vec2 p, vec2 center, vec2 u, float ratio) {
+    return p + ((1.0 / ratio) - 1.0) * dot(p - center, u) * u;
+}
+
 #endif

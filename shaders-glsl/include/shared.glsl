@@ -48,6 +48,7 @@ struct NoiseGrid {
 #define BRUSH_RAISE 0
 #define BRUSH_NOISE 1
 #define BRUSH_LEVEL 2  // h += clamp(strength x falloff, 0, 1) x (level_target - h)
+#define BRUSH_DIRECTIONAL 3  // noise whose input is compressed along an axis tied to the stroke
 
 // Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1).
 #define FALLOFF_PARABOLIC 0  // 1 - t^2 (paper eq. 2 when inner = 0)
@@ -60,9 +61,8 @@ struct BrushInstance {
     float radius;
     float inner_radius;
     float strength;
-    float _pad0;
-    float _pad1;
-    float _pad2;
+    float direction;      // local stroke direction, radians
+    vec2 axis;            // directional: unit compression axis (computed on the CPU: exact twins)
 };
 
 // One batched pass over one page: instances [first_instance, first_instance + instance_count)
@@ -76,6 +76,7 @@ struct BrushPass {
     int falloff;
     float level_target;   // level: height under the stroke's first sample, before the stroke
     NoiseParams noise;
+    float dir_ratio;      // directional: compression ratio (>= 1 enlarges features along the axis)
 };
 
 // One smooth/contrast pass: one instance over one page, taps from the 3x3 neighbourhood of pages.

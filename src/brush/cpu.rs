@@ -192,6 +192,7 @@ impl CpuTerrain {
                     let p = [(r.x0 + col as i32) as f32, y as f32];
                     let mut m = 1.0f32;
                     let mut have_m = brush.brush != BrushType::Noise;
+                    // Directional brushes evaluate their noise per instance, below.
                     for b in &instances {
                         let d =
                             ((p[0] - b.center[0]).powi(2) + (p[1] - b.center[1]).powi(2)).sqrt();
@@ -203,6 +204,14 @@ impl CpuTerrain {
                                 ];
                                 m = self.tables.noise_at(brush.noise.kind, &params, q);
                                 have_m = true;
+                            }
+                            if brush.brush == BrushType::Directional {
+                                let t = directional_input(p, b, brush.dir_ratio);
+                                let q = [
+                                    params.offset[0] + params.scale * t[0],
+                                    params.offset[1] + params.scale * t[1],
+                                ];
+                                m = self.tables.noise_at(brush.noise.kind, &params, q);
                             }
                             let w =
                                 b.strength * falloff(d, b.radius, b.inner_radius, brush.falloff);
@@ -239,6 +248,14 @@ impl CpuTerrain {
         }
         out
     }
+}
+
+/// `directionalInput` of brush.glsl: p compressed by `ratio` along the instance's axis, about
+/// its centre.
+pub fn directional_input(p: [f32; 2], b: &BrushInstance, ratio: f32) -> [f32; 2] {
+    let u = b.axis;
+    let along = ((1.0 / ratio) - 1.0) * ((p[0] - b.center[0]) * u[0] + (p[1] - b.center[1]) * u[1]);
+    [p[0] + along * u[0], p[1] + along * u[1]]
 }
 
 /// Texel (x, y) clamped into the document.

@@ -224,14 +224,7 @@ impl GpuTerrain {
 
     fn kernel(&mut self, brush: BrushType, kind: NoiseKind) -> Result<&ComputeKernel<BrushPass>> {
         // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
-        let key = (
-            brush.shader_index(),
-            if brush == BrushType::Noise {
-                kind.index()
-            } else {
-                0
-            },
-        );
+        let key = brush.kernel_key(kind);
         if !self.kernels.contains_key(&key) {
             let k = ComputeKernel::with_sets(
                 &self.gpu,
@@ -417,14 +410,7 @@ impl GpuTerrain {
         stats: &mut StrokeStats,
     ) -> Result<()> {
         self.kernel(brush.brush, brush.noise.kind)?;
-        let key = (
-            brush.brush.shader_index(),
-            if brush.brush == BrushType::Noise {
-                brush.noise.kind.index()
-            } else {
-                0
-            },
-        );
+        let key = brush.brush.kernel_key(brush.noise.kind);
         let kernel = &self.kernels[&key];
         let (perm, grad) = self.noise.tables();
         let stroke_set = kernel.bind_set(
@@ -444,6 +430,7 @@ impl GpuTerrain {
             falloff: brush.falloff.index(),
             level_target,
             noise: brush.noise.params(),
+            dir_ratio: brush.dir_ratio,
         };
 
         // Every pass of the stroke: per page, batch after batch, in instance order.

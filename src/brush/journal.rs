@@ -123,6 +123,10 @@ struct RawBrush {
     prewarp_scale: Option<f32>,
     prewarp_octaves: Option<i32>,
     power: Option<f32>,
+    /// Directional: compression axis relative to the stroke, degrees.
+    angle: Option<f32>,
+    /// Directional: compression ratio.
+    ratio: Option<f32>,
 }
 
 fn default_strength() -> f32 {
@@ -139,7 +143,7 @@ impl RawBrush {
     fn settings(&self) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional)",
                 self.brush_type
             )
         })?;
@@ -180,6 +184,8 @@ impl RawBrush {
             spacing: self.spacing,
             falloff,
             noise,
+            dir_angle_deg: self.angle.unwrap_or(90.0),
+            dir_ratio: self.ratio.unwrap_or(3.0),
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)
@@ -431,6 +437,18 @@ mod tests {
                                  "spacing": 0.25, "falloff": "parabolic"},
                       "samples": [{"x": 512, "y": 512, "pressure": 1.0, "t": 0.0}]}},
           {"undo": 1}, {"redo": 1}]}"#;
+
+    #[test]
+    fn every_brush_type_parses_by_name() {
+        for ty in BrushType::ALL {
+            let text = OK.replace(r#""type": "raise""#, &format!(r#""type": "{}""#, ty.name()));
+            let j = parse(&text).unwrap_or_else(|e| panic!("{}: {e}", ty.name()));
+            let Step::Stroke { brush, .. } = &j.steps[0] else {
+                panic!()
+            };
+            assert_eq!(brush.brush, ty);
+        }
+    }
 
     #[test]
     fn the_documented_example_parses() {

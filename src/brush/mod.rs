@@ -27,9 +27,22 @@ pub enum BrushType {
     Smooth,
     /// Smooth with the strength negated: boosts small details.
     Contrast,
+    /// Noise whose input is compressed by `dir_ratio` along an axis at `dir_angle_deg` to the
+    /// local stroke direction (paper section 5.3).
+    Directional,
 }
 
 impl BrushType {
+    pub const ALL: [BrushType; 7] = [
+        BrushType::Raise,
+        BrushType::Lower,
+        BrushType::Noise,
+        BrushType::Level,
+        BrushType::Smooth,
+        BrushType::Contrast,
+        BrushType::Directional,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             BrushType::Raise => "raise",
@@ -38,13 +51,12 @@ impl BrushType {
             BrushType::Level => "level",
             BrushType::Smooth => "smooth",
             BrushType::Contrast => "contrast",
+            BrushType::Directional => "directional",
         }
     }
 
     pub fn from_name(s: &str) -> Option<Self> {
-        [BrushType::Raise, BrushType::Lower, BrushType::Noise]
-            .into_iter()
-            .find(|b| b.name() == s)
+        Self::ALL.into_iter().find(|b| b.name() == s)
     }
 
     /// `BRUSH_*` of shared.glsl.
@@ -53,9 +65,24 @@ impl BrushType {
             BrushType::Raise | BrushType::Lower => 0,
             BrushType::Noise => 1,
             BrushType::Level => 2,
+            BrushType::Directional => 3,
             // Not a pointwise kernel: brush/smooth.comp.
             BrushType::Smooth | BrushType::Contrast => -1,
         }
+    }
+
+    /// Which pointwise pipeline applies it: raise and lower share one, and the noise kind only
+    /// matters to brushes that evaluate noise.
+    pub fn kernel_key(self, kind: NoiseKind) -> (i32, i32) {
+        (
+            self.shader_index(),
+            if self.uses_noise() { kind.index() } else { 0 },
+        )
+    }
+
+    /// Whether the brush evaluates noise (its kernel is specialised per noise kind).
+    pub fn uses_noise(self) -> bool {
+        matches!(self, BrushType::Noise | BrushType::Directional)
     }
 
     /// Whether the brush reads neighbouring texels (one instance per pass, page halos).
@@ -106,8 +133,12 @@ pub struct BrushSettings {
     /// Instance spacing as a fraction of the radius.
     pub spacing: f32,
     pub falloff: Falloff,
-    /// Noise of a `noise` brush (kind and every parameter of `scarp noise`).
+    /// Noise of `noise` and `directional` brushes (kind and every parameter of `scarp noise`).
     pub noise: NoiseSettings,
+    /// Directional brushes: compression axis relative to the stroke direction, degrees.
+    pub dir_angle_deg: f32,
+    /// Directional brushes: compression ratio (> 1 enlarges features along the axis).
+    pub dir_ratio: f32,
 }
 
 impl BrushSettings {
@@ -120,6 +151,8 @@ impl BrushSettings {
             spacing: 0.25,
             falloff: Falloff::Parabolic,
             noise: NoiseSettings::new(NoiseKind::Fbm),
+            dir_angle_deg: 90.0,
+            dir_ratio: 3.0,
         }
     }
 
@@ -161,7 +194,21 @@ impl BrushSettings {
                 self.spacing
             ));
         }
-        if self.brush == BrushType::Noise {
+        if self.brush == BrushType::Directional {
+            if !self.dir_angle_deg.is_finite() {
+                return Err(format!(
+                    "angle must be a finite number of degrees, got {}",
+                    self.dir_angle_deg
+                ));
+            }
+            if !(self.dir_ratio.is_finite() && (0.05..=64.0).contains(&self.dir_ratio)) {
+                return Err(format!(
+                    "ratio must be between 0.05 and 64, got {}",
+                    self.dir_ratio
+                ));
+            }
+        }
+        if matches!(self.brush, BrushType::Noise | BrushType::Directional) {
             self.noise
                 .validate()
                 .map_err(|e| format!("noise: {}", e.trim_start_matches("--")))?;

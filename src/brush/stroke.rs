@@ -51,12 +51,16 @@ fn catmull_rom(p0: P2, p1: P2, p2: P2, p3: P2, u: f64) -> P2 {
 /// Instances of `brush` along `samples` (validated by the caller).
 pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<BrushInstance> {
     let strength = brush.signed_strength();
-    let make = |p: P2, pressure: f64| BrushInstance {
+    let make = |p: P2, pressure: f64, direction: f64| BrushInstance {
         center: [p[0] as f32, p[1] as f32],
         radius: brush.radius,
         inner_radius: brush.inner_radius,
         strength: strength * pressure as f32,
-        _pad: [0.0; 3],
+        direction: direction as f32,
+        axis: {
+            let a = direction + f64::from(brush.dir_angle_deg).to_radians();
+            [a.cos() as f32, a.sin() as f32]
+        },
     };
     // Drop repeated positions: they add no path (their pressure is the later one's).
     let mut pts: Vec<(P2, f64)> = Vec::with_capacity(samples.len());
@@ -70,10 +74,13 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
     let Some(&(first, first_pressure)) = pts.first() else {
         return Vec::new();
     };
-    let mut out = vec![make(first, first_pressure)];
     if pts.len() == 1 {
-        return out;
+        return vec![make(first, first_pressure, 0.0)];
     }
+    // Each instance carries the local stroke direction (directional brushes).
+    let first_direction = (pts[1].0[1] - first[1]).atan2(pts[1].0[0] - first[0]);
+    let mut out = vec![make(first, first_pressure, first_direction)];
+    let mut direction = first_direction;
     let spacing = f64::from(brush.spacing) * f64::from(brush.radius);
     let n = pts.len();
     let at = |i: isize| -> P2 {
@@ -107,11 +114,14 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
             let u = k as f64 / steps as f64;
             let cur = catmull_rom(p0, p1, p2, p3, u);
             let len = dist(prev, cur);
+            if len > 0.0 {
+                direction = (cur[1] - prev[1]).atan2(cur[0] - prev[0]);
+            }
             while travelled + len >= next && len > 0.0 {
                 let f = (next - travelled) / len;
                 let pos = lerp(prev, cur, f);
                 let uu = (k as f64 - 1.0 + f) / steps as f64;
-                out.push(make(pos, w0 + (w1 - w0) * uu));
+                out.push(make(pos, w0 + (w1 - w0) * uu, direction));
                 next += spacing;
             }
             travelled += len;
@@ -123,7 +133,7 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
     // rounding, and so with the input rate.
     if next - travelled <= snap {
         let (end, pressure) = pts[n - 1];
-        out.push(make(end, pressure));
+        out.push(make(end, pressure, direction));
     }
     out
 }

@@ -55,7 +55,11 @@ pub struct BrushInstance {
     pub radius: f32,
     pub inner_radius: f32,
     pub strength: f32,
-    pub _pad: [f32; 3],
+    /// Local stroke direction in radians.
+    pub direction: f32,
+    /// Directional brushes: unit compression axis, (cos, sin) of direction + angle. Computed on
+    /// the CPU so both twins use identical values (GPU sin/cos are approximate).
+    pub axis: [f32; 2],
 }
 
 /// Push constants of one batched brush pass over one page.
@@ -71,6 +75,8 @@ pub struct BrushPass {
     /// Level brushes: height under the stroke's first sample, before the stroke.
     pub level_target: f32,
     pub noise: NoiseParams,
+    /// Directional brushes: compression ratio.
+    pub dir_ratio: f32,
 }
 
 /// Push constants of one smooth/contrast pass (see shared.glsl).
@@ -92,5 +98,5 @@ pub struct SmoothPass {
 const _: () = assert!(std::mem::size_of::<SmoothPass>() == 88);
 const _: () = assert!(std::mem::size_of::<NoiseParams>() == 80);
 const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
-const _: () = assert!(std::mem::size_of::<BrushPass>() == 120);
+const _: () = assert!(std::mem::size_of::<BrushPass>() == 124);
 const _: () = assert!(std::mem::size_of::<NoiseGenPush>() == 96);
