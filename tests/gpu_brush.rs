@@ -502,3 +502,39 @@ fn directional_noise_elongates_features_along_its_axis() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn undo_budget_forgets_the_oldest_strokes() {
+    let gpu = gpu();
+    let d = doc(512, 128, 128);
+    let mut t = GpuTerrain::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
+    // One 128x128 page version: two r32f images.
+    let page_bytes = 128 * 128 * 4 * 2;
+    t.set_undo_budget(2 * page_bytes);
+    let b = BrushSettings {
+        radius: 10.0,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    for x in [20.0, 30.0, 40.0, 50.0] {
+        // Every stroke touches page (0, 0) only; from the second on its step holds a version.
+        let s = [StrokeSample {
+            x,
+            y: 60.0,
+            pressure: 1.0,
+            t: 0.0,
+        }];
+        t.apply_stroke(&b, &stroke_instances(&b, &s)).unwrap();
+    }
+    assert!(
+        t.undo_bytes() <= 2 * page_bytes,
+        "{} bytes held",
+        t.undo_bytes()
+    );
+    assert!(t.undo_steps() < 4, "the oldest steps were forgotten");
+    let steps = t.undo_steps();
+    for _ in 0..steps {
+        assert!(t.undo());
+    }
+    assert!(!t.undo());
+    assert_no_validation_messages(&gpu);
+}

@@ -6,7 +6,7 @@ use super::{BrushSettings, BrushType, Falloff};
 use crate::gpu::shared::BrushInstance;
 use crate::noise::CpuTables;
 use crate::terrain::document::{DocumentDesc, PageId, Rect};
-use crate::terrain::history::History;
+use crate::terrain::history::{History, DEFAULT_UNDO_BUDGET};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,7 +38,7 @@ impl CpuTerrain {
             desc,
             flat,
             pages: BTreeMap::new(),
-            history: History::default(),
+            history: History::new(|p: &Arc<Vec<f32>>| p.len() as u64 * 4, DEFAULT_UNDO_BUDGET),
             tables,
         }
     }

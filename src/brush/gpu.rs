@@ -23,7 +23,7 @@ use crate::gpu::{
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
 use crate::terrain::document::{DocumentDesc, PageId, Rect};
-use crate::terrain::history::History;
+use crate::terrain::history::{History, DEFAULT_UNDO_BUDGET};
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -61,6 +61,12 @@ impl GpuPage {
 
     fn back(&self) -> &Image {
         &self.images[1 - self.front.get()]
+    }
+
+    /// GPU memory of the image pair (r32f).
+    pub fn bytes(&self) -> u64 {
+        let e = self.images[0].desc.extent;
+        u64::from(e.width) * u64::from(e.height) * 4 * 2
     }
 }
 
@@ -125,7 +131,7 @@ impl GpuTerrain {
             kernels: HashMap::new(),
             smooth_kernel: None,
             pages: BTreeMap::new(),
-            history: History::default(),
+            history: History::new(|p: &Rc<GpuPage>| p.bytes(), DEFAULT_UNDO_BUDGET),
             batch: DEFAULT_BATCH,
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
             last_stroke: StrokeStats::default(),
@@ -683,6 +689,21 @@ impl GpuTerrain {
 
     pub fn undo(&mut self) -> bool {
         self.history.undo(&mut self.pages)
+    }
+
+    /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
+    pub fn set_undo_budget(&mut self, bytes: u64) {
+        self.history.set_budget(bytes);
+    }
+
+    /// GPU memory the undo/redo steps hold (upper bound).
+    pub fn undo_bytes(&self) -> u64 {
+        self.history.held_bytes()
+    }
+
+    /// Strokes that can be undone now.
+    pub fn undo_steps(&self) -> usize {
+        self.history.can_undo()
     }
 
     pub fn redo(&mut self) -> bool {
