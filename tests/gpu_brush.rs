@@ -265,16 +265,16 @@ fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
     let far = PageId { x: 3, y: 2 };
     let far_before = t.page(far).cloned().unwrap();
     for _ in 0..4 {
-        assert!(t.undo());
+        assert!(t.undo().unwrap());
     }
-    assert!(!t.undo(), "nothing left to undo");
+    assert!(!t.undo().unwrap(), "nothing left to undo");
     assert_eq!(
         t.to_dense().unwrap(),
         initial,
         "undo must restore the initial heights bit-exactly"
     );
     for (i, expected) in after.iter().enumerate() {
-        assert!(t.redo());
+        assert!(t.redo().unwrap());
         assert_eq!(
             &t.to_dense().unwrap(),
             expected,
@@ -533,8 +533,51 @@ fn undo_budget_forgets_the_oldest_strokes() {
     assert!(t.undo_steps() < 4, "the oldest steps were forgotten");
     let steps = t.undo_steps();
     for _ in 0..steps {
-        assert!(t.undo());
+        assert!(t.undo().unwrap());
     }
-    assert!(!t.undo());
+    assert!(!t.undo().unwrap());
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn budgeted_queue_gives_the_same_heights_as_draining() {
+    let gpu = gpu();
+    let d = doc(300, 260, 128);
+    let strokes: Vec<(BrushSettings, Vec<StrokeSample>)> = brushes()
+        .into_iter()
+        .filter(|b| {
+            matches!(
+                b.brush,
+                BrushType::Raise | BrushType::Level | BrushType::Smooth | BrushType::Noise
+            )
+        })
+        .take(5)
+        .map(|b| (b, corner_stroke()))
+        .collect();
+    let drained = run_gpu(&gpu, d, 4, &strokes);
+
+    let mut t = GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
+    t.set_batch(4).unwrap();
+    for (b, samples) in &strokes {
+        t.enqueue_stroke(b, &stroke_instances(b, samples));
+    }
+    assert_eq!(t.pending_strokes(), strokes.len());
+    // A budget far below one wave's time: every call runs exactly one unit of work.
+    let mut calls = 0;
+    while t.pending_strokes() > 0 {
+        let report = t.pump(Some(1e-9)).unwrap();
+        assert_eq!(
+            report.units, 1,
+            "one wave or instance per call under a tiny budget"
+        );
+        calls += 1;
+        assert!(calls < 10_000, "the queue must drain");
+    }
+    assert!(calls > strokes.len(), "strokes were split across calls");
+    assert_eq!(
+        t.to_dense().unwrap(),
+        drained,
+        "budgeted pumping changed the heights"
+    );
     assert_no_validation_messages(&gpu);
 }

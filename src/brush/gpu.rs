@@ -1,5 +1,5 @@
-//! The brush engine on the GPU: a paged heightfield of R32F image pairs, batched ping-pong passes,
-//! copy-on-write undo.
+//! The brush engine on the GPU: a paged heightfield of R32F image pairs, batched ping-pong passes
+//! in waves, a budgeted stroke queue, copy-on-write undo.
 //!
 //! * **Pages.** A page is a pair of storage images (front/back) and two descriptor sets:
 //!   set 0 reads image 0 and writes image 1, set 1 the reverse, so swapping roles is a matter of
@@ -10,9 +10,14 @@
 //!   back image over the union of its own dirty rectangle and the previous pass's: before the
 //!   pass the back image is stale exactly where the previous pass wrote, so afterwards it is a
 //!   complete copy of the new state and no page is ever copied whole between passes.
+//! * **Waves.** The k-th pass of every page a stroke touches runs in one wave behind one barrier
+//!   (passes of different pages touch disjoint images).
+//! * **Queue.** Strokes wait in a FIFO; [`GpuTerrain::pump`] runs waves (or multi-tap instances)
+//!   until a GPU time budget is spent, so a huge brush never holds a frame. A stroke's pages are
+//!   prepared when it reaches the front, so it sees every stroke before it.
 //! * **Undo.** A stroke gives every page it touches a new version (both images copied from the old
 //!   front, or cleared to the flat height) and records the old versions as one undo step;
-//!   untouched pages stay shared between versions.
+//!   untouched pages stay shared between versions. A memory budget forgets the oldest steps.
 
 use super::cpu::{clamp_texel, level_texel, touched_pages};
 use super::{BrushSettings, BrushType};
@@ -70,6 +75,34 @@ impl GpuPage {
     }
 }
 
+/// A stroke being applied: its new page versions and how far its work got.
+struct ActiveStroke {
+    brush: BrushSettings,
+    instances: Vec<BrushInstance>,
+    ids: Vec<PageId>,
+    fresh: Vec<GpuPage>,
+    /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
+    page_passes: Vec<Vec<(u32, u32, Rect)>>,
+    instance_buf: Option<Buffer>,
+    level_target: f32,
+    /// Units of work: waves (pointwise brushes) or instances (multi-tap brushes).
+    units: usize,
+    done: usize,
+    stats: StrokeStats,
+}
+
+/// What one [`GpuTerrain::pump`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PumpReport {
+    /// Waves or multi-tap instances run.
+    pub units: usize,
+    /// Their GPU time (timestamps; 0 without timestamps).
+    pub gpu_ns: f64,
+    pub strokes_finished: usize,
+    /// Strokes still queued or in progress.
+    pub pending_strokes: usize,
+}
+
 /// One planned smooth pass: the images it binds, its set and push constants.
 struct SmoothPlan<'p> {
     bound: Vec<&'p Image>,
@@ -109,6 +142,8 @@ pub struct GpuTerrain {
     batch: usize,
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
+    queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>)>,
+    active: Option<ActiveStroke>,
 }
 
 impl GpuTerrain {
@@ -135,6 +170,8 @@ impl GpuTerrain {
             batch: DEFAULT_BATCH,
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
             last_stroke: StrokeStats::default(),
+            queue: Default::default(),
+            active: None,
         })
     }
 
@@ -286,8 +323,14 @@ impl GpuTerrain {
         })
     }
 
-    /// Height at texel (x, y), clamped into the document (one texel read back).
-    pub fn height_at(&self, x: i32, y: i32) -> Result<f32> {
+    /// Height at texel (x, y), clamped into the document, after every queued stroke.
+    pub fn height_at(&mut self, x: i32, y: i32) -> Result<f32> {
+        self.pump(None)?;
+        self.committed_height_at(x, y)
+    }
+
+    /// Height at texel (x, y) of the committed document (one texel read back).
+    fn committed_height_at(&self, x: i32, y: i32) -> Result<f32> {
         let (x, y) = clamp_texel(&self.desc, x, y);
         let id = PageId {
             x: x as u32 / self.desc.page_size,
@@ -306,20 +349,97 @@ impl GpuTerrain {
         Ok(f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
     }
 
-    /// Applies one stroke's instances in order, as one undo step. Drains fully (headless).
+    /// Applies one stroke's instances in order, as one undo step, draining the queue fully
+    /// (headless replay).
     pub fn apply_stroke(
         &mut self,
         brush: &BrushSettings,
         instances: &[BrushInstance],
     ) -> Result<()> {
-        let level_target = match (brush.brush, level_texel(instances)) {
-            (BrushType::Level, Some((x, y))) => self.height_at(x, y)?,
+        self.enqueue_stroke(brush, instances);
+        self.pump(None).map(|_| ())
+    }
+
+    /// Queues a stroke (FIFO). Nothing runs until [`Self::pump`]; its pages are prepared when it
+    /// reaches the front, so it sees every stroke queued before it.
+    pub fn enqueue_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        self.queue.push_back((*brush, instances.to_vec()));
+    }
+
+    /// Strokes queued or in progress.
+    pub fn pending_strokes(&self) -> usize {
+        self.queue.len() + usize::from(self.active.is_some())
+    }
+
+    /// Runs queued work: waves of pointwise brushes, instances of multi-tap ones, in order. With
+    /// a budget it stops once the measured GPU time of this call reaches `budget_ms` (at least
+    /// one unit runs, and each submission is sized from the units measured so far), so a huge
+    /// brush never holds a frame; `None` drains everything, and so does any budget on a queue
+    /// without timestamps (nothing to measure against).
+    pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
+        let mut report = PumpReport::default();
+        let budget_ns = budget_ms.map(|ms| ms * 1e6);
+        let mut per_unit_ns: Option<f64> = None;
+        loop {
+            let mut stroke = match self.active.take() {
+                Some(s) => s,
+                None => match self.queue.pop_front() {
+                    Some((brush, instances)) => self.activate(brush, instances)?,
+                    None => break,
+                },
+            };
+            let left = stroke.units - stroke.done;
+            let count = match (budget_ns, per_unit_ns) {
+                (None, _) => left,
+                (Some(_), None) => 1,
+                (Some(b), Some(u)) => {
+                    (((b - report.gpu_ns) / u.max(1.0)).floor() as usize).clamp(1, left.max(1))
+                }
+            };
+            let count = count.min(left);
+            let before = stroke.stats.gpu_ns.unwrap_or(0.0);
+            let range = stroke.done..stroke.done + count;
+            if stroke.brush.brush.is_multitap() {
+                self.record_multitap(&mut stroke, range)?;
+            } else {
+                self.record_pointwise(&mut stroke, range)?;
+            }
+            stroke.done += count;
+            let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
+            report.gpu_ns += spent;
+            report.units += count;
+            if count > 0 {
+                per_unit_ns = Some(spent / count as f64);
+            }
+            if stroke.done >= stroke.units {
+                self.finish(stroke);
+                report.strokes_finished += 1;
+            } else {
+                self.active = Some(stroke);
+            }
+            if budget_ns.is_some_and(|b| report.gpu_ns >= b) {
+                break;
+            }
+        }
+        report.pending_strokes = self.pending_strokes();
+        Ok(report)
+    }
+
+    /// Prepares the stroke at the front of the queue: level target, per-page instance lists,
+    /// new page versions (copy-on-write) and the instance upload.
+    fn activate(
+        &mut self,
+        brush: BrushSettings,
+        instances: Vec<BrushInstance>,
+    ) -> Result<ActiveStroke> {
+        let level_target = match (brush.brush, level_texel(&instances)) {
+            (BrushType::Level, Some((x, y))) => self.committed_height_at(x, y)?,
             _ => 0.0,
         };
-        let ids = touched_pages(&self.desc, instances);
-        // Per-page instance lists, concatenated in one buffer: page i owns [starts[i], starts[i+1]).
+        let ids = touched_pages(&self.desc, &instances);
+        // Per-page instance lists, concatenated in one buffer.
         let mut flat_list: Vec<BrushInstance> = Vec::new();
-        let mut spans = Vec::with_capacity(ids.len());
+        let mut page_passes: Vec<Vec<(u32, u32, Rect)>> = Vec::with_capacity(ids.len());
         for &id in &ids {
             let r = self.desc.page_rect(id);
             let start = flat_list.len();
@@ -328,42 +448,57 @@ impl GpuTerrain {
                     .iter()
                     .filter(|b| !Rect::around(b.center, b.radius).intersect(&r).is_empty()),
             );
-            spans.push(start..flat_list.len());
+            // Batches of this page, in instance order.
+            let passes = (start..flat_list.len())
+                .step_by(self.batch)
+                .map(|first| {
+                    let end = (first + self.batch).min(flat_list.len());
+                    let dirty = flat_list[first..end]
+                        .iter()
+                        .fold(Rect::EMPTY, |acc, b| {
+                            acc.union(&Rect::around(b.center, b.radius))
+                        })
+                        .intersect(&r)
+                        .translate(-r.x0, -r.y0);
+                    (first as u32, (end - first) as u32, dirty)
+                })
+                .collect();
+            page_passes.push(passes);
         }
-        let mut stats = StrokeStats {
+        let units = if ids.is_empty() {
+            0
+        } else if brush.brush.is_multitap() {
+            instances.len()
+        } else {
+            page_passes.iter().map(Vec::len).max().unwrap_or(0)
+        };
+        let stats = StrokeStats {
             instances: instances.len(),
             page_tasks: ids.len(),
             ..Default::default()
         };
-        if ids.is_empty() {
-            self.history.record(Vec::new());
-            self.last_stroke = stats;
-            return Ok(());
-        }
-
-        // Copy-on-write: new versions of the touched pages.
         let mut fresh = Vec::with_capacity(ids.len());
         for &id in &ids {
             fresh.push(self.new_page(id)?);
         }
-        let instance_bytes = (flat_list.len() * std::mem::size_of::<BrushInstance>()) as u64;
-        let mut staging = Buffer::new(
-            &self.gpu,
-            "instances upload",
-            BufferDesc::upload(instance_bytes),
-        )?;
-        staging.write(&flat_list)?;
-        let instance_buf = Buffer::new(
-            &self.gpu,
-            "stroke instances",
-            BufferDesc::new(instance_bytes)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST),
-        )?;
-        {
+        let instance_buf = if flat_list.is_empty() {
+            None
+        } else {
+            let bytes = (flat_list.len() * std::mem::size_of::<BrushInstance>()) as u64;
+            let mut staging =
+                Buffer::new(&self.gpu, "instances upload", BufferDesc::upload(bytes))?;
+            staging.write(&flat_list)?;
+            let buf = Buffer::new(
+                &self.gpu,
+                "stroke instances",
+                BufferDesc::new(bytes).usage(
+                    vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
+                ),
+            )?;
             let mut rec = Recorder::new(&self.gpu)?;
             rec.buffer(&staging, Access::HostWrite);
-            rec.copy_buffer(&staging, 0, &instance_buf, 0, instance_bytes);
-            // Both images of the new version start complete, so the first pass writes only its
+            rec.copy_buffer(&staging, 0, &buf, 0, bytes);
+            // Both images of a new version start complete, so the first pass writes only its
             // dirty rectangle.
             for (id, page) in ids.iter().zip(&fresh) {
                 for image in &page.images {
@@ -375,49 +510,48 @@ impl GpuTerrain {
                 page.stale.set(Rect::EMPTY);
             }
             rec.submit_and_wait()?;
-        }
+            Some(buf)
+        };
+        Ok(ActiveStroke {
+            brush,
+            instances,
+            ids,
+            fresh,
+            page_passes,
+            instance_buf,
+            level_target,
+            units,
+            done: 0,
+            stats,
+        })
+    }
 
-        if brush.brush.is_multitap() {
-            self.record_multitap(brush, instances, &ids, &fresh, &mut stats)?;
-        } else {
-            self.record_pointwise(
-                brush,
-                &ids,
-                &spans,
-                &flat_list,
-                &fresh,
-                &instance_buf,
-                level_target,
-                &mut stats,
-            )?;
-        }
-        self.last_stroke = stats;
-
-        let previous = ids
+    /// Commits a finished stroke: its page versions replace the old ones, which become its undo
+    /// step.
+    fn finish(&mut self, stroke: ActiveStroke) {
+        let previous = stroke
+            .ids
             .iter()
-            .zip(fresh)
+            .zip(stroke.fresh)
             .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
             .collect();
         self.history.record(previous);
-        Ok(())
+        self.last_stroke = stroke.stats;
     }
 
-    /// Records and runs the batched passes of a pointwise brush, in waves.
-    #[allow(clippy::too_many_arguments)]
+    /// Records and runs waves `units` of a pointwise brush: wave k is the k-th batched pass of
+    /// every page the stroke touches.
     fn record_pointwise(
         &mut self,
-        brush: &BrushSettings,
-        ids: &[PageId],
-        spans: &[std::ops::Range<usize>],
-        flat_list: &[BrushInstance],
-        fresh: &[GpuPage],
-        instance_buf: &Buffer,
-        level_target: f32,
-        stats: &mut StrokeStats,
+        stroke: &mut ActiveStroke,
+        units: std::ops::Range<usize>,
     ) -> Result<()> {
+        let brush = stroke.brush;
         self.kernel(brush.brush, brush.noise.kind)?;
-        let key = brush.brush.kernel_key(brush.noise.kind);
-        let kernel = &self.kernels[&key];
+        let kernel = &self.kernels[&brush.brush.kernel_key(brush.noise.kind)];
+        let Some(instance_buf) = stroke.instance_buf.as_ref() else {
+            return Ok(());
+        };
         let (perm, grad) = self.noise.tables();
         let stroke_set = kernel.bind_set(
             1,
@@ -434,34 +568,21 @@ impl GpuTerrain {
             first_instance: 0,
             instance_count: 0,
             falloff: brush.falloff.index(),
-            level_target,
+            level_target: stroke.level_target,
             noise: brush.noise.params(),
             dir_ratio: brush.dir_ratio,
         };
-
-        // Every pass of the stroke: per page, batch after batch, in instance order.
-        let mut page_passes: Vec<Vec<(u32, u32, Rect)>> = vec![Vec::new(); ids.len()];
-        for (i, (&id, span)) in ids.iter().zip(spans).enumerate() {
-            let r = self.desc.page_rect(id);
-            for start in span.clone().step_by(self.batch) {
-                let end = (start + self.batch).min(span.end);
-                let dirty = flat_list[start..end]
-                    .iter()
-                    .fold(Rect::EMPTY, |acc, b| {
-                        acc.union(&Rect::around(b.center, b.radius))
-                    })
-                    .intersect(&r)
-                    .translate(-r.x0, -r.y0);
-                page_passes[i].push((start as u32, (end - start) as u32, dirty));
-            }
-        }
         // Waves: pass k of every page, which touch disjoint images, run together behind one
         // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
         // barrier (a wait for all earlier compute work) between every two small dispatches.
-        let waves = page_passes.iter().map(Vec::len).max().unwrap_or(0);
+        let (ids, fresh, page_passes, stats) = (
+            &stroke.ids,
+            &stroke.fresh,
+            &stroke.page_passes,
+            &mut stroke.stats,
+        );
         let label = format!("brush {}", brush.brush.name());
-        let mut total_ns = self.timer.as_ref().map(|_| 0.0);
-        let wave_ids: Vec<usize> = (0..waves).collect();
+        let wave_ids: Vec<usize> = units.collect();
         for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {
             let mut rec = Recorder::new(&self.gpu)?;
             if let Some(t) = &self.timer {
@@ -513,18 +634,16 @@ impl GpuTerrain {
                     rec.timer_end(t, q);
                 }
                 stats.passes += active.len();
+                stats.waves += 1;
             }
             rec.submit_and_wait()?;
             if let Some(t) = &self.timer {
                 let times = t.results()?;
                 stats.wave_ns.extend(times.iter().map(|p| p.gpu_ns));
-                if let Some(total) = total_ns.as_mut() {
-                    *total += times.iter().map(|p| p.gpu_ns).sum::<f64>();
-                }
+                let ns: f64 = times.iter().map(|p| p.gpu_ns).sum();
+                stats.gpu_ns = Some(stats.gpu_ns.unwrap_or(0.0) + ns);
             }
         }
-        stats.waves = waves;
-        stats.gpu_ns = total_ns;
         Ok(())
     }
 
@@ -544,12 +663,18 @@ impl GpuTerrain {
     /// pages reading the 3x3 neighbourhood of page fronts so taps cross page borders.
     fn record_multitap(
         &mut self,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-        ids: &[PageId],
-        fresh: &[GpuPage],
-        stats: &mut StrokeStats,
+        stroke: &mut ActiveStroke,
+        units: std::ops::Range<usize>,
     ) -> Result<()> {
+        let ActiveStroke {
+            brush,
+            instances,
+            ids,
+            fresh,
+            stats,
+            ..
+        } = stroke;
+        let (brush, ids, fresh) = (&*brush, &ids[..], &fresh[..]);
         self.smooth_kernel()?;
         let kernel = self.smooth_kernel.as_ref().expect("built above");
         let d = self.desc;
@@ -559,7 +684,7 @@ impl GpuTerrain {
         // touches it, else the document's, else none (flat).
         let mut total_ns = self.timer.as_ref().map(|_| 0.0);
         let label = format!("brush {}", brush.brush.name());
-        for chunk in instances.chunks(PASSES_PER_SUBMIT) {
+        for chunk in instances[units].chunks(PASSES_PER_SUBMIT) {
             // Plan the chunk's waves first (descriptor sets must outlive the recording), following
             // the fronts' flips on copies of the pages' state.
             let mut front: Vec<usize> = fresh.iter().map(|p| p.front.get()).collect();
@@ -683,12 +808,17 @@ impl GpuTerrain {
                 }
             }
         }
-        stats.gpu_ns = total_ns;
+        stats.gpu_ns = match (stats.gpu_ns, total_ns) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         Ok(())
     }
 
-    pub fn undo(&mut self) -> bool {
-        self.history.undo(&mut self.pages)
+    /// Undoes the last stroke (after finishing every queued one); false if there is none.
+    pub fn undo(&mut self) -> Result<bool> {
+        self.pump(None)?;
+        Ok(self.history.undo(&mut self.pages))
     }
 
     /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
@@ -706,12 +836,16 @@ impl GpuTerrain {
         self.history.can_undo()
     }
 
-    pub fn redo(&mut self) -> bool {
-        self.history.redo(&mut self.pages)
+    /// Redoes the last undone stroke (after finishing every queued one); false if there is none.
+    pub fn redo(&mut self) -> Result<bool> {
+        self.pump(None)?;
+        Ok(self.history.redo(&mut self.pages))
     }
 
-    /// The whole document, row-major (read back from the pages' front images).
-    pub fn to_dense(&self) -> Result<Vec<f32>> {
+    /// The whole document after every queued stroke, row-major (read back from the pages' front
+    /// images).
+    pub fn to_dense(&mut self) -> Result<Vec<f32>> {
+        self.pump(None)?;
         let d = &self.desc;
         let mut out = vec![self.flat; d.width as usize * d.height as usize];
         let entries: Vec<(&PageId, &Rc<GpuPage>)> = self.pages.iter().collect();

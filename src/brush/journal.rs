@@ -220,8 +220,8 @@ pub trait Replayer {
         brush: &BrushSettings,
         instances: &[BrushInstance],
     ) -> Result<(), Self::Error>;
-    fn undo(&mut self) -> bool;
-    fn redo(&mut self) -> bool;
+    fn undo(&mut self) -> Result<bool, Self::Error>;
+    fn redo(&mut self) -> Result<bool, Self::Error>;
 }
 
 impl Journal {
@@ -374,12 +374,16 @@ impl Journal {
                     after_stroke(i, target);
                 }
                 // Counts were checked by `parse`.
-                Step::Undo(n) => (0..*n).for_each(|_| {
-                    target.undo();
-                }),
-                Step::Redo(n) => (0..*n).for_each(|_| {
-                    target.redo();
-                }),
+                Step::Undo(n) => {
+                    for _ in 0..*n {
+                        target.undo()?;
+                    }
+                }
+                Step::Redo(n) => {
+                    for _ in 0..*n {
+                        target.redo()?;
+                    }
+                }
             }
         }
         Ok(())
@@ -396,11 +400,11 @@ impl Replayer for super::cpu::CpuTerrain {
         self.apply_stroke(brush, instances);
         Ok(())
     }
-    fn undo(&mut self) -> bool {
-        super::cpu::CpuTerrain::undo(self)
+    fn undo(&mut self) -> Result<bool, Self::Error> {
+        Ok(super::cpu::CpuTerrain::undo(self))
     }
-    fn redo(&mut self) -> bool {
-        super::cpu::CpuTerrain::redo(self)
+    fn redo(&mut self) -> Result<bool, Self::Error> {
+        Ok(super::cpu::CpuTerrain::redo(self))
     }
 }
 
@@ -413,10 +417,10 @@ impl Replayer for super::gpu::GpuTerrain {
     ) -> Result<(), Self::Error> {
         self.apply_stroke(brush, instances)
     }
-    fn undo(&mut self) -> bool {
+    fn undo(&mut self) -> Result<bool, Self::Error> {
         super::gpu::GpuTerrain::undo(self)
     }
-    fn redo(&mut self) -> bool {
+    fn redo(&mut self) -> Result<bool, Self::Error> {
         super::gpu::GpuTerrain::redo(self)
     }
 }
