@@ -581,3 +581,103 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+fn doc_r16(width: u32, height: u32, page_size: u32) -> DocumentDesc {
+    DocumentDesc {
+        format: HeightFormat::R16,
+        height_min: -0.5,
+        height_max: 1.5,
+        ..doc(width, height, page_size)
+    }
+}
+
+#[test]
+fn r16_documents_match_the_cpu_twin_and_do_not_depend_on_batching_or_paging() {
+    let gpu = gpu();
+    let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
+    let d = doc_r16(300, 260, 128);
+    // One r16 level of this range, the twins' tolerance (GPU division and unorm conversion may
+    // land a value one level away).
+    let quantum = (d.height_max - d.height_min) / 65535.0;
+    for b in brushes() {
+        let strokes = vec![(b, corner_stroke())];
+        let got = run_gpu(&gpu, d, 16, &strokes);
+        let mut cpu = CpuTerrain::from_heights(d, &initial(&d), cpu_tables.clone());
+        cpu.apply_stroke(&b, &stroke_instances(&b, &strokes[0].1));
+        let diff = max_diff(&got, &cpu.to_dense());
+        // Contrast amplifies differences between neighbours, so a one-level difference can grow
+        // by a level or two over a stroke.
+        let levels = if b.brush == BrushType::Contrast {
+            4.0
+        } else {
+            1.0
+        };
+        assert!(
+            diff <= quantum * levels * 1.01,
+            "{:?} {:?}: r16 max |gpu - cpu| = {diff} (> {levels} levels of {quantum})",
+            b.brush,
+            b.noise.kind
+        );
+        assert_eq!(
+            run_gpu(&gpu, d, 1, &strokes),
+            got,
+            "{:?}: r16 batch 1 and 16 differ",
+            b.brush
+        );
+        assert_eq!(
+            run_gpu(&gpu, doc_r16(300, 260, 512), 16, &strokes),
+            got,
+            "{:?}: r16 paging changed heights",
+            b.brush
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn r16_quantizes_to_levels_and_clamps_to_the_range() {
+    let gpu = gpu();
+    let d = doc_r16(256, 256, 128);
+    let level = |h: f32| (h - d.height_min) / (d.height_max - d.height_min) * 65535.0;
+    // Initial heights beyond the range on both sides, and between levels.
+    let init: Vec<f32> = (0..256 * 256)
+        .map(|i| -2.0 + 5.0 * (i as f32 / 65535.0))
+        .collect();
+    let mut t = GpuTerrain::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
+    let loaded = t.to_dense().unwrap();
+    for (h, want) in loaded.iter().zip(&init) {
+        assert!(
+            *h >= d.height_min && *h <= d.height_max,
+            "{h} outside the range"
+        );
+        assert!(
+            (level(*h) - level(*h).round()).abs() < 1e-2,
+            "{h} is not an r16 level"
+        );
+        assert!(
+            (h - want.clamp(d.height_min, d.height_max)).abs()
+                <= 0.51 * (d.height_max - d.height_min) / 65535.0 + 1e-6,
+            "{want} loaded as {h}"
+        );
+    }
+    // A strong raise pins the brush's core at height_max, never above.
+    let b = BrushSettings {
+        radius: 40.0,
+        inner_radius: 20.0,
+        strength: 10.0,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let s = [StrokeSample {
+        x: 60.0,
+        y: 60.0,
+        pressure: 1.0,
+        t: 0.0,
+    }];
+    t.apply_stroke(&b, &stroke_instances(&b, &s)).unwrap();
+    let h = t.to_dense().unwrap();
+    assert_eq!(h[60 * 256 + 60], d.height_max);
+    assert!(h.iter().all(|v| *v <= d.height_max && *v >= d.height_min));
+    // Far from the brush the stored levels are untouched.
+    assert_eq!(h[250 * 256 + 250], loaded[250 * 256 + 250]);
+    assert_no_validation_messages(&gpu);
+}

@@ -69,14 +69,16 @@ struct BrushInstance {
 // applied in order to rect_size texels from rect_min (page-local).
 struct BrushPass {
     ivec2 page_origin;
-    ivec2 rect_min;
-    ivec2 rect_size;
+    uint rect_min_packed;   // page-local x | y << 16 (pages are at most 2048 texels)
+    uint rect_size_packed;  // width | height << 16
     uint first_instance;
     uint instance_count;
     int falloff;
     float level_target;   // level: height under the stroke's first sample, before the stroke
     NoiseParams noise;
     float dir_ratio;      // directional: compression ratio (>= 1 enlarges features along the axis)
+    float height_min;     // r16 pages: the document's height range
+    float height_range;
 };
 
 // One smooth/contrast pass: one instance over one page, taps from the 3x3 neighbourhood of pages.
@@ -91,6 +93,8 @@ struct SmoothPass {
     int falloff;
     float flat_height;   // height of neighbours that hold no memory
     uint present_mask;   // bit n: neighbour n (row-major, 4 = this page) is bound
+    float height_min;    // r16 pages: the document's height range
+    float height_range;
 };
 
 #endif

@@ -36,7 +36,7 @@ impl CpuTerrain {
     pub fn new(desc: DocumentDesc, flat: f32, tables: Arc<CpuTables>) -> Self {
         Self {
             desc,
-            flat,
+            flat: desc.quantize(flat),
             pages: BTreeMap::new(),
             history: History::new(|p: &Arc<Vec<f32>>| p.len() as u64 * 4, DEFAULT_UNDO_BUDGET),
             tables,
@@ -53,7 +53,11 @@ impl CpuTerrain {
                 let mut page = Vec::with_capacity((r.width() * r.height()) as usize);
                 for y in r.y0..r.y1 {
                     let row = y as usize * desc.width as usize;
-                    page.extend_from_slice(&heights[row + r.x0 as usize..row + r.x1 as usize]);
+                    page.extend(
+                        heights[row + r.x0 as usize..row + r.x1 as usize]
+                            .iter()
+                            .map(|&h| desc.quantize(h)),
+                    );
                 }
                 t.pages.insert(id, Arc::new(page));
             }
@@ -146,7 +150,7 @@ impl CpuTerrain {
                         let k = (b.strength
                             * falloff(dist, b.radius, b.inner_radius, brush.falloff))
                         .clamp(-1.0, 1.0);
-                        updated.push(h + k * (sum * (1.0 / 16.0) - h));
+                        updated.push(d.quantize(h + k * (sum * (1.0 / 16.0) - h)));
                     } else {
                         updated.push(h);
                     }
@@ -179,6 +183,7 @@ impl CpuTerrain {
     ) {
         let params = brush.noise.params();
         let width = r.width() as usize;
+        let desc = self.desc;
         // Only instances reaching this page, still in stroke order.
         let instances: Vec<&BrushInstance> = instances
             .iter()
@@ -220,6 +225,7 @@ impl CpuTerrain {
                             } else {
                                 *h += w * m;
                             }
+                            *h = desc.quantize(*h);
                         }
                     }
                 }

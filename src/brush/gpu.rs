@@ -27,7 +27,7 @@ use crate::gpu::{
     GpuError, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
-use crate::terrain::document::{DocumentDesc, PageId, Rect};
+use crate::terrain::document::{DocumentDesc, HeightFormat, PageId, Rect};
 use crate::terrain::history::{History, DEFAULT_UNDO_BUDGET};
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -71,7 +71,12 @@ impl GpuPage {
     /// GPU memory of the image pair (r32f).
     pub fn bytes(&self) -> u64 {
         let e = self.images[0].desc.extent;
-        u64::from(e.width) * u64::from(e.height) * 4 * 2
+        let texel = if self.images[0].desc.format == vk::Format::R16_UNORM {
+            2
+        } else {
+            4
+        };
+        u64::from(e.width) * u64::from(e.height) * texel * 2
     }
 }
 
@@ -101,6 +106,11 @@ pub struct PumpReport {
     pub strokes_finished: usize,
     /// Strokes still queued or in progress.
     pub pending_strokes: usize,
+}
+
+/// Two page-local coordinates (< 2^16) in one word, x in the low half.
+fn pack16(x: i32, y: i32) -> u32 {
+    x as u32 | (y as u32) << 16
 }
 
 /// One planned smooth pass: the images it binds, its set and push constants.
@@ -155,13 +165,16 @@ impl GpuTerrain {
         tables: &NoiseTables,
     ) -> Result<Self> {
         desc.validate().map_err(GpuError::Usage)?;
-        if desc.format != crate::terrain::document::HeightFormat::R32f {
-            return Err(GpuError::usage("only r32f documents are supported so far"));
+        if desc.format == HeightFormat::R16 && !gpu.supports_storage_format(vk::Format::R16_UNORM) {
+            return Err(GpuError::usage(format!(
+                "{} cannot store r16 pages (no R16_UNORM storage images)",
+                gpu.info().name
+            )));
         }
         Ok(Self {
             gpu: gpu.clone(),
             desc,
-            flat,
+            flat: desc.quantize(flat),
             noise: GpuNoise::new(gpu, tables)?,
             kernels: HashMap::new(),
             smooth_kernel: None,
@@ -201,12 +214,10 @@ impl GpuTerrain {
                     let row = y as usize * desc.width as usize;
                     data.extend_from_slice(&heights[row + r.x0 as usize..row + r.x1 as usize]);
                 }
-                let mut up = Buffer::new(
-                    gpu,
-                    "page upload",
-                    BufferDesc::upload(data.len() as u64 * 4),
-                )?;
-                up.write(&data)?;
+                let bytes = t.encode(&data);
+                let mut up =
+                    Buffer::new(gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
+                up.write(&bytes)?;
                 uploads.push(up);
                 pages.push((id, t.new_page(id)?));
             }
@@ -251,13 +262,53 @@ impl GpuTerrain {
     pub fn page_bytes(&self) -> u64 {
         self.pages
             .keys()
-            .map(|id| self.page_texels(*id) * 4 * 2)
+            .map(|id| self.page_texels(*id) * self.desc.texel_bytes() * 2)
             .sum()
     }
 
     fn page_texels(&self, id: PageId) -> u64 {
         let r = self.desc.page_rect(id);
         r.width() as u64 * r.height() as u64
+    }
+
+    fn image_format(&self) -> vk::Format {
+        match self.desc.format {
+            HeightFormat::R32f => vk::Format::R32_SFLOAT,
+            HeightFormat::R16 => vk::Format::R16_UNORM,
+        }
+    }
+
+    /// The value an image of this document's format holds for (quantized) height `h`.
+    fn stored_value(&self, h: f32) -> f32 {
+        match self.desc.format {
+            HeightFormat::R32f => h,
+            HeightFormat::R16 => f32::from(self.desc.encode_r16(h)) / 65535.0,
+        }
+    }
+
+    /// Heights as the page images store them, tightly packed.
+    fn encode(&self, heights: &[f32]) -> Vec<u8> {
+        match self.desc.format {
+            HeightFormat::R32f => heights.iter().flat_map(|h| h.to_le_bytes()).collect(),
+            HeightFormat::R16 => heights
+                .iter()
+                .flat_map(|&h| self.desc.encode_r16(h).to_le_bytes())
+                .collect(),
+        }
+    }
+
+    /// Heights from tightly packed page texels.
+    fn decode(&self, bytes: &[u8]) -> Vec<f32> {
+        match self.desc.format {
+            HeightFormat::R32f => bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            HeightFormat::R16 => bytes
+                .chunks_exact(2)
+                .map(|c| self.desc.decode_r16(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+        }
     }
 
     /// The current version of a page, if it exists (for identity checks).
@@ -271,7 +322,10 @@ impl GpuTerrain {
         if !self.kernels.contains_key(&key) {
             let k = ComputeKernel::with_sets(
                 &self.gpu,
-                &shaders::BRUSH_POINTWISE_COMP,
+                match self.desc.format {
+                    HeightFormat::R32f => &shaders::BRUSH_POINTWISE_COMP,
+                    HeightFormat::R16 => &shaders::BRUSH_POINTWISE_R16_COMP,
+                },
                 &[&PAGE_BINDINGS, &STROKE_BINDINGS],
                 &[key.0, key.1],
             )?;
@@ -282,15 +336,12 @@ impl GpuTerrain {
 
     fn new_page(&mut self, id: PageId) -> Result<GpuPage> {
         let r = self.desc.page_rect(id);
-        let desc = ImageDesc::new_2d(
-            vk::Format::R32_SFLOAT,
-            [r.width() as u32, r.height() as u32],
-        )
-        .usage(
-            vk::ImageUsageFlags::STORAGE
-                | vk::ImageUsageFlags::TRANSFER_SRC
-                | vk::ImageUsageFlags::TRANSFER_DST,
-        );
+        let desc = ImageDesc::new_2d(self.image_format(), [r.width() as u32, r.height() as u32])
+            .usage(
+                vk::ImageUsageFlags::STORAGE
+                    | vk::ImageUsageFlags::TRANSFER_SRC
+                    | vk::ImageUsageFlags::TRANSFER_DST,
+            );
         let name = format!("page {},{}", id.x, id.y);
         let images = [
             Image::new(&self.gpu, &name, desc)?,
@@ -340,13 +391,13 @@ impl GpuTerrain {
             return Ok(self.flat);
         };
         let r = self.desc.page_rect(id);
-        let readback = Buffer::new(&self.gpu, "texel readback", BufferDesc::readback(4))?;
+        let texel = self.desc.texel_bytes();
+        let readback = Buffer::new(&self.gpu, "texel readback", BufferDesc::readback(texel))?;
         let mut rec = Recorder::new(&self.gpu)?;
         rec.copy_image_region_to_buffer(page.front(), [x - r.x0, y - r.y0], [1, 1], &readback, 0);
         rec.buffer(&readback, Access::HostRead);
         rec.submit_and_wait()?;
-        let bytes = readback.mapped(4)?;
-        Ok(f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        Ok(self.decode(readback.mapped(texel as usize)?)[0])
     }
 
     /// Applies one stroke's instances in order, as one undo step, draining the queue fully
@@ -504,7 +555,7 @@ impl GpuTerrain {
                 for image in &page.images {
                     match self.pages.get(id) {
                         Some(old) => rec.copy_image(old.front(), image),
-                        None => rec.clear_image(image, self.flat),
+                        None => rec.clear_image(image, self.stored_value(self.flat)),
                     }
                 }
                 page.stale.set(Rect::EMPTY);
@@ -563,14 +614,16 @@ impl GpuTerrain {
         )?;
         let base = BrushPass {
             page_origin: [0, 0],
-            rect_min: [0, 0],
-            rect_size: [0, 0],
+            rect_min_packed: 0,
+            rect_size_packed: 0,
             first_instance: 0,
             instance_count: 0,
             falloff: brush.falloff.index(),
             level_target: stroke.level_target,
             noise: brush.noise.params(),
             dir_ratio: brush.dir_ratio,
+            height_min: self.desc.height_min,
+            height_range: self.desc.height_range(),
         };
         // Waves: pass k of every page, which touch disjoint images, run together behind one
         // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
@@ -611,8 +664,8 @@ impl GpuTerrain {
                     let write = dirty.union(&page.stale.get());
                     let push = BrushPass {
                         page_origin: [r.x0, r.y0],
-                        rect_min: [write.x0, write.y0],
-                        rect_size: [write.width(), write.height()],
+                        rect_min_packed: pack16(write.x0, write.y0),
+                        rect_size_packed: pack16(write.width(), write.height()),
                         first_instance: first,
                         instance_count: count,
                         ..base
@@ -651,7 +704,10 @@ impl GpuTerrain {
         if self.smooth_kernel.is_none() {
             self.smooth_kernel = Some(ComputeKernel::new(
                 &self.gpu,
-                &shaders::BRUSH_SMOOTH_COMP,
+                match self.desc.format {
+                    HeightFormat::R32f => &shaders::BRUSH_SMOOTH_COMP,
+                    HeightFormat::R16 => &shaders::BRUSH_SMOOTH_R16_COMP,
+                },
                 &[BindingKind::StorageImage; 10],
                 &[],
             )?);
@@ -746,6 +802,8 @@ impl GpuTerrain {
                         falloff: brush.falloff.index(),
                         flat_height: self.flat,
                         present_mask: mask,
+                        height_min: d.height_min,
+                        height_range: d.height_range(),
                     };
                     wave.push(SmoothPlan {
                         bound,
@@ -850,17 +908,21 @@ impl GpuTerrain {
         let mut out = vec![self.flat; d.width as usize * d.height as usize];
         let entries: Vec<(&PageId, &Rc<GpuPage>)> = self.pages.iter().collect();
         for chunk in entries.chunks(64) {
-            let bytes: u64 = chunk.iter().map(|(id, _)| self.page_texels(**id) * 4).sum();
+            let texel = d.texel_bytes();
+            let bytes: u64 = chunk
+                .iter()
+                .map(|(id, _)| self.page_texels(**id) * texel)
+                .sum();
             let readback = Buffer::new(&self.gpu, "pages readback", BufferDesc::readback(bytes))?;
             let mut rec = Recorder::new(&self.gpu)?;
             let mut offset = 0;
             for (id, page) in chunk {
                 rec.copy_image_to_buffer_at(page.front(), &readback, offset);
-                offset += self.page_texels(**id) * 4;
+                offset += self.page_texels(**id) * texel;
             }
             rec.buffer(&readback, Access::HostRead);
             rec.submit_and_wait()?;
-            let data: Vec<f32> = bytemuck::pod_collect_to_vec(readback.mapped(bytes as usize)?);
+            let data = self.decode(readback.mapped(bytes as usize)?);
             let mut at = 0usize;
             for (id, _) in chunk {
                 let r = d.page_rect(**id);

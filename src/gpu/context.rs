@@ -117,6 +117,8 @@ pub struct Gpu {
     command_pool: Mutex<vk::CommandPool>,
     nearest_sampler: vk::Sampler,
     info: DeviceInfo,
+    /// `shaderStorageImageExtendedFormats` was enabled (r16 storage images, among others).
+    extended_storage_formats: bool,
 }
 
 /// One device as [`list_devices`] reports it.
@@ -341,7 +343,14 @@ impl Gpu {
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true);
         let mut f_khr =
             vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
-        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info);
+        // SAFETY: `physical` comes from `instance`.
+        let supported = unsafe { instance.get_physical_device_features(physical) };
+        let extended_storage_formats = supported.shader_storage_image_extended_formats == vk::TRUE;
+        let features = vk::PhysicalDeviceFeatures::default()
+            .shader_storage_image_extended_formats(extended_storage_formats);
+        let mut info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_info)
+            .enabled_features(&features);
         if core_sync2 {
             info = info.push_next(&mut f13);
         } else {
@@ -451,6 +460,7 @@ impl Gpu {
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             command_pool: Mutex::new(command_pool),
             nearest_sampler,
+            extended_storage_formats,
             info,
         })
     }
@@ -495,6 +505,27 @@ impl Gpu {
 
     pub(crate) fn command_pool(&self) -> MutexGuard<'_, vk::CommandPool> {
         self.command_pool.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether compute shaders can read and write storage images of `format` (declared with
+    /// its format qualifier).
+    pub fn supports_storage_format(&self, format: vk::Format) -> bool {
+        // SAFETY: `physical` comes from this instance.
+        let props = unsafe {
+            self.instance
+                .get_physical_device_format_properties(self.physical, format)
+        };
+        let basic = matches!(
+            format,
+            vk::Format::R32_SFLOAT
+                | vk::Format::R32_UINT
+                | vk::Format::R32_SINT
+                | vk::Format::R8G8B8A8_UNORM
+        );
+        props
+            .optimal_tiling_features
+            .contains(vk::FormatFeatureFlags::STORAGE_IMAGE)
+            && (basic || self.extended_storage_formats)
     }
 
     pub fn nearest_sampler(&self) -> vk::Sampler {

@@ -67,8 +67,10 @@ pub struct BrushInstance {
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct BrushPass {
     pub page_origin: [i32; 2],
-    pub rect_min: [i32; 2],
-    pub rect_size: [i32; 2],
+    /// Page-local x | y << 16.
+    pub rect_min_packed: u32,
+    /// Width | height << 16.
+    pub rect_size_packed: u32,
     pub first_instance: u32,
     pub instance_count: u32,
     pub falloff: i32,
@@ -77,6 +79,9 @@ pub struct BrushPass {
     pub noise: NoiseParams,
     /// Directional brushes: compression ratio.
     pub dir_ratio: f32,
+    /// r16 pages: the document's height range.
+    pub height_min: f32,
+    pub height_range: f32,
 }
 
 /// Push constants of one smooth/contrast pass (see shared.glsl).
@@ -93,9 +98,12 @@ pub struct SmoothPass {
     pub falloff: i32,
     pub flat_height: f32,
     pub present_mask: u32,
+    /// r16 pages: the document's height range.
+    pub height_min: f32,
+    pub height_range: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<SmoothPass>() == 88);
+const _: () = assert!(std::mem::size_of::<SmoothPass>() == 96);
 const _: () = assert!(std::mem::size_of::<NoiseParams>() == 80);
 const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
 const _: () = assert!(std::mem::size_of::<BrushPass>() == 124);

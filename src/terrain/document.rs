@@ -113,6 +113,41 @@ impl Rect {
 }
 
 impl DocumentDesc {
+    /// Height range height_max - height_min.
+    pub fn height_range(&self) -> f32 {
+        self.height_max - self.height_min
+    }
+
+    /// The nearest height the document's format can hold (r16: clamped into the range and
+    /// rounded to one of 65536 levels), computed as `quantizeHeight` in height_format.glsl.
+    pub fn quantize(&self, h: f32) -> f32 {
+        match self.format {
+            HeightFormat::R32f => h,
+            HeightFormat::R16 => {
+                self.height_min + (f32::from(self.encode_r16(h)) / 65535.0) * self.height_range()
+            }
+        }
+    }
+
+    /// The r16 level of height `h` (clamped into the range).
+    pub fn encode_r16(&self, h: f32) -> u16 {
+        (((h - self.height_min) * (1.0 / self.height_range())).clamp(0.0, 1.0) * 65535.0 + 0.5)
+            .floor() as u16
+    }
+
+    /// The height of r16 level `v`.
+    pub fn decode_r16(&self, v: u16) -> f32 {
+        self.height_min + (f32::from(v) * (1.0 / 65535.0)) * self.height_range()
+    }
+
+    /// Bytes of one stored height.
+    pub fn texel_bytes(&self) -> u64 {
+        match self.format {
+            HeightFormat::R32f => 4,
+            HeightFormat::R16 => 2,
+        }
+    }
+
     /// Checks the description; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
         if self.width == 0 || self.height == 0 || self.width > MAX_SIDE || self.height > MAX_SIDE {

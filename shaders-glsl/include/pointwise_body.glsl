@@ -1,0 +1,68 @@
+// Body of brush/pointwise*.comp (see there).
+#ifndef SCARP_POINTWISE_BODY_GLSL
+#define SCARP_POINTWISE_BODY_GLSL
+// Batched pointwise brushes (raise/lower, noise, level, directional noise): one pass applies up to N instances, in order,
+// to one page. Ping-pong: reads the page's front image, writes its back image over rect (the
+// union of this pass's dirty rectangle and the previous pass's, so the back image becomes a
+// complete copy of the new state). Texels outside every instance are copied unchanged.
+
+#define NOISE_TABLE_SET 1
+#include "noise.glsl"
+#include "brush.glsl"
+#include "height_format.glsl"
+
+layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+
+layout(constant_id = 0) const int BRUSH_TYPE = BRUSH_RAISE;
+layout(constant_id = 1) const int NOISE_KIND = NOISE_FBM;
+
+layout(set = 0, binding = 0, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uFront;
+layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform writeonly image2D uBack;
+layout(set = 1, binding = 2, std430) readonly buffer Instances { BrushInstance instances[]; };
+
+layout(push_constant) uniform Push { BrushPass pass; } pc;
+
+void main() {
+    ivec2 g = ivec2(gl_GlobalInvocationID.xy);
+    ivec2 rect_size = ivec2(pc.pass.rect_size_packed & 0xFFFFu, pc.pass.rect_size_packed >> 16);
+    ivec2 rect_min = ivec2(pc.pass.rect_min_packed & 0xFFFFu, pc.pass.rect_min_packed >> 16);
+    if (any(greaterThanEqual(g, rect_size))) {
+        return;
+    }
+    ivec2 local = rect_min + g;
+    float stored = imageLoad(uFront, local).r;
+    float h = decodeHeight(stored, pc.pass.height_min, pc.pass.height_range);
+    bool changed = false;
+    vec2 p = vec2(pc.pass.page_origin + local);
+    // The noise field does not depend on the instance: evaluate it at most once per texel.
+    float m = 1.0;
+    bool have_m = BRUSH_TYPE != BRUSH_NOISE;
+    for (uint i = 0u; i < pc.pass.instance_count; i++) {
+        BrushInstance b = instances[pc.pass.first_instance + i];
+        float d = length(p - b.center);
+        if (d < b.radius) {
+            if (!have_m) {
+                precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
+                m = noiseAt(NOISE_KIND, pc.pass.noise, q);
+                have_m = true;
+            }
+            if (BRUSH_TYPE == BRUSH_DIRECTIONAL) {
+                // Each instance has its own input transform: no sharing between instances.
+                vec2 t = directionalInput(p, b.center, b.axis, pc.pass.dir_ratio);
+                precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * t;
+                m = noiseAt(NOISE_KIND, pc.pass.noise, q);
+            }
+            float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff);
+            if (BRUSH_TYPE == BRUSH_LEVEL) {
+                h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
+            } else {
+                h += w * m;
+            }
+            h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
+            changed = true;
+        }
+    }
+    imageStore(uBack, local, vec4(changed ? encodeHeight(h, pc.pass.height_min, pc.pass.height_range) : stored));
+}
+
+#endif
