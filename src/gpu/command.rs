@@ -12,7 +12,7 @@ use super::barrier::{Access, Transition};
 use super::buffer::Buffer;
 use super::context::Gpu;
 use super::error::{GpuError, Result};
-use super::image::{Image, COLOR_RANGE};
+use super::image::{Image, COLOR_LAYERS, COLOR_RANGE};
 use super::pipeline::{ComputeKernel, DescriptorSet};
 use super::timestamps::GpuTimer;
 use ash::vk;
@@ -133,12 +133,7 @@ impl<'a> Recorder<'a> {
         self.image(dst, Access::TransferWrite);
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
+            .image_subresource(COLOR_LAYERS)
             .image_extent(vk::Extent3D {
                 width: dst.desc.extent.width,
                 height: dst.desc.extent.height,
@@ -180,15 +175,9 @@ impl<'a> Recorder<'a> {
         self.image(src, Access::TransferRead);
         self.image(dst, Access::TransferWrite);
         self.flush_barriers();
-        let layers = vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        };
         let region = vk::ImageCopy::default()
-            .src_subresource(layers)
-            .dst_subresource(layers)
+            .src_subresource(COLOR_LAYERS)
+            .dst_subresource(COLOR_LAYERS)
             .extent(vk::Extent3D {
                 width: src.desc.extent.width,
                 height: src.desc.extent.height,
@@ -232,12 +221,7 @@ impl<'a> Recorder<'a> {
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
             .buffer_offset(offset)
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
+            .image_subresource(COLOR_LAYERS)
             .image_offset(vk::Offset3D {
                 x: origin[0],
                 y: origin[1],

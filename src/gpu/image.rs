@@ -49,6 +49,15 @@ pub struct Image {
     pub(crate) state: Cell<ResourceState>,
 }
 
+/// The one mip level and layer of a color image, for copies.
+pub(crate) const COLOR_LAYERS: vk::ImageSubresourceLayers = vk::ImageSubresourceLayers {
+    aspect_mask: vk::ImageAspectFlags::COLOR,
+    mip_level: 0,
+    base_array_layer: 0,
+    layer_count: 1,
+};
+
+/// The one mip level and layer of a color image, for barriers and clears.
 pub(crate) const COLOR_RANGE: vk::ImageSubresourceRange = vk::ImageSubresourceRange {
     aspect_mask: vk::ImageAspectFlags::COLOR,
     base_mip_level: 0,
