@@ -6,6 +6,7 @@ mod common;
 use common::{assert_no_validation_messages, gpu};
 use scarp::brush::cpu::CpuTerrain;
 use scarp::brush::gpu::GpuTerrain;
+use scarp::brush::stamp::Stamp;
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
 use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
@@ -51,32 +52,32 @@ fn brushes() -> Vec<BrushSettings> {
         ..BrushSettings::new(BrushType::Raise)
     };
     let mut out = vec![
-        base,
+        base.clone(),
         BrushSettings {
             brush: BrushType::Lower,
             falloff: Falloff::Smooth,
-            ..base
+            ..base.clone()
         },
         BrushSettings {
             brush: BrushType::Raise,
             falloff: Falloff::Linear,
             inner_radius: 0.0,
-            ..base
+            ..base.clone()
         },
         BrushSettings {
             brush: BrushType::Level,
             strength: 0.4,
-            ..base
+            ..base.clone()
         },
         BrushSettings {
             brush: BrushType::Smooth,
             strength: 0.8,
-            ..base
+            ..base.clone()
         },
         BrushSettings {
             brush: BrushType::Contrast,
             strength: 0.5,
-            ..base
+            ..base.clone()
         },
     ];
     for kind in [
@@ -94,7 +95,7 @@ fn brushes() -> Vec<BrushSettings> {
         out.push(BrushSettings {
             brush: BrushType::Noise,
             noise,
-            ..base
+            ..base.clone()
         });
     }
     let noise = NoiseSettings {
@@ -108,7 +109,21 @@ fn brushes() -> Vec<BrushSettings> {
         noise,
         dir_angle_deg: 90.0,
         dir_ratio: 4.0,
-        ..base
+        ..base.clone()
+    });
+    let stamp = Stamp {
+        width: 33,
+        height: 21,
+        values: (0..33 * 21)
+            .map(|i| ((i * 7919) % 101) as f32 / 100.0)
+            .collect(),
+    };
+    out.push(BrushSettings {
+        brush: BrushType::Stamp,
+        stamp: Some(Arc::new(stamp)),
+        stamp_scale: 1.2,
+        dir_angle_deg: 30.0,
+        ..base.clone()
     });
     out
 }
@@ -155,7 +170,7 @@ fn gpu_matches_cpu_twin_for_every_brush() {
     let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
     let d = doc(300, 260, 128);
     for b in brushes() {
-        let strokes = vec![(b, corner_stroke())];
+        let strokes = vec![(b.clone(), corner_stroke())];
         let got = run_gpu(&gpu, d, 16, &strokes);
         let mut cpu = CpuTerrain::from_heights(d, &initial(&d), cpu_tables.clone());
         cpu.apply_stroke(&b, &stroke_instances(&b, &strokes[0].1));
@@ -185,11 +200,11 @@ fn batch_size_and_page_size_do_not_change_heights() {
     let gpu = gpu();
     for b in brushes() {
         let strokes = vec![
-            (b, corner_stroke()),
+            (b.clone(), corner_stroke()),
             (
                 BrushSettings {
                     strength: -0.1,
-                    ..b
+                    ..b.clone()
                 },
                 corner_stroke().into_iter().rev().collect(),
             ),
@@ -233,7 +248,7 @@ fn input_rate_does_not_change_heights() {
         spacing: 0.25,
         ..BrushSettings::new(BrushType::Raise)
     };
-    let slow = run_gpu(&gpu, doc(260, 260, 128), 16, &[(b, path(30))]);
+    let slow = run_gpu(&gpu, doc(260, 260, 128), 16, &[(b.clone(), path(30))]);
     let fast = run_gpu(&gpu, doc(260, 260, 128), 16, &[(b, path(240))]);
     let diff = max_diff(&slow, &fast);
     assert!(diff <= 1e-4, "30 Hz and 240 Hz differ by {diff}");
@@ -473,7 +488,7 @@ fn directional_noise_elongates_features_along_its_axis() {
     let (sx, sy) = slopes(&run(BrushSettings {
         dir_angle_deg: 0.0,
         dir_ratio: 4.0,
-        ..base
+        ..base.clone()
     }));
     assert!(
         sx * 2.0 < sy,
@@ -482,7 +497,7 @@ fn directional_noise_elongates_features_along_its_axis() {
     let (sx, sy) = slopes(&run(BrushSettings {
         dir_angle_deg: 90.0,
         dir_ratio: 4.0,
-        ..base
+        ..base.clone()
     }));
     assert!(
         sy * 2.0 < sx,
@@ -491,12 +506,12 @@ fn directional_noise_elongates_features_along_its_axis() {
     // Ratio 1 is the plain noise brush, exactly.
     let plain = run(BrushSettings {
         brush: BrushType::Noise,
-        ..base
+        ..base.clone()
     });
     assert_eq!(
         run(BrushSettings {
             dir_ratio: 1.0,
-            ..base
+            ..base.clone()
         }),
         plain
     );
@@ -600,7 +615,7 @@ fn r16_documents_match_the_cpu_twin_and_do_not_depend_on_batching_or_paging() {
     // land a value one level away).
     let quantum = (d.height_max - d.height_min) / 65535.0;
     for b in brushes() {
-        let strokes = vec![(b, corner_stroke())];
+        let strokes = vec![(b.clone(), corner_stroke())];
         let got = run_gpu(&gpu, d, 16, &strokes);
         let mut cpu = CpuTerrain::from_heights(d, &initial(&d), cpu_tables.clone());
         cpu.apply_stroke(&b, &stroke_instances(&b, &strokes[0].1));
@@ -679,5 +694,61 @@ fn r16_quantizes_to_levels_and_clamps_to_the_range() {
     assert!(h.iter().all(|v| *v <= d.height_max && *v >= d.height_min));
     // Far from the brush the stored levels are untouched.
     assert_eq!(h[250 * 256 + 250], loaded[250 * 256 + 250]);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn stamps_land_texel_for_texel_and_rotate() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let values: Vec<f32> = (0..16 * 16).map(|i| i as f32).collect();
+    let stamp = Arc::new(Stamp {
+        width: 16,
+        height: 16,
+        values,
+    });
+    // Radius 32, inner 31 (full strength over the stamp), stamp side 0.25 of the diameter = 16
+    // texels: stamp texel (k + 7, j + 7) lands on document texel (100 + k, 100 + j).
+    let base = BrushSettings {
+        radius: 32.0,
+        inner_radius: 31.0,
+        strength: 0.5,
+        stamp: Some(stamp.clone()),
+        stamp_scale: 0.25,
+        stamp_follow: false,
+        ..BrushSettings::new(BrushType::Stamp)
+    };
+    let at = [StrokeSample {
+        x: 100.5,
+        y: 100.5,
+        pressure: 1.0,
+        t: 0.0,
+    }];
+    for (angle, rotated) in [(0.0f32, false), (90.0, true)] {
+        let b = BrushSettings {
+            dir_angle_deg: angle,
+            ..base.clone()
+        };
+        let mut t = GpuTerrain::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
+        t.apply_stroke(&b, &stroke_instances(&b, &at)).unwrap();
+        let h = t.to_dense().unwrap();
+        for j in -7i32..=8 {
+            for k in -7i32..=8 {
+                // Rotating by 90 degrees maps document (k, j) to stamp (j, -k) about the centre.
+                let (sx, sy) = if rotated {
+                    (j + 7, 8 - k)
+                } else {
+                    (k + 7, j + 7)
+                };
+                let want = 0.5 * stamp.values[(sy * 16 + sx) as usize];
+                let got = h[((100 + j) * 256 + 100 + k) as usize];
+                assert!(
+                    (got - want).abs() < 1e-4,
+                    "angle {angle}: texel ({k}, {j}) = {got}, want {want}"
+                );
+            }
+        }
+        assert_eq!(h[10 * 256 + 10], 0.0, "outside the stamp nothing is added");
+    }
     assert_no_validation_messages(&gpu);
 }

@@ -19,6 +19,32 @@ layout(constant_id = 1) const int NOISE_KIND = NOISE_FBM;
 layout(set = 0, binding = 0, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uFront;
 layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform writeonly image2D uBack;
 layout(set = 1, binding = 2, std430) readonly buffer Instances { BrushInstance instances[]; };
+// Stamp brushes: the stamp (R32F; a 1x1 placeholder for other brushes), read with texelFetch.
+layout(set = 1, binding = 3) uniform sampler2D uStamp;
+
+float stampTexel(ivec2 c, ivec2 size) {
+    return any(lessThan(c, ivec2(0))) || any(greaterThanEqual(c, size)) ? 0.0 : texelFetch(uStamp, c, 0).r;
+}
+
+// Bilinear, zero outside; texel centres at integer positions of s. CPU twin: Stamp::sample.
+float stampSample(vec2 s) {
+    ivec2 size = textureSize(uStamp, 0);
+    vec2 f = floor(s);
+    vec2 t = s - f;
+    ivec2 c = ivec2(f);
+    float top = stampTexel(c, size) + (stampTexel(c + ivec2(1, 0), size) - stampTexel(c, size)) * t.x;
+    float bottom = stampTexel(c + ivec2(0, 1), size) + (stampTexel(c + ivec2(1, 1), size) - stampTexel(c + ivec2(0, 1), size)) * t.x;
+    return top + (bottom - top) * t.y;
+}
+
+// Texel p in stamp texel space (CPU twin: stamp_position).
+vec2 stampPosition(vec2 p, vec2 center, vec2 axis, float half_extent) {
+    vec2 size = vec2(textureSize(uStamp, 0));
+    vec2 l = p - center;
+    float u = l.x * axis.x + l.y * axis.y;
+    float v = l.y * axis.x - l.x * axis.y;
+    return vec2((u / half_extent * 0.5 + 0.5) * size.x - 0.5, (v / half_extent * 0.5 + 0.5) * size.y - 0.5);
+}
 
 layout(push_constant) uniform Push { BrushPass pass; } pc;
 
@@ -46,9 +72,12 @@ void main() {
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
                 have_m = true;
             }
+            if (BRUSH_TYPE == BRUSH_STAMP) {
+                m = stampSample(stampPosition(p, b.center, b.axis, b.radius * pc.pass.brush_param));
+            }
             if (BRUSH_TYPE == BRUSH_DIRECTIONAL) {
                 // Each instance has its own input transform: no sharing between instances.
-                vec2 t = directionalInput(p, b.center, b.axis, pc.pass.dir_ratio);
+                vec2 t = directionalInput(p, b.center, b.axis, pc.pass.brush_param);
                 precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * t;
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
             }

@@ -49,6 +49,7 @@ struct NoiseGrid {
 #define BRUSH_NOISE 1
 #define BRUSH_LEVEL 2  // h += clamp(strength x falloff, 0, 1) x (level_target - h)
 #define BRUSH_DIRECTIONAL 3  // noise whose input is compressed along an axis tied to the stroke
+#define BRUSH_STAMP 4        // adds a stamp image through the instance's rotation and scale
 
 // Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1).
 #define FALLOFF_PARABOLIC 0  // 1 - t^2 (paper eq. 2 when inner = 0)
@@ -62,7 +63,7 @@ struct BrushInstance {
     float inner_radius;
     float strength;
     float direction;      // local stroke direction, radians
-    vec2 axis;            // directional: unit compression axis (computed on the CPU: exact twins)
+    vec2 axis;            // directional: unit compression axis; stamp: unit rotation (CPU-computed)
 };
 
 // One batched pass over one page: instances [first_instance, first_instance + instance_count)
@@ -76,7 +77,7 @@ struct BrushPass {
     int falloff;
     float level_target;   // level: height under the stroke's first sample, before the stroke
     NoiseParams noise;
-    float dir_ratio;      // directional: compression ratio (>= 1 enlarges features along the axis)
+    float brush_param;    // directional: compression ratio; stamp: stamp side / brush diameter
     float height_min;     // r16 pages: the document's height range
     float height_range;
 };

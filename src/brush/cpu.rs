@@ -2,6 +2,7 @@
 //! applied texel by texel in f32 exactly as `shaders-glsl/brush/pointwise.comp` does. It is the
 //! reference in tests and the baseline in benchmarks.
 
+use super::stamp::stamp_position;
 use super::{BrushSettings, BrushType, Falloff};
 use crate::gpu::shared::BrushInstance;
 use crate::noise::CpuTables;
@@ -209,6 +210,16 @@ impl CpuTerrain {
                                 ];
                                 m = self.tables.noise_at(brush.noise.kind, &params, q);
                                 have_m = true;
+                            }
+                            if let (BrushType::Stamp, Some(stamp)) = (brush.brush, &brush.stamp) {
+                                let size = [stamp.width as f32, stamp.height as f32];
+                                m = stamp.sample(stamp_position(
+                                    p,
+                                    b.center,
+                                    b.axis,
+                                    b.radius * brush.stamp_scale,
+                                    size,
+                                ));
                             }
                             if brush.brush == BrushType::Directional {
                                 let t = directional_input(p, b, brush.dir_ratio);

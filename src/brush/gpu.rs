@@ -20,6 +20,7 @@
 //!   untouched pages stay shared between versions. A memory budget forgets the oldest steps.
 
 use super::cpu::{clamp_texel, level_texel, touched_pages};
+use super::stamp::Stamp;
 use super::{BrushSettings, BrushType};
 use crate::gpu::shared::{BrushInstance, BrushPass, SmoothPass};
 use crate::gpu::{
@@ -44,10 +45,11 @@ const GROUP: u32 = 16;
 const PASSES_PER_SUBMIT: usize = 1024;
 
 const PAGE_BINDINGS: [BindingKind; 2] = [BindingKind::StorageImage, BindingKind::StorageImage];
-const STROKE_BINDINGS: [BindingKind; 3] = [
+const STROKE_BINDINGS: [BindingKind; 4] = [
     BindingKind::SampledImage,
     BindingKind::SampledImage,
     BindingKind::StorageBuffer,
+    BindingKind::SampledImage,
 ];
 
 /// One version of a page: its image pair, the two ping-pong sets and which image is current.
@@ -89,6 +91,8 @@ struct ActiveStroke {
     /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
     page_passes: Vec<Vec<(u32, u32, Rect)>>,
     instance_buf: Option<Buffer>,
+    /// Stamp brushes: the stamp image.
+    stamp_image: Option<Image>,
     level_target: f32,
     /// Units of work: waves (pointwise brushes) or instances (multi-tap brushes).
     units: usize,
@@ -106,6 +110,28 @@ pub struct PumpReport {
     pub strokes_finished: usize,
     /// Strokes still queued or in progress.
     pub pending_strokes: usize,
+}
+
+/// A stamp as an R32F sampled image, ready for compute shaders.
+fn upload_stamp(gpu: &Arc<Gpu>, stamp: &Stamp) -> Result<Image> {
+    let image = Image::new(
+        gpu,
+        "stamp",
+        ImageDesc::new_2d(vk::Format::R32_SFLOAT, [stamp.width, stamp.height])
+            .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST),
+    )?;
+    let mut up = Buffer::new(
+        gpu,
+        "stamp upload",
+        BufferDesc::upload(stamp.values.len() as u64 * 4),
+    )?;
+    up.write(&stamp.values)?;
+    let mut rec = Recorder::new(gpu)?;
+    rec.buffer(&up, Access::HostWrite);
+    rec.copy_buffer_to_image(&up, &image);
+    rec.image(&image, Access::ComputeSampledRead);
+    rec.submit_and_wait()?;
+    Ok(image)
 }
 
 /// Two page-local coordinates (< 2^16) in one word, x in the low half.
@@ -153,6 +179,8 @@ pub struct GpuTerrain {
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
     queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>)>,
+    /// 1x1 placeholder bound as the stamp of brushes without one.
+    no_stamp: Image,
     active: Option<ActiveStroke>,
 }
 
@@ -171,6 +199,14 @@ impl GpuTerrain {
                 gpu.info().name
             )));
         }
+        let no_stamp = upload_stamp(
+            gpu,
+            &Stamp {
+                width: 1,
+                height: 1,
+                values: vec![0.0],
+            },
+        )?;
         Ok(Self {
             gpu: gpu.clone(),
             desc,
@@ -184,6 +220,7 @@ impl GpuTerrain {
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
             last_stroke: StrokeStats::default(),
             queue: Default::default(),
+            no_stamp,
             active: None,
         })
     }
@@ -414,7 +451,7 @@ impl GpuTerrain {
     /// Queues a stroke (FIFO). Nothing runs until [`Self::pump`]; its pages are prepared when it
     /// reaches the front, so it sees every stroke queued before it.
     pub fn enqueue_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
-        self.queue.push_back((*brush, instances.to_vec()));
+        self.queue.push_back((brush.clone(), instances.to_vec()));
     }
 
     /// Strokes queued or in progress.
@@ -563,6 +600,10 @@ impl GpuTerrain {
             rec.submit_and_wait()?;
             Some(buf)
         };
+        let stamp_image = match (&brush.brush, &brush.stamp) {
+            (BrushType::Stamp, Some(stamp)) => Some(upload_stamp(&self.gpu, stamp)?),
+            _ => None,
+        };
         Ok(ActiveStroke {
             brush,
             instances,
@@ -570,6 +611,7 @@ impl GpuTerrain {
             fresh,
             page_passes,
             instance_buf,
+            stamp_image,
             level_target,
             units,
             done: 0,
@@ -597,7 +639,7 @@ impl GpuTerrain {
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
     ) -> Result<()> {
-        let brush = stroke.brush;
+        let brush = stroke.brush.clone();
         self.kernel(brush.brush, brush.noise.kind)?;
         let kernel = &self.kernels[&brush.brush.kernel_key(brush.noise.kind)];
         let Some(instance_buf) = stroke.instance_buf.as_ref() else {
@@ -610,6 +652,7 @@ impl GpuTerrain {
                 Resource::SampledImage(perm),
                 Resource::SampledImage(grad),
                 Resource::StorageBuffer(instance_buf),
+                Resource::SampledImage(stroke.stamp_image.as_ref().unwrap_or(&self.no_stamp)),
             ],
         )?;
         let base = BrushPass {
@@ -621,7 +664,11 @@ impl GpuTerrain {
             falloff: brush.falloff.index(),
             level_target: stroke.level_target,
             noise: brush.noise.params(),
-            dir_ratio: brush.dir_ratio,
+            brush_param: if brush.brush == BrushType::Stamp {
+                brush.stamp_scale
+            } else {
+                brush.dir_ratio
+            },
             height_min: self.desc.height_min,
             height_range: self.desc.height_range(),
         };
@@ -643,6 +690,10 @@ impl GpuTerrain {
             }
             rec.image(perm, Access::ComputeSampledRead);
             rec.image(grad, Access::ComputeSampledRead);
+            rec.image(
+                stroke.stamp_image.as_ref().unwrap_or(&self.no_stamp),
+                Access::ComputeSampledRead,
+            );
             rec.buffer(instance_buf, Access::ComputeStorageRead);
             for &wave in chunk {
                 let active: Vec<usize> = (0..ids.len())

@@ -127,6 +127,11 @@ struct RawBrush {
     angle: Option<f32>,
     /// Directional: compression ratio.
     ratio: Option<f32>,
+    /// Stamp: image file (PNG, or .r32 with stamp_size), relative to the journal.
+    stamp: Option<PathBuf>,
+    stamp_size: Option<[u32; 2]>,
+    stamp_scale: Option<f32>,
+    stamp_follow: Option<bool>,
 }
 
 fn default_strength() -> f32 {
@@ -140,10 +145,10 @@ fn default_falloff() -> String {
 }
 
 impl RawBrush {
-    fn settings(&self) -> Result<BrushSettings, String> {
+    fn settings(&self, base_dir: &Path) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp)",
                 self.brush_type
             )
         })?;
@@ -184,8 +189,19 @@ impl RawBrush {
             spacing: self.spacing,
             falloff,
             noise,
-            dir_angle_deg: self.angle.unwrap_or(90.0),
+            dir_angle_deg: self
+                .angle
+                .unwrap_or(if brush == BrushType::Stamp { 0.0 } else { 90.0 }),
             dir_ratio: self.ratio.unwrap_or(3.0),
+            stamp: match &self.stamp {
+                Some(p) => Some(std::sync::Arc::new(
+                    super::stamp::Stamp::load(&base_dir.join(p), self.stamp_size)
+                        .map_err(|e| format!("brush.stamp: {e}"))?,
+                )),
+                None => None,
+            },
+            stamp_scale: self.stamp_scale.unwrap_or(1.0),
+            stamp_follow: self.stamp_follow.unwrap_or(true),
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)
@@ -266,7 +282,7 @@ impl Journal {
             let at = |e: String| format!("steps[{i}]: {e}");
             steps.push(match step {
                 RawStep::Stroke(s) => {
-                    let brush = s.brush.settings().map_err(|e| at(format!("stroke.{e}")))?;
+                    let brush = s.brush.settings(base_dir).map_err(|e| at(format!("stroke.{e}")))?;
                     if s.samples.is_empty() || s.samples.len() > MAX_STROKE_SAMPLES {
                         return Err(at(format!("stroke.samples: needs 1 to {MAX_STROKE_SAMPLES} samples, got {}", s.samples.len())));
                     }
@@ -444,14 +460,56 @@ mod tests {
 
     #[test]
     fn every_brush_type_parses_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.r32"), [0u8; 4]).unwrap();
         for ty in BrushType::ALL {
-            let text = OK.replace(r#""type": "raise""#, &format!(r#""type": "{}""#, ty.name()));
-            let j = parse(&text).unwrap_or_else(|e| panic!("{}: {e}", ty.name()));
+            let extra = if ty == BrushType::Stamp {
+                r#", "stamp": "s.r32", "stamp_size": [1, 1]"#
+            } else {
+                ""
+            };
+            let text = OK.replace(
+                r#""type": "raise""#,
+                &format!(r#""type": "{}"{extra}"#, ty.name()),
+            );
+            let j =
+                Journal::parse(&text, dir.path()).unwrap_or_else(|e| panic!("{}: {e}", ty.name()));
             let Step::Stroke { brush, .. } = &j.steps[0] else {
                 panic!()
             };
             assert_eq!(brush.brush, ty);
         }
+    }
+
+    #[test]
+    fn stamp_brushes_load_their_image_relative_to_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("s.r32"), [0u8; 16]).unwrap();
+        let text = OK.replace(
+            r#""type": "raise""#,
+            r#""type": "stamp", "stamp": "s.r32", "stamp_size": [2, 2], "stamp_scale": 0.5"#,
+        );
+        let j = Journal::parse(&text, dir.path()).unwrap();
+        let Step::Stroke { brush, .. } = &j.steps[0] else {
+            panic!()
+        };
+        assert_eq!(
+            brush.stamp.as_ref().map(|s| (s.width, s.height)),
+            Some((2, 2))
+        );
+        let missing = OK.replace(
+            r#""type": "raise""#,
+            r#""type": "stamp", "stamp": "nope.png""#,
+        );
+        let e = Journal::parse(&missing, dir.path()).unwrap_err();
+        assert!(
+            e.contains("steps[0]: stroke.brush.stamp") && e.contains("nope.png"),
+            "{e}"
+        );
+        let none = OK.replace(r#""type": "raise""#, r#""type": "stamp""#);
+        assert!(Journal::parse(&none, dir.path())
+            .unwrap_err()
+            .contains("needs a stamp image"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod journal;
+pub mod stamp;
 pub mod stroke;
 
 use crate::noise::{NoiseKind, NoiseSettings};
@@ -30,10 +31,13 @@ pub enum BrushType {
     /// Noise whose input is compressed by `dir_ratio` along an axis at `dir_angle_deg` to the
     /// local stroke direction (paper section 5.3).
     Directional,
+    /// Adds a stamp image through each instance's transform (paper eq. 3):
+    /// h += strength x pressure x falloff x S(T_i p).
+    Stamp,
 }
 
 impl BrushType {
-    pub const ALL: [BrushType; 7] = [
+    pub const ALL: [BrushType; 8] = [
         BrushType::Raise,
         BrushType::Lower,
         BrushType::Noise,
@@ -41,6 +45,7 @@ impl BrushType {
         BrushType::Smooth,
         BrushType::Contrast,
         BrushType::Directional,
+        BrushType::Stamp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +57,7 @@ impl BrushType {
             BrushType::Smooth => "smooth",
             BrushType::Contrast => "contrast",
             BrushType::Directional => "directional",
+            BrushType::Stamp => "stamp",
         }
     }
 
@@ -66,6 +72,7 @@ impl BrushType {
             BrushType::Noise => 1,
             BrushType::Level => 2,
             BrushType::Directional => 3,
+            BrushType::Stamp => 4,
             // Not a pointwise kernel: brush/smooth.comp.
             BrushType::Smooth | BrushType::Contrast => -1,
         }
@@ -124,7 +131,7 @@ impl Falloff {
 }
 
 /// A brush and its parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BrushSettings {
     pub brush: BrushType,
     pub radius: f32,
@@ -139,6 +146,12 @@ pub struct BrushSettings {
     pub dir_angle_deg: f32,
     /// Directional brushes: compression ratio (> 1 enlarges features along the axis).
     pub dir_ratio: f32,
+    /// Stamp brushes: the image.
+    pub stamp: Option<std::sync::Arc<stamp::Stamp>>,
+    /// Stamp brushes: the stamp's side as a fraction of the brush diameter.
+    pub stamp_scale: f32,
+    /// Stamp brushes: rotate with the stroke (the angle is then relative to its direction).
+    pub stamp_follow: bool,
 }
 
 impl BrushSettings {
@@ -151,8 +164,11 @@ impl BrushSettings {
             spacing: 0.25,
             falloff: Falloff::Parabolic,
             noise: NoiseSettings::new(NoiseKind::Fbm),
-            dir_angle_deg: 90.0,
+            dir_angle_deg: if brush == BrushType::Stamp { 0.0 } else { 90.0 },
             dir_ratio: 3.0,
+            stamp: None,
+            stamp_scale: 1.0,
+            stamp_follow: true,
         }
     }
 
@@ -205,6 +221,23 @@ impl BrushSettings {
                 return Err(format!(
                     "ratio must be between 0.05 and 64, got {}",
                     self.dir_ratio
+                ));
+            }
+        }
+        if self.brush == BrushType::Stamp {
+            if self.stamp.is_none() {
+                return Err("stamp: a stamp brush needs a stamp image".into());
+            }
+            if !(self.stamp_scale.is_finite() && (0.01..=100.0).contains(&self.stamp_scale)) {
+                return Err(format!(
+                    "stamp_scale must be between 0.01 and 100, got {}",
+                    self.stamp_scale
+                ));
+            }
+            if !self.dir_angle_deg.is_finite() {
+                return Err(format!(
+                    "angle must be a finite number of degrees, got {}",
+                    self.dir_angle_deg
                 ));
             }
         }

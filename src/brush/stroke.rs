@@ -4,7 +4,7 @@
 //! yields the same instances whatever the input rate. A single-sample stroke yields exactly one
 //! instance at that sample. Pressure is interpolated along each segment.
 
-use super::BrushSettings;
+use super::{BrushSettings, BrushType};
 use crate::gpu::shared::BrushInstance;
 
 /// One input sample of a stroke.
@@ -58,7 +58,13 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
         strength: strength * pressure as f32,
         direction: direction as f32,
         axis: {
-            let a = direction + f64::from(brush.dir_angle_deg).to_radians();
+            // The angle is relative to the stroke, except for stamps that do not follow it.
+            let relative_to = if brush.brush == BrushType::Stamp && !brush.stamp_follow {
+                0.0
+            } else {
+                direction
+            };
+            let a = relative_to + f64::from(brush.dir_angle_deg).to_radians();
             [a.cos() as f32, a.sin() as f32]
         },
     };

@@ -77,8 +77,8 @@ pub struct BrushPass {
     /// Level brushes: height under the stroke's first sample, before the stroke.
     pub level_target: f32,
     pub noise: NoiseParams,
-    /// Directional brushes: compression ratio.
-    pub dir_ratio: f32,
+    /// Directional brushes: compression ratio; stamp brushes: stamp side / brush diameter.
+    pub brush_param: f32,
     /// r16 pages: the document's height range.
     pub height_min: f32,
     pub height_range: f32,
