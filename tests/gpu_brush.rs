@@ -111,6 +111,11 @@ fn brushes() -> Vec<BrushSettings> {
         dir_ratio: 4.0,
         ..base.clone()
     });
+    out.push(BrushSettings {
+        falloff: Falloff::Power,
+        falloff_power: 5.0,
+        ..base.clone()
+    });
     let stamp = Stamp {
         width: 33,
         height: 21,

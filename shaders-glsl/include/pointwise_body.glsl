@@ -81,7 +81,7 @@ void main() {
                 precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * t;
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
             }
-            float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff);
+            float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power);
             if (BRUSH_TYPE == BRUSH_LEVEL) {
                 h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
             } else {

@@ -55,6 +55,7 @@ struct NoiseGrid {
 #define FALLOFF_PARABOLIC 0  // 1 - t^2 (paper eq. 2 when inner = 0)
 #define FALLOFF_SMOOTH    1  // 1 - smoothstep(t) = 1 - t^2 (3 - 2t)
 #define FALLOFF_LINEAR    2  // 1 - t
+#define FALLOFF_POWER     3  // 1 - t^falloff_power
 
 // One brush instance, in document texels. strength = brush strength x pressure, signed.
 struct BrushInstance {
@@ -80,6 +81,7 @@ struct BrushPass {
     float brush_param;    // directional: compression ratio; stamp: stamp side / brush diameter
     float height_min;     // r16 pages: the document's height range
     float height_range;
+    float falloff_power;  // FALLOFF_POWER's exponent (last: `noise` must stay 8-byte aligned)
 };
 
 // One smooth/contrast pass: one instance over one page, taps from the 3x3 neighbourhood of pages.
@@ -92,6 +94,7 @@ struct SmoothPass {
     ivec2 rect_size;
     int page_size;       // extent of a whole page (left/top neighbours)
     int falloff;
+    float falloff_power;
     float flat_height;   // height of neighbours that hold no memory
     uint present_mask;   // bit n: neighbour n (row-major, 4 = this page) is bound
     float height_min;    // r16 pages: the document's height range

@@ -75,7 +75,7 @@ void main() {
                 sum += w * heightAt(doc + ivec2(x, y));
             }
         }
-        float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff), -1.0, 1.0);
+        float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
         h += k * (sum * (1.0 / 16.0) - h);
         h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
         stored = encodeHeight(h, pc.pass.height_min, pc.pass.height_range);

@@ -14,11 +14,12 @@ use std::sync::Arc;
 
 /// `brushFalloff` of brush.glsl.
 #[inline]
-pub fn falloff(d: f32, radius: f32, inner_radius: f32, kind: Falloff) -> f32 {
+pub fn falloff(d: f32, radius: f32, inner_radius: f32, kind: Falloff, power: f32) -> f32 {
     let t = ((d - inner_radius) / (radius - inner_radius).max(1e-6)).clamp(0.0, 1.0);
     match kind {
         Falloff::Smooth => 1.0 - t * t * (3.0 - 2.0 * t),
         Falloff::Linear => 1.0 - t,
+        Falloff::Power => 1.0 - t.powf(power),
         Falloff::Parabolic => 1.0 - t * t,
     }
 }
@@ -149,7 +150,13 @@ impl CpuTerrain {
                             }
                         }
                         let k = (b.strength
-                            * falloff(dist, b.radius, b.inner_radius, brush.falloff))
+                            * falloff(
+                                dist,
+                                b.radius,
+                                b.inner_radius,
+                                brush.falloff,
+                                brush.falloff_power,
+                            ))
                         .clamp(-1.0, 1.0);
                         updated.push(d.quantize(h + k * (sum * (1.0 / 16.0) - h)));
                     } else {
@@ -229,8 +236,14 @@ impl CpuTerrain {
                                 ];
                                 m = self.tables.noise_at(brush.noise.kind, &params, q);
                             }
-                            let w =
-                                b.strength * falloff(d, b.radius, b.inner_radius, brush.falloff);
+                            let w = b.strength
+                                * falloff(
+                                    d,
+                                    b.radius,
+                                    b.inner_radius,
+                                    brush.falloff,
+                                    brush.falloff_power,
+                                );
                             if brush.brush == BrushType::Level {
                                 *h += w.clamp(0.0, 1.0) * (target - *h);
                             } else {

@@ -662,6 +662,7 @@ impl GpuTerrain {
             first_instance: 0,
             instance_count: 0,
             falloff: brush.falloff.index(),
+            falloff_power: brush.falloff_power,
             level_target: stroke.level_target,
             noise: brush.noise.params(),
             brush_param: if brush.brush == BrushType::Stamp {
@@ -851,6 +852,7 @@ impl GpuTerrain {
                         rect_size: [write.width(), write.height()],
                         page_size: d.page_size as i32,
                         falloff: brush.falloff.index(),
+                        falloff_power: brush.falloff_power,
                         flat_height: self.flat,
                         present_mask: mask,
                         height_min: d.height_min,

@@ -104,6 +104,7 @@ struct RawBrush {
     spacing: f32,
     #[serde(default = "default_falloff")]
     falloff: String,
+    falloff_power: Option<f32>,
     kind: Option<NoiseKind>,
     scale: Option<f32>,
     offset: Option<[f32; 2]>,
@@ -154,7 +155,7 @@ impl RawBrush {
         })?;
         let falloff = Falloff::from_name(&self.falloff).ok_or_else(|| {
             format!(
-                "brush.falloff: unknown falloff '{}' (parabolic, smooth, linear)",
+                "brush.falloff: unknown falloff '{}' (parabolic, smooth, linear, power)",
                 self.falloff
             )
         })?;
@@ -188,6 +189,7 @@ impl RawBrush {
             strength: self.strength,
             spacing: self.spacing,
             falloff,
+            falloff_power: self.falloff_power.unwrap_or(2.0),
             noise,
             dir_angle_deg: self
                 .angle

@@ -107,16 +107,24 @@ pub enum Falloff {
     Smooth,
     /// 1 - t.
     Linear,
+    /// 1 - t^p, p = `falloff_power` (2 is parabolic; large p keeps full strength longer).
+    Power,
 }
 
 impl Falloff {
-    pub const ALL: [Falloff; 3] = [Falloff::Parabolic, Falloff::Smooth, Falloff::Linear];
+    pub const ALL: [Falloff; 4] = [
+        Falloff::Parabolic,
+        Falloff::Smooth,
+        Falloff::Linear,
+        Falloff::Power,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Falloff::Parabolic => "parabolic",
             Falloff::Smooth => "smooth",
             Falloff::Linear => "linear",
+            Falloff::Power => "power",
         }
     }
 
@@ -140,6 +148,8 @@ pub struct BrushSettings {
     /// Instance spacing as a fraction of the radius.
     pub spacing: f32,
     pub falloff: Falloff,
+    /// Exponent of the `power` falloff.
+    pub falloff_power: f32,
     /// Noise of `noise` and `directional` brushes (kind and every parameter of `scarp noise`).
     pub noise: NoiseSettings,
     /// Directional brushes: compression axis relative to the stroke direction, degrees.
@@ -163,6 +173,7 @@ impl BrushSettings {
             strength: 0.5,
             spacing: 0.25,
             falloff: Falloff::Parabolic,
+            falloff_power: 2.0,
             noise: NoiseSettings::new(NoiseKind::Fbm),
             dir_angle_deg: if brush == BrushType::Stamp { 0.0 } else { 90.0 },
             dir_ratio: 3.0,
@@ -202,6 +213,12 @@ impl BrushSettings {
             return Err(format!(
                 "inner_radius must be at least 0 and below radius ({}), got {}",
                 self.radius, self.inner_radius
+            ));
+        }
+        if !(self.falloff_power.is_finite() && (0.05..=64.0).contains(&self.falloff_power)) {
+            return Err(format!(
+                "falloff_power must be between 0.05 and 64, got {}",
+                self.falloff_power
             ));
         }
         if !(0.01..=10.0).contains(&self.spacing) {

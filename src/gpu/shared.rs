@@ -82,6 +82,8 @@ pub struct BrushPass {
     /// r16 pages: the document's height range.
     pub height_min: f32,
     pub height_range: f32,
+    /// Exponent of the power falloff (last: `noise` must stay 8-byte aligned, as in std430).
+    pub falloff_power: f32,
 }
 
 /// Push constants of one smooth/contrast pass (see shared.glsl).
@@ -96,6 +98,7 @@ pub struct SmoothPass {
     pub rect_size: [i32; 2],
     pub page_size: i32,
     pub falloff: i32,
+    pub falloff_power: f32,
     pub flat_height: f32,
     pub present_mask: u32,
     /// r16 pages: the document's height range.
@@ -103,8 +106,21 @@ pub struct SmoothPass {
     pub height_range: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<SmoothPass>() == 96);
+const _: () = assert!(std::mem::size_of::<SmoothPass>() == 100);
 const _: () = assert!(std::mem::size_of::<NoiseParams>() == 80);
 const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
-const _: () = assert!(std::mem::size_of::<BrushPass>() == 124);
+const _: () = assert!(std::mem::size_of::<BrushPass>() == 128);
+// std430 aligns vec2 (and structs holding one) to 8 bytes; repr(C) aligns [f32; 2] to 4. Every
+// such field must already sit on an 8-byte offset, or GLSL and Rust disagree on the layout.
+const _: () = assert!(std::mem::offset_of!(NoiseGenPush, grid) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(BrushPass, page_origin) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(BrushPass, noise) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(BrushInstance, center) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(BrushInstance, axis) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(SmoothPass, instance) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(SmoothPass, page_origin) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(SmoothPass, self_size) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(SmoothPass, doc_size) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(SmoothPass, rect_min) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(SmoothPass, rect_size) % 8 == 0);
 const _: () = assert!(std::mem::size_of::<NoiseGenPush>() == 96);
