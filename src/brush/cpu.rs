@@ -51,16 +51,11 @@ impl CpuTerrain {
         for py in 0..desc.pages_y() {
             for px in 0..desc.pages_x() {
                 let id = PageId { x: px, y: py };
-                let r = desc.page_rect(id);
-                let mut page = Vec::with_capacity((r.width() * r.height()) as usize);
-                for y in r.y0..r.y1 {
-                    let row = y as usize * desc.width as usize;
-                    page.extend(
-                        heights[row + r.x0 as usize..row + r.x1 as usize]
-                            .iter()
-                            .map(|&h| desc.quantize(h)),
-                    );
-                }
+                let page = desc
+                    .page_from_dense(heights, id)
+                    .into_iter()
+                    .map(|h| desc.quantize(h))
+                    .collect();
                 t.pages.insert(id, Arc::new(page));
             }
         }
@@ -82,7 +77,7 @@ impl CpuTerrain {
 
     /// Height at texel (x, y), clamped into the document.
     pub fn height_at(&self, x: i32, y: i32) -> f32 {
-        let (x, y) = clamp_texel(&self.desc, x, y);
+        let (x, y) = self.desc.clamp_texel(x, y);
         let id = PageId {
             x: x as u32 / self.desc.page_size,
             y: y as u32 / self.desc.page_size,
@@ -269,12 +264,7 @@ impl CpuTerrain {
         let d = &self.desc;
         let mut out = vec![self.flat; d.width as usize * d.height as usize];
         for (id, page) in &self.pages {
-            let r = d.page_rect(*id);
-            let w = r.width() as usize;
-            for (row, src) in page.chunks(w).enumerate() {
-                let start = (r.y0 as usize + row) * d.width as usize + r.x0 as usize;
-                out[start..start + w].copy_from_slice(src);
-            }
+            d.page_into_dense(page, *id, &mut out);
         }
         out
     }
@@ -286,14 +276,6 @@ pub fn directional_input(p: [f32; 2], b: &BrushInstance, ratio: f32) -> [f32; 2]
     let u = b.axis;
     let along = ((1.0 / ratio) - 1.0) * ((p[0] - b.center[0]) * u[0] + (p[1] - b.center[1]) * u[1]);
     [p[0] + along * u[0], p[1] + along * u[1]]
-}
-
-/// Texel (x, y) clamped into the document.
-pub fn clamp_texel(desc: &DocumentDesc, x: i32, y: i32) -> (i32, i32) {
-    (
-        x.clamp(0, desc.width as i32 - 1),
-        y.clamp(0, desc.height as i32 - 1),
-    )
 }
 
 /// The texel whose height a level stroke pulls toward: the one nearest the first instance (the

@@ -19,7 +19,7 @@
 //!   front, or cleared to the flat height) and records the old versions as one undo step;
 //!   untouched pages stay shared between versions. A memory budget forgets the oldest steps.
 
-use super::cpu::{clamp_texel, level_texel, touched_pages};
+use super::cpu::{level_texel, touched_pages};
 use super::stamp::Stamp;
 use super::{BrushSettings, BrushType};
 use crate::gpu::shared::{BrushInstance, BrushPass, SmoothPass};
@@ -245,12 +245,7 @@ impl GpuTerrain {
             let mut uploads = Vec::new();
             let mut pages = Vec::new();
             for &id in chunk {
-                let r = desc.page_rect(id);
-                let mut data = Vec::with_capacity((r.width() * r.height()) as usize);
-                for y in r.y0..r.y1 {
-                    let row = y as usize * desc.width as usize;
-                    data.extend_from_slice(&heights[row + r.x0 as usize..row + r.x1 as usize]);
-                }
+                let data = desc.page_from_dense(heights, id);
                 let bytes = t.encode(&data);
                 let mut up =
                     Buffer::new(gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
@@ -419,7 +414,7 @@ impl GpuTerrain {
 
     /// Height at texel (x, y) of the committed document (one texel read back).
     fn committed_height_at(&self, x: i32, y: i32) -> Result<f32> {
-        let (x, y) = clamp_texel(&self.desc, x, y);
+        let (x, y) = self.desc.clamp_texel(x, y);
         let id = PageId {
             x: x as u32 / self.desc.page_size,
             y: y as u32 / self.desc.page_size,
@@ -978,13 +973,9 @@ impl GpuTerrain {
             let data = self.decode(readback.mapped(bytes as usize)?);
             let mut at = 0usize;
             for (id, _) in chunk {
-                let r = d.page_rect(**id);
-                let w = r.width() as usize;
-                for row in 0..r.height() as usize {
-                    let dst = (r.y0 as usize + row) * d.width as usize + r.x0 as usize;
-                    out[dst..dst + w].copy_from_slice(&data[at..at + w]);
-                    at += w;
-                }
+                let n = self.page_texels(**id) as usize;
+                d.page_into_dense(&data[at..at + n], **id, &mut out);
+                at += n;
             }
         }
         Ok(out)

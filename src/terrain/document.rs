@@ -200,6 +200,35 @@ impl DocumentDesc {
         )
     }
 
+    /// The heights of page `id` cut out of a dense row-major grid of the whole document.
+    pub fn page_from_dense(&self, heights: &[f32], id: PageId) -> Vec<f32> {
+        let r = self.page_rect(id);
+        let mut page = Vec::with_capacity((r.width() * r.height()) as usize);
+        for y in r.y0..r.y1 {
+            let row = y as usize * self.width as usize;
+            page.extend_from_slice(&heights[row + r.x0 as usize..row + r.x1 as usize]);
+        }
+        page
+    }
+
+    /// Writes page `id`'s heights (row-major, page extent) into a dense grid of the document.
+    pub fn page_into_dense(&self, page: &[f32], id: PageId, out: &mut [f32]) {
+        let r = self.page_rect(id);
+        let w = r.width() as usize;
+        for (row, src) in page.chunks(w).enumerate() {
+            let start = (r.y0 as usize + row) * self.width as usize + r.x0 as usize;
+            out[start..start + w].copy_from_slice(src);
+        }
+    }
+
+    /// Texel (x, y) clamped into the document.
+    pub fn clamp_texel(&self, x: i32, y: i32) -> (i32, i32) {
+        (
+            x.clamp(0, self.width as i32 - 1),
+            y.clamp(0, self.height as i32 - 1),
+        )
+    }
+
     /// Pages that `rect` (document coordinates) touches, row by row.
     pub fn pages_in(&self, rect: &Rect) -> Vec<PageId> {
         let r = rect.intersect(&self.bounds());
