@@ -39,8 +39,8 @@ use std::sync::Arc;
 pub const DEFAULT_BATCH: usize = 16;
 /// Most instances one dispatch may take.
 pub const MAX_BATCH: usize = 256;
-/// Workgroup size of brush/pointwise.comp.
-const GROUP: u32 = 16;
+/// Workgroup size of the brush kernels (pointwise_body.glsl, smooth_body.glsl).
+const GROUP: [u32; 2] = [16, 16];
 /// Timed waves per submission.
 const PASSES_PER_SUBMIT: usize = 1024;
 
@@ -718,8 +718,8 @@ impl GpuTerrain {
                         ..base
                     };
                     let groups = [
-                        (write.width() as u32).div_ceil(GROUP),
-                        (write.height() as u32).div_ceil(GROUP),
+                        (write.width() as u32).div_ceil(GROUP[0]),
+                        (write.height() as u32).div_ceil(GROUP[1]),
                         1,
                     ];
                     stats.texels_written += write.width() as u64 * write.height() as u64;
@@ -888,8 +888,8 @@ impl GpuTerrain {
                 };
                 for w in wave {
                     let groups = [
-                        (w.write.width() as u32).div_ceil(GROUP),
-                        (w.write.height() as u32).div_ceil(GROUP),
+                        (w.write.width() as u32).div_ceil(GROUP[0]),
+                        (w.write.height() as u32).div_ceil(GROUP[1]),
                         1,
                     ];
                     stats.texels_written += w.write.width() as u64 * w.write.height() as u64;
