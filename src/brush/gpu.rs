@@ -25,7 +25,7 @@ use super::{BrushSettings, BrushType};
 use crate::gpu::shared::{BrushInstance, BrushPass, SmoothPass};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
-    GpuError, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
+    GpuError, GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource, Result,
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
 use crate::terrain::document::{DocumentDesc, HeightFormat, PageId, Rect};
@@ -163,6 +163,15 @@ pub struct StrokeStats {
     pub waves: usize,
     /// Each wave's GPU time, in order.
     pub wave_ns: Vec<f64>,
+}
+
+impl StrokeStats {
+    /// Adds the timed waves of one submission.
+    fn add_waves(&mut self, times: &[PassTime]) {
+        self.wave_ns.extend(times.iter().map(|p| p.gpu_ns));
+        let ns: f64 = times.iter().map(|p| p.gpu_ns).sum();
+        self.gpu_ns = Some(self.gpu_ns.unwrap_or(0.0) + ns);
+    }
 }
 
 /// A paged heightfield on the GPU with its brush kernels and undo history.
@@ -738,10 +747,7 @@ impl GpuTerrain {
             }
             rec.submit_and_wait()?;
             if let Some(t) = &self.timer {
-                let times = t.results()?;
-                stats.wave_ns.extend(times.iter().map(|p| p.gpu_ns));
-                let ns: f64 = times.iter().map(|p| p.gpu_ns).sum();
-                stats.gpu_ns = Some(stats.gpu_ns.unwrap_or(0.0) + ns);
+                stats.add_waves(&t.results()?);
             }
         }
         Ok(())
@@ -783,9 +789,6 @@ impl GpuTerrain {
         let d = self.desc;
         let index: HashMap<PageId, usize> =
             ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-        // The front image of page `id` as the stroke sees it: its new version if the stroke
-        // touches it, else the document's, else none (flat).
-        let mut total_ns = self.timer.as_ref().map(|_| 0.0);
         let label = format!("brush {}", brush.brush.name());
         for chunk in instances[units].chunks(PASSES_PER_SUBMIT) {
             // Plan the chunk's waves first (descriptor sets must outlive the recording), following
@@ -907,17 +910,9 @@ impl GpuTerrain {
                 page.stale.set(stale[i]);
             }
             if let Some(t) = &self.timer {
-                let times = t.results()?;
-                stats.wave_ns.extend(times.iter().map(|p| p.gpu_ns));
-                if let Some(total) = total_ns.as_mut() {
-                    *total += times.iter().map(|p| p.gpu_ns).sum::<f64>();
-                }
+                stats.add_waves(&t.results()?);
             }
         }
-        stats.gpu_ns = match (stats.gpu_ns, total_ns) {
-            (Some(a), Some(b)) => Some(a + b),
-            (a, b) => a.or(b),
-        };
         Ok(())
     }
 
