@@ -3,7 +3,7 @@
 //! reference in tests and the baseline in benchmarks.
 
 use super::stamp::stamp_position;
-use super::{BrushSettings, BrushType, Falloff};
+use super::{instances_reaching, level_texel, touched_pages, BrushSettings, BrushType, Falloff};
 use crate::gpu::shared::BrushInstance;
 use crate::noise::CpuTables;
 use crate::terrain::document::{DocumentDesc, PageId, Rect};
@@ -128,7 +128,7 @@ impl CpuTerrain {
                 .or_insert_with(|| Arc::new(vec![self.flat; (r.width() * r.height()) as usize]));
         }
         for b in instances {
-            let reach = Rect::around(b.center, b.radius).intersect(&d.bounds());
+            let reach = super::reach(b).intersect(&d.bounds());
             let mut updated = Vec::with_capacity((reach.width() * reach.height()) as usize);
             for y in reach.y0..reach.y1 {
                 for x in reach.x0..reach.x1 {
@@ -188,10 +188,7 @@ impl CpuTerrain {
         let width = r.width() as usize;
         let desc = self.desc;
         // Only instances reaching this page, still in stroke order.
-        let instances: Vec<&BrushInstance> = instances
-            .iter()
-            .filter(|b| !Rect::around(b.center, b.radius).intersect(&r).is_empty())
-            .collect();
+        let instances: Vec<&BrushInstance> = instances_reaching(instances, &r).collect();
         page.par_chunks_mut(width)
             .enumerate()
             .for_each(|(row, heights)| {
@@ -276,23 +273,4 @@ pub fn directional_input(p: [f32; 2], b: &BrushInstance, ratio: f32) -> [f32; 2]
     let u = b.axis;
     let along = ((1.0 / ratio) - 1.0) * ((p[0] - b.center[0]) * u[0] + (p[1] - b.center[1]) * u[1]);
     [p[0] + along * u[0], p[1] + along * u[1]]
-}
-
-/// The texel whose height a level stroke pulls toward: the one nearest the first instance (the
-/// stroke's first sample).
-pub fn level_texel(instances: &[BrushInstance]) -> Option<(i32, i32)> {
-    instances
-        .first()
-        .map(|b| (b.center[0].round() as i32, b.center[1].round() as i32))
-}
-
-/// Pages any instance reaches, in page order.
-pub fn touched_pages(desc: &DocumentDesc, instances: &[BrushInstance]) -> Vec<PageId> {
-    let mut ids: Vec<PageId> = instances
-        .iter()
-        .flat_map(|b| desc.pages_in(&Rect::around(b.center, b.radius)))
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids
 }

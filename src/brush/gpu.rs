@@ -19,9 +19,8 @@
 //!   front, or cleared to the flat height) and records the old versions as one undo step;
 //!   untouched pages stay shared between versions. A memory budget forgets the oldest steps.
 
-use super::cpu::{level_texel, touched_pages};
 use super::stamp::Stamp;
-use super::{BrushSettings, BrushType};
+use super::{instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType};
 use crate::gpu::shared::{BrushInstance, BrushPass, SmoothPass};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
@@ -535,11 +534,7 @@ impl GpuTerrain {
         for &id in &ids {
             let r = self.desc.page_rect(id);
             let start = flat_list.len();
-            flat_list.extend(
-                instances
-                    .iter()
-                    .filter(|b| !Rect::around(b.center, b.radius).intersect(&r).is_empty()),
-            );
+            flat_list.extend(instances_reaching(&instances, &r));
             // Batches of this page, in instance order.
             let passes = (start..flat_list.len())
                 .step_by(self.batch)
@@ -547,9 +542,7 @@ impl GpuTerrain {
                     let end = (first + self.batch).min(flat_list.len());
                     let dirty = flat_list[first..end]
                         .iter()
-                        .fold(Rect::EMPTY, |acc, b| {
-                            acc.union(&Rect::around(b.center, b.radius))
-                        })
+                        .fold(Rect::EMPTY, |acc, b| acc.union(&reach(b)))
                         .intersect(&r)
                         .translate(-r.x0, -r.y0);
                     (first as u32, (end - first) as u32, dirty)
@@ -797,7 +790,7 @@ impl GpuTerrain {
             let mut stale: Vec<Rect> = fresh.iter().map(|p| p.stale.get()).collect();
             let mut plan: Vec<Vec<SmoothPlan>> = Vec::with_capacity(chunk.len());
             for b in chunk {
-                let reach = Rect::around(b.center, b.radius);
+                let reach = reach(b);
                 let pages: Vec<usize> = d
                     .pages_in(&reach)
                     .iter()

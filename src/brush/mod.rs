@@ -10,7 +10,9 @@ pub mod journal;
 pub mod stamp;
 pub mod stroke;
 
+use crate::gpu::shared::BrushInstance;
 use crate::noise::{NoiseKind, NoiseSettings};
+use crate::terrain::document::{DocumentDesc, PageId, Rect};
 
 /// What a brush does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -265,4 +267,38 @@ impl BrushSettings {
         }
         Ok(())
     }
+}
+
+/// Texels an instance can change.
+pub fn reach(b: &BrushInstance) -> Rect {
+    Rect::around(b.center, b.radius)
+}
+
+/// The instances that reach `rect`, in stroke order.
+pub fn instances_reaching<'a>(
+    instances: &'a [BrushInstance],
+    rect: &'a Rect,
+) -> impl Iterator<Item = &'a BrushInstance> + 'a {
+    instances
+        .iter()
+        .filter(move |b| !reach(b).intersect(rect).is_empty())
+}
+
+/// The texel whose height a level stroke pulls toward: the one nearest the first instance (the
+/// stroke's first sample).
+pub fn level_texel(instances: &[BrushInstance]) -> Option<(i32, i32)> {
+    instances
+        .first()
+        .map(|b| (b.center[0].round() as i32, b.center[1].round() as i32))
+}
+
+/// Pages any instance reaches, in page order.
+pub fn touched_pages(desc: &DocumentDesc, instances: &[BrushInstance]) -> Vec<PageId> {
+    let mut ids: Vec<PageId> = instances
+        .iter()
+        .flat_map(|b| desc.pages_in(&reach(b)))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
 }
