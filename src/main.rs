@@ -582,3 +582,29 @@ fn cmd_devices() -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CLI's documented defaults and the library's (journals use the latter) must agree.
+    #[test]
+    fn noise_flag_defaults_match_the_library() {
+        for kind in NoiseKind::ALL {
+            let cli = Cli::parse_from([
+                "scarp",
+                "noise",
+                "--kind",
+                kind.name(),
+                "--size",
+                "8x8",
+                "--out",
+                "x.r32",
+            ]);
+            let Command::Noise(args) = cli.command else {
+                panic!("noise subcommand")
+            };
+            assert_eq!(args.settings(), NoiseSettings::new(kind), "{}", kind.name());
+        }
+    }
+}
