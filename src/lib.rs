@@ -7,4 +7,5 @@ pub mod brush;
 pub mod gallery;
 pub mod gpu;
 pub mod noise;
+pub mod render;
 pub mod terrain;

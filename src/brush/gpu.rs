@@ -30,7 +30,7 @@ use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
 use crate::terrain::document::{DocumentDesc, HeightFormat, PageId, Rect};
 use crate::terrain::history::{History, DEFAULT_UNDO_BUDGET};
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -93,6 +93,9 @@ struct ActiveStroke {
     /// Stamp brushes: the stamp image.
     stamp_image: Option<Image>,
     level_target: f32,
+    /// A continuation of the previous stroke (a stroke painted live, part by part): joins its
+    /// undo step.
+    join: bool,
     /// Units of work: waves (pointwise brushes) or instances (multi-tap brushes).
     units: usize,
     done: usize,
@@ -186,7 +189,12 @@ pub struct GpuTerrain {
     batch: usize,
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
-    queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>)>,
+    queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>, bool)>,
+    /// Pages whose visible heights changed since [`Self::take_changed_pages`] (the renderer's
+    /// cue to refresh tile bounds and descriptor sets).
+    changed: BTreeSet<PageId>,
+    /// Level target of the last stroke, kept for its continuations.
+    last_level_target: f32,
     /// 1x1 placeholder bound as the stamp of brushes without one.
     no_stamp: Image,
     active: Option<ActiveStroke>,
@@ -230,6 +238,8 @@ impl GpuTerrain {
             queue: Default::default(),
             no_stamp,
             active: None,
+            changed: BTreeSet::new(),
+            last_level_target: 0.0,
         })
     }
 
@@ -269,6 +279,7 @@ impl GpuTerrain {
             rec.submit_and_wait()?;
             for (id, page) in pages {
                 t.pages.insert(id, Rc::new(page));
+                t.changed.insert(id);
             }
         }
         Ok(t)
@@ -454,7 +465,43 @@ impl GpuTerrain {
     /// Queues a stroke (FIFO). Nothing runs until [`Self::pump`]; its pages are prepared when it
     /// reaches the front, so it sees every stroke queued before it.
     pub fn enqueue_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
-        self.queue.push_back((brush.clone(), instances.to_vec()));
+        self.queue
+            .push_back((brush.clone(), instances.to_vec(), false));
+    }
+
+    /// Queues the next part of a stroke being painted live: with `join` it continues the
+    /// previous stroke (same undo step, same level target), so a stroke painted part by part
+    /// ends bit-identical to the same instances applied as one stroke.
+    pub fn enqueue_stroke_part(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        join: bool,
+    ) {
+        self.queue
+            .push_back((brush.clone(), instances.to_vec(), join));
+    }
+
+    /// The flat height of pages that hold no memory.
+    pub fn flat(&self) -> f32 {
+        self.flat
+    }
+
+    /// The image holding page `id`'s heights as they should be shown now: the stroke under way's
+    /// version of the page if it has one (its front image after the last wave run), else the
+    /// committed one; None for a page that holds no memory (flat).
+    pub fn visible_image(&self, id: PageId) -> Option<&Image> {
+        if let Some(a) = &self.active {
+            if let Some(i) = a.ids.iter().position(|&p| p == id) {
+                return Some(a.fresh[i].front());
+            }
+        }
+        self.pages.get(&id).map(|p| p.front())
+    }
+
+    /// Pages whose visible heights changed since the last call.
+    pub fn take_changed_pages(&mut self) -> BTreeSet<PageId> {
+        std::mem::take(&mut self.changed)
     }
 
     /// Strokes queued or in progress.
@@ -475,7 +522,7 @@ impl GpuTerrain {
             let mut stroke = match self.active.take() {
                 Some(s) => s,
                 None => match self.queue.pop_front() {
-                    Some((brush, instances)) => self.activate(brush, instances)?,
+                    Some((brush, instances, join)) => self.activate(brush, instances, join)?,
                     None => break,
                 },
             };
@@ -496,6 +543,7 @@ impl GpuTerrain {
                 self.record_pointwise(&mut stroke, range)?;
             }
             stroke.done += count;
+            self.changed.extend(stroke.ids.iter().copied());
             let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
             report.gpu_ns += spent;
             report.units += count;
@@ -522,11 +570,14 @@ impl GpuTerrain {
         &mut self,
         brush: BrushSettings,
         instances: Vec<BrushInstance>,
+        join: bool,
     ) -> Result<ActiveStroke> {
         let level_target = match (brush.brush, level_texel(&instances)) {
+            (BrushType::Level, _) if join => self.last_level_target,
             (BrushType::Level, Some((x, y))) => self.committed_height_at(x, y)?,
             _ => 0.0,
         };
+        self.last_level_target = level_target;
         let ids = touched_pages(&self.desc, &instances);
         // Per-page instance lists, concatenated in one buffer.
         let mut flat_list: Vec<BrushInstance> = Vec::new();
@@ -610,6 +661,7 @@ impl GpuTerrain {
             instance_buf,
             stamp_image,
             level_target,
+            join,
             units,
             done: 0,
             stats,
@@ -625,7 +677,11 @@ impl GpuTerrain {
             .zip(stroke.fresh)
             .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
             .collect();
-        self.history.record(previous);
+        if stroke.join {
+            self.history.record_joined(previous);
+        } else {
+            self.history.record(previous);
+        }
         self.last_stroke = stroke.stats;
     }
 
@@ -909,10 +965,30 @@ impl GpuTerrain {
         Ok(())
     }
 
+    fn versions(&self) -> BTreeMap<PageId, *const GpuPage> {
+        self.pages
+            .iter()
+            .map(|(&id, p)| (id, Rc::as_ptr(p)))
+            .collect()
+    }
+
+    /// Marks every page whose version differs from `before` as changed.
+    fn mark_swapped(&mut self, before: BTreeMap<PageId, *const GpuPage>) {
+        let after = self.versions();
+        for id in before.keys().chain(after.keys()) {
+            if before.get(id) != after.get(id) {
+                self.changed.insert(*id);
+            }
+        }
+    }
+
     /// Undoes the last stroke (after finishing every queued one); false if there is none.
     pub fn undo(&mut self) -> Result<bool> {
         self.pump(None)?;
-        Ok(self.history.undo(&mut self.pages))
+        let before = self.versions();
+        let done = self.history.undo(&mut self.pages);
+        self.mark_swapped(before);
+        Ok(done)
     }
 
     /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
@@ -933,7 +1009,10 @@ impl GpuTerrain {
     /// Redoes the last undone stroke (after finishing every queued one); false if there is none.
     pub fn redo(&mut self) -> Result<bool> {
         self.pump(None)?;
-        Ok(self.history.redo(&mut self.pages))
+        let before = self.versions();
+        let done = self.history.redo(&mut self.pages);
+        self.mark_swapped(before);
+        Ok(done)
     }
 
     /// The whole document after every queued stroke, row-major (read back from the pages' front

@@ -25,6 +25,16 @@ pub enum Access {
     HostRead,
     /// Written by the host before the submission.
     HostWrite,
+    /// Storage image or buffer read (imageLoad, SSBO) in a vertex shader.
+    VertexStorageRead,
+    /// Index buffer read by indexed draws.
+    IndexRead,
+    /// Color attachment of a draw (load/store included).
+    ColorAttachment,
+    /// Depth attachment of a draw, tested and written.
+    DepthAttachment,
+    /// Handed to the presentation engine.
+    Present,
 }
 
 impl Access {
@@ -38,6 +48,15 @@ impl Access {
             | Access::ComputeStorageWrite
             | Access::ComputeStorageReadWrite => vk::PipelineStageFlags2::COMPUTE_SHADER,
             Access::HostRead | Access::HostWrite => vk::PipelineStageFlags2::HOST,
+            Access::VertexStorageRead => vk::PipelineStageFlags2::VERTEX_SHADER,
+            Access::IndexRead => vk::PipelineStageFlags2::INDEX_INPUT,
+            Access::ColorAttachment => vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
+            Access::DepthAttachment => {
+                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
+                    | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS
+            }
+            // Presentation waits on a semaphore; the layout change is all the barrier does.
+            Access::Present => vk::PipelineStageFlags2::NONE,
         }
     }
 
@@ -54,6 +73,16 @@ impl Access {
             }
             Access::HostRead => vk::AccessFlags2::HOST_READ,
             Access::HostWrite => vk::AccessFlags2::HOST_WRITE,
+            Access::VertexStorageRead => vk::AccessFlags2::SHADER_STORAGE_READ,
+            Access::IndexRead => vk::AccessFlags2::INDEX_READ,
+            Access::ColorAttachment => {
+                vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE
+            }
+            Access::DepthAttachment => {
+                vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ
+                    | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
+            }
+            Access::Present => vk::AccessFlags2::NONE,
         }
     }
 
@@ -64,6 +93,9 @@ impl Access {
             Access::TransferRead => vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
             Access::TransferWrite => vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             Access::ComputeSampledRead => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            Access::ColorAttachment => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+            Access::DepthAttachment => vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
+            Access::Present => vk::ImageLayout::PRESENT_SRC_KHR,
             _ => vk::ImageLayout::GENERAL,
         }
     }
@@ -75,6 +107,8 @@ impl Access {
                 | Access::ComputeStorageWrite
                 | Access::ComputeStorageReadWrite
                 | Access::HostWrite
+                | Access::ColorAttachment
+                | Access::DepthAttachment
         )
     }
 }

@@ -66,7 +66,8 @@ impl<'a> Recorder<'a> {
     pub fn image(&mut self, image: &'a Image, access: Access) {
         let mut state = image.state.get();
         if let Some(t) = state.advance(access, true) {
-            self.image_barriers.push(image_barrier(image.raw, t));
+            self.image_barriers
+                .push(image_barrier(image.raw, image.range(), t));
         }
         image.state.set(state);
     }
@@ -176,8 +177,8 @@ impl<'a> Recorder<'a> {
         self.image(dst, Access::TransferWrite);
         self.flush_barriers();
         let region = vk::ImageCopy::default()
-            .src_subresource(COLOR_LAYERS)
-            .dst_subresource(COLOR_LAYERS)
+            .src_subresource(src.layers())
+            .dst_subresource(dst.layers())
             .extent(vk::Extent3D {
                 width: src.desc.extent.width,
                 height: src.desc.extent.height,
@@ -221,7 +222,7 @@ impl<'a> Recorder<'a> {
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
             .buffer_offset(offset)
-            .image_subresource(COLOR_LAYERS)
+            .image_subresource(src.layers())
             .image_offset(vk::Offset3D {
                 x: origin[0],
                 y: origin[1],
@@ -286,8 +287,103 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// The command buffer being recorded, for draw commands the recorder does not wrap. The
+    /// caller declares every access first and calls [`Self::flush_barriers`].
+    pub fn raw(&self) -> vk::CommandBuffer {
+        self.cmd
+    }
+
+    /// Starts dynamic rendering into `color` (cleared to `clear` when given, else loaded) and
+    /// `depth` (cleared to `depth_clear`), over their whole extent.
+    pub fn begin_rendering(
+        &mut self,
+        color: &'a Image,
+        clear: Option<[f32; 4]>,
+        depth: Option<(&'a Image, f32)>,
+    ) {
+        self.image(color, Access::ColorAttachment);
+        if let Some((d, _)) = depth {
+            self.image(d, Access::DepthAttachment);
+        }
+        self.flush_barriers();
+        let color_att = [vk::RenderingAttachmentInfo::default()
+            .image_view(color.view)
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(if clear.is_some() {
+                vk::AttachmentLoadOp::CLEAR
+            } else {
+                vk::AttachmentLoadOp::LOAD
+            })
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue {
+                color: vk::ClearColorValue {
+                    float32: clear.unwrap_or_default(),
+                },
+            })];
+        let depth_att = depth.map(|(d, value)| {
+            vk::RenderingAttachmentInfo::default()
+                .image_view(d.view)
+                .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(vk::ClearValue {
+                    depth_stencil: vk::ClearDepthStencilValue {
+                        depth: value,
+                        stencil: 0,
+                    },
+                })
+        });
+        let extent = color.desc.extent;
+        let mut info = vk::RenderingInfo::default()
+            .render_area(vk::Rect2D {
+                offset: vk::Offset2D::default(),
+                extent,
+            })
+            .layer_count(1)
+            .color_attachments(&color_att);
+        if let Some(d) = depth_att.as_ref() {
+            info = info.depth_attachment(d);
+        }
+        let viewport = [vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: extent.width as f32,
+            height: extent.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        }];
+        let scissor = [vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent,
+        }];
+        let device = self.gpu.device();
+        // SAFETY: attachments are live for 'a and in the layouts the barriers above set.
+        unsafe {
+            device.cmd_begin_rendering(self.cmd, &info);
+            device.cmd_set_viewport(self.cmd, 0, &viewport);
+            device.cmd_set_scissor(self.cmd, 0, &scissor);
+        }
+    }
+
+    /// Ends the rendering begun by [`Self::begin_rendering`].
+    pub fn end_rendering(&mut self) {
+        // SAFETY: rendering was begun on this command buffer.
+        unsafe { self.gpu.device().cmd_end_rendering(self.cmd) };
+    }
+
     /// Ends recording, submits, and waits for completion.
-    pub fn submit_and_wait(mut self) -> Result<()> {
+    pub fn submit_and_wait(self) -> Result<()> {
+        self.submit_and_wait_with(None, None)
+    }
+
+    /// Like [`Self::submit_and_wait`], waiting for `wait` (a semaphore and the stage that waits
+    /// for it) before executing and signalling `signal` when done: a frame drawn into a swapchain
+    /// image.
+    pub fn submit_and_wait_with(
+        mut self,
+        wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
+        signal: Option<vk::Semaphore>,
+    ) -> Result<()> {
         self.flush_barriers();
         let device = self.gpu.device();
         // SAFETY: the command buffer is recording.
@@ -295,7 +391,14 @@ impl<'a> Recorder<'a> {
         // SAFETY: valid device.
         let fence = unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None)? };
         let cmds = [self.cmd];
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        let wait_sems: Vec<_> = wait.iter().map(|w| w.0).collect();
+        let wait_stages: Vec<_> = wait.iter().map(|w| w.1).collect();
+        let signal_sems: Vec<_> = signal.into_iter().collect();
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&cmds)
+            .wait_semaphores(&wait_sems)
+            .wait_dst_stage_mask(&wait_stages)
+            .signal_semaphores(&signal_sems);
         let result = {
             let queue = self.gpu.queue();
             // SAFETY: the queue is externally synchronized by its mutex; the command buffer is
@@ -332,7 +435,11 @@ impl Drop for Recorder<'_> {
     }
 }
 
-fn image_barrier(image: vk::Image, t: Transition) -> vk::ImageMemoryBarrier2<'static> {
+fn image_barrier(
+    image: vk::Image,
+    range: vk::ImageSubresourceRange,
+    t: Transition,
+) -> vk::ImageMemoryBarrier2<'static> {
     vk::ImageMemoryBarrier2::default()
         .src_stage_mask(t.src_stage)
         .src_access_mask(t.src_access)
@@ -343,7 +450,7 @@ fn image_barrier(image: vk::Image, t: Transition) -> vk::ImageMemoryBarrier2<'st
         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image)
-        .subresource_range(COLOR_RANGE)
+        .subresource_range(range)
 }
 
 /// One compute dispatch: `rec.pass(&kernel, &set).read_image(&a).write_buffer(&b).push(&p).dispatch(n)`.

@@ -27,6 +27,10 @@ pub struct GpuOptions {
     pub validation: bool,
     /// Device selector: an index into [`list_devices`] or a case-insensitive name substring.
     pub selector: Option<String>,
+    /// Instance extensions a window surface needs (from `ash_window`); empty when headless.
+    pub window_extensions: Vec<&'static CStr>,
+    /// Enable `VK_KHR_swapchain` on the device (a window will present).
+    pub swapchain: bool,
 }
 
 impl GpuOptions {
@@ -40,6 +44,7 @@ impl GpuOptions {
         Self {
             validation,
             selector,
+            ..Self::default()
         }
     }
 
@@ -119,6 +124,10 @@ pub struct Gpu {
     info: DeviceInfo,
     /// `shaderStorageImageExtendedFormats` was enabled (r16 storage images, among others).
     extended_storage_formats: bool,
+    /// `dynamicRendering` was enabled (Vulkan 1.3 devices): the terrain renderer needs it.
+    dynamic_rendering: bool,
+    /// `fillModeNonSolid` was enabled: wireframe views.
+    fill_mode_non_solid: bool,
 }
 
 /// One device as [`list_devices`] reports it.
@@ -136,7 +145,7 @@ pub fn list_devices() -> Result<Vec<DeviceSummary>> {
     // SAFETY: loading the system Vulkan loader; the entry is dropped at the end of this function
     // after the instance is destroyed.
     let entry = unsafe { ash::Entry::load()? };
-    let instance = create_instance(&entry, false, None)?;
+    let instance = create_instance(&entry, false, None, &[])?;
     let result = enumerate(&instance);
     // SAFETY: no objects created from this instance remain.
     unsafe { instance.destroy_instance(None) };
@@ -229,6 +238,7 @@ fn create_instance(
     entry: &ash::Entry,
     validation: bool,
     counter: Option<&MessageCounter>,
+    window_extensions: &[&'static CStr],
 ) -> Result<ash::Instance> {
     // SAFETY: plain query of the loader.
     let loader_version =
@@ -244,7 +254,8 @@ fn create_instance(
         .engine_name(c"scarp")
         .api_version(api_version);
     let mut layers: Vec<*const std::ffi::c_char> = Vec::new();
-    let mut extensions: Vec<*const std::ffi::c_char> = Vec::new();
+    let mut extensions: Vec<*const std::ffi::c_char> =
+        window_extensions.iter().map(|e| e.as_ptr()).collect();
     if validation {
         // SAFETY: plain query of the loader.
         let available = unsafe { entry.enumerate_instance_layer_properties()? };
@@ -281,7 +292,12 @@ impl Gpu {
         // SAFETY: loading the system Vulkan loader; `_entry` is kept for the context's lifetime.
         let entry = unsafe { ash::Entry::load()? };
         let messages = Arc::new(MessageCounter::default());
-        let instance = create_instance(&entry, options.validation, Some(&messages))?;
+        let instance = create_instance(
+            &entry,
+            options.validation,
+            Some(&messages),
+            &options.window_extensions,
+        )?;
         // From here on, failures must destroy what exists: build the rest in a helper.
         match Self::finish(entry, instance.clone(), options, messages.clone()) {
             Ok(gpu) => Ok(Arc::new(gpu)),
@@ -346,8 +362,16 @@ impl Gpu {
         // SAFETY: `physical` comes from `instance`.
         let supported = unsafe { instance.get_physical_device_features(physical) };
         let extended_storage_formats = supported.shader_storage_image_extended_formats == vk::TRUE;
+        let fill_mode_non_solid = supported.fill_mode_non_solid == vk::TRUE;
         let features = vk::PhysicalDeviceFeatures::default()
-            .shader_storage_image_extended_formats(extended_storage_formats);
+            .shader_storage_image_extended_formats(extended_storage_formats)
+            .fill_mode_non_solid(fill_mode_non_solid);
+        // Dynamic rendering is core (and required) from Vulkan 1.3: the renderer needs it.
+        let dynamic_rendering = core_sync2;
+        f13 = f13.dynamic_rendering(dynamic_rendering);
+        if options.swapchain {
+            dev_exts.push(ash::khr::swapchain::NAME.as_ptr());
+        }
         let mut info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)
             .enabled_features(&features);
@@ -461,12 +485,40 @@ impl Gpu {
             command_pool: Mutex::new(command_pool),
             nearest_sampler,
             extended_storage_formats,
+            dynamic_rendering,
+            fill_mode_non_solid,
             info,
         })
     }
 
     pub fn device(&self) -> &ash::Device {
         &self.device
+    }
+
+    /// The Vulkan loader entry (for surface creation).
+    pub fn entry(&self) -> &ash::Entry {
+        &self._entry
+    }
+
+    /// Whether dynamic rendering is enabled (drawing needs it).
+    pub fn dynamic_rendering(&self) -> bool {
+        self.dynamic_rendering
+    }
+
+    /// Whether wireframe (polygon mode LINE) is available.
+    pub fn fill_mode_non_solid(&self) -> bool {
+        self.fill_mode_non_solid
+    }
+
+    /// The raw command pool, for libraries that record their own uploads (imgui's font atlas).
+    /// Only while no [`crate::gpu::Recorder`] is alive on another thread.
+    pub fn raw_command_pool(&self) -> vk::CommandPool {
+        *self.command_pool()
+    }
+
+    /// The raw queue, for libraries that submit their own uploads and for presentation.
+    pub fn raw_queue(&self) -> vk::Queue {
+        *self.queue()
     }
 
     pub fn instance(&self) -> &ash::Instance {

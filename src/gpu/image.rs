@@ -46,7 +46,19 @@ pub struct Image {
     pub desc: ImageDesc,
     allocation: Option<Allocation>,
     name: String,
+    /// False for swapchain images: the swapchain owns them, we own only the view.
+    owned: bool,
     pub(crate) state: Cell<ResourceState>,
+}
+
+/// Aspect of a format: depth formats are DEPTH, everything else COLOR.
+pub fn aspect_of(format: vk::Format) -> vk::ImageAspectFlags {
+    match format {
+        vk::Format::D32_SFLOAT | vk::Format::D16_UNORM | vk::Format::X8_D24_UNORM_PACK32 => {
+            vk::ImageAspectFlags::DEPTH
+        }
+        _ => vk::ImageAspectFlags::COLOR,
+    }
 }
 
 /// The one mip level and layer of a color image, for copies.
@@ -65,6 +77,13 @@ pub(crate) const COLOR_RANGE: vk::ImageSubresourceRange = vk::ImageSubresourceRa
     base_array_layer: 0,
     layer_count: 1,
 };
+
+fn range_of(format: vk::Format) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: aspect_of(format),
+        ..COLOR_RANGE
+    }
+}
 
 impl Image {
     pub fn new(gpu: &Arc<Gpu>, name: &str, desc: ImageDesc) -> Result<Self> {
@@ -124,7 +143,7 @@ impl Image {
             .image(raw)
             .view_type(vk::ImageViewType::TYPE_2D)
             .format(desc.format)
-            .subresource_range(COLOR_RANGE);
+            .subresource_range(range_of(desc.format));
         // SAFETY: `raw` is bound to memory; the view matches its format.
         let view = match unsafe { device.create_image_view(&view_info, None) } {
             Ok(v) => v,
@@ -142,8 +161,51 @@ impl Image {
             desc,
             allocation: Some(allocation),
             name: name.to_owned(),
+            owned: true,
             state: Cell::new(ResourceState::default()),
         })
+    }
+
+    /// Wraps an image someone else owns (a swapchain image): we make and own only its view.
+    /// Its state starts undefined, as after every acquire.
+    pub fn borrowed(gpu: &Arc<Gpu>, name: &str, raw: vk::Image, desc: ImageDesc) -> Result<Self> {
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(raw)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(desc.format)
+            .subresource_range(range_of(desc.format));
+        // SAFETY: the caller passes a live image of `desc.format`.
+        let view = unsafe { gpu.device().create_image_view(&view_info, None)? };
+        gpu.set_name(view, name);
+        Ok(Self {
+            gpu: gpu.clone(),
+            raw,
+            view,
+            desc,
+            allocation: None,
+            name: name.to_owned(),
+            owned: false,
+            state: Cell::new(ResourceState::default()),
+        })
+    }
+
+    /// Forgets what the barrier tracker knew: the contents are undefined again (a swapchain image
+    /// after acquire).
+    pub fn reset_state(&self) {
+        self.state.set(ResourceState::default());
+    }
+
+    /// The one mip level and layer of this image, for barriers.
+    pub fn range(&self) -> vk::ImageSubresourceRange {
+        range_of(self.desc.format)
+    }
+
+    /// The one mip level and layer of this image, for copies.
+    pub fn layers(&self) -> vk::ImageSubresourceLayers {
+        vk::ImageSubresourceLayers {
+            aspect_mask: aspect_of(self.desc.format),
+            ..COLOR_LAYERS
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -160,7 +222,9 @@ impl Drop for Image {
                 eprintln!("scarp: freeing image '{}' failed: {e}", self.name);
             }
         }
-        // SAFETY: as above.
-        unsafe { self.gpu.device().destroy_image(self.raw, None) };
+        if self.owned {
+            // SAFETY: as above.
+            unsafe { self.gpu.device().destroy_image(self.raw, None) };
+        }
     }
 }

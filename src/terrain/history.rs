@@ -75,6 +75,25 @@ impl<P> History<P> {
         self.enforce_budget();
     }
 
+    /// Records the next part of the last step's stroke (painted live): pages the step already
+    /// holds keep their older version (the intermediate one is dropped), new pages join the step.
+    /// With no step yet it records a new one.
+    pub fn record_joined(&mut self, previous: Vec<(PageId, Option<P>)>) {
+        let Some(mut last) = self.undo.pop() else {
+            self.record(previous);
+            return;
+        };
+        self.redo.clear();
+        for (id, version) in previous {
+            if !last.pages.iter().any(|(held, _)| *held == id) {
+                last.pages.push((id, version));
+            }
+        }
+        let step = self.step(last.pages);
+        self.undo.push(step);
+        self.enforce_budget();
+    }
+
     pub fn can_undo(&self) -> usize {
         self.undo.len()
     }

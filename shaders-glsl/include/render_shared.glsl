@@ -1,0 +1,50 @@
+// Structures shared by the terrain renderer's shaders; mirrored in src/render/shared.rs.
+#ifndef SCARP_RENDER_SHARED_GLSL
+#define SCARP_RENDER_SHARED_GLSL
+
+#define TILE_QUADS 64
+#define TILE_VERTS 65
+
+#define VIEW_LOD_COLOURS 1u
+#define VIEW_CURSOR 2u
+#define VIEW_WIREFRAME 4u
+
+// Per frame (uniform buffer, std140).
+struct FrameData {
+    mat4 view_proj;
+    vec4 eye;        // xyz: camera position (world); w: vertical scale (world y per height unit)
+    vec4 light;      // xyz: direction towards the light; w: ambient
+    vec4 cursor;     // x, z (world), outer radius, inner radius (texels)
+    vec4 shade;      // fog density, lowest height, highest height, unused
+    ivec4 doc;       // width, height, page size, view flags
+    vec4 heights;    // flat height, r16 height_min, r16 height_range, unused
+};
+
+// One drawn tile (storage buffer, std430): 16 bytes.
+struct TileDraw {
+    ivec2 origin;    // document texel of vertex (0, 0)
+    uint level;      // LOD: vertex step 2^level
+    uint stitch;     // sides stitched to a coarser neighbour (bit 0 N, 1 E, 2 S, 3 W)
+};
+
+// Per draw (push constants): which page's neighbourhood set is bound.
+struct PagePush {
+    ivec2 page_origin;
+    uint present;
+    uint unused;
+};
+
+// Tile bounds kernel (push constants).
+struct BoundsPush {
+    ivec2 page_origin;
+    uint present;
+    int tiles_x;       // tiles per document row
+    ivec2 doc;
+    int page_size;
+    float flat_height;
+    float height_min;
+    float height_range;
+    ivec2 first_tile;  // tile coordinates of the page's first tile
+};
+
+#endif

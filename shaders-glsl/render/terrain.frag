@@ -1,0 +1,55 @@
+#version 460
+// Terrain shading: slope/height colours, a directional light, distance fog, the brush cursor
+// ring and the LOD-colour debug view. Writes gamma-encoded colour to a UNORM target.
+#extension GL_GOOGLE_include_directive : require
+#include "render_shared.glsl"
+
+layout(set = 0, binding = 0, std140) uniform Frame { FrameData frame; };
+
+layout(location = 0) in vec3 in_world;
+layout(location = 1) in vec3 in_normal;
+layout(location = 2) flat in uint in_level;
+layout(location = 0) out vec4 out_color;
+
+const vec3 LOD_COLOURS[7] = vec3[7](
+    vec3(0.90, 0.20, 0.20), vec3(0.95, 0.60, 0.15), vec3(0.90, 0.90, 0.20),
+    vec3(0.30, 0.85, 0.30), vec3(0.20, 0.70, 0.90), vec3(0.35, 0.35, 0.95),
+    vec3(0.75, 0.35, 0.90));
+
+float ring(float d, float r) {
+    float w = max(fwidth(d) * 1.5, 1e-3);
+    return 1.0 - smoothstep(0.0, w, abs(d - r));
+}
+
+void main() {
+    vec3 n = normalize(in_normal);
+    uint flags = uint(frame.doc.w);
+    float vs = frame.eye.w;
+    float lo = frame.shade.y * vs;
+    float hi = frame.shade.z * vs;
+    float t = clamp((in_world.y - lo) / max(hi - lo, 1e-6), 0.0, 1.0);
+    float slope = 1.0 - n.y;
+    vec3 low = vec3(0.23, 0.36, 0.16);
+    vec3 mid = vec3(0.45, 0.40, 0.30);
+    vec3 high = vec3(0.92, 0.93, 0.95);
+    vec3 rock = vec3(0.42, 0.39, 0.36);
+    vec3 albedo = mix(mix(low, mid, smoothstep(0.15, 0.6, t)), high, smoothstep(0.75, 0.92, t));
+    albedo = mix(albedo, rock, smoothstep(0.25, 0.55, slope));
+    if ((flags & VIEW_LOD_COLOURS) != 0u) {
+        albedo = LOD_COLOURS[min(in_level, 6u)];
+    }
+    vec3 l = normalize(frame.light.xyz);
+    vec3 c = albedo * (frame.light.w + (1.0 - frame.light.w) * max(dot(n, l), 0.0));
+    float dist = length(in_world - frame.eye.xyz);
+    float fog = 1.0 - exp(-frame.shade.x * dist);
+    c = mix(c, vec3(0.62, 0.70, 0.80), clamp(fog, 0.0, 1.0));
+    if ((flags & VIEW_CURSOR) != 0u) {
+        float d = length(in_world.xz - frame.cursor.xy);
+        float a = max(ring(d, frame.cursor.z), 0.6 * ring(d, frame.cursor.w));
+        c = mix(c, vec3(1.0, 0.85, 0.2), a);
+    }
+    if ((flags & VIEW_WIREFRAME) != 0u) {
+        c = vec3(0.05, 0.05, 0.05) + 0.5 * c;
+    }
+    out_color = vec4(pow(c, vec3(1.0 / 2.2)), 1.0);
+}

@@ -1,0 +1,512 @@
+//! GeoMipMapping on the CPU side: the tile grid, the index lists of every level and stitching
+//! combination, the tile-bounds twin of `tile_bounds.comp`, and LOD selection.
+//!
+//! A tile is 65x65 vertices (64 quads) of document texels; level l draws every 2^l-th vertex
+//! (l = 0..=6). Neighbouring tiles differ by at most one level; a tile whose neighbour on a side
+//! is coarser "stitches" that side: its odd edge vertices snap onto the even ones, so the edge
+//! has exactly the coarser tile's vertices (no cracks, no T-junctions). One index list exists
+//! per (level, stitched sides) pair, all over one shared 65x65 vertex grid.
+
+use super::shared::{TILE_QUADS, TILE_VERTS};
+use bytemuck::{Pod, Zeroable};
+use glam::{Mat4, Vec3, Vec4};
+
+/// Levels of detail: vertex steps 1, 2, ..., 64.
+pub const LEVELS: usize = 7;
+/// Coarsest level.
+pub const MAX_LEVEL: u8 = (LEVELS - 1) as u8;
+/// Stitched-side combinations (bit 0 north, 1 east, 2 south, 3 west).
+pub const STITCHES: usize = 16;
+
+pub const NORTH: u8 = 1;
+pub const EAST: u8 = 2;
+pub const SOUTH: u8 = 4;
+pub const WEST: u8 = 8;
+
+/// What the bounds kernel writes per tile: eight floats.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct TileBounds {
+    pub min: f32,
+    pub max: f32,
+    /// `error[l - 1]`: largest vertical distance of a vertex from the level-l mesh (heights).
+    pub error: [f32; LEVELS - 1],
+}
+
+impl TileBounds {
+    /// Error of level `level` (0 for the full mesh), made monotone in the level.
+    pub fn level_error(&self, level: u8) -> f32 {
+        self.error[..level as usize]
+            .iter()
+            .fold(0.0f32, |a, &e| a.max(e))
+    }
+}
+
+/// Tiles over a document of `width` x `height` texels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileGrid {
+    pub width: u32,
+    pub height: u32,
+    pub tiles_x: u32,
+    pub tiles_y: u32,
+}
+
+impl TileGrid {
+    pub fn new(width: u32, height: u32) -> Self {
+        let tiles = |n: u32| (n.saturating_sub(1)).div_ceil(TILE_QUADS).max(1);
+        Self {
+            width,
+            height,
+            tiles_x: tiles(width),
+            tiles_y: tiles(height),
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.tiles_x as usize * self.tiles_y as usize
+    }
+
+    pub fn index(&self, tx: u32, ty: u32) -> usize {
+        ty as usize * self.tiles_x as usize + tx as usize
+    }
+
+    /// Document texel of the tile's vertex (0, 0).
+    pub fn origin(&self, tx: u32, ty: u32) -> [i32; 2] {
+        [(tx * TILE_QUADS) as i32, (ty * TILE_QUADS) as i32]
+    }
+}
+
+/// Height of the level-`step` mesh at tile vertex (x, y): the cell's triangle split along its
+/// (0,0)-(1,1) diagonal, as in [`index_lists`]. `at(x, y)` gives the tile's vertex heights.
+fn coarse_height(at: &impl Fn(i32, i32) -> f32, x: i32, y: i32, s: i32) -> f32 {
+    let q = TILE_QUADS as i32;
+    let cx = (x / s * s).min(q - s);
+    let cy = (y / s * s).min(q - s);
+    let fx = (x - cx) as f32 / s as f32;
+    let fy = (y - cy) as f32 / s as f32;
+    let (a, b, c, d) = (
+        at(cx, cy),
+        at(cx + s, cy),
+        at(cx, cy + s),
+        at(cx + s, cy + s),
+    );
+    if fx >= fy {
+        a + fx * (b - a) + fy * (d - b)
+    } else {
+        a + fy * (c - a) + fx * (d - c)
+    }
+}
+
+/// CPU twin of `tile_bounds.comp`: bounds of tile (tx, ty) of a dense row-major heightfield.
+pub fn tile_bounds(heights: &[f32], grid: &TileGrid, tx: u32, ty: u32) -> TileBounds {
+    let [ox, oy] = grid.origin(tx, ty);
+    let (w, h) = (grid.width as i32, grid.height as i32);
+    let n = TILE_VERTS as i32;
+    let mut hs = vec![0.0f32; (n * n) as usize];
+    for y in 0..n {
+        for x in 0..n {
+            let gx = (ox + x).min(w - 1);
+            let gy = (oy + y).min(h - 1);
+            hs[(y * n + x) as usize] = heights[(gy * w + gx) as usize];
+        }
+    }
+    let at = |x: i32, y: i32| hs[(y * n + x) as usize];
+    let mut b = TileBounds {
+        min: hs.iter().copied().fold(f32::INFINITY, f32::min),
+        max: hs.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+        error: [0.0; LEVELS - 1],
+    };
+    for l in 1..LEVELS {
+        let s = 1 << l;
+        let mut e = 0.0f32;
+        for y in 0..n {
+            for x in 0..n {
+                e = e.max((at(x, y) - coarse_height(&at, x, y, s)).abs());
+            }
+        }
+        b.error[l - 1] = e;
+    }
+    b
+}
+
+/// Where one (level, stitch) index list lies in the shared index buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexRange {
+    pub first: u32,
+    pub count: u32,
+}
+
+/// Index lists of every level and stitch combination over the 65x65 grid, concatenated, and
+/// where each lies: `ranges[level][stitch]`. Degenerate triangles are left out.
+pub fn index_lists() -> (Vec<u16>, [[IndexRange; STITCHES]; LEVELS]) {
+    let mut indices = Vec::new();
+    let mut ranges = [[IndexRange::default(); STITCHES]; LEVELS];
+    for (level, row) in ranges.iter_mut().enumerate() {
+        for (stitch, range) in row.iter_mut().enumerate() {
+            let first = indices.len() as u32;
+            append_tile(&mut indices, level as u8, stitch as u8);
+            *range = IndexRange {
+                first,
+                count: indices.len() as u32 - first,
+            };
+        }
+    }
+    (indices, ranges)
+}
+
+fn append_tile(out: &mut Vec<u16>, level: u8, stitch: u8) {
+    let s = 1u32 << level;
+    let n = TILE_QUADS / s;
+    // Grid vertex of level-space (i, j), edge vertices snapped for stitched sides.
+    let vertex = |i: u32, j: u32| -> u16 {
+        let (mut x, mut y) = (i, j);
+        let odd = |k: u32| k % 2 == 1;
+        if n >= 2 {
+            if j == 0 && stitch & NORTH != 0 && odd(i) {
+                x -= 1;
+            }
+            if j == n && stitch & SOUTH != 0 && odd(i) {
+                x -= 1;
+            }
+            if i == 0 && stitch & WEST != 0 && odd(j) {
+                y -= 1;
+            }
+            if i == n && stitch & EAST != 0 && odd(j) {
+                y -= 1;
+            }
+        }
+        ((y * s) * TILE_VERTS + x * s) as u16
+    };
+    for j in 0..n {
+        for i in 0..n {
+            let a = vertex(i, j);
+            let b = vertex(i + 1, j);
+            let c = vertex(i, j + 1);
+            let d = vertex(i + 1, j + 1);
+            for t in [[a, b, d], [a, d, c]] {
+                if t[0] != t[1] && t[1] != t[2] && t[0] != t[2] {
+                    out.extend_from_slice(&t);
+                }
+            }
+        }
+    }
+}
+
+/// Triangles of one tile at `level` with no side stitched.
+pub fn triangles_at(level: u8) -> u64 {
+    let n = u64::from(TILE_QUADS >> level);
+    2 * n * n
+}
+
+/// What LOD selection needs of the view.
+#[derive(Clone, Copy, Debug)]
+pub struct LodView {
+    pub eye: Vec3,
+    pub view_proj: Mat4,
+    /// Viewport height in pixels.
+    pub viewport_height: u32,
+    /// Vertical field of view (radians).
+    pub fov_y: f32,
+    /// World y per height unit.
+    pub vertical_scale: f32,
+    /// Largest screen-space error allowed, in pixels.
+    pub pixel_error: f32,
+}
+
+impl LodView {
+    /// Pixels per world unit at distance 1.
+    fn pixels_per_unit(&self) -> f32 {
+        self.viewport_height as f32 / (2.0 * (self.fov_y * 0.5).tan())
+    }
+}
+
+/// World-space box of a tile.
+pub fn tile_box(grid: &TileGrid, b: &TileBounds, tx: u32, ty: u32, vs: f32) -> (Vec3, Vec3) {
+    let [ox, oy] = grid.origin(tx, ty);
+    let x1 = (ox as u32 + TILE_QUADS).min(grid.width - 1) as f32;
+    let y1 = (oy as u32 + TILE_QUADS).min(grid.height - 1) as f32;
+    let (lo, hi) = (b.min * vs, b.max * vs);
+    (
+        Vec3::new(ox as f32, lo.min(hi), oy as f32),
+        Vec3::new(x1, hi.max(lo), y1),
+    )
+}
+
+/// Coarsest level whose projected error stays within the pixel budget, seen from `eye`.
+pub fn level_for(view: &LodView, b: &TileBounds, lo: Vec3, hi: Vec3) -> u8 {
+    let nearest = view.eye.clamp(lo, hi);
+    let distance = (view.eye - nearest).length().max(1e-3);
+    let k = view.pixels_per_unit() * view.vertical_scale.abs() / distance;
+    let mut level = 0;
+    for l in 1..=MAX_LEVEL {
+        if b.level_error(l) * k <= view.pixel_error {
+            level = l;
+        } else {
+            break;
+        }
+    }
+    level
+}
+
+/// Lowers levels until no two edge-neighbours differ by more than one (a tile never gets
+/// coarser, so screen-space error bounds still hold).
+pub fn restrict_neighbours(grid: &TileGrid, levels: &mut [u8]) {
+    let (w, h) = (grid.tiles_x as usize, grid.tiles_y as usize);
+    loop {
+        let mut changed = false;
+        for pass in 0..2 {
+            // Forward then backward sweeps propagate a fine tile's constraint both ways.
+            for k in 0..w * h {
+                let i = if pass == 0 { k } else { w * h - 1 - k };
+                let (x, y) = (i % w, i / w);
+                let mut limit = levels[i];
+                if x > 0 {
+                    limit = limit.min(levels[i - 1] + 1);
+                }
+                if x + 1 < w {
+                    limit = limit.min(levels[i + 1] + 1);
+                }
+                if y > 0 {
+                    limit = limit.min(levels[i - w] + 1);
+                }
+                if y + 1 < h {
+                    limit = limit.min(levels[i + w] + 1);
+                }
+                if limit < levels[i] {
+                    levels[i] = limit;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// Sides of tile (tx, ty) whose neighbour is coarser.
+pub fn stitch_of(grid: &TileGrid, levels: &[u8], tx: u32, ty: u32) -> u8 {
+    let own = levels[grid.index(tx, ty)];
+    let mut s = 0;
+    let coarser = |x: u32, y: u32| levels[grid.index(x, y)] > own;
+    if ty > 0 && coarser(tx, ty - 1) {
+        s |= NORTH;
+    }
+    if tx + 1 < grid.tiles_x && coarser(tx + 1, ty) {
+        s |= EAST;
+    }
+    if ty + 1 < grid.tiles_y && coarser(tx, ty + 1) {
+        s |= SOUTH;
+    }
+    if tx > 0 && coarser(tx - 1, ty) {
+        s |= WEST;
+    }
+    s
+}
+
+/// The side and near planes of a reverse-Z view-projection (the far plane is at infinity), each
+/// as (normal, distance) with inside >= 0.
+pub fn frustum_planes(view_proj: &Mat4) -> [Vec4; 5] {
+    let m = view_proj.transpose();
+    let (r0, r1, r2, r3) = (m.x_axis, m.y_axis, m.z_axis, m.w_axis);
+    [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r3 - r2]
+}
+
+/// Whether the box (lo, hi) is at least partly inside `planes`.
+pub fn box_visible(planes: &[Vec4; 5], lo: Vec3, hi: Vec3) -> bool {
+    planes.iter().all(|p| {
+        let far = Vec3::new(
+            if p.x >= 0.0 { hi.x } else { lo.x },
+            if p.y >= 0.0 { hi.y } else { lo.y },
+            if p.z >= 0.0 { hi.z } else { lo.z },
+        );
+        p.truncate().dot(far) + p.w >= 0.0
+    })
+}
+
+/// Levels for every tile of `grid` seen by `view` (neighbour-restricted).
+pub fn select_levels(grid: &TileGrid, bounds: &[TileBounds], view: &LodView) -> Vec<u8> {
+    let mut levels = Vec::with_capacity(grid.count());
+    for ty in 0..grid.tiles_y {
+        for tx in 0..grid.tiles_x {
+            let b = &bounds[grid.index(tx, ty)];
+            let (lo, hi) = tile_box(grid, b, tx, ty, view.vertical_scale);
+            levels.push(level_for(view, b, lo, hi));
+        }
+    }
+    restrict_neighbours(grid, &mut levels);
+    levels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view_at(eye: Vec3, pixel_error: f32) -> LodView {
+        LodView {
+            eye,
+            view_proj: Mat4::IDENTITY,
+            viewport_height: 1000,
+            fov_y: 1.0,
+            vertical_scale: 1.0,
+            pixel_error,
+        }
+    }
+
+    fn bumpy(n: u32) -> Vec<f32> {
+        (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as f32, (i / n) as f32);
+                (x * 0.21).sin() * 7.0 + (y * 0.13).cos() * 5.0 + ((x * y) * 0.01).sin()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grid_covers_the_document_with_shared_edges() {
+        let g = TileGrid::new(4096, 1025);
+        assert_eq!((g.tiles_x, g.tiles_y), (64, 16));
+        assert_eq!(g.origin(63, 15), [63 * 64, 15 * 64]);
+        // The last tile's last vertex is the document's last texel.
+        assert_eq!(63 * 64 + 64, 4096);
+        assert_eq!(TileGrid::new(2, 2).count(), 1);
+    }
+
+    #[test]
+    fn flat_tiles_have_no_error_and_a_plane_has_none_at_any_level() {
+        let n = 129;
+        let plane: Vec<f32> = (0..n * n)
+            .map(|i| 3.0 + 0.5 * (i % n) as f32 - 0.25 * (i / n) as f32)
+            .collect();
+        let g = TileGrid::new(n, n);
+        let b = tile_bounds(&plane, &g, 1, 1);
+        assert!(b.error.iter().all(|&e| e < 1e-3), "{b:?}");
+        assert_eq!(b.min, 3.0 + 0.5 * 64.0 - 0.25 * 128.0);
+    }
+
+    #[test]
+    fn errors_grow_with_level_and_a_spike_is_seen_by_every_coarser_level() {
+        let n = 65;
+        let mut h = vec![0.0f32; (n * n) as usize];
+        h[(33 * n + 33) as usize] = 10.0; // odd vertex: absent from every coarser level
+        let b = tile_bounds(&h, &TileGrid::new(n, n), 0, 0);
+        for l in 1..=MAX_LEVEL {
+            assert_eq!(b.level_error(l), 10.0, "level {l}");
+        }
+        assert_eq!(b.level_error(0), 0.0);
+        let bumps = bumpy(65);
+        let b = tile_bounds(&bumps, &TileGrid::new(65, 65), 0, 0);
+        for l in 1..MAX_LEVEL {
+            assert!(b.level_error(l + 1) >= b.level_error(l));
+        }
+    }
+
+    #[test]
+    fn index_lists_cover_the_tile_area_exactly_for_every_stitch() {
+        let (indices, ranges) = index_lists();
+        for (level, row) in ranges.iter().enumerate() {
+            for (stitch, r) in row.iter().enumerate() {
+                assert_eq!(r.count % 3, 0);
+                let tris = &indices[r.first as usize..(r.first + r.count) as usize];
+                // Total unsigned area must equal the tile's: no gaps, no overlaps.
+                let pos = |v: u16| {
+                    let v = u32::from(v);
+                    ((v % TILE_VERTS) as f64, (v / TILE_VERTS) as f64)
+                };
+                let mut area = 0.0;
+                for t in tris.chunks(3) {
+                    let (a, b, c) = (pos(t[0]), pos(t[1]), pos(t[2]));
+                    let cross = (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0);
+                    assert!(cross.abs() > 0.0, "degenerate triangle kept");
+                    area += cross.abs() / 2.0;
+                }
+                assert_eq!(area, 64.0 * 64.0, "level {level} stitch {stitch}");
+                if stitch == 0 {
+                    assert_eq!(tris.len() as u64 / 3, triangles_at(level as u8));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn stitched_edges_use_only_the_coarser_levels_vertices() {
+        let (indices, ranges) = index_lists();
+        for level in 0..MAX_LEVEL as usize {
+            let step = 2u32 << level; // the neighbour's step
+            let r = ranges[level][(NORTH | EAST | SOUTH | WEST) as usize];
+            for &v in &indices[r.first as usize..(r.first + r.count) as usize] {
+                let (x, y) = (u32::from(v) % TILE_VERTS, u32::from(v) / TILE_VERTS);
+                if y == 0 || y == TILE_QUADS {
+                    assert_eq!(x % step, 0, "level {level}: ({x},{y}) on a stitched edge");
+                }
+                if x == 0 || x == TILE_QUADS {
+                    assert_eq!(y % step, 0, "level {level}: ({x},{y}) on a stitched edge");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nearer_tiles_get_finer_levels_and_flat_ones_the_coarsest() {
+        let g = TileGrid::new(65, 65);
+        let h = bumpy(65);
+        let b = tile_bounds(&h, &g, 0, 0);
+        let (lo, hi) = tile_box(&g, &b, 0, 0, 1.0);
+        let near = level_for(&view_at(Vec3::new(32.0, 50.0, 32.0), 1.0), &b, lo, hi);
+        let far = level_for(&view_at(Vec3::new(32.0, 50.0, 1.0e5), 1.0), &b, lo, hi);
+        assert!(near < far, "near {near} far {far}");
+        assert_eq!(near, 0, "at ~40 units the bumps need every vertex");
+        let flat = TileBounds::default();
+        assert_eq!(
+            level_for(&view_at(Vec3::new(32.0, 1.0, 32.0), 1.0), &flat, lo, hi),
+            MAX_LEVEL
+        );
+        // A larger pixel budget never selects a finer level.
+        let loose = level_for(&view_at(Vec3::new(32.0, 50.0, 2000.0), 8.0), &b, lo, hi);
+        let tight = level_for(&view_at(Vec3::new(32.0, 50.0, 2000.0), 0.5), &b, lo, hi);
+        assert!(loose >= tight);
+    }
+
+    #[test]
+    fn neighbour_restriction_keeps_differences_within_one() {
+        let g = TileGrid::new(64 * 6 + 1, 64 * 5 + 1);
+        let mut levels = vec![MAX_LEVEL; g.count()];
+        levels[g.index(2, 2)] = 0;
+        restrict_neighbours(&g, &mut levels);
+        for ty in 0..g.tiles_y {
+            for tx in 0..g.tiles_x {
+                let own = levels[g.index(tx, ty)];
+                let d = (tx as i32 - 2).unsigned_abs() + (ty as i32 - 2).unsigned_abs();
+                assert_eq!(own, (d as u8).min(MAX_LEVEL), "({tx},{ty})");
+                let s = stitch_of(&g, &levels, tx, ty);
+                if (tx, ty) == (2, 2) {
+                    assert_eq!(s, NORTH | EAST | SOUTH | WEST);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn frustum_keeps_boxes_in_front_and_drops_those_behind() {
+        use glam::camera::rh;
+        let proj = rh::proj::vulkan::perspective_infinite_reverse(1.0, 1.5, 0.1);
+        let view = rh::view::look_at_mat4(Vec3::ZERO, Vec3::new(0.0, 0.0, -1.0), Vec3::Y);
+        let planes = frustum_planes(&(proj * view));
+        let unit = Vec3::splat(1.0);
+        assert!(box_visible(
+            &planes,
+            Vec3::new(0.0, 0.0, -10.0) - unit,
+            Vec3::new(0.0, 0.0, -10.0) + unit
+        ));
+        assert!(!box_visible(
+            &planes,
+            Vec3::new(0.0, 0.0, 10.0) - unit,
+            Vec3::new(0.0, 0.0, 10.0) + unit
+        ));
+        assert!(!box_visible(
+            &planes,
+            Vec3::new(100.0, 0.0, -10.0) - unit,
+            Vec3::new(100.0, 0.0, -10.0) + unit
+        ));
+    }
+}

@@ -1,0 +1,132 @@
+//! Drawing without a window: a colour and a depth target, read back to the host.
+
+use super::camera::{unproject, Camera};
+use super::terrain::{RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
+use crate::brush::gpu::GpuTerrain;
+use crate::gpu::{
+    vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, Recorder, Result,
+};
+use glam::Vec3;
+use std::sync::Arc;
+
+/// Colour format of offscreen targets.
+pub const OFFSCREEN_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
+
+/// Options for [`TerrainRenderer::new`] that match offscreen targets.
+pub fn offscreen_options() -> RenderOptions {
+    RenderOptions {
+        color_format: OFFSCREEN_FORMAT,
+    }
+}
+
+/// What one offscreen frame produced.
+#[derive(Clone, Debug, Default)]
+pub struct OffscreenFrame {
+    /// RGBA8 rows, top first (when read back).
+    pub pixels: Option<Vec<u8>>,
+    /// The terrain point under the picked pixel (None: sky, or nothing picked).
+    pub picked: Option<Vec3>,
+    /// GPU time of the terrain draw (timestamps; 0 without them).
+    pub draw_gpu_ms: f64,
+}
+
+/// Colour and depth targets of one size.
+pub struct Offscreen {
+    gpu: Arc<Gpu>,
+    pub size: [u32; 2],
+    color: Image,
+    depth: Image,
+    readback: Buffer,
+    pick: Buffer,
+    timer: Option<GpuTimer>,
+}
+
+impl Offscreen {
+    pub fn new(gpu: &Arc<Gpu>, size: [u32; 2]) -> Result<Self> {
+        let color = Image::new(
+            gpu,
+            "offscreen colour",
+            ImageDesc::new_2d(OFFSCREEN_FORMAT, size)
+                .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC),
+        )?;
+        let depth = Image::new(
+            gpu,
+            "offscreen depth",
+            ImageDesc::new_2d(DEPTH_FORMAT, size).usage(
+                vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+            ),
+        )?;
+        let readback = Buffer::new(
+            gpu,
+            "offscreen readback",
+            BufferDesc::readback(u64::from(size[0]) * u64::from(size[1]) * 4),
+        )?;
+        let pick = Buffer::new(gpu, "pick readback", BufferDesc::readback(4))?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            size,
+            color,
+            depth,
+            readback,
+            pick,
+            timer: GpuTimer::new(gpu, 2)?,
+        })
+    }
+
+    /// Brings `renderer` up to date with `terrain`, draws it from `camera` and, as asked, reads
+    /// the image back and picks the terrain point under pixel `pick`.
+    pub fn render(
+        &mut self,
+        renderer: &mut TerrainRenderer,
+        terrain: &mut GpuTerrain,
+        camera: &Camera,
+        view: &ViewSettings,
+        read_pixels: bool,
+        pick: Option<[u32; 2]>,
+    ) -> Result<OffscreenFrame> {
+        renderer.refresh(terrain)?;
+        renderer.prepare(terrain, camera, self.size, view)?;
+        let renderer = &*renderer;
+        let terrain = &*terrain;
+        let mut rec = Recorder::new(&self.gpu)?;
+        if let Some(t) = &self.timer {
+            rec.reset_timer(t);
+        }
+        renderer.record(
+            &mut rec,
+            terrain,
+            &self.color,
+            &self.depth,
+            self.timer.as_ref().map(|t| (t, "terrain draw")),
+        )?;
+        rec.end_rendering();
+        if read_pixels {
+            rec.copy_image_to_buffer(&self.color, &self.readback);
+            rec.buffer(&self.readback, Access::HostRead);
+        }
+        if let Some(p) = pick {
+            rec.copy_image_region_to_buffer(
+                &self.depth,
+                [p[0] as i32, p[1] as i32],
+                [1, 1],
+                &self.pick,
+                0,
+            );
+            rec.buffer(&self.pick, Access::HostRead);
+        }
+        rec.submit_and_wait()?;
+        let mut frame = OffscreenFrame::default();
+        if let Some(t) = &self.timer {
+            frame.draw_gpu_ms = t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6;
+        }
+        if read_pixels {
+            let n = self.size[0] as usize * self.size[1] as usize * 4;
+            frame.pixels = Some(self.readback.mapped(n)?.to_vec());
+        }
+        if let Some(p) = pick {
+            let d = f32::from_le_bytes(self.pick.mapped(4)?.try_into().expect("4 bytes"));
+            frame.picked = unproject(&camera.view_proj(self.size), self.size, p, d);
+        }
+        Ok(frame)
+    }
+}

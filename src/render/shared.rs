@@ -1,0 +1,70 @@
+//! Structures shared with the renderer's shaders (`shaders-glsl/include/render_shared.glsl`).
+
+use bytemuck::{Pod, Zeroable};
+
+/// Vertices per tile side minus one.
+pub const TILE_QUADS: u32 = 64;
+/// Vertices per tile side.
+pub const TILE_VERTS: u32 = TILE_QUADS + 1;
+
+pub const VIEW_LOD_COLOURS: u32 = 1;
+pub const VIEW_CURSOR: u32 = 2;
+pub const VIEW_WIREFRAME: u32 = 4;
+
+/// Per-frame uniforms (std140).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct FrameData {
+    pub view_proj: [[f32; 4]; 4],
+    /// xyz: eye (world); w: vertical scale.
+    pub eye: [f32; 4],
+    /// xyz: towards the light; w: ambient.
+    pub light: [f32; 4],
+    /// x, z, outer radius, inner radius.
+    pub cursor: [f32; 4],
+    /// fog density, lowest height, highest height, unused.
+    pub shade: [f32; 4],
+    /// width, height, page size, view flags.
+    pub doc: [i32; 4],
+    /// flat height, r16 height_min, r16 height_range, unused.
+    pub heights: [f32; 4],
+}
+
+/// One drawn tile (std430).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct TileDraw {
+    pub origin: [i32; 2],
+    pub level: u32,
+    pub stitch: u32,
+}
+
+/// Per-draw push constants: the page whose neighbourhood set is bound.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct PagePush {
+    pub page_origin: [i32; 2],
+    pub present: u32,
+    pub unused: u32,
+}
+
+/// Push constants of the tile-bounds kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct BoundsPush {
+    pub page_origin: [i32; 2],
+    pub present: u32,
+    pub tiles_x: i32,
+    pub doc: [i32; 2],
+    pub page_size: i32,
+    pub flat_height: f32,
+    pub height_min: f32,
+    pub height_range: f32,
+    pub first_tile: [i32; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<FrameData>() == 160);
+const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
+const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
+const _: () = assert!(std::mem::size_of::<BoundsPush>() == 48);
+const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 40);

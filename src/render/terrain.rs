@@ -1,0 +1,1047 @@
+//! The GPU terrain renderer.
+//!
+//! * **Heights from the pages.** Every draw binds the 3x3 neighbourhood of one page (its own
+//!   images, the neighbours' for tile edges and normals) as nine storage images; the vertex shader
+//!   reads heights with constant binding indices, so no descriptor indexing is needed (lavapipe
+//!   has none). An edit never touches geometry: the sets are re-pointed at the pages' current
+//!   images, that is all.
+//! * **Tiles.** One shared 65x65 grid (the vertex index is the grid position, no vertex buffer),
+//!   one index list per (level, stitched sides); tiles of one page with the same list are one
+//!   instanced draw, their origins and levels in a storage buffer.
+//! * **LOD.** Per-tile bounds (min, max, error per level) come from `tile_bounds.comp`, run only
+//!   for pages an edit changed (and the neighbours whose tiles reach into them), read back once;
+//!   selection, neighbour restriction, stitching and frustum culling run on the CPU
+//!   ([`super::lod`]).
+
+use super::camera::Camera;
+use super::lod::{
+    self, box_visible, frustum_planes, select_levels, stitch_of, tile_box, IndexRange, LodView,
+    TileBounds, TileGrid, LEVELS, STITCHES,
+};
+use super::shared::{
+    BoundsPush, FrameData, PagePush, TileDraw, TILE_QUADS, TILE_VERTS, VIEW_CURSOR,
+    VIEW_LOD_COLOURS, VIEW_WIREFRAME,
+};
+use crate::brush::gpu::GpuTerrain;
+use crate::gpu::{
+    shaders, vk, Access, Buffer, BufferDesc, Gpu, GpuError, GpuTimer, Image, ImageDesc,
+    MemoryLocation, Recorder, Result, Shader,
+};
+use crate::terrain::document::{DocumentDesc, HeightFormat, PageId};
+use glam::Vec3;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// Depth format of every target the renderer draws into.
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+/// Sky colour behind the terrain (linear, before the shader's gamma; what clears the target).
+pub const SKY: [f32; 4] = [0.62, 0.70, 0.80, 1.0];
+/// Page sets per descriptor pool; more pools are made as the view reaches more pages.
+const SETS_PER_POOL: u32 = 256;
+
+/// The brush cursor ring.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CursorRing {
+    /// Document texel coordinates of the centre.
+    pub center: [f32; 2],
+    pub radius: f32,
+    pub inner_radius: f32,
+}
+
+/// How the terrain is shown.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ViewSettings {
+    pub wireframe: bool,
+    pub lod_colours: bool,
+    /// World y per height unit.
+    pub vertical_scale: f32,
+    /// Largest screen-space geometric error, pixels.
+    pub pixel_error: f32,
+    /// Fog density per world unit (0 = none).
+    pub fog: f32,
+    pub cursor: Option<CursorRing>,
+    /// Force every tile to this level (tests, debugging); None = screen-space error.
+    pub force_level: Option<u8>,
+}
+
+impl Default for ViewSettings {
+    fn default() -> Self {
+        Self {
+            wireframe: false,
+            lod_colours: false,
+            vertical_scale: 1.0,
+            pixel_error: 1.0,
+            fog: 0.0,
+            cursor: None,
+            force_level: None,
+        }
+    }
+}
+
+/// What the last prepared frame draws.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    pub tiles_drawn: u32,
+    pub tiles_culled: u32,
+    pub tiles_per_level: [u32; LEVELS],
+    pub triangles: u64,
+    pub draws: u32,
+    /// Pages whose tile bounds the last refresh recomputed, and its GPU time.
+    pub bounds_pages: u32,
+    pub bounds_gpu_ms: f64,
+}
+
+/// Options fixed at creation.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderOptions {
+    /// Format of the colour targets (a UNORM format: the shader gamma-encodes).
+    pub color_format: vk::Format,
+}
+
+/// One page's neighbourhood set and the views it points at.
+struct PageSet {
+    set: vk::DescriptorSet,
+    views: [vk::ImageView; 9],
+    present: u32,
+    /// An edit changed a page of the neighbourhood: rewrite before use even if the handles match
+    /// (a freed view's handle may be reused).
+    stale: bool,
+}
+
+/// One instanced draw: tiles of `page` with the same index list.
+#[derive(Clone, Copy, Debug)]
+struct DrawGroup {
+    page: PageId,
+    range: IndexRange,
+    first_instance: u32,
+    count: u32,
+}
+
+/// Draws a [`GpuTerrain`]; see the module docs.
+pub struct TerrainRenderer {
+    gpu: Arc<Gpu>,
+    desc: DocumentDesc,
+    grid: TileGrid,
+    frame_layout: vk::DescriptorSetLayout,
+    page_layout: vk::DescriptorSetLayout,
+    out_layout: vk::DescriptorSetLayout,
+    draw_layout: vk::PipelineLayout,
+    bounds_layout: vk::PipelineLayout,
+    fill_pipeline: vk::Pipeline,
+    wire_pipeline: Option<vk::Pipeline>,
+    bounds_pipeline: vk::Pipeline,
+    fixed_pool: vk::DescriptorPool,
+    page_pools: Vec<vk::DescriptorPool>,
+    frame_set: vk::DescriptorSet,
+    out_set: vk::DescriptorSet,
+    page_sets: BTreeMap<PageId, PageSet>,
+    index_buffer: Buffer,
+    ranges: [[IndexRange; STITCHES]; LEVELS],
+    frame_buffer: Buffer,
+    tile_buffer: Buffer,
+    bounds_buffer: Buffer,
+    bounds: Vec<TileBounds>,
+    height_lo: f32,
+    height_hi: f32,
+    initialized: bool,
+    dummy: Image,
+    groups: Vec<DrawGroup>,
+    wireframe: bool,
+    timer: Option<GpuTimer>,
+    pub stats: FrameStats,
+}
+
+fn module(gpu: &Gpu, shader: &Shader) -> Result<vk::ShaderModule> {
+    let code = shader.words()?;
+    // SAFETY: SPIR-V produced by shaderc at build time.
+    Ok(unsafe {
+        gpu.device()
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)?
+    })
+}
+
+fn set_layout(
+    gpu: &Gpu,
+    bindings: &[(vk::DescriptorType, vk::ShaderStageFlags)],
+) -> Result<vk::DescriptorSetLayout> {
+    let b: Vec<_> = bindings
+        .iter()
+        .enumerate()
+        .map(|(i, &(ty, stages))| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i as u32)
+                .descriptor_type(ty)
+                .descriptor_count(1)
+                .stage_flags(stages)
+        })
+        .collect();
+    // SAFETY: valid device and bindings.
+    Ok(unsafe {
+        gpu.device().create_descriptor_set_layout(
+            &vk::DescriptorSetLayoutCreateInfo::default().bindings(&b),
+            None,
+        )?
+    })
+}
+
+fn pipeline_layout(
+    gpu: &Gpu,
+    sets: &[vk::DescriptorSetLayout],
+    stages: vk::ShaderStageFlags,
+    push_bytes: u32,
+) -> Result<vk::PipelineLayout> {
+    let ranges = [vk::PushConstantRange::default()
+        .stage_flags(stages)
+        .size(push_bytes)];
+    // SAFETY: valid device and set layouts.
+    Ok(unsafe {
+        gpu.device().create_pipeline_layout(
+            &vk::PipelineLayoutCreateInfo::default()
+                .set_layouts(sets)
+                .push_constant_ranges(&ranges),
+            None,
+        )?
+    })
+}
+
+fn graphics_pipeline(
+    gpu: &Gpu,
+    layout: vk::PipelineLayout,
+    vert: vk::ShaderModule,
+    frag: vk::ShaderModule,
+    color_format: vk::Format,
+    polygon_mode: vk::PolygonMode,
+) -> Result<vk::Pipeline> {
+    let stages = [
+        vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::VERTEX)
+            .module(vert)
+            .name(c"main"),
+        vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::FRAGMENT)
+            .module(frag)
+            .name(c"main"),
+    ];
+    let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
+    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+        .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+    let viewport = vk::PipelineViewportStateCreateInfo::default()
+        .viewport_count(1)
+        .scissor_count(1);
+    let raster = vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(polygon_mode)
+        .cull_mode(vk::CullModeFlags::NONE)
+        .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+        .line_width(1.0);
+    let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+        .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+    // Reverse-Z: nearer is larger.
+    let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+        .depth_test_enable(true)
+        .depth_write_enable(true)
+        .depth_compare_op(vk::CompareOp::GREATER_OR_EQUAL);
+    let attachments = [vk::PipelineColorBlendAttachmentState::default()
+        .color_write_mask(vk::ColorComponentFlags::RGBA)];
+    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
+    let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+    let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+    let formats = [color_format];
+    let mut rendering = vk::PipelineRenderingCreateInfo::default()
+        .color_attachment_formats(&formats)
+        .depth_attachment_format(DEPTH_FORMAT);
+    let info = vk::GraphicsPipelineCreateInfo::default()
+        .stages(&stages)
+        .vertex_input_state(&vertex_input)
+        .input_assembly_state(&assembly)
+        .viewport_state(&viewport)
+        .rasterization_state(&raster)
+        .multisample_state(&multisample)
+        .depth_stencil_state(&depth)
+        .color_blend_state(&blend)
+        .dynamic_state(&dynamic)
+        .layout(layout)
+        .push_next(&mut rendering);
+    // SAFETY: every pointer in `info` outlives the call.
+    let pipelines = unsafe {
+        gpu.device()
+            .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+    }
+    .map_err(|(_, e)| GpuError::from(e))?;
+    Ok(pipelines[0])
+}
+
+impl TerrainRenderer {
+    /// A renderer for documents like `desc` drawing into targets of `options.color_format`.
+    pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, options: RenderOptions) -> Result<Self> {
+        if !gpu.dynamic_rendering() {
+            return Err(GpuError::usage(format!(
+                "{} has no dynamic rendering (Vulkan 1.3): the terrain cannot be drawn",
+                gpu.info().name
+            )));
+        }
+        let device = gpu.device();
+        let storage_image = vk::DescriptorType::STORAGE_IMAGE;
+        let vc = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE;
+        let frame_layout = set_layout(
+            gpu,
+            &[
+                (
+                    vk::DescriptorType::UNIFORM_BUFFER,
+                    vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
+                ),
+                (
+                    vk::DescriptorType::STORAGE_BUFFER,
+                    vk::ShaderStageFlags::VERTEX,
+                ),
+            ],
+        )?;
+        let page_layout = set_layout(gpu, &[(storage_image, vc); 9])?;
+        let out_layout = set_layout(
+            gpu,
+            &[(
+                vk::DescriptorType::STORAGE_BUFFER,
+                vk::ShaderStageFlags::COMPUTE,
+            )],
+        )?;
+        let draw_layout = pipeline_layout(
+            gpu,
+            &[frame_layout, page_layout],
+            vk::ShaderStageFlags::VERTEX,
+            std::mem::size_of::<PagePush>() as u32,
+        )?;
+        let bounds_layout = pipeline_layout(
+            gpu,
+            &[page_layout, out_layout],
+            vk::ShaderStageFlags::COMPUTE,
+            std::mem::size_of::<BoundsPush>() as u32,
+        )?;
+        let (vert_shader, bounds_shader) = match desc.format {
+            HeightFormat::R32f => (
+                &shaders::RENDER_TERRAIN_VERT,
+                &shaders::RENDER_TILE_BOUNDS_COMP,
+            ),
+            HeightFormat::R16 => (
+                &shaders::RENDER_TERRAIN_R16_VERT,
+                &shaders::RENDER_TILE_BOUNDS_R16_COMP,
+            ),
+        };
+        let vert = module(gpu, vert_shader)?;
+        let frag = module(gpu, &shaders::RENDER_TERRAIN_FRAG)?;
+        let comp = module(gpu, bounds_shader)?;
+        let fill_pipeline = graphics_pipeline(
+            gpu,
+            draw_layout,
+            vert,
+            frag,
+            options.color_format,
+            vk::PolygonMode::FILL,
+        )?;
+        let wire_pipeline = if gpu.fill_mode_non_solid() {
+            Some(graphics_pipeline(
+                gpu,
+                draw_layout,
+                vert,
+                frag,
+                options.color_format,
+                vk::PolygonMode::LINE,
+            )?)
+        } else {
+            None
+        };
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(comp)
+            .name(c"main");
+        // SAFETY: module and layout are valid for the call.
+        let bounds_pipeline = unsafe {
+            device.create_compute_pipelines(
+                vk::PipelineCache::null(),
+                &[vk::ComputePipelineCreateInfo::default()
+                    .stage(stage)
+                    .layout(bounds_layout)],
+                None,
+            )
+        }
+        .map_err(|(_, e)| GpuError::from(e))?[0];
+        // SAFETY: the pipelines hold what they need of the modules.
+        unsafe {
+            device.destroy_shader_module(vert, None);
+            device.destroy_shader_module(frag, None);
+            device.destroy_shader_module(comp, None);
+        }
+        gpu.set_name(fill_pipeline, "terrain draw");
+        gpu.set_name(bounds_pipeline, "tile bounds");
+
+        let sizes = [
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::UNIFORM_BUFFER,
+                descriptor_count: 1,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER,
+                descriptor_count: 2,
+            },
+        ];
+        // SAFETY: valid device.
+        let fixed_pool = unsafe {
+            device.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(2)
+                    .pool_sizes(&sizes),
+                None,
+            )?
+        };
+        // SAFETY: the pool has room for both sets.
+        let sets = unsafe {
+            device.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(fixed_pool)
+                    .set_layouts(&[frame_layout, out_layout]),
+            )?
+        };
+
+        let grid = TileGrid::new(desc.width, desc.height);
+        let (indices, ranges) = lod::index_lists();
+        let index_bytes = std::mem::size_of_val(indices.as_slice()) as u64;
+        let mut index_buffer = Buffer::new(
+            gpu,
+            "tile indices",
+            BufferDesc::new(index_bytes)
+                .usage(vk::BufferUsageFlags::INDEX_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        index_buffer.write(&indices)?;
+        let frame_buffer = Buffer::new(
+            gpu,
+            "frame uniforms",
+            BufferDesc::new(std::mem::size_of::<FrameData>() as u64)
+                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        let tile_buffer = Buffer::new(
+            gpu,
+            "tile draws",
+            BufferDesc::new((grid.count() * std::mem::size_of::<TileDraw>()) as u64)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        let bounds_buffer = Buffer::new(
+            gpu,
+            "tile bounds",
+            BufferDesc::new((grid.count() * std::mem::size_of::<TileBounds>()) as u64)
+                .location(MemoryLocation::GpuToCpu),
+        )?;
+        let ubo = [vk::DescriptorBufferInfo {
+            buffer: frame_buffer.raw,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let tiles = [vk::DescriptorBufferInfo {
+            buffer: tile_buffer.raw,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let out = [vk::DescriptorBufferInfo {
+            buffer: bounds_buffer.raw,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let writes = [
+            vk::WriteDescriptorSet::default()
+                .dst_set(sets[0])
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .buffer_info(&ubo),
+            vk::WriteDescriptorSet::default()
+                .dst_set(sets[0])
+                .dst_binding(1)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&tiles),
+            vk::WriteDescriptorSet::default()
+                .dst_set(sets[1])
+                .dst_binding(0)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(&out),
+        ];
+        // SAFETY: sets and buffers are live.
+        unsafe { device.update_descriptor_sets(&writes, &[]) };
+
+        // Bound in place of pages that hold no memory; must be in GENERAL like real pages.
+        let format = match desc.format {
+            HeightFormat::R32f => vk::Format::R32_SFLOAT,
+            HeightFormat::R16 => vk::Format::R16_UNORM,
+        };
+        let dummy = Image::new(
+            gpu,
+            "flat page placeholder",
+            ImageDesc::new_2d(format, [1, 1])
+                .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
+        )?;
+        {
+            let mut rec = Recorder::new(gpu)?;
+            rec.clear_image(&dummy, 0.0);
+            rec.image(&dummy, Access::ComputeStorageRead);
+            rec.submit_and_wait()?;
+        }
+        Ok(Self {
+            gpu: gpu.clone(),
+            desc,
+            grid,
+            frame_layout,
+            page_layout,
+            out_layout,
+            draw_layout,
+            bounds_layout,
+            fill_pipeline,
+            wire_pipeline,
+            bounds_pipeline,
+            fixed_pool,
+            page_pools: Vec::new(),
+            frame_set: sets[0],
+            out_set: sets[1],
+            page_sets: BTreeMap::new(),
+            index_buffer,
+            ranges,
+            frame_buffer,
+            tile_buffer,
+            bounds_buffer,
+            bounds: vec![TileBounds::default(); grid.count()],
+            height_lo: 0.0,
+            height_hi: 0.0,
+            initialized: false,
+            dummy,
+            groups: Vec::new(),
+            wireframe: false,
+            timer: GpuTimer::new(gpu, 4)?,
+            stats: FrameStats::default(),
+        })
+    }
+
+    pub fn grid(&self) -> &TileGrid {
+        &self.grid
+    }
+
+    /// Tile bounds as of the last [`Self::refresh`].
+    pub fn bounds(&self) -> &[TileBounds] {
+        &self.bounds
+    }
+
+    /// Lowest and highest height of the document (from the tile bounds).
+    pub fn height_range(&self) -> (f32, f32) {
+        (self.height_lo, self.height_hi)
+    }
+
+    /// Whether wireframe views are available (fillModeNonSolid).
+    pub fn has_wireframe(&self) -> bool {
+        self.wire_pipeline.is_some()
+    }
+
+    fn page_ids(&self) -> impl Iterator<Item = PageId> + '_ {
+        let (px, py) = (self.desc.pages_x(), self.desc.pages_y());
+        (0..py).flat_map(move |y| (0..px).map(move |x| PageId { x, y }))
+    }
+
+    /// The page at offset (dx, dy) from `id`, if inside the document.
+    fn neighbour(&self, id: PageId, dx: i32, dy: i32) -> Option<PageId> {
+        let x = id.x as i32 + dx;
+        let y = id.y as i32 + dy;
+        (x >= 0 && y >= 0 && (x as u32) < self.desc.pages_x() && (y as u32) < self.desc.pages_y())
+            .then_some(PageId {
+                x: x as u32,
+                y: y as u32,
+            })
+    }
+
+    /// Views and present-bits of `id`'s neighbourhood as `terrain` shows it now.
+    fn neighbourhood(&self, terrain: &GpuTerrain, id: PageId) -> ([vk::ImageView; 9], u32) {
+        let mut views = [self.dummy.view; 9];
+        let mut present = 0;
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let slot = ((dy + 1) * 3 + dx + 1) as usize;
+                if let Some(img) = self
+                    .neighbour(id, dx, dy)
+                    .and_then(|n| terrain.visible_image(n))
+                {
+                    views[slot] = img.view;
+                    present |= 1 << slot;
+                }
+            }
+        }
+        (views, present)
+    }
+
+    /// Makes `id`'s set point at the neighbourhood's current images.
+    fn update_set(&mut self, terrain: &GpuTerrain, id: PageId) -> Result<()> {
+        let (views, present) = self.neighbourhood(terrain, id);
+        if let Some(s) = self.page_sets.get(&id) {
+            if !s.stale && s.views == views {
+                return Ok(());
+            }
+        }
+        let set = match self.page_sets.get(&id) {
+            Some(s) => s.set,
+            None => self.allocate_page_set()?,
+        };
+        let infos: Vec<[vk::DescriptorImageInfo; 1]> = views
+            .iter()
+            .map(|&v| {
+                [vk::DescriptorImageInfo {
+                    sampler: vk::Sampler::null(),
+                    image_view: v,
+                    image_layout: vk::ImageLayout::GENERAL,
+                }]
+            })
+            .collect();
+        let writes: Vec<_> = infos
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+                    .image_info(info)
+            })
+            .collect();
+        // SAFETY: no submission using the set is pending (every submission is waited for).
+        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
+        self.page_sets.insert(
+            id,
+            PageSet {
+                set,
+                views,
+                present,
+                stale: false,
+            },
+        );
+        Ok(())
+    }
+
+    fn allocate_page_set(&mut self) -> Result<vk::DescriptorSet> {
+        let device = self.gpu.device();
+        let layouts = [self.page_layout];
+        if let Some(&pool) = self.page_pools.last() {
+            // SAFETY: valid pool and layout.
+            let r = unsafe {
+                device.allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(pool)
+                        .set_layouts(&layouts),
+                )
+            };
+            match r {
+                Ok(s) => return Ok(s[0]),
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_IMAGE,
+            descriptor_count: 9 * SETS_PER_POOL,
+        }];
+        // SAFETY: valid device.
+        let pool = unsafe {
+            device.create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(SETS_PER_POOL)
+                    .pool_sizes(&sizes),
+                None,
+            )?
+        };
+        self.page_pools.push(pool);
+        // SAFETY: fresh pool with room.
+        Ok(unsafe {
+            device.allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(pool)
+                    .set_layouts(&layouts),
+            )?[0]
+        })
+    }
+
+    /// Catches up with `terrain`'s edits: re-points the sets of changed neighbourhoods and
+    /// recomputes the tile bounds of changed pages (and of the neighbours whose tiles reach into
+    /// them), then reads them back. The first call computes every tile.
+    pub fn refresh(&mut self, terrain: &mut GpuTerrain) -> Result<()> {
+        let changed = terrain.take_changed_pages();
+        let mut dirty: BTreeSet<PageId> = BTreeSet::new();
+        if !self.initialized {
+            dirty.extend(self.page_ids());
+            self.initialized = true;
+        }
+        for &c in &changed {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if let Some(n) = self.neighbour(c, dx, dy) {
+                        if let Some(s) = self.page_sets.get_mut(&n) {
+                            s.stale = true;
+                        }
+                        // Tiles of pages west/north of c end on c's first column/row.
+                        if dx <= 0 && dy <= 0 {
+                            dirty.insert(n);
+                        }
+                    }
+                }
+            }
+        }
+        self.stats.bounds_pages = dirty.len() as u32;
+        self.stats.bounds_gpu_ms = 0.0;
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        for &id in &dirty {
+            self.update_set(terrain, id)?;
+        }
+        let this = &*self;
+        let terrain = &*terrain;
+        let mut rec = Recorder::new(&this.gpu)?;
+        let mut query = None;
+        if let Some(t) = &this.timer {
+            rec.reset_timer(t);
+            query = Some((t, rec.timer_begin(t, "tile bounds")?));
+        }
+        let device = this.gpu.device();
+        let page_size = this.desc.page_size;
+        for &id in &dirty {
+            let set = &this.page_sets[&id];
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if let Some(img) = this
+                        .neighbour(id, dx, dy)
+                        .and_then(|n| terrain.visible_image(n))
+                    {
+                        rec.image(img, Access::ComputeStorageRead);
+                    }
+                }
+            }
+            rec.image(&this.dummy, Access::ComputeStorageRead);
+            // Dispatches write disjoint tiles, but the tracker (and synchronization validation)
+            // see one buffer: a write-after-write barrier between them keeps it simple.
+            rec.buffer(&this.bounds_buffer, Access::ComputeStorageWrite);
+            rec.flush_barriers();
+            let r = this.desc.page_rect(id);
+            let tiles_per_page = page_size / TILE_QUADS;
+            let push = BoundsPush {
+                page_origin: [r.x0, r.y0],
+                present: set.present,
+                tiles_x: this.grid.tiles_x as i32,
+                doc: [this.desc.width as i32, this.desc.height as i32],
+                page_size: page_size as i32,
+                flat_height: terrain.flat(),
+                height_min: this.desc.height_min,
+                height_range: this.desc.height_range(),
+                first_tile: [
+                    (id.x * tiles_per_page) as i32,
+                    (id.y * tiles_per_page) as i32,
+                ],
+            };
+            let cmd = rec.raw();
+            // SAFETY: pipeline, layout and sets are live; the barriers above order the dispatch.
+            unsafe {
+                device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, this.bounds_pipeline);
+                device.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    this.bounds_layout,
+                    0,
+                    &[set.set, this.out_set],
+                    &[],
+                );
+                device.cmd_push_constants(
+                    cmd,
+                    this.bounds_layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    bytemuck::bytes_of(&push),
+                );
+                device.cmd_dispatch(cmd, tiles_per_page, tiles_per_page, 1);
+            }
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        rec.buffer(&this.bounds_buffer, Access::HostRead);
+        rec.submit_and_wait()?;
+        let gpu_ms = match &this.timer {
+            Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6,
+            None => 0.0,
+        };
+        let bytes = this.bounds_buffer.mapped(this.bounds.len() * 32)?.to_vec();
+        let all: &[TileBounds] = bytemuck::cast_slice(&bytes);
+        let tiles_per_page = page_size / TILE_QUADS;
+        for &id in &dirty {
+            for ty in id.y * tiles_per_page..((id.y + 1) * tiles_per_page).min(self.grid.tiles_y) {
+                let x0 = (id.x * tiles_per_page).min(self.grid.tiles_x);
+                let x1 = ((id.x + 1) * tiles_per_page).min(self.grid.tiles_x);
+                let (a, b) = (self.grid.index(x0, ty), self.grid.index(x1, ty));
+                self.bounds[a..b].copy_from_slice(&all[a..b]);
+            }
+        }
+        self.height_lo = self
+            .bounds
+            .iter()
+            .map(|b| b.min)
+            .fold(f32::INFINITY, f32::min);
+        self.height_hi = self
+            .bounds
+            .iter()
+            .map(|b| b.max)
+            .fold(f32::NEG_INFINITY, f32::max);
+        self.stats.bounds_gpu_ms = gpu_ms;
+        Ok(())
+    }
+
+    /// Selects levels, culls, groups the tiles into draws and writes the frame's uniforms for a
+    /// `viewport` of pixels seen by `camera`.
+    pub fn prepare(
+        &mut self,
+        terrain: &GpuTerrain,
+        camera: &Camera,
+        viewport: [u32; 2],
+        view: &ViewSettings,
+    ) -> Result<()> {
+        let vs = view.vertical_scale;
+        let view_proj = camera.view_proj(viewport);
+        let lod_view = LodView {
+            eye: camera.eye(),
+            view_proj,
+            viewport_height: viewport[1],
+            fov_y: camera.fov_y,
+            vertical_scale: vs,
+            pixel_error: view.pixel_error.max(0.01),
+        };
+        let levels = match view.force_level {
+            Some(l) => vec![l.min(lod::MAX_LEVEL); self.grid.count()],
+            None => select_levels(&self.grid, &self.bounds, &lod_view),
+        };
+        let planes = frustum_planes(&view_proj);
+        let mut by_group: BTreeMap<(PageId, u8, u8), Vec<TileDraw>> = BTreeMap::new();
+        let mut stats = FrameStats {
+            bounds_pages: self.stats.bounds_pages,
+            bounds_gpu_ms: self.stats.bounds_gpu_ms,
+            ..FrameStats::default()
+        };
+        for ty in 0..self.grid.tiles_y {
+            for tx in 0..self.grid.tiles_x {
+                let i = self.grid.index(tx, ty);
+                let (lo, hi) = tile_box(&self.grid, &self.bounds[i], tx, ty, vs);
+                if !box_visible(&planes, lo, hi) {
+                    stats.tiles_culled += 1;
+                    continue;
+                }
+                let level = levels[i];
+                let stitch = stitch_of(&self.grid, &levels, tx, ty);
+                let origin = self.grid.origin(tx, ty);
+                let page = PageId {
+                    x: origin[0] as u32 / self.desc.page_size,
+                    y: origin[1] as u32 / self.desc.page_size,
+                };
+                by_group
+                    .entry((page, level, stitch))
+                    .or_default()
+                    .push(TileDraw {
+                        origin,
+                        level: u32::from(level),
+                        stitch: u32::from(stitch),
+                    });
+                stats.tiles_drawn += 1;
+                stats.tiles_per_level[level as usize] += 1;
+            }
+        }
+        let mut draws: Vec<TileDraw> = Vec::with_capacity(stats.tiles_drawn as usize);
+        self.groups.clear();
+        let mut pages: BTreeSet<PageId> = BTreeSet::new();
+        for ((page, level, stitch), tiles) in by_group {
+            let range = self.ranges[level as usize][stitch as usize];
+            self.groups.push(DrawGroup {
+                page,
+                range,
+                first_instance: draws.len() as u32,
+                count: tiles.len() as u32,
+            });
+            stats.triangles += u64::from(range.count / 3) * tiles.len() as u64;
+            draws.extend(tiles);
+            pages.insert(page);
+        }
+        stats.draws = self.groups.len() as u32;
+        for page in pages {
+            self.update_set(terrain, page)?;
+        }
+        if !draws.is_empty() {
+            self.tile_buffer.write(&draws)?;
+        }
+        let mut flags = 0;
+        if view.lod_colours {
+            flags |= VIEW_LOD_COLOURS;
+        }
+        if view.cursor.is_some() {
+            flags |= VIEW_CURSOR;
+        }
+        self.wireframe = view.wireframe && self.wire_pipeline.is_some();
+        if self.wireframe {
+            flags |= VIEW_WIREFRAME;
+        }
+        let cursor = view.cursor.map_or([0.0; 4], |c| {
+            [c.center[0], c.center[1], c.radius, c.inner_radius]
+        });
+        let light = Vec3::new(-0.4, 0.8, -0.45).normalize();
+        let eye = camera.eye();
+        let frame = FrameData {
+            view_proj: view_proj.to_cols_array_2d(),
+            eye: [eye.x, eye.y, eye.z, vs],
+            light: [light.x, light.y, light.z, 0.28],
+            cursor,
+            shade: [view.fog, self.height_lo, self.height_hi, 0.0],
+            doc: [
+                self.desc.width as i32,
+                self.desc.height as i32,
+                self.desc.page_size as i32,
+                flags as i32,
+            ],
+            heights: [
+                terrain.flat(),
+                self.desc.height_min,
+                self.desc.height_range(),
+                0.0,
+            ],
+        };
+        self.frame_buffer.write(&[frame])?;
+        self.stats = stats;
+        Ok(())
+    }
+
+    /// Records the prepared frame: begins rendering into `color` (cleared to the sky) and `depth`
+    /// and draws the tiles. The caller may draw more (imgui) and ends rendering.
+    pub fn record<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        terrain: &'a GpuTerrain,
+        color: &'a Image,
+        depth: &'a Image,
+        timer: Option<(&'a GpuTimer, &str)>,
+    ) -> Result<()> {
+        let mut declared = BTreeSet::new();
+        for g in &self.groups {
+            if !declared.insert(g.page) {
+                continue;
+            }
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    if let Some(img) = self
+                        .neighbour(g.page, dx, dy)
+                        .and_then(|n| terrain.visible_image(n))
+                    {
+                        rec.image(img, Access::VertexStorageRead);
+                    }
+                }
+            }
+        }
+        rec.image(&self.dummy, Access::VertexStorageRead);
+        rec.buffer(&self.index_buffer, Access::IndexRead);
+        let query = match timer {
+            Some((t, label)) => Some((t, rec.timer_begin(t, label)?)),
+            None => None,
+        };
+        rec.begin_rendering(color, Some(sky_encoded()), Some((depth, 0.0)));
+        let device = self.gpu.device();
+        let cmd = rec.raw();
+        let pipeline = if self.wireframe {
+            self.wire_pipeline.unwrap_or(self.fill_pipeline)
+        } else {
+            self.fill_pipeline
+        };
+        // SAFETY: pipelines, sets and buffers live as long as `self` ('a); accesses declared.
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            device.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::GRAPHICS,
+                self.draw_layout,
+                0,
+                &[self.frame_set],
+                &[],
+            );
+            device.cmd_bind_index_buffer(cmd, self.index_buffer.raw, 0, vk::IndexType::UINT16);
+        }
+        let mut bound: Option<PageId> = None;
+        for g in &self.groups {
+            if bound != Some(g.page) {
+                let set = &self.page_sets[&g.page];
+                let r = self.desc.page_rect(g.page);
+                let push = PagePush {
+                    page_origin: [r.x0, r.y0],
+                    present: set.present,
+                    unused: 0,
+                };
+                // SAFETY: as above.
+                unsafe {
+                    device.cmd_bind_descriptor_sets(
+                        cmd,
+                        vk::PipelineBindPoint::GRAPHICS,
+                        self.draw_layout,
+                        1,
+                        &[set.set],
+                        &[],
+                    );
+                    device.cmd_push_constants(
+                        cmd,
+                        self.draw_layout,
+                        vk::ShaderStageFlags::VERTEX,
+                        0,
+                        bytemuck::bytes_of(&push),
+                    );
+                }
+                bound = Some(g.page);
+            }
+            // SAFETY: as above; the range lies inside the index buffer.
+            unsafe {
+                device.cmd_draw_indexed(
+                    cmd,
+                    g.range.count,
+                    g.count,
+                    g.range.first,
+                    0,
+                    g.first_instance,
+                )
+            };
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        Ok(())
+    }
+
+    /// Vertices of the shared grid (for reports).
+    pub const fn grid_vertices() -> u32 {
+        TILE_VERTS * TILE_VERTS
+    }
+}
+
+/// The clear colour, gamma-encoded like the shader's output.
+pub fn sky_encoded() -> [f32; 4] {
+    let g = |c: f32| c.powf(1.0 / 2.2);
+    [g(SKY[0]), g(SKY[1]), g(SKY[2]), 1.0]
+}
+
+impl Drop for TerrainRenderer {
+    fn drop(&mut self) {
+        let device = self.gpu.device();
+        // SAFETY: every submission was waited for; nothing uses these objects any more.
+        unsafe {
+            for &p in &self.page_pools {
+                device.destroy_descriptor_pool(p, None);
+            }
+            device.destroy_descriptor_pool(self.fixed_pool, None);
+            device.destroy_pipeline(self.fill_pipeline, None);
+            if let Some(p) = self.wire_pipeline {
+                device.destroy_pipeline(p, None);
+            }
+            device.destroy_pipeline(self.bounds_pipeline, None);
+            device.destroy_pipeline_layout(self.draw_layout, None);
+            device.destroy_pipeline_layout(self.bounds_layout, None);
+            device.destroy_descriptor_set_layout(self.frame_layout, None);
+            device.destroy_descriptor_set_layout(self.page_layout, None);
+            device.destroy_descriptor_set_layout(self.out_layout, None);
+        }
+    }
+}
