@@ -104,3 +104,246 @@ fn renders_offscreen_with_validation_clean() {
     assert!(r.stats.tiles_drawn > 0);
     assert_no_validation_messages(&gpu);
 }
+
+/// Compares `actual` (RGBA8) with the golden PNG `name` under tests/golden; on failure writes
+/// `-actual` and `-difference` images next to the test binary's temporary folder and panics.
+/// `SCARP_UPDATE_GOLDEN=1` rewrites the golden image instead.
+fn check_golden(name: &str, actual: &[u8], size: [u32; 2]) {
+    let golden_path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.png"));
+    if std::env::var("SCARP_UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
+        image::save_buffer(
+            &golden_path,
+            actual,
+            size[0],
+            size[1],
+            image::ColorType::Rgba8,
+        )
+        .unwrap();
+        return;
+    }
+    let golden = image::open(&golden_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", golden_path.display()))
+        .to_rgba8();
+    assert_eq!(golden.dimensions(), (size[0], size[1]));
+    let mut diff = vec![0u8; actual.len()];
+    let (mut bad, mut sum) = (0usize, 0u64);
+    for (i, (a, g)) in actual.chunks(4).zip(golden.as_raw().chunks(4)).enumerate() {
+        let d = (0..3).map(|c| a[c].abs_diff(g[c])).max().unwrap();
+        sum += u64::from(d);
+        if d > 24 {
+            bad += 1;
+        }
+        diff[i * 4..i * 4 + 4].copy_from_slice(&[d.saturating_mul(4), 0, 0, 255]);
+    }
+    let pixels = (size[0] * size[1]) as usize;
+    let mean = sum as f64 / pixels as f64;
+    // Thresholds: rasterizers may differ on edge pixels and in the last bits of shading.
+    if bad * 200 > pixels || mean > 2.0 {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let a = dir.join(format!("{name}-actual.png"));
+        let d = dir.join(format!("{name}-difference.png"));
+        image::save_buffer(&a, actual, size[0], size[1], image::ColorType::Rgba8).unwrap();
+        image::save_buffer(&d, &diff, size[0], size[1], image::ColorType::Rgba8).unwrap();
+        panic!(
+            "{name}: {bad} of {pixels} pixels differ by more than 24, mean difference {mean:.2}; \
+             see {} and {}",
+            a.display(),
+            d.display()
+        );
+    }
+}
+
+#[test]
+fn golden_image_of_a_fixed_scene() {
+    let gpu = gpu();
+    let d = doc(384, 256, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [256, 160];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let cam = Camera::look_at(
+        Vec3::new(-60.0, 220.0, 420.0),
+        Vec3::new(190.0, 20.0, 120.0),
+    );
+    let view = ViewSettings {
+        fog: 0.0015,
+        cursor: Some(scarp::render::CursorRing {
+            center: [134.0, 102.0],
+            radius: 40.0,
+            inner_radius: 20.0,
+        }),
+        ..ViewSettings::default()
+    };
+    let f = off
+        .render(&mut r, &mut terrain, &cam, &view, true, None)
+        .unwrap();
+    check_golden("hills", &f.pixels.unwrap(), size);
+    assert_no_validation_messages(&gpu);
+}
+
+/// Rough terrain (large random-looking relief) so a gap between tiles would show the sky.
+fn rough(w: u32, h: u32) -> Vec<f32> {
+    let mut rng = common::Rng(7);
+    let mut v: Vec<f32> = (0..w * h).map(|_| rng.range(0.0, 30.0)).collect();
+    // Smooth a little so every level has real error but the surface stays steep.
+    for _ in 0..2 {
+        let src = v.clone();
+        for y in 1..h - 1 {
+            for x in 1..w - 1 {
+                let i = (y * w + x) as usize;
+                v[i] = (src[i] * 2.0 + src[i - 1] + src[i + 1]) / 4.0;
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn no_cracks_between_tiles_of_different_levels() {
+    let gpu = gpu();
+    let d = doc(513, 513, 128);
+    let heights = rough(d.width, d.height);
+    let (lo, hi) = heights
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [512, 512];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let mut cam = Camera::look_at(Vec3::new(256.0, 700.0, 300.0), Vec3::new(256.0, 0.0, 256.0));
+    cam.fov_y = 0.9;
+    let patterns: [fn(u32, u32) -> u8; 4] = [
+        |x, y| ((x + y) % 2) as u8,
+        |x, y| 2 + ((x + y) % 2) as u8,
+        |x, y| 5 - ((x + y) % 2) as u8,
+        |x, y| ((x * 3 + y * 5) % 7) as u8,
+    ];
+    let vp = cam.view_proj(size);
+    for (k, pattern) in patterns.into_iter().enumerate() {
+        let view = ViewSettings {
+            force_levels: Some(pattern),
+            ..ViewSettings::default()
+        };
+        let f = off
+            .render(&mut r, &mut terrain, &cam, &view, true, None)
+            .unwrap();
+        assert!(r.stats.tiles_per_level.iter().filter(|&&n| n > 0).count() >= 2);
+        let px = f.pixels.unwrap();
+        let sky = scarp::render::terrain::sky_encoded().map(|c| (c * 255.0).round() as i32);
+        let (mut inside, mut holes) = (0, 0);
+        for py in 0..size[1] {
+            for pxl in 0..size[0] {
+                // Inside the footprint: the pixel's ray crosses both the highest and the lowest
+                // height inside the document (shrunk by 2 texels), so it must hit the surface.
+                let (o, dir) = pixel_ray(&vp, size, [pxl, py]);
+                let inside_at = |h: f32| {
+                    let t = (h - o.y) / dir.y;
+                    let p = o + dir * t;
+                    p.x >= 2.0 && p.z >= 2.0 && p.x <= 510.0 && p.z <= 510.0
+                };
+                if !(inside_at(lo) && inside_at(hi)) {
+                    continue;
+                }
+                inside += 1;
+                let i = ((py * size[0] + pxl) * 4) as usize;
+                let is_sky = (0..3).all(|c| (i32::from(px[i + c]) - sky[c]).abs() <= 2);
+                if is_sky {
+                    holes += 1;
+                }
+            }
+        }
+        assert!(
+            inside > 100_000,
+            "pattern {k}: footprint of {inside} pixels"
+        );
+        assert_eq!(
+            holes, 0,
+            "pattern {k}: {holes} background pixels inside the terrain"
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+/// Height of the full-resolution mesh at (x, z): the cell's triangle, split as the index lists.
+fn mesh_height(h: &[f32], w: u32, x: f32, z: f32) -> f32 {
+    let (cx, cz) = (
+        x.floor().clamp(0.0, (w - 2) as f32),
+        z.floor().clamp(0.0, (w - 2) as f32),
+    );
+    let (fx, fz) = (x - cx, z - cz);
+    let at = |i: f32, j: f32| h[(j as u32 * w + i as u32) as usize];
+    let (a, b, c, d) = (
+        at(cx, cz),
+        at(cx + 1.0, cz),
+        at(cx, cz + 1.0),
+        at(cx + 1.0, cz + 1.0),
+    );
+    if fx >= fz {
+        a + fx * (b - a) + fz * (d - b)
+    } else {
+        a + fz * (c - a) + fx * (d - c)
+    }
+}
+
+#[test]
+fn picking_returns_the_terrain_point_under_the_pixel() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [320, 240];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let cam = Camera::look_at(
+        Vec3::new(-40.0, 160.0, 300.0),
+        Vec3::new(128.0, 20.0, 110.0),
+    );
+    let view = ViewSettings {
+        force_levels: Some(|_, _| 0),
+        ..ViewSettings::default()
+    };
+    let vp = cam.view_proj(size);
+    for pixel in [[160, 120], [60, 150], [230, 150], [200, 200]] {
+        let f = off
+            .render(&mut r, &mut terrain, &cam, &view, false, Some(pixel))
+            .unwrap();
+        let picked = f
+            .picked
+            .unwrap_or_else(|| panic!("pixel {pixel:?} shows no terrain"));
+        // Reference: march the pixel's ray over the CPU mesh, then bisect the crossing.
+        let (o, dir) = pixel_ray(&vp, size, pixel);
+        let above = |t: f32| {
+            let p = o + dir * t;
+            p.y > mesh_height(
+                &heights,
+                d.width,
+                p.x.clamp(0.0, 255.0),
+                p.z.clamp(0.0, 255.0),
+            )
+        };
+        let mut t = 0.0;
+        while above(t + 0.25) {
+            t += 0.25;
+            assert!(t < 2000.0, "the reference ray missed");
+        }
+        let (mut a, mut b) = (t, t + 0.25);
+        for _ in 0..40 {
+            let m = 0.5 * (a + b);
+            if above(m) {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        let expected = o + dir * a;
+        let err = (picked - expected).length();
+        assert!(
+            err <= 1.0,
+            "pixel {pixel:?}: picked {picked}, expected {expected} ({err} texels apart)"
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}

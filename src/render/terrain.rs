@@ -49,7 +49,7 @@ pub struct CursorRing {
 }
 
 /// How the terrain is shown.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub struct ViewSettings {
     pub wireframe: bool,
     pub lod_colours: bool,
@@ -60,8 +60,9 @@ pub struct ViewSettings {
     /// Fog density per world unit (0 = none).
     pub fog: f32,
     pub cursor: Option<CursorRing>,
-    /// Force every tile to this level (tests, debugging); None = screen-space error.
-    pub force_level: Option<u8>,
+    /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging); still
+    /// restricted so neighbours differ by at most one.
+    pub force_levels: Option<fn(u32, u32) -> u8>,
 }
 
 impl Default for ViewSettings {
@@ -73,7 +74,7 @@ impl Default for ViewSettings {
             pixel_error: 1.0,
             fog: 0.0,
             cursor: None,
-            force_level: None,
+            force_levels: None,
         }
     }
 }
@@ -810,8 +811,15 @@ impl TerrainRenderer {
             vertical_scale: vs,
             pixel_error: view.pixel_error.max(0.01),
         };
-        let levels = match view.force_level {
-            Some(l) => vec![l.min(lod::MAX_LEVEL); self.grid.count()],
+        let levels = match view.force_levels {
+            Some(f) => {
+                let mut levels: Vec<u8> = (0..self.grid.tiles_y)
+                    .flat_map(|ty| (0..self.grid.tiles_x).map(move |tx| (tx, ty)))
+                    .map(|(tx, ty)| f(tx, ty).min(lod::MAX_LEVEL))
+                    .collect();
+                lod::restrict_neighbours(&self.grid, &mut levels);
+                levels
+            }
             None => select_levels(&self.grid, &self.bounds, &lod_view),
         };
         let planes = frustum_planes(&view_proj);
