@@ -76,8 +76,66 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
         table_seed: u64,
     },
+    /// Render a terrain offscreen (the editor's pipeline, no window) to a PNG; with --frames,
+    /// time frames while a brush paints.
+    #[command(allow_negative_numbers = true)]
+    Render(Box<RenderArgs>),
     /// List the Vulkan devices SCARP_GPU can select.
     Devices,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["journal", "heights"])))]
+struct RenderArgs {
+    /// Stroke journal to replay (docs/journal.md).
+    #[arg(long)]
+    journal: Option<PathBuf>,
+    /// Raw little-endian f32 heights (.r32); needs --size.
+    #[arg(long, requires = "size")]
+    heights: Option<PathBuf>,
+    /// Size of --heights, WxH.
+    #[arg(long, value_parser = parse_size)]
+    size: Option<(u32, u32)>,
+    /// Image size, WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_image_size)]
+    image: (u32, u32),
+    /// Camera eye and target in world units: ex,ey,ez,tx,ty,tz (x = texel column, z = texel row,
+    /// y = height x vertical scale). Default: frames the whole terrain.
+    #[arg(long, value_parser = parse_camera, allow_hyphen_values = true)]
+    camera: Option<[f32; 6]>,
+    /// Draw triangle edges only.
+    #[arg(long)]
+    wireframe: bool,
+    /// Colour tiles by level of detail.
+    #[arg(long)]
+    lod_colours: bool,
+    /// World y per height unit. Default: a quarter of the document's larger side (heights are
+    /// in document units, brushes paint about 0..1).
+    #[arg(long)]
+    vertical_scale: Option<f32>,
+    /// Largest screen-space geometric error of the LOD selection, pixels.
+    #[arg(long, default_value_t = 1.0)]
+    pixel_error: f32,
+    /// Output PNG.
+    #[arg(long)]
+    out: PathBuf,
+    /// Time this many frames (after 10 warm-up frames) before the final image.
+    #[arg(long, default_value_t = 0)]
+    frames: usize,
+    /// While timing, paint a circle with a noise brush of this kind.
+    #[arg(long, value_enum)]
+    paint: Option<NoiseKind>,
+    /// Radius of the painting brush, texels.
+    #[arg(long, default_value_t = 512.0)]
+    paint_radius: f32,
+    /// Brush instances added per frame.
+    #[arg(long, default_value_t = 4)]
+    paint_rate: usize,
+    /// GPU budget for brush work per frame, ms (default: apply everything each frame).
+    #[arg(long)]
+    budget_ms: Option<f64>,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -212,6 +270,34 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
+fn parse_image_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = parse_size(s)?;
+    if w > 16384 || h > 16384 {
+        return Err(format!("images are at most 16384x16384, got {w}x{h}"));
+    }
+    Ok((w, h))
+}
+
+fn parse_camera(s: &str) -> Result<[f32; 6], String> {
+    let v: Vec<&str> = s.split(',').collect();
+    if v.len() != 6 {
+        return Err(format!("'{s}' is not ex,ey,ez,tx,ty,tz (6 numbers)"));
+    }
+    let mut out = [0.0; 6];
+    for (o, t) in out.iter_mut().zip(&v) {
+        *o = t
+            .trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("'{t}' in '{s}' is not a finite number"))?;
+    }
+    if out[..3] == out[3..] {
+        return Err("the camera's eye and target are the same point".into());
+    }
+    Ok(out)
+}
+
 fn parse_pair(s: &str) -> Result<(f32, f32), String> {
     let (a, b) = s
         .split_once(',')
@@ -251,6 +337,7 @@ fn main() {
         } => cmd_apply(
             &journal, &out, backend, batch, page_size, passes, table_seed,
         ),
+        Command::Render(args) => cmd_render(&args),
         Command::Devices => cmd_devices(),
     };
     if let Err(e) = result {
@@ -558,6 +645,216 @@ fn cmd_apply(
     );
     write_heights(out, doc.width, doc.height, &heights).map_err(anyhow::Error::msg)?;
     println!("-> {}", out.display());
+    Ok(())
+}
+
+/// Loads the document of `scarp render`/`scarp edit`: a replayed journal or a heights file.
+fn load_terrain(
+    gpu: &std::sync::Arc<Gpu>,
+    journal: Option<&Path>,
+    heights: Option<(&Path, (u32, u32))>,
+    tables: &NoiseTables,
+) -> Result<scarp::brush::gpu::GpuTerrain> {
+    use scarp::brush::gpu::GpuTerrain;
+    use scarp::brush::journal::{Initial, Journal};
+    use scarp::terrain::document::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
+    if let Some(path) = journal {
+        let journal = Journal::load(path).map_err(anyhow::Error::msg)?;
+        let initial = journal
+            .initial_heights()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let flat = match journal.initial {
+            Initial::Flat(h) => h,
+            _ => 0.0,
+        };
+        let mut terrain = match &initial {
+            Some(h) => GpuTerrain::from_heights(gpu, journal.document, h, tables)?,
+            None => GpuTerrain::new(gpu, journal.document, flat, tables)?,
+        };
+        journal.replay(&mut terrain, |_, _| {})?;
+        return Ok(terrain);
+    }
+    let (path, (w, h)) = heights.expect("clap requires a source");
+    let desc = DocumentDesc {
+        width: w,
+        height: h,
+        format: HeightFormat::R32f,
+        page_size: DEFAULT_PAGE_SIZE,
+        height_min: 0.0,
+        height_max: 1.0,
+    };
+    desc.validate().map_err(anyhow::Error::msg)?;
+    let expected = u64::from(w) * u64::from(h) * 4;
+    let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    if meta.len() != expected {
+        bail!(
+            "{}: expected {expected} bytes ({w}x{h} f32), found {}",
+            path.display(),
+            meta.len()
+        );
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let values: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        bail!(
+            "{}: non-finite height at texel ({}, {})",
+            path.display(),
+            i as u64 % u64::from(w),
+            i as u64 / u64::from(w)
+        );
+    }
+    Ok(GpuTerrain::from_heights(gpu, desc, &values, tables)?)
+}
+
+/// Default world y per height unit: a quarter of the document's larger side.
+fn default_vertical_scale(desc: &scarp::terrain::document::DocumentDesc) -> f32 {
+    0.25 * desc.width.max(desc.height) as f32
+}
+
+fn cmd_render(a: &RenderArgs) -> Result<()> {
+    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::render::frames::{mean_p99, run_frames, PaintLoad};
+    use scarp::render::offscreen::{offscreen_options, Offscreen};
+    use scarp::render::{Camera, TerrainRenderer, ViewSettings};
+
+    if !(a.pixel_error.is_finite() && a.pixel_error > 0.0) {
+        bail!(
+            "--pixel-error must be a positive number, got {}",
+            a.pixel_error
+        );
+    }
+    if let Some(v) = a.vertical_scale {
+        if !(v.is_finite() && v > 0.0) {
+            bail!("--vertical-scale must be a positive number, got {v}");
+        }
+    }
+    if a.paint.is_some() && a.frames == 0 {
+        bail!("--paint needs --frames N (it paints while timing frames)");
+    }
+    if !(0.5..=65536.0).contains(&a.paint_radius) {
+        bail!(
+            "--paint-radius must be between 0.5 and 65536, got {}",
+            a.paint_radius
+        );
+    }
+    if !(1..=4096).contains(&a.paint_rate) {
+        bail!(
+            "--paint-rate must be between 1 and 4096, got {}",
+            a.paint_rate
+        );
+    }
+    if a.budget_ms.is_some_and(|b| !(b.is_finite() && b > 0.0)) {
+        bail!("--budget-ms must be a positive number");
+    }
+    if a.out.extension().and_then(|e| e.to_str()) != Some("png") {
+        bail!("{}: --out must be a .png file", a.out.display());
+    }
+    check_writable(&a.out).map_err(anyhow::Error::msg)?;
+    let gpu = open_gpu()?;
+    println!("device: {}", gpu.info());
+    let tables = NoiseTables::new(a.table_seed);
+    let mut terrain = load_terrain(
+        &gpu,
+        a.journal.as_deref(),
+        a.heights.as_deref().zip(a.size),
+        &tables,
+    )?;
+    let desc = *terrain.desc();
+    let mut renderer = TerrainRenderer::new(&gpu, desc, offscreen_options())?;
+    if a.wireframe && !renderer.has_wireframe() {
+        bail!(
+            "{} cannot draw wireframes (no fillModeNonSolid)",
+            gpu.info().name
+        );
+    }
+    renderer.refresh(&mut terrain)?;
+    let vs = a
+        .vertical_scale
+        .unwrap_or_else(|| default_vertical_scale(&desc));
+    let camera = match a.camera {
+        Some(c) => Camera::look_at(
+            glam::Vec3::from_slice(&c[..3]),
+            glam::Vec3::from_slice(&c[3..]),
+        ),
+        None => {
+            let (lo, hi) = renderer.height_range();
+            let mut cam = Camera::default();
+            cam.frame_all(desc.width, desc.height, lo * vs, hi * vs);
+            cam
+        }
+    };
+    let view = ViewSettings {
+        wireframe: a.wireframe,
+        lod_colours: a.lod_colours,
+        vertical_scale: vs,
+        pixel_error: a.pixel_error,
+        fog: 0.12 / desc.width.max(desc.height) as f32,
+        ..ViewSettings::default()
+    };
+    let size = [a.image.0, a.image.1];
+    let mut target = Offscreen::new(&gpu, size)?;
+    if a.frames > 0 {
+        let paint = a.paint.map(|kind| {
+            let mut brush = BrushSettings::new(BrushType::Noise);
+            brush.noise.kind = kind;
+            brush.radius = a.paint_radius;
+            brush.strength = 0.02;
+            brush.spacing = 0.1;
+            PaintLoad {
+                brush,
+                instances_per_frame: a.paint_rate,
+                budget_ms: a.budget_ms,
+            }
+        });
+        let log = run_frames(
+            &mut terrain,
+            &mut renderer,
+            &mut target,
+            &camera,
+            &view,
+            10,
+            a.frames,
+            paint.as_ref(),
+        )?;
+        let (fm, fp) = mean_p99(&log.frame_ms);
+        let (bm, bp) = mean_p99(&log.brush_gpu_ms);
+        let (lm, _) = mean_p99(&log.bounds_gpu_ms);
+        let (dm, dp) = mean_p99(&log.draw_gpu_ms);
+        println!(
+            "{} frames of {}x{} at {}x{}: frame {fm:.3} ms mean, {fp:.3} ms p99 ({:.0} fps);              GPU per frame: brush {bm:.3} ms (p99 {bp:.3}), tile bounds {lm:.3} ms, draw {dm:.3} ms (p99 {dp:.3});              {} instances painted",
+            a.frames,
+            desc.width,
+            desc.height,
+            size[0],
+            size[1],
+            1e3 / fm,
+            log.instances_applied
+        );
+    }
+    let f = target.render(&mut renderer, &mut terrain, &camera, &view, true, None)?;
+    let pixels = f.pixels.expect("read back");
+    let sky = scarp::render::terrain::sky_encoded().map(|c| (c * 255.0).round() as i32);
+    let covered = pixels
+        .chunks(4)
+        .filter(|p| (0..3).any(|c| (i32::from(p[c]) - sky[c]).abs() > 2))
+        .count();
+    let s = &renderer.stats;
+    println!(
+        "final frame: {} tiles drawn ({} culled) in {} draws, per level {:?}, {} triangles,          {:.2} triangles per covered pixel ({covered} pixels), draw GPU {:.3} ms",
+        s.tiles_drawn,
+        s.tiles_culled,
+        s.draws,
+        s.tiles_per_level,
+        s.triangles,
+        s.triangles as f64 / covered.max(1) as f64,
+        f.draw_gpu_ms
+    );
+    write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
+    check_validation(&gpu)?;
+    println!("-> {}", a.out.display());
     Ok(())
 }
 

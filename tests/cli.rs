@@ -351,3 +351,158 @@ fn bad_journals_fail_before_anything_runs() {
     ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--batch"));
 }
+
+#[test]
+fn render_writes_an_image_of_the_requested_size_from_a_journal_or_heights() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
+    let shot = dir.path().join("shot.png");
+    let out = scarp(&[
+        "render",
+        "--journal",
+        demo,
+        "--image",
+        "200x120",
+        "--frames",
+        "3",
+        "--paint",
+        "jordan",
+        "--paint-radius",
+        "64",
+        "--out",
+        shot.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("3 frames of 1024x1024 at 200x120"),
+        "{stdout}"
+    );
+    let img = image::open(&shot).unwrap().to_rgba8();
+    assert_eq!(img.dimensions(), (200, 120));
+    // Terrain and sky are both in the picture.
+    let distinct: std::collections::BTreeSet<[u8; 4]> = img.pixels().map(|p| p.0).collect();
+    assert!(distinct.len() > 50, "{} colours", distinct.len());
+
+    // Heights file: a ramp, seen from a given camera, in wireframe.
+    let heights = dir.path().join("ramp.r32");
+    let bytes: Vec<u8> = (0..130 * 100)
+        .flat_map(|i| ((i % 130) as f32 * 0.5).to_le_bytes())
+        .collect();
+    std::fs::write(&heights, bytes).unwrap();
+    let shot2 = dir.path().join("ramp.png");
+    let out = scarp(&[
+        "render",
+        "--heights",
+        heights.to_str().unwrap(),
+        "--size",
+        "130x100",
+        "--camera",
+        "-50,150,200,65,30,50",
+        "--vertical-scale",
+        "1",
+        "--wireframe",
+        "--image",
+        "64x48",
+        "--out",
+        shot2.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        image::open(&shot2).unwrap().to_rgba8().dimensions(),
+        (64, 48)
+    );
+}
+
+#[test]
+fn render_rejects_bad_input_with_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
+    let shot = dir.path().join("s.png");
+    let s = shot.to_str().unwrap();
+    let short = dir.path().join("short.r32");
+    std::fs::write(&short, [0u8; 12]).unwrap();
+    let nan = dir.path().join("nan.r32");
+    std::fs::write(&nan, [f32::NAN.to_le_bytes(), 1f32.to_le_bytes()].concat()).unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["render", "--out", s], "--journal"),
+        (
+            vec!["render", "--journal", demo, "--camera", "1,2,3", "--out", s],
+            "6 numbers",
+        ),
+        (
+            vec![
+                "render",
+                "--journal",
+                demo,
+                "--camera",
+                "1,2,3,1,2,3",
+                "--out",
+                s,
+            ],
+            "same point",
+        ),
+        (
+            vec!["render", "--journal", demo, "--image", "0x10", "--out", s],
+            "between 1 and",
+        ),
+        (
+            vec![
+                "render",
+                "--journal",
+                demo,
+                "--pixel-error",
+                "-1",
+                "--out",
+                s,
+            ],
+            "--pixel-error",
+        ),
+        (vec!["render", "--journal", demo, "--out", "x.jpg"], ".png"),
+        (
+            vec!["render", "--journal", demo, "--paint", "fbm", "--out", s],
+            "--frames",
+        ),
+        (
+            vec![
+                "render",
+                "--heights",
+                short.to_str().unwrap(),
+                "--size",
+                "2x2",
+                "--out",
+                s,
+            ],
+            "expected 16 bytes",
+        ),
+        (
+            vec![
+                "render",
+                "--heights",
+                nan.to_str().unwrap(),
+                "--size",
+                "2x1",
+                "--out",
+                s,
+            ],
+            "non-finite height at texel (0, 0)",
+        ),
+    ];
+    for (args, expect) in cases {
+        let out = scarp(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        // Ours are one line; clap's usage errors add a usage hint.
+        assert!(err.trim().lines().count() <= 6, "{args:?}: {err}");
+        assert!(!shot.exists(), "{args:?} wrote the output");
+    }
+}

@@ -431,9 +431,9 @@ mod tests {
     #[test]
     fn stitched_edges_use_only_the_coarser_levels_vertices() {
         let (indices, ranges) = index_lists();
-        for level in 0..MAX_LEVEL as usize {
+        for (level, row) in ranges.iter().enumerate().take(MAX_LEVEL as usize) {
             let step = 2u32 << level; // the neighbour's step
-            let r = ranges[level][(NORTH | EAST | SOUTH | WEST) as usize];
+            let r = row[(NORTH | EAST | SOUTH | WEST) as usize];
             for &v in &indices[r.first as usize..(r.first + r.count) as usize] {
                 let (x, y) = (u32::from(v) % TILE_VERTS, u32::from(v) / TILE_VERTS);
                 if y == 0 || y == TILE_QUADS {

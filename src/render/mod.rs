@@ -11,3 +11,4 @@ pub mod terrain;
 pub use terrain::{CursorRing, FrameStats, RenderOptions, TerrainRenderer, ViewSettings};
 pub mod offscreen;
 pub use offscreen::{Offscreen, OffscreenFrame};
+pub mod frames;

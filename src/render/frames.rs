@@ -1,0 +1,117 @@
+//! Timed frame loops: offscreen frames of a terrain while a brush paints it, as the editor runs
+//! them (pump the stroke queue under a GPU budget, catch the renderer up, draw). Used by
+//! `scarp render --frames` and the benchmarks.
+
+use super::camera::Camera;
+use super::offscreen::Offscreen;
+use super::terrain::{TerrainRenderer, ViewSettings};
+use crate::brush::gpu::GpuTerrain;
+use crate::brush::BrushSettings;
+use crate::gpu::shared::BrushInstance;
+use crate::gpu::Result;
+use std::time::Instant;
+
+/// A brush painting a circle around the document's centre while frames are drawn.
+#[derive(Clone, Debug)]
+pub struct PaintLoad {
+    pub brush: BrushSettings,
+    /// Instances added to the stroke each frame.
+    pub instances_per_frame: usize,
+    /// GPU budget for brush work per frame (ms); None drains the queue every frame.
+    pub budget_ms: Option<f64>,
+}
+
+/// Per-frame measurements.
+#[derive(Clone, Debug, Default)]
+pub struct FrameLog {
+    /// Wall-clock time of each whole frame (pump + refresh + draw + wait), ms.
+    pub frame_ms: Vec<f64>,
+    pub brush_gpu_ms: Vec<f64>,
+    pub bounds_gpu_ms: Vec<f64>,
+    pub draw_gpu_ms: Vec<f64>,
+    pub triangles: Vec<u64>,
+    pub tiles: Vec<u32>,
+    pub instances_applied: usize,
+}
+
+/// Mean and 99th percentile of `v`.
+pub fn mean_p99(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let i = ((s.len() as f64 * 0.99).ceil() as usize).clamp(1, s.len()) - 1;
+    (mean, s[i])
+}
+
+/// Instances `first..first + count` of a circle of radius `r` around `c`, spaced by the brush.
+fn circle_instances(
+    brush: &BrushSettings,
+    c: [f32; 2],
+    r: f32,
+    first: usize,
+    count: usize,
+) -> Vec<BrushInstance> {
+    let step = (brush.spacing * brush.radius / r.max(1.0)).max(1e-4);
+    (first..first + count)
+        .map(|k| {
+            let a = k as f32 * step;
+            let dir = a + std::f32::consts::FRAC_PI_2;
+            let axis_angle = dir + brush.dir_angle_deg.to_radians();
+            BrushInstance {
+                center: [c[0] + r * a.cos(), c[1] + r * a.sin()],
+                radius: brush.radius,
+                inner_radius: brush.inner_radius,
+                strength: brush.signed_strength(),
+                direction: dir,
+                axis: [axis_angle.cos(), axis_angle.sin()],
+            }
+        })
+        .collect()
+}
+
+/// Draws `frames` frames (after `warmup` untimed ones), painting with `paint` if given.
+#[allow(clippy::too_many_arguments)]
+pub fn run_frames(
+    terrain: &mut GpuTerrain,
+    renderer: &mut TerrainRenderer,
+    target: &mut Offscreen,
+    camera: &Camera,
+    view: &ViewSettings,
+    warmup: usize,
+    frames: usize,
+    paint: Option<&PaintLoad>,
+) -> Result<FrameLog> {
+    let mut log = FrameLog::default();
+    let d = *terrain.desc();
+    let centre = [d.width as f32 * 0.5, d.height as f32 * 0.5];
+    let ring = d.width.min(d.height) as f32 * 0.3;
+    let mut next = 0;
+    for frame in 0..warmup + frames {
+        let t0 = Instant::now();
+        let mut brush_ms = 0.0;
+        if let Some(p) = paint {
+            let inst = circle_instances(&p.brush, centre, ring, next, p.instances_per_frame);
+            next += inst.len();
+            terrain.enqueue_stroke_part(&p.brush, &inst, frame > 0);
+            let report = terrain.pump(p.budget_ms)?;
+            brush_ms = report.gpu_ns * 1e-6;
+        }
+        let f = target.render(renderer, terrain, camera, view, false, None)?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        if frame >= warmup {
+            log.frame_ms.push(ms);
+            log.brush_gpu_ms.push(brush_ms);
+            log.bounds_gpu_ms.push(renderer.stats.bounds_gpu_ms);
+            log.draw_gpu_ms.push(f.draw_gpu_ms);
+            log.triangles.push(renderer.stats.triangles);
+            log.tiles.push(renderer.stats.tiles_drawn);
+        }
+    }
+    // Finish the stroke so the document is consistent afterwards.
+    terrain.pump(None)?;
+    log.instances_applied = next;
+    Ok(log)
+}
