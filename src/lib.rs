@@ -4,6 +4,7 @@
 //! * [`noise`]: noise tables and the CPU twins of every GLSL noise function, plus GPU generation.
 
 pub mod brush;
+pub mod editor;
 pub mod gallery;
 pub mod gpu;
 pub mod noise;

@@ -23,8 +23,9 @@ const MAX_SAMPLES: u64 = 1 << 28;
     allow_negative_numbers = true
 )]
 struct Cli {
+    /// Without a command, `scarp` opens the editor on the default terrain.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -80,6 +81,22 @@ enum Command {
     /// time frames while a brush paints.
     #[command(allow_negative_numbers = true)]
     Render(Box<RenderArgs>),
+    /// Open the editor (a window): a journal, or the default 4096² terrain.
+    Edit {
+        /// Journal to open (replayed on load).
+        file: Option<PathBuf>,
+        /// Open this journal's document and paint its steps through the editor's input path.
+        #[arg(long, conflicts_with = "file")]
+        replay: Option<PathBuf>,
+        /// Save a PNG of the window once the replay is drawn.
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
+        /// Exit after the replay and the screenshot.
+        #[arg(long)]
+        quit: bool,
+        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+        table_seed: u64,
+    },
     /// List the Vulkan devices SCARP_GPU can select.
     Devices,
 }
@@ -317,7 +334,14 @@ fn parse_pair(s: &str) -> Result<(f32, f32), String> {
 
 fn main() {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let command = cli.command.unwrap_or(Command::Edit {
+        file: None,
+        replay: None,
+        screenshot: None,
+        quit: false,
+        table_seed: DEFAULT_TABLE_SEED,
+    });
+    let result = match command {
         Command::Tables { out, table_seed } => cmd_tables(&out, table_seed),
         Command::Noise(args) => cmd_noise(&args),
         Command::Gallery {
@@ -338,6 +362,19 @@ fn main() {
             &journal, &out, backend, batch, page_size, passes, table_seed,
         ),
         Command::Render(args) => cmd_render(&args),
+        Command::Edit {
+            file,
+            replay,
+            screenshot,
+            quit,
+            table_seed,
+        } => scarp::editor::run(scarp::editor::EditOptions {
+            file,
+            replay,
+            screenshot,
+            quit,
+            table_seed,
+        }),
         Command::Devices => cmd_devices(),
     };
     if let Err(e) = result {
@@ -898,7 +935,7 @@ mod tests {
                 "--out",
                 "x.r32",
             ]);
-            let Command::Noise(args) = cli.command else {
+            let Some(Command::Noise(args)) = cli.command else {
                 panic!("noise subcommand")
             };
             assert_eq!(args.settings(), NoiseSettings::new(kind), "{}", kind.name());

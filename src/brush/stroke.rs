@@ -50,6 +50,17 @@ fn catmull_rom(p0: P2, p1: P2, p2: P2, p3: P2, u: f64) -> P2 {
 
 /// Instances of `brush` along `samples` (validated by the caller).
 pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<BrushInstance> {
+    stroke_instances_settled(brush, samples).0
+}
+
+/// Like [`stroke_instances`], and how many of the instances are settled: later samples cannot
+/// change them (they lie before the last segment, whose shape depends on the next sample). A
+/// stroke painted live emits its settled instances as they come and the rest when it ends; the
+/// concatenation equals [`stroke_instances`] of the whole stroke.
+pub fn stroke_instances_settled(
+    brush: &BrushSettings,
+    samples: &[StrokeSample],
+) -> (Vec<BrushInstance>, usize) {
     let strength = brush.signed_strength();
     let make = |p: P2, pressure: f64, direction: f64| BrushInstance {
         center: [p[0] as f32, p[1] as f32],
@@ -78,10 +89,10 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
         }
     }
     let Some(&(first, first_pressure)) = pts.first() else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     if pts.len() == 1 {
-        return vec![make(first, first_pressure, 0.0)];
+        return (vec![make(first, first_pressure, 0.0)], 0);
     }
     // Each instance carries the local stroke direction (directional brushes).
     let first_direction = (pts[1].0[1] - first[1]).atan2(pts[1].0[0] - first[0]);
@@ -105,7 +116,11 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
     let mut next = spacing;
     let snap = spacing * 1e-2;
     let mut travelled = 0.0;
+    let mut settled = 0;
     for i in 0..n - 1 {
+        if i + 2 == n && n >= 3 {
+            settled = out.len();
+        }
         let (p0, p1, p2, p3) = (
             at(i as isize - 1),
             at(i as isize),
@@ -141,7 +156,7 @@ pub fn stroke_instances(brush: &BrushSettings, samples: &[StrokeSample]) -> Vec<
         let (end, pressure) = pts[n - 1];
         out.push(make(end, pressure, direction));
     }
-    out
+    (out, settled)
 }
 
 #[cfg(test)]
@@ -164,6 +179,36 @@ mod tests {
             pressure: 1.0,
             t: 0.0,
         }
+    }
+
+    #[test]
+    fn settled_instances_never_change_as_the_stroke_grows() {
+        let samples: Vec<StrokeSample> = (0..40)
+            .map(|i| {
+                let t = i as f32 * 0.3;
+                sample(
+                    100.0 + 30.0 * t + 20.0 * t.sin(),
+                    80.0 + 25.0 * (0.7 * t).cos() * t,
+                )
+            })
+            .collect();
+        let full = stroke_instances(&brush(), &samples);
+        // Emit as a live stroke does: settled instances as samples arrive, the rest at the end.
+        let mut emitted: Vec<BrushInstance> = Vec::new();
+        for k in 1..=samples.len() {
+            let (inst, settled) = stroke_instances_settled(&brush(), &samples[..k]);
+            assert_eq!(
+                &inst[..emitted.len().min(settled)],
+                &emitted[..emitted.len().min(settled)]
+            );
+            if settled > emitted.len() {
+                emitted.extend_from_slice(&inst[emitted.len()..settled]);
+            }
+        }
+        let (last, _) = stroke_instances_settled(&brush(), &samples);
+        emitted.extend_from_slice(&last[emitted.len()..]);
+        assert_eq!(emitted, full);
+        assert!(full.len() > 20);
     }
 
     #[test]

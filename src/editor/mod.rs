@@ -1,0 +1,943 @@
+//! The windowed editor: winit window, swapchain, GeoMipMapping terrain, picking and the brush
+//! cursor, painting (live strokes, the same instances a journal replays), undo/redo, imgui panels
+//! with a GPU profiler, presets and journal saving. `scarp edit --replay J --screenshot F --quit`
+//! drives it from a journal through the same painting path (CI runs it under Xvfb).
+//!
+//! Frames are synchronous: each frame pumps the stroke queue under a GPU budget, brings the
+//! renderer up to date, draws terrain and UI into the acquired image, reads back the depth under
+//! the cursor (picking, used by the next frame) and waits for its fence.
+
+pub mod paint;
+pub mod present;
+pub mod ui;
+
+use crate::brush::gpu::GpuTerrain;
+use crate::brush::journal::{
+    brush_json, journal_json, parse_brush, Initial, Journal, RecordedStep, Step,
+};
+use crate::brush::stroke::StrokeSample;
+use crate::brush::{BrushSettings, BrushType};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Recorder};
+use crate::noise::{NoiseKind, NoiseTables};
+use crate::render::camera::{unproject, Camera, CameraMode};
+use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
+use crate::terrain::export::{write_atomic, write_rgba_png};
+use anyhow::{anyhow, bail, Context as _, Result};
+use glam::{Vec2, Vec3};
+use paint::LiveStroke;
+use present::Presenter;
+use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use ui::{DocInfo, UiAction, UiState};
+use winit::application::ApplicationHandler;
+use winit::event::{ElementState, Event, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::keyboard::{KeyCode, ModifiersState, PhysicalKey};
+use winit::window::{Window, WindowId};
+
+/// The journal that makes the terrain a new user sees (4096², a few procedural strokes).
+pub const DEFAULT_JOURNAL: &str = "assets/journals/default.json";
+/// Where presets live.
+pub const PRESET_DIR: &str = "assets/presets";
+/// Journal samples fed per frame while replaying (a fast hand).
+const REPLAY_SAMPLES_PER_FRAME: usize = 6;
+
+/// How `scarp edit` was asked to run.
+#[derive(Clone, Debug, Default)]
+pub struct EditOptions {
+    /// A journal to open (replayed on load); None opens the default terrain.
+    pub file: Option<PathBuf>,
+    /// A journal whose document is opened and whose steps are then painted through the input
+    /// path, frame by frame.
+    pub replay: Option<PathBuf>,
+    /// Save a screenshot of the window once the replay (if any) is done and drawn.
+    pub screenshot: Option<PathBuf>,
+    /// Exit once the replay and screenshot are done.
+    pub quit: bool,
+    pub table_seed: u64,
+}
+
+/// Finds a bundled asset: relative to the working directory, else to the source tree.
+pub fn asset_path(rel: &str) -> PathBuf {
+    let p = PathBuf::from(rel);
+    if p.exists() {
+        return p;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Opens the editor; returns when its window closes.
+pub fn run(options: EditOptions) -> Result<()> {
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
+        bail!(
+            "no display (DISPLAY and WAYLAND_DISPLAY are unset): the editor needs a window. \
+             Headless: `scarp render` draws a terrain to a PNG, `scarp apply` replays a journal, \
+             `scarp gallery` renders the noise kinds; or run under Xvfb (xvfb-run scarp edit)"
+        );
+    }
+    for p in [&options.file, &options.replay].into_iter().flatten() {
+        if !p.exists() {
+            bail!("{}: no such file", p.display());
+        }
+    }
+    if let Some(s) = &options.screenshot {
+        crate::terrain::export::check_writable(s).map_err(anyhow::Error::msg)?;
+    }
+    let event_loop = EventLoop::new().map_err(|e| {
+        anyhow!("cannot open the display ({e}); headless commands: scarp render, scarp apply")
+    })?;
+    let mut app = App {
+        options,
+        editor: None,
+        error: None,
+    };
+    event_loop.run_app(&mut app)?;
+    match app.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+struct App {
+    options: EditOptions,
+    editor: Option<Editor>,
+    error: Option<anyhow::Error>,
+}
+
+impl App {
+    fn fail(&mut self, event_loop: &ActiveEventLoop, e: anyhow::Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+        // Tear down while the event loop still runs: the surface needs the window.
+        self.editor = None;
+        event_loop.exit();
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.editor.is_some() {
+            return;
+        }
+        match Editor::new(event_loop, &self.options) {
+            Ok(e) => self.editor = Some(e),
+            Err(e) => self.fail(event_loop, e),
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, id: WindowId, event: WindowEvent) {
+        let Some(editor) = self.editor.as_mut() else {
+            return;
+        };
+        match editor.window_event(id, event) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Exit) => {
+                // Validation messages fail a scripted run like a test.
+                let messages = editor.gpu.validation_messages();
+                self.editor = None;
+                if messages > 0 {
+                    self.error = Some(anyhow!("{messages} validation message(s) reported"));
+                }
+                event_loop.exit();
+            }
+            Err(e) => self.fail(event_loop, e),
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(e) = &self.editor {
+            e.window.request_redraw();
+        }
+    }
+}
+
+enum Flow {
+    Continue,
+    Exit,
+}
+
+/// A journal being painted through the input path.
+struct Replay {
+    steps: Vec<Step>,
+    step: usize,
+    sample: usize,
+}
+
+/// Mouse and keyboard state.
+#[derive(Default)]
+struct Input {
+    cursor: Option<[f64; 2]>,
+    left: bool,
+    right: bool,
+    middle: bool,
+    modifiers: ModifiersState,
+    keys: HashSet<KeyCode>,
+    /// Pressure from touch force, when the platform gives it.
+    force: Option<f32>,
+}
+
+struct Editor {
+    // Dropped first: holds a raw device handle.
+    imgui_renderer: imgui_rs_vulkan_renderer::Renderer,
+    imgui: imgui::Context,
+    platform: imgui_winit_support::WinitPlatform,
+    renderer: TerrainRenderer,
+    presenter: Presenter,
+    terrain: GpuTerrain,
+    timer: Option<GpuTimer>,
+    pick_buffer: Buffer,
+    shot_buffer: Option<Buffer>,
+    window: Arc<Window>,
+    camera: Camera,
+    ui: UiState,
+    input: Input,
+    stroke: Option<LiveStroke>,
+    stroke_start: Instant,
+    /// The opened journal's steps and every step made since, for "save journal".
+    steps: Vec<RecordedStep>,
+    document_initial: Initial,
+    replay: Option<Replay>,
+    pick: Option<Vec3>,
+    last_frame: Instant,
+    frames: u64,
+    /// Frame at which the queue went idle after the replay (screenshots wait a frame or two).
+    idle_since: Option<u64>,
+    screenshot: Option<PathBuf>,
+    quit: bool,
+    instances_window: (Instant, usize),
+    gpu: Arc<Gpu>,
+}
+
+fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
+    let mut out = Vec::new();
+    for s in steps {
+        match s {
+            Step::Stroke { brush, samples, .. } => out.push(RecordedStep::Stroke {
+                brush: brush.clone(),
+                samples: samples.clone(),
+            }),
+            Step::Undo(n) => out.extend((0..*n).map(|_| RecordedStep::Undo)),
+            Step::Redo(n) => out.extend((0..*n).map(|_| RecordedStep::Redo)),
+        }
+    }
+    out
+}
+
+fn list_presets() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(asset_path(PRESET_DIR))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let p = e.path();
+                    (p.extension()? == "json").then(|| p.file_stem()?.to_str().map(String::from))?
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The default brush a new user paints with: a Jordan mountain brush.
+fn default_brush() -> BrushSettings {
+    let mut b = BrushSettings::new(BrushType::Noise);
+    b.noise.kind = NoiseKind::Jordan;
+    b.radius = 256.0;
+    b.strength = 0.03;
+    b.spacing = 0.1;
+    b
+}
+
+/// The brush an inverted stroke (right button or Shift) uses.
+fn inverted(b: &BrushSettings) -> BrushSettings {
+    let mut b = b.clone();
+    b.brush = match b.brush {
+        BrushType::Raise => BrushType::Lower,
+        BrushType::Lower => BrushType::Raise,
+        BrushType::Smooth => BrushType::Contrast,
+        BrushType::Contrast => BrushType::Smooth,
+        other => other,
+    };
+    b
+}
+
+impl Editor {
+    fn new(event_loop: &ActiveEventLoop, options: &EditOptions) -> Result<Self> {
+        let attrs = Window::default_attributes()
+            .with_title("Scarp")
+            .with_inner_size(winit::dpi::LogicalSize::new(1440.0, 900.0));
+        let window = Arc::new(
+            event_loop
+                .create_window(attrs)
+                .context("creating the window")?,
+        );
+        let display = window.display_handle()?.as_raw();
+        let extensions = ash_window::enumerate_required_extensions(display)?
+            .iter()
+            // SAFETY: ash-window returns pointers to static, NUL-terminated extension names.
+            .map(|&p| unsafe { std::ffi::CStr::from_ptr(p) })
+            .collect();
+        let gpu = Gpu::new(&GpuOptions {
+            window_extensions: extensions,
+            swapchain: true,
+            ..GpuOptions::from_env()
+        })
+        .context("opening the GPU")?;
+        // SAFETY: the window outlives the surface (the presenter is dropped before the window).
+        let surface = unsafe {
+            ash_window::create_surface(
+                gpu.entry(),
+                gpu.instance(),
+                display,
+                window.window_handle()?.as_raw(),
+                None,
+            )?
+        };
+        let size = window.inner_size();
+        let presenter = Presenter::new(&gpu, surface, [size.width, size.height])?;
+
+        // The document: a replayed journal, the file given, or the default terrain.
+        let source = options
+            .replay
+            .clone()
+            .or_else(|| options.file.clone())
+            .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
+        let journal = Journal::load(&source).map_err(anyhow::Error::msg)?;
+        let tables = NoiseTables::new(options.table_seed);
+        let initial = journal
+            .initial_heights()
+            .map_err(|e| anyhow!("{}: {e}", source.display()))?;
+        let flat = match journal.initial {
+            Initial::Flat(h) => h,
+            _ => 0.0,
+        };
+        let mut terrain = match &initial {
+            Some(h) => GpuTerrain::from_heights(&gpu, journal.document, h, &tables)?,
+            None => GpuTerrain::new(&gpu, journal.document, flat, &tables)?,
+        };
+        let (steps, replay) = if options.replay.is_some() {
+            (
+                Vec::new(),
+                Some(Replay {
+                    steps: journal.steps.clone(),
+                    step: 0,
+                    sample: 0,
+                }),
+            )
+        } else {
+            journal.replay(&mut terrain, |_, _| {})?;
+            (recorded(&journal.steps), None)
+        };
+        let desc = journal.document;
+        let mut renderer = TerrainRenderer::new(
+            &gpu,
+            desc,
+            RenderOptions {
+                color_format: presenter.format,
+            },
+        )?;
+        renderer.refresh(&mut terrain)?;
+
+        let mut imgui = imgui::Context::create();
+        imgui.set_ini_filename(None);
+        let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
+        platform.attach_window(
+            imgui.io_mut(),
+            &window,
+            imgui_winit_support::HiDpiMode::Default,
+        );
+        imgui
+            .fonts()
+            .add_font(&[imgui::FontSource::DefaultFontData { config: None }]);
+        let imgui_renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
+            gpu.instance(),
+            gpu.physical_device(),
+            gpu.device().clone(),
+            gpu.raw_queue(),
+            gpu.raw_command_pool(),
+            imgui_rs_vulkan_renderer::DynamicRendering {
+                color_attachment_format: presenter.format,
+                depth_attachment_format: Some(crate::render::terrain::DEPTH_FORMAT),
+            },
+            &mut imgui,
+            Some(imgui_rs_vulkan_renderer::Options {
+                in_flight_frames: 1,
+                ..Default::default()
+            }),
+        )
+        .map_err(|e| anyhow!("imgui renderer: {e}"))?;
+
+        let vs = 0.25 * desc.width.max(desc.height) as f32;
+        let mut camera = Camera::default();
+        let (lo, hi) = renderer.height_range();
+        camera.frame_all(desc.width, desc.height, lo * vs, hi * vs);
+        let ui = UiState {
+            brush: default_brush(),
+            view: ViewSettings {
+                vertical_scale: vs,
+                pixel_error: 1.0,
+                fog: 0.12 / desc.width.max(desc.height) as f32,
+                ..ViewSettings::default()
+            },
+            budget_ms: 6.0,
+            vsync: true,
+            fly: false,
+            preset_name: "my-brush".into(),
+            presets: list_presets(),
+            preset_index: 0,
+            journal_path: "scarp-session.json".into(),
+            message: String::new(),
+            actions: Vec::new(),
+            profile: ui::Profile {
+                timestamps: gpu.info().timestamp_valid_bits > 0,
+                ..Default::default()
+            },
+            doc: None,
+            has_wireframe: renderer.has_wireframe(),
+            show_help: true,
+        };
+        let pick_buffer = Buffer::new(&gpu, "pick readback", BufferDesc::readback(4))?;
+        Ok(Self {
+            imgui_renderer,
+            imgui,
+            platform,
+            renderer,
+            presenter,
+            terrain,
+            timer: GpuTimer::new(&gpu, 4)?,
+            pick_buffer,
+            shot_buffer: None,
+            window,
+            camera,
+            ui,
+            input: Input::default(),
+            stroke: None,
+            stroke_start: Instant::now(),
+            steps,
+            document_initial: journal.initial.clone(),
+            replay,
+            pick: None,
+            last_frame: Instant::now(),
+            frames: 0,
+            idle_since: None,
+            screenshot: options.screenshot.clone(),
+            quit: options.quit,
+            instances_window: (Instant::now(), 0),
+            gpu,
+        })
+    }
+
+    fn window_event(&mut self, id: WindowId, event: WindowEvent) -> Result<Flow> {
+        self.platform.handle_event(
+            self.imgui.io_mut(),
+            &self.window,
+            &Event::<()>::WindowEvent {
+                window_id: id,
+                event: event.clone(),
+            },
+        );
+        let io = self.imgui.io();
+        let (ui_mouse, ui_keys) = (io.want_capture_mouse, io.want_capture_keyboard);
+        match event {
+            WindowEvent::CloseRequested => return Ok(Flow::Exit),
+            WindowEvent::Resized(size) => self.presenter.recreate([size.width, size.height])?,
+            WindowEvent::ModifiersChanged(m) => self.input.modifiers = m.state(),
+            WindowEvent::CursorMoved { position, .. } => {
+                let p = [position.x, position.y];
+                if let Some(old) = self.input.cursor {
+                    let d = Vec2::new((p[0] - old[0]) as f32, (p[1] - old[1]) as f32);
+                    let orbit =
+                        self.input.middle || (self.input.left && self.input.modifiers.alt_key());
+                    if orbit && self.input.modifiers.control_key() {
+                        let k = self.camera.distance.max(50.0) * 0.0015;
+                        self.camera.travel(Vec3::new(-d.x * k, d.y * k, 0.0));
+                    } else if orbit {
+                        self.camera.rotate(d);
+                    }
+                }
+                self.input.cursor = Some(p);
+            }
+            WindowEvent::CursorLeft { .. } => self.input.cursor = None,
+            WindowEvent::Touch(t) => {
+                self.input.force = t.force.map(|f| f.normalized() as f32);
+            }
+            WindowEvent::MouseInput { state, button, .. } => {
+                let down = state == ElementState::Pressed;
+                match button {
+                    MouseButton::Left => self.input.left = down,
+                    MouseButton::Right => self.input.right = down,
+                    MouseButton::Middle => self.input.middle = down,
+                    _ => {}
+                }
+                let paint_button = matches!(button, MouseButton::Left | MouseButton::Right);
+                if paint_button && down && !ui_mouse && !self.input.modifiers.alt_key() {
+                    let invert = button == MouseButton::Right || self.input.modifiers.shift_key();
+                    self.begin_stroke(invert);
+                }
+                if paint_button && !down {
+                    self.end_stroke();
+                }
+            }
+            WindowEvent::MouseWheel { delta, .. } if !ui_mouse => {
+                let lines = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
+                };
+                self.camera.zoom_toward(self.pick, 0.85f32.powf(lines));
+            }
+            WindowEvent::KeyboardInput { event, .. } if !ui_keys => {
+                if let PhysicalKey::Code(code) = event.physical_key {
+                    if event.state == ElementState::Pressed {
+                        self.input.keys.insert(code);
+                        // Held brackets keep resizing; other keys act once per press.
+                        let resizes = matches!(code, KeyCode::BracketLeft | KeyCode::BracketRight);
+                        if !event.repeat || resizes {
+                            self.key_pressed(code)?;
+                        }
+                    } else {
+                        self.input.keys.remove(&code);
+                    }
+                }
+            }
+            WindowEvent::RedrawRequested => return self.frame(),
+            _ => {}
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn key_pressed(&mut self, code: KeyCode) -> Result<()> {
+        let ctrl = self.input.modifiers.control_key();
+        match code {
+            KeyCode::KeyZ if ctrl => self.undo()?,
+            KeyCode::KeyY if ctrl => self.redo()?,
+            KeyCode::BracketLeft => {
+                let b = &mut self.ui.brush;
+                b.radius = (b.radius / 1.15).max(1.0);
+                b.inner_radius = b.inner_radius.min(b.radius * 0.99);
+            }
+            KeyCode::BracketRight => {
+                self.ui.brush.radius = (self.ui.brush.radius * 1.15).min(4096.0)
+            }
+            KeyCode::KeyF => self.frame_all(),
+            KeyCode::Tab => self.ui.fly = !self.ui.fly,
+            KeyCode::KeyV => self.ui.vsync = !self.ui.vsync,
+            KeyCode::KeyL => self.ui.view.lod_colours = !self.ui.view.lod_colours,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn frame_all(&mut self) {
+        let d = *self.terrain.desc();
+        let vs = self.ui.view.vertical_scale;
+        let (lo, hi) = self.renderer.height_range();
+        self.camera.frame_all(d.width, d.height, lo * vs, hi * vs);
+        self.ui.fly = false;
+    }
+
+    fn begin_stroke(&mut self, invert: bool) {
+        self.end_stroke();
+        let brush = if invert {
+            inverted(&self.ui.brush)
+        } else {
+            self.ui.brush.clone()
+        };
+        if let Err(e) = brush.validate().and_then(|_| brush.noise.validate()) {
+            self.ui.message = format!("cannot paint: {e}");
+            return;
+        }
+        self.stroke = Some(LiveStroke::new(brush));
+        self.stroke_start = Instant::now();
+    }
+
+    fn end_stroke(&mut self) {
+        if let Some(s) = self.stroke.take() {
+            let (step, n) = s.finish(&mut self.terrain);
+            self.instances_window.1 += n;
+            if let Some(step) = step {
+                self.steps.push(step);
+            }
+        }
+    }
+
+    fn undo(&mut self) -> Result<()> {
+        self.end_stroke();
+        if self.terrain.undo()? {
+            self.steps.push(RecordedStep::Undo);
+        } else {
+            self.ui.message = "nothing to undo".into();
+        }
+        Ok(())
+    }
+
+    fn redo(&mut self) -> Result<()> {
+        self.end_stroke();
+        if self.terrain.redo()? {
+            self.steps.push(RecordedStep::Redo);
+        } else {
+            self.ui.message = "nothing to redo".into();
+        }
+        Ok(())
+    }
+
+    /// Feeds the journal being replayed: a few samples per frame through the painting path.
+    fn feed_replay(&mut self) -> Result<()> {
+        let Some(mut r) = self.replay.take() else {
+            return Ok(());
+        };
+        let mut budget = REPLAY_SAMPLES_PER_FRAME;
+        while budget > 0 && r.step < r.steps.len() {
+            match &r.steps[r.step] {
+                Step::Stroke { brush, samples, .. } => {
+                    if r.sample == 0 {
+                        self.end_stroke();
+                        self.stroke = Some(LiveStroke::new(brush.clone()));
+                    }
+                    while budget > 0 && r.sample < samples.len() {
+                        let s = samples[r.sample];
+                        if let Some(stroke) = self.stroke.as_mut() {
+                            self.instances_window.1 += stroke.add(&mut self.terrain, s);
+                        }
+                        r.sample += 1;
+                        budget -= 1;
+                    }
+                    if r.sample == samples.len() {
+                        self.end_stroke();
+                        r.step += 1;
+                        r.sample = 0;
+                    }
+                }
+                Step::Undo(n) => {
+                    for _ in 0..*n {
+                        self.undo()?;
+                    }
+                    r.step += 1;
+                }
+                Step::Redo(n) => {
+                    for _ in 0..*n {
+                        self.redo()?;
+                    }
+                    r.step += 1;
+                }
+            }
+        }
+        if r.step < r.steps.len() {
+            self.replay = Some(r);
+        }
+        Ok(())
+    }
+
+    fn handle_actions(&mut self) -> Result<()> {
+        for action in std::mem::take(&mut self.ui.actions) {
+            match action {
+                UiAction::Undo => self.undo()?,
+                UiAction::Redo => self.redo()?,
+                UiAction::FrameAll => self.frame_all(),
+                UiAction::SavePreset(name) => {
+                    self.ui.message = match save_preset(&name, &self.ui.brush) {
+                        Ok(p) => format!("saved {}", p.display()),
+                        Err(e) => format!("preset not saved: {e}"),
+                    };
+                    self.ui.presets = list_presets();
+                }
+                UiAction::LoadPreset(name) => {
+                    let path = asset_path(PRESET_DIR).join(format!("{name}.json"));
+                    let loaded = std::fs::read_to_string(&path)
+                        .map_err(|e| e.to_string())
+                        .and_then(|t| parse_brush(&t, path.parent().unwrap_or(Path::new("."))));
+                    self.ui.message = match loaded {
+                        Ok(b) => {
+                            self.ui.brush = b;
+                            format!("loaded {}", path.display())
+                        }
+                        Err(e) => format!("{}: {e}", path.display()),
+                    };
+                }
+                UiAction::SaveJournal(path) => {
+                    self.end_stroke();
+                    let text =
+                        journal_json(self.terrain.desc(), &self.document_initial, &self.steps);
+                    self.ui.message = match text.and_then(|t| write_text(Path::new(&path), &t)) {
+                        Ok(()) => format!("saved {} steps to {path}", self.steps.len()),
+                        Err(e) => format!("journal not saved: {e}"),
+                    };
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self) -> Result<Flow> {
+        let now = Instant::now();
+        let dt = (now - self.last_frame).as_secs_f32().min(0.1);
+        self.last_frame = now;
+        self.imgui
+            .io_mut()
+            .update_delta_time(std::time::Duration::from_secs_f32(dt.max(1e-4)));
+
+        // Camera keys.
+        let mode = if self.ui.fly {
+            CameraMode::Fly
+        } else {
+            CameraMode::Orbit
+        };
+        self.camera.set_mode(mode);
+        let speed = self.camera.eye().distance(self.camera.target).max(200.0) * 0.8 * dt;
+        let k = |c: KeyCode| {
+            if self.input.keys.contains(&c) {
+                1.0
+            } else {
+                0.0
+            }
+        };
+        let ctrl = self.input.modifiers.control_key();
+        if !ctrl {
+            let mv = Vec3::new(
+                k(KeyCode::KeyD) - k(KeyCode::KeyA),
+                k(KeyCode::KeyE) - k(KeyCode::KeyQ),
+                k(KeyCode::KeyW) - k(KeyCode::KeyS),
+            );
+            if mv != Vec3::ZERO {
+                self.camera.travel(mv * speed);
+            }
+        }
+
+        // Painting: one sample per frame at the terrain point under the cursor.
+        self.feed_replay()?;
+        if let (Some(stroke), Some(p)) = (self.stroke.as_mut(), self.pick) {
+            if self.replay.is_none() && (self.input.left || self.input.right) {
+                let sample = StrokeSample {
+                    x: p.x,
+                    y: p.z,
+                    pressure: self.input.force.unwrap_or(1.0).clamp(0.0, 1.0),
+                    t: self.stroke_start.elapsed().as_secs_f32(),
+                };
+                self.instances_window.1 += stroke.add(&mut self.terrain, sample);
+            }
+        }
+        let report = self.terrain.pump(Some(f64::from(self.ui.budget_ms)))?;
+        self.renderer.refresh(&mut self.terrain)?;
+
+        // UI.
+        let (lo, hi) = self.renderer.height_range();
+        self.ui.doc = Some(DocInfo {
+            desc: *self.terrain.desc(),
+            source: "document".into(),
+            pages: self.terrain.page_count(),
+            page_bytes: self.terrain.page_bytes(),
+            undo_steps: self.terrain.undo_steps(),
+            undo_bytes: self.terrain.undo_bytes(),
+            height_lo: lo,
+            height_hi: hi,
+            device: format!("{}", self.gpu.info()),
+        });
+        self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
+        self.ui.profile.bounds_gpu_ms = self.renderer.stats.bounds_gpu_ms;
+        self.ui.profile.queue_len = self.terrain.pending_strokes();
+        let (since, n) = self.instances_window;
+        let secs = since.elapsed().as_secs_f64();
+        if secs >= 1.0 {
+            self.ui.profile.instances_per_s = n as f64 / secs;
+            self.instances_window = (Instant::now(), 0);
+        }
+        self.platform
+            .prepare_frame(self.imgui.io_mut(), &self.window)
+            .map_err(|e| anyhow!("imgui: {e}"))?;
+        let vsync_before = self.ui.vsync;
+        {
+            let frame_ui = self.imgui.new_frame();
+            ui::build(frame_ui, &mut self.ui);
+            self.platform.prepare_render(frame_ui, &self.window);
+        }
+        self.handle_actions()?;
+        if self.ui.vsync != vsync_before {
+            self.presenter.vsync = self.ui.vsync;
+            let s = self.window.inner_size();
+            self.presenter.recreate([s.width, s.height])?;
+        }
+
+        // Draw.
+        let Some(index) = self.presenter.acquire()? else {
+            let s = self.window.inner_size();
+            self.presenter.recreate([s.width, s.height])?;
+            let _ = self.imgui.render();
+            return Ok(Flow::Continue);
+        };
+        let extent = self.presenter.extent;
+        let viewport = [extent.width, extent.height];
+        let mut view = self.ui.view;
+        view.cursor = self.pick.map(|p| CursorRing {
+            center: [p.x, p.z],
+            radius: self.ui.brush.radius,
+            inner_radius: self.ui.brush.inner_radius,
+        });
+        self.renderer
+            .prepare(&self.terrain, &self.camera, viewport, &view)?;
+        let view_proj = self.camera.view_proj(viewport);
+        let cursor_pixel = self.input.cursor.and_then(|c| {
+            let (x, y) = (c[0].floor(), c[1].floor());
+            (x >= 0.0 && y >= 0.0 && (x as u32) < extent.width && (y as u32) < extent.height)
+                .then_some([x as u32, y as u32])
+        });
+        let take_shot = self.screenshot.is_some() && self.shot_due();
+        if take_shot && !self.presenter.can_copy {
+            bail!("this surface's images cannot be copied: no screenshot");
+        }
+        if take_shot {
+            self.shot_buffer = Some(Buffer::new(
+                &self.gpu,
+                "screenshot",
+                BufferDesc::readback(u64::from(extent.width) * u64::from(extent.height) * 4),
+            )?);
+        }
+        let draw_data = self.imgui.render();
+        {
+            let image = &self.presenter.images[index as usize];
+            let depth = self.presenter.depth.as_ref().expect("depth with images");
+            let mut rec = Recorder::new(&self.gpu)?;
+            if let Some(t) = &self.timer {
+                rec.reset_timer(t);
+            }
+            self.renderer.record(
+                &mut rec,
+                &self.terrain,
+                image,
+                depth,
+                self.timer.as_ref().map(|t| (t, "terrain draw")),
+            )?;
+            let q = match &self.timer {
+                Some(t) => Some((t, rec.timer_begin(t, "ui")?)),
+                None => None,
+            };
+            self.imgui_renderer
+                .cmd_draw(rec.raw(), draw_data)
+                .map_err(|e| anyhow!("imgui: {e}"))?;
+            if let Some((t, q)) = q {
+                rec.timer_end(t, q);
+            }
+            rec.end_rendering();
+            if let Some(p) = cursor_pixel {
+                rec.copy_image_region_to_buffer(
+                    depth,
+                    [p[0] as i32, p[1] as i32],
+                    [1, 1],
+                    &self.pick_buffer,
+                    0,
+                );
+                rec.buffer(&self.pick_buffer, Access::HostRead);
+            }
+            if let Some(b) = self.shot_buffer.as_ref().filter(|_| take_shot) {
+                rec.copy_image_to_buffer(image, b);
+                rec.buffer(b, Access::HostRead);
+            }
+            rec.image(image, Access::Present);
+            rec.submit_and_wait_with(
+                Some((
+                    self.presenter.acquire,
+                    vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+                        | vk::PipelineStageFlags::TRANSFER,
+                )),
+                Some(self.presenter.finished(index)),
+            )?;
+        }
+        if !self.presenter.present(index)? {
+            let s = self.window.inner_size();
+            self.presenter.recreate([s.width, s.height])?;
+        }
+        self.frames += 1;
+
+        // Read back: timings, the picked point (used next frame), the screenshot.
+        if let Some(t) = &self.timer {
+            let times = t.results()?;
+            let ms = |label: &str| {
+                times
+                    .iter()
+                    .filter(|p| p.label == label)
+                    .map(|p| p.gpu_ns)
+                    .sum::<f64>()
+                    * 1e-6
+            };
+            self.ui.profile.draw_gpu_ms = ms("terrain draw");
+            self.ui.profile.ui_gpu_ms = ms("ui");
+        }
+        self.ui.profile.stats = self.renderer.stats.clone();
+        self.pick = match cursor_pixel {
+            Some(p) => {
+                let d = f32::from_le_bytes(self.pick_buffer.mapped(4)?.try_into()?);
+                unproject(&view_proj, viewport, p, d)
+            }
+            None => None,
+        };
+        self.ui
+            .profile
+            .push_frame(now.elapsed().as_secs_f32() * 1e3);
+        if take_shot {
+            let path = self.screenshot.take().expect("checked above");
+            let buffer = self.shot_buffer.take().expect("made above");
+            let n = extent.width as usize * extent.height as usize * 4;
+            let mut px = buffer.mapped(n)?.to_vec();
+            if matches!(
+                self.presenter.format,
+                vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
+            ) {
+                for p in px.chunks_mut(4) {
+                    p.swap(0, 2);
+                }
+            }
+            for p in px.chunks_mut(4) {
+                p[3] = 255;
+            }
+            write_rgba_png(&path, extent.width, extent.height, px).map_err(anyhow::Error::msg)?;
+            println!("screenshot -> {}", path.display());
+        }
+        let scripted_done = self.replay.is_none() && self.idle_since.is_some();
+        if self.quit && self.screenshot.is_none() && scripted_done {
+            return Ok(Flow::Exit);
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Whether this frame shows the finished replay: the queue has been idle for two frames.
+    fn shot_due(&mut self) -> bool {
+        if self.replay.is_some() || self.terrain.pending_strokes() > 0 {
+            self.idle_since = None;
+            return false;
+        }
+        let since = *self.idle_since.get_or_insert(self.frames);
+        self.frames >= since + 2
+    }
+}
+
+fn save_preset(name: &str, brush: &BrushSettings) -> std::result::Result<PathBuf, String> {
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid {
+        return Err(format!(
+            "'{name}' is not a preset name (1-64 letters, digits, - or _)"
+        ));
+    }
+    let dir = asset_path(PRESET_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{name}.json"));
+    let text = serde_json::to_string_pretty(&brush_json(brush)?).map_err(|e| e.to_string())?;
+    write_text(&path, &text)?;
+    Ok(path)
+}
+
+/// Writes `text` to `path` atomically (temporary file, fsync, rename).
+fn write_text(path: &Path, text: &str) -> std::result::Result<(), String> {
+    write_atomic(path, |w| {
+        std::io::Write::write_all(w, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))
+    })
+}

@@ -1,0 +1,71 @@
+//! Strokes painted live. Samples arrive one per frame from the cursor (or from a journal being
+//! replayed through the same path); the stroke's settled instances are queued as they appear and
+//! the rest when the stroke ends, so a painted stroke is exactly the stroke a journal with the
+//! same samples replays (`stroke_instances_settled`).
+
+use crate::brush::gpu::GpuTerrain;
+use crate::brush::journal::RecordedStep;
+use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
+use crate::brush::BrushSettings;
+
+/// A stroke in progress.
+pub struct LiveStroke {
+    brush: BrushSettings,
+    samples: Vec<StrokeSample>,
+    /// Instances already queued.
+    emitted: usize,
+}
+
+impl LiveStroke {
+    pub fn new(brush: BrushSettings) -> Self {
+        Self {
+            brush,
+            samples: Vec::new(),
+            emitted: 0,
+        }
+    }
+
+    pub fn brush(&self) -> &BrushSettings {
+        &self.brush
+    }
+
+    pub fn samples(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Queues the instances not queued yet: the settled ones, or with `all` every one.
+    fn queue(&mut self, terrain: &mut GpuTerrain, all: bool) -> usize {
+        let (instances, settled) = stroke_instances_settled(&self.brush, &self.samples);
+        let end = if all { instances.len() } else { settled };
+        if end <= self.emitted {
+            return 0;
+        }
+        let part = &instances[self.emitted..end];
+        terrain.enqueue_stroke_part(&self.brush, part, self.emitted > 0);
+        self.emitted = end;
+        part.len()
+    }
+
+    /// Adds a sample (document texels, pressure 0..1, seconds since the stroke began) and
+    /// queues the instances it settled; returns how many.
+    pub fn add(&mut self, terrain: &mut GpuTerrain, sample: StrokeSample) -> usize {
+        self.samples.push(sample);
+        self.queue(terrain, false)
+    }
+
+    /// Ends the stroke: queues the remaining instances and returns the journal step (None for a
+    /// stroke without samples) and how many instances were queued now.
+    pub fn finish(mut self, terrain: &mut GpuTerrain) -> (Option<RecordedStep>, usize) {
+        if self.samples.is_empty() {
+            return (None, 0);
+        }
+        let n = self.queue(terrain, true);
+        (
+            Some(RecordedStep::Stroke {
+                brush: self.brush,
+                samples: self.samples,
+            }),
+            n,
+        )
+    }
+}

@@ -1,0 +1,336 @@
+//! The imgui panels: brush, view, document, presets/journal, and the profiler.
+
+use crate::brush::{BrushSettings, BrushType, Falloff};
+use crate::noise::NoiseKind;
+use crate::render::lod::LEVELS;
+use crate::render::{FrameStats, ViewSettings};
+use crate::terrain::document::DocumentDesc;
+use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
+use std::collections::VecDeque;
+
+/// Frames kept in the frame-time plot.
+pub const HISTORY: usize = 240;
+
+/// Brushes the panel offers (stamps need an image: journals only for now).
+pub const PANEL_BRUSHES: [BrushType; 7] = [
+    BrushType::Raise,
+    BrushType::Lower,
+    BrushType::Noise,
+    BrushType::Level,
+    BrushType::Smooth,
+    BrushType::Contrast,
+    BrushType::Directional,
+];
+
+/// What the user asked for this frame, beyond editing settings in place.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UiAction {
+    SavePreset(String),
+    LoadPreset(String),
+    SaveJournal(String),
+    Undo,
+    Redo,
+    FrameAll,
+}
+
+/// Measurements the profiler panel shows.
+#[derive(Clone, Debug, Default)]
+pub struct Profile {
+    pub frame_ms: VecDeque<f32>,
+    pub brush_gpu_ms: f64,
+    pub bounds_gpu_ms: f64,
+    pub draw_gpu_ms: f64,
+    pub ui_gpu_ms: f64,
+    pub instances_per_s: f64,
+    pub queue_len: usize,
+    pub stats: FrameStats,
+    pub timestamps: bool,
+}
+
+impl Profile {
+    pub fn push_frame(&mut self, ms: f32) {
+        if self.frame_ms.len() == HISTORY {
+            self.frame_ms.pop_front();
+        }
+        self.frame_ms.push_back(ms);
+    }
+}
+
+/// Facts of the open document.
+#[derive(Clone, Debug)]
+pub struct DocInfo {
+    pub desc: DocumentDesc,
+    pub source: String,
+    pub pages: usize,
+    pub page_bytes: u64,
+    pub undo_steps: usize,
+    pub undo_bytes: u64,
+    pub height_lo: f32,
+    pub height_hi: f32,
+    pub device: String,
+}
+
+/// Everything the panels edit or show.
+pub struct UiState {
+    pub brush: BrushSettings,
+    pub view: ViewSettings,
+    pub budget_ms: f32,
+    pub vsync: bool,
+    pub fly: bool,
+    pub preset_name: String,
+    pub presets: Vec<String>,
+    pub preset_index: usize,
+    pub journal_path: String,
+    pub message: String,
+    pub actions: Vec<UiAction>,
+    pub profile: Profile,
+    pub doc: Option<DocInfo>,
+    pub has_wireframe: bool,
+    pub show_help: bool,
+}
+
+fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
+    ui.slider_config(label, min, max)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(v)
+}
+
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
+/// Builds every panel for this frame.
+pub fn build(ui: &Ui, s: &mut UiState) {
+    brush_panel(ui, s);
+    view_panel(ui, s);
+    profiler_panel(ui, s);
+    if s.show_help {
+        help_panel(ui, s);
+    }
+}
+
+fn brush_panel(ui: &Ui, s: &mut UiState) {
+    ui.window("Brush")
+        .position([10.0, 10.0], Condition::FirstUseEver)
+        .size([330.0, 560.0], Condition::FirstUseEver)
+        .build(|| {
+            let b = &mut s.brush;
+            let names: Vec<&str> = PANEL_BRUSHES.iter().map(|t| t.name()).collect();
+            let mut i = PANEL_BRUSHES
+                .iter()
+                .position(|t| *t == b.brush)
+                .unwrap_or(0);
+            if ui.combo_simple_string("type", &mut i, &names) {
+                b.brush = PANEL_BRUSHES[i];
+            }
+            log_slider(ui, "radius", 1.0, 4096.0, &mut b.radius);
+            let mut inner = b.inner_radius;
+            if ui.slider("inner radius", 0.0, (b.radius - 0.5).max(0.0), &mut inner) {
+                b.inner_radius = inner;
+            }
+            b.inner_radius = b.inner_radius.min((b.radius - 0.5).max(0.0));
+            log_slider(ui, "strength", 0.0005, 2.0, &mut b.strength);
+            log_slider(ui, "spacing", 0.02, 2.0, &mut b.spacing);
+            let falloffs: Vec<&str> = Falloff::ALL.iter().map(|f| f.name()).collect();
+            let mut fi = Falloff::ALL
+                .iter()
+                .position(|f| *f == b.falloff)
+                .unwrap_or(0);
+            if ui.combo_simple_string("falloff", &mut fi, &falloffs) {
+                b.falloff = Falloff::ALL[fi];
+            }
+            if b.falloff == Falloff::Power {
+                log_slider(ui, "falloff power", 0.1, 32.0, &mut b.falloff_power);
+            }
+            if b.brush == BrushType::Directional {
+                ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
+                log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);
+            }
+            if matches!(b.brush, BrushType::Noise | BrushType::Directional)
+                && ui.collapsing_header("noise", TreeNodeFlags::DEFAULT_OPEN)
+            {
+                let n = &mut b.noise;
+                let kinds: Vec<&str> = NoiseKind::ALL.iter().map(|k| k.name()).collect();
+                let mut ki = NoiseKind::ALL
+                    .iter()
+                    .position(|k| *k == n.kind)
+                    .unwrap_or(0);
+                if ui.combo_simple_string("kind", &mut ki, &kinds) {
+                    n.kind = NoiseKind::ALL[ki];
+                }
+                log_slider(ui, "scale", 1e-4, 0.1, &mut n.scale);
+                ui.input_int("seed", &mut n.seed).build();
+                ui.slider("octaves", 1, 16, &mut n.octaves);
+                ui.slider("lacunarity", 1.1, 4.0, &mut n.lacunarity);
+                ui.slider("gain", 0.0, 1.0, &mut n.gain);
+                ui.slider("warp", 0.0, 1.0, &mut n.warp);
+                if n.kind == NoiseKind::Jordan {
+                    ui.slider("gain1", 0.0, 1.5, &mut n.gain1);
+                    ui.slider("warp0", 0.0, 1.0, &mut n.warp0);
+                    ui.slider("damp0", 0.0, 2.0, &mut n.damp0);
+                    ui.slider("damp", 0.0, 2.0, &mut n.damp);
+                    ui.slider("damp scale", 0.0, 2.0, &mut n.damp_scale);
+                }
+                if matches!(n.kind, NoiseKind::Swiss | NoiseKind::Erosive) {
+                    ui.slider("alpha", 0.0, 0.5, &mut n.alpha);
+                    ui.slider("beta", 0.0, 2.0, &mut n.beta);
+                }
+                ui.slider("pre-warp amount", 0.0, 2.0, &mut n.prewarp_amount);
+                log_slider(ui, "pre-warp scale", 0.01, 8.0, &mut n.prewarp_scale);
+                ui.slider("pre-warp octaves", 1, 8, &mut n.prewarp_octaves);
+                ui.slider("power", 0.25, 4.0, &mut n.power);
+                ui.slider_config("offset", -1000.0, 1000.0)
+                    .build_array(&mut n.offset);
+            }
+            if let Err(e) = b.validate().and_then(|_| b.noise.validate()) {
+                ui.text_colored([1.0, 0.4, 0.3, 1.0], format!("invalid: {e}"));
+            }
+            ui.separator();
+            ui.text("presets (assets/presets)");
+            ui.input_text("name", &mut s.preset_name).build();
+            if ui.button("save preset") {
+                s.actions.push(UiAction::SavePreset(s.preset_name.clone()));
+            }
+            if !s.presets.is_empty() {
+                ui.combo_simple_string("preset", &mut s.preset_index, &s.presets);
+                ui.same_line();
+                if ui.button("load") {
+                    if let Some(p) = s.presets.get(s.preset_index) {
+                        s.actions.push(UiAction::LoadPreset(p.clone()));
+                    }
+                }
+            }
+            ui.separator();
+            ui.input_text("journal", &mut s.journal_path).build();
+            if ui.button("save journal") {
+                s.actions
+                    .push(UiAction::SaveJournal(s.journal_path.clone()));
+            }
+            ui.same_line();
+            if ui.button("undo") {
+                s.actions.push(UiAction::Undo);
+            }
+            ui.same_line();
+            if ui.button("redo") {
+                s.actions.push(UiAction::Redo);
+            }
+            if !s.message.is_empty() {
+                ui.text_wrapped(&s.message);
+            }
+        });
+}
+
+fn view_panel(ui: &Ui, s: &mut UiState) {
+    ui.window("View & document")
+        .position([10.0, 580.0], Condition::FirstUseEver)
+        .size([330.0, 300.0], Condition::FirstUseEver)
+        .build(|| {
+            let v = &mut s.view;
+            if s.has_wireframe {
+                ui.checkbox("wireframe", &mut v.wireframe);
+                ui.same_line();
+            }
+            ui.checkbox("LOD colours", &mut v.lod_colours);
+            ui.checkbox("vsync", &mut s.vsync);
+            ui.same_line();
+            ui.checkbox("fly camera (Tab)", &mut s.fly);
+            log_slider(ui, "vertical scale", 1.0, 100_000.0, &mut v.vertical_scale);
+            log_slider(ui, "pixel error", 0.25, 16.0, &mut v.pixel_error);
+            ui.slider_config("fog", 1e-6, 1e-2)
+                .flags(SliderFlags::LOGARITHMIC)
+                .display_format("%.2e")
+                .build(&mut v.fog);
+            log_slider(ui, "brush budget (ms)", 0.25, 50.0, &mut s.budget_ms);
+            if ui.button("frame all (F)") {
+                s.actions.push(UiAction::FrameAll);
+            }
+            ui.same_line();
+            ui.checkbox("help", &mut s.show_help);
+            if let Some(d) = &s.doc {
+                ui.separator();
+                ui.text(format!(
+                    "{}: {}x{} {:?}, pages {}",
+                    d.source, d.desc.width, d.desc.height, d.desc.format, d.desc.page_size
+                ));
+                ui.text(format!(
+                    "range {:.3}..{:.3} (r16 {}..{})",
+                    d.height_lo, d.height_hi, d.desc.height_min, d.desc.height_max
+                ));
+                ui.text(format!(
+                    "{} pages in memory ({:.1} MiB), undo {} steps ({:.1} MiB)",
+                    d.pages,
+                    mib(d.page_bytes),
+                    d.undo_steps,
+                    mib(d.undo_bytes)
+                ));
+                ui.text_wrapped(&d.device);
+            }
+        });
+}
+
+fn profiler_panel(ui: &Ui, s: &mut UiState) {
+    let [w, _] = ui.io().display_size;
+    ui.window("Profiler")
+        .position([w - 380.0, 10.0], Condition::FirstUseEver)
+        .size([370.0, 380.0], Condition::FirstUseEver)
+        .build(|| {
+            let p = &s.profile;
+            let frames: Vec<f32> = p.frame_ms.iter().copied().collect();
+            let last = frames.last().copied().unwrap_or(0.0);
+            let mean = frames.iter().sum::<f32>() / frames.len().max(1) as f32;
+            let worst = frames.iter().copied().fold(0.0f32, f32::max);
+            ui.text(format!(
+                "frame {last:.2} ms (mean {mean:.2}, worst {worst:.2}), {:.0} fps",
+                1000.0 / mean.max(1e-3)
+            ));
+            ui.plot_lines("##frames", &frames)
+                .graph_size([350.0, 60.0])
+                .scale_min(0.0)
+                .scale_max(worst.max(1.0) * 1.1)
+                .build();
+            if p.timestamps {
+                ui.text("GPU ms per pass (timestamps):");
+                ui.text(format!("  brush batches    {:8.3}", p.brush_gpu_ms));
+                ui.text(format!("  LOD reduction    {:8.3}", p.bounds_gpu_ms));
+                ui.text(format!("  terrain draw     {:8.3}", p.draw_gpu_ms));
+                ui.text(format!("  UI               {:8.3}", p.ui_gpu_ms));
+            } else {
+                ui.text("this queue has no timestamps");
+            }
+            ui.text(format!(
+                "instances/s {:.0}, queue {} stroke part(s), budget {:.2} ms",
+                p.instances_per_s, p.queue_len, s.budget_ms
+            ));
+            let st = &p.stats;
+            ui.text(format!(
+                "tiles {} drawn, {} culled, {} draws, {} triangles",
+                st.tiles_drawn, st.tiles_culled, st.draws, st.triangles
+            ));
+            let mut per = String::from("per LOD:");
+            for l in 0..LEVELS {
+                per.push_str(&format!(" {}", st.tiles_per_level[l]));
+            }
+            ui.text(per);
+            ui.text(format!("bounds recomputed for {} page(s)", st.bounds_pages));
+        });
+}
+
+fn help_panel(ui: &Ui, s: &mut UiState) {
+    ui.window("Help")
+        .opened(&mut s.show_help)
+        .position([350.0, 10.0], Condition::FirstUseEver)
+        .size([360.0, 250.0], Condition::FirstUseEver)
+        .build(|| {
+            for line in [
+                "left drag: paint; right drag or Shift: inverted",
+                "  (raise <-> lower, smooth <-> contrast)",
+                "[ ]: radius; Ctrl+Z / Ctrl+Y: undo / redo",
+                "middle drag (or Alt+left): orbit / look",
+                "Ctrl+middle drag: pan; wheel: zoom to cursor",
+                "W A S D Q E: move; Tab: orbit <-> fly",
+                "F: frame all; V: vsync; L: LOD colours",
+            ] {
+                ui.text(line);
+            }
+        });
+}
