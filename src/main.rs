@@ -131,7 +131,7 @@ struct RenderArgs {
     #[arg(long)]
     vertical_scale: Option<f32>,
     /// Largest screen-space geometric error of the LOD selection, pixels.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 2.0)]
     pixel_error: f32,
     /// Output PNG.
     #[arg(long)]
@@ -828,7 +828,7 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
         lod_colours: a.lod_colours,
         vertical_scale: vs,
         pixel_error: a.pixel_error,
-        fog: 0.12 / desc.width.max(desc.height) as f32,
+        fog: 0.05 / desc.width.max(desc.height) as f32,
         ..ViewSettings::default()
     };
     let size = [a.image.0, a.image.1];

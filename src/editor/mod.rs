@@ -382,8 +382,8 @@ impl Editor {
             brush: default_brush(),
             view: ViewSettings {
                 vertical_scale: vs,
-                pixel_error: 1.0,
-                fog: 0.12 / desc.width.max(desc.height) as f32,
+                pixel_error: 2.0,
+                fog: 0.05 / desc.width.max(desc.height) as f32,
                 ..ViewSettings::default()
             },
             budget_ms: 6.0,

@@ -81,7 +81,7 @@ impl Camera {
         self.mode = CameraMode::Orbit;
         self.target = Vec3::new((w - 1.0) * 0.5, (lo + hi) * 0.5, (h - 1.0) * 0.5);
         let radius = 0.5 * (w * w + h * h + (hi - lo) * (hi - lo)).sqrt();
-        self.distance = radius / (self.fov_y * 0.5).sin() * 0.8;
+        self.distance = radius / (self.fov_y * 0.5).sin() * 0.62;
         self.yaw = 0.6;
         self.pitch = 0.75;
     }
