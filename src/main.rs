@@ -133,6 +133,9 @@ struct RenderArgs {
     /// Largest screen-space geometric error of the LOD selection, pixels.
     #[arg(long, default_value_t = 2.0)]
     pixel_error: f32,
+    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off.
+    #[arg(long, default_value_t = 2.0)]
+    max_triangles_per_pixel: f32,
     /// Output PNG.
     #[arg(long)]
     out: PathBuf,
@@ -148,6 +151,9 @@ struct RenderArgs {
     /// Brush instances added per frame.
     #[arg(long, default_value_t = 4)]
     paint_rate: usize,
+    /// Strength of the painting brush.
+    #[arg(long, default_value_t = 0.005)]
+    paint_strength: f32,
     /// GPU budget for brush work per frame, ms (default: apply everything each frame).
     #[arg(long)]
     budget_ms: Option<f64>,
@@ -763,6 +769,12 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
             a.pixel_error
         );
     }
+    if !(a.max_triangles_per_pixel.is_finite() && a.max_triangles_per_pixel >= 0.0) {
+        bail!(
+            "--max-triangles-per-pixel must be 0 (off) or positive, got {}",
+            a.max_triangles_per_pixel
+        );
+    }
     if let Some(v) = a.vertical_scale {
         if !(v.is_finite() && v > 0.0) {
             bail!("--vertical-scale must be a positive number, got {v}");
@@ -781,6 +793,12 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
         bail!(
             "--paint-rate must be between 1 and 4096, got {}",
             a.paint_rate
+        );
+    }
+    if !(a.paint_strength.is_finite() && (0.0..=100.0).contains(&a.paint_strength)) {
+        bail!(
+            "--paint-strength must be between 0 and 100, got {}",
+            a.paint_strength
         );
     }
     if a.budget_ms.is_some_and(|b| !(b.is_finite() && b > 0.0)) {
@@ -828,6 +846,7 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
         lod_colours: a.lod_colours,
         vertical_scale: vs,
         pixel_error: a.pixel_error,
+        max_triangles_per_pixel: a.max_triangles_per_pixel,
         fog: 0.05 / desc.width.max(desc.height) as f32,
         ..ViewSettings::default()
     };
@@ -838,7 +857,7 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
             let mut brush = BrushSettings::new(BrushType::Noise);
             brush.noise.kind = kind;
             brush.radius = a.paint_radius;
-            brush.strength = 0.02;
+            brush.strength = a.paint_strength;
             brush.spacing = 0.1;
             PaintLoad {
                 brush,
@@ -860,8 +879,10 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
         let (bm, bp) = mean_p99(&log.brush_gpu_ms);
         let (lm, _) = mean_p99(&log.bounds_gpu_ms);
         let (dm, dp) = mean_p99(&log.draw_gpu_ms);
+        let (pm, _) = mean_p99(&log.prepare_cpu_ms);
+        let (tm, _) = mean_p99(&log.triangles_per_pixel);
         println!(
-            "{} frames of {}x{} at {}x{}: frame {fm:.3} ms mean, {fp:.3} ms p99 ({:.0} fps);              GPU per frame: brush {bm:.3} ms (p99 {bp:.3}), tile bounds {lm:.3} ms, draw {dm:.3} ms (p99 {dp:.3});              {} instances painted",
+            "{} frames of {}x{} at {}x{}: frame {fm:.3} ms mean, {fp:.3} ms p99 ({:.0} fps); GPU per frame: brush {bm:.3} ms (p99 {bp:.3}), tile bounds {lm:.3} ms, draw {dm:.3} ms (p99 {dp:.3}); CPU LOD selection and draw preparation {pm:.3} ms; {tm:.2} triangles per covered pixel; {} instances painted",
             a.frames,
             desc.width,
             desc.height,
@@ -873,20 +894,17 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
     }
     let f = target.render(&mut renderer, &mut terrain, &camera, &view, true, None)?;
     let pixels = f.pixels.expect("read back");
-    let sky = scarp::render::terrain::sky_encoded().map(|c| (c * 255.0).round() as i32);
-    let covered = pixels
-        .chunks(4)
-        .filter(|p| (0..3).any(|c| (i32::from(p[c]) - sky[c]).abs() > 2))
-        .count();
+    let covered = renderer.covered_pixels().unwrap_or(0);
     let s = &renderer.stats;
     println!(
-        "final frame: {} tiles drawn ({} culled) in {} draws, per level {:?}, {} triangles,          {:.2} triangles per covered pixel ({covered} pixels), draw GPU {:.3} ms",
+        "final frame: {} tiles drawn ({} culled) in {} draws, per level {:?}, {} triangles, {:.2} triangles per covered pixel ({covered} pixels), error bound {:.2} px, draw GPU {:.3} ms",
         s.tiles_drawn,
         s.tiles_culled,
         s.draws,
         s.tiles_per_level,
         s.triangles,
         s.triangles as f64 / covered.max(1) as f64,
+        s.pixel_error_used,
         f.draw_gpu_ms
     );
     write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;

@@ -347,3 +347,98 @@ fn picking_returns_the_terrain_point_under_the_pixel() {
     }
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn tile_bounds_follow_edits_incrementally() {
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    let gpu = gpu();
+    let d = doc(300, 260, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    r.refresh(&mut terrain).unwrap();
+    let grid = TileGrid::new(d.width, d.height);
+    // Strokes over the corner of four pages and along a page's west edge, then an undo.
+    for (k, (x0, y0, x1, y1)) in [(100.0, 110.0, 150.0, 140.0), (128.5, 10.0, 129.0, 250.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut b = BrushSettings::new(if k == 0 {
+            BrushType::Raise
+        } else {
+            BrushType::Noise
+        });
+        b.radius = 20.0;
+        b.strength = 3.0;
+        let samples: Vec<StrokeSample> = (0..5)
+            .map(|i| StrokeSample {
+                x: x0 + (x1 - x0) * i as f32 / 4.0,
+                y: y0 + (y1 - y0) * i as f32 / 4.0,
+                pressure: 1.0,
+                t: 0.0,
+            })
+            .collect();
+        terrain
+            .apply_stroke(&b, &stroke_instances(&b, &samples))
+            .unwrap();
+    }
+    for step in 0..2 {
+        if step == 1 {
+            assert!(terrain.undo().unwrap());
+        }
+        r.refresh(&mut terrain).unwrap();
+        let now = terrain.to_dense().unwrap();
+        for ty in 0..grid.tiles_y {
+            for tx in 0..grid.tiles_x {
+                let cpu = tile_bounds(&now, &grid, tx, ty);
+                let g = r.bounds()[grid.index(tx, ty)];
+                assert_eq!(
+                    (g.min, g.max),
+                    (cpu.min, cpu.max),
+                    "step {step} tile {tx},{ty}"
+                );
+                for l in 0..6 {
+                    assert!((g.error[l] - cpu.error[l]).abs() <= 1e-4 * cpu.error[l].max(1.0));
+                }
+            }
+        }
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn triangle_budget_caps_triangles_per_covered_pixel() {
+    let gpu = gpu();
+    let d = doc(513, 513, 128);
+    let heights = rough(d.width, d.height);
+    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let mut off = Offscreen::new(&gpu, [320, 200]).unwrap();
+    let cam = Camera::look_at(
+        Vec3::new(-100.0, 300.0, 700.0),
+        Vec3::new(256.0, 0.0, 256.0),
+    );
+    let strict = ViewSettings {
+        pixel_error: 0.25,
+        ..ViewSettings::default()
+    };
+    off.render(&mut r, &mut terrain, &cam, &strict, false, None)
+        .unwrap();
+    let unbounded = r.stats.triangles as f64 / r.covered_pixels().unwrap() as f64;
+    assert!(unbounded > 2.0, "the scene needs a budget: {unbounded}");
+    let budget = ViewSettings {
+        max_triangles_per_pixel: 2.0,
+        ..strict
+    };
+    // The first budgeted frame uses the previous frame's coverage; the budget then holds.
+    for _ in 0..3 {
+        off.render(&mut r, &mut terrain, &cam, &budget, false, None)
+            .unwrap();
+    }
+    let covered = r.covered_pixels().unwrap();
+    let tpp = r.stats.triangles as f64 / covered as f64;
+    assert!(tpp <= 2.0 * 1.05, "{tpp} triangles per covered pixel");
+    assert!(r.stats.pixel_error_used > 0.25);
+    assert_no_validation_messages(&gpu);
+}

@@ -34,17 +34,19 @@ struct PagePush {
     uint unused;
 };
 
-// Tile bounds kernel (push constants).
+// Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the
+// output buffer (a dynamic offset) is the page's, tile (lx, ly) of the page at ly * per_page + lx.
 struct BoundsPush {
     ivec2 page_origin;
     uint present;
-    int tiles_x;       // tiles per document row
+    int tiles_per_page;  // tiles per page side
     ivec2 doc;
     int page_size;
     float flat_height;
     float height_min;
     float height_range;
-    ivec2 first_tile;  // tile coordinates of the page's first tile
+    ivec2 first_tile;    // tile coordinates of the dispatch's first workgroup
+    ivec2 page_tile0;    // tile coordinates of the page's first tile
 };
 
 #endif

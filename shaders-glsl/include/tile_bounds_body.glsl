@@ -46,7 +46,8 @@ void main() {
         }
         barrier();
     }
-    uint base = uint(tile.y * pc.tiles_x + tile.x) * 8u;
+    ivec2 local_tile = tile - pc.page_tile0;
+    uint base = uint(local_tile.y * pc.tiles_per_page + local_tile.x) * 8u;
     if (lid == 0u) {
         bounds[base] = red_min[0];
         bounds[base + 1u] = red_max[0];

@@ -194,6 +194,8 @@ struct Editor {
     timer: Option<GpuTimer>,
     pick_buffer: Buffer,
     shot_buffer: Option<Buffer>,
+    /// Coverage-count set of the current depth image, and the presenter generation it is for.
+    coverage: Option<(u64, crate::gpu::DescriptorSet)>,
     window: Arc<Window>,
     camera: Camera,
     ui: UiState,
@@ -383,6 +385,7 @@ impl Editor {
             view: ViewSettings {
                 vertical_scale: vs,
                 pixel_error: 2.0,
+                max_triangles_per_pixel: 2.0,
                 fog: 0.05 / desc.width.max(desc.height) as f32,
                 ..ViewSettings::default()
             },
@@ -414,6 +417,7 @@ impl Editor {
             timer: GpuTimer::new(&gpu, 4)?,
             pick_buffer,
             shot_buffer: None,
+            coverage: None,
             window,
             camera,
             ui,
@@ -797,6 +801,11 @@ impl Editor {
                 BufferDesc::readback(u64::from(extent.width) * u64::from(extent.height) * 4),
             )?);
         }
+        let generation = self.presenter.generation;
+        if self.coverage.as_ref().is_none_or(|c| c.0 != generation) {
+            let depth = self.presenter.depth.as_ref().expect("depth with images");
+            self.coverage = Some((generation, self.renderer.coverage_set(depth)?));
+        }
         let draw_data = self.imgui.render();
         {
             let image = &self.presenter.images[index as usize];
@@ -823,6 +832,8 @@ impl Editor {
                 rec.timer_end(t, q);
             }
             rec.end_rendering();
+            let coverage = &self.coverage.as_ref().expect("made above").1;
+            self.renderer.record_coverage(&mut rec, depth, coverage)?;
             if let Some(p) = cursor_pixel {
                 rec.copy_image_region_to_buffer(
                     depth,
@@ -852,6 +863,7 @@ impl Editor {
             self.presenter.recreate([s.width, s.height])?;
         }
         self.frames += 1;
+        self.renderer.read_coverage()?;
 
         // Read back: timings, the picked point (used next frame), the screenshot.
         if let Some(t) = &self.timer {

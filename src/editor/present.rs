@@ -22,6 +22,8 @@ pub struct Presenter {
     pub vsync: bool,
     /// The swapchain images can be copied from (screenshots).
     pub can_copy: bool,
+    /// Bumped by every re-creation: what was made for the old images (sets) must be remade.
+    pub generation: u64,
 }
 
 impl Presenter {
@@ -74,6 +76,7 @@ impl Presenter {
             finished: Vec::new(),
             vsync: true,
             can_copy: false,
+            generation: 0,
         };
         p.recreate(size)?;
         Ok(p)
@@ -85,6 +88,7 @@ impl Presenter {
         let device = self.gpu.device();
         // SAFETY: valid device; frames are waited for, this only covers presentation.
         unsafe { device.device_wait_idle()? };
+        self.generation += 1;
         self.images.clear();
         self.depth = None;
         // SAFETY: valid physical device and surface.
@@ -166,7 +170,9 @@ impl Presenter {
             &self.gpu,
             "window depth",
             ImageDesc::new_2d(DEPTH_FORMAT, [extent.width, extent.height]).usage(
-                vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+                vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
+                    | vk::ImageUsageFlags::TRANSFER_SRC
+                    | vk::ImageUsageFlags::SAMPLED,
             ),
         )?);
         while self.finished.len() < self.images.len() {

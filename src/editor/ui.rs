@@ -236,6 +236,12 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             ui.checkbox("fly camera (Tab)", &mut s.fly);
             log_slider(ui, "vertical scale", 1.0, 100_000.0, &mut v.vertical_scale);
             log_slider(ui, "pixel error", 0.25, 16.0, &mut v.pixel_error);
+            ui.slider(
+                "max triangles/pixel",
+                0.0,
+                8.0,
+                &mut v.max_triangles_per_pixel,
+            );
             ui.slider_config("fog", 1e-6, 1e-2)
                 .flags(SliderFlags::LOGARITHMIC)
                 .display_format("%.2e")
@@ -311,7 +317,17 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 per.push_str(&format!(" {}", st.tiles_per_level[l]));
             }
             ui.text(per);
-            ui.text(format!("bounds recomputed for {} page(s)", st.bounds_pages));
+            ui.text(format!(
+                "bounds recomputed for {} page(s); error bound used {:.2} px",
+                st.bounds_pages, st.pixel_error_used
+            ));
+            if let Some(c) = st.covered_pixels {
+                ui.text(format!(
+                    "{:.2} triangles per covered pixel ({c} pixels); prepare {:.2} ms CPU",
+                    st.triangles as f64 / c.max(1) as f64,
+                    st.prepare_cpu_ms
+                ));
+            }
         });
 }
 

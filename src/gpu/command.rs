@@ -128,6 +128,18 @@ impl<'a> Recorder<'a> {
         };
     }
 
+    /// Fills `size` bytes of `dst` from `offset` with the 32-bit word `value`.
+    pub fn fill_buffer(&mut self, dst: &'a Buffer, offset: u64, size: u64, value: u32) {
+        self.buffer(dst, Access::TransferWrite);
+        self.flush_barriers();
+        // SAFETY: live buffer, ordered by the barrier above; the caller keeps the range inside.
+        unsafe {
+            self.gpu
+                .device()
+                .cmd_fill_buffer(self.cmd, dst.raw, offset, size, value)
+        };
+    }
+
     /// Copies tightly packed texels from `src` into the whole of `dst`.
     pub fn copy_buffer_to_image(&mut self, src: &'a Buffer, dst: &'a Image) {
         self.buffer(src, Access::TransferRead);
@@ -480,6 +492,12 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
 
     pub fn read_buffer(self, buffer: &'a Buffer) -> Self {
         self.rec.buffer(buffer, Access::ComputeStorageRead);
+        self
+    }
+
+    /// A buffer the kernel reads and writes (atomics, accumulation).
+    pub fn read_write_buffer(self, buffer: &'a Buffer) -> Self {
+        self.rec.buffer(buffer, Access::ComputeStorageReadWrite);
         self
     }
 

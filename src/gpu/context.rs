@@ -71,6 +71,7 @@ pub struct DeviceInfo {
     pub timestamp_valid_bits: u32,
     pub max_compute_workgroups: [u32; 3],
     pub max_storage_buffer_range: u32,
+    pub min_storage_buffer_offset_alignment: u64,
 }
 
 impl DeviceInfo {
@@ -466,6 +467,7 @@ impl Gpu {
             timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
             max_compute_workgroups: props.limits.max_compute_work_group_count,
             max_storage_buffer_range: props.limits.max_storage_buffer_range,
+            min_storage_buffer_offset_alignment: props.limits.min_storage_buffer_offset_alignment,
         };
         let debug_device = debug_utils
             .as_ref()

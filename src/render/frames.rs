@@ -31,6 +31,10 @@ pub struct FrameLog {
     pub draw_gpu_ms: Vec<f64>,
     pub triangles: Vec<u64>,
     pub tiles: Vec<u32>,
+    /// Triangles per covered pixel (covered pixels counted on the GPU each frame).
+    pub triangles_per_pixel: Vec<f64>,
+    /// CPU time of LOD selection and draw preparation, ms.
+    pub prepare_cpu_ms: Vec<f64>,
     pub instances_applied: usize,
 }
 
@@ -106,8 +110,14 @@ pub fn run_frames(
             log.brush_gpu_ms.push(brush_ms);
             log.bounds_gpu_ms.push(renderer.stats.bounds_gpu_ms);
             log.draw_gpu_ms.push(f.draw_gpu_ms);
-            log.triangles.push(renderer.stats.triangles);
-            log.tiles.push(renderer.stats.tiles_drawn);
+            let st = &renderer.stats;
+            log.triangles.push(st.triangles);
+            log.tiles.push(st.tiles_drawn);
+            log.prepare_cpu_ms.push(st.prepare_cpu_ms);
+            if let Some(c) = renderer.covered_pixels() {
+                log.triangles_per_pixel
+                    .push(st.triangles as f64 / c.max(1) as f64);
+            }
         }
     }
     // Finish the stroke so the document is consistent afterwards.

@@ -4,7 +4,8 @@ use super::camera::{unproject, Camera};
 use super::terrain::{RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
 use crate::brush::gpu::GpuTerrain;
 use crate::gpu::{
-    vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, Recorder, Result,
+    vk, Access, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder,
+    Result,
 };
 use glam::Vec3;
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub struct Offscreen {
     readback: Buffer,
     pick: Buffer,
     timer: Option<GpuTimer>,
+    coverage: Option<DescriptorSet>,
 }
 
 impl Offscreen {
@@ -53,7 +55,9 @@ impl Offscreen {
             gpu,
             "offscreen depth",
             ImageDesc::new_2d(DEPTH_FORMAT, size).usage(
-                vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+                vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT
+                    | vk::ImageUsageFlags::TRANSFER_SRC
+                    | vk::ImageUsageFlags::SAMPLED,
             ),
         )?;
         let readback = Buffer::new(
@@ -70,6 +74,7 @@ impl Offscreen {
             readback,
             pick,
             timer: GpuTimer::new(gpu, 2)?,
+            coverage: None,
         })
     }
 
@@ -86,7 +91,12 @@ impl Offscreen {
     ) -> Result<OffscreenFrame> {
         renderer.refresh(terrain)?;
         renderer.prepare(terrain, camera, self.size, view)?;
-        let renderer = &*renderer;
+        if self.coverage.is_none() {
+            self.coverage = Some(renderer.coverage_set(&self.depth)?);
+        }
+        let coverage = self.coverage.as_ref().expect("made above");
+        let renderer_mut = renderer;
+        let renderer = &*renderer_mut;
         let terrain = &*terrain;
         let mut rec = Recorder::new(&self.gpu)?;
         if let Some(t) = &self.timer {
@@ -100,6 +110,7 @@ impl Offscreen {
             self.timer.as_ref().map(|t| (t, "terrain draw")),
         )?;
         rec.end_rendering();
+        renderer.record_coverage(&mut rec, &self.depth, coverage)?;
         if read_pixels {
             rec.copy_image_to_buffer(&self.color, &self.readback);
             rec.buffer(&self.readback, Access::HostRead);
@@ -115,6 +126,7 @@ impl Offscreen {
             rec.buffer(&self.pick, Access::HostRead);
         }
         rec.submit_and_wait()?;
+        renderer_mut.read_coverage()?;
         let mut frame = OffscreenFrame::default();
         if let Some(t) = &self.timer {
             frame.draw_gpu_ms = t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6;

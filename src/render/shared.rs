@@ -54,17 +54,18 @@ pub struct PagePush {
 pub struct BoundsPush {
     pub page_origin: [i32; 2],
     pub present: u32,
-    pub tiles_x: i32,
+    pub tiles_per_page: i32,
     pub doc: [i32; 2],
     pub page_size: i32,
     pub flat_height: f32,
     pub height_min: f32,
     pub height_range: f32,
     pub first_tile: [i32; 2],
+    pub page_tile0: [i32; 2],
 }
 
 const _: () = assert!(std::mem::size_of::<FrameData>() == 160);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
-const _: () = assert!(std::mem::size_of::<BoundsPush>() == 48);
+const _: () = assert!(std::mem::size_of::<BoundsPush>() == 56);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 40);

@@ -24,8 +24,8 @@ use super::shared::{
 };
 use crate::brush::gpu::GpuTerrain;
 use crate::gpu::{
-    shaders, vk, Access, Buffer, BufferDesc, Gpu, GpuError, GpuTimer, Image, ImageDesc,
-    MemoryLocation, Recorder, Result, Shader,
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
+    GpuError, GpuTimer, Image, ImageDesc, MemoryLocation, Recorder, Resource, Result, Shader,
 };
 use crate::terrain::document::{DocumentDesc, HeightFormat, PageId};
 use glam::Vec3;
@@ -57,6 +57,9 @@ pub struct ViewSettings {
     pub vertical_scale: f32,
     /// Largest screen-space geometric error, pixels.
     pub pixel_error: f32,
+    /// Triangle budget: at most this many triangles per covered pixel (of the previous frame);
+    /// where the error bound would draw more, the error bound is raised until it fits. 0 = off.
+    pub max_triangles_per_pixel: f32,
     /// Fog density per world unit (0 = none).
     pub fog: f32,
     pub cursor: Option<CursorRing>,
@@ -72,6 +75,7 @@ impl Default for ViewSettings {
             lod_colours: false,
             vertical_scale: 1.0,
             pixel_error: 1.0,
+            max_triangles_per_pixel: 0.0,
             fog: 0.0,
             cursor: None,
             force_levels: None,
@@ -90,6 +94,12 @@ pub struct FrameStats {
     /// Pages whose tile bounds the last refresh recomputed, and its GPU time.
     pub bounds_pages: u32,
     pub bounds_gpu_ms: f64,
+    /// The error bound the selection used (above the asked one when the budget bit).
+    pub pixel_error_used: f32,
+    /// Covered pixels the budget was computed from (previous frame), if known.
+    pub covered_pixels: Option<u64>,
+    /// CPU time of `prepare` (selection, culling, grouping, uploads), ms.
+    pub prepare_cpu_ms: f64,
 }
 
 /// Options fixed at creation.
@@ -141,7 +151,12 @@ pub struct TerrainRenderer {
     frame_buffer: Buffer,
     tile_buffer: Buffer,
     bounds_buffer: Buffer,
+    /// Bytes of one page's bounds in `bounds_buffer` (aligned for dynamic offsets).
+    bounds_stride: u64,
     bounds: Vec<TileBounds>,
+    coverage_kernel: ComputeKernel<()>,
+    coverage_buffer: Buffer,
+    covered_pixels: Option<u64>,
     height_lo: f32,
     height_hi: f32,
     initialized: bool,
@@ -300,7 +315,7 @@ impl TerrainRenderer {
         let out_layout = set_layout(
             gpu,
             &[(
-                vk::DescriptorType::STORAGE_BUFFER,
+                vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
                 vk::ShaderStageFlags::COMPUTE,
             )],
         )?;
@@ -380,7 +395,11 @@ impl TerrainRenderer {
             },
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: 2,
+                descriptor_count: 1,
+            },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
+                descriptor_count: 1,
             },
         ];
         // SAFETY: valid device.
@@ -404,14 +423,21 @@ impl TerrainRenderer {
         let grid = TileGrid::new(desc.width, desc.height);
         let (indices, ranges) = lod::index_lists();
         let index_bytes = std::mem::size_of_val(indices.as_slice()) as u64;
-        let mut index_buffer = Buffer::new(
+        let index_buffer = Buffer::new(
             gpu,
             "tile indices",
             BufferDesc::new(index_bytes)
-                .usage(vk::BufferUsageFlags::INDEX_BUFFER)
-                .location(MemoryLocation::CpuToGpu),
+                .usage(vk::BufferUsageFlags::INDEX_BUFFER | vk::BufferUsageFlags::TRANSFER_DST),
         )?;
-        index_buffer.write(&indices)?;
+        {
+            let mut staging =
+                Buffer::new(gpu, "tile indices upload", BufferDesc::upload(index_bytes))?;
+            staging.write(&indices)?;
+            let mut rec = Recorder::new(gpu)?;
+            rec.buffer(&staging, Access::HostWrite);
+            rec.copy_buffer(&staging, 0, &index_buffer, 0, index_bytes);
+            rec.submit_and_wait()?;
+        }
         let frame_buffer = Buffer::new(
             gpu,
             "frame uniforms",
@@ -425,11 +451,14 @@ impl TerrainRenderer {
             BufferDesc::new((grid.count() * std::mem::size_of::<TileDraw>()) as u64)
                 .location(MemoryLocation::CpuToGpu),
         )?;
+        let tiles_per_page = u64::from(desc.page_size / TILE_QUADS);
+        let align = gpu.info().min_storage_buffer_offset_alignment.max(1);
+        let bounds_stride = (tiles_per_page * tiles_per_page * 32).div_ceil(align) * align;
+        let pages = u64::from(desc.pages_x()) * u64::from(desc.pages_y());
         let bounds_buffer = Buffer::new(
             gpu,
             "tile bounds",
-            BufferDesc::new((grid.count() * std::mem::size_of::<TileBounds>()) as u64)
-                .location(MemoryLocation::GpuToCpu),
+            BufferDesc::new(pages * bounds_stride).location(MemoryLocation::GpuToCpu),
         )?;
         let ubo = [vk::DescriptorBufferInfo {
             buffer: frame_buffer.raw,
@@ -444,7 +473,7 @@ impl TerrainRenderer {
         let out = [vk::DescriptorBufferInfo {
             buffer: bounds_buffer.raw,
             offset: 0,
-            range: vk::WHOLE_SIZE,
+            range: bounds_stride,
         }];
         let writes = [
             vk::WriteDescriptorSet::default()
@@ -460,7 +489,7 @@ impl TerrainRenderer {
             vk::WriteDescriptorSet::default()
                 .dst_set(sets[1])
                 .dst_binding(0)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER_DYNAMIC)
                 .buffer_info(&out),
         ];
         // SAFETY: sets and buffers are live.
@@ -483,6 +512,19 @@ impl TerrainRenderer {
             rec.image(&dummy, Access::ComputeStorageRead);
             rec.submit_and_wait()?;
         }
+        let coverage_kernel = ComputeKernel::new(
+            gpu,
+            &shaders::RENDER_COVERAGE_COMP,
+            &[BindingKind::SampledImage, BindingKind::StorageBuffer],
+            &[],
+        )?;
+        let coverage_buffer = Buffer::new(
+            gpu,
+            "covered pixels",
+            BufferDesc::new(4)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST)
+                .location(MemoryLocation::GpuToCpu),
+        )?;
         Ok(Self {
             gpu: gpu.clone(),
             desc,
@@ -505,7 +547,11 @@ impl TerrainRenderer {
             frame_buffer,
             tile_buffer,
             bounds_buffer,
+            bounds_stride,
             bounds: vec![TileBounds::default(); grid.count()],
+            coverage_kernel,
+            coverage_buffer,
+            covered_pixels: None,
             height_lo: 0.0,
             height_hi: 0.0,
             initialized: false,
@@ -529,6 +575,11 @@ impl TerrainRenderer {
     /// Lowest and highest height of the document (from the tile bounds).
     pub fn height_range(&self) -> (f32, f32) {
         (self.height_lo, self.height_hi)
+    }
+
+    /// Covered pixels of the last frame whose coverage was read.
+    pub fn covered_pixels(&self) -> Option<u64> {
+        self.covered_pixels
     }
 
     /// Whether wireframe views are available (fillModeNonSolid).
@@ -661,36 +712,61 @@ impl TerrainRenderer {
     }
 
     /// Catches up with `terrain`'s edits: re-points the sets of changed neighbourhoods and
-    /// recomputes the tile bounds of changed pages (and of the neighbours whose tiles reach into
-    /// them), then reads them back. The first call computes every tile.
+    /// recomputes the tile bounds of changed pages (whole pages), and of the tiles of their
+    /// west, north and north-west neighbours that reach into them (an edge column, row or
+    /// corner), then reads them back. The first call computes every tile. All dispatches run
+    /// behind one barrier: each writes its own page's range of the bounds buffer.
     pub fn refresh(&mut self, terrain: &mut GpuTerrain) -> Result<()> {
         let changed = terrain.take_changed_pages();
-        let mut dirty: BTreeSet<PageId> = BTreeSet::new();
+        let tpp = self.desc.page_size / TILE_QUADS;
+        // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
+        let mut dirty: BTreeMap<PageId, [u32; 4]> = BTreeMap::new();
+        let mut add = |id: PageId, r: [u32; 4]| {
+            let e = dirty.entry(id).or_insert(r);
+            *e = [
+                e[0].min(r[0]),
+                e[1].min(r[1]),
+                e[2].max(r[2]),
+                e[3].max(r[3]),
+            ];
+        };
         if !self.initialized {
-            dirty.extend(self.page_ids());
+            for id in self.page_ids() {
+                add(id, [0, 0, tpp, tpp]);
+            }
             self.initialized = true;
         }
         for &c in &changed {
             for dy in -1..=1 {
                 for dx in -1..=1 {
-                    if let Some(n) = self.neighbour(c, dx, dy) {
-                        if let Some(s) = self.page_sets.get_mut(&n) {
-                            s.stale = true;
-                        }
-                        // Tiles of pages west/north of c end on c's first column/row.
-                        if dx <= 0 && dy <= 0 {
-                            dirty.insert(n);
-                        }
+                    let Some(n) = self.neighbour(c, dx, dy) else {
+                        continue;
+                    };
+                    if let Some(s) = self.page_sets.get_mut(&n) {
+                        s.stale = true;
+                    }
+                    // Tiles of pages west/north of c end on c's first column/row.
+                    let xs = if dx < 0 { [tpp - 1, tpp] } else { [0, tpp] };
+                    let ys = if dy < 0 { [tpp - 1, tpp] } else { [0, tpp] };
+                    if dx <= 0 && dy <= 0 {
+                        add(n, [xs[0], ys[0], xs[1], ys[1]]);
                     }
                 }
             }
         }
+        // Clip to tiles that exist.
+        let grid = self.grid;
+        dirty.retain(|id, r| {
+            r[2] = r[2].min(grid.tiles_x.saturating_sub(id.x * tpp));
+            r[3] = r[3].min(grid.tiles_y.saturating_sub(id.y * tpp));
+            r[0] < r[2] && r[1] < r[3]
+        });
         self.stats.bounds_pages = dirty.len() as u32;
         self.stats.bounds_gpu_ms = 0.0;
         if dirty.is_empty() {
             return Ok(());
         }
-        for &id in &dirty {
+        for &id in dirty.keys() {
             self.update_set(terrain, id)?;
         }
         let this = &*self;
@@ -699,12 +775,8 @@ impl TerrainRenderer {
         let mut query = None;
         if let Some(t) = &this.timer {
             rec.reset_timer(t);
-            query = Some((t, rec.timer_begin(t, "tile bounds")?));
         }
-        let device = this.gpu.device();
-        let page_size = this.desc.page_size;
-        for &id in &dirty {
-            let set = &this.page_sets[&id];
+        for &id in dirty.keys() {
             for dy in -1..=1 {
                 for dx in -1..=1 {
                     if let Some(img) = this
@@ -715,38 +787,46 @@ impl TerrainRenderer {
                     }
                 }
             }
-            rec.image(&this.dummy, Access::ComputeStorageRead);
-            // Dispatches write disjoint tiles, but the tracker (and synchronization validation)
-            // see one buffer: a write-after-write barrier between them keeps it simple.
-            rec.buffer(&this.bounds_buffer, Access::ComputeStorageWrite);
-            rec.flush_barriers();
-            let r = this.desc.page_rect(id);
-            let tiles_per_page = page_size / TILE_QUADS;
+        }
+        rec.image(&this.dummy, Access::ComputeStorageRead);
+        rec.buffer(&this.bounds_buffer, Access::ComputeStorageWrite);
+        if let Some(t) = &this.timer {
+            query = Some((t, rec.timer_begin(t, "tile bounds")?));
+        }
+        rec.flush_barriers();
+        let device = this.gpu.device();
+        let cmd = rec.raw();
+        // SAFETY: live pipeline; accesses declared above.
+        unsafe {
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, this.bounds_pipeline)
+        };
+        for (&id, r) in &dirty {
+            let set = &this.page_sets[&id];
+            let origin = this.desc.page_rect(id);
+            let page0 = [(id.x * tpp) as i32, (id.y * tpp) as i32];
             let push = BoundsPush {
-                page_origin: [r.x0, r.y0],
+                page_origin: [origin.x0, origin.y0],
                 present: set.present,
-                tiles_x: this.grid.tiles_x as i32,
+                tiles_per_page: tpp as i32,
                 doc: [this.desc.width as i32, this.desc.height as i32],
-                page_size: page_size as i32,
+                page_size: this.desc.page_size as i32,
                 flat_height: terrain.flat(),
                 height_min: this.desc.height_min,
                 height_range: this.desc.height_range(),
-                first_tile: [
-                    (id.x * tiles_per_page) as i32,
-                    (id.y * tiles_per_page) as i32,
-                ],
+                first_tile: [page0[0] + r[0] as i32, page0[1] + r[1] as i32],
+                page_tile0: page0,
             };
-            let cmd = rec.raw();
-            // SAFETY: pipeline, layout and sets are live; the barriers above order the dispatch.
+            let offset = (u64::from(id.y) * u64::from(this.desc.pages_x()) + u64::from(id.x))
+                * this.bounds_stride;
+            // SAFETY: as above; the dynamic offset keeps each dispatch inside its page's range.
             unsafe {
-                device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, this.bounds_pipeline);
                 device.cmd_bind_descriptor_sets(
                     cmd,
                     vk::PipelineBindPoint::COMPUTE,
                     this.bounds_layout,
                     0,
                     &[set.set, this.out_set],
-                    &[],
+                    &[offset as u32],
                 );
                 device.cmd_push_constants(
                     cmd,
@@ -755,7 +835,7 @@ impl TerrainRenderer {
                     0,
                     bytemuck::bytes_of(&push),
                 );
-                device.cmd_dispatch(cmd, tiles_per_page, tiles_per_page, 1);
+                device.cmd_dispatch(cmd, r[2] - r[0], r[3] - r[1], 1);
             }
         }
         if let Some((t, q)) = query {
@@ -767,16 +847,24 @@ impl TerrainRenderer {
             Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6,
             None => 0.0,
         };
-        let bytes = this.bounds_buffer.mapped(this.bounds.len() * 32)?.to_vec();
-        let all: &[TileBounds] = bytemuck::cast_slice(&bytes);
-        let tiles_per_page = page_size / TILE_QUADS;
-        for &id in &dirty {
-            for ty in id.y * tiles_per_page..((id.y + 1) * tiles_per_page).min(self.grid.tiles_y) {
-                let x0 = (id.x * tiles_per_page).min(self.grid.tiles_x);
-                let x1 = ((id.x + 1) * tiles_per_page).min(self.grid.tiles_x);
-                let (a, b) = (self.grid.index(x0, ty), self.grid.index(x1, ty));
-                self.bounds[a..b].copy_from_slice(&all[a..b]);
+        let stride_tiles = (this.bounds_stride / 32) as usize;
+        let pages_x = this.desc.pages_x() as usize;
+        let mapped = this
+            .bounds_buffer
+            .mapped(this.bounds_buffer.desc.size as usize)?;
+        let all: &[TileBounds] = bytemuck::cast_slice(mapped);
+        let mut updated = Vec::new();
+        for (&id, r) in &dirty {
+            let base = (id.y as usize * pages_x + id.x as usize) * stride_tiles;
+            for ly in r[1]..r[3] {
+                for lx in r[0]..r[2] {
+                    let g = grid.index(id.x * tpp + lx, id.y * tpp + ly);
+                    updated.push((g, all[base + (ly * tpp + lx) as usize]));
+                }
             }
+        }
+        for (g, b) in updated {
+            self.bounds[g] = b;
         }
         self.height_lo = self
             .bounds
@@ -792,6 +880,22 @@ impl TerrainRenderer {
         Ok(())
     }
 
+    /// Levels of every tile for error bound `tau`, and the triangles the visible ones draw.
+    fn levels_for(&self, lod_view: &LodView, tau: f32, visible: &[bool]) -> (Vec<u8>, u64) {
+        let view = LodView {
+            pixel_error: tau,
+            ..*lod_view
+        };
+        let levels = select_levels(&self.grid, &self.bounds, &view);
+        let tris = levels
+            .iter()
+            .zip(visible)
+            .filter(|(_, &v)| v)
+            .map(|(&l, _)| lod::triangles_at(l))
+            .sum();
+        (levels, tris)
+    }
+
     /// Selects levels, culls, groups the tiles into draws and writes the frame's uniforms for a
     /// `viewport` of pixels seen by `camera`.
     pub fn prepare(
@@ -801,6 +905,7 @@ impl TerrainRenderer {
         viewport: [u32; 2],
         view: &ViewSettings,
     ) -> Result<()> {
+        let t0 = std::time::Instant::now();
         let vs = view.vertical_scale;
         let view_proj = camera.view_proj(viewport);
         let lod_view = LodView {
@@ -811,71 +916,121 @@ impl TerrainRenderer {
             vertical_scale: vs,
             pixel_error: view.pixel_error.max(0.01),
         };
+        let planes = frustum_planes(&view_proj);
+        let grid = self.grid;
+        let visible: Vec<bool> = (0..grid.count())
+            .map(|i| {
+                let (tx, ty) = (i as u32 % grid.tiles_x, i as u32 / grid.tiles_x);
+                let (lo, hi) = tile_box(&grid, &self.bounds[i], tx, ty, vs);
+                box_visible(&planes, lo, hi)
+            })
+            .collect();
+        let mut tau = lod_view.pixel_error;
         let levels = match view.force_levels {
             Some(f) => {
-                let mut levels: Vec<u8> = (0..self.grid.tiles_y)
-                    .flat_map(|ty| (0..self.grid.tiles_x).map(move |tx| (tx, ty)))
-                    .map(|(tx, ty)| f(tx, ty).min(lod::MAX_LEVEL))
+                let mut levels: Vec<u8> = (0..grid.count() as u32)
+                    .map(|i| f(i % grid.tiles_x, i / grid.tiles_x).min(lod::MAX_LEVEL))
                     .collect();
-                lod::restrict_neighbours(&self.grid, &mut levels);
+                lod::restrict_neighbours(&grid, &mut levels);
                 levels
             }
-            None => select_levels(&self.grid, &self.bounds, &lod_view),
+            None => {
+                let (mut levels, tris) = self.levels_for(&lod_view, tau, &visible);
+                let budget = match self.covered_pixels {
+                    Some(c) if view.max_triangles_per_pixel > 0.0 => {
+                        Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
+                    }
+                    _ => None,
+                };
+                if let Some(budget) = budget.filter(|&b| tris > b) {
+                    // Smallest error bound (within 2%) whose mesh fits the budget.
+                    let (mut lo, mut hi) = (tau, tau * 4096.0);
+                    let (l, t) = self.levels_for(&lod_view, hi, &visible);
+                    levels = l;
+                    if t <= budget {
+                        while hi > lo * 1.02 {
+                            let mid = (lo * hi).sqrt();
+                            let (l, t) = self.levels_for(&lod_view, mid, &visible);
+                            if t <= budget {
+                                hi = mid;
+                                levels = l;
+                            } else {
+                                lo = mid;
+                            }
+                        }
+                    }
+                    tau = hi;
+                }
+                levels
+            }
         };
-        let planes = frustum_planes(&view_proj);
-        let mut by_group: BTreeMap<(PageId, u8, u8), Vec<TileDraw>> = BTreeMap::new();
         let mut stats = FrameStats {
             bounds_pages: self.stats.bounds_pages,
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
+            pixel_error_used: tau,
+            covered_pixels: self.covered_pixels,
             ..FrameStats::default()
         };
-        for ty in 0..self.grid.tiles_y {
-            for tx in 0..self.grid.tiles_x {
-                let i = self.grid.index(tx, ty);
-                let (lo, hi) = tile_box(&self.grid, &self.bounds[i], tx, ty, vs);
-                if !box_visible(&planes, lo, hi) {
+        // (page, level, stitch) key and tile, sorted into instanced draws.
+        let page_size = self.desc.page_size;
+        let mut keyed: Vec<(u64, TileDraw)> = Vec::with_capacity(grid.count());
+        for ty in 0..grid.tiles_y {
+            for tx in 0..grid.tiles_x {
+                let i = grid.index(tx, ty);
+                if !visible[i] {
                     stats.tiles_culled += 1;
                     continue;
                 }
                 let level = levels[i];
-                let stitch = stitch_of(&self.grid, &levels, tx, ty);
-                let origin = self.grid.origin(tx, ty);
-                let page = PageId {
-                    x: origin[0] as u32 / self.desc.page_size,
-                    y: origin[1] as u32 / self.desc.page_size,
-                };
-                by_group
-                    .entry((page, level, stitch))
-                    .or_default()
-                    .push(TileDraw {
+                let stitch = stitch_of(&grid, &levels, tx, ty);
+                let origin = grid.origin(tx, ty);
+                let (px, py) = (origin[0] as u32 / page_size, origin[1] as u32 / page_size);
+                let key = (u64::from(py) << 40)
+                    | (u64::from(px) << 16)
+                    | (u64::from(level) << 8)
+                    | u64::from(stitch);
+                keyed.push((
+                    key,
+                    TileDraw {
                         origin,
                         level: u32::from(level),
                         stitch: u32::from(stitch),
-                    });
+                    },
+                ));
                 stats.tiles_drawn += 1;
                 stats.tiles_per_level[level as usize] += 1;
             }
         }
-        let mut draws: Vec<TileDraw> = Vec::with_capacity(stats.tiles_drawn as usize);
+        keyed.sort_unstable_by_key(|k| k.0);
         self.groups.clear();
-        let mut pages: BTreeSet<PageId> = BTreeSet::new();
-        for ((page, level, stitch), tiles) in by_group {
-            let range = self.ranges[level as usize][stitch as usize];
+        let mut pages: Vec<PageId> = Vec::new();
+        let mut start = 0;
+        while start < keyed.len() {
+            let key = keyed[start].0;
+            let end = start + keyed[start..].iter().take_while(|k| k.0 == key).count();
+            let page = PageId {
+                x: ((key >> 16) & 0xFF_FFFF) as u32,
+                y: (key >> 40) as u32,
+            };
+            let range = self.ranges[((key >> 8) & 0xFF) as usize][(key & 0xFF) as usize];
             self.groups.push(DrawGroup {
                 page,
                 range,
-                first_instance: draws.len() as u32,
-                count: tiles.len() as u32,
+                first_instance: start as u32,
+                count: (end - start) as u32,
             });
-            stats.triangles += u64::from(range.count / 3) * tiles.len() as u64;
-            draws.extend(tiles);
-            pages.insert(page);
+            stats.triangles += u64::from(range.count / 3) * (end - start) as u64;
+            if pages.last() != Some(&page) {
+                pages.push(page);
+            }
+            start = end;
         }
         stats.draws = self.groups.len() as u32;
         for page in pages {
             self.update_set(terrain, page)?;
         }
-        if !draws.is_empty() {
+        if !keyed.is_empty() {
+            let draws: Vec<TileDraw> = keyed.iter().map(|k| k.1).collect();
             self.tile_buffer.write(&draws)?;
         }
         let mut flags = 0;
@@ -914,8 +1069,45 @@ impl TerrainRenderer {
             ],
         };
         self.frame_buffer.write(&[frame])?;
+        stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.stats = stats;
         Ok(())
+    }
+
+    /// A descriptor set for [`Self::record_coverage`] of `depth` (keep it while `depth` lives).
+    pub fn coverage_set(&self, depth: &Image) -> Result<DescriptorSet> {
+        self.coverage_kernel.bind(&[
+            Resource::SampledImage(depth),
+            Resource::StorageBuffer(&self.coverage_buffer),
+        ])
+    }
+
+    /// Records the count of covered pixels of `depth` (after the frame's drawing; `set` from
+    /// [`Self::coverage_set`]); read it with [`Self::read_coverage`] after the submission: the
+    /// next frame's triangle budget uses it.
+    pub fn record_coverage<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        depth: &'a Image,
+        set: &'a DescriptorSet,
+    ) -> Result<()> {
+        rec.fill_buffer(&self.coverage_buffer, 0, 4, 0);
+        let e = depth.desc.extent;
+        rec.pass(&self.coverage_kernel, set)
+            .read_image(depth)
+            .read_write_buffer(&self.coverage_buffer)
+            .dispatch([e.width.div_ceil(16), e.height.div_ceil(16), 1])?;
+        rec.buffer(&self.coverage_buffer, Access::HostRead);
+        Ok(())
+    }
+
+    /// Takes the count recorded by [`Self::record_coverage`] (after its submission completed).
+    pub fn read_coverage(&mut self) -> Result<u64> {
+        let c = u64::from(u32::from_le_bytes(
+            self.coverage_buffer.mapped(4)?.try_into().expect("4 bytes"),
+        ));
+        self.covered_pixels = Some(c);
+        Ok(c)
     }
 
     /// Records the prepared frame: begins rendering into `color` (cleared to the sky) and `depth`
