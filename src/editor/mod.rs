@@ -802,7 +802,7 @@ impl Editor {
             )?);
         }
         let generation = self.presenter.generation;
-        if self.coverage.as_ref().is_none_or(|c| c.0 != generation) {
+        if !self.coverage.as_ref().is_some_and(|c| c.0 == generation) {
             let depth = self.presenter.depth.as_ref().expect("depth with images");
             self.coverage = Some((generation, self.renderer.coverage_set(depth)?));
         }
