@@ -353,14 +353,16 @@ fn tile_bounds_follow_edits_incrementally() {
     use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
     let gpu = gpu();
-    let d = doc(300, 260, 128);
+    // 6x3 pages of 128: two blocks of 4x4 pages side by side.
+    let d = doc(700, 300, 128);
     let heights = hills(d.width, d.height);
     let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     r.refresh(&mut terrain).unwrap();
     let grid = TileGrid::new(d.width, d.height);
-    // Strokes over the corner of four pages and along a page's west edge, then an undo.
-    for (k, (x0, y0, x1, y1)) in [(100.0, 110.0, 150.0, 140.0), (128.5, 10.0, 129.0, 250.0)]
+    // Strokes over the corner of four pages (of two blocks) and along a page's west edge, then
+    // an undo.
+    for (k, (x0, y0, x1, y1)) in [(490.0, 110.0, 540.0, 140.0), (384.5, 10.0, 385.0, 290.0)]
         .into_iter()
         .enumerate()
     {

@@ -27,24 +27,24 @@ struct TileDraw {
     uint stitch;     // sides stitched to a coarser neighbour (bit 0 N, 1 E, 2 S, 3 W)
 };
 
-// Per draw (push constants): which page's neighbourhood set is bound.
+// Per draw (push constants): which block's set is bound.
 struct PagePush {
-    ivec2 page_origin;
-    uint present;
-    uint unused;
+    ivec2 block_origin;
+    uvec2 present;
 };
 
 // Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the
 // output buffer (a dynamic offset) is the page's, tile (lx, ly) of the page at ly * per_page + lx.
 struct BoundsPush {
-    ivec2 page_origin;
-    uint present;
+    ivec2 block_origin;  // first texel of the bound block
+    uvec2 present;
     int tiles_per_page;  // tiles per page side
-    ivec2 doc;
     int page_size;
+    ivec2 doc;
     float flat_height;
     float height_min;
     float height_range;
+    int unused;
     ivec2 first_tile;    // tile coordinates of the dispatch's first workgroup
     ivec2 page_tile0;    // tile coordinates of the page's first tile
 };

@@ -17,7 +17,7 @@ layout(location = 2) flat out uint out_level;
 void main() {
     TileDraw t = tiles[gl_InstanceIndex];
     ivec2 local = ivec2(gl_VertexIndex % TILE_VERTS, gl_VertexIndex / TILE_VERTS);
-    PageView v = PageView(pc.page_origin, frame.doc.z, pc.present, frame.doc.xy,
+    PageView v = PageView(pc.block_origin, frame.doc.z, pc.present, frame.doc.xy,
                           frame.heights.x, frame.heights.y, frame.heights.z);
     ivec2 g = min(t.origin + local, frame.doc.xy - 1);
     float vs = frame.eye.w;

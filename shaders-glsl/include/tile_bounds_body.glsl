@@ -25,7 +25,7 @@ void main() {
         return;
     }
     uint lid = gl_LocalInvocationID.x;
-    PageView v = PageView(pc.page_origin, pc.page_size, pc.present, pc.doc, pc.flat_height,
+    PageView v = PageView(pc.block_origin, pc.page_size, pc.present, pc.doc, pc.flat_height,
                           pc.height_min, pc.height_range);
     float lo = 3.4e38;
     float hi = -3.4e38;

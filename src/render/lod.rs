@@ -232,11 +232,17 @@ pub fn tile_box(grid: &TileGrid, b: &TileBounds, tx: u32, ty: u32, vs: f32) -> (
     )
 }
 
-/// Coarsest level whose projected error stays within the pixel budget, seen from `eye`.
-pub fn level_for(view: &LodView, b: &TileBounds, lo: Vec3, hi: Vec3) -> u8 {
+/// Pixels per height unit of error for a tile with box (lo, hi): its nearest point's distance
+/// from the eye decides.
+pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
     let nearest = view.eye.clamp(lo, hi);
     let distance = (view.eye - nearest).length().max(1e-3);
-    let k = view.pixels_per_unit() * view.vertical_scale.abs() / distance;
+    view.pixels_per_unit() * view.vertical_scale.abs() / distance
+}
+
+/// Coarsest level whose projected error stays within the pixel budget, seen from `eye`.
+pub fn level_for(view: &LodView, b: &TileBounds, lo: Vec3, hi: Vec3) -> u8 {
+    let k = error_factor(view, lo, hi);
     let mut level = 0;
     for l in 1..=MAX_LEVEL {
         if b.level_error(l) * k <= view.pixel_error {
@@ -249,37 +255,35 @@ pub fn level_for(view: &LodView, b: &TileBounds, lo: Vec3, hi: Vec3) -> u8 {
 }
 
 /// Lowers levels until no two edge-neighbours differ by more than one (a tile never gets
-/// coarser, so screen-space error bounds still hold).
+/// coarser, so screen-space error bounds still hold). The result is
+/// `min_j(level_j + |dx| + |dy|)`, a city-block distance transform: exact in one forward and one
+/// backward raster pass.
 pub fn restrict_neighbours(grid: &TileGrid, levels: &mut [u8]) {
     let (w, h) = (grid.tiles_x as usize, grid.tiles_y as usize);
-    loop {
-        let mut changed = false;
-        for pass in 0..2 {
-            // Forward then backward sweeps propagate a fine tile's constraint both ways.
-            for k in 0..w * h {
-                let i = if pass == 0 { k } else { w * h - 1 - k };
-                let (x, y) = (i % w, i / w);
-                let mut limit = levels[i];
-                if x > 0 {
-                    limit = limit.min(levels[i - 1] + 1);
-                }
-                if x + 1 < w {
-                    limit = limit.min(levels[i + 1] + 1);
-                }
-                if y > 0 {
-                    limit = limit.min(levels[i - w] + 1);
-                }
-                if y + 1 < h {
-                    limit = limit.min(levels[i + w] + 1);
-                }
-                if limit < levels[i] {
-                    levels[i] = limit;
-                    changed = true;
-                }
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            let mut l = levels[i];
+            if x > 0 {
+                l = l.min(levels[i - 1] + 1);
             }
+            if y > 0 {
+                l = l.min(levels[i - w] + 1);
+            }
+            levels[i] = l;
         }
-        if !changed {
-            return;
+    }
+    for y in (0..h).rev() {
+        for x in (0..w).rev() {
+            let i = y * w + x;
+            let mut l = levels[i];
+            if x + 1 < w {
+                l = l.min(levels[i + 1] + 1);
+            }
+            if y + 1 < h {
+                l = l.min(levels[i + w] + 1);
+            }
+            levels[i] = l;
         }
     }
 }
@@ -482,6 +486,35 @@ mod tests {
                 if (tx, ty) == (2, 2) {
                     assert_eq!(s, NORTH | EAST | SOUTH | WEST);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn restriction_equals_the_brute_force_minimum() {
+        let g = TileGrid::new(64 * 9 + 1, 64 * 7 + 1);
+        let mut seed = 12345u64;
+        for _ in 0..20 {
+            let original: Vec<u8> = (0..g.count())
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    ((seed >> 33) % 7) as u8
+                })
+                .collect();
+            let mut fast = original.clone();
+            restrict_neighbours(&g, &mut fast);
+            for i in 0..g.count() {
+                let (x, y) = ((i % 9) as i32, (i / 9) as i32);
+                let brute = (0..g.count())
+                    .map(|j| {
+                        let (u, v) = ((j % 9) as i32, (j / 9) as i32);
+                        original[j] as i32 + (x - u).abs() + (y - v).abs()
+                    })
+                    .min()
+                    .unwrap();
+                assert_eq!(fast[i] as i32, brute);
             }
         }
     }

@@ -39,27 +39,34 @@ pub struct TileDraw {
     pub stitch: u32,
 }
 
-/// Per-draw push constants: the page whose neighbourhood set is bound.
+/// Pages per block side: one descriptor set binds a block and the ring of pages around it.
+pub const PAGE_BLOCK: u32 = 4;
+/// Pages per side of a block's set (the block and its ring).
+pub const PAGE_SPAN: u32 = PAGE_BLOCK + 2;
+/// Images in a block's set.
+pub const PAGE_SLOTS: usize = (PAGE_SPAN * PAGE_SPAN) as usize;
+
+/// Per-draw push constants: the block whose set is bound.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct PagePush {
-    pub page_origin: [i32; 2],
-    pub present: u32,
-    pub unused: u32,
+    pub block_origin: [i32; 2],
+    pub present: [u32; 2],
 }
 
 /// Push constants of the tile-bounds kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct BoundsPush {
-    pub page_origin: [i32; 2],
-    pub present: u32,
+    pub block_origin: [i32; 2],
+    pub present: [u32; 2],
     pub tiles_per_page: i32,
-    pub doc: [i32; 2],
     pub page_size: i32,
+    pub doc: [i32; 2],
     pub flat_height: f32,
     pub height_min: f32,
     pub height_range: f32,
+    pub unused: i32,
     pub first_tile: [i32; 2],
     pub page_tile0: [i32; 2],
 }
@@ -67,5 +74,6 @@ pub struct BoundsPush {
 const _: () = assert!(std::mem::size_of::<FrameData>() == 160);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
-const _: () = assert!(std::mem::size_of::<BoundsPush>() == 56);
-const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 40);
+const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);
+const _: () = assert!(std::mem::offset_of!(BoundsPush, doc) == 24);
+const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 48);

@@ -15,12 +15,12 @@
 
 use super::camera::Camera;
 use super::lod::{
-    self, box_visible, frustum_planes, select_levels, stitch_of, tile_box, IndexRange, LodView,
-    TileBounds, TileGrid, LEVELS, STITCHES,
+    self, box_visible, frustum_planes, stitch_of, tile_box, IndexRange, LodView, TileBounds,
+    TileGrid, LEVELS, STITCHES,
 };
 use super::shared::{
-    BoundsPush, FrameData, PagePush, TileDraw, TILE_QUADS, TILE_VERTS, VIEW_CURSOR,
-    VIEW_LOD_COLOURS, VIEW_WIREFRAME,
+    BoundsPush, FrameData, PagePush, TileDraw, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_QUADS,
+    TILE_VERTS, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
 };
 use crate::brush::gpu::GpuTerrain;
 use crate::gpu::{
@@ -109,20 +109,20 @@ pub struct RenderOptions {
     pub color_format: vk::Format,
 }
 
-/// One page's neighbourhood set and the views it points at.
+/// One block's set (its pages and the ring around them) and the views it points at.
 struct PageSet {
     set: vk::DescriptorSet,
-    views: [vk::ImageView; 9],
-    present: u32,
+    views: [vk::ImageView; PAGE_SLOTS],
+    present: [u32; 2],
     /// An edit changed a page of the neighbourhood: rewrite before use even if the handles match
     /// (a freed view's handle may be reused).
     stale: bool,
 }
 
-/// One instanced draw: tiles of `page` with the same index list.
+/// One instanced draw: tiles of block `block` with the same index list.
 #[derive(Clone, Copy, Debug)]
 struct DrawGroup {
-    page: PageId,
+    block: PageId,
     range: IndexRange,
     first_instance: u32,
     count: u32,
@@ -157,6 +157,8 @@ pub struct TerrainRenderer {
     coverage_kernel: ComputeKernel<()>,
     coverage_buffer: Buffer,
     covered_pixels: Option<u64>,
+    /// Error bound the last frame used (warm start of the triangle budget).
+    last_tau: f32,
     height_lo: f32,
     height_hi: f32,
     initialized: bool,
@@ -311,7 +313,18 @@ impl TerrainRenderer {
                 ),
             ],
         )?;
-        let page_layout = set_layout(gpu, &[(storage_image, vc); 9])?;
+        let page_binding = [vk::DescriptorSetLayoutBinding::default()
+            .binding(0)
+            .descriptor_type(storage_image)
+            .descriptor_count(PAGE_SLOTS as u32)
+            .stage_flags(vc)];
+        // SAFETY: valid device and binding.
+        let page_layout = unsafe {
+            device.create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&page_binding),
+                None,
+            )?
+        };
         let out_layout = set_layout(
             gpu,
             &[(
@@ -552,6 +565,7 @@ impl TerrainRenderer {
             coverage_kernel,
             coverage_buffer,
             covered_pixels: None,
+            last_tau: 0.0,
             height_lo: 0.0,
             height_hi: 0.0,
             initialized: false,
@@ -603,62 +617,96 @@ impl TerrainRenderer {
             })
     }
 
-    /// Views and present-bits of `id`'s neighbourhood as `terrain` shows it now.
-    fn neighbourhood(&self, terrain: &GpuTerrain, id: PageId) -> ([vk::ImageView; 9], u32) {
-        let mut views = [self.dummy.view; 9];
-        let mut present = 0;
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                let slot = ((dy + 1) * 3 + dx + 1) as usize;
-                if let Some(img) = self
-                    .neighbour(id, dx, dy)
-                    .and_then(|n| terrain.visible_image(n))
-                {
-                    views[slot] = img.view;
-                    present |= 1 << slot;
-                }
+    /// The block holding page `id`.
+    fn block_of(id: PageId) -> PageId {
+        PageId {
+            x: id.x / PAGE_BLOCK,
+            y: id.y / PAGE_BLOCK,
+        }
+    }
+
+    /// The pages of `block`'s set, slot by slot (None outside the document).
+    fn block_span(&self, block: PageId) -> impl Iterator<Item = (usize, Option<PageId>)> + '_ {
+        let first = PageId {
+            x: block.x * PAGE_BLOCK,
+            y: block.y * PAGE_BLOCK,
+        };
+        (0..PAGE_SLOTS).map(move |slot| {
+            let (sx, sy) = (
+                (slot as u32 % PAGE_SPAN) as i32,
+                (slot as u32 / PAGE_SPAN) as i32,
+            );
+            (slot, self.neighbour(first, sx - 1, sy - 1))
+        })
+    }
+
+    /// First texel of `block`.
+    fn block_origin(&self, block: PageId) -> [i32; 2] {
+        let step = (PAGE_BLOCK * self.desc.page_size) as i32;
+        [block.x as i32 * step, block.y as i32 * step]
+    }
+
+    /// Views and present-bits of `block`'s set as `terrain` shows it now.
+    fn neighbourhood(
+        &self,
+        terrain: &GpuTerrain,
+        block: PageId,
+    ) -> ([vk::ImageView; PAGE_SLOTS], [u32; 2]) {
+        let mut views = [self.dummy.view; PAGE_SLOTS];
+        let mut present = [0u32; 2];
+        for (slot, page) in self.block_span(block) {
+            if let Some(img) = page.and_then(|n| terrain.visible_image(n)) {
+                views[slot] = img.view;
+                present[slot / 32] |= 1 << (slot % 32);
             }
         }
         (views, present)
     }
 
-    /// Makes `id`'s set point at the neighbourhood's current images.
-    fn update_set(&mut self, terrain: &GpuTerrain, id: PageId) -> Result<()> {
-        let (views, present) = self.neighbourhood(terrain, id);
-        if let Some(s) = self.page_sets.get(&id) {
+    /// Declares that this recording reads every image of `block`'s set in `access`.
+    fn declare_block<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        terrain: &'a GpuTerrain,
+        block: PageId,
+        access: Access,
+    ) {
+        for (_, page) in self.block_span(block) {
+            if let Some(img) = page.and_then(|n| terrain.visible_image(n)) {
+                rec.image(img, access);
+            }
+        }
+    }
+
+    /// Makes `block`'s set point at its pages' current images.
+    fn update_set(&mut self, terrain: &GpuTerrain, block: PageId) -> Result<()> {
+        let (views, present) = self.neighbourhood(terrain, block);
+        if let Some(s) = self.page_sets.get(&block) {
             if !s.stale && s.views == views {
                 return Ok(());
             }
         }
-        let set = match self.page_sets.get(&id) {
+        let set = match self.page_sets.get(&block) {
             Some(s) => s.set,
             None => self.allocate_page_set()?,
         };
-        let infos: Vec<[vk::DescriptorImageInfo; 1]> = views
+        let infos: Vec<vk::DescriptorImageInfo> = views
             .iter()
-            .map(|&v| {
-                [vk::DescriptorImageInfo {
-                    sampler: vk::Sampler::null(),
-                    image_view: v,
-                    image_layout: vk::ImageLayout::GENERAL,
-                }]
+            .map(|&v| vk::DescriptorImageInfo {
+                sampler: vk::Sampler::null(),
+                image_view: v,
+                image_layout: vk::ImageLayout::GENERAL,
             })
             .collect();
-        let writes: Vec<_> = infos
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-                    .image_info(info)
-            })
-            .collect();
+        let writes = [vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&infos)];
         // SAFETY: no submission using the set is pending (every submission is waited for).
         unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
         self.page_sets.insert(
-            id,
+            block,
             PageSet {
                 set,
                 views,
@@ -689,7 +737,7 @@ impl TerrainRenderer {
         }
         let sizes = [vk::DescriptorPoolSize {
             ty: vk::DescriptorType::STORAGE_IMAGE,
-            descriptor_count: 9 * SETS_PER_POOL,
+            descriptor_count: PAGE_SLOTS as u32 * SETS_PER_POOL,
         }];
         // SAFETY: valid device.
         let pool = unsafe {
@@ -742,7 +790,8 @@ impl TerrainRenderer {
                     let Some(n) = self.neighbour(c, dx, dy) else {
                         continue;
                     };
-                    if let Some(s) = self.page_sets.get_mut(&n) {
+                    // Every block whose set holds c has n (c itself or a neighbour) inside.
+                    if let Some(s) = self.page_sets.get_mut(&Self::block_of(n)) {
                         s.stale = true;
                     }
                     // Tiles of pages west/north of c end on c's first column/row.
@@ -766,8 +815,9 @@ impl TerrainRenderer {
         if dirty.is_empty() {
             return Ok(());
         }
-        for &id in dirty.keys() {
-            self.update_set(terrain, id)?;
+        let blocks: BTreeSet<PageId> = dirty.keys().map(|&id| Self::block_of(id)).collect();
+        for &b in &blocks {
+            self.update_set(terrain, b)?;
         }
         let this = &*self;
         let terrain = &*terrain;
@@ -776,17 +826,8 @@ impl TerrainRenderer {
         if let Some(t) = &this.timer {
             rec.reset_timer(t);
         }
-        for &id in dirty.keys() {
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    if let Some(img) = this
-                        .neighbour(id, dx, dy)
-                        .and_then(|n| terrain.visible_image(n))
-                    {
-                        rec.image(img, Access::ComputeStorageRead);
-                    }
-                }
-            }
+        for &b in &blocks {
+            this.declare_block(&mut rec, terrain, b, Access::ComputeStorageRead);
         }
         rec.image(&this.dummy, Access::ComputeStorageRead);
         rec.buffer(&this.bounds_buffer, Access::ComputeStorageWrite);
@@ -801,18 +842,19 @@ impl TerrainRenderer {
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, this.bounds_pipeline)
         };
         for (&id, r) in &dirty {
-            let set = &this.page_sets[&id];
-            let origin = this.desc.page_rect(id);
+            let block = Self::block_of(id);
+            let set = &this.page_sets[&block];
             let page0 = [(id.x * tpp) as i32, (id.y * tpp) as i32];
             let push = BoundsPush {
-                page_origin: [origin.x0, origin.y0],
+                block_origin: this.block_origin(block),
                 present: set.present,
                 tiles_per_page: tpp as i32,
-                doc: [this.desc.width as i32, this.desc.height as i32],
                 page_size: this.desc.page_size as i32,
+                doc: [this.desc.width as i32, this.desc.height as i32],
                 flat_height: terrain.flat(),
                 height_min: this.desc.height_min,
                 height_range: this.desc.height_range(),
+                unused: 0,
                 first_tile: [page0[0] + r[0] as i32, page0[1] + r[1] as i32],
                 page_tile0: page0,
             };
@@ -880,13 +922,15 @@ impl TerrainRenderer {
         Ok(())
     }
 
-    /// Levels of every tile for error bound `tau`, and the triangles the visible ones draw.
-    fn levels_for(&self, lod_view: &LodView, tau: f32, visible: &[bool]) -> (Vec<u8>, u64) {
-        let view = LodView {
-            pixel_error: tau,
-            ..*lod_view
-        };
-        let levels = select_levels(&self.grid, &self.bounds, &view);
+    /// Levels of every tile for error bound `tau` given each tile's per-level projected errors
+    /// (`thresholds[i][l - 1]`, pixels), neighbour-restricted, and the triangles the visible
+    /// tiles draw.
+    fn levels_at(&self, thresholds: &[[f32; 6]], tau: f32, visible: &[bool]) -> (Vec<u8>, u64) {
+        let mut levels: Vec<u8> = thresholds
+            .iter()
+            .map(|t| t.iter().take_while(|&&e| e <= tau).count() as u8)
+            .collect();
+        lod::restrict_neighbours(&self.grid, &mut levels);
         let tris = levels
             .iter()
             .zip(visible)
@@ -918,7 +962,9 @@ impl TerrainRenderer {
         };
         let planes = frustum_planes(&view_proj);
         let grid = self.grid;
+        use rayon::prelude::*;
         let visible: Vec<bool> = (0..grid.count())
+            .into_par_iter()
             .map(|i| {
                 let (tx, ty) = (i as u32 % grid.tiles_x, i as u32 / grid.tiles_x);
                 let (lo, hi) = tile_box(&grid, &self.bounds[i], tx, ty, vs);
@@ -935,7 +981,19 @@ impl TerrainRenderer {
                 levels
             }
             None => {
-                let (mut levels, tris) = self.levels_for(&lod_view, tau, &visible);
+                // Projected error of every level of every tile: level l is allowed when its
+                // threshold is within the error bound.
+                let thresholds: Vec<[f32; 6]> = (0..grid.count())
+                    .into_par_iter()
+                    .map(|i| {
+                        let (tx, ty) = (i as u32 % grid.tiles_x, i as u32 / grid.tiles_x);
+                        let b = &self.bounds[i];
+                        let (lo, hi) = tile_box(&grid, b, tx, ty, vs);
+                        let k = lod::error_factor(&lod_view, lo, hi);
+                        std::array::from_fn(|l| b.level_error(l as u8 + 1) * k)
+                    })
+                    .collect();
+                let (mut levels, tris) = self.levels_at(&thresholds, tau, &visible);
                 let budget = match self.covered_pixels {
                     Some(c) if view.max_triangles_per_pixel > 0.0 => {
                         Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
@@ -943,27 +1001,24 @@ impl TerrainRenderer {
                     _ => None,
                 };
                 if let Some(budget) = budget.filter(|&b| tris > b) {
-                    // Smallest error bound (within 2%) whose mesh fits the budget.
-                    let (mut lo, mut hi) = (tau, tau * 4096.0);
-                    let (l, t) = self.levels_for(&lod_view, hi, &visible);
-                    levels = l;
-                    if t <= budget {
-                        while hi > lo * 1.02 {
-                            let mid = (lo * hi).sqrt();
-                            let (l, t) = self.levels_for(&lod_view, mid, &visible);
-                            if t <= budget {
-                                hi = mid;
-                                levels = l;
-                            } else {
-                                lo = mid;
-                            }
+                    // Raise the bound until the mesh fits, starting from last frame's bound (a
+                    // little lower, so it relaxes again as the view allows): one or two
+                    // evaluations per frame once settled.
+                    let mut t = (self.last_tau / 1.05).max(tau);
+                    loop {
+                        let (l, n) = self.levels_at(&thresholds, t, &visible);
+                        if n <= budget || t > tau * 65536.0 {
+                            levels = l;
+                            break;
                         }
+                        t *= 1.15;
                     }
-                    tau = hi;
+                    tau = t;
                 }
                 levels
             }
         };
+        self.last_tau = tau;
         let mut stats = FrameStats {
             bounds_pages: self.stats.bounds_pages,
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
@@ -971,66 +1026,57 @@ impl TerrainRenderer {
             covered_pixels: self.covered_pixels,
             ..FrameStats::default()
         };
-        // (page, level, stitch) key and tile, sorted into instanced draws.
-        let page_size = self.desc.page_size;
-        let mut keyed: Vec<(u64, TileDraw)> = Vec::with_capacity(grid.count());
-        for ty in 0..grid.tiles_y {
-            for tx in 0..grid.tiles_x {
-                let i = grid.index(tx, ty);
-                if !visible[i] {
-                    stats.tiles_culled += 1;
-                    continue;
-                }
-                let level = levels[i];
-                let stitch = stitch_of(&grid, &levels, tx, ty);
-                let origin = grid.origin(tx, ty);
-                let (px, py) = (origin[0] as u32 / page_size, origin[1] as u32 / page_size);
-                let key = (u64::from(py) << 40)
-                    | (u64::from(px) << 16)
-                    | (u64::from(level) << 8)
-                    | u64::from(stitch);
-                keyed.push((
-                    key,
-                    TileDraw {
-                        origin,
-                        level: u32::from(level),
-                        stitch: u32::from(stitch),
-                    },
-                ));
-                stats.tiles_drawn += 1;
-                stats.tiles_per_level[level as usize] += 1;
-            }
-        }
-        keyed.sort_unstable_by_key(|k| k.0);
+        // Tiles of each block of pages, bucketed by index list: one instanced draw each.
+        let tiles_per_block = self.desc.page_size / TILE_QUADS * PAGE_BLOCK;
+        let mut buckets: Vec<Vec<TileDraw>> = vec![Vec::new(); LEVELS * STITCHES];
+        let mut draws: Vec<TileDraw> = Vec::with_capacity(grid.count());
         self.groups.clear();
-        let mut pages: Vec<PageId> = Vec::new();
-        let mut start = 0;
-        while start < keyed.len() {
-            let key = keyed[start].0;
-            let end = start + keyed[start..].iter().take_while(|k| k.0 == key).count();
-            let page = PageId {
-                x: ((key >> 16) & 0xFF_FFFF) as u32,
-                y: (key >> 40) as u32,
-            };
-            let range = self.ranges[((key >> 8) & 0xFF) as usize][(key & 0xFF) as usize];
-            self.groups.push(DrawGroup {
-                page,
-                range,
-                first_instance: start as u32,
-                count: (end - start) as u32,
-            });
-            stats.triangles += u64::from(range.count / 3) * (end - start) as u64;
-            if pages.last() != Some(&page) {
-                pages.push(page);
+        let mut blocks: Vec<PageId> = Vec::new();
+        for by in 0..grid.tiles_y.div_ceil(tiles_per_block) {
+            for bx in 0..grid.tiles_x.div_ceil(tiles_per_block) {
+                let block = PageId { x: bx, y: by };
+                for ty in by * tiles_per_block..((by + 1) * tiles_per_block).min(grid.tiles_y) {
+                    for tx in bx * tiles_per_block..((bx + 1) * tiles_per_block).min(grid.tiles_x) {
+                        let i = grid.index(tx, ty);
+                        if !visible[i] {
+                            stats.tiles_culled += 1;
+                            continue;
+                        }
+                        let level = levels[i];
+                        let stitch = stitch_of(&grid, &levels, tx, ty);
+                        buckets[level as usize * STITCHES + stitch as usize].push(TileDraw {
+                            origin: grid.origin(tx, ty),
+                            level: u32::from(level),
+                            stitch: u32::from(stitch),
+                        });
+                        stats.tiles_drawn += 1;
+                        stats.tiles_per_level[level as usize] += 1;
+                    }
+                }
+                for (b, tiles) in buckets.iter_mut().enumerate() {
+                    if tiles.is_empty() {
+                        continue;
+                    }
+                    let range = self.ranges[b / STITCHES][b % STITCHES];
+                    self.groups.push(DrawGroup {
+                        block,
+                        range,
+                        first_instance: draws.len() as u32,
+                        count: tiles.len() as u32,
+                    });
+                    stats.triangles += u64::from(range.count / 3) * tiles.len() as u64;
+                    if blocks.last() != Some(&block) {
+                        blocks.push(block);
+                    }
+                    draws.append(tiles);
+                }
             }
-            start = end;
         }
         stats.draws = self.groups.len() as u32;
-        for page in pages {
-            self.update_set(terrain, page)?;
+        for block in blocks {
+            self.update_set(terrain, block)?;
         }
-        if !keyed.is_empty() {
-            let draws: Vec<TileDraw> = keyed.iter().map(|k| k.1).collect();
+        if !draws.is_empty() {
             self.tile_buffer.write(&draws)?;
         }
         let mut flags = 0;
@@ -1122,18 +1168,8 @@ impl TerrainRenderer {
     ) -> Result<()> {
         let mut declared = BTreeSet::new();
         for g in &self.groups {
-            if !declared.insert(g.page) {
-                continue;
-            }
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    if let Some(img) = self
-                        .neighbour(g.page, dx, dy)
-                        .and_then(|n| terrain.visible_image(n))
-                    {
-                        rec.image(img, Access::VertexStorageRead);
-                    }
-                }
+            if declared.insert(g.block) {
+                self.declare_block(rec, terrain, g.block, Access::VertexStorageRead);
             }
         }
         rec.image(&self.dummy, Access::VertexStorageRead);
@@ -1165,13 +1201,11 @@ impl TerrainRenderer {
         }
         let mut bound: Option<PageId> = None;
         for g in &self.groups {
-            if bound != Some(g.page) {
-                let set = &self.page_sets[&g.page];
-                let r = self.desc.page_rect(g.page);
+            if bound != Some(g.block) {
+                let set = &self.page_sets[&g.block];
                 let push = PagePush {
-                    page_origin: [r.x0, r.y0],
+                    block_origin: self.block_origin(g.block),
                     present: set.present,
-                    unused: 0,
                 };
                 // SAFETY: as above.
                 unsafe {
@@ -1191,7 +1225,7 @@ impl TerrainRenderer {
                         bytemuck::bytes_of(&push),
                     );
                 }
-                bound = Some(g.page);
+                bound = Some(g.block);
             }
             // SAFETY: as above; the range lies inside the index buffer.
             unsafe {
