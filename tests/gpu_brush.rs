@@ -757,3 +757,55 @@ fn stamps_land_texel_for_texel_and_rotate() {
     }
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step() {
+    use scarp::brush::journal::RecordedStep;
+    use scarp::editor::paint::LiveStroke;
+    let gpu = gpu();
+    let tables = NoiseTables::new(2009);
+    let d = doc(300, 260, 128);
+    let start = initial(&d);
+    let samples: Vec<StrokeSample> = (0..24)
+        .map(|i| {
+            let t = i as f32 / 23.0;
+            StrokeSample {
+                x: 30.0 + 240.0 * t,
+                y: 60.0 + 140.0 * t + 30.0 * (t * 9.0).sin(),
+                pressure: 0.4 + 0.6 * t,
+                t: t * 0.4,
+            }
+        })
+        .collect();
+    for brush in brushes()
+        .into_iter()
+        .filter(|b| b.brush != BrushType::Stamp)
+    {
+        let mut live = GpuTerrain::from_heights(&gpu, d, &start, &tables).unwrap();
+        let mut stroke = LiveStroke::new(brush.clone());
+        for s in &samples {
+            stroke.add(&mut live, *s);
+            // A small budget leaves parts queued and strokes half-applied between samples.
+            live.pump(Some(0.05)).unwrap();
+        }
+        let (step, _) = stroke.finish(&mut live);
+        assert!(matches!(step, Some(RecordedStep::Stroke { .. })));
+        let painted = live.to_dense().unwrap();
+        assert_eq!(live.undo_steps(), 1, "{}", brush.brush.name());
+
+        let mut replay = GpuTerrain::from_heights(&gpu, d, &start, &tables).unwrap();
+        replay
+            .apply_stroke(&brush, &stroke_instances(&brush, &samples))
+            .unwrap();
+        let replayed = replay.to_dense().unwrap();
+        assert!(
+            painted == replayed,
+            "{}: painted differs from replayed by {}",
+            brush.brush.name(),
+            max_diff(&painted, &replayed)
+        );
+        assert!(live.undo().unwrap());
+        assert!(live.to_dense().unwrap() == start, "{}", brush.brush.name());
+    }
+    assert_no_validation_messages(&gpu);
+}

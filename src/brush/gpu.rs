@@ -613,8 +613,25 @@ impl GpuTerrain {
             page_tasks: ids.len(),
             ..Default::default()
         };
+        // A continuation writes in place into the versions its stroke already made (the undo
+        // step holds the versions from before the stroke); other pages get new versions.
         let mut fresh = Vec::with_capacity(ids.len());
-        for &id in &ids {
+        let mut reused = vec![false; ids.len()];
+        for (k, &id) in ids.iter().enumerate() {
+            if join && self.history.last_step_holds(id) {
+                if let Some(rc) = self.pages.remove(&id) {
+                    match Rc::try_unwrap(rc) {
+                        Ok(page) => {
+                            fresh.push(page);
+                            reused[k] = true;
+                            continue;
+                        }
+                        Err(rc) => {
+                            self.pages.insert(id, rc);
+                        }
+                    }
+                }
+            }
             fresh.push(self.new_page(id)?);
         }
         let instance_buf = if flat_list.is_empty() {
@@ -636,7 +653,7 @@ impl GpuTerrain {
             rec.copy_buffer(&staging, 0, &buf, 0, bytes);
             // Both images of a new version start complete, so the first pass writes only its
             // dirty rectangle.
-            for (id, page) in ids.iter().zip(&fresh) {
+            for ((id, page), _) in ids.iter().zip(&fresh).zip(&reused).filter(|(_, &r)| !r) {
                 for image in &page.images {
                     match self.pages.get(id) {
                         Some(old) => rec.copy_image(old.front(), image),

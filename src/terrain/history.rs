@@ -94,6 +94,13 @@ impl<P> History<P> {
         self.enforce_budget();
     }
 
+    /// Whether the newest undo step holds a version of page `id` (the page changed in it).
+    pub fn last_step_holds(&self, id: PageId) -> bool {
+        self.undo
+            .last()
+            .is_some_and(|s| s.pages.iter().any(|(held, _)| *held == id))
+    }
+
     pub fn can_undo(&self) -> usize {
         self.undo.len()
     }
