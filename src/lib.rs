@@ -8,5 +8,6 @@ pub mod editor;
 pub mod gallery;
 pub mod gpu;
 pub mod noise;
+pub mod profile;
 pub mod render;
 pub mod terrain;

@@ -572,6 +572,7 @@ impl GpuTerrain {
         instances: Vec<BrushInstance>,
         join: bool,
     ) -> Result<ActiveStroke> {
+        let _p = crate::profile::scope("brush: activate");
         let level_target = match (brush.brush, level_texel(&instances)) {
             (BrushType::Level, _) if join => self.last_level_target,
             (BrushType::Level, Some((x, y))) => self.committed_height_at(x, y)?,
@@ -688,6 +689,7 @@ impl GpuTerrain {
     /// Commits a finished stroke: its page versions replace the old ones, which become its undo
     /// step.
     fn finish(&mut self, stroke: ActiveStroke) {
+        let _p = crate::profile::scope("brush: finish");
         let previous = stroke
             .ids
             .iter()
@@ -709,6 +711,7 @@ impl GpuTerrain {
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
     ) -> Result<()> {
+        let _p = crate::profile::scope("brush: waves");
         let brush = stroke.brush.clone();
         self.kernel(brush.brush, brush.noise.kind)?;
         let kernel = &self.kernels[&brush.brush.kernel_key(brush.noise.kind)];

@@ -396,12 +396,15 @@ impl<'a> Recorder<'a> {
         wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
         signal: Option<vk::Semaphore>,
     ) -> Result<()> {
+        let _p = crate::profile::scope("gpu: submit and wait");
         self.flush_barriers();
         let device = self.gpu.device();
-        // SAFETY: the command buffer is recording.
-        unsafe { device.end_command_buffer(self.cmd)? };
-        // SAFETY: valid device.
-        let fence = unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None)? };
+        {
+            let _e = crate::profile::scope("gpu: end command buffer");
+            // SAFETY: the command buffer is recording.
+            unsafe { device.end_command_buffer(self.cmd)? };
+        }
+        let fence = self.gpu.take_fence()?;
         let cmds = [self.cmd];
         let wait_sems: Vec<_> = wait.iter().map(|w| w.0).collect();
         let wait_stages: Vec<_> = wait.iter().map(|w| w.1).collect();
@@ -412,14 +415,15 @@ impl<'a> Recorder<'a> {
             .wait_dst_stage_mask(&wait_stages)
             .signal_semaphores(&signal_sems);
         let result = {
+            let _s = crate::profile::scope("gpu: queue submit");
             let queue = self.gpu.queue();
             // SAFETY: the queue is externally synchronized by its mutex; the command buffer is
             // executable and every resource it references is borrowed for 'a.
             unsafe { device.queue_submit(*queue, &[submit], fence) }
         }
         .and_then(|_| {
-            // SAFETY: `fence` belongs to this device.
-            unsafe { device.wait_for_fences(&[fence], true, SUBMIT_TIMEOUT.as_nanos() as u64) }
+            let _w = crate::profile::scope("gpu: fence wait");
+            wait_briefly_then_block(device, fence)
         });
         // SAFETY: signalled or never submitted; either way no longer in use... unless the wait
         // timed out, in which case we wait for idle before destroying.
@@ -427,8 +431,8 @@ impl<'a> Recorder<'a> {
             if result == Err(vk::Result::TIMEOUT) {
                 let _ = device.device_wait_idle();
             }
-            device.destroy_fence(fence, None);
         }
+        self.gpu.return_fence(fence);
         result.map_err(|e| match e {
             vk::Result::TIMEOUT => GpuError::usage(format!(
                 "the GPU did not finish within {} s",
@@ -437,6 +441,25 @@ impl<'a> Recorder<'a> {
             e => GpuError::from(e),
         })
     }
+}
+
+/// How long a submission's fence is polled (yielding the core) before the thread blocks: short
+/// submissions (a frame's brush pass, its tile bounds) come back faster than a blocking wait
+/// wakes up on some drivers.
+const POLL_BEFORE_BLOCKING: Duration = Duration::from_micros(1500);
+
+/// Waits for `fence`: polls it for [`POLL_BEFORE_BLOCKING`], then blocks.
+fn wait_briefly_then_block(device: &ash::Device, fence: vk::Fence) -> ash::prelude::VkResult<()> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < POLL_BEFORE_BLOCKING {
+        // SAFETY: `fence` belongs to this device.
+        if unsafe { device.get_fence_status(fence)? } {
+            return Ok(());
+        }
+        std::thread::yield_now();
+    }
+    // SAFETY: as above.
+    unsafe { device.wait_for_fences(&[fence], true, SUBMIT_TIMEOUT.as_nanos() as u64) }
 }
 
 impl Drop for Recorder<'_> {

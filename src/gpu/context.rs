@@ -121,6 +121,8 @@ pub struct Gpu {
     queue_family: u32,
     allocator: ManuallyDrop<Mutex<Allocator>>,
     command_pool: Mutex<vk::CommandPool>,
+    /// Unsignalled fences for submissions to reuse.
+    fences: Mutex<Vec<vk::Fence>>,
     nearest_sampler: vk::Sampler,
     info: DeviceInfo,
     /// `shaderStorageImageExtendedFormats` was enabled (r16 storage images, among others).
@@ -485,6 +487,7 @@ impl Gpu {
             queue_family,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             command_pool: Mutex::new(command_pool),
+            fences: Mutex::new(Vec::new()),
             nearest_sampler,
             extended_storage_formats,
             dynamic_rendering,
@@ -495,6 +498,33 @@ impl Gpu {
 
     pub fn device(&self) -> &ash::Device {
         &self.device
+    }
+
+    /// An unsignalled fence (reused: creating one per submission is slow on some drivers).
+    pub(crate) fn take_fence(&self) -> Result<vk::Fence> {
+        let reused = self.fences.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match reused {
+            Some(f) => Ok(f),
+            // SAFETY: valid device.
+            None => Ok(unsafe {
+                self.device
+                    .create_fence(&vk::FenceCreateInfo::default(), None)?
+            }),
+        }
+    }
+
+    /// Gives back a fence whose submission completed (or never happened): reset and kept.
+    pub(crate) fn return_fence(&self, fence: vk::Fence) {
+        // SAFETY: the fence is not in use by any pending submission.
+        match unsafe { self.device.reset_fences(&[fence]) } {
+            Ok(()) => self
+                .fences
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(fence),
+            // SAFETY: as above.
+            Err(_) => unsafe { self.device.destroy_fence(fence, None) },
+        }
     }
 
     /// The Vulkan loader entry (for surface creation).
@@ -696,6 +726,9 @@ impl Drop for Gpu {
         unsafe {
             let _ = self.device.device_wait_idle();
             self.device.destroy_sampler(self.nearest_sampler, None);
+            for &f in self.fences.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                self.device.destroy_fence(f, None);
+            }
             self.device.destroy_command_pool(*self.command_pool(), None);
             ManuallyDrop::drop(&mut self.allocator);
             self.device.destroy_device(None);

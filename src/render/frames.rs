@@ -35,6 +35,10 @@ pub struct FrameLog {
     pub triangles_per_pixel: Vec<f64>,
     /// CPU time of LOD selection and draw preparation, ms.
     pub prepare_cpu_ms: Vec<f64>,
+    /// Wall-clock time of queueing and pumping the brush work (its submissions waited for), ms.
+    pub pump_ms: Vec<f64>,
+    /// Wall-clock time of bringing the tile bounds up to date (its submission waited for), ms.
+    pub refresh_ms: Vec<f64>,
     pub instances_applied: usize,
 }
 
@@ -94,21 +98,32 @@ pub fn run_frames(
     let ring = d.width.min(d.height) as f32 * 0.3;
     let mut next = 0;
     for frame in 0..warmup + frames {
+        if frame == warmup {
+            crate::profile::take(); // profile the timed frames only
+        }
         let t0 = Instant::now();
         let mut brush_ms = 0.0;
         if let Some(p) = paint {
             let inst = circle_instances(&p.brush, centre, ring, next, p.instances_per_frame);
             next += inst.len();
             terrain.enqueue_stroke_part(&p.brush, &inst, frame > 0);
+            let _s = crate::profile::scope("frame: enqueue and pump");
             let report = terrain.pump(p.budget_ms)?;
             brush_ms = report.gpu_ns * 1e-6;
         }
+        let pump_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        renderer.refresh(terrain)?;
+        let refresh_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let bounds_gpu_ms = renderer.stats.bounds_gpu_ms;
         let f = target.render(renderer, terrain, camera, view, false, None)?;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         if frame >= warmup {
             log.frame_ms.push(ms);
             log.brush_gpu_ms.push(brush_ms);
-            log.bounds_gpu_ms.push(renderer.stats.bounds_gpu_ms);
+            log.pump_ms.push(pump_ms);
+            log.refresh_ms.push(refresh_ms);
+            log.bounds_gpu_ms.push(bounds_gpu_ms);
             log.draw_gpu_ms.push(f.draw_gpu_ms);
             let st = &renderer.stats;
             log.triangles.push(st.triangles);
@@ -119,6 +134,10 @@ pub fn run_frames(
                     .push(st.triangles as f64 / c.max(1) as f64);
             }
         }
+    }
+    let report = crate::profile::report();
+    if !report.is_empty() {
+        eprintln!("CPU profile ({frames} frames):\n{report}");
     }
     // Finish the stroke so the document is consistent afterwards.
     terrain.pump(None)?;

@@ -91,6 +91,7 @@ impl Offscreen {
     ) -> Result<OffscreenFrame> {
         renderer.refresh(terrain)?;
         renderer.prepare(terrain, camera, self.size, view)?;
+        let _p = crate::profile::scope("render: record and submit");
         if self.coverage.is_none() {
             self.coverage = Some(renderer.coverage_set(&self.depth)?);
         }

@@ -765,6 +765,7 @@ impl TerrainRenderer {
     /// corner), then reads them back. The first call computes every tile. All dispatches run
     /// behind one barrier: each writes its own page's range of the bounds buffer.
     pub fn refresh(&mut self, terrain: &mut GpuTerrain) -> Result<()> {
+        let _p = crate::profile::scope("render: refresh");
         let changed = terrain.take_changed_pages();
         let tpp = self.desc.page_size / TILE_QUADS;
         // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
@@ -816,9 +817,11 @@ impl TerrainRenderer {
             return Ok(());
         }
         let blocks: BTreeSet<PageId> = dirty.keys().map(|&id| Self::block_of(id)).collect();
+        let sets = crate::profile::scope("render: refresh sets");
         for &b in &blocks {
             self.update_set(terrain, b)?;
         }
+        drop(sets);
         let this = &*self;
         let terrain = &*terrain;
         let mut rec = Recorder::new(&this.gpu)?;
@@ -889,6 +892,7 @@ impl TerrainRenderer {
             Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6,
             None => 0.0,
         };
+        let _read = crate::profile::scope("render: refresh readback");
         let stride_tiles = (this.bounds_stride / 32) as usize;
         let pages_x = this.desc.pages_x() as usize;
         let mapped = this
@@ -949,6 +953,7 @@ impl TerrainRenderer {
         viewport: [u32; 2],
         view: &ViewSettings,
     ) -> Result<()> {
+        let _p = crate::profile::scope("render: prepare");
         let t0 = std::time::Instant::now();
         let vs = view.vertical_scale;
         let view_proj = camera.view_proj(viewport);
