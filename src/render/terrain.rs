@@ -927,21 +927,24 @@ impl TerrainRenderer {
     }
 
     /// Levels of every tile for error bound `tau` given each tile's per-level projected errors
-    /// (`thresholds[i][l - 1]`, pixels), neighbour-restricted, and the triangles the visible
-    /// tiles draw.
-    fn levels_at(&self, thresholds: &[[f32; 6]], tau: f32, visible: &[bool]) -> (Vec<u8>, u64) {
-        let mut levels: Vec<u8> = thresholds
-            .iter()
+    /// (`thresholds[i][l - 1]`, pixels), before neighbour restriction.
+    fn unrestricted_levels(thresholds: &[[f32; 6]], tau: f32) -> Vec<u8> {
+        use rayon::prelude::*;
+        thresholds
+            .par_iter()
             .map(|t| t.iter().take_while(|&&e| e <= tau).count() as u8)
-            .collect();
-        lod::restrict_neighbours(&self.grid, &mut levels);
-        let tris = levels
-            .iter()
+            .collect()
+    }
+
+    /// Triangles the visible tiles draw at `levels` (stitching ignored: an upper bound).
+    fn triangles(levels: &[u8], visible: &[bool]) -> u64 {
+        use rayon::prelude::*;
+        levels
+            .par_iter()
             .zip(visible)
             .filter(|(_, &v)| v)
             .map(|(&l, _)| lod::triangles_at(l))
-            .sum();
-        (levels, tris)
+            .sum()
     }
 
     /// Selects levels, culls, groups the tiles into draws and writes the frame's uniforms for a
@@ -998,7 +1001,9 @@ impl TerrainRenderer {
                         std::array::from_fn(|l| b.level_error(l as u8 + 1) * k)
                     })
                     .collect();
-                let (mut levels, tris) = self.levels_at(&thresholds, tau, &visible);
+                let mut levels = Self::unrestricted_levels(&thresholds, tau);
+                lod::restrict_neighbours(&grid, &mut levels);
+                let tris = Self::triangles(&levels, &visible);
                 let budget = match self.covered_pixels {
                     Some(c) if view.max_triangles_per_pixel > 0.0 => {
                         Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
@@ -1008,13 +1013,17 @@ impl TerrainRenderer {
                 if let Some(budget) = budget.filter(|&b| tris > b) {
                     // Raise the bound until the mesh fits, starting from last frame's bound (a
                     // little lower, so it relaxes again as the view allows): one or two
-                    // evaluations per frame once settled.
+                    // evaluations per frame once settled. Restriction only adds triangles, so
+                    // the unrestricted count is checked first and the restricted one last.
                     let mut t = (self.last_tau / 1.05).max(tau);
                     loop {
-                        let (l, n) = self.levels_at(&thresholds, t, &visible);
-                        if n <= budget || t > tau * 65536.0 {
-                            levels = l;
-                            break;
+                        let mut l = Self::unrestricted_levels(&thresholds, t);
+                        if Self::triangles(&l, &visible) <= budget || t > tau * 65536.0 {
+                            lod::restrict_neighbours(&grid, &mut l);
+                            if Self::triangles(&l, &visible) <= budget || t > tau * 65536.0 {
+                                levels = l;
+                                break;
+                            }
                         }
                         t *= 1.15;
                     }
