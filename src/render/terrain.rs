@@ -154,6 +154,8 @@ pub struct TerrainRenderer {
     /// Bytes of one page's bounds in `bounds_buffer` (aligned for dynamic offsets).
     bounds_stride: u64,
     bounds: Vec<TileBounds>,
+    /// Per tile, `level_error(l)` for l = 1..6 (monotone in l), kept with `bounds`.
+    monotone: Vec<[f32; 6]>,
     coverage_kernel: ComputeKernel<()>,
     coverage_buffer: Buffer,
     covered_pixels: Option<u64>,
@@ -562,6 +564,7 @@ impl TerrainRenderer {
             bounds_buffer,
             bounds_stride,
             bounds: vec![TileBounds::default(); grid.count()],
+            monotone: vec![[0.0; 6]; grid.count()],
             coverage_kernel,
             coverage_buffer,
             covered_pixels: None,
@@ -911,6 +914,7 @@ impl TerrainRenderer {
         }
         for (g, b) in updated {
             self.bounds[g] = b;
+            self.monotone[g] = std::array::from_fn(|l| b.level_error(l as u8 + 1));
         }
         self.height_lo = self
             .bounds
@@ -971,14 +975,25 @@ impl TerrainRenderer {
         let planes = frustum_planes(&view_proj);
         let grid = self.grid;
         use rayon::prelude::*;
-        let visible: Vec<bool> = (0..grid.count())
+        let phase = crate::profile::scope("prepare: cull and project");
+        // One pass: visibility and, per level, the projected error (pixels) of every tile; level
+        // l is allowed when its threshold is within the error bound.
+        let (visible, thresholds): (Vec<bool>, Vec<[f32; 6]>) = (0..grid.count())
             .into_par_iter()
+            .with_min_len(1024)
             .map(|i| {
                 let (tx, ty) = (i as u32 % grid.tiles_x, i as u32 / grid.tiles_x);
                 let (lo, hi) = tile_box(&grid, &self.bounds[i], tx, ty, vs);
-                box_visible(&planes, lo, hi)
+                let k = lod::error_factor(&lod_view, lo, hi);
+                let m = &self.monotone[i];
+                (
+                    box_visible(&planes, lo, hi),
+                    std::array::from_fn(|l| m[l] * k),
+                )
             })
-            .collect();
+            .unzip();
+        drop(phase);
+        let phase = crate::profile::scope("prepare: select");
         let mut tau = lod_view.pixel_error;
         let levels = match view.force_levels {
             Some(f) => {
@@ -989,50 +1004,44 @@ impl TerrainRenderer {
                 levels
             }
             None => {
-                // Projected error of every level of every tile: level l is allowed when its
-                // threshold is within the error bound.
-                let thresholds: Vec<[f32; 6]> = (0..grid.count())
-                    .into_par_iter()
-                    .map(|i| {
-                        let (tx, ty) = (i as u32 % grid.tiles_x, i as u32 / grid.tiles_x);
-                        let b = &self.bounds[i];
-                        let (lo, hi) = tile_box(&grid, b, tx, ty, vs);
-                        let k = lod::error_factor(&lod_view, lo, hi);
-                        std::array::from_fn(|l| b.level_error(l as u8 + 1) * k)
-                    })
-                    .collect();
-                let mut levels = Self::unrestricted_levels(&thresholds, tau);
-                lod::restrict_neighbours(&grid, &mut levels);
-                let tris = Self::triangles(&levels, &visible);
                 let budget = match self.covered_pixels {
                     Some(c) if view.max_triangles_per_pixel > 0.0 => {
                         Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
                     }
                     _ => None,
                 };
-                if let Some(budget) = budget.filter(|&b| tris > b) {
-                    // Raise the bound until the mesh fits, starting from last frame's bound (a
-                    // little lower, so it relaxes again as the view allows): one or two
-                    // evaluations per frame once settled. Restriction only adds triangles, so
-                    // the unrestricted count is checked first and the restricted one last.
-                    let mut t = (self.last_tau / 1.05).max(tau);
-                    loop {
-                        let mut l = Self::unrestricted_levels(&thresholds, t);
-                        if Self::triangles(&l, &visible) <= budget || t > tau * 65536.0 {
-                            lod::restrict_neighbours(&grid, &mut l);
-                            if Self::triangles(&l, &visible) <= budget || t > tau * 65536.0 {
-                                levels = l;
-                                break;
-                            }
-                        }
+                // With a triangle budget, start from last frame's bound a little lowered (it
+                // relaxes back toward the asked bound as the view allows) and raise it in 15%
+                // steps until the mesh fits: one evaluation per frame once settled. Restriction
+                // only adds triangles, so the cheaper unrestricted count is checked first.
+                let cap = tau * 65536.0;
+                let mut t = match budget {
+                    Some(_) => (self.last_tau / 1.05).max(tau),
+                    None => tau,
+                };
+                let chosen = loop {
+                    let mut l = Self::unrestricted_levels(&thresholds, t);
+                    let over = |l: &[u8]| {
+                        t < cap && budget.is_some_and(|b| Self::triangles(l, &visible) > b)
+                    };
+                    if over(&l) {
                         t *= 1.15;
+                        continue;
                     }
-                    tau = t;
-                }
-                levels
+                    lod::restrict_neighbours(&grid, &mut l);
+                    if over(&l) {
+                        t *= 1.15;
+                        continue;
+                    }
+                    break l;
+                };
+                tau = t;
+                chosen
             }
         };
         self.last_tau = tau;
+        drop(phase);
+        let phase = crate::profile::scope("prepare: group");
         let mut stats = FrameStats {
             bounds_pages: self.stats.bounds_pages,
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
@@ -1087,6 +1096,8 @@ impl TerrainRenderer {
             }
         }
         stats.draws = self.groups.len() as u32;
+        drop(phase);
+        let _phase = crate::profile::scope("prepare: sets and uploads");
         for block in blocks {
             self.update_set(terrain, block)?;
         }
