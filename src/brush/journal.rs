@@ -57,6 +57,17 @@ fn default_one() -> f32 {
     1.0
 }
 
+/// A deserialization error as `field.path: problem` (the path left out at the top level).
+fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    if path == "." {
+        inner.to_string()
+    } else {
+        format!("{path}: {inner}")
+    }
+}
+
 /// Heights of a document before its first step.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
@@ -246,15 +257,7 @@ impl Journal {
     /// Parses and checks `text`; relative initial files resolve against `base_dir`.
     pub fn parse(text: &str, base_dir: &Path) -> Result<Self, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawJournal = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path == "." {
-                inner.to_string()
-            } else {
-                format!("{path}: {inner}")
-            }
-        })?;
+        let raw: RawJournal = serde_path_to_error::deserialize(de).map_err(path_error)?;
         if raw.version != JOURNAL_VERSION {
             return Err(format!(
                 "version: {} is not supported (this scarp reads version {JOURNAL_VERSION})",
@@ -640,15 +643,7 @@ pub fn brush_json(b: &BrushSettings) -> Result<serde_json::Value, String> {
 /// Reads a brush written by [`brush_json`] (a preset file); errors name the field.
 pub fn parse_brush(text: &str, base_dir: &Path) -> Result<BrushSettings, String> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let raw: RawBrush = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            inner.to_string()
-        } else {
-            format!("{path}: {inner}")
-        }
-    })?;
+    let raw: RawBrush = serde_path_to_error::deserialize(de).map_err(path_error)?;
     raw.settings(base_dir)
         .map_err(|e| e.trim_start_matches("brush.").to_string())
 }

@@ -11,16 +11,13 @@ use std::collections::VecDeque;
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
 
-/// Brushes the panel offers (stamps need an image: journals only for now).
-pub const PANEL_BRUSHES: [BrushType; 7] = [
-    BrushType::Raise,
-    BrushType::Lower,
-    BrushType::Noise,
-    BrushType::Level,
-    BrushType::Smooth,
-    BrushType::Contrast,
-    BrushType::Directional,
-];
+/// Brushes the panel offers: all but stamps (they need an image: journals only for now).
+fn panel_brushes() -> Vec<BrushType> {
+    BrushType::ALL
+        .into_iter()
+        .filter(|b| *b != BrushType::Stamp)
+        .collect()
+}
 
 /// What the user asked for this frame, beyond editing settings in place.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,13 +112,11 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
         .size([330.0, 560.0], Condition::FirstUseEver)
         .build(|| {
             let b = &mut s.brush;
-            let names: Vec<&str> = PANEL_BRUSHES.iter().map(|t| t.name()).collect();
-            let mut i = PANEL_BRUSHES
-                .iter()
-                .position(|t| *t == b.brush)
-                .unwrap_or(0);
+            let brushes = panel_brushes();
+            let names: Vec<&str> = brushes.iter().map(|t| t.name()).collect();
+            let mut i = brushes.iter().position(|t| *t == b.brush).unwrap_or(0);
             if ui.combo_simple_string("type", &mut i, &names) {
-                b.brush = PANEL_BRUSHES[i];
+                b.brush = brushes[i];
             }
             log_slider(ui, "radius", 1.0, 4096.0, &mut b.radius);
             let mut inner = b.inner_radius;

@@ -85,6 +85,17 @@ fn range_of(format: vk::Format) -> vk::ImageSubresourceRange {
     }
 }
 
+/// A 2D view of the whole of `raw` (a live image of `format`, bound to memory).
+fn create_view(gpu: &Gpu, raw: vk::Image, format: vk::Format) -> Result<vk::ImageView> {
+    let info = vk::ImageViewCreateInfo::default()
+        .image(raw)
+        .view_type(vk::ImageViewType::TYPE_2D)
+        .format(format)
+        .subresource_range(range_of(format));
+    // SAFETY: the callers pass a live image of `format`, bound to memory.
+    Ok(unsafe { gpu.device().create_image_view(&info, None)? })
+}
+
 impl Image {
     pub fn new(gpu: &Arc<Gpu>, name: &str, desc: ImageDesc) -> Result<Self> {
         if desc.extent.width == 0 || desc.extent.height == 0 {
@@ -139,13 +150,7 @@ impl Image {
             cleanup(allocation);
             return Err(e.into());
         }
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(raw)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(desc.format)
-            .subresource_range(range_of(desc.format));
-        // SAFETY: `raw` is bound to memory; the view matches its format.
-        let view = match unsafe { device.create_image_view(&view_info, None) } {
+        let view = match create_view(gpu, raw, desc.format) {
             Ok(v) => v,
             Err(e) => {
                 cleanup(allocation);
@@ -169,13 +174,7 @@ impl Image {
     /// Wraps an image someone else owns (a swapchain image): we make and own only its view.
     /// Its state starts undefined, as after every acquire.
     pub fn borrowed(gpu: &Arc<Gpu>, name: &str, raw: vk::Image, desc: ImageDesc) -> Result<Self> {
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(raw)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(desc.format)
-            .subresource_range(range_of(desc.format));
-        // SAFETY: the caller passes a live image of `desc.format`.
-        let view = unsafe { gpu.device().create_image_view(&view_info, None)? };
+        let view = create_view(gpu, raw, desc.format)?;
         gpu.set_name(view, name);
         Ok(Self {
             gpu: gpu.clone(),
