@@ -154,7 +154,7 @@ impl Image {
             Ok(v) => v,
             Err(e) => {
                 cleanup(allocation);
-                return Err(e.into());
+                return Err(e);
             }
         };
         gpu.set_name(raw, name);
