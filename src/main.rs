@@ -7,6 +7,7 @@ use scarp::noise::{
     CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables, DEFAULT_TABLE_SEED,
 };
 use scarp::terrain::export::{check_writable, write_atomic, write_heights, write_rgba_png};
+use scarp::terrain::formats::{Endian, ReadOptions};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -74,6 +75,12 @@ enum Command {
         /// Print every wave's GPU time (a wave = the next pass of every page, run together).
         #[arg(long)]
         passes: bool,
+        /// Start from this height file instead of the journal's initial heights (any format; its
+        /// size must be the document's; integer formats map onto --range, else the document's).
+        #[arg(long)]
+        initial: Option<PathBuf>,
+        #[command(flatten)]
+        read: ReadArgs,
         #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
         table_seed: u64,
     },
@@ -81,7 +88,19 @@ enum Command {
     /// time frames while a brush paints.
     #[command(allow_negative_numbers = true)]
     Render(Box<RenderArgs>),
-    /// Open the editor (a window): a journal, or the default 4096² terrain.
+    /// Convert a height file to another format (by extension): .png (8/16-bit gray), .r16/.raw
+    /// (16-bit, --endian), .r32 (f32), .exr (f32), .tif (32-bit float or 16-bit).
+    #[command(allow_negative_numbers = true)]
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+        /// Bits per value where the output format offers a choice (png: 8 or 16, tif: 16 or 32).
+        #[arg(long)]
+        bits: Option<u8>,
+    },
+    /// Open the editor (a window): a journal or a height file, or the default 4096² terrain.
     Edit {
         /// Journal to open (replayed on load).
         file: Option<PathBuf>,
@@ -101,18 +120,49 @@ enum Command {
     Devices,
 }
 
+/// How to read a height file.
+#[derive(Args, Clone, Debug)]
+struct ReadArgs {
+    /// Size of a raw height file, WxH (inferred when the file is square).
+    #[arg(long, value_parser = parse_size)]
+    size: Option<(u32, u32)>,
+    /// Heights of the lowest and highest value of integer files (PNG, raw 16-bit, 16-bit TIFF).
+    #[arg(long, value_parser = parse_range, allow_hyphen_values = true)]
+    range: Option<(f32, f32)>,
+    /// Byte order of raw 16-bit files.
+    #[arg(long, value_enum, default_value_t = Endian::Little)]
+    endian: Endian,
+}
+
+impl ReadArgs {
+    fn options(&self) -> ReadOptions {
+        ReadOptions {
+            size: self.size,
+            range: self.range.unwrap_or((0.0, 1.0)),
+            endian: self.endian,
+        }
+    }
+}
+
+fn parse_range(s: &str) -> Result<(f32, f32), String> {
+    let (lo, hi) = parse_pair(s)?;
+    if lo >= hi {
+        return Err(format!("'{s}': MIN must be below MAX"));
+    }
+    Ok((lo, hi))
+}
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["journal", "heights"])))]
 struct RenderArgs {
     /// Stroke journal to replay (docs/journal.md).
     #[arg(long)]
     journal: Option<PathBuf>,
-    /// Raw little-endian f32 heights (.r32); needs --size.
-    #[arg(long, requires = "size")]
+    /// A height file (.png, .r16/.raw, .r32, .exr, .tif; README, Height files).
+    #[arg(long)]
     heights: Option<PathBuf>,
-    /// Size of --heights, WxH.
-    #[arg(long, value_parser = parse_size)]
-    size: Option<(u32, u32)>,
+    #[command(flatten)]
+    read: ReadArgs,
     /// Image size, WxH.
     #[arg(long, default_value = "1280x720", value_parser = parse_image_size)]
     image: (u32, u32),
@@ -363,11 +413,26 @@ fn main() {
             batch,
             page_size,
             passes,
+            initial,
+            read,
             table_seed,
         } => cmd_apply(
-            &journal, &out, backend, batch, page_size, passes, table_seed,
+            &journal,
+            &out,
+            backend,
+            batch,
+            page_size,
+            passes,
+            initial.as_deref().map(|p| (p, &read)),
+            table_seed,
         ),
         Command::Render(args) => cmd_render(&args),
+        Command::Convert {
+            input,
+            output,
+            read,
+            bits,
+        } => cmd_convert(&input, &output, &read, bits),
         Command::Edit {
             file,
             replay,
@@ -572,6 +637,7 @@ fn cmd_apply(
     batch: usize,
     page_size: Option<u32>,
     print_passes: bool,
+    initial_file: Option<(&Path, &ReadArgs)>,
     table_seed: u64,
 ) -> Result<()> {
     use scarp::brush::cpu::CpuTerrain;
@@ -602,9 +668,30 @@ fn cmd_apply(
         );
     }
     check_writable(out).map_err(anyhow::Error::msg)?;
-    let initial = journal
-        .initial_heights()
-        .map_err(|e| anyhow::anyhow!("{}: {e}", journal_path.display()))?;
+    let initial = match initial_file {
+        Some((path, read)) => {
+            let options = ReadOptions {
+                size: Some(read.size.unwrap_or((doc.width, doc.height))),
+                range: read.range.unwrap_or((doc.height_min, doc.height_max)),
+                endian: read.endian,
+            };
+            let grid = read_with_bar(path, &options)?;
+            if (grid.width, grid.height) != (doc.width, doc.height) {
+                bail!(
+                    "{}: {}x{} does not match the journal's {}x{} document",
+                    path.display(),
+                    grid.width,
+                    grid.height,
+                    doc.width,
+                    doc.height
+                );
+            }
+            Some(grid.values)
+        }
+        None => journal
+            .initial_heights()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", journal_path.display()))?,
+    };
     let flat = match journal.initial {
         scarp::brush::journal::Initial::Flat(h) => h,
         _ => 0.0,
@@ -695,12 +782,11 @@ fn cmd_apply(
 fn load_terrain(
     gpu: &std::sync::Arc<Gpu>,
     journal: Option<&Path>,
-    heights: Option<(&Path, (u32, u32))>,
+    heights: Option<(&Path, ReadOptions)>,
     tables: &NoiseTables,
 ) -> Result<scarp::brush::gpu::GpuTerrain> {
     use scarp::brush::gpu::GpuTerrain;
     use scarp::brush::journal::{Initial, Journal};
-    use scarp::terrain::document::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
     if let Some(path) = journal {
         let journal = Journal::load(path).map_err(anyhow::Error::msg)?;
         let initial = journal
@@ -717,39 +803,79 @@ fn load_terrain(
         journal.replay(&mut terrain, |_, _| {})?;
         return Ok(terrain);
     }
-    let (path, (w, h)) = heights.expect("clap requires a source");
-    let desc = DocumentDesc {
-        width: w,
-        height: h,
-        format: HeightFormat::R32f,
-        page_size: DEFAULT_PAGE_SIZE,
-        height_min: 0.0,
-        height_max: 1.0,
-    };
-    desc.validate().map_err(anyhow::Error::msg)?;
-    let expected = u64::from(w) * u64::from(h) * 4;
-    let meta = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-    if meta.len() != expected {
-        bail!(
-            "{}: expected {expected} bytes ({w}x{h} f32), found {}",
-            path.display(),
-            meta.len()
-        );
+    let (path, options) = heights.expect("clap requires a source");
+    let grid = read_with_bar(path, &options)?;
+    let desc = scarp::terrain::document::DocumentDesc::for_heights(grid.width, grid.height);
+    Ok(GpuTerrain::from_heights(gpu, desc, &grid.values, tables)?)
+}
+
+/// A progress bar for long file work (hidden when stderr is not a terminal).
+fn bar(label: &str) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(1);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {percent}%")
+            .expect("valid template"),
+    );
+    b.set_message(label.to_string());
+    b
+}
+
+/// Reads a height file with a progress bar.
+fn read_with_bar(path: &Path, options: &ReadOptions) -> Result<scarp::terrain::formats::Heights> {
+    let b = bar(&format!("reading {}", path.display()));
+    let r = scarp::terrain::formats::read_with_progress(path, options, &mut |done, total| {
+        b.set_length(total);
+        b.set_position(done);
+    });
+    b.finish_and_clear();
+    r.map_err(anyhow::Error::msg)
+}
+
+fn cmd_convert(input: &Path, output: &Path, read: &ReadArgs, bits: Option<u8>) -> Result<()> {
+    use scarp::terrain::formats::{write_with_progress, WriteOptions};
+    check_writable(output).map_err(anyhow::Error::msg)?;
+    if input.canonicalize().ok() == output.canonicalize().ok() && output.exists() {
+        bail!("{}: input and output are the same file", output.display());
     }
-    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
-    let values: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-        bail!(
-            "{}: non-finite height at texel ({}, {})",
-            path.display(),
-            i as u64 % u64::from(w),
-            i as u64 / u64::from(w)
-        );
-    }
-    Ok(GpuTerrain::from_heights(gpu, desc, &values, tables)?)
+    let t0 = Instant::now();
+    let grid = read_with_bar(input, &read.options())?;
+    let b = bar(&format!("writing {}", output.display()));
+    let report = write_with_progress(
+        output,
+        &grid,
+        &WriteOptions {
+            range: read.range,
+            endian: read.endian,
+            bits,
+        },
+        &mut |done, total| {
+            b.set_length(total);
+            b.set_position(done);
+        },
+    );
+    b.finish_and_clear();
+    let report = report.map_err(anyhow::Error::msg)?;
+    let (lo, hi) = scarp::terrain::export::min_max(&grid.values);
+    println!(
+        "{} -> {}: {}x{}, heights {lo}..{hi}, {:?} {}-bit{}{} in {:.1} ms",
+        input.display(),
+        output.display(),
+        grid.width,
+        grid.height,
+        report.kind,
+        report.bits,
+        report
+            .range
+            .map(|(a, b)| format!(", range {a}..{b}"))
+            .unwrap_or_default(),
+        if report.clamped > 0 {
+            format!(", {} heights clamped into the range", report.clamped)
+        } else {
+            String::new()
+        },
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
 }
 
 /// Default world y per height unit: a quarter of the document's larger side.
@@ -814,7 +940,7 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
     let mut terrain = load_terrain(
         &gpu,
         a.journal.as_deref(),
-        a.heights.as_deref().zip(a.size),
+        a.heights.as_deref().map(|p| (p, a.read.options())),
         &tables,
     )?;
     let desc = *terrain.desc();

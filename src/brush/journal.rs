@@ -347,37 +347,22 @@ impl Journal {
         Self::parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
     }
 
-    /// Loads the initial heights (`None` for a flat document).
+    /// Loads the initial heights (`None` for a flat document): any height file format
+    /// (`terrain::formats`), of the document's size; integer formats map onto the document's
+    /// height range.
     pub fn initial_heights(&self) -> Result<Option<Vec<f32>>, String> {
         let Initial::File(path) = &self.initial else {
             return Ok(None);
         };
-        let (w, h) = (self.document.width as u64, self.document.height as u64);
-        let expected = w * h * 4;
-        let meta = std::fs::metadata(path)
-            .map_err(|e| format!("document.initial.file {}: {e}", path.display()))?;
-        if meta.len() != expected {
-            return Err(format!(
-                "document.initial.file {}: expected {expected} bytes ({w}x{h} f32), found {}",
-                path.display(),
-                meta.len()
-            ));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| format!("document.initial.file {}: {e}", path.display()))?;
-        let heights: Vec<f32> = bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        if let Some(i) = heights.iter().position(|v| !v.is_finite()) {
-            return Err(format!(
-                "document.initial.file {}: non-finite height at texel ({}, {})",
-                path.display(),
-                i as u64 % w,
-                i as u64 / w
-            ));
-        }
-        Ok(Some(heights))
+        let d = &self.document;
+        let options = crate::terrain::formats::ReadOptions {
+            size: Some((d.width, d.height)),
+            range: (d.height_min, d.height_max),
+            ..Default::default()
+        };
+        crate::terrain::formats::read(path, &options)
+            .map(|h| Some(h.values))
+            .map_err(|e| format!("document.initial.file {e}"))
     }
 
     /// Runs every step on `target`, calling `after_stroke(step index)` after each stroke.

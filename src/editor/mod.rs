@@ -311,7 +311,21 @@ impl Editor {
             .clone()
             .or_else(|| options.file.clone())
             .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
-        let journal = Journal::load(&source).map_err(anyhow::Error::msg)?;
+        let journal = if source.extension().is_some_and(|e| e != "json") {
+            // A height file opens as a document of its size with no steps.
+            let grid = crate::terrain::formats::read(&source, &Default::default())
+                .map_err(anyhow::Error::msg)?;
+            Journal {
+                document: crate::terrain::document::DocumentDesc::for_heights(
+                    grid.width,
+                    grid.height,
+                ),
+                initial: Initial::File(std::path::absolute(&source)?),
+                steps: Vec::new(),
+            }
+        } else {
+            Journal::load(&source).map_err(anyhow::Error::msg)?
+        };
         let tables = NoiseTables::new(options.table_seed);
         let initial = journal
             .initial_heights()

@@ -114,6 +114,18 @@ impl Rect {
 
 impl DocumentDesc {
     /// Height range height_max - height_min.
+    /// The document a height file opens as: r32f, default page size, range 0..1.
+    pub fn for_heights(width: u32, height: u32) -> Self {
+        Self {
+            width,
+            height,
+            format: HeightFormat::R32f,
+            page_size: DEFAULT_PAGE_SIZE,
+            height_min: 0.0,
+            height_max: 1.0,
+        }
+    }
+
     pub fn height_range(&self) -> f32 {
         self.height_max - self.height_min
     }

@@ -2,40 +2,12 @@
 //! folder, is flushed to disk, then renamed over the target, so a failure (full disk, killed
 //! process, bad data) never leaves a partial file at the output path.
 //!
-//! Formats, chosen by extension:
-//! * `.r32`: raw little-endian f32, row-major, no header.
-//! * `.png`: 16-bit grayscale, heights mapped linearly from the grid's min..max onto 0..65535
-//!   (a constant grid writes 0).
+//! Height formats are in [`super::formats`]; `write_heights` maps integer formats over the grid's
+//! min..max (`.png` 16-bit gray: min → 0, max → 65535).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-
-/// Output formats of a height grid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeightFileFormat {
-    R32,
-    Png16,
-}
-
-impl HeightFileFormat {
-    /// Format named by `path`'s extension.
-    pub fn from_path(path: &Path) -> Result<Self, String> {
-        match path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
-            Some("r32") => Ok(Self::R32),
-            Some("png") => Ok(Self::Png16),
-            _ => Err(format!(
-                "{}: unknown output format (use .r32 or .png)",
-                path.display()
-            )),
-        }
-    }
-}
 
 /// A temporary file next to `target`, removed on drop unless persisted.
 struct TempFile {
@@ -101,8 +73,8 @@ impl Drop for TempFile {
 
 /// Fails early, before any work, if `path` can't be written (unknown format, missing folder,
 /// no permission).
-pub fn check_writable(path: &Path) -> Result<HeightFileFormat, String> {
-    let format = HeightFileFormat::from_path(path)?;
+pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, String> {
+    let format = super::formats::FileKind::of(path)?;
     let (temp, file) = TempFile::create(path)?;
     drop(file);
     drop(temp);
@@ -138,25 +110,9 @@ pub fn min_max(heights: &[f32]) -> (f32, f32) {
     }
 }
 
-/// Heights normalized over their min..max onto 16 bits.
-pub fn normalize_u16(heights: &[f32]) -> Vec<u16> {
-    let (lo, hi) = min_max(heights);
-    let range = hi - lo;
-    heights
-        .iter()
-        .map(|&h| {
-            if range > 0.0 {
-                (((h - lo) / range) * 65535.0).round().clamp(0.0, 65535.0) as u16
-            } else {
-                0
-            }
-        })
-        .collect()
-}
-
-/// Writes a `width` x `height` grid to `path` in the format its extension names.
+/// Writes a `width` x `height` grid to `path` in the format its extension names
+/// ([`super::formats`]); integer formats map the grid's min..max onto their full range.
 pub fn write_heights(path: &Path, width: u32, height: u32, heights: &[f32]) -> Result<(), String> {
-    let format = HeightFileFormat::from_path(path)?;
     if heights.len() != width as usize * height as usize {
         return Err(format!(
             "{}: {} heights do not make a {width}x{height} grid",
@@ -164,28 +120,12 @@ pub fn write_heights(path: &Path, width: u32, height: u32, heights: &[f32]) -> R
             heights.len()
         ));
     }
-    match format {
-        HeightFileFormat::R32 => write_atomic(path, |w| {
-            for chunk in heights.chunks(1 << 16) {
-                let bytes: Vec<u8> = chunk.iter().flat_map(|h| h.to_le_bytes()).collect();
-                w.write_all(&bytes)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-            }
-            Ok(())
-        }),
-        HeightFileFormat::Png16 => {
-            let img = image::ImageBuffer::<image::Luma<u16>, _>::from_raw(
-                width,
-                height,
-                normalize_u16(heights),
-            )
-            .ok_or_else(|| format!("{}: grid size mismatch", path.display()))?;
-            write_atomic(path, |w| {
-                img.write_to(w, image::ImageFormat::Png)
-                    .map_err(|e| format!("{}: {e}", path.display()))
-            })
-        }
-    }
+    let grid = super::formats::Heights {
+        width,
+        height,
+        values: heights.to_vec(),
+    };
+    super::formats::write(path, &grid, &Default::default()).map(|_| ())
 }
 
 /// Writes an RGBA8 image as PNG, atomically.
@@ -231,7 +171,12 @@ mod tests {
 
     #[test]
     fn png_normalizes_min_to_0_and_max_to_65535() {
-        assert_eq!(normalize_u16(&[-1.0, 0.0, 1.0]), [0, 32768, 65535]);
-        assert_eq!(normalize_u16(&[5.0, 5.0]), [0, 0]);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("n.png");
+        write_heights(&p, 3, 1, &[-1.0, 0.0, 1.0]).unwrap();
+        let img = image::open(&p).unwrap().to_luma16();
+        assert_eq!(img.into_raw(), [0, 32768, 65535]);
+        write_heights(&p, 2, 1, &[5.0, 5.0]).unwrap();
+        assert_eq!(image::open(&p).unwrap().to_luma16().into_raw(), [0, 0]);
     }
 }

@@ -1,6 +1,7 @@
-//! Heightfields on disk and (later) in pages. For now: writing height grids as raw f32 or
-//! normalized 16-bit PNG, atomically.
+//! Heightfield documents (size, format, page grid), undo history, and height files: reading and
+//! writing the formats engines use, atomically.
 
 pub mod document;
 pub mod export;
+pub mod formats;
 pub mod history;

@@ -1,0 +1,601 @@
+//! Height files in the formats engines use, read and written through well-kept crates (`image`
+//! for PNG, `exr`, `tiff`; raw files by hand, they have no structure):
+//!
+//! | extension | format | values |
+//! |---|---|---|
+//! | `.png` | PNG gray, 16-bit (or 8 with `bits = 8`) | integers mapped onto a height range |
+//! | `.r16`, `.raw` | raw 16-bit unsigned, little- or big-endian, row-major | mapped onto a range |
+//! | `.r32` | raw 32-bit float, little-endian, row-major | heights as they are |
+//! | `.exr` | OpenEXR, one channel (`Y`, else `R`, else the only one), f16/f32/u32 | as they are |
+//! | `.tif`, `.tiff` | TIFF gray, 32-bit float (or 16-bit with `bits = 16`) | float as is, 16-bit mapped |
+//!
+//! Integer formats map stored value v of maximum M to `min + v / M × (max − min)`: on reading,
+//! `range` (default 0..1); on writing, `range` or else the data's own min..max (values outside a
+//! given range are clamped and counted). Raw files have no header: their size is given, or
+//! inferred when the file is square. Every read checks the size against [`MAX_SIDE`] and
+//! [`MAX_TEXELS`] *before* allocating (dimension bombs), rejects empty, truncated, oversized and
+//! non-finite data with a one-line error naming the file, and never panics; every write is atomic
+//! (`export::write_atomic`).
+
+use super::export::write_atomic;
+use std::io::{BufReader, Read, Seek, Write};
+use std::path::Path;
+
+/// Largest side of a height file.
+pub const MAX_SIDE: u32 = 65536;
+/// Most texels of a height file (1 GiB of f32).
+pub const MAX_TEXELS: u64 = 1 << 28;
+
+/// Byte order of raw 16-bit files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Endian {
+    #[default]
+    Little,
+    Big,
+}
+
+/// A height file format, from the extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    Png,
+    Raw16,
+    R32,
+    Exr,
+    Tiff,
+}
+
+impl FileKind {
+    pub const EXTENSIONS: &'static str = ".png, .r16, .raw, .r32, .exr, .tif, .tiff";
+
+    /// The format `path`'s extension names.
+    pub fn of(path: &Path) -> Result<Self, String> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("png") => Ok(Self::Png),
+            Some("r16" | "raw") => Ok(Self::Raw16),
+            Some("r32") => Ok(Self::R32),
+            Some("exr") => Ok(Self::Exr),
+            Some("tif" | "tiff") => Ok(Self::Tiff),
+            _ => Err(format!(
+                "{}: unknown height file format (use {})",
+                path.display(),
+                Self::EXTENSIONS
+            )),
+        }
+    }
+
+    /// Whether values are integers mapped onto a height range.
+    pub fn is_integer(self, bits: u8) -> bool {
+        match self {
+            FileKind::Png | FileKind::Raw16 => true,
+            FileKind::Tiff => bits == 16,
+            FileKind::R32 | FileKind::Exr => false,
+        }
+    }
+}
+
+/// A grid of heights, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heights {
+    pub width: u32,
+    pub height: u32,
+    pub values: Vec<f32>,
+}
+
+/// How to read a height file.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    /// Size of raw files (else inferred when square); checked against other files' headers.
+    pub size: Option<(u32, u32)>,
+    /// Heights of the lowest and highest integer value.
+    pub range: (f32, f32),
+    pub endian: Endian,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            size: None,
+            range: (0.0, 1.0),
+            endian: Endian::Little,
+        }
+    }
+}
+
+/// How to write a height file.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteOptions {
+    /// Heights of the lowest and highest integer value; None: the data's min..max.
+    pub range: Option<(f32, f32)>,
+    pub endian: Endian,
+    /// Bits per value where the format has a choice: PNG 8 or 16 (default 16), TIFF 16 or 32
+    /// (default 32, float).
+    pub bits: Option<u8>,
+}
+
+/// What a write did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteReport {
+    pub kind: FileKind,
+    pub bits: u8,
+    /// The range integer values were mapped from (None for float formats).
+    pub range: Option<(f32, f32)>,
+    /// Heights outside `range`, clamped.
+    pub clamped: u64,
+}
+
+/// Progress callback: (units done, units in all).
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// Checks a size against the limits.
+pub fn check_size(width: u32, height: u32) -> Result<(), String> {
+    if width == 0 || height == 0 {
+        return Err(format!("{width}x{height} has no texels"));
+    }
+    if width > MAX_SIDE || height > MAX_SIDE {
+        return Err(format!(
+            "{width}x{height} exceeds the largest side, {MAX_SIDE}"
+        ));
+    }
+    if u64::from(width) * u64::from(height) > MAX_TEXELS {
+        return Err(format!("{width}x{height} is more than {MAX_TEXELS} texels"));
+    }
+    Ok(())
+}
+
+fn check_range(range: (f32, f32)) -> Result<(), String> {
+    if !(range.0.is_finite() && range.1.is_finite() && range.0 < range.1) {
+        return Err(format!(
+            "range {},{} must be two finite numbers, min < max",
+            range.0, range.1
+        ));
+    }
+    Ok(())
+}
+
+fn check_finite(values: &[f32], width: u32) -> Result<(), String> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(format!(
+            "non-finite height ({}) at texel ({}, {})",
+            values[i],
+            i as u64 % u64::from(width),
+            i as u64 / u64::from(width)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Reads the height file at `path` (format from the extension).
+pub fn read(path: &Path, options: &ReadOptions) -> Result<Heights, String> {
+    read_with_progress(path, options, &mut |_, _| {})
+}
+
+/// [`read`], reporting progress (raw files report rows; others start and end).
+pub fn read_with_progress(
+    path: &Path,
+    options: &ReadOptions,
+    progress: Progress<'_>,
+) -> Result<Heights, String> {
+    let at = |e: String| format!("{}: {e}", path.display());
+    let kind = FileKind::of(path)?;
+    check_range(options.range).map_err(at)?;
+    let file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
+    let len = file.metadata().map_err(|e| at(e.to_string()))?.len();
+    if len == 0 {
+        return Err(at("empty file".into()));
+    }
+    let heights = match kind {
+        FileKind::Raw16 | FileKind::R32 => read_raw(file, len, kind, options, progress),
+        FileKind::Png => read_png(file, options),
+        FileKind::Exr => read_exr(path, options),
+        FileKind::Tiff => read_tiff(file, options),
+    }
+    .map_err(at)?;
+    if let Some((w, h)) = options.size {
+        if (w, h) != (heights.width, heights.height) {
+            return Err(at(format!(
+                "is {}x{}, but --size says {w}x{h}",
+                heights.width, heights.height
+            )));
+        }
+    }
+    check_finite(&heights.values, heights.width).map_err(at)?;
+    Ok(heights)
+}
+
+/// Size of a raw file of `len` bytes and `texel` bytes per value.
+fn raw_size(len: u64, texel: u64, size: Option<(u32, u32)>) -> Result<(u32, u32), String> {
+    match size {
+        Some((w, h)) => {
+            check_size(w, h)?;
+            let expected = u64::from(w) * u64::from(h) * texel;
+            if len != expected {
+                return Err(format!(
+                    "{len} bytes, but {w}x{h} needs {expected} ({texel} bytes a texel)"
+                ));
+            }
+            Ok((w, h))
+        }
+        None => {
+            if len % texel != 0 {
+                return Err(format!(
+                    "{len} bytes is not a whole number of {texel}-byte texels"
+                ));
+            }
+            let n = len / texel;
+            let side = (n as f64).sqrt().round() as u64;
+            if side * side != n {
+                return Err(format!(
+                    "{n} texels is not a square: give the size (--size WxH)"
+                ));
+            }
+            let side = u32::try_from(side).map_err(|_| format!("{side} texels a side"))?;
+            check_size(side, side)?;
+            Ok((side, side))
+        }
+    }
+}
+
+fn read_raw(
+    file: std::fs::File,
+    len: u64,
+    kind: FileKind,
+    options: &ReadOptions,
+    progress: Progress<'_>,
+) -> Result<Heights, String> {
+    let texel = if kind == FileKind::R32 { 4 } else { 2 };
+    let (w, h) = raw_size(len, texel, options.size)?;
+    let mut values = Vec::with_capacity(w as usize * h as usize);
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut row = vec![0u8; w as usize * texel as usize];
+    let (lo, hi) = options.range;
+    for y in 0..h {
+        reader
+            .read_exact(&mut row)
+            .map_err(|e| format!("row {y}: {e}"))?;
+        match kind {
+            FileKind::R32 => values.extend(
+                row.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            ),
+            _ => values.extend(row.chunks_exact(2).map(|c| {
+                let v = match options.endian {
+                    Endian::Little => u16::from_le_bytes([c[0], c[1]]),
+                    Endian::Big => u16::from_be_bytes([c[0], c[1]]),
+                };
+                lo + f32::from(v) / 65535.0 * (hi - lo)
+            })),
+        }
+        if y % 256 == 0 || y + 1 == h {
+            progress(u64::from(y) + 1, u64::from(h));
+        }
+    }
+    Ok(Heights {
+        width: w,
+        height: h,
+        values,
+    })
+}
+
+/// Decodes a PNG; the limits are checked against the header before any pixel is allocated.
+fn read_png(file: std::fs::File, options: &ReadOptions) -> Result<Heights, String> {
+    let mut reader = image::ImageReader::with_format(BufReader::new(file), image::ImageFormat::Png);
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_TEXELS * 2);
+    reader.limits(limits);
+    let img = reader
+        .decode()
+        .map_err(|e| format!("not a readable PNG: {e}"))?;
+    let (w, h) = (img.width(), img.height());
+    check_size(w, h)?;
+    let (lo, hi) = options.range;
+    let values: Vec<f32> = match img {
+        image::DynamicImage::ImageLuma8(g) => g
+            .into_raw()
+            .into_iter()
+            .map(|v| lo + f32::from(v) / 255.0 * (hi - lo))
+            .collect(),
+        image::DynamicImage::ImageLuma16(g) => g
+            .into_raw()
+            .into_iter()
+            .map(|v| lo + f32::from(v) / 65535.0 * (hi - lo))
+            .collect(),
+        other => {
+            return Err(format!(
+                "{:?} pixels: height PNGs must be grayscale, 8 or 16 bits",
+                other.color()
+            ))
+        }
+    };
+    Ok(Heights {
+        width: w,
+        height: h,
+        values,
+    })
+}
+
+fn read_exr(path: &Path, _options: &ReadOptions) -> Result<Heights, String> {
+    use exr::prelude::*;
+    let meta = exr::meta::MetaData::read_from_file(path, false)
+        .map_err(|e| format!("not a readable OpenEXR file: {e}"))?;
+    let header = meta
+        .headers
+        .first()
+        .ok_or("an OpenEXR file without layers")?;
+    let size = header.layer_size;
+    let (w, h) = (
+        u32::try_from(size.width()).map_err(|_| "width out of range".to_string())?,
+        u32::try_from(size.height()).map_err(|_| "height out of range".to_string())?,
+    );
+    check_size(w, h)?;
+    let image = read_first_flat_layer_from_file(path)
+        .map_err(|e| format!("not a readable OpenEXR file: {e}"))?;
+    let channels = &image.layer_data.channel_data.list;
+    let pick = ["Y", "R"]
+        .iter()
+        .find_map(|n| channels.iter().find(|c| c.name.to_string() == *n))
+        .or(if channels.len() == 1 {
+            channels.first()
+        } else {
+            None
+        })
+        .ok_or_else(|| {
+            format!(
+                "{} channels and none named Y or R: which one is the height?",
+                channels.len()
+            )
+        })?;
+    let values: Vec<f32> = match &pick.sample_data {
+        FlatSamples::F16(v) => v.iter().map(|x| x.to_f32()).collect(),
+        FlatSamples::F32(v) => v.clone(),
+        FlatSamples::U32(v) => v.iter().map(|&x| x as f32).collect(),
+    };
+    if values.len() != w as usize * h as usize {
+        return Err(format!(
+            "channel {} holds {} samples for {w}x{h}",
+            pick.name,
+            values.len()
+        ));
+    }
+    Ok(Heights {
+        width: w,
+        height: h,
+        values,
+    })
+}
+
+fn read_tiff(file: std::fs::File, options: &ReadOptions) -> Result<Heights, String> {
+    use tiff::decoder::{Decoder, DecodingResult};
+    let mut limits = tiff::decoder::Limits::default();
+    limits.decoding_buffer_size = (MAX_TEXELS * 4) as usize;
+    let mut dec = Decoder::new(BufReader::new(file))
+        .map_err(|e| format!("not a readable TIFF: {e}"))?
+        .with_limits(limits);
+    let (w, h) = dec
+        .dimensions()
+        .map_err(|e| format!("not a readable TIFF: {e}"))?;
+    check_size(w, h)?;
+    let color = dec
+        .colortype()
+        .map_err(|e| format!("not a readable TIFF: {e}"))?;
+    if !matches!(
+        color,
+        tiff::ColorType::Gray(8) | tiff::ColorType::Gray(16) | tiff::ColorType::Gray(32)
+    ) {
+        return Err(format!(
+            "{color:?} pixels: height TIFFs must be one gray channel (8/16-bit or 32-bit float)"
+        ));
+    }
+    let (lo, hi) = options.range;
+    let values: Vec<f32> = match dec
+        .read_image()
+        .map_err(|e| format!("not a readable TIFF: {e}"))?
+    {
+        DecodingResult::U8(v) => v
+            .into_iter()
+            .map(|x| lo + f32::from(x) / 255.0 * (hi - lo))
+            .collect(),
+        DecodingResult::U16(v) => v
+            .into_iter()
+            .map(|x| lo + f32::from(x) / 65535.0 * (hi - lo))
+            .collect(),
+        DecodingResult::F32(v) => v,
+        _ => return Err("unsupported sample type (use 16-bit or 32-bit float gray)".into()),
+    };
+    if values.len() != w as usize * h as usize {
+        return Err(format!("{} samples for {w}x{h}", values.len()));
+    }
+    Ok(Heights {
+        width: w,
+        height: h,
+        values,
+    })
+}
+
+/// Maps `values` onto 0..=max over `range` (clamping, counted).
+fn quantize(values: &[f32], range: (f32, f32), max: f32) -> (Vec<u32>, u64) {
+    let (lo, hi) = range;
+    let mut clamped = 0;
+    let q = values
+        .iter()
+        .map(|&h| {
+            let t = (h - lo) / (hi - lo);
+            if !(0.0..=1.0).contains(&t) {
+                clamped += 1;
+            }
+            (t.clamp(0.0, 1.0) * max + 0.5).floor() as u32
+        })
+        .collect();
+    (q, clamped)
+}
+
+/// Writes `heights` to `path` atomically (format from the extension).
+pub fn write(
+    path: &Path,
+    heights: &Heights,
+    options: &WriteOptions,
+) -> Result<WriteReport, String> {
+    write_with_progress(path, heights, options, &mut |_, _| {})
+}
+
+/// [`write`], reporting progress (raw files report rows).
+pub fn write_with_progress(
+    path: &Path,
+    heights: &Heights,
+    options: &WriteOptions,
+    progress: Progress<'_>,
+) -> Result<WriteReport, String> {
+    let at = |e: String| format!("{}: {e}", path.display());
+    let kind = FileKind::of(path)?;
+    check_size(heights.width, heights.height).map_err(at)?;
+    if heights.values.len() != heights.width as usize * heights.height as usize {
+        return Err(at("heights do not match the size".into()));
+    }
+    check_finite(&heights.values, heights.width).map_err(at)?;
+    let bits = match (kind, options.bits) {
+        (FileKind::Png, None) => 16,
+        (FileKind::Png, Some(b @ (8 | 16))) => b,
+        (FileKind::Tiff, None) => 32,
+        (FileKind::Tiff, Some(b @ (16 | 32))) => b,
+        (FileKind::Raw16, None | Some(16)) => 16,
+        (FileKind::R32 | FileKind::Exr, None | Some(32)) => 32,
+        (_, Some(b)) => {
+            return Err(at(format!(
+                "{b} bits is not offered by this format (png: 8 or 16, tiff: 16 or 32, r16: 16, r32/exr: 32)"
+            )))
+        }
+    };
+    let range = if kind.is_integer(bits) {
+        let r = match options.range {
+            Some(r) => r,
+            None => {
+                let (lo, hi) = super::export::min_max(&heights.values);
+                // A constant grid still needs an interval.
+                if lo < hi {
+                    (lo, hi)
+                } else {
+                    (lo, lo + 1.0)
+                }
+            }
+        };
+        check_range(r).map_err(at)?;
+        Some(r)
+    } else {
+        None
+    };
+    let (w, h) = (heights.width, heights.height);
+    let mut clamped = 0;
+    let to_io = |e: std::io::Error| format!("{}: {e}", path.display());
+    match kind {
+        FileKind::R32 => write_atomic(path, |out| {
+            for (y, row) in heights.values.chunks(w as usize).enumerate() {
+                let bytes: Vec<u8> = row.iter().flat_map(|v| v.to_le_bytes()).collect();
+                out.write_all(&bytes).map_err(to_io)?;
+                if y % 256 == 0 {
+                    progress(y as u64 + 1, u64::from(h));
+                }
+            }
+            Ok(())
+        })?,
+        FileKind::Raw16 => {
+            let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
+            clamped = c;
+            write_atomic(path, |out| {
+                for (y, row) in q.chunks(w as usize).enumerate() {
+                    let bytes: Vec<u8> = row
+                        .iter()
+                        .flat_map(|&v| match options.endian {
+                            Endian::Little => (v as u16).to_le_bytes(),
+                            Endian::Big => (v as u16).to_be_bytes(),
+                        })
+                        .collect();
+                    out.write_all(&bytes).map_err(to_io)?;
+                    if y % 256 == 0 {
+                        progress(y as u64 + 1, u64::from(h));
+                    }
+                }
+                Ok(())
+            })?
+        }
+        FileKind::Png => {
+            let max = if bits == 8 { 255.0 } else { 65535.0 };
+            let (q, c) = quantize(&heights.values, range.expect("integer"), max);
+            clamped = c;
+            write_atomic(path, |out| {
+                let encoder = image::codecs::png::PngEncoder::new(out);
+                let result = if bits == 8 {
+                    let data: Vec<u8> = q.iter().map(|&v| v as u8).collect();
+                    image::ImageEncoder::write_image(
+                        encoder,
+                        &data,
+                        w,
+                        h,
+                        image::ExtendedColorType::L8,
+                    )
+                } else {
+                    let data: Vec<u8> = q.iter().flat_map(|&v| (v as u16).to_ne_bytes()).collect();
+                    image::ImageEncoder::write_image(
+                        encoder,
+                        &data,
+                        w,
+                        h,
+                        image::ExtendedColorType::L16,
+                    )
+                };
+                result.map_err(|e| format!("{}: {e}", path.display()))
+            })?
+        }
+        FileKind::Tiff => {
+            let mut q16 = Vec::new();
+            if bits == 16 {
+                let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
+                clamped = c;
+                q16 = q.into_iter().map(|v| v as u16).collect();
+            }
+            write_atomic(path, |out| {
+                write_tiff(out, w, h, bits, &q16, &heights.values)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            })?
+        }
+        FileKind::Exr => write_atomic(path, |out| {
+            use exr::prelude::*;
+            let values = &heights.values;
+            let channels = SpecificChannels::build()
+                .with_channel("Y")
+                .with_pixel_fn(|p: Vec2<usize>| (values[p.y() * w as usize + p.x()],));
+            Image::from_channels((w as usize, h as usize), channels)
+                .write()
+                .to_buffered(out)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        })?,
+    }
+    progress(u64::from(h), u64::from(h));
+    Ok(WriteReport {
+        kind,
+        bits,
+        range,
+        clamped,
+    })
+}
+
+fn write_tiff<W: Write + Seek>(
+    out: W,
+    w: u32,
+    h: u32,
+    bits: u8,
+    q16: &[u16],
+    values: &[f32],
+) -> Result<(), tiff::TiffError> {
+    use tiff::encoder::{colortype, TiffEncoder};
+    let mut enc = TiffEncoder::new(out)?;
+    if bits == 16 {
+        enc.write_image::<colortype::Gray16>(w, h, q16)
+    } else {
+        enc.write_image::<colortype::Gray32Float>(w, h, values)
+    }
+}

@@ -1,0 +1,397 @@
+//! Height files: every format round-trips (bit-exact for float formats, within one quantization
+//! step for integer ones), third-party readers (ImageMagick `identify`, OpenEXR `exrheader`)
+//! read what we write with the right size and depth, and hostile files (truncated, corrupt,
+//! empty, wrong size, dimension bombs, NaN/Inf) give a one-line error naming the file and the
+//! problem and leave existing outputs untouched.
+
+use scarp::terrain::formats::{read, write, Endian, Heights, ReadOptions, WriteOptions};
+use std::path::Path;
+use std::process::Command;
+
+fn grid(w: u32, h: u32, lo: f32, hi: f32) -> Heights {
+    let values = (0..w * h)
+        .map(|i| {
+            let (x, y) = ((i % w) as f32, (i / w) as f32);
+            let t = ((x * 0.37).sin() * (y * 0.21).cos() * 0.5 + 0.5).clamp(0.0, 1.0);
+            lo + t * (hi - lo)
+        })
+        .collect();
+    Heights {
+        width: w,
+        height: h,
+        values,
+    }
+}
+
+fn max_err(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn every_format_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let (lo, hi) = (-120.0f32, 850.0f32);
+    let g = grid(97, 61, lo, hi);
+    let range = Some((lo, hi));
+    // (file, bits, endian, largest error allowed)
+    let step16 = (hi - lo) / 65535.0;
+    let cases: Vec<(&str, Option<u8>, Endian, f32)> = vec![
+        ("a.r32", None, Endian::Little, 0.0),
+        ("a.exr", None, Endian::Little, 0.0),
+        ("a.tif", None, Endian::Little, 0.0),
+        ("a16.tif", Some(16), Endian::Little, step16 * 0.51),
+        ("a.png", None, Endian::Little, step16 * 0.51),
+        ("a8.png", Some(8), Endian::Little, (hi - lo) / 255.0 * 0.51),
+        ("le.r16", None, Endian::Little, step16 * 0.51),
+        ("be.raw", None, Endian::Big, step16 * 0.51),
+    ];
+    for (name, bits, endian, tol) in cases {
+        let p = dir.path().join(name);
+        let report = write(
+            &p,
+            &g,
+            &WriteOptions {
+                range,
+                endian,
+                bits,
+            },
+        )
+        .unwrap();
+        assert_eq!(report.clamped, 0, "{name}");
+        let back = read(
+            &p,
+            &ReadOptions {
+                size: Some((97, 61)),
+                range: (lo, hi),
+                endian,
+            },
+        )
+        .unwrap();
+        assert_eq!((back.width, back.height), (97, 61), "{name}");
+        let err = max_err(&back.values, &g.values);
+        if tol == 0.0 {
+            assert!(back.values == g.values, "{name}: not bit-exact ({err})");
+        } else {
+            assert!(err <= tol, "{name}: error {err} > {tol}");
+        }
+    }
+    // Byte order matters: the big-endian file read as little-endian differs.
+    let be = read(
+        &dir.path().join("be.raw"),
+        &ReadOptions {
+            size: Some((97, 61)),
+            range: (lo, hi),
+            endian: Endian::Little,
+        },
+    )
+    .unwrap();
+    assert!(max_err(&be.values, &g.values) > 1.0);
+}
+
+#[test]
+fn integer_exports_without_a_range_use_the_data_range_and_clamp_outside_a_given_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = grid(20, 10, 3.0, 7.0);
+    let p = dir.path().join("x.png");
+    let r = write(&p, &g, &WriteOptions::default()).unwrap();
+    let (lo, hi) = r.range.unwrap();
+    assert!(
+        (lo - 3.0).abs() < 0.05 && (hi - 7.0).abs() < 0.05,
+        "{lo}..{hi}"
+    );
+    let img = image::open(&p).unwrap().to_luma16().into_raw();
+    assert_eq!(*img.iter().min().unwrap(), 0);
+    assert_eq!(*img.iter().max().unwrap(), 65535);
+    let r = write(
+        &p,
+        &g,
+        &WriteOptions {
+            range: Some((4.0, 6.0)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let outside = g
+        .values
+        .iter()
+        .filter(|&&v| !(4.0..=6.0).contains(&v))
+        .count();
+    assert_eq!(r.clamped, outside as u64);
+    assert!(outside > 0);
+}
+
+#[test]
+fn raw_sizes_are_given_or_inferred_from_square_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let sq = grid(33, 33, 0.0, 1.0);
+    let p = dir.path().join("sq.r16");
+    write(&p, &sq, &WriteOptions::default()).unwrap();
+    let back = read(&p, &ReadOptions::default()).unwrap();
+    assert_eq!((back.width, back.height), (33, 33));
+    let rect = grid(30, 20, 0.0, 1.0);
+    let p = dir.path().join("rect.r32");
+    write(&p, &rect, &WriteOptions::default()).unwrap();
+    let e = read(&p, &ReadOptions::default()).unwrap_err();
+    assert!(e.contains("rect.r32") && e.contains("--size"), "{e}");
+    let e = read(
+        &p,
+        &ReadOptions {
+            size: Some((20, 30)),
+            ..Default::default()
+        },
+    );
+    assert!(e.is_ok(), "same byte count, other shape: accepted as asked");
+    let e = read(
+        &p,
+        &ReadOptions {
+            size: Some((31, 20)),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("2400 bytes, but 31x20 needs 2480"), "{e}");
+}
+
+fn tool(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd} (installed by .ci/setup): {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn third_party_readers_see_the_right_size_and_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = grid(123, 45, 0.0, 100.0);
+    for (name, bits, depth) in [
+        ("a.png", None, "16"),
+        ("a8.png", Some(8), "8"),
+        ("a.tif", None, "32"),
+        ("a16.tif", Some(16), "16"),
+    ] {
+        let p = dir.path().join(name);
+        write(
+            &p,
+            &g,
+            &WriteOptions {
+                bits,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let info = tool(
+            "identify",
+            &["-format", "%w %h %z %[channels]", p.to_str().unwrap()],
+        );
+        assert_eq!(info.trim(), format!("123 45 {depth} gray"), "{name}");
+    }
+    let p = dir.path().join("a.exr");
+    write(&p, &g, &WriteOptions::default()).unwrap();
+    let info = tool("exrheader", &[p.to_str().unwrap()]);
+    assert!(info.contains("Y, 32-bit floating-point"), "{info}");
+    assert!(
+        info.contains("dataWindow (type box2i): (0 0) - (122 44)"),
+        "{info}"
+    );
+}
+
+/// CRC-32 (PNG chunks).
+fn crc32(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+#[test]
+fn hostile_files_give_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let g = grid(40, 30, 0.0, 1.0);
+    for name in ["ok.png", "ok.exr", "ok.tif", "ok.r32"] {
+        write(&d.join(name), &g, &WriteOptions::default()).unwrap();
+    }
+    let bytes = |n: &str| std::fs::read(d.join(n)).unwrap();
+    // Truncated files.
+    for n in ["ok.png", "ok.exr", "ok.tif"] {
+        let b = bytes(n);
+        std::fs::write(d.join(format!("cut-{n}")), &b[..b.len() / 2]).unwrap();
+    }
+    // Garbage with the right extension, and empty files.
+    std::fs::write(d.join("junk.png"), b"definitely not a png file at all").unwrap();
+    std::fs::write(d.join("junk.exr"), [0x76, 0x2f, 0x31, 0x01, 9, 9, 9]).unwrap();
+    std::fs::write(d.join("junk.tif"), b"II*\0garbage").unwrap();
+    std::fs::write(d.join("empty.png"), b"").unwrap();
+    std::fs::write(d.join("empty.r16"), b"").unwrap();
+    // A dimension bomb: a valid PNG whose header claims 70000 x 70000.
+    let mut bomb = bytes("ok.png");
+    bomb[16..20].copy_from_slice(&70000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&70000u32.to_be_bytes());
+    let crc = crc32(&bomb[12..29]);
+    bomb[29..33].copy_from_slice(&crc.to_be_bytes());
+    std::fs::write(d.join("bomb.png"), &bomb).unwrap();
+    // NaN and Inf heights.
+    let mut nan = g.clone();
+    nan.values[5 * 40 + 7] = f32::NAN;
+    let raw: Vec<u8> = nan.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(d.join("nan.r32"), raw).unwrap();
+    // An RGB PNG.
+    image::save_buffer(
+        d.join("rgb.png"),
+        &[0u8; 4 * 4 * 3],
+        4,
+        4,
+        image::ColorType::Rgb8,
+    )
+    .unwrap();
+
+    let cases: [(&str, Option<(u32, u32)>, &str); 12] = [
+        ("cut-ok.png", None, "not a readable PNG"),
+        ("cut-ok.exr", None, "not a readable OpenEXR file"),
+        ("cut-ok.tif", None, "not a readable TIFF"),
+        ("junk.png", None, "not a readable PNG"),
+        ("junk.exr", None, "not a readable OpenEXR file"),
+        ("junk.tif", None, "not a readable TIFF"),
+        ("empty.png", None, "empty file"),
+        ("empty.r16", None, "empty file"),
+        ("bomb.png", None, "not a readable PNG"),
+        (
+            "nan.r32",
+            Some((40, 30)),
+            "non-finite height (NaN) at texel (7, 5)",
+        ),
+        ("rgb.png", None, "must be grayscale"),
+        ("ok.png", Some((41, 30)), "is 40x30, but --size says 41x30"),
+    ];
+    for (name, size, expect) in cases {
+        let e = read(
+            &d.join(name),
+            &ReadOptions {
+                size,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains(name), "{name}: {e}");
+        assert!(e.contains(expect), "{name}: {e}");
+        assert_eq!(e.lines().count(), 1, "{name}: {e}");
+    }
+    // Writing NaN is refused before anything is written.
+    let out = d.join("out.r32");
+    std::fs::write(&out, b"previous").unwrap();
+    let e = write(&out, &nan, &WriteOptions::default()).unwrap_err();
+    assert!(e.contains("non-finite"), "{e}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+}
+
+#[test]
+fn an_interrupted_save_leaves_the_previous_file_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("doc.r32");
+    std::fs::write(&target, b"the previous save").unwrap();
+    let e = scarp::terrain::export::write_atomic(&target, |w| {
+        std::io::Write::write_all(w, b"half of the new").unwrap();
+        Err("disk full (simulated)".into())
+    })
+    .unwrap_err();
+    assert!(e.contains("disk full"));
+    assert_eq!(std::fs::read(&target).unwrap(), b"the previous save");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "temporary files left behind");
+}
+
+fn scarp(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_scarp"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn convert_chains_formats_and_rejects_bad_input_without_touching_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let g = grid(64, 40, 10.0, 510.0);
+    write(Path::new(&p("src.r32")), &g, &WriteOptions::default()).unwrap();
+    // r32 -> exr -> tif -> r16 (big-endian, range) -> png -> r32.
+    let steps: [(&str, &str, &[&str]); 5] = [
+        ("src.r32", "a.exr", &["--size", "64x40"]),
+        ("a.exr", "b.tif", &[]),
+        ("b.tif", "c.r16", &["--range", "0,1000", "--endian", "big"]),
+        (
+            "c.r16",
+            "d.png",
+            &["--size", "64x40", "--range", "0,1000", "--endian", "big"],
+        ),
+        ("d.png", "e.r32", &["--range", "0,1000"]),
+    ];
+    for (from, to, extra) in steps {
+        let mut args = vec!["convert".to_string(), p(from), p(to)];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = scarp(&args);
+        assert!(
+            out.status.success(),
+            "{from} -> {to}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let back = read(
+        Path::new(&p("e.r32")),
+        &ReadOptions {
+            size: Some((64, 40)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // Two 16-bit quantizations over 0..1000.
+    assert!(max_err(&back.values, &g.values) <= 1000.0 / 65535.0 + 1e-3);
+
+    std::fs::write(p("keep.png"), b"an earlier export").unwrap();
+    std::fs::write(p("bad.png"), b"garbage").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![p("missing.r32"), p("keep.png")], "No such file"),
+        (vec![p("bad.png"), p("keep.png")], "not a readable PNG"),
+        (vec![p("src.r32"), p("keep.png")], "not a square"),
+        (
+            vec![p("src.r32"), p("keep.jpg")],
+            "unknown height file format",
+        ),
+        (
+            vec![p("a.exr"), p("keep.png"), "--bits".into(), "12".into()],
+            "12 bits",
+        ),
+        (
+            vec![p("a.exr"), p("keep.png"), "--range".into(), "5,1".into()],
+            "MIN must be below MAX",
+        ),
+    ];
+    for (args, expect) in cases {
+        let mut all = vec!["convert".to_string()];
+        all.extend(args);
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = scarp(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{all:?}");
+        assert!(err.contains(expect), "{all:?}: {err}");
+        assert_eq!(std::fs::read(p("keep.png")).unwrap(), b"an earlier export");
+    }
+}
