@@ -57,33 +57,7 @@ enum Command {
         table_seed: u64,
     },
     /// Replay a stroke journal headless and write the resulting heights.
-    Apply {
-        /// Stroke journal (JSON, docs/journal.md).
-        #[arg(long)]
-        journal: PathBuf,
-        /// Output file: .r32 or .png.
-        #[arg(long)]
-        out: PathBuf,
-        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
-        backend: Backend,
-        /// Instances per dispatch for pointwise brushes (1..=256).
-        #[arg(long, default_value_t = scarp::brush::gpu::DEFAULT_BATCH)]
-        batch: usize,
-        /// Override the journal's page size (128..=2048).
-        #[arg(long)]
-        page_size: Option<u32>,
-        /// Print every wave's GPU time (a wave = the next pass of every page, run together).
-        #[arg(long)]
-        passes: bool,
-        /// Start from this height file instead of the journal's initial heights (any format; its
-        /// size must be the document's; integer formats map onto --range, else the document's).
-        #[arg(long)]
-        initial: Option<PathBuf>,
-        #[command(flatten)]
-        read: ReadArgs,
-        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
-        table_seed: u64,
-    },
+    Apply(Box<ApplyArgs>),
     /// Render a terrain offscreen (the editor's pipeline, no window) to a PNG; with --frames,
     /// time frames while a brush paints.
     #[command(allow_negative_numbers = true)]
@@ -150,6 +124,35 @@ fn parse_range(s: &str) -> Result<(f32, f32), String> {
         return Err(format!("'{s}': MIN must be below MAX"));
     }
     Ok((lo, hi))
+}
+
+#[derive(Args)]
+struct ApplyArgs {
+    /// Stroke journal (JSON, docs/journal.md).
+    #[arg(long)]
+    journal: PathBuf,
+    /// Output height file (any format: README, Height files).
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    backend: Backend,
+    /// Instances per dispatch for pointwise brushes (1..=256).
+    #[arg(long, default_value_t = scarp::brush::gpu::DEFAULT_BATCH)]
+    batch: usize,
+    /// Override the journal's page size (128..=2048).
+    #[arg(long)]
+    page_size: Option<u32>,
+    /// Print every wave's GPU time (a wave = the next pass of every page, run together).
+    #[arg(long)]
+    passes: bool,
+    /// Start from this height file instead of the journal's initial heights (any format; its
+    /// size must be the document's; integer formats map onto --range, else the document's).
+    #[arg(long)]
+    initial: Option<PathBuf>,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
 }
 
 #[derive(Args)]
@@ -406,26 +409,7 @@ fn main() {
             backend,
             table_seed,
         } => cmd_gallery(&out, size, backend, table_seed),
-        Command::Apply {
-            journal,
-            out,
-            backend,
-            batch,
-            page_size,
-            passes,
-            initial,
-            read,
-            table_seed,
-        } => cmd_apply(
-            &journal,
-            &out,
-            backend,
-            batch,
-            page_size,
-            passes,
-            initial.as_deref().map(|p| (p, &read)),
-            table_seed,
-        ),
+        Command::Apply(args) => cmd_apply(&args),
         Command::Render(args) => cmd_render(&args),
         Command::Convert {
             input,
@@ -630,16 +614,17 @@ fn cmd_gallery(out: &Path, size: u32, backend: Backend, table_seed: u64) -> Resu
     Ok(())
 }
 
-fn cmd_apply(
-    journal_path: &Path,
-    out: &Path,
-    backend: Backend,
-    batch: usize,
-    page_size: Option<u32>,
-    print_passes: bool,
-    initial_file: Option<(&Path, &ReadArgs)>,
-    table_seed: u64,
-) -> Result<()> {
+fn cmd_apply(a: &ApplyArgs) -> Result<()> {
+    let (journal_path, out, backend, batch, page_size, print_passes, table_seed) = (
+        a.journal.as_path(),
+        a.out.as_path(),
+        a.backend,
+        a.batch,
+        a.page_size,
+        a.passes,
+        a.table_seed,
+    );
+    let initial_file = a.initial.as_deref().map(|p| (p, &a.read));
     use scarp::brush::cpu::CpuTerrain;
     use scarp::brush::gpu::GpuTerrain;
     use scarp::brush::journal::{Journal, Step};

@@ -99,7 +99,7 @@ fn bad_input_gives_one_line_error_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.r32");
     let o = out.to_str().unwrap();
-    let tif = dir.path().join("x.tif");
+    let jpg = dir.path().join("x.jpg");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["noise", "--kind", "fbm", "--size", "0x10", "--out", o],
@@ -165,9 +165,9 @@ fn bad_input_gives_one_line_error_and_leaves_nothing() {
                 "--size",
                 "8x8",
                 "--out",
-                tif.to_str().unwrap(),
+                jpg.to_str().unwrap(),
             ],
-            "unknown output format",
+            "unknown height file format",
         ),
         (
             vec![
@@ -481,7 +481,7 @@ fn render_rejects_bad_input_with_one_line_errors() {
                 "--out",
                 s,
             ],
-            "expected 16 bytes",
+            "12 bytes, but 2x2 needs 16",
         ),
         (
             vec![
@@ -493,7 +493,7 @@ fn render_rejects_bad_input_with_one_line_errors() {
                 "--out",
                 s,
             ],
-            "non-finite height at texel (0, 0)",
+            "non-finite height (NaN) at texel (0, 0)",
         ),
     ];
     for (args, expect) in cases {

@@ -262,7 +262,8 @@ fn hostile_files_give_one_line_errors() {
     )
     .unwrap();
 
-    let cases: [(&str, Option<(u32, u32)>, &str); 12] = [
+    type Case<'a> = (&'a str, Option<(u32, u32)>, &'a str);
+    let cases: [Case; 12] = [
         ("cut-ok.png", None, "not a readable PNG"),
         ("cut-ok.exr", None, "not a readable OpenEXR file"),
         ("cut-ok.tif", None, "not a readable TIFF"),
