@@ -17,53 +17,22 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// Loads `path`; `.r32` files need `size`. Errors name the file and the problem.
+    /// Loads `path`, any height file format (`terrain::formats`; integer formats scaled to
+    /// [0, 1]); raw files need `size` unless square. Errors name the file and the problem.
     pub fn load(path: &Path, size: Option<[u32; 2]>) -> Result<Self, String> {
         let name = path.display();
-        let is_r32 = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("r32"));
-        let stamp = if is_r32 {
-            let [w, h] = size
-                .ok_or_else(|| format!("{name}: a .r32 stamp needs stamp_size [width, height]"))?;
-            let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
-            if bytes.len() as u64 != u64::from(w) * u64::from(h) * 4 {
-                return Err(format!(
-                    "{name}: expected {} bytes ({w}x{h} f32), found {}",
-                    u64::from(w) * u64::from(h) * 4,
-                    bytes.len()
-                ));
-            }
-            let values = bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
-            Stamp {
-                width: w,
-                height: h,
-                values,
-            }
-        } else {
-            let img = image::ImageReader::open(path)
-                .map_err(|e| format!("{name}: {e}"))?
-                .with_guessed_format()
-                .map_err(|e| format!("{name}: {e}"))?;
-            let (w, h) = img.into_dimensions().map_err(|e| format!("{name}: {e}"))?;
-            if w > MAX_STAMP_SIDE || h > MAX_STAMP_SIDE {
-                return Err(format!(
-                    "{name}: {w}x{h} is larger than {MAX_STAMP_SIDE} per side"
-                ));
-            }
-            let img = image::open(path)
-                .map_err(|e| format!("{name}: {e}"))?
-                .into_luma16();
-            let values = img.pixels().map(|p| f32::from(p.0[0]) / 65535.0).collect();
-            Stamp {
-                width: w,
-                height: h,
-                values,
-            }
+        let grid = crate::terrain::formats::read(
+            path,
+            &crate::terrain::formats::ReadOptions {
+                size: size.map(|[w, h]| (w, h)),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| e.replace("(--size WxH)", "(stamp_size: [width, height])"))?;
+        let stamp = Stamp {
+            width: grid.width,
+            height: grid.height,
+            values: grid.values,
         };
         stamp.check().map_err(|e| format!("{name}: {e}"))?;
         Ok(stamp)
@@ -152,7 +121,12 @@ mod tests {
         assert!(Stamp::load(&p, None).unwrap_err().contains("stamp_size"));
         assert!(Stamp::load(&p, Some([2, 2]))
             .unwrap_err()
-            .contains("expected 16 bytes"));
+            .contains("12 bytes, but 2x2 needs 16"));
+        // Devices are refused before anything is read (no endless /dev/zero).
+        let zero = dir.path().join("zero.r32");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let e = Stamp::load(&zero, Some([2, 2])).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
         let png = dir.path().join("bad.png");
         std::fs::write(&png, b"not a png").unwrap();
         assert!(Stamp::load(&png, None).unwrap_err().contains("bad.png"));

@@ -181,28 +181,62 @@ pub fn read_with_progress(
 ) -> Result<Heights, String> {
     let at = |e: String| format!("{}: {e}", path.display());
     let kind = FileKind::of(path)?;
-    check_range(options.range).map_err(at)?;
     let file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
-    let len = file.metadata().map_err(|e| at(e.to_string()))?.len();
+    let meta = file.metadata().map_err(|e| at(e.to_string()))?;
+    if !meta.is_file() {
+        // Devices and pipes have no size to check against the limits (think /dev/zero).
+        return Err(at("not a regular file".into()));
+    }
+    let len = meta.len();
+    read_source(
+        BufReader::with_capacity(1 << 20, file),
+        len,
+        kind,
+        options,
+        progress,
+    )
+    .map_err(at)
+}
+
+/// Reads a height file held in memory (`kind` as its extension would say): what the fuzz
+/// targets call.
+pub fn read_bytes(bytes: &[u8], kind: FileKind, options: &ReadOptions) -> Result<Heights, String> {
+    read_source(
+        std::io::Cursor::new(bytes),
+        bytes.len() as u64,
+        kind,
+        options,
+        &mut |_, _| {},
+    )
+}
+
+/// Reads `len` bytes of `kind` from `source`; errors without the file name.
+fn read_source<R: std::io::BufRead + Seek + Send>(
+    source: R,
+    len: u64,
+    kind: FileKind,
+    options: &ReadOptions,
+    progress: Progress<'_>,
+) -> Result<Heights, String> {
+    check_range(options.range)?;
     if len == 0 {
-        return Err(at("empty file".into()));
+        return Err("empty file".into());
     }
     let heights = match kind {
-        FileKind::Raw16 | FileKind::R32 => read_raw(file, len, kind, options, progress),
-        FileKind::Png => read_png(file, options),
-        FileKind::Exr => read_exr(path, options),
-        FileKind::Tiff => read_tiff(file, options),
-    }
-    .map_err(at)?;
+        FileKind::Raw16 | FileKind::R32 => read_raw(source, len, kind, options, progress),
+        FileKind::Png => read_png(source, options),
+        FileKind::Exr => read_exr(source),
+        FileKind::Tiff => read_tiff(source, options),
+    }?;
     if let Some((w, h)) = options.size {
         if (w, h) != (heights.width, heights.height) {
-            return Err(at(format!(
+            return Err(format!(
                 "is {}x{}, but --size says {w}x{h}",
                 heights.width, heights.height
-            )));
+            ));
         }
     }
-    check_finite(&heights.values, heights.width).map_err(at)?;
+    check_finite(&heights.values, heights.width)?;
     Ok(heights)
 }
 
@@ -239,8 +273,8 @@ fn raw_size(len: u64, texel: u64, size: Option<(u32, u32)>) -> Result<(u32, u32)
     }
 }
 
-fn read_raw(
-    file: std::fs::File,
+fn read_raw<R: Read>(
+    mut reader: R,
     len: u64,
     kind: FileKind,
     options: &ReadOptions,
@@ -249,7 +283,6 @@ fn read_raw(
     let texel = if kind == FileKind::R32 { 4 } else { 2 };
     let (w, h) = raw_size(len, texel, options.size)?;
     let mut values = Vec::with_capacity(w as usize * h as usize);
-    let mut reader = BufReader::with_capacity(1 << 20, file);
     let mut row = vec![0u8; w as usize * texel as usize];
     let (lo, hi) = options.range;
     for y in 0..h {
@@ -281,8 +314,11 @@ fn read_raw(
 }
 
 /// Decodes a PNG; the limits are checked against the header before any pixel is allocated.
-fn read_png(file: std::fs::File, options: &ReadOptions) -> Result<Heights, String> {
-    let mut reader = image::ImageReader::with_format(BufReader::new(file), image::ImageFormat::Png);
+fn read_png<R: std::io::BufRead + Seek>(
+    source: R,
+    options: &ReadOptions,
+) -> Result<Heights, String> {
+    let mut reader = image::ImageReader::with_format(source, image::ImageFormat::Png);
     let mut limits = image::Limits::default();
     limits.max_image_width = Some(MAX_SIDE);
     limits.max_image_height = Some(MAX_SIDE);
@@ -319,9 +355,9 @@ fn read_png(file: std::fs::File, options: &ReadOptions) -> Result<Heights, Strin
     })
 }
 
-fn read_exr(path: &Path, _options: &ReadOptions) -> Result<Heights, String> {
+fn read_exr<R: Read + Seek + Send>(mut source: R) -> Result<Heights, String> {
     use exr::prelude::*;
-    let meta = exr::meta::MetaData::read_from_file(path, false)
+    let meta = exr::meta::MetaData::read_from_buffered(&mut source, false)
         .map_err(|e| format!("not a readable OpenEXR file: {e}"))?;
     let header = meta
         .headers
@@ -333,7 +369,16 @@ fn read_exr(path: &Path, _options: &ReadOptions) -> Result<Heights, String> {
         u32::try_from(size.height()).map_err(|_| "height out of range".to_string())?,
     );
     check_size(w, h)?;
-    let image = read_first_flat_layer_from_file(path)
+    source
+        .seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| e.to_string())?;
+    let image = read()
+        .no_deep_data()
+        .largest_resolution_level()
+        .all_channels()
+        .first_valid_layer()
+        .all_attributes()
+        .from_buffered(source)
         .map_err(|e| format!("not a readable OpenEXR file: {e}"))?;
     let channels = &image.layer_data.channel_data.list;
     let pick = ["Y", "R"]
@@ -369,11 +414,11 @@ fn read_exr(path: &Path, _options: &ReadOptions) -> Result<Heights, String> {
     })
 }
 
-fn read_tiff(file: std::fs::File, options: &ReadOptions) -> Result<Heights, String> {
+fn read_tiff<R: Read + Seek>(source: R, options: &ReadOptions) -> Result<Heights, String> {
     use tiff::decoder::{Decoder, DecodingResult};
     let mut limits = tiff::decoder::Limits::default();
     limits.decoding_buffer_size = (MAX_TEXELS * 4) as usize;
-    let mut dec = Decoder::new(BufReader::new(file))
+    let mut dec = Decoder::new(source)
         .map_err(|e| format!("not a readable TIFF: {e}"))?
         .with_limits(limits);
     let (w, h) = dec
