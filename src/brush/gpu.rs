@@ -1038,9 +1038,20 @@ impl GpuTerrain {
     /// The whole document after every queued stroke, row-major (read back from the pages' front
     /// images).
     pub fn to_dense(&mut self) -> Result<Vec<f32>> {
+        let d = self.desc;
+        let mut out = vec![self.flat; d.width as usize * d.height as usize];
+        for (id, heights) in self.page_heights()? {
+            d.page_into_dense(&heights, id, &mut out);
+        }
+        Ok(out)
+    }
+
+    /// The heights of every page that holds memory (after every queued stroke), in page order;
+    /// pages not listed are flat.
+    pub fn page_heights(&mut self) -> Result<Vec<(PageId, Vec<f32>)>> {
         self.pump(None)?;
         let d = &self.desc;
-        let mut out = vec![self.flat; d.width as usize * d.height as usize];
+        let mut out = Vec::with_capacity(self.pages.len());
         let entries: Vec<(&PageId, &Rc<GpuPage>)> = self.pages.iter().collect();
         for chunk in entries.chunks(64) {
             let texel = d.texel_bytes();
@@ -1061,10 +1072,52 @@ impl GpuTerrain {
             let mut at = 0usize;
             for (id, _) in chunk {
                 let n = self.page_texels(**id) as usize;
-                d.page_into_dense(&data[at..at + n], **id, &mut out);
+                out.push((**id, data[at..at + n].to_vec()));
                 at += n;
             }
         }
         Ok(out)
+    }
+
+    /// A document of flat height `flat` whose listed pages hold `pages` (each the page's
+    /// texels, row-major): the inverse of [`Self::page_heights`].
+    pub fn from_pages(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        flat: f32,
+        pages: &[(PageId, Vec<f32>)],
+        tables: &NoiseTables,
+    ) -> Result<Self> {
+        let mut t = Self::new(gpu, desc, flat, tables)?;
+        for chunk in pages.chunks(64) {
+            let mut uploads = Vec::new();
+            let mut made = Vec::new();
+            for (id, heights) in chunk {
+                let expected = t.page_texels(*id) as usize;
+                if id.x >= desc.pages_x() || id.y >= desc.pages_y() || heights.len() != expected {
+                    return Err(GpuError::usage(format!(
+                        "page {},{} does not fit the document",
+                        id.x, id.y
+                    )));
+                }
+                let bytes = t.encode(heights);
+                let mut up =
+                    Buffer::new(gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
+                up.write(&bytes)?;
+                uploads.push(up);
+                made.push((*id, t.new_page(*id)?));
+            }
+            let mut rec = Recorder::new(gpu)?;
+            for (up, (_, page)) in uploads.iter().zip(&made) {
+                rec.buffer(up, Access::HostWrite);
+                rec.copy_buffer_to_image(up, page.front());
+            }
+            rec.submit_and_wait()?;
+            for (id, page) in made {
+                t.pages.insert(id, Rc::new(page));
+                t.changed.insert(id);
+            }
+        }
+        Ok(t)
     }
 }

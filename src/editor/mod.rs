@@ -9,6 +9,7 @@
 
 pub mod paint;
 pub mod present;
+pub mod session;
 pub mod ui;
 
 use crate::brush::gpu::GpuTerrain;
@@ -217,7 +218,8 @@ struct Editor {
     gpu: Arc<Gpu>,
 }
 
-fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
+/// Journal steps as the editor records them (undo/redo counts expanded).
+pub fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
     let mut out = Vec::new();
     for s in steps {
         match s {

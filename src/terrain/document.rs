@@ -19,7 +19,8 @@ pub const PAGE_SIZES: std::ops::RangeInclusive<u32> = 128..=2048;
 pub const DEFAULT_PAGE_SIZE: u32 = 512;
 
 /// What a document is.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DocumentDesc {
     pub width: u32,
     pub height: u32,

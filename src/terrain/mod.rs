@@ -5,3 +5,4 @@ pub mod document;
 pub mod export;
 pub mod formats;
 pub mod history;
+pub mod project;
