@@ -161,7 +161,8 @@ struct RenderArgs {
     /// Stroke journal to replay (docs/journal.md).
     #[arg(long)]
     journal: Option<PathBuf>,
-    /// A height file (.png, .r16/.raw, .r32, .exr, .tif; README, Height files).
+    /// A height file (.png, .r16/.raw, .r32, .exr, .tif; README, Height files) or a .scarp
+    /// project.
     #[arg(long)]
     heights: Option<PathBuf>,
     #[command(flatten)]
@@ -652,7 +653,18 @@ fn cmd_apply(a: &ApplyArgs) -> Result<()> {
             doc.height
         );
     }
-    check_writable(out).map_err(anyhow::Error::msg)?;
+    let to_project = out.extension().is_some_and(|e| e == "scarp");
+    if to_project {
+        if backend != Backend::Gpu {
+            bail!(
+                "{}: projects are written from the GPU backend",
+                out.display()
+            );
+        }
+        scarp::terrain::export::check_folder(out).map_err(anyhow::Error::msg)?;
+    } else {
+        check_writable(out).map_err(anyhow::Error::msg)?;
+    }
     let initial = match initial_file {
         Some((path, read)) => {
             let options = ReadOptions {
@@ -736,6 +748,18 @@ fn cmd_apply(a: &ApplyArgs) -> Result<()> {
                 total_ns * 1e-6,
                 terrain.page_count()
             );
+            if to_project {
+                let steps = scarp::editor::recorded(&journal.steps);
+                let p = scarp::editor::session::project_of(&mut terrain, vec![], &steps)?;
+                scarp::terrain::project::save(out, &p).map_err(anyhow::Error::msg)?;
+                check_validation(&gpu)?;
+                println!(
+                    "replayed in {:.1} ms wall clock",
+                    t0.elapsed().as_secs_f64() * 1e3
+                );
+                println!("-> {} ({} pages)", out.display(), p.pages.len());
+                return Ok(());
+            }
             let dense = terrain.to_dense()?;
             check_validation(&gpu)?;
             dense
@@ -789,6 +813,10 @@ fn load_terrain(
         return Ok(terrain);
     }
     let (path, options) = heights.expect("clap requires a source");
+    if path.extension().is_some_and(|e| e == "scarp") {
+        let p = scarp::terrain::project::load(path).map_err(anyhow::Error::msg)?;
+        return scarp::editor::session::open_project(gpu, &p, tables);
+    }
     let grid = read_with_bar(path, &options)?;
     let desc = scarp::terrain::document::DocumentDesc::for_heights(grid.width, grid.height);
     Ok(GpuTerrain::from_heights(gpu, desc, &grid.values, tables)?)

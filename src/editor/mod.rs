@@ -206,6 +206,12 @@ struct Editor {
     /// The opened journal's steps and every step made since, for "save journal".
     steps: Vec<RecordedStep>,
     document_initial: Initial,
+    /// The project file this session saves to, and how many of `steps` it holds.
+    project: Option<PathBuf>,
+    saved_steps: usize,
+    pending_recovery: Option<crate::terrain::project::Recovery>,
+    /// Brush presets the opened project carried.
+    project_presets: Vec<(String, serde_json::Value)>,
     replay: Option<Replay>,
     pick: Option<Vec3>,
     last_frame: Instant,
@@ -313,7 +319,18 @@ impl Editor {
             .clone()
             .or_else(|| options.file.clone())
             .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
-        let journal = if source.extension().is_some_and(|e| e != "json") {
+        let opened_project = if source.extension().is_some_and(|e| e == "scarp") {
+            Some(crate::terrain::project::load(&source).map_err(anyhow::Error::msg)?)
+        } else {
+            None
+        };
+        let journal = if let Some(p) = &opened_project {
+            Journal {
+                document: p.document,
+                initial: Initial::File(std::path::absolute(&source)?),
+                steps: Vec::new(),
+            }
+        } else if source.extension().is_some_and(|e| e != "json") {
             // A height file opens as a document of its size with no steps.
             let grid = crate::terrain::formats::read(&source, &Default::default())
                 .map_err(anyhow::Error::msg)?;
@@ -329,16 +346,32 @@ impl Editor {
             Journal::load(&source).map_err(anyhow::Error::msg)?
         };
         let tables = NoiseTables::new(options.table_seed);
-        let initial = journal
-            .initial_heights()
-            .map_err(|e| anyhow!("{}: {e}", source.display()))?;
+        let initial = match &opened_project {
+            Some(_) => None,
+            None => journal
+                .initial_heights()
+                .map_err(|e| anyhow!("{}: {e}", source.display()))?,
+        };
         let flat = match journal.initial {
             Initial::Flat(h) => h,
             _ => 0.0,
         };
-        let mut terrain = match &initial {
-            Some(h) => GpuTerrain::from_heights(&gpu, journal.document, h, &tables)?,
-            None => GpuTerrain::new(&gpu, journal.document, flat, &tables)?,
+        // A recovery journal left by a crashed session of this project.
+        let (pending_recovery, recovery_offer) = match &opened_project {
+            Some(_) => match crate::terrain::project::read_recovery(&source) {
+                Ok(Some(r)) => {
+                    let n = r.journal["steps"].as_array().map_or(0, Vec::len);
+                    (Some(r), Some((n, None)))
+                }
+                Ok(None) => (None, None),
+                Err(e) => (None, Some((0, Some(e)))),
+            },
+            None => (None, None),
+        };
+        let mut terrain = match (&opened_project, &initial) {
+            (Some(p), _) => session::open_project(&gpu, p, &tables)?,
+            (None, Some(h)) => GpuTerrain::from_heights(&gpu, journal.document, h, &tables)?,
+            (None, None) => GpuTerrain::new(&gpu, journal.document, flat, &tables)?,
         };
         let (steps, replay) = if options.replay.is_some() {
             (
@@ -412,6 +445,11 @@ impl Editor {
             presets: list_presets(),
             preset_index: 0,
             journal_path: "scarp-session.json".into(),
+            project_path: match &opened_project {
+                Some(_) => source.display().to_string(),
+                None => "scarp-session.scarp".into(),
+            },
+            recovery: recovery_offer,
             message: String::new(),
             actions: Vec::new(),
             profile: ui::Profile {
@@ -422,6 +460,13 @@ impl Editor {
             has_wireframe: renderer.has_wireframe(),
             show_help: true,
         };
+        let mut ui = ui;
+        if let Some(b) = opened_project
+            .as_ref()
+            .and_then(|p| current_brush(&p.presets, &source))
+        {
+            ui.brush = b;
+        }
         let pick_buffer = Buffer::new(&gpu, "pick readback", BufferDesc::readback(4))?;
         Ok(Self {
             imgui_renderer,
@@ -442,6 +487,10 @@ impl Editor {
             stroke_start: Instant::now(),
             steps,
             document_initial: journal.initial.clone(),
+            project: opened_project.as_ref().map(|_| source.clone()),
+            saved_steps: 0,
+            pending_recovery,
+            project_presets: opened_project.map(|p| p.presets).unwrap_or_default(),
             replay,
             pick: None,
             last_frame: Instant::now(),
@@ -536,6 +585,12 @@ impl Editor {
         let ctrl = self.input.modifiers.control_key();
         match code {
             KeyCode::KeyZ if ctrl => self.undo()?,
+            KeyCode::KeyS if ctrl => {
+                let path = self.ui.project_path.clone();
+                if let Err(e) = self.save_project(&path) {
+                    self.ui.message = format!("project not saved: {e:#}");
+                }
+            }
             KeyCode::KeyY if ctrl => self.redo()?,
             KeyCode::BracketLeft => {
                 let b = &mut self.ui.brush;
@@ -583,14 +638,58 @@ impl Editor {
             self.instances_window.1 += n;
             if let Some(step) = step {
                 self.steps.push(step);
+                self.write_recovery();
             }
         }
+    }
+
+    /// Rewrites the recovery journal of the project (every step since its last save).
+    fn write_recovery(&mut self) {
+        let Some(path) = self.project.clone() else {
+            return;
+        };
+        let steps = &self.steps[self.saved_steps..];
+        let result = session::recovery_of(&path, self.terrain.desc(), self.terrain.flat(), steps)
+            .and_then(|r| {
+                crate::terrain::project::write_recovery(&path, &r).map_err(anyhow::Error::msg)
+            });
+        if let Err(e) = result {
+            self.ui.message = format!("recovery journal not written: {e}");
+        }
+    }
+
+    fn save_project(&mut self, path: &str) -> Result<()> {
+        self.end_stroke();
+        let path = PathBuf::from(path);
+        if !path.extension().is_some_and(|e| e == "scarp") {
+            bail!("{}: a project file ends in .scarp", path.display());
+        }
+        let mut presets = self.project_presets.clone();
+        presets.retain(|(n, _)| n != "current");
+        presets.push((
+            "current".into(),
+            brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?,
+        ));
+        let p = session::project_of(&mut self.terrain, presets, &self.steps[self.saved_steps..])?;
+        crate::terrain::project::save(&path, &p).map_err(anyhow::Error::msg)?;
+        let _ = std::fs::remove_file(crate::terrain::project::recovery_path(&path));
+        if let Some(old) = &self.project {
+            if *old != path {
+                let _ = std::fs::remove_file(crate::terrain::project::recovery_path(old));
+            }
+        }
+        self.project = Some(path.clone());
+        self.saved_steps = self.steps.len();
+        self.project_presets = p.presets;
+        self.ui.message = format!("saved {} ({} pages)", path.display(), p.pages.len());
+        Ok(())
     }
 
     fn undo(&mut self) -> Result<()> {
         self.end_stroke();
         if self.terrain.undo()? {
             self.steps.push(RecordedStep::Undo);
+            self.write_recovery();
         } else {
             self.ui.message = "nothing to undo".into();
         }
@@ -601,6 +700,7 @@ impl Editor {
         self.end_stroke();
         if self.terrain.redo()? {
             self.steps.push(RecordedStep::Redo);
+            self.write_recovery();
         } else {
             self.ui.message = "nothing to redo".into();
         }
@@ -679,6 +779,32 @@ impl Editor {
                         }
                         Err(e) => format!("{}: {e}", path.display()),
                     };
+                }
+                UiAction::SaveProject(path) => {
+                    if let Err(e) = self.save_project(&path) {
+                        self.ui.message = format!("project not saved: {e:#}");
+                    }
+                }
+                UiAction::Recover => {
+                    self.ui.recovery = None;
+                    if let (Some(r), Some(path)) = (self.pending_recovery.take(), &self.project) {
+                        let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+                        match session::replay_recovery(&mut self.terrain, &r, &base) {
+                            Ok(steps) => {
+                                self.ui.message = format!("recovered {} step(s)", steps.len());
+                                self.steps.extend(steps);
+                                self.write_recovery();
+                            }
+                            Err(e) => self.ui.message = format!("recovery failed: {e:#}"),
+                        }
+                    }
+                }
+                UiAction::DiscardRecovery => {
+                    self.ui.recovery = None;
+                    self.pending_recovery = None;
+                    if let Some(path) = &self.project {
+                        let _ = std::fs::remove_file(crate::terrain::project::recovery_path(path));
+                    }
                 }
                 UiAction::SaveJournal(path) => {
                     self.end_stroke();
@@ -968,4 +1094,14 @@ fn write_text(path: &Path, text: &str) -> std::result::Result<(), String> {
         std::io::Write::write_all(w, text.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))
     })
+}
+
+/// The brush a project saved as its "current" preset, if it has one.
+fn current_brush(presets: &[(String, serde_json::Value)], source: &Path) -> Option<BrushSettings> {
+    let (_, value) = presets.iter().find(|(n, _)| n == "current")?;
+    parse_brush(
+        &value.to_string(),
+        source.parent().unwrap_or(Path::new(".")),
+    )
+    .ok()
 }

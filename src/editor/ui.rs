@@ -25,6 +25,9 @@ pub enum UiAction {
     SavePreset(String),
     LoadPreset(String),
     SaveJournal(String),
+    SaveProject(String),
+    Recover,
+    DiscardRecovery,
     Undo,
     Redo,
     FrameAll,
@@ -78,6 +81,10 @@ pub struct UiState {
     pub presets: Vec<String>,
     pub preset_index: usize,
     pub journal_path: String,
+    pub project_path: String,
+    /// A recovery journal found on opening: (steps, problem) — offered until recovered or
+    /// discarded.
+    pub recovery: Option<(usize, Option<String>)>,
     pub message: String,
     pub actions: Vec<UiAction>,
     pub profile: Profile,
@@ -104,6 +111,37 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     if s.show_help {
         help_panel(ui, s);
     }
+    if s.recovery.is_some() {
+        recovery_panel(ui, s);
+    }
+}
+
+fn recovery_panel(ui: &Ui, s: &mut UiState) {
+    let [w, h] = ui.io().display_size;
+    ui.window("Recover unsaved work?")
+        .position([w * 0.5 - 200.0, h * 0.5 - 60.0], Condition::Always)
+        .size([400.0, 120.0], Condition::Always)
+        .build(|| {
+            let Some((steps, problem)) = s.recovery.clone() else {
+                return;
+            };
+            match problem {
+                None => {
+                    ui.text_wrapped(format!(
+                        "The last session of this project ended without saving: {steps} \
+                         step(s) can be replayed onto its last save."
+                    ));
+                    if ui.button("recover") {
+                        s.actions.push(UiAction::Recover);
+                    }
+                    ui.same_line();
+                }
+                Some(p) => ui.text_wrapped(format!("A recovery file was found but: {p}")),
+            }
+            if ui.button("discard") {
+                s.actions.push(UiAction::DiscardRecovery);
+            }
+        });
 }
 
 fn brush_panel(ui: &Ui, s: &mut UiState) {
@@ -196,6 +234,11 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                 }
             }
             ui.separator();
+            ui.input_text("project", &mut s.project_path).build();
+            if ui.button("save project (Ctrl+S)") {
+                s.actions
+                    .push(UiAction::SaveProject(s.project_path.clone()));
+            }
             ui.input_text("journal", &mut s.journal_path).build();
             if ui.button("save journal") {
                 s.actions

@@ -81,6 +81,15 @@ pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, String> {
     Ok(format)
 }
 
+/// Fails early if a file can't be created at `path` (missing folder, no permission), whatever
+/// its extension.
+pub fn check_folder(path: &Path) -> Result<(), String> {
+    let (temp, file) = TempFile::create(path)?;
+    drop(file);
+    drop(temp);
+    Ok(())
+}
+
 /// Writes `write_body` to `path` atomically.
 pub fn write_atomic(
     path: &Path,
