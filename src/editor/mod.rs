@@ -43,6 +43,9 @@ use winit::window::{Window, WindowId};
 pub const DEFAULT_JOURNAL: &str = "assets/journals/default.json";
 /// Where presets live.
 pub const PRESET_DIR: &str = "assets/presets";
+/// An untitled session with strokes is saved as a project this often (from then on every step
+/// goes to its recovery journal).
+const AUTOSAVE_UNTITLED: std::time::Duration = std::time::Duration::from_secs(300);
 /// Journal samples fed per frame while replaying (a fast hand).
 const REPLAY_SAMPLES_PER_FRAME: usize = 6;
 
@@ -212,6 +215,7 @@ struct Editor {
     pending_recovery: Option<crate::terrain::project::Recovery>,
     /// Brush presets the opened project carried.
     project_presets: Vec<(String, serde_json::Value)>,
+    last_autosave: Instant,
     replay: Option<Replay>,
     pick: Option<Vec3>,
     last_frame: Instant,
@@ -491,6 +495,7 @@ impl Editor {
             saved_steps: 0,
             pending_recovery,
             project_presets: opened_project.map(|p| p.presets).unwrap_or_default(),
+            last_autosave: Instant::now(),
             replay,
             pick: None,
             last_frame: Instant::now(),
@@ -852,6 +857,22 @@ impl Editor {
             );
             if mv != Vec3::ZERO {
                 self.camera.travel(mv * speed);
+            }
+        }
+
+        // Autosave: an untitled session with unsaved strokes becomes a project (then every step
+        // reaches its recovery journal).
+        if self.project.is_none()
+            && self.replay.is_none()
+            && self.stroke.is_none()
+            && self.steps.len() > self.saved_steps
+            && self.last_autosave.elapsed() >= AUTOSAVE_UNTITLED
+        {
+            self.last_autosave = Instant::now();
+            let path = self.ui.project_path.clone();
+            match self.save_project(&path) {
+                Ok(()) => self.ui.message = format!("autosaved to {path}"),
+                Err(e) => self.ui.message = format!("autosave failed: {e:#}"),
             }
         }
 
