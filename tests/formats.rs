@@ -396,3 +396,37 @@ fn convert_chains_formats_and_rejects_bad_input_without_touching_the_output() {
         assert_eq!(std::fs::read(p("keep.png")).unwrap(), b"an earlier export");
     }
 }
+
+/// Finds `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len())
+        .position(|w| w == needle)
+        .expect("attribute present")
+}
+
+#[test]
+fn exr_headers_claiming_too_many_samples_are_refused_before_decoding() {
+    use exr::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("four.exr");
+    // A small four-channel image, then its data window patched to 10000 x 10000: 1e8 texels
+    // pass the size check, 4e8 samples must not reach the decoder's allocations.
+    let channels = SpecificChannels::build()
+        .with_channel("A")
+        .with_channel("B")
+        .with_channel("G")
+        .with_channel("R")
+        .with_pixel_fn(|_p: Vec2<usize>| (0.5f32, 0.5f32, 0.5f32, 0.5f32));
+    Image::from_channels((4, 4), channels)
+        .write()
+        .to_file(&p)
+        .unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    let at = find(&bytes, b"dataWindow\0box2i\0") + b"dataWindow\0box2i\0".len() + 4;
+    bytes[at + 8..at + 12].copy_from_slice(&9999i32.to_le_bytes());
+    bytes[at + 12..at + 16].copy_from_slice(&9999i32.to_le_bytes());
+    std::fs::write(&p, &bytes).unwrap();
+    let e = scarp::terrain::formats::read(&p, &ReadOptions::default()).unwrap_err();
+    assert!(e.contains("four.exr"), "{e}");
+    assert!(e.contains("samples in all layers and channels"), "{e}");
+}

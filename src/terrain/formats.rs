@@ -369,6 +369,22 @@ fn read_exr<R: Read + Seek + Send>(mut source: R) -> Result<Heights, String> {
         u32::try_from(size.height()).map_err(|_| "height out of range".to_string())?,
     );
     check_size(w, h)?;
+    // The decoder allocates every channel of every layer: bound them all, not just the size.
+    let samples: u64 = meta
+        .headers
+        .iter()
+        .map(|h| {
+            let s = h.layer_size;
+            (s.width() as u64)
+                .saturating_mul(s.height() as u64)
+                .saturating_mul(h.channels.list.len() as u64)
+        })
+        .fold(0u64, u64::saturating_add);
+    if samples > MAX_TEXELS {
+        return Err(format!(
+            "{samples} samples in all layers and channels, more than {MAX_TEXELS}"
+        ));
+    }
     source
         .seek(std::io::SeekFrom::Start(0))
         .map_err(|e| e.to_string())?;
