@@ -259,30 +259,44 @@ impl GpuTerrain {
         let ids: Vec<PageId> = (0..desc.pages_y())
             .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
             .collect();
-        for chunk in ids.chunks(64) {
+        t.upload_pages(
+            ids.into_iter()
+                .map(|id| Ok((id, desc.page_from_dense(heights, id)))),
+        )?;
+        Ok(t)
+    }
+
+    /// Gives the listed pages new versions holding the given heights, 64 per submission.
+    fn upload_pages(
+        &mut self,
+        pages: impl Iterator<Item = Result<(PageId, Vec<f32>)>>,
+    ) -> Result<()> {
+        let gpu = self.gpu.clone();
+        let mut pages = pages.peekable();
+        while pages.peek().is_some() {
             let mut uploads = Vec::new();
-            let mut pages = Vec::new();
-            for &id in chunk {
-                let data = desc.page_from_dense(heights, id);
-                let bytes = t.encode(&data);
+            let mut made = Vec::new();
+            for item in pages.by_ref().take(64) {
+                let (id, heights) = item?;
+                let bytes = self.encode(&heights);
                 let mut up =
-                    Buffer::new(gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
+                    Buffer::new(&gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
                 up.write(&bytes)?;
                 uploads.push(up);
-                pages.push((id, t.new_page(id)?));
+                made.push((id, self.new_page(id)?));
             }
-            let mut rec = Recorder::new(gpu)?;
-            for (up, (_, page)) in uploads.iter().zip(&pages) {
+            let mut rec = Recorder::new(&gpu)?;
+            for (up, (_, page)) in uploads.iter().zip(&made) {
                 rec.buffer(up, Access::HostWrite);
                 rec.copy_buffer_to_image(up, page.front());
             }
             rec.submit_and_wait()?;
-            for (id, page) in pages {
-                t.pages.insert(id, Rc::new(page));
-                t.changed.insert(id);
+            for (id, page) in made {
+                self.pages.insert(id, Rc::new(page));
+                self.changed.insert(id);
             }
         }
-        Ok(t)
+        Ok(())
     }
 
     pub fn desc(&self) -> &DocumentDesc {
@@ -1089,35 +1103,19 @@ impl GpuTerrain {
         tables: &NoiseTables,
     ) -> Result<Self> {
         let mut t = Self::new(gpu, desc, flat, tables)?;
-        for chunk in pages.chunks(64) {
-            let mut uploads = Vec::new();
-            let mut made = Vec::new();
-            for (id, heights) in chunk {
-                let expected = t.page_texels(*id) as usize;
-                if id.x >= desc.pages_x() || id.y >= desc.pages_y() || heights.len() != expected {
-                    return Err(GpuError::usage(format!(
-                        "page {},{} does not fit the document",
-                        id.x, id.y
-                    )));
-                }
-                let bytes = t.encode(heights);
-                let mut up =
-                    Buffer::new(gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
-                up.write(&bytes)?;
-                uploads.push(up);
-                made.push((*id, t.new_page(*id)?));
+        let texels = |id: PageId| {
+            let r = desc.page_rect(id);
+            r.width() as usize * r.height() as usize
+        };
+        t.upload_pages(pages.iter().map(|(id, heights)| {
+            if id.x >= desc.pages_x() || id.y >= desc.pages_y() || heights.len() != texels(*id) {
+                return Err(GpuError::usage(format!(
+                    "page {},{} does not fit the document",
+                    id.x, id.y
+                )));
             }
-            let mut rec = Recorder::new(gpu)?;
-            for (up, (_, page)) in uploads.iter().zip(&made) {
-                rec.buffer(up, Access::HostWrite);
-                rec.copy_buffer_to_image(up, page.front());
-            }
-            rec.submit_and_wait()?;
-            for (id, page) in made {
-                t.pages.insert(id, Rc::new(page));
-                t.changed.insert(id);
-            }
-        }
+            Ok((*id, heights.clone()))
+        }))?;
         Ok(t)
     }
 }
