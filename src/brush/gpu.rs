@@ -109,6 +109,9 @@ pub struct PumpReport {
     pub units: usize,
     /// Their GPU time (timestamps; 0 without timestamps).
     pub gpu_ns: f64,
+    /// GPU time of the instance uploads and copy-on-write page copies of the strokes this pump
+    /// started (timestamps).
+    pub copy_ns: f64,
     pub strokes_finished: usize,
     /// Strokes still queued or in progress.
     pub pending_strokes: usize,
@@ -195,6 +198,8 @@ pub struct GpuTerrain {
     changed: BTreeSet<PageId>,
     /// Level target of the last stroke, kept for its continuations.
     last_level_target: f32,
+    /// GPU time of instance uploads and copy-on-write page copies since the last pump report.
+    copy_ns: f64,
     /// 1x1 placeholder bound as the stamp of brushes without one.
     no_stamp: Image,
     active: Option<ActiveStroke>,
@@ -240,6 +245,7 @@ impl GpuTerrain {
             active: None,
             changed: BTreeSet::new(),
             last_level_target: 0.0,
+            copy_ns: 0.0,
         })
     }
 
@@ -575,6 +581,7 @@ impl GpuTerrain {
             }
         }
         report.pending_strokes = self.pending_strokes();
+        report.copy_ns = std::mem::take(&mut self.copy_ns);
         Ok(report)
     }
 
@@ -664,6 +671,11 @@ impl GpuTerrain {
                 ),
             )?;
             let mut rec = Recorder::new(&self.gpu)?;
+            let mut query = None;
+            if let Some(t) = &self.timer {
+                rec.reset_timer(t);
+                query = Some((t, rec.timer_begin(t, "copies")?));
+            }
             rec.buffer(&staging, Access::HostWrite);
             rec.copy_buffer(&staging, 0, &buf, 0, bytes);
             // Both images of a new version start complete, so the first pass writes only its
@@ -677,7 +689,13 @@ impl GpuTerrain {
                 }
                 page.stale.set(Rect::EMPTY);
             }
+            if let Some((t, q)) = query {
+                rec.timer_end(t, q);
+            }
             rec.submit_and_wait()?;
+            if let Some(t) = &self.timer {
+                self.copy_ns += t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>();
+            }
             Some(buf)
         };
         let stamp_image = match (&brush.brush, &brush.stamp) {

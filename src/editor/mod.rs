@@ -906,6 +906,7 @@ impl Editor {
             device: format!("{}", self.gpu.info()),
         });
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
+        self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;
         self.ui.profile.bounds_gpu_ms = self.renderer.stats.bounds_gpu_ms;
         self.ui.profile.queue_len = self.terrain.pending_strokes();
         let (since, n) = self.instances_window;

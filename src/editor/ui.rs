@@ -38,6 +38,7 @@ pub enum UiAction {
 pub struct Profile {
     pub frame_ms: VecDeque<f32>,
     pub brush_gpu_ms: f64,
+    pub copy_gpu_ms: f64,
     pub bounds_gpu_ms: f64,
     pub draw_gpu_ms: f64,
     pub ui_gpu_ms: f64,
@@ -335,6 +336,7 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
             if p.timestamps {
                 ui.text("GPU ms per pass (timestamps):");
                 ui.text(format!("  brush batches    {:8.3}", p.brush_gpu_ms));
+                ui.text(format!("  page copies      {:8.3}", p.copy_gpu_ms));
                 ui.text(format!("  LOD reduction    {:8.3}", p.bounds_gpu_ms));
                 ui.text(format!("  terrain draw     {:8.3}", p.draw_gpu_ms));
                 ui.text(format!("  UI               {:8.3}", p.ui_gpu_ms));
