@@ -1033,6 +1033,10 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
             log.instances_applied
         );
     }
+    if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
+        // The triangle budget needs a covered-pixel count: one frame measures it.
+        target.render(&mut renderer, &mut terrain, &camera, &view, false, None)?;
+    }
     let f = target.render(&mut renderer, &mut terrain, &camera, &view, true, None)?;
     let pixels = f.pixels.expect("read back");
     let covered = renderer.covered_pixels().unwrap_or(0);
