@@ -506,3 +506,69 @@ fn render_rejects_bad_input_with_one_line_errors() {
         assert!(!shot.exists(), "{args:?} wrote the output");
     }
 }
+
+#[test]
+fn apply_writes_a_project_that_render_and_apply_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/journal/small.json");
+    let proj = dir.path().join("small.scarp");
+    let out = scarp(&["apply", "--journal", small, "--out", proj.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = scarp::terrain::project::load(&proj).unwrap();
+    assert_eq!((p.document.width, p.document.height), (130, 70));
+    assert!(!p.pages.is_empty());
+    // The project's heights equal the journal replayed to a raw file.
+    let raw = dir.path().join("small.r32");
+    let out = scarp(&["apply", "--journal", small, "--out", raw.to_str().unwrap()]);
+    assert!(out.status.success());
+    let dense = read_r32(&raw);
+    for (id, heights) in &p.pages {
+        let mut page = vec![0.0; dense.len()];
+        p.document.page_into_dense(heights, *id, &mut page);
+        let r = p.document.page_rect(*id);
+        for y in r.y0..r.y1 {
+            for x in r.x0..r.x1 {
+                let i = (y * 130 + x) as usize;
+                assert_eq!(page[i], dense[i], "texel {x},{y}");
+            }
+        }
+    }
+    let shot = dir.path().join("p.png");
+    let out = scarp(&[
+        "render",
+        "--heights",
+        proj.to_str().unwrap(),
+        "--image",
+        "64x40",
+        "--out",
+        shot.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A damaged project is refused by name.
+    let mut bytes = std::fs::read(&proj).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n - 9);
+    let bad = dir.path().join("bad.scarp");
+    std::fs::write(&bad, bytes).unwrap();
+    let out = scarp(&[
+        "render",
+        "--heights",
+        bad.to_str().unwrap(),
+        "--out",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("bad.scarp") && err.contains("checksum"),
+        "{err}"
+    );
+}
