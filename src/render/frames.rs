@@ -30,7 +30,6 @@ pub struct FrameLog {
     pub bounds_gpu_ms: Vec<f64>,
     pub draw_gpu_ms: Vec<f64>,
     pub triangles: Vec<u64>,
-    pub tiles: Vec<u32>,
     /// Triangles per covered pixel (covered pixels counted on the GPU each frame).
     pub triangles_per_pixel: Vec<f64>,
     /// CPU time of LOD selection and draw preparation, ms.
@@ -127,7 +126,6 @@ pub fn run_frames(
             log.draw_gpu_ms.push(f.draw_gpu_ms);
             let st = &renderer.stats;
             log.triangles.push(st.triangles);
-            log.tiles.push(st.tiles_drawn);
             log.prepare_cpu_ms.push(st.prepare_cpu_ms);
             if let Some(c) = renderer.covered_pixels() {
                 log.triangles_per_pixel

@@ -36,9 +36,19 @@ pub struct TileBounds {
 impl TileBounds {
     /// Error of level `level` (0 for the full mesh), made monotone in the level.
     pub fn level_error(&self, level: u8) -> f32 {
-        self.error[..level as usize]
-            .iter()
-            .fold(0.0f32, |a, &e| a.max(e))
+        match level {
+            0 => 0.0,
+            l => self.monotone_errors()[l as usize - 1],
+        }
+    }
+
+    /// `level_error(l)` for l = 1..=6.
+    pub fn monotone_errors(&self) -> [f32; LEVELS - 1] {
+        let mut m = self.error;
+        for l in 1..m.len() {
+            m[l] = m[l].max(m[l - 1]);
+        }
+        m.map(|e| e.max(0.0))
     }
 }
 
@@ -202,7 +212,6 @@ pub fn triangles_at(level: u8) -> u64 {
 #[derive(Clone, Copy, Debug)]
 pub struct LodView {
     pub eye: Vec3,
-    pub view_proj: Mat4,
     /// Viewport height in pixels.
     pub viewport_height: u32,
     /// Vertical field of view (radians).
@@ -240,18 +249,16 @@ pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
     view.pixels_per_unit() * view.vertical_scale.abs() / distance
 }
 
+/// Coarsest level whose projected error stays within `tau` pixels, given the projected error of
+/// every level (`thresholds[l - 1]`, monotone in l).
+pub fn level_within(thresholds: &[f32; LEVELS - 1], tau: f32) -> u8 {
+    thresholds.iter().take_while(|&&e| e <= tau).count() as u8
+}
+
 /// Coarsest level whose projected error stays within the pixel budget, seen from `eye`.
 pub fn level_for(view: &LodView, b: &TileBounds, lo: Vec3, hi: Vec3) -> u8 {
     let k = error_factor(view, lo, hi);
-    let mut level = 0;
-    for l in 1..=MAX_LEVEL {
-        if b.level_error(l) * k <= view.pixel_error {
-            level = l;
-        } else {
-            break;
-        }
-    }
-    level
+    level_within(&b.monotone_errors().map(|e| e * k), view.pixel_error)
 }
 
 /// Lowers levels until no two edge-neighbours differ by more than one (a tile never gets
@@ -328,20 +335,6 @@ pub fn box_visible(planes: &[Vec4; 5], lo: Vec3, hi: Vec3) -> bool {
     })
 }
 
-/// Levels for every tile of `grid` seen by `view` (neighbour-restricted).
-pub fn select_levels(grid: &TileGrid, bounds: &[TileBounds], view: &LodView) -> Vec<u8> {
-    let mut levels = Vec::with_capacity(grid.count());
-    for ty in 0..grid.tiles_y {
-        for tx in 0..grid.tiles_x {
-            let b = &bounds[grid.index(tx, ty)];
-            let (lo, hi) = tile_box(grid, b, tx, ty, view.vertical_scale);
-            levels.push(level_for(view, b, lo, hi));
-        }
-    }
-    restrict_neighbours(grid, &mut levels);
-    levels
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,7 +342,6 @@ mod tests {
     fn view_at(eye: Vec3, pixel_error: f32) -> LodView {
         LodView {
             eye,
-            view_proj: Mat4::IDENTITY,
             viewport_height: 1000,
             fov_y: 1.0,
             vertical_scale: 1.0,

@@ -20,7 +20,7 @@ use super::lod::{
 };
 use super::shared::{
     BoundsPush, FrameData, PagePush, TileDraw, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_QUADS,
-    TILE_VERTS, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
+    VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
 };
 use crate::brush::gpu::GpuTerrain;
 use crate::gpu::{
@@ -154,7 +154,7 @@ pub struct TerrainRenderer {
     /// Bytes of one page's bounds in `bounds_buffer` (aligned for dynamic offsets).
     bounds_stride: u64,
     bounds: Vec<TileBounds>,
-    /// Per tile, `level_error(l)` for l = 1..6 (monotone in l), kept with `bounds`.
+    /// Per tile, `TileBounds::monotone_errors`, kept with `bounds`.
     monotone: Vec<[f32; 6]>,
     coverage_kernel: ComputeKernel<()>,
     coverage_buffer: Buffer,
@@ -914,7 +914,7 @@ impl TerrainRenderer {
         }
         for (g, b) in updated {
             self.bounds[g] = b;
-            self.monotone[g] = std::array::from_fn(|l| b.level_error(l as u8 + 1));
+            self.monotone[g] = b.monotone_errors();
         }
         self.height_lo = self
             .bounds
@@ -936,7 +936,7 @@ impl TerrainRenderer {
         use rayon::prelude::*;
         thresholds
             .par_iter()
-            .map(|t| t.iter().take_while(|&&e| e <= tau).count() as u8)
+            .map(|t| lod::level_within(t, tau))
             .collect()
     }
 
@@ -966,7 +966,6 @@ impl TerrainRenderer {
         let view_proj = camera.view_proj(viewport);
         let lod_view = LodView {
             eye: camera.eye(),
-            view_proj,
             viewport_height: viewport[1],
             fov_y: camera.fov_y,
             vertical_scale: vs,
@@ -1268,11 +1267,6 @@ impl TerrainRenderer {
             rec.timer_end(t, q);
         }
         Ok(())
-    }
-
-    /// Vertices of the shared grid (for reports).
-    pub const fn grid_vertices() -> u32 {
-        TILE_VERTS * TILE_VERTS
     }
 }
 
