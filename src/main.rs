@@ -795,20 +795,10 @@ fn load_terrain(
     tables: &NoiseTables,
 ) -> Result<scarp::brush::gpu::GpuTerrain> {
     use scarp::brush::gpu::GpuTerrain;
-    use scarp::brush::journal::{Initial, Journal};
+    use scarp::brush::journal::Journal;
     if let Some(path) = journal {
         let journal = Journal::load(path).map_err(anyhow::Error::msg)?;
-        let initial = journal
-            .initial_heights()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        let flat = match journal.initial {
-            Initial::Flat(h) => h,
-            _ => 0.0,
-        };
-        let mut terrain = match &initial {
-            Some(h) => GpuTerrain::from_heights(gpu, journal.document, h, tables)?,
-            None => GpuTerrain::new(gpu, journal.document, flat, tables)?,
-        };
+        let mut terrain = scarp::editor::session::journal_start(gpu, &journal, path, tables)?;
         journal.replay(&mut terrain, |_, _| {})?;
         return Ok(terrain);
     }

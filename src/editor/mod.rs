@@ -328,16 +328,23 @@ impl Editor {
         } else {
             None
         };
+        let opened_grid =
+            if opened_project.is_none() && source.extension().is_some_and(|e| e != "json") {
+                Some(
+                    crate::terrain::formats::read(&source, &Default::default())
+                        .map_err(anyhow::Error::msg)?,
+                )
+            } else {
+                None
+            };
         let journal = if let Some(p) = &opened_project {
             Journal {
                 document: p.document,
                 initial: Initial::File(std::path::absolute(&source)?),
                 steps: Vec::new(),
             }
-        } else if source.extension().is_some_and(|e| e != "json") {
+        } else if let Some(grid) = &opened_grid {
             // A height file opens as a document of its size with no steps.
-            let grid = crate::terrain::formats::read(&source, &Default::default())
-                .map_err(anyhow::Error::msg)?;
             Journal {
                 document: crate::terrain::document::DocumentDesc::for_heights(
                     grid.width,
@@ -350,16 +357,6 @@ impl Editor {
             Journal::load(&source).map_err(anyhow::Error::msg)?
         };
         let tables = NoiseTables::new(options.table_seed);
-        let initial = match &opened_project {
-            Some(_) => None,
-            None => journal
-                .initial_heights()
-                .map_err(|e| anyhow!("{}: {e}", source.display()))?,
-        };
-        let flat = match journal.initial {
-            Initial::Flat(h) => h,
-            _ => 0.0,
-        };
         // A recovery journal left by a crashed session of this project.
         let (pending_recovery, recovery_offer) = match &opened_project {
             Some(_) => match crate::terrain::project::read_recovery(&source) {
@@ -372,10 +369,12 @@ impl Editor {
             },
             None => (None, None),
         };
-        let mut terrain = match (&opened_project, &initial) {
+        let mut terrain = match (&opened_project, &opened_grid) {
             (Some(p), _) => session::open_project(&gpu, p, &tables)?,
-            (None, Some(h)) => GpuTerrain::from_heights(&gpu, journal.document, h, &tables)?,
-            (None, None) => GpuTerrain::new(&gpu, journal.document, flat, &tables)?,
+            (None, Some(g)) => {
+                GpuTerrain::from_heights(&gpu, journal.document, &g.values, &tables)?
+            }
+            (None, None) => session::journal_start(&gpu, &journal, &source, &tables)?,
         };
         let (steps, replay) = if options.replay.is_some() {
             (

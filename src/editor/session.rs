@@ -12,6 +12,27 @@ use anyhow::{anyhow, Context as _, Result};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The document of `journal` before its steps: its initial heights file (read, errors naming
+/// `source`, the journal) or flat.
+pub fn journal_start(
+    gpu: &Arc<Gpu>,
+    journal: &Journal,
+    source: &Path,
+    tables: &NoiseTables,
+) -> Result<GpuTerrain> {
+    let initial = journal
+        .initial_heights()
+        .map_err(|e| anyhow!("{}: {e}", source.display()))?;
+    let flat = match journal.initial {
+        Initial::Flat(h) => h,
+        Initial::File(_) => 0.0,
+    };
+    Ok(match &initial {
+        Some(h) => GpuTerrain::from_heights(gpu, journal.document, h, tables)?,
+        None => GpuTerrain::new(gpu, journal.document, flat, tables)?,
+    })
+}
+
 /// Opens a project as a terrain (its pages uploaded as they are).
 pub fn open_project(gpu: &Arc<Gpu>, p: &Project, tables: &NoiseTables) -> Result<GpuTerrain> {
     Ok(GpuTerrain::from_pages(

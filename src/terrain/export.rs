@@ -75,9 +75,7 @@ impl Drop for TempFile {
 /// no permission).
 pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, String> {
     let format = super::formats::FileKind::of(path)?;
-    let (temp, file) = TempFile::create(path)?;
-    drop(file);
-    drop(temp);
+    check_folder(path)?;
     Ok(format)
 }
 
