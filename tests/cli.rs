@@ -2,6 +2,9 @@
 //! case giving a one-line error, a non-zero exit and nothing at the output path.
 //! GPU runs use SCARP_VALIDATION=1: the CLI then fails on any validation message.
 
+mod common;
+
+use common::max_diff;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -65,11 +68,7 @@ fn gpu_and_cpu_backends_agree_in_r32() {
     }
     let (g, c) = (read_r32(&g), read_r32(&c));
     assert_eq!(g.len(), 96 * 64);
-    let diff = g
-        .iter()
-        .zip(&c)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
+    let diff = max_diff(&g, &c);
     assert!(diff <= 1e-4, "backends differ by {diff}");
     assert!(g.iter().any(|v| *v != g[0]), "output is not constant");
 }
@@ -283,11 +282,7 @@ fn apply_replays_the_demo_journal_on_both_backends() {
     }
     let (g, c) = (read_r32(&g), read_r32(&c));
     assert_eq!(g.len(), 1024 * 1024);
-    let diff = g
-        .iter()
-        .zip(&c)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
+    let diff = max_diff(&g, &c);
     assert!(diff <= 1e-4, "backends differ by {diff}");
     assert!(g.iter().any(|h| *h > 0.1), "the demo raises terrain");
 }

@@ -4,6 +4,9 @@
 //! empty, wrong size, dimension bombs, NaN/Inf) give a one-line error naming the file and the
 //! problem and leave existing outputs untouched.
 
+mod common;
+
+use common::max_diff;
 use scarp::terrain::formats::{read, write, Endian, Heights, ReadOptions, WriteOptions};
 use std::path::Path;
 use std::process::Command;
@@ -21,13 +24,6 @@ fn grid(w: u32, h: u32, lo: f32, hi: f32) -> Heights {
         height: h,
         values,
     }
-}
-
-fn max_err(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 #[test]
@@ -71,7 +67,7 @@ fn every_format_round_trips() {
         )
         .unwrap();
         assert_eq!((back.width, back.height), (97, 61), "{name}");
-        let err = max_err(&back.values, &g.values);
+        let err = max_diff(&back.values, &g.values);
         if tol == 0.0 {
             assert!(back.values == g.values, "{name}: not bit-exact ({err})");
         } else {
@@ -88,7 +84,7 @@ fn every_format_round_trips() {
         },
     )
     .unwrap();
-    assert!(max_err(&be.values, &g.values) > 1.0);
+    assert!(max_diff(&be.values, &g.values) > 1.0);
 }
 
 #[test]
@@ -364,7 +360,7 @@ fn convert_chains_formats_and_rejects_bad_input_without_touching_the_output() {
     )
     .unwrap();
     // Two 16-bit quantizations over 0..1000.
-    assert!(max_err(&back.values, &g.values) <= 1000.0 / 65535.0 + 1e-3);
+    assert!(max_diff(&back.values, &g.values) <= 1000.0 / 65535.0 + 1e-3);
 
     std::fs::write(p("keep.png"), b"an earlier export").unwrap();
     std::fs::write(p("bad.png"), b"garbage").unwrap();

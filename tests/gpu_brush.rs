@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_no_validation_messages, gpu};
+use common::{assert_no_validation_messages, doc, gpu, max_diff};
 use scarp::brush::cpu::CpuTerrain;
 use scarp::brush::gpu::GpuTerrain;
 use scarp::brush::stamp::Stamp;
@@ -15,17 +15,6 @@ use std::sync::Arc;
 
 /// Largest |GPU - CPU| accepted for r32f documents.
 const TOLERANCE: f32 = 1e-4;
-
-fn doc(width: u32, height: u32, page_size: u32) -> DocumentDesc {
-    DocumentDesc {
-        width,
-        height,
-        format: HeightFormat::R32f,
-        page_size,
-        height_min: 0.0,
-        height_max: 1.0,
-    }
-}
 
 /// A wavy stroke through the corner shared by pages (0,0), (1,0), (0,1), (1,1) of a 128 grid.
 fn corner_stroke() -> Vec<StrokeSample> {
@@ -145,14 +134,6 @@ fn initial(d: &DocumentDesc) -> Vec<f32> {
             })
         })
         .collect()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 fn run_gpu(

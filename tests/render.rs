@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_no_validation_messages, gpu};
+use common::{assert_no_validation_messages, doc, gpu};
 use glam::Vec3;
 use scarp::brush::gpu::GpuTerrain;
 use scarp::noise::NoiseTables;
@@ -11,19 +11,7 @@ use scarp::render::camera::{pixel_ray, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
 use scarp::render::offscreen::{offscreen_options, Offscreen};
 use scarp::render::{TerrainRenderer, ViewSettings};
-use scarp::terrain::document::{DocumentDesc, HeightFormat};
 use std::path::PathBuf;
-
-fn doc(width: u32, height: u32, page_size: u32) -> DocumentDesc {
-    DocumentDesc {
-        width,
-        height,
-        format: HeightFormat::R32f,
-        page_size,
-        height_min: 0.0,
-        height_max: 1.0,
-    }
-}
 
 /// Hills: a few Gaussian bumps and ripples, heights in texel units.
 fn hills(w: u32, h: u32) -> Vec<f32> {

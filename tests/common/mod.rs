@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use scarp::gpu::{Gpu, GpuOptions};
+use scarp::terrain::document::DocumentDesc;
 use std::sync::Arc;
 
 /// A context with VK_LAYER_KHRONOS_validation and synchronization validation on.
@@ -46,4 +47,21 @@ impl Rng {
     pub fn chance(&mut self, p: f32) -> bool {
         self.range(0.0, 1.0) < p
     }
+}
+
+/// An r32f document of `width` x `height` texels, pages of `page_size`, range 0..1.
+pub fn doc(width: u32, height: u32, page_size: u32) -> DocumentDesc {
+    DocumentDesc {
+        page_size,
+        ..DocumentDesc::for_heights(width, height)
+    }
+}
+
+/// Largest |a - b| over two equally long grids.
+pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
