@@ -247,10 +247,19 @@ pub fn load(path: &Path) -> Result<Project, String> {
     parse(&bytes).map_err(at)
 }
 
-/// Checksum of a saved project file (what a recovery file is tied to).
+/// Checksum of a saved project file (what a recovery file is tied to): the one stored in its
+/// last 8 bytes, so the editor need not read the whole project again after every step.
 pub fn file_checksum(path: &Path) -> Result<u64, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(fnv1a(&bytes, FNV_OFFSET))
+    use std::io::{Read, Seek, SeekFrom};
+    let at = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(at)?;
+    if file.metadata().map_err(at)?.len() < 28 {
+        return Err(format!("{}: too short for a project file", path.display()));
+    }
+    file.seek(SeekFrom::End(-8)).map_err(at)?;
+    let mut tail = [0u8; 8];
+    file.read_exact(&mut tail).map_err(at)?;
+    Ok(u64::from_le_bytes(tail))
 }
 
 /// Where the recovery journal of `project` lives.
