@@ -7,6 +7,8 @@
 //! * A GLSL error or warning fails the build with shaderc's `file:line: message` text.
 //! * `$OUT_DIR/shaders.rs` gets one `pub const` per shader (path-derived name) holding the SPIR-V
 //!   bytes, included by `src/gpu/shaders.rs`.
+//! * `SCARP_COMMIT` (for `scarp bench` reports): the commit built, `-dirty` when tracked files
+//!   differed from it when this script last ran, `unknown` outside a git checkout.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -21,6 +23,7 @@ fn main() {
     let shader_root = root.join(SHADER_ROOT);
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={SHADER_ROOT}");
+    embed_commit(&root);
 
     let mut sources = Vec::new();
     collect_sources(&shader_root, &mut sources);
@@ -119,6 +122,41 @@ fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) {
             collect_sources(&path, out);
         } else {
             out.push(path);
+        }
+    }
+}
+
+/// Sets `SCARP_COMMIT` from git, rerunning when HEAD, the branch or the index moves.
+fn embed_commit(root: &Path) {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = match git(&["rev-parse", "--short=9", "HEAD"]) {
+        Some(c) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            if dirty {
+                format!("{c}-dirty")
+            } else {
+                c
+            }
+        }
+        None => "unknown".to_string(),
+    };
+    println!("cargo:rustc-env=SCARP_COMMIT={commit}");
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        let dir = root.join(dir);
+        for f in ["HEAD", "index"] {
+            println!("cargo:rerun-if-changed={}", dir.join(f).display());
+        }
+        if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={}", dir.join(r).display());
         }
     }
 }

@@ -3,6 +3,7 @@
 //! * [`gpu`]: the Vulkan layer, reusable outside Scarp.
 //! * [`noise`]: noise tables and the CPU twins of every GLSL noise function, plus GPU generation.
 
+pub mod bench;
 pub mod brush;
 pub mod editor;
 pub mod gallery;

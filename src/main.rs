@@ -92,6 +92,10 @@ enum Command {
     },
     /// List the Vulkan devices SCARP_GPU can select.
     Devices,
+    /// Benchmarks anchored to ceilings measured in the same run: copy and FMA kernels, noise
+    /// (GPU, CPU twin, the noise crate), every brush configuration, editor frames while a brush
+    /// paints. Report: JSON (schema in docs/bench.md), Markdown (stdout without --md), plot.
+    Bench(BenchArgs),
 }
 
 /// How to read a height file.
@@ -151,6 +155,38 @@ struct ApplyArgs {
     initial: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Small sizes and a reduced brush matrix (minutes on lavapipe; what CI runs).
+    #[arg(long)]
+    quick: bool,
+    /// Write the report as JSON (schema: docs/bench.md).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the report as Markdown tables (printed to stdout otherwise).
+    #[arg(long, value_name = "FILE")]
+    md: Option<PathBuf>,
+    /// Write a PNG plot of brush throughput against radius with the ceilings.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Run only the measurements whose name contains NAME (repeatable). Names: noise/KIND,
+    /// brush/TYPE/rRADIUS/bBATCH/pPAGE/FORMAT, frame/SIDE. Ceilings always run.
+    #[arg(long, value_name = "NAME")]
+    filter: Vec<String>,
+    /// Timed runs per measurement, median reported [default: 5, 3 with --quick].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    repeats: Option<u32>,
+    /// Untimed runs before the timed ones.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
+    warmup: u32,
+    /// The repository's assets folder (journals the frame benchmark replays) [default: ./assets,
+    /// else the source tree's].
+    #[arg(long, value_name = "DIR")]
+    assets: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
 }
@@ -432,6 +468,7 @@ fn main() {
             table_seed,
         }),
         Command::Devices => cmd_devices(),
+        Command::Bench(args) => cmd_bench(&args),
     };
     if let Err(e) = result {
         // One line: the chain of causes, outermost first.
@@ -881,16 +918,12 @@ fn cmd_convert(input: &Path, output: &Path, read: &ReadArgs, bits: Option<u8>) -
     Ok(())
 }
 
-/// Default world y per height unit: a quarter of the document's larger side.
-fn default_vertical_scale(desc: &scarp::terrain::document::DocumentDesc) -> f32 {
-    0.25 * desc.width.max(desc.height) as f32
-}
-
 fn cmd_render(a: &RenderArgs) -> Result<()> {
-    use scarp::brush::{BrushSettings, BrushType};
-    use scarp::render::frames::{mean_p99, run_frames, PaintLoad};
+    use scarp::render::frames::{
+        default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, PaintLoad,
+    };
     use scarp::render::offscreen::{offscreen_options, Offscreen};
-    use scarp::render::{Camera, TerrainRenderer, ViewSettings};
+    use scarp::render::{Camera, TerrainRenderer};
 
     if !(a.pixel_error.is_finite() && a.pixel_error > 0.0) {
         bail!(
@@ -963,36 +996,19 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
             glam::Vec3::from_slice(&c[..3]),
             glam::Vec3::from_slice(&c[3..]),
         ),
-        None => {
-            let (lo, hi) = renderer.height_range();
-            let mut cam = Camera::default();
-            cam.frame_all(desc.width, desc.height, lo * vs, hi * vs);
-            cam
-        }
+        None => framing_camera(&renderer, &desc, vs),
     };
-    let view = ViewSettings {
-        wireframe: a.wireframe,
-        lod_colours: a.lod_colours,
-        vertical_scale: vs,
-        pixel_error: a.pixel_error,
-        max_triangles_per_pixel: a.max_triangles_per_pixel,
-        fog: 0.05 / desc.width.max(desc.height) as f32,
-        ..ViewSettings::default()
-    };
+    let mut view = default_view(&desc, vs);
+    view.wireframe = a.wireframe;
+    view.lod_colours = a.lod_colours;
+    view.pixel_error = a.pixel_error;
+    view.max_triangles_per_pixel = a.max_triangles_per_pixel;
     let size = [a.image.0, a.image.1];
     let mut target = Offscreen::new(&gpu, size)?;
     if a.frames > 0 {
-        let paint = a.paint.map(|kind| {
-            let mut brush = BrushSettings::new(BrushType::Noise);
-            brush.noise.kind = kind;
-            brush.radius = a.paint_radius;
-            brush.strength = a.paint_strength;
-            brush.spacing = 0.1;
-            PaintLoad {
-                brush,
-                instances_per_frame: a.paint_rate,
-                budget_ms: a.budget_ms,
-            }
+        let paint = a.paint.map(|kind| PaintLoad {
+            budget_ms: a.budget_ms,
+            ..PaintLoad::noise(kind, a.paint_radius, a.paint_strength, a.paint_rate)
         });
         let log = run_frames(
             &mut terrain,
@@ -1045,6 +1061,69 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
     write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
     check_validation(&gpu)?;
     println!("-> {}", a.out.display());
+    Ok(())
+}
+
+fn cmd_bench(a: &BenchArgs) -> Result<()> {
+    use scarp::bench::{self, BenchOptions};
+    for (path, ext, flag) in [
+        (&a.json, "json", "--json"),
+        (&a.md, "md", "--md"),
+        (&a.plot, "png", "--plot"),
+    ] {
+        if let Some(p) = path {
+            if p.extension().and_then(|e| e.to_str()) != Some(ext) {
+                bail!("{}: {flag} must be a .{ext} file", p.display());
+            }
+            scarp::terrain::export::check_folder(p).map_err(anyhow::Error::msg)?;
+        }
+    }
+    if let Some(f) = a.filter.iter().find(|f| f.trim().is_empty()) {
+        bail!("--filter {f:?}: empty name");
+    }
+    let assets = match &a.assets {
+        Some(p) => p.clone(),
+        None if Path::new("assets").is_dir() => PathBuf::from("assets"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("assets"),
+    };
+    let mut options = BenchOptions::new(a.quick, assets, a.table_seed);
+    options.filters = a.filter.clone();
+    options.warmup = a.warmup as usize;
+    if let Some(r) = a.repeats {
+        options.repeats = r as usize;
+    }
+    let gpu = open_gpu()?;
+    let report = bench::run(&gpu, &options)?;
+    if report.noise.is_none() && report.brushes.is_none() && report.frames.is_none() {
+        bail!(
+            "--filter {} selects no measurement (names: noise/KIND, brush/TYPE/rRADIUS/bBATCH/pPAGE/FORMAT, frame/SIDE; --quick has radii 16 and 64, batches 1 and 16, page 512)",
+            a.filter.join(" --filter ")
+        );
+    }
+    let md = bench::report::markdown(&report);
+    if let Some(p) = &a.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        scarp::terrain::export::write_atomic(p, |w| {
+            std::io::Write::write_all(w, text.as_bytes()).map_err(|e| e.to_string())
+        })
+        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        println!("-> {}", p.display());
+    }
+    match &a.md {
+        Some(p) => {
+            scarp::terrain::export::write_atomic(p, |w| {
+                std::io::Write::write_all(w, md.as_bytes()).map_err(|e| e.to_string())
+            })
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            println!("-> {}", p.display());
+        }
+        None => print!("{md}"),
+    }
+    if let Some(p) = &a.plot {
+        bench::plot::write_png(&report, p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        println!("-> {}", p.display());
+    }
+    check_validation(&gpu)?;
     Ok(())
 }
 

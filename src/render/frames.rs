@@ -9,6 +9,7 @@ use crate::brush::gpu::GpuTerrain;
 use crate::brush::BrushSettings;
 use crate::gpu::shared::BrushInstance;
 use crate::gpu::Result;
+use crate::terrain::document::DocumentDesc;
 use std::time::Instant;
 
 /// A brush painting a circle around the document's centre while frames are drawn.
@@ -53,8 +54,58 @@ pub fn mean_p99(v: &[f64]) -> (f64, f64) {
     (mean, s[i])
 }
 
+impl PaintLoad {
+    /// A noise brush of `kind` painting the benchmark circle: `rate` instances per frame, spacing
+    /// a tenth of the radius (so the ring laps and grows spiky), the whole queue each frame.
+    pub fn noise(kind: crate::noise::NoiseKind, radius: f32, strength: f32, rate: usize) -> Self {
+        let mut brush = BrushSettings::new(crate::brush::BrushType::Noise);
+        brush.noise.kind = kind;
+        brush.radius = radius;
+        brush.strength = strength;
+        brush.spacing = 0.1;
+        Self {
+            brush,
+            instances_per_frame: rate,
+            budget_ms: None,
+        }
+    }
+}
+
+/// Default world y per height unit: a quarter of the document's larger side.
+pub fn default_vertical_scale(desc: &DocumentDesc) -> f32 {
+    0.25 * desc.width.max(desc.height) as f32
+}
+
+/// View settings of `scarp render` and the benchmarks for `desc`: fog scaled to its size.
+pub fn default_view(desc: &DocumentDesc, vertical_scale: f32) -> ViewSettings {
+    ViewSettings {
+        vertical_scale,
+        pixel_error: 2.0,
+        max_triangles_per_pixel: 2.0,
+        fog: 0.05 / desc.width.max(desc.height) as f32,
+        ..ViewSettings::default()
+    }
+}
+
+/// An orbit camera that frames the whole terrain (heights from the renderer's tile bounds).
+pub fn framing_camera(
+    renderer: &TerrainRenderer,
+    desc: &DocumentDesc,
+    vertical_scale: f32,
+) -> Camera {
+    let (lo, hi) = renderer.height_range();
+    let mut cam = Camera::default();
+    cam.frame_all(
+        desc.width,
+        desc.height,
+        lo * vertical_scale,
+        hi * vertical_scale,
+    );
+    cam
+}
+
 /// Instances `first..first + count` of a circle of radius `r` around `c`, spaced by the brush.
-fn circle_instances(
+pub fn circle_instances(
     brush: &BrushSettings,
     c: [f32; 2],
     r: f32,

@@ -1,0 +1,228 @@
+//! Same-run ceilings: a copy kernel over large R32F storage images (and, for comparison, over
+//! storage buffers) and an FMA-chain kernel.
+
+use super::{median, BenchOptions, Ceilings, CopyCeiling, FmaCeiling};
+use crate::gpu::{
+    shaders, vk, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, GpuError, GpuTimer, Image,
+    ImageDesc, Recorder, Resource, Result,
+};
+use bytemuck::{Pod, Zeroable};
+use std::sync::Arc;
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CopyImagePush {
+    mode: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CountPush {
+    count: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct FmaPush {
+    mul: f32,
+    add: f32,
+    iterations: u32,
+    count: u32,
+}
+
+/// Workgroups for `count` invocations of 256 as a 2D grid (x at most 65,535).
+fn groups_for(count: u64) -> [u32; 3] {
+    let groups = count.div_ceil(256);
+    let x = groups.min(65_535);
+    [x as u32, groups.div_ceil(x) as u32, 1]
+}
+
+fn timer(gpu: &Arc<Gpu>, passes: usize) -> Result<GpuTimer> {
+    GpuTimer::new(gpu, passes as u32)?
+        .ok_or_else(|| GpuError::usage("timestamps are needed for the ceilings"))
+}
+
+/// Median pass time in ms, warm-up passes dropped.
+fn timed_median(timer: &GpuTimer, warmup: usize) -> Result<f64> {
+    let times: Vec<f64> = timer
+        .results()?
+        .iter()
+        .skip(warmup)
+        .map(|p| p.gpu_ns * 1e-6)
+        .collect();
+    Ok(median(&times))
+}
+
+pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions) -> Result<Ceilings> {
+    // Large enough to dwarf every cache (256 MiB per image on the full run).
+    let side: u32 = if o.quick { 2048 } else { 8192 };
+    // Ceilings take more repeats than the rest: they anchor every fraction.
+    let warmup = o.warmup.max(3);
+    let repeats = (o.repeats * 2).max(9);
+    let passes = warmup + repeats;
+
+    let desc = ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
+        .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC);
+    let images = [
+        Image::new(gpu, "copy ceiling a", desc)?,
+        Image::new(gpu, "copy ceiling b", desc)?,
+    ];
+    let kernel = ComputeKernel::<CopyImagePush>::new(
+        gpu,
+        &shaders::BENCH_COPY_IMAGE_COMP,
+        &[BindingKind::StorageImage, BindingKind::StorageImage],
+        &[],
+    )?;
+    let sets = [
+        kernel.bind(&[
+            Resource::StorageImage(&images[0]),
+            Resource::StorageImage(&images[1]),
+        ])?,
+        kernel.bind(&[
+            Resource::StorageImage(&images[1]),
+            Resource::StorageImage(&images[0]),
+        ])?,
+    ];
+    let image_groups = [side.div_ceil(16), side.div_ceil(16), 1];
+    let texels = u64::from(side) * u64::from(side);
+
+    // Buffers: the same bytes, if one binding can hold them.
+    let max_range = u64::from(gpu.info().max_storage_buffer_range) & !15;
+    let buffer_bytes = (texels * 4).min(max_range);
+    let buffer_desc = BufferDesc::new(buffer_bytes).usage(
+        vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::TRANSFER_SRC,
+    );
+    let buffers = [
+        Buffer::new(gpu, "copy ceiling a", buffer_desc)?,
+        Buffer::new(gpu, "copy ceiling b", buffer_desc)?,
+    ];
+    let buffer_kernel = ComputeKernel::<CountPush>::new(
+        gpu,
+        &shaders::BENCH_COPY_BUFFER_COMP,
+        &[BindingKind::StorageBuffer, BindingKind::StorageBuffer],
+        &[],
+    )?;
+    let buffer_sets = [
+        buffer_kernel.bind(&[
+            Resource::StorageBuffer(&buffers[0]),
+            Resource::StorageBuffer(&buffers[1]),
+        ])?,
+        buffer_kernel.bind(&[
+            Resource::StorageBuffer(&buffers[1]),
+            Resource::StorageBuffer(&buffers[0]),
+        ])?,
+    ];
+    let vec4s = buffer_bytes / 16;
+
+    // Fill image a with a hash pattern, and buffer a with its first bytes.
+    {
+        let mut rec = Recorder::new(gpu)?;
+        rec.pass(&kernel, &sets[1])
+            .write_image(&images[0])
+            .push(&CopyImagePush { mode: 0 })
+            .dispatch(image_groups)?;
+        rec.copy_image_region_to_buffer(
+            &images[0],
+            [0, 0],
+            [side, (buffer_bytes / (u64::from(side) * 4)) as u32],
+            &buffers[0],
+            0,
+        );
+        rec.submit_and_wait()?;
+    }
+
+    let image_timer = timer(gpu, passes)?;
+    {
+        let mut rec = Recorder::new(gpu)?;
+        rec.reset_timer(&image_timer);
+        for i in 0..passes {
+            let (src, dst) = (&images[i % 2], &images[1 - i % 2]);
+            rec.pass(&kernel, &sets[i % 2])
+                .read_storage_image(src)
+                .write_image(dst)
+                .push(&CopyImagePush { mode: 1 })
+                .timed(Some(&image_timer), "copy image")
+                .dispatch(image_groups)?;
+        }
+        rec.submit_and_wait()?;
+    }
+    let image_ms = timed_median(&image_timer, warmup)?;
+
+    let buffer_timer = timer(gpu, passes)?;
+    {
+        let mut rec = Recorder::new(gpu)?;
+        rec.reset_timer(&buffer_timer);
+        for i in 0..passes {
+            let (src, dst) = (&buffers[i % 2], &buffers[1 - i % 2]);
+            rec.pass(&buffer_kernel, &buffer_sets[i % 2])
+                .read_buffer(src)
+                .write_buffer(dst)
+                .push(&CountPush {
+                    count: vec4s as u32,
+                })
+                .timed(Some(&buffer_timer), "copy buffer")
+                .dispatch(groups_for(vec4s))?;
+        }
+        rec.submit_and_wait()?;
+    }
+    let buffer_ms = timed_median(&buffer_timer, warmup)?;
+
+    // FMA chains: enough invocations to fill any GPU, enough iterations to hide the launch.
+    let (invocations, iterations): (u64, u32) = if o.quick {
+        (1 << 16, 512)
+    } else {
+        (1 << 21, 4096)
+    };
+    let sums = Buffer::new(
+        gpu,
+        "fma sums",
+        BufferDesc::new(invocations * 4).usage(vk::BufferUsageFlags::STORAGE_BUFFER),
+    )?;
+    let fma_kernel = ComputeKernel::<FmaPush>::new(
+        gpu,
+        &shaders::BENCH_FMA_COMP,
+        &[BindingKind::StorageBuffer],
+        &[],
+    )?;
+    let fma_set = fma_kernel.bind(&[Resource::StorageBuffer(&sums)])?;
+    let fma_timer = timer(gpu, passes)?;
+    {
+        let mut rec = Recorder::new(gpu)?;
+        rec.reset_timer(&fma_timer);
+        for _ in 0..passes {
+            rec.pass(&fma_kernel, &fma_set)
+                .write_buffer(&sums)
+                .push(&FmaPush {
+                    mul: 0.999_9,
+                    add: 1e-4,
+                    iterations,
+                    count: invocations as u32,
+                })
+                .timed(Some(&fma_timer), "fma")
+                .dispatch(groups_for(invocations))?;
+        }
+        rec.submit_and_wait()?;
+    }
+    let fma_ms = timed_median(&fma_timer, warmup)?;
+    let flops = invocations * u64::from(iterations) * 8 * 2;
+
+    let copy = |elements: u64, ms: f64| CopyCeiling {
+        elements,
+        bytes: elements * 8,
+        median_ms: ms,
+        gb_s: super::ratio(elements as f64 * 8.0, ms * 1e6),
+    };
+    Ok(Ceilings {
+        copy_image: copy(texels, image_ms),
+        copy_buffer: copy(buffer_bytes / 4, buffer_ms),
+        fma: FmaCeiling {
+            invocations,
+            iterations,
+            flops,
+            median_ms: fma_ms,
+            gflop_s: super::ratio(flops as f64, fma_ms * 1e6),
+        },
+    })
+}

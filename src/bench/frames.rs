@@ -1,0 +1,131 @@
+//! Editor frames: offscreen frames of a replayed terrain while a Jordan noise brush paints
+//! (`render::frames::run_frames`, the editor's pump / refresh / draw sequence), per-pass split.
+
+use super::{BenchOptions, FrameResult};
+use crate::brush::journal::Journal;
+use crate::gpu::Gpu;
+use crate::noise::{NoiseKind, NoiseTables};
+use crate::render::frames::{
+    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, PaintLoad,
+};
+use crate::render::offscreen::{offscreen_options, Offscreen};
+use crate::render::TerrainRenderer;
+use anyhow::{anyhow, Result};
+use std::sync::Arc;
+
+struct FrameCase {
+    name: &'static str,
+    /// Under `assets/`.
+    journal: &'static str,
+    image: [u32; 2],
+    frames: usize,
+    radius: f32,
+    rate: usize,
+}
+
+const FULL: &[FrameCase] = &[
+    FrameCase {
+        name: "frame/4096",
+        journal: "journals/default.json",
+        image: [1920, 1080],
+        frames: 300,
+        radius: 512.0,
+        rate: 4,
+    },
+    FrameCase {
+        name: "frame/8192",
+        journal: "journals/bench/default-8192.json",
+        image: [1920, 1080],
+        frames: 300,
+        radius: 512.0,
+        rate: 4,
+    },
+];
+
+const QUICK: &[FrameCase] = &[FrameCase {
+    name: "frame/1024",
+    journal: "journals/demo.json",
+    image: [640, 360],
+    frames: 5,
+    radius: 64.0,
+    rate: 2,
+}];
+
+/// Warm-up frames before the timed ones.
+const WARMUP_FRAMES: usize = 10;
+
+pub(super) fn measure(
+    gpu: &Arc<Gpu>,
+    o: &BenchOptions,
+    tables: &NoiseTables,
+) -> Result<Option<Vec<FrameResult>>> {
+    let cases: Vec<&FrameCase> = (if o.quick { QUICK } else { FULL })
+        .iter()
+        .filter(|c| o.wants(c.name))
+        .collect();
+    if cases.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for c in cases {
+        let path = o.assets.join(c.journal);
+        let journal = Journal::load(&path).map_err(|e| {
+            anyhow!("{e} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
+        })?;
+        let mut terrain = crate::editor::session::journal_start(gpu, &journal, &path, tables)?;
+        journal.replay(&mut terrain, |_, _| {})?;
+        let desc = *terrain.desc();
+        let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
+        renderer.refresh(&mut terrain)?;
+        let vs = default_vertical_scale(&desc);
+        let camera = framing_camera(&renderer, &desc, vs);
+        let view = default_view(&desc, vs);
+        let mut target = Offscreen::new(gpu, c.image)?;
+        let paint = PaintLoad::noise(NoiseKind::Jordan, c.radius, 0.005, c.rate);
+        let log = run_frames(
+            &mut terrain,
+            &mut renderer,
+            &mut target,
+            &camera,
+            &view,
+            WARMUP_FRAMES,
+            c.frames,
+            Some(&paint),
+        )?;
+        let mean = |v: &[f64]| mean_p99(v).0;
+        let (mean_ms, p99_ms) = mean_p99(&log.frame_ms);
+        let triangles: Vec<f64> = log.triangles.iter().map(|&t| t as f64).collect();
+        let r = FrameResult {
+            name: c.name.to_string(),
+            journal: c.journal.to_string(),
+            terrain: [desc.width, desc.height],
+            image: c.image,
+            frames: c.frames as u32,
+            brush: "noise jordan".to_string(),
+            brush_radius: c.radius,
+            instances_per_frame: c.rate as u32,
+            mean_ms,
+            p99_ms,
+            fps: super::ratio(1e3, mean_ms),
+            gpu_brush_ms: mean(&log.brush_gpu_ms),
+            gpu_tile_bounds_ms: mean(&log.bounds_gpu_ms),
+            gpu_draw_ms: mean(&log.draw_gpu_ms),
+            cpu_prepare_ms: mean(&log.prepare_cpu_ms),
+            pump_wall_ms: mean(&log.pump_ms),
+            refresh_wall_ms: mean(&log.refresh_ms),
+            triangles: mean(&triangles),
+            triangles_per_pixel: if log.triangles_per_pixel.is_empty() {
+                0.0
+            } else {
+                mean(&log.triangles_per_pixel)
+            },
+        };
+        eprintln!(
+            "{}: {}x{} at {}x{}, r{} Jordan painting: {:.2} ms mean, {:.2} p99 ({:.0} fps); GPU draw {:.2}, tile bounds {:.2}, brush {:.2}; CPU prepare {:.2}",
+            r.name, desc.width, desc.height, c.image[0], c.image[1], c.radius, r.mean_ms, r.p99_ms, r.fps,
+            r.gpu_draw_ms, r.gpu_tile_bounds_ms, r.gpu_brush_ms, r.cpu_prepare_ms
+        );
+        out.push(r);
+    }
+    Ok(Some(out))
+}

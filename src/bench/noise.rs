@@ -1,0 +1,187 @@
+//! Noise generation: every kind on the GPU and on its CPU twin (all cores), against the `noise`
+//! crate's `Fbm<Perlin>` with the same octaves (one thread and all cores).
+
+use super::{median, ratio, BenchOptions, Ceilings, NoiseResult, NoiseSection, PeerBaseline};
+use crate::gpu::{Gpu, GpuError, Result};
+use crate::noise::{CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables};
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Assumed FLOPs of one octave of each kind (hand counts of noise.glsl, an FMA counted as 2,
+/// floor and abs as 1; docs/bench.md): a Perlin evaluation is ~70 (cell wrap 6, gradient decode
+/// 16, fade 14, corner planes 23, blend 8), the octave loop adds ~6, derivatives and warps more.
+pub(super) fn flops_per_octave(kind: NoiseKind) -> f64 {
+    match kind {
+        NoiseKind::Perlin => 70.0,
+        NoiseKind::Fbm => 76.0,
+        NoiseKind::Billowy => 77.0,
+        NoiseKind::Ridged => 78.0,
+        NoiseKind::Iq => 95.0,
+        NoiseKind::Swiss => 125.0,
+        NoiseKind::Jordan => 135.0,
+        NoiseKind::Erosive => 130.0,
+    }
+}
+
+/// Octaves a sample of `s` evaluates (plain Perlin has one).
+pub(super) fn octaves(s: &NoiseSettings) -> u32 {
+    if s.kind.uses_octaves() {
+        s.octaves.max(0) as u32
+    } else {
+        1
+    }
+}
+
+/// Assumed FLOPs of one sample of `s` (position scaling included).
+pub(super) fn flops_per_sample(s: &NoiseSettings) -> f64 {
+    4.0 + flops_per_octave(s.kind) * f64::from(octaves(s))
+}
+
+fn peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings) -> PeerBaseline {
+    use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
+    let fbm = Fbm::<Perlin>::new(settings.seed as u32)
+        .set_octaves(settings.octaves as usize)
+        .set_lacunarity(f64::from(settings.lacunarity))
+        .set_persistence(f64::from(settings.gain))
+        .set_frequency(1.0);
+    let scale = f64::from(settings.scale);
+    let row = |y: u32, out: &mut [f32]| {
+        for (x, h) in out.iter_mut().enumerate() {
+            *h = fbm.get([x as f64 * scale, f64::from(y) * scale]) as f32;
+        }
+    };
+    let reps = if o.quick { 1 } else { 3 };
+    // One thread: a sixteenth of the rows is plenty to time.
+    let rows_1t = (height / 16).max(1);
+    let mut line = vec![0.0f32; width as usize];
+    let one = median(
+        &(0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                for y in 0..rows_1t {
+                    row(y, &mut line);
+                }
+                std::hint::black_box(&line);
+                t.elapsed().as_secs_f64()
+            })
+            .collect::<Vec<_>>(),
+    );
+    let mut grid = vec![0.0f32; width as usize * height as usize];
+    let all = median(
+        &(0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                grid.par_chunks_mut(width as usize)
+                    .enumerate()
+                    .for_each(|(y, out)| row(y as u32, out));
+                std::hint::black_box(&grid);
+                t.elapsed().as_secs_f64()
+            })
+            .collect::<Vec<_>>(),
+    );
+    PeerBaseline {
+        implementation: "noise 0.9 Fbm<Perlin> (f64)".to_string(),
+        octaves: settings.octaves as u32,
+        one_thread_msamples_s: ratio(f64::from(rows_1t) * f64::from(width), one * 1e6),
+        all_cores_msamples_s: ratio(f64::from(width) * f64::from(height), all * 1e6),
+        threads: rayon::current_num_threads(),
+    }
+}
+
+pub(super) fn measure(
+    gpu: &Arc<Gpu>,
+    o: &BenchOptions,
+    ceilings: &Ceilings,
+    tables: &NoiseTables,
+) -> Result<Option<NoiseSection>> {
+    let kinds: Vec<NoiseKind> = NoiseKind::ALL
+        .into_iter()
+        .filter(|k| o.wants(&format!("noise/{}", k.name())))
+        .collect();
+    if kinds.is_empty() {
+        return Ok(None);
+    }
+    let side: u32 = if o.quick { 1024 } else { 4096 };
+    let samples = f64::from(side) * f64::from(side);
+    let peer = peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
+    eprintln!(
+        "noise: peer {}: {:.1} Msamples/s on 1 thread, {:.1} on {}",
+        peer.implementation, peer.one_thread_msamples_s, peer.all_cores_msamples_s, peer.threads
+    );
+    let mut gpu_noise = GpuNoise::new(gpu, tables)?;
+    let cpu = CpuTables::new(tables);
+    let cpu_reps = if o.quick { 1 } else { 3 };
+    let mut results = Vec::new();
+    for kind in kinds {
+        let s = NoiseSettings::new(kind);
+        let mut times = Vec::new();
+        let mut heights = Vec::new();
+        for i in 0..o.warmup + o.repeats {
+            let run = gpu_noise.generate(&s, side, side)?;
+            let ns = run.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))?;
+            if i >= o.warmup {
+                times.push(ns * 1e-6);
+            }
+            heights = run.heights;
+        }
+        let gpu_ms = median(&times);
+        let params = s.params();
+        let mut cpu_heights = Vec::new();
+        let cpu_ms = median(
+            &(0..cpu_reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    cpu_heights = cpu.generate(kind, &params, side, side);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect::<Vec<_>>(),
+        );
+        let diff = heights
+            .iter()
+            .zip(&cpu_heights)
+            .map(|(g, c)| f64::from((g - c).abs() / c.abs().max(1.0)))
+            .fold(0.0, f64::max);
+        let gpu_msps = ratio(samples, gpu_ms * 1e3);
+        let cpu_msps = ratio(samples, cpu_ms * 1e3);
+        let flops = flops_per_sample(&s);
+        let write_gb_s = ratio(samples * 4.0, gpu_ms * 1e6);
+        let gflop_s = ratio(samples * flops, gpu_ms * 1e6);
+        let r = NoiseResult {
+            name: format!("noise/{}", kind.name()),
+            kind: kind.name().to_string(),
+            octaves: octaves(&s),
+            gpu_ms,
+            gpu_msamples_s: gpu_msps,
+            cpu_twin_ms: cpu_ms,
+            cpu_twin_msamples_s: cpu_msps,
+            gpu_over_cpu_twin: ratio(gpu_msps, cpu_msps),
+            gpu_over_peer_all_cores: ratio(gpu_msps, peer.all_cores_msamples_s),
+            cpu_twin_over_peer_all_cores: ratio(cpu_msps, peer.all_cores_msamples_s),
+            gpu_write_gb_s: write_gb_s,
+            fraction_of_copy: ratio(write_gb_s, ceilings.copy_image.gb_s),
+            flops_per_sample: flops,
+            gpu_gflop_s: gflop_s,
+            fraction_of_fma: ratio(gflop_s, ceilings.fma.gflop_s),
+            gpu_fetches_g_s: ratio(samples * 3.0 * f64::from(octaves(&s)), gpu_ms * 1e6),
+            max_rel_diff_vs_cpu_twin: diff,
+        };
+        eprintln!(
+            "{}: GPU {:.3} ms ({:.0} Msamples/s, {:.1}% of FMA), CPU twin {:.1} Msamples/s, GPU/twin {:.2}x, GPU/peer {:.2}x",
+            r.name,
+            r.gpu_ms,
+            r.gpu_msamples_s,
+            r.fraction_of_fma * 100.0,
+            r.cpu_twin_msamples_s,
+            r.gpu_over_cpu_twin,
+            r.gpu_over_peer_all_cores
+        );
+        results.push(r);
+    }
+    Ok(Some(NoiseSection {
+        width: side,
+        height: side,
+        peer,
+        kinds: results,
+    }))
+}

@@ -1,0 +1,343 @@
+//! Markdown tables of a [`Report`].
+
+use super::{BrushResult, Report};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// A number with precision that suits its size.
+pub(super) fn num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn pct(fraction: f64) -> String {
+    format!("{}%", num(fraction * 100.0))
+}
+
+/// The whole report as Markdown.
+pub fn markdown(r: &Report) -> String {
+    let mut o = String::new();
+    let s = &r.system;
+    let _ = writeln!(o, "# scarp bench — {}\n", s.device);
+    let _ = writeln!(o, "| | |\n|---|---|");
+    let _ = writeln!(o, "| device | {} ({}) |", s.device, s.device_type);
+    let _ = writeln!(o, "| driver | {} {} |", s.driver, s.driver_info);
+    let _ = writeln!(o, "| Vulkan | {} |", s.vulkan);
+    let _ = writeln!(o, "| CPU | {} × {} threads |", s.cpu, s.cpu_threads);
+    let _ = writeln!(o, "| OS | {} |", s.os);
+    let _ = writeln!(o, "| scarp | {} (commit {}) |", s.scarp_version, s.commit);
+    let _ = writeln!(o, "| started | {} |", s.started_utc);
+    let st = &r.settings;
+    let _ = writeln!(
+        o,
+        "| settings | {}, warm-up {}, median of {}, filters: {} |",
+        if st.quick { "--quick" } else { "full" },
+        st.warmup,
+        st.repeats,
+        if st.filters.is_empty() {
+            "none".to_string()
+        } else {
+            st.filters.join(", ")
+        }
+    );
+    if s.validation {
+        let _ = writeln!(
+            o,
+            "\nValidation layers were on: CPU-side costs include theirs."
+        );
+    }
+
+    let c = &r.ceilings;
+    let _ = writeln!(o, "\n## Ceilings\n");
+    let _ = writeln!(
+        o,
+        "| kernel | work per pass | median ms | rate |\n|---|---|---:|---:|"
+    );
+    let _ = writeln!(
+        o,
+        "| copy, R32F storage images (imageLoad/imageStore) | {} texels, {} MiB read + written | {} | **{} GB/s** |",
+        c.copy_image.elements,
+        c.copy_image.bytes >> 20,
+        num(c.copy_image.median_ms),
+        num(c.copy_image.gb_s)
+    );
+    let _ = writeln!(
+        o,
+        "| copy, storage buffers (vec4) | {} floats, {} MiB read + written | {} | {} GB/s ({}× the image copy) |",
+        c.copy_buffer.elements,
+        c.copy_buffer.bytes >> 20,
+        num(c.copy_buffer.median_ms),
+        num(c.copy_buffer.gb_s),
+        num(super::ratio(c.copy_buffer.gb_s, c.copy_image.gb_s))
+    );
+    let _ = writeln!(
+        o,
+        "| FMA chains (8 per invocation) | {} invocations × {} iterations | {} | **{} GFLOP/s** |",
+        c.fma.invocations,
+        c.fma.iterations,
+        num(c.fma.median_ms),
+        num(c.fma.gflop_s)
+    );
+
+    if let Some(n) = &r.noise {
+        let _ = writeln!(o, "\n## Noise, {}×{}\n", n.width, n.height);
+        let _ = writeln!(
+            o,
+            "Peer: {} with {} octaves: {} Msamples/s on one thread, {} on {} threads.\n",
+            n.peer.implementation,
+            n.peer.octaves,
+            num(n.peer.one_thread_msamples_s),
+            num(n.peer.all_cores_msamples_s),
+            n.peer.threads
+        );
+        let _ = writeln!(o, "| kind | octaves | GPU ms | GPU Msamples/s | CPU twin Msamples/s | GPU / twin | GPU / peer | twin / peer | GB/s written (of copy) | GFLOP/s (of FMA) | G table fetches/s | max rel. diff |");
+        let _ = writeln!(
+            o,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for k in &n.kinds {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {}× | {}× | {}× | {} ({}) | {} ({}) | {} | {:.1e} |",
+                k.kind,
+                k.octaves,
+                num(k.gpu_ms),
+                num(k.gpu_msamples_s),
+                num(k.cpu_twin_msamples_s),
+                num(k.gpu_over_cpu_twin),
+                num(k.gpu_over_peer_all_cores),
+                num(k.cpu_twin_over_peer_all_cores),
+                num(k.gpu_write_gb_s),
+                pct(k.fraction_of_copy),
+                num(k.gpu_gflop_s),
+                pct(k.fraction_of_fma),
+                num(k.gpu_fetches_g_s),
+                k.max_rel_diff_vs_cpu_twin
+            );
+        }
+    }
+
+    if let Some(b) = &r.brushes {
+        brushes(&mut o, b);
+    }
+
+    if let Some(frames) = &r.frames {
+        let _ = writeln!(o, "\n## Editor frames while a brush paints\n");
+        let _ = writeln!(o, "| terrain | image | brush | frame mean / p99 ms | fps | GPU draw | GPU tile bounds | GPU brush | CPU LOD + draw prep | pump (wall) | bounds refresh (wall) | triangles | per covered pixel |");
+        let _ = writeln!(
+            o,
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for f in frames {
+            let _ = writeln!(
+                o,
+                "| {}² ({}) | {}×{} | r{} {}, {}/frame | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                f.terrain[0],
+                f.journal,
+                f.image[0],
+                f.image[1],
+                f.brush_radius,
+                f.brush,
+                f.instances_per_frame,
+                num(f.mean_ms),
+                num(f.p99_ms),
+                num(f.fps),
+                num(f.gpu_draw_ms),
+                num(f.gpu_tile_bounds_ms),
+                num(f.gpu_brush_ms),
+                num(f.cpu_prepare_ms),
+                num(f.pump_wall_ms),
+                num(f.refresh_wall_ms),
+                num(f.triangles),
+                num(f.triangles_per_pixel)
+            );
+        }
+    }
+    o
+}
+
+fn brushes(o: &mut String, b: &super::BrushSection) {
+    let _ = writeln!(
+        o,
+        "\n## Brushes\n\n{}×{} document of uneven heights; one stroke of {} instances on a circle per configuration; GPU time = the stroke's timestamped waves (page copy-on-write not included).\n",
+        b.document[0], b.document[1], b.instances_per_stroke
+    );
+    let _ = writeln!(o, "Cost model (docs/bench.md): FLOPs = covered texels × per-texel FLOPs + noise evaluations × per-evaluation FLOPs; bytes = texels written × (read + write).\n");
+    let _ = writeln!(o, "| brush | FLOPs per covered texel and instance | FLOPs per noise evaluation | bytes per texel written (r32f / r16) |\n|---|---:|---:|---:|");
+    for c in &b.costs {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} / {} |",
+            c.brush,
+            c.flops_per_texel_instance,
+            c.flops_per_noise_eval,
+            c.bytes_per_texel_written_r32f,
+            c.bytes_per_texel_written_r16
+        );
+    }
+    let batches: BTreeSet<u32> = b.results.iter().map(|r| r.batch).collect();
+    let pages: BTreeSet<u32> = b.results.iter().map(|r| r.page_size).collect();
+    let formats: Vec<String> = ["r32f", "r16"]
+        .into_iter()
+        .filter(|f| b.results.iter().any(|r| r.format == *f))
+        .map(String::from)
+        .collect();
+    let rows: Vec<(String, u32)> = {
+        let mut seen = Vec::new();
+        for r in &b.results {
+            if !seen.contains(&(r.brush.clone(), r.radius)) {
+                seen.push((r.brush.clone(), r.radius));
+            }
+        }
+        seen
+    };
+    let find =
+        |brush: &str, radius: u32, batch: u32, page: u32, format: &str| -> Option<&BrushResult> {
+            b.results.iter().find(|r| {
+                r.brush == brush
+                    && r.radius == radius
+                    && r.batch == batch
+                    && r.page_size == page
+                    && r.format == format
+            })
+        };
+    let ref_page = if pages.contains(&512) {
+        512
+    } else {
+        *pages.iter().next().unwrap_or(&512)
+    };
+    let first_format = formats.first().cloned().unwrap_or_else(|| "r32f".into());
+
+    // Batching.
+    let _ = writeln!(
+        o,
+        "\n### Batching: µs per instance, page {ref_page}, {first_format}\n"
+    );
+    let mut head = String::from("| brush | radius |");
+    let mut rule = String::from("|---|---:|");
+    for bt in &batches {
+        let _ = write!(head, " b{bt} |");
+        rule.push_str("---:|");
+    }
+    head.push_str(
+        " best / b1 | best GB/s (of copy) | best GFLOP/s (of FMA) | CPU twin µs | GPU / twin |",
+    );
+    rule.push_str("---:|---:|---:|---:|---:|");
+    let _ = writeln!(o, "{head}\n{rule}");
+    for (brush, radius) in &rows {
+        let cells: Vec<Option<&BrushResult>> = batches
+            .iter()
+            .map(|&bt| find(brush, *radius, bt, ref_page, &first_format))
+            .collect();
+        if cells.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut line = format!("| {brush} | {radius} |");
+        for c in &cells {
+            let _ = write!(
+                line,
+                " {} |",
+                c.map_or("—".to_string(), |r| num(r.us_per_instance))
+            );
+        }
+        let present: Vec<&BrushResult> = cells.iter().flatten().copied().collect();
+        let best = present
+            .iter()
+            .min_by(|a, b| a.us_per_instance.total_cmp(&b.us_per_instance))
+            .expect("one cell at least");
+        let b1 = present.iter().find(|r| r.batch == 1);
+        let bw = present
+            .iter()
+            .max_by(|a, b| a.gb_s.total_cmp(&b.gb_s))
+            .expect("one");
+        let fl = present
+            .iter()
+            .max_by(|a, b| a.gflop_s.total_cmp(&b.gflop_s))
+            .expect("one");
+        let twin = b
+            .cpu_twin
+            .iter()
+            .find(|t| &t.brush == brush && t.radius == *radius);
+        let _ = writeln!(
+            line,
+            " {} | {} ({}, b{}) | {} ({}, b{}) | {} | {} |",
+            b1.map_or("—".to_string(), |b1| format!(
+                "{}× (b{})",
+                num(super::ratio(b1.us_per_instance, best.us_per_instance)),
+                best.batch
+            )),
+            num(bw.gb_s),
+            pct(bw.fraction_of_copy),
+            bw.batch,
+            num(fl.gflop_s),
+            pct(fl.fraction_of_fma),
+            fl.batch,
+            twin.map_or("—".to_string(), |t| num(t.cpu_us_per_instance)),
+            twin.map_or("—".to_string(), |t| format!("{}×", num(t.gpu_over_cpu)))
+        );
+        o.push_str(&line);
+    }
+
+    // Page size and format.
+    let ref_batch = if batches.contains(&16) {
+        16
+    } else {
+        *batches.iter().next_back().unwrap_or(&16)
+    };
+    if pages.len() > 1 || formats.len() > 1 {
+        let _ = writeln!(
+            o,
+            "\n### Page size and format: µs per instance, batch {ref_batch}\n"
+        );
+        let mut head = String::from("| brush | radius |");
+        let mut rule = String::from("|---|---:|");
+        for p in &pages {
+            for f in &formats {
+                let _ = write!(head, " p{p} {f} |");
+                rule.push_str("---:|");
+            }
+        }
+        let _ = writeln!(o, "{head}\n{rule}");
+        for (brush, radius) in &rows {
+            let mut line = format!("| {brush} | {radius} |");
+            for p in &pages {
+                for f in &formats {
+                    let _ = write!(
+                        line,
+                        " {} |",
+                        find(brush, *radius, ref_batch, *p, f)
+                            .map_or("—".to_string(), |r| num(r.us_per_instance))
+                    );
+                }
+            }
+            let _ = writeln!(o, "{line}");
+        }
+    }
+
+    let _ = writeln!(o, "\n### Every configuration\n");
+    let _ = writeln!(o, "| configuration | passes / waves | GPU ms | µs / instance | Mtexel/s | GB/s | of copy | GFLOP/s | of FMA |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &b.results {
+        let _ = writeln!(
+            o,
+            "| {} | {} / {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name,
+            r.passes,
+            r.waves,
+            num(r.gpu_ms),
+            num(r.us_per_instance),
+            num(r.mtexel_s),
+            num(r.gb_s),
+            pct(r.fraction_of_copy),
+            num(r.gflop_s),
+            pct(r.fraction_of_fma)
+        );
+    }
+}
