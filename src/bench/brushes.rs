@@ -1,6 +1,7 @@
 //! Brushes: every type x radius x batch x page size x format on the GPU (one stroke of
 //! instances on a circle, timestamps of its waves), and each type's CPU twin.
 
+use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
 use super::noise::flops_per_sample;
 use super::{
     median, ratio, BenchOptions, BrushCost, BrushResult, BrushSection, Ceilings, CpuTwinResult,
@@ -168,6 +169,7 @@ pub(super) fn measure(
     o: &BenchOptions,
     ceilings: &Ceilings,
     tables: &NoiseTables,
+    heater: &Heater,
 ) -> Result<Option<BrushSection>> {
     let m = if o.quick { &QUICK } else { &FULL };
     let mut configs = Vec::new();
@@ -194,6 +196,7 @@ pub(super) fn measure(
     let ring = side as f32 * 0.3;
     let stroke = |brush: &BrushSettings| circle_instances(brush, centre, ring, 0, m.instances);
 
+    heater.heat(HEAT_LONG_MS)?;
     let mut results: Vec<BrushResult> = Vec::new();
     let mut current: Option<((HeightFormat, u32), GpuTerrain)> = None;
     for &(f, page, brush_type, radius, batch) in &configs {
@@ -216,6 +219,7 @@ pub(super) fn measure(
         let mut times = Vec::new();
         let mut stats = None;
         for i in 0..o.warmup + o.repeats {
+            heater.heat(HEAT_SHORT_MS)?;
             terrain.apply_stroke(&brush, &instances)?;
             let st = terrain.last_stroke.clone();
             terrain.undo()?;

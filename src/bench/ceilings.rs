@@ -53,7 +53,105 @@ fn timed_median(timer: &GpuTimer, warmup: usize) -> Result<f64> {
     Ok(median(&times))
 }
 
-pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions) -> Result<Ceilings> {
+/// Keeps a GPU's clocks up between measurements. NVIDIA's governor drops the SM clock within
+/// half a second of light load (1980 → 345 MHz on the H200) and needs over a second of
+/// sustained load to raise it again, so a stroke measured after CPU work would run at a fraction
+/// of the clock. The heater runs FMA chains for a while before each timed run. No-op on CPU
+/// devices (lavapipe), where it would only burn the cores the measurement needs.
+pub(super) struct Heater {
+    gpu: Arc<Gpu>,
+    kernel: ComputeKernel<FmaPush>,
+    set: crate::gpu::DescriptorSet,
+    sums: Buffer,
+    pass_ms: f64,
+    enabled: bool,
+}
+
+/// Invocations and iterations of one heater pass (about 2.5 ms on an H200).
+const HEAT_INVOCATIONS: u64 = 1 << 21;
+const HEAT_ITERATIONS: u32 = 4096;
+
+impl Heater {
+    pub(super) fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+        let sums = Buffer::new(
+            gpu,
+            "heater sums",
+            BufferDesc::new(HEAT_INVOCATIONS * 4).usage(vk::BufferUsageFlags::STORAGE_BUFFER),
+        )?;
+        let kernel = ComputeKernel::<FmaPush>::new(
+            gpu,
+            &shaders::BENCH_FMA_COMP,
+            &[BindingKind::StorageBuffer],
+            &[],
+        )?;
+        let set = kernel.bind(&[Resource::StorageBuffer(&sums)])?;
+        let mut h = Self {
+            gpu: gpu.clone(),
+            kernel,
+            set,
+            sums,
+            pass_ms: 1.0,
+            enabled: gpu.info().device_type != vk::PhysicalDeviceType::CPU,
+        };
+        if h.enabled {
+            // Time one pass (after one to build caches) to size later heats.
+            let t = timer(gpu, 2)?;
+            h.passes(2, Some(&t))?;
+            h.pass_ms = t
+                .results()?
+                .last()
+                .map_or(1.0, |p| (p.gpu_ns * 1e-6).max(0.01));
+        }
+        Ok(h)
+    }
+
+    pub(super) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn passes(&self, n: usize, timer: Option<&GpuTimer>) -> Result<()> {
+        let mut rec = Recorder::new(&self.gpu)?;
+        if let Some(t) = timer {
+            rec.reset_timer(t);
+        }
+        for _ in 0..n {
+            rec.pass(&self.kernel, &self.set)
+                .write_buffer(&self.sums)
+                .push(&FmaPush {
+                    mul: 0.999_9,
+                    add: 1e-4,
+                    iterations: HEAT_ITERATIONS,
+                    count: HEAT_INVOCATIONS as u32,
+                })
+                .timed(timer, "heater")
+                .dispatch(groups_for(HEAT_INVOCATIONS))?;
+        }
+        rec.submit_and_wait()
+    }
+
+    /// Keeps the GPU busy for about `ms` (in submissions of at most ~50 ms).
+    pub(super) fn heat(&self, ms: f64) -> Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let mut left = (ms / self.pass_ms).ceil().max(1.0) as usize;
+        let per_submit = ((50.0 / self.pass_ms).floor() as usize).max(1);
+        while left > 0 {
+            let n = left.min(per_submit);
+            self.passes(n, None)?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+/// Heat before a section that follows CPU work: long enough to raise idle clocks to the top.
+pub(super) const HEAT_LONG_MS: f64 = 1500.0;
+/// Heat before each timed run: keeps the clocks where the long heat put them.
+pub(super) const HEAT_SHORT_MS: f64 = 30.0;
+
+pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Result<Ceilings> {
+    heater.heat(HEAT_LONG_MS)?;
     // Large enough to dwarf every cache (256 MiB per image on the full run).
     let side: u32 = if o.quick { 2048 } else { 8192 };
     // Ceilings take more repeats than the rest: they anchor every fraction.

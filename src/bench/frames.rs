@@ -1,6 +1,7 @@
 //! Editor frames: offscreen frames of a replayed terrain while a Jordan noise brush paints
 //! (`render::frames::run_frames`, the editor's pump / refresh / draw sequence), per-pass split.
 
+use super::ceilings::{Heater, HEAT_LONG_MS};
 use super::{BenchOptions, FrameResult};
 use crate::brush::journal::Journal;
 use crate::gpu::Gpu;
@@ -58,6 +59,7 @@ pub(super) fn measure(
     gpu: &Arc<Gpu>,
     o: &BenchOptions,
     tables: &NoiseTables,
+    heater: &Heater,
 ) -> Result<Option<Vec<FrameResult>>> {
     let cases: Vec<&FrameCase> = (if o.quick { QUICK } else { FULL })
         .iter()
@@ -82,6 +84,8 @@ pub(super) fn measure(
         let view = default_view(&desc, vs);
         let mut target = Offscreen::new(gpu, c.image)?;
         let paint = PaintLoad::noise(NoiseKind::Jordan, c.radius, 0.005, c.rate);
+        // The frame loop keeps the GPU busy enough to hold its clocks once they are up.
+        heater.heat(HEAT_LONG_MS)?;
         let log = run_frames(
             &mut terrain,
             &mut renderer,

@@ -88,6 +88,8 @@ pub struct Settings {
     pub warmup: usize,
     pub repeats: usize,
     pub table_seed: u64,
+    /// FMA work ran before measurements to hold the GPU's clocks up (off on CPU devices).
+    pub clock_heater: bool,
 }
 
 /// One bandwidth ceiling.
@@ -337,15 +339,16 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
             ""
         }
     );
-    let ceilings = ceilings::measure(gpu, options)?;
+    let heater = ceilings::Heater::new(gpu)?;
+    let ceilings = ceilings::measure(gpu, options, &heater)?;
     eprintln!(
         "ceilings: copy image {:.1} GB/s, copy buffer {:.1} GB/s, FMA {:.1} GFLOP/s",
         ceilings.copy_image.gb_s, ceilings.copy_buffer.gb_s, ceilings.fma.gflop_s
     );
     let tables = NoiseTables::new(options.table_seed);
-    let noise = noise::measure(gpu, options, &ceilings, &tables)?;
-    let brushes = brushes::measure(gpu, options, &ceilings, &tables)?;
-    let frames = frames::measure(gpu, options, &tables)?;
+    let noise = noise::measure(gpu, options, &ceilings, &tables, &heater)?;
+    let brushes = brushes::measure(gpu, options, &ceilings, &tables, &heater)?;
+    let frames = frames::measure(gpu, options, &tables, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,
@@ -355,6 +358,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
             warmup: options.warmup,
             repeats: options.repeats,
             table_seed: options.table_seed,
+            clock_heater: heater.enabled(),
         },
         ceilings,
         noise,

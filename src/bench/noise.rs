@@ -1,6 +1,7 @@
 //! Noise generation: every kind on the GPU and on its CPU twin (all cores), against the `noise`
 //! crate's `Fbm<Perlin>` with the same octaves (one thread and all cores).
 
+use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
 use super::{median, ratio, BenchOptions, Ceilings, NoiseResult, NoiseSection, PeerBaseline};
 use crate::gpu::{Gpu, GpuError, Result};
 use crate::noise::{CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables};
@@ -94,6 +95,7 @@ pub(super) fn measure(
     o: &BenchOptions,
     ceilings: &Ceilings,
     tables: &NoiseTables,
+    heater: &Heater,
 ) -> Result<Option<NoiseSection>> {
     let kinds: Vec<NoiseKind> = NoiseKind::ALL
         .into_iter()
@@ -115,18 +117,8 @@ pub(super) fn measure(
     let mut results = Vec::new();
     for kind in kinds {
         let s = NoiseSettings::new(kind);
-        let mut times = Vec::new();
-        let mut heights = Vec::new();
-        for i in 0..o.warmup + o.repeats {
-            let run = gpu_noise.generate(&s, side, side)?;
-            let ns = run.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))?;
-            if i >= o.warmup {
-                times.push(ns * 1e-6);
-            }
-            heights = run.heights;
-        }
-        let gpu_ms = median(&times);
         let params = s.params();
+        // The CPU twin first: the GPU runs then follow the heater without a CPU gap.
         let mut cpu_heights = Vec::new();
         let cpu_ms = median(
             &(0..cpu_reps)
@@ -137,6 +129,19 @@ pub(super) fn measure(
                 })
                 .collect::<Vec<_>>(),
         );
+        heater.heat(HEAT_LONG_MS)?;
+        let mut times = Vec::new();
+        let mut heights = Vec::new();
+        for i in 0..o.warmup + o.repeats {
+            heater.heat(HEAT_SHORT_MS)?;
+            let run = gpu_noise.generate(&s, side, side)?;
+            let ns = run.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))?;
+            if i >= o.warmup {
+                times.push(ns * 1e-6);
+            }
+            heights = run.heights;
+        }
+        let gpu_ms = median(&times);
         let diff = heights
             .iter()
             .zip(&cpu_heights)
