@@ -1081,6 +1081,14 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
     if let Some(f) = a.filter.iter().find(|f| f.trim().is_empty()) {
         bail!("--filter {f:?}: empty name");
     }
+    if a.plot.is_some()
+        && !bench::names(a.quick).iter().any(|n| {
+            n.starts_with("brush/")
+                && (a.filter.is_empty() || a.filter.iter().any(|f| n.contains(f.as_str())))
+        })
+    {
+        bail!("--plot draws brush results, and --filter selects none");
+    }
     let assets = match &a.assets {
         Some(p) => p.clone(),
         None if Path::new("assets").is_dir() => PathBuf::from("assets"),
@@ -1094,12 +1102,6 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
     }
     let gpu = open_gpu()?;
     let report = bench::run(&gpu, &options)?;
-    if report.noise.is_none() && report.brushes.is_none() && report.frames.is_none() {
-        bail!(
-            "--filter {} selects no measurement (names: noise/KIND, brush/TYPE/rRADIUS/bBATCH/pPAGE/FORMAT, frame/SIDE; --quick has radii 16 and 64, batches 1 and 16, page 512)",
-            a.filter.join(" --filter ")
-        );
-    }
     let md = bench::report::markdown(&report);
     if let Some(p) = &a.json {
         let text = serde_json::to_string_pretty(&report)?;

@@ -164,6 +164,24 @@ fn initial_heights(gpu: &Arc<Gpu>, tables: &NoiseTables, side: u32) -> Result<Ve
         .collect())
 }
 
+/// Every brush measurement of a run (`quick` or full), in run order.
+pub(super) fn names(quick: bool) -> Vec<String> {
+    let m = if quick { &QUICK } else { &FULL };
+    let mut out = Vec::new();
+    for &f in m.formats {
+        for &page in m.pages {
+            for brush in BrushType::ALL {
+                for &radius in m.radii {
+                    for &batch in m.batches {
+                        out.push(result_name(brush, radius, batch, page, f));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 pub(super) fn measure(
     gpu: &Arc<Gpu>,
     o: &BenchOptions,
@@ -186,6 +204,10 @@ pub(super) fn measure(
             }
         }
     }
+    debug_assert_eq!(
+        configs.len(),
+        names(o.quick).iter().filter(|n| o.wants(n)).count()
+    );
     if configs.is_empty() {
         return Ok(None);
     }

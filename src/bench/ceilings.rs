@@ -217,7 +217,9 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
     // Fill image a with a hash pattern, and buffer a with its first bytes.
     {
         let mut rec = Recorder::new(gpu)?;
+        // Mode 0 only writes `dst`, but `src` is bound (and declared read) too.
         rec.pass(&kernel, &sets[1])
+            .read_storage_image(&images[1])
             .write_image(&images[0])
             .push(&CopyImagePush { mode: 0 })
             .dispatch(image_groups)?;

@@ -55,6 +55,14 @@ const QUICK: &[FrameCase] = &[FrameCase {
 /// Warm-up frames before the timed ones.
 const WARMUP_FRAMES: usize = 10;
 
+/// Every frame measurement of a run.
+pub(super) fn names(quick: bool) -> Vec<String> {
+    (if quick { QUICK } else { FULL })
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect()
+}
+
 pub(super) fn measure(
     gpu: &Arc<Gpu>,
     o: &BenchOptions,

@@ -324,6 +324,19 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     if options.repeats == 0 {
         bail!("repeats must be at least 1");
     }
+    let names = names(options.quick);
+    for f in &options.filters {
+        if !names.iter().any(|n| n.contains(f.as_str())) {
+            bail!(
+                "--filter {f:?} matches no measurement of this run (names look like noise/fbm, brush/raise/r64/b16/p512/r32f, frame/4096{})",
+                if options.quick {
+                    "; --quick has radii 16 and 64, batches 1 and 16, page 512, frame/1024"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
     let system = system(gpu);
     eprintln!(
         "bench: {} ({}, Vulkan {}), CPU {} x {}, commit {}{}",
@@ -365,6 +378,15 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
         brushes,
         frames,
     })
+}
+
+/// The name of every measurement a run (`quick` or full) can make, in run order; `--filter`
+/// selects among them by substring.
+pub fn names(quick: bool) -> Vec<String> {
+    let mut n = noise::names();
+    n.extend(brushes::names(quick));
+    n.extend(frames::names(quick));
+    n
 }
 
 fn system(gpu: &Gpu) -> System {

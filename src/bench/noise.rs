@@ -90,6 +90,14 @@ fn peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings) -> 
     }
 }
 
+/// Every noise measurement.
+pub(super) fn names() -> Vec<String> {
+    NoiseKind::ALL
+        .iter()
+        .map(|k| format!("noise/{}", k.name()))
+        .collect()
+}
+
 pub(super) fn measure(
     gpu: &Arc<Gpu>,
     o: &BenchOptions,

@@ -1,0 +1,237 @@
+//! `scarp bench --quick` as CI runs it (lavapipe, validation on): the JSON report parses into the
+//! documented schema with every section and field present, every ratio is finite, the Markdown
+//! and the plot are written, and docs/bench.md documents every field. Speed is never asserted.
+
+use scarp::bench::Report;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn scarp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_scarp"))
+        .env("SCARP_VALIDATION", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("run scarp")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every object key in `v`, with the numbers found under each.
+fn walk(
+    v: &serde_json::Value,
+    path: &str,
+    keys: &mut Vec<String>,
+    numbers: &mut Vec<(String, f64)>,
+) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                keys.push(k.clone());
+                walk(x, &format!("{path}.{k}"), keys, numbers);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                walk(x, &format!("{path}[{i}]"), keys, numbers);
+            }
+        }
+        serde_json::Value::Number(n) => numbers.push((path.to_string(), n.as_f64().unwrap())),
+        serde_json::Value::Null => panic!("{path} is null (a NaN or a missing section)"),
+        _ => {}
+    }
+}
+
+#[test]
+fn quick_bench_writes_a_complete_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let md = dir.path().join("bench.md");
+    let png = dir.path().join("bench.png");
+    let out = scarp(&[
+        "bench",
+        "--quick",
+        "--json",
+        json.to_str().unwrap(),
+        "--md",
+        md.to_str().unwrap(),
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Parses into the schema (unknown or missing fields are errors).
+    let text = std::fs::read_to_string(&json).unwrap();
+    let report: Report = serde_json::from_str(&text).expect("report matches the schema");
+    assert_eq!(report.schema, scarp::bench::SCHEMA_VERSION);
+    assert!(report.settings.quick);
+    assert!(report.system.validation, "CI runs with validation on");
+    assert!(!report.system.device.is_empty() && !report.system.commit.is_empty());
+    assert!(!report.system.cpu.is_empty() && report.system.cpu_threads >= 1);
+
+    let noise = report.noise.as_ref().expect("noise section");
+    let brushes = report.brushes.as_ref().expect("brush section");
+    let frames = report.frames.as_ref().expect("frame section");
+    assert_eq!(noise.kinds.len(), scarp::noise::NoiseKind::ALL.len());
+    let expected: Vec<String> = scarp::bench::names(true)
+        .into_iter()
+        .filter(|n| n.starts_with("brush/"))
+        .collect();
+    let got: Vec<String> = brushes.results.iter().map(|r| r.name.clone()).collect();
+    assert_eq!(
+        got, expected,
+        "every configuration of the quick matrix, in order"
+    );
+    // Every brush type at every radius, in both formats.
+    for t in scarp::brush::BrushType::ALL {
+        for f in ["r32f", "r16"] {
+            assert!(
+                brushes
+                    .results
+                    .iter()
+                    .any(|r| r.brush == t.name() && r.format == f),
+                "{} {f}",
+                t.name()
+            );
+        }
+    }
+    assert_eq!(
+        brushes.cpu_twin.len(),
+        scarp::brush::BrushType::ALL.len() * 2,
+        "a CPU twin per brush and radius"
+    );
+    assert_eq!(frames.len(), 1);
+
+    // Measurements are real: positive times, work that matches the configuration.
+    let c = &report.ceilings;
+    for (name, v) in [
+        ("copy image", c.copy_image.gb_s),
+        ("copy buffer", c.copy_buffer.gb_s),
+        ("fma", c.fma.gflop_s),
+    ] {
+        assert!(v.is_finite() && v > 0.0, "{name} ceiling {v}");
+    }
+    for k in &noise.kinds {
+        assert!(k.gpu_ms > 0.0 && k.cpu_twin_ms > 0.0, "{}", k.name);
+        assert!(
+            k.max_rel_diff_vs_cpu_twin < 1e-3,
+            "{}: GPU and twin disagree",
+            k.name
+        );
+    }
+    for r in &brushes.results {
+        assert!(r.gpu_ms > 0.0, "{}", r.name);
+        assert!(r.covered_texels > 0 && r.texels_written > 0, "{}", r.name);
+        assert_eq!(r.instances, brushes.instances_per_stroke, "{}", r.name);
+        let bytes_per_texel = if r.format == "r32f" { 8 } else { 4 };
+        assert_eq!(
+            r.bytes_moved,
+            r.texels_written * bytes_per_texel,
+            "{}",
+            r.name
+        );
+        // Multi-tap brushes run one pass per instance, whatever the batch; batched pointwise
+        // passes need fewer passes than instances.
+        if r.brush == "smooth" || r.brush == "contrast" || r.batch == 1 {
+            assert!(r.passes >= u64::from(r.instances), "{}", r.name);
+        } else {
+            assert!(r.passes < u64::from(r.instances), "{}", r.name);
+        }
+    }
+    for f in frames {
+        assert!(f.mean_ms > 0.0 && f.p99_ms >= f.mean_ms * 0.5, "{}", f.name);
+        assert!(f.gpu_draw_ms > 0.0 && f.triangles > 0.0, "{}", f.name);
+    }
+
+    // Every number finite (serde writes NaN as null, which `walk` refuses), every ratio and
+    // fraction positive.
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let (mut keys, mut numbers) = (Vec::new(), Vec::new());
+    walk(&value, "", &mut keys, &mut numbers);
+    for (path, n) in &numbers {
+        assert!(n.is_finite(), "{path} = {n}");
+        let leaf = path.rsplit('.').next().unwrap();
+        if leaf.contains("_over_") || leaf.starts_with("fraction_of") {
+            assert!(*n > 0.0, "{path} = {n}");
+        }
+    }
+
+    // docs/bench.md documents every field.
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/bench.md"))
+        .unwrap();
+    keys.sort();
+    keys.dedup();
+    for k in &keys {
+        assert!(
+            doc.contains(&format!("`{k}`")),
+            "docs/bench.md does not document `{k}`"
+        );
+    }
+
+    // Markdown: the sections and a row per configuration.
+    let md = std::fs::read_to_string(&md).unwrap();
+    for h in ["## Ceilings", "## Noise", "## Brushes", "## Editor frames"] {
+        assert!(md.contains(h), "{h} missing from the Markdown");
+    }
+    for r in &brushes.results {
+        assert!(md.contains(&format!("| {} |", r.name)), "{}", r.name);
+    }
+
+    // The plot: a PNG of the documented size with something drawn on it.
+    let img = image::open(&png).expect("the plot is a PNG").to_rgb8();
+    assert_eq!(img.dimensions(), (1800, 800));
+    let distinct: std::collections::BTreeSet<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+    assert!(distinct.len() > 8, "the plot has lines in several colours");
+}
+
+#[test]
+fn filters_select_measurements_and_bad_flags_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("fbm.json");
+    let out = scarp(&[
+        "bench",
+        "--quick",
+        "--filter",
+        "noise/fbm",
+        "--repeats",
+        "1",
+        "--json",
+        json.to_str().unwrap(),
+        "--md",
+        dir.path().join("fbm.md").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Report = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let kinds: Vec<&str> = report
+        .noise
+        .as_ref()
+        .expect("noise selected")
+        .kinds
+        .iter()
+        .map(|k| k.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["fbm"]);
+    assert!(report.brushes.is_none() && report.frames.is_none());
+    assert_eq!(report.settings.filters, ["noise/fbm"]);
+
+    let bad: &[(&[&str], &str)] = &[
+        (&["--filter", "no-such-thing"], "no-such-thing"),
+        (&["--json", "report.txt"], "--json must be a .json file"),
+        (&["--plot", "p.jpg"], "--plot must be a .png file"),
+        (
+            &["--filter", "noise/fbm", "--plot", "p.png"],
+            "--plot draws brush results",
+        ),
+        (&["--repeats", "0"], "repeats"),
+        (&["--json", "/no/such/folder/r.json"], "/no/such/folder"),
+    ];
+    for (args, needle) in bad {
+        let mut all = vec!["bench", "--quick"];
+        all.extend_from_slice(args);
+        let out = scarp(&all);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}
