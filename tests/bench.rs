@@ -134,7 +134,14 @@ fn quick_bench_writes_a_complete_report() {
         );
         // Multi-tap brushes run one pass per instance, whatever the batch; batched pointwise
         // passes need fewer passes than instances.
-        if r.brush == "smooth" || r.brush == "contrast" || r.batch == 1 {
+        let multitap = r.brush == "smooth" || r.brush == "contrast";
+        assert!(
+            r.path == "ping-pong" || (r.path == "in-place" && !multitap),
+            "{}: path {}",
+            r.name,
+            r.path
+        );
+        if multitap || r.batch == 1 {
             assert!(r.passes >= u64::from(r.instances), "{}", r.name);
         } else {
             assert!(r.passes < u64::from(r.instances), "{}", r.name);
@@ -172,7 +179,13 @@ fn quick_bench_writes_a_complete_report() {
 
     // Markdown: the sections and a row per configuration.
     let md = std::fs::read_to_string(&md).unwrap();
-    for h in ["## Ceilings", "## Noise", "## Brushes", "## Editor frames"] {
+    for h in [
+        "## Ceilings",
+        "## Noise",
+        "## Brushes",
+        "### In place vs ping-pong",
+        "## Editor frames",
+    ] {
         assert!(md.contains(h), "{h} missing from the Markdown");
     }
     for r in &brushes.results {

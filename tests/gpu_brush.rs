@@ -583,6 +583,97 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
     assert_no_validation_messages(&gpu);
 }
 
+/// In-place pointwise passes give the ping-pong heights bit for bit, in both formats, mixed
+/// with ping-pong strokes and multi-tap brushes on the same page versions, and undo exactly.
+#[test]
+fn in_place_passes_equal_ping_pong() {
+    let gpu = gpu();
+    for d in [doc(300, 260, 128), doc_r16(300, 260, 128)] {
+        let all = brushes();
+        let smooth = all
+            .iter()
+            .find(|b| b.brush == BrushType::Smooth)
+            .expect("a smooth brush")
+            .clone();
+        for b in all.iter().filter(|b| !b.brush.is_multitap()) {
+            // Pointwise, smooth over it, pointwise back: the second pointwise stroke runs on
+            // versions whose back images the first one left stale.
+            let strokes = [
+                (b.clone(), corner_stroke()),
+                (smooth.clone(), corner_stroke()),
+                (
+                    BrushSettings {
+                        strength: -0.07,
+                        ..b.clone()
+                    },
+                    corner_stroke().into_iter().rev().collect(),
+                ),
+            ];
+            let run = |modes: [bool; 3], batch: usize| {
+                let mut t =
+                    GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default())
+                        .unwrap();
+                t.set_batch(batch).unwrap();
+                let mut states = vec![t.to_dense().unwrap()];
+                for ((brush, samples), in_place) in strokes.iter().zip(modes) {
+                    t.set_in_place(in_place);
+                    t.apply_stroke(brush, &stroke_instances(brush, samples))
+                        .unwrap();
+                    states.push(t.to_dense().unwrap());
+                }
+                // Undo walks back through every state.
+                for want in states.iter().rev().skip(1) {
+                    assert!(t.undo().unwrap());
+                    assert_eq!(&t.to_dense().unwrap(), want, "{:?}: undo", b.brush);
+                }
+                states
+            };
+            // A stroke painted in two parts (one undo step, the second part writing into the
+            // versions the first made), switching paths between them.
+            let parts = |first_in_place: bool| {
+                let mut t =
+                    GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default())
+                        .unwrap();
+                let inst = stroke_instances(b, &corner_stroke());
+                let (p1, p2) = inst.split_at(inst.len() / 2);
+                t.set_in_place(first_in_place);
+                t.enqueue_stroke_part(b, p1, false);
+                t.pump(None).unwrap();
+                t.set_in_place(!first_in_place);
+                t.enqueue_stroke_part(b, p2, true);
+                t.pump(None).unwrap();
+                t.to_dense().unwrap()
+            };
+            assert_eq!(
+                parts(true),
+                parts(false),
+                "{:?}: parts in place then not",
+                b.brush
+            );
+            let ping_pong = run([false; 3], 4);
+            assert!(
+                max_diff(&ping_pong[1], &ping_pong[0]) > 0.0,
+                "{:?}: the stroke changed nothing",
+                b.brush
+            );
+            for (modes, batch) in [
+                ([true; 3], 4),
+                ([true, false, true], 1),
+                ([false, true, true], 16),
+            ] {
+                assert_eq!(
+                    run(modes, batch),
+                    ping_pong,
+                    "{:?} {:?}: in-place {modes:?} at batch {batch} differs",
+                    b.brush,
+                    d.format
+                );
+            }
+        }
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 fn doc_r16(width: u32, height: u32, page_size: u32) -> DocumentDesc {
     DocumentDesc {
         format: HeightFormat::R16,

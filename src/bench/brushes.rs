@@ -26,6 +26,8 @@ struct Matrix {
     batches: &'static [u32],
     pages: &'static [u32],
     formats: &'static [HeightFormat],
+    /// Pages sizes at which pointwise brushes also run in place.
+    in_place_pages: &'static [u32],
 }
 
 const FULL: Matrix = Matrix {
@@ -35,6 +37,7 @@ const FULL: Matrix = Matrix {
     batches: &[1, 4, 16, 32],
     pages: &[256, 512, 1024],
     formats: &[HeightFormat::R32f, HeightFormat::R16],
+    in_place_pages: &[512],
 };
 
 const QUICK: Matrix = Matrix {
@@ -44,6 +47,7 @@ const QUICK: Matrix = Matrix {
     batches: &[1, 16],
     pages: &[512],
     formats: &[HeightFormat::R32f, HeightFormat::R16],
+    in_place_pages: &[512],
 };
 
 /// The configuration CPU twins are compared with (and the plot draws): batch 16, page 512, r32f.
@@ -57,12 +61,60 @@ fn format_name(f: HeightFormat) -> &'static str {
     }
 }
 
-fn result_name(brush: BrushType, radius: u32, batch: u32, page: u32, f: HeightFormat) -> String {
-    format!(
-        "brush/{}/r{radius}/b{batch}/p{page}/{}",
-        brush.name(),
-        format_name(f)
-    )
+/// One brush configuration.
+#[derive(Clone, Copy)]
+struct Config {
+    format: HeightFormat,
+    page: u32,
+    brush: BrushType,
+    radius: u32,
+    batch: u32,
+    in_place: bool,
+}
+
+impl Config {
+    fn name(&self) -> String {
+        format!(
+            "brush/{}/r{}/b{}/p{}/{}{}",
+            self.brush.name(),
+            self.radius,
+            self.batch,
+            self.page,
+            format_name(self.format),
+            if self.in_place { "/in-place" } else { "" }
+        )
+    }
+}
+
+/// Every configuration of matrix `m`, in run order (one document per format and page size).
+fn configs(m: &Matrix) -> Vec<Config> {
+    let mut out = Vec::new();
+    for &format in m.formats {
+        for &page in m.pages {
+            for brush in BrushType::ALL {
+                for &radius in m.radii {
+                    for &batch in m.batches {
+                        let c = Config {
+                            format,
+                            page,
+                            brush,
+                            radius,
+                            batch,
+                            in_place: false,
+                        };
+                        out.push(c);
+                        if !brush.is_multitap() && m.in_place_pages.contains(&page) {
+                            out.push(Config {
+                                in_place: true,
+                                ..c
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// FLOPs per covered texel per instance, without noise (docs/bench.md): distance and test 6
@@ -166,20 +218,10 @@ fn initial_heights(gpu: &Arc<Gpu>, tables: &NoiseTables, side: u32) -> Result<Ve
 
 /// Every brush measurement of a run (`quick` or full), in run order.
 pub(super) fn names(quick: bool) -> Vec<String> {
-    let m = if quick { &QUICK } else { &FULL };
-    let mut out = Vec::new();
-    for &f in m.formats {
-        for &page in m.pages {
-            for brush in BrushType::ALL {
-                for &radius in m.radii {
-                    for &batch in m.batches {
-                        out.push(result_name(brush, radius, batch, page, f));
-                    }
-                }
-            }
-        }
-    }
-    out
+    configs(if quick { &QUICK } else { &FULL })
+        .iter()
+        .map(Config::name)
+        .collect()
 }
 
 pub(super) fn measure(
@@ -190,24 +232,10 @@ pub(super) fn measure(
     heater: &Heater,
 ) -> Result<Option<BrushSection>> {
     let m = if o.quick { &QUICK } else { &FULL };
-    let mut configs = Vec::new();
-    for &f in m.formats {
-        for &page in m.pages {
-            for brush in BrushType::ALL {
-                for &radius in m.radii {
-                    for &batch in m.batches {
-                        if o.wants(&result_name(brush, radius, batch, page, f)) {
-                            configs.push((f, page, brush, radius, batch));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    debug_assert_eq!(
-        configs.len(),
-        names(o.quick).iter().filter(|n| o.wants(n)).count()
-    );
+    let configs: Vec<Config> = configs(m)
+        .into_iter()
+        .filter(|c| o.wants(&c.name()))
+        .collect();
     if configs.is_empty() {
         return Ok(None);
     }
@@ -221,7 +249,8 @@ pub(super) fn measure(
     heater.heat(HEAT_LONG_MS)?;
     let mut results: Vec<BrushResult> = Vec::new();
     let mut current: Option<((HeightFormat, u32), GpuTerrain)> = None;
-    for &(f, page, brush_type, radius, batch) in &configs {
+    for c in &configs {
+        let (f, page, brush_type, radius, batch) = (c.format, c.page, c.brush, c.radius, c.batch);
         let desc = DocumentDesc {
             format: f,
             page_size: page,
@@ -236,6 +265,7 @@ pub(super) fn measure(
         }
         let terrain = &mut current.as_mut().expect("made above").1;
         terrain.set_batch(batch as usize)?;
+        terrain.set_in_place(c.in_place);
         let brush = settings(brush_type, radius, &stamp);
         let instances = stroke(&brush);
         let mut times = Vec::new();
@@ -254,25 +284,26 @@ pub(super) fn measure(
         let gpu_ms = median(&times);
         let gpu_s = gpu_ms * 1e-3;
         let covered: u64 = instances.iter().map(|b| disc_texels(b, &desc)).sum();
-        let c = cost(&brush);
+        let model = cost(&brush);
         let noise_evals = match brush_type {
             // Evaluated at most once per texel per pass, only where an instance covers it.
             BrushType::Noise => covered.min(st.texels_written),
             BrushType::Directional => covered,
             _ => 0,
         };
-        let flops = covered as f64 * c.flops_per_texel_instance
-            + noise_evals as f64 * c.flops_per_noise_eval;
+        let flops = covered as f64 * model.flops_per_texel_instance
+            + noise_evals as f64 * model.flops_per_noise_eval;
         let bytes = st.texels_written * desc.texel_bytes() * 2;
         let gb_s = ratio(bytes as f64, gpu_s * 1e9);
         let gflop_s = ratio(flops, gpu_s * 1e9);
         let r = BrushResult {
-            name: result_name(brush_type, radius, batch, page, f),
+            name: c.name(),
             brush: brush_type.name().to_string(),
             radius,
             batch,
             page_size: page,
             format: format_name(f).to_string(),
+            path: if c.in_place { "in-place" } else { "ping-pong" }.to_string(),
             instances: instances.len() as u32,
             passes: st.passes as u64,
             waves: st.waves as u64,
@@ -326,6 +357,7 @@ pub(super) fn measure(
                         && r.radius == radius
                         && r.page_size == page
                         && r.format == "r32f"
+                        && r.path == "ping-pong"
                         && r.batch <= REFERENCE_BATCH
                 })
                 .max_by_key(|r| r.batch)

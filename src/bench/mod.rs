@@ -199,6 +199,8 @@ pub struct BrushResult {
     pub batch: u32,
     pub page_size: u32,
     pub format: String,
+    /// `ping-pong` (front image read, back image written) or `in-place` (pointwise brushes).
+    pub path: String,
     pub instances: u32,
     pub passes: u64,
     pub waves: u64,

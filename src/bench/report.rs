@@ -207,6 +207,7 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
                     && r.batch == batch
                     && r.page_size == page
                     && r.format == format
+                    && r.path == "ping-pong"
             })
         };
     let ref_page = if pages.contains(&512) {
@@ -319,6 +320,36 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
                 }
             }
             let _ = writeln!(o, "{line}");
+        }
+    }
+
+    let in_place: Vec<&BrushResult> = b.results.iter().filter(|r| r.path == "in-place").collect();
+    if !in_place.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n### In place vs ping-pong (pointwise brushes)\n\nIn place, a pass reads and writes the front image and writes only its own rectangle; ping-pong passes also copy the previous pass's rectangle into the back image.\n"
+        );
+        let _ = writeln!(o, "| brush | radius | batch | page | format | ping-pong µs / instance | in-place µs / instance | speed-up | texels written in place / ping-pong |\n|---|---:|---:|---:|---|---:|---:|---:|---:|");
+        for r in in_place {
+            let Some(pp) = find(&r.brush, r.radius, r.batch, r.page_size, &r.format) else {
+                continue;
+            };
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} | {} | {}× | {} |",
+                r.brush,
+                r.radius,
+                r.batch,
+                r.page_size,
+                r.format,
+                num(pp.us_per_instance),
+                num(r.us_per_instance),
+                num(super::ratio(pp.us_per_instance, r.us_per_instance)),
+                num(super::ratio(
+                    r.texels_written as f64,
+                    pp.texels_written as f64
+                ))
+            );
         }
     }
 

@@ -55,6 +55,8 @@ const STROKE_BINDINGS: [BindingKind; 4] = [
 pub struct GpuPage {
     images: [Image; 2],
     sets: [DescriptorSet; 2],
+    /// In-place passes: set k binds image k as both the read and the written image.
+    in_place_sets: [DescriptorSet; 2],
     front: Cell<usize>,
     /// Page-local rectangle the last pass wrote with new values: the back image lacks it.
     stale: Cell<Rect>,
@@ -190,6 +192,8 @@ pub struct GpuTerrain {
     pages: BTreeMap<PageId, Rc<GpuPage>>,
     history: History<Rc<GpuPage>>,
     batch: usize,
+    /// Pointwise passes read and write the front image in place instead of ping-ponging.
+    in_place: bool,
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
     queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>, bool)>,
@@ -238,6 +242,7 @@ impl GpuTerrain {
             pages: BTreeMap::new(),
             history: History::new(|p: &Rc<GpuPage>| p.bytes(), DEFAULT_UNDO_BUDGET),
             batch: DEFAULT_BATCH,
+            in_place: false,
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
             last_stroke: StrokeStats::default(),
             queue: Default::default(),
@@ -322,6 +327,15 @@ impl GpuTerrain {
         }
         self.batch = batch;
         Ok(())
+    }
+
+    /// Pointwise passes in place: each invocation reads and writes its own texel of the
+    /// page's front image, so a pass writes only its own rectangle (ping-pong passes also copy
+    /// the previous pass's rectangle into the back image) and no descriptor set flips. Results
+    /// are identical; multi-tap brushes always ping-pong (their taps read neighbours). Off by
+    /// default; `scarp bench` measures both.
+    pub fn set_in_place(&mut self, on: bool) {
+        self.in_place = on;
     }
 
     /// Pages that hold GPU memory now.
@@ -437,9 +451,26 @@ impl GpuTerrain {
         ];
         // The back image starts undefined: the first pass must write the whole page.
         let whole = Rect::new(0, 0, r.width(), r.height());
+        let in_place_sets = [
+            layout.bind_set(
+                0,
+                &[
+                    Resource::StorageImage(&images[0]),
+                    Resource::StorageImage(&images[0]),
+                ],
+            )?,
+            layout.bind_set(
+                0,
+                &[
+                    Resource::StorageImage(&images[1]),
+                    Resource::StorageImage(&images[1]),
+                ],
+            )?,
+        ];
         Ok(GpuPage {
             images,
             sets,
+            in_place_sets,
             front: Cell::new(0),
             stale: Cell::new(whole),
         })
@@ -806,8 +837,12 @@ impl GpuTerrain {
                     .filter(|&i| wave < page_passes[i].len())
                     .collect();
                 for &i in &active {
-                    rec.image(fresh[i].front(), Access::ComputeStorageRead);
-                    rec.image(fresh[i].back(), Access::ComputeStorageWrite);
+                    if self.in_place {
+                        rec.image(fresh[i].front(), Access::ComputeStorageReadWrite);
+                    } else {
+                        rec.image(fresh[i].front(), Access::ComputeStorageRead);
+                        rec.image(fresh[i].back(), Access::ComputeStorageWrite);
+                    }
                 }
                 rec.flush_barriers();
                 let query = match &self.timer {
@@ -818,7 +853,13 @@ impl GpuTerrain {
                     let page = &fresh[i];
                     let r = self.desc.page_rect(ids[i]);
                     let (first, count, dirty) = page_passes[i][wave];
-                    let write = dirty.union(&page.stale.get());
+                    // Ping-pong passes also bring the back image up to date where the previous
+                    // pass wrote.
+                    let write = if self.in_place {
+                        dirty
+                    } else {
+                        dirty.union(&page.stale.get())
+                    };
                     let push = BrushPass {
                         page_origin: [r.x0, r.y0],
                         rect_min_packed: pack16(write.x0, write.y0),
@@ -834,11 +875,21 @@ impl GpuTerrain {
                     ];
                     stats.texels_written += write.width() as u64 * write.height() as u64;
                     // Accesses were declared for the whole wave above.
-                    rec.pass_sets(kernel, &[&page.sets[page.front.get()], &stroke_set])
+                    let set = if self.in_place {
+                        &page.in_place_sets[page.front.get()]
+                    } else {
+                        &page.sets[page.front.get()]
+                    };
+                    rec.pass_sets(kernel, &[set, &stroke_set])
                         .push(&push)
                         .dispatch(groups)?;
-                    page.front.set(1 - page.front.get());
-                    page.stale.set(dirty);
+                    if self.in_place {
+                        // The back image now lacks this rectangle too.
+                        page.stale.set(page.stale.get().union(&dirty));
+                    } else {
+                        page.front.set(1 - page.front.get());
+                        page.stale.set(dirty);
+                    }
                 }
                 if let Some((t, q)) = query {
                     rec.timer_end(t, q);
