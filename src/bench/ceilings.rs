@@ -53,30 +53,21 @@ fn timed_median(timer: &GpuTimer, warmup: usize) -> Result<f64> {
     Ok(median(&times))
 }
 
-/// Keeps a GPU's clocks up between measurements. NVIDIA's governor drops the SM clock within
-/// half a second of light load (1980 → 345 MHz on the H200) and needs over a second of
-/// sustained load to raise it again, so a stroke measured after CPU work would run at a fraction
-/// of the clock. The heater runs FMA chains for a while before each timed run. No-op on CPU
-/// devices (lavapipe), where it would only burn the cores the measurement needs.
-pub(super) struct Heater {
-    gpu: Arc<Gpu>,
+/// FMA chains: `invocations` x 8 independent chains of `iterations` dependent FMAs.
+struct FmaChains {
     kernel: ComputeKernel<FmaPush>,
     set: crate::gpu::DescriptorSet,
     sums: Buffer,
-    pass_ms: f64,
-    enabled: bool,
+    invocations: u64,
+    iterations: u32,
 }
 
-/// Invocations and iterations of one heater pass (about 2.5 ms on an H200).
-const HEAT_INVOCATIONS: u64 = 1 << 21;
-const HEAT_ITERATIONS: u32 = 4096;
-
-impl Heater {
-    pub(super) fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+impl FmaChains {
+    fn new(gpu: &Arc<Gpu>, invocations: u64, iterations: u32) -> Result<Self> {
         let sums = Buffer::new(
             gpu,
-            "heater sums",
-            BufferDesc::new(HEAT_INVOCATIONS * 4).usage(vk::BufferUsageFlags::STORAGE_BUFFER),
+            "fma sums",
+            BufferDesc::new(invocations * 4).usage(vk::BufferUsageFlags::STORAGE_BUFFER),
         )?;
         let kernel = ComputeKernel::<FmaPush>::new(
             gpu,
@@ -85,48 +76,84 @@ impl Heater {
             &[],
         )?;
         let set = kernel.bind(&[Resource::StorageBuffer(&sums)])?;
-        let mut h = Self {
-            gpu: gpu.clone(),
+        Ok(Self {
             kernel,
             set,
             sums,
+            invocations,
+            iterations,
+        })
+    }
+
+    fn flops(&self) -> u64 {
+        self.invocations * u64::from(self.iterations) * 8 * 2
+    }
+
+    /// Records one pass (timed when `timer` is given).
+    fn record<'a>(&'a self, rec: &mut Recorder<'a>, timer: Option<&'a GpuTimer>) -> Result<()> {
+        rec.pass(&self.kernel, &self.set)
+            .write_buffer(&self.sums)
+            .push(&FmaPush {
+                mul: 0.999_9,
+                add: 1e-4,
+                iterations: self.iterations,
+                count: self.invocations as u32,
+            })
+            .timed(timer, "fma")
+            .dispatch(groups_for(self.invocations))
+    }
+}
+
+/// Runs `passes` passes recorded by `record(rec, i)` (each timed with `timer`) in one
+/// submission; the median pass time in ms after the first `warmup`.
+fn time_passes<'a>(
+    gpu: &'a Arc<Gpu>,
+    timer: &'a GpuTimer,
+    passes: usize,
+    warmup: usize,
+    mut record: impl FnMut(&mut Recorder<'a>, usize) -> Result<()>,
+) -> Result<f64> {
+    let mut rec = Recorder::new(gpu)?;
+    rec.reset_timer(timer);
+    for i in 0..passes {
+        record(&mut rec, i)?;
+    }
+    rec.submit_and_wait()?;
+    timed_median(timer, warmup)
+}
+
+/// Keeps a GPU's clocks up between measurements. NVIDIA's governor drops the SM clock within
+/// half a second of light load (1980 → 345 MHz on the H200) and needs over a second of
+/// sustained load to raise it again, so a stroke measured after CPU work would run at a fraction
+/// of the clock. The heater runs FMA chains for a while before each timed run. No-op on CPU
+/// devices (lavapipe), where it would only burn the cores the measurement needs.
+pub(super) struct Heater {
+    gpu: Arc<Gpu>,
+    chains: FmaChains,
+    pass_ms: f64,
+    enabled: bool,
+}
+
+impl Heater {
+    pub(super) fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+        // About 2.5 ms per pass on an H200.
+        let mut h = Self {
+            gpu: gpu.clone(),
+            chains: FmaChains::new(gpu, 1 << 21, 4096)?,
             pass_ms: 1.0,
             enabled: gpu.info().device_type != vk::PhysicalDeviceType::CPU,
         };
         if h.enabled {
             // Time one pass (after one to build caches) to size later heats.
             let t = timer(gpu, 2)?;
-            h.passes(2, Some(&t))?;
-            h.pass_ms = t
-                .results()?
-                .last()
-                .map_or(1.0, |p| (p.gpu_ns * 1e-6).max(0.01));
+            h.pass_ms =
+                time_passes(gpu, &t, 2, 1, |rec, _| h.chains.record(rec, Some(&t)))?.max(0.01);
         }
         Ok(h)
     }
 
     pub(super) fn enabled(&self) -> bool {
         self.enabled
-    }
-
-    fn passes(&self, n: usize, timer: Option<&GpuTimer>) -> Result<()> {
-        let mut rec = Recorder::new(&self.gpu)?;
-        if let Some(t) = timer {
-            rec.reset_timer(t);
-        }
-        for _ in 0..n {
-            rec.pass(&self.kernel, &self.set)
-                .write_buffer(&self.sums)
-                .push(&FmaPush {
-                    mul: 0.999_9,
-                    add: 1e-4,
-                    iterations: HEAT_ITERATIONS,
-                    count: HEAT_INVOCATIONS as u32,
-                })
-                .timed(timer, "heater")
-                .dispatch(groups_for(HEAT_INVOCATIONS))?;
-        }
-        rec.submit_and_wait()
     }
 
     /// Keeps the GPU busy for about `ms` (in submissions of at most ~50 ms).
@@ -138,7 +165,11 @@ impl Heater {
         let per_submit = ((50.0 / self.pass_ms).floor() as usize).max(1);
         while left > 0 {
             let n = left.min(per_submit);
-            self.passes(n, None)?;
+            let mut rec = Recorder::new(&self.gpu)?;
+            for _ in 0..n {
+                self.chains.record(&mut rec, None)?;
+            }
+            rec.submit_and_wait()?;
             left -= n;
         }
         Ok(())
@@ -234,79 +265,37 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
     }
 
     let image_timer = timer(gpu, passes)?;
-    {
-        let mut rec = Recorder::new(gpu)?;
-        rec.reset_timer(&image_timer);
-        for i in 0..passes {
-            let (src, dst) = (&images[i % 2], &images[1 - i % 2]);
-            rec.pass(&kernel, &sets[i % 2])
-                .read_storage_image(src)
-                .write_image(dst)
-                .push(&CopyImagePush { mode: 1 })
-                .timed(Some(&image_timer), "copy image")
-                .dispatch(image_groups)?;
-        }
-        rec.submit_and_wait()?;
-    }
-    let image_ms = timed_median(&image_timer, warmup)?;
-
+    let image_ms = time_passes(gpu, &image_timer, passes, warmup, |rec, i| {
+        rec.pass(&kernel, &sets[i % 2])
+            .read_storage_image(&images[i % 2])
+            .write_image(&images[1 - i % 2])
+            .push(&CopyImagePush { mode: 1 })
+            .timed(Some(&image_timer), "copy image")
+            .dispatch(image_groups)
+    })?;
     let buffer_timer = timer(gpu, passes)?;
-    {
-        let mut rec = Recorder::new(gpu)?;
-        rec.reset_timer(&buffer_timer);
-        for i in 0..passes {
-            let (src, dst) = (&buffers[i % 2], &buffers[1 - i % 2]);
-            rec.pass(&buffer_kernel, &buffer_sets[i % 2])
-                .read_buffer(src)
-                .write_buffer(dst)
-                .push(&CountPush {
-                    count: vec4s as u32,
-                })
-                .timed(Some(&buffer_timer), "copy buffer")
-                .dispatch(groups_for(vec4s))?;
-        }
-        rec.submit_and_wait()?;
-    }
-    let buffer_ms = timed_median(&buffer_timer, warmup)?;
+    let buffer_ms = time_passes(gpu, &buffer_timer, passes, warmup, |rec, i| {
+        rec.pass(&buffer_kernel, &buffer_sets[i % 2])
+            .read_buffer(&buffers[i % 2])
+            .write_buffer(&buffers[1 - i % 2])
+            .push(&CountPush {
+                count: vec4s as u32,
+            })
+            .timed(Some(&buffer_timer), "copy buffer")
+            .dispatch(groups_for(vec4s))
+    })?;
 
     // FMA chains: enough invocations to fill any GPU, enough iterations to hide the launch.
-    let (invocations, iterations): (u64, u32) = if o.quick {
-        (1 << 16, 512)
+    let fma = if o.quick {
+        FmaChains::new(gpu, 1 << 16, 512)?
     } else {
-        (1 << 21, 4096)
+        FmaChains::new(gpu, 1 << 21, 4096)?
     };
-    let sums = Buffer::new(
-        gpu,
-        "fma sums",
-        BufferDesc::new(invocations * 4).usage(vk::BufferUsageFlags::STORAGE_BUFFER),
-    )?;
-    let fma_kernel = ComputeKernel::<FmaPush>::new(
-        gpu,
-        &shaders::BENCH_FMA_COMP,
-        &[BindingKind::StorageBuffer],
-        &[],
-    )?;
-    let fma_set = fma_kernel.bind(&[Resource::StorageBuffer(&sums)])?;
     let fma_timer = timer(gpu, passes)?;
-    {
-        let mut rec = Recorder::new(gpu)?;
-        rec.reset_timer(&fma_timer);
-        for _ in 0..passes {
-            rec.pass(&fma_kernel, &fma_set)
-                .write_buffer(&sums)
-                .push(&FmaPush {
-                    mul: 0.999_9,
-                    add: 1e-4,
-                    iterations,
-                    count: invocations as u32,
-                })
-                .timed(Some(&fma_timer), "fma")
-                .dispatch(groups_for(invocations))?;
-        }
-        rec.submit_and_wait()?;
-    }
-    let fma_ms = timed_median(&fma_timer, warmup)?;
-    let flops = invocations * u64::from(iterations) * 8 * 2;
+    let fma_ms = time_passes(gpu, &fma_timer, passes, warmup, |rec, _| {
+        fma.record(rec, Some(&fma_timer))
+    })?;
+    let flops = fma.flops();
 
     let copy = |elements: u64, ms: f64| CopyCeiling {
         elements,
@@ -318,8 +307,8 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
         copy_image: copy(texels, image_ms),
         copy_buffer: copy(buffer_bytes / 4, buffer_ms),
         fma: FmaCeiling {
-            invocations,
-            iterations,
+            invocations: fma.invocations,
+            iterations: fma.iterations,
             flops,
             median_ms: fma_ms,
             gflop_s: super::ratio(flops as f64, fma_ms * 1e6),

@@ -433,40 +433,17 @@ impl GpuTerrain {
             Image::new(&self.gpu, &name, desc)?,
         ];
         let layout = self.kernel(BrushType::Raise, NoiseKind::Fbm)?;
-        let sets = [
+        // (read, written) image pairs.
+        let bind = |read: &Image, write: &Image| {
             layout.bind_set(
                 0,
-                &[
-                    Resource::StorageImage(&images[0]),
-                    Resource::StorageImage(&images[1]),
-                ],
-            )?,
-            layout.bind_set(
-                0,
-                &[
-                    Resource::StorageImage(&images[1]),
-                    Resource::StorageImage(&images[0]),
-                ],
-            )?,
-        ];
+                &[Resource::StorageImage(read), Resource::StorageImage(write)],
+            )
+        };
+        let sets = [bind(&images[0], &images[1])?, bind(&images[1], &images[0])?];
+        let in_place_sets = [bind(&images[0], &images[0])?, bind(&images[1], &images[1])?];
         // The back image starts undefined: the first pass must write the whole page.
         let whole = Rect::new(0, 0, r.width(), r.height());
-        let in_place_sets = [
-            layout.bind_set(
-                0,
-                &[
-                    Resource::StorageImage(&images[0]),
-                    Resource::StorageImage(&images[0]),
-                ],
-            )?,
-            layout.bind_set(
-                0,
-                &[
-                    Resource::StorageImage(&images[1]),
-                    Resource::StorageImage(&images[1]),
-                ],
-            )?,
-        ];
         Ok(GpuPage {
             images,
             sets,
