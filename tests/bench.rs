@@ -141,6 +141,7 @@ fn quick_bench_writes_a_complete_report() {
             r.name,
             r.path
         );
+        assert!(r.tile_culling || !multitap, "{}", r.name);
         if multitap || r.batch == 1 {
             assert!(r.passes >= u64::from(r.instances), "{}", r.name);
         } else {
@@ -184,6 +185,7 @@ fn quick_bench_writes_a_complete_report() {
         "## Noise",
         "## Brushes",
         "### In place vs ping-pong",
+        "### Tile culling",
         "## Editor frames",
     ] {
         assert!(md.contains(h), "{h} missing from the Markdown");

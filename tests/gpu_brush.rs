@@ -583,6 +583,42 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Tile culling (the default) changes no height: every pointwise brush, batches 1 to 32, both
+/// formats, pages smaller than the brush and larger.
+#[test]
+fn tile_culling_changes_no_height() {
+    let gpu = gpu();
+    for d in [doc(300, 260, 128), doc_r16(300, 260, 256)] {
+        for b in brushes().iter().filter(|b| !b.brush.is_multitap()) {
+            let strokes = [(b.clone(), corner_stroke())];
+            let run = |cull: bool, batch: usize| {
+                let mut t =
+                    GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default())
+                        .unwrap();
+                t.set_batch(batch).unwrap();
+                t.set_tile_culling(cull);
+                for (brush, samples) in &strokes {
+                    t.apply_stroke(brush, &stroke_instances(brush, samples))
+                        .unwrap();
+                }
+                t.to_dense().unwrap()
+            };
+            for batch in [1, 7, 32] {
+                let reference = run(false, batch);
+                assert!(max_diff(&reference, &initial(&d)) > 0.0, "{:?}", b.brush);
+                assert_eq!(
+                    run(true, batch),
+                    reference,
+                    "{:?} {:?}: culling at batch {batch} changed heights",
+                    b.brush,
+                    d.format
+                );
+            }
+        }
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 /// In-place pointwise passes give the ping-pong heights bit for bit, in both formats, mixed
 /// with ping-pong strokes and multi-tap brushes on the same page versions, and undo exactly.
 #[test]

@@ -15,6 +15,13 @@ layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
 
 layout(constant_id = 0) const int BRUSH_TYPE = BRUSH_RAISE;
 layout(constant_id = 1) const int NOISE_KIND = NOISE_FBM;
+// Tile culling: each workgroup first marks the batch's instances whose circle reaches its 16x16
+// tile, and texels skip the others without loading them. Exact: a skipped instance is at least
+// its radius (plus a texel of margin) from every texel of the tile, so it changes none of them.
+layout(constant_id = 2) const bool TILE_CULL = false;
+// Largest batch (MAX_BATCH in src/brush/gpu.rs).
+#define MAX_BATCH 256u
+shared bool sReaches[MAX_BATCH];
 
 layout(set = 0, binding = 0, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uFront;
 layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform writeonly image2D uBack;
@@ -52,6 +59,17 @@ void main() {
     ivec2 g = ivec2(gl_GlobalInvocationID.xy);
     ivec2 rect_size = ivec2(pc.pass.rect_size_packed & 0xFFFFu, pc.pass.rect_size_packed >> 16);
     ivec2 rect_min = ivec2(pc.pass.rect_min_packed & 0xFFFFu, pc.pass.rect_min_packed >> 16);
+    if (TILE_CULL) {
+        // The tile's texel positions, whether or not they fall inside the rectangle.
+        vec2 tile_min = vec2(pc.pass.page_origin + rect_min + ivec2(gl_WorkGroupID.xy * gl_WorkGroupSize.xy));
+        vec2 tile_max = tile_min + vec2(gl_WorkGroupSize.xy - 1u);
+        for (uint i = gl_LocalInvocationIndex; i < pc.pass.instance_count; i += gl_WorkGroupSize.x * gl_WorkGroupSize.y) {
+            BrushInstance b = instances[pc.pass.first_instance + i];
+            vec2 nearest = clamp(b.center, tile_min, tile_max);
+            sReaches[i] = length(nearest - b.center) < b.radius + 1.0;
+        }
+        barrier();
+    }
     if (any(greaterThanEqual(g, rect_size))) {
         return;
     }
@@ -64,6 +82,9 @@ void main() {
     float m = 1.0;
     bool have_m = BRUSH_TYPE != BRUSH_NOISE;
     for (uint i = 0u; i < pc.pass.instance_count; i++) {
+        if (TILE_CULL && !sReaches[i]) {
+            continue;
+        }
         BrushInstance b = instances[pc.pass.first_instance + i];
         float d = length(p - b.center);
         if (d < b.radius) {

@@ -26,8 +26,8 @@ struct Matrix {
     batches: &'static [u32],
     pages: &'static [u32],
     formats: &'static [HeightFormat],
-    /// Pages sizes at which pointwise brushes also run in place.
-    in_place_pages: &'static [u32],
+    /// Page sizes at which pointwise brushes also run in place, and without tile culling.
+    variant_pages: &'static [u32],
 }
 
 const FULL: Matrix = Matrix {
@@ -37,7 +37,7 @@ const FULL: Matrix = Matrix {
     batches: &[1, 4, 16, 32],
     pages: &[256, 512, 1024],
     formats: &[HeightFormat::R32f, HeightFormat::R16],
-    in_place_pages: &[512],
+    variant_pages: &[512],
 };
 
 const QUICK: Matrix = Matrix {
@@ -47,7 +47,7 @@ const QUICK: Matrix = Matrix {
     batches: &[1, 16],
     pages: &[512],
     formats: &[HeightFormat::R32f, HeightFormat::R16],
-    in_place_pages: &[512],
+    variant_pages: &[512],
 };
 
 /// The configuration CPU twins are compared with (and the plot draws): batch 16, page 512, r32f.
@@ -70,6 +70,7 @@ struct Config {
     radius: u32,
     batch: u32,
     in_place: bool,
+    tile_culling: bool,
 }
 
 impl Config {
@@ -81,7 +82,11 @@ impl Config {
             self.batch,
             self.page,
             format_name(self.format),
-            if self.in_place { "/in-place" } else { "" }
+            match (self.in_place, self.tile_culling) {
+                (true, _) => "/in-place",
+                (false, false) => "/no-cull",
+                (false, true) => "",
+            }
         )
     }
 }
@@ -101,11 +106,16 @@ fn configs(m: &Matrix) -> Vec<Config> {
                             radius,
                             batch,
                             in_place: false,
+                            tile_culling: true,
                         };
                         out.push(c);
-                        if !brush.is_multitap() && m.in_place_pages.contains(&page) {
+                        if !brush.is_multitap() && m.variant_pages.contains(&page) {
                             out.push(Config {
                                 in_place: true,
+                                ..c
+                            });
+                            out.push(Config {
+                                tile_culling: false,
                                 ..c
                             });
                         }
@@ -266,6 +276,7 @@ pub(super) fn measure(
         let terrain = &mut current.as_mut().expect("made above").1;
         terrain.set_batch(batch as usize)?;
         terrain.set_in_place(c.in_place);
+        terrain.set_tile_culling(c.tile_culling);
         let brush = settings(brush_type, radius, &stamp);
         let instances = stroke(&brush);
         let mut times = Vec::new();
@@ -304,6 +315,7 @@ pub(super) fn measure(
             page_size: page,
             format: format_name(f).to_string(),
             path: if c.in_place { "in-place" } else { "ping-pong" }.to_string(),
+            tile_culling: c.tile_culling,
             instances: instances.len() as u32,
             passes: st.passes as u64,
             waves: st.waves as u64,
@@ -358,6 +370,7 @@ pub(super) fn measure(
                         && r.page_size == page
                         && r.format == "r32f"
                         && r.path == "ping-pong"
+                        && r.tile_culling
                         && r.batch <= REFERENCE_BATCH
                 })
                 .max_by_key(|r| r.batch)

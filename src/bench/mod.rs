@@ -201,6 +201,9 @@ pub struct BrushResult {
     pub format: String,
     /// `ping-pong` (front image read, back image written) or `in-place` (pointwise brushes).
     pub path: String,
+    /// Pointwise kernels culled the batch's instances per 16x16 tile (the default; multi-tap
+    /// brushes have no batch and report true).
+    pub tile_culling: bool,
     pub instances: u32,
     pub passes: u64,
     pub waves: u64,

@@ -82,6 +82,7 @@ pub fn write_png(report: &Report, path: &Path) -> Result<(), String> {
                             && r.page_size == page
                             && r.format == format
                             && r.path == "ping-pong"
+                            && r.tile_culling
                     })
                     .map(|r| (f64::from(r.radius).log2(), f(r)))
                     .filter(|p| p.1 > 0.0)

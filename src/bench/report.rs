@@ -208,6 +208,7 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
                     && r.page_size == page
                     && r.format == format
                     && r.path == "ping-pong"
+                    && r.tile_culling
             })
         };
     let ref_page = if pages.contains(&512) {
@@ -323,15 +324,29 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
         }
     }
 
-    let in_place: Vec<&BrushResult> = b.results.iter().filter(|r| r.path == "in-place").collect();
-    if !in_place.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n### In place vs ping-pong (pointwise brushes)\n\nIn place, a pass reads and writes the front image and writes only its own rectangle; ping-pong passes also copy the previous pass's rectangle into the back image.\n"
-        );
-        let _ = writeln!(o, "| brush | radius | batch | page | format | ping-pong µs / instance | in-place µs / instance | speed-up | texels written in place / ping-pong |\n|---|---:|---:|---:|---|---:|---:|---:|---:|");
-        for r in in_place {
-            let Some(pp) = find(&r.brush, r.radius, r.batch, r.page_size, &r.format) else {
+    // Variants against the default path (ping-pong, tile culling).
+    for (heading, intro, label, is_variant) in [
+        (
+            "In place vs ping-pong (pointwise brushes)",
+            "In place, a pass reads and writes the front image and writes only its own rectangle; ping-pong passes also copy the previous pass's rectangle into the back image.",
+            "in place",
+            (|r: &BrushResult| r.path == "in-place") as fn(&BrushResult) -> bool,
+        ),
+        (
+            "Tile culling (pointwise brushes)",
+            "With tile culling (the default) each 16×16 workgroup first marks the batch's instances that reach it, and its texels test only those; without it every texel of a pass tests every instance of the batch.",
+            "without culling",
+            |r: &BrushResult| !r.tile_culling && r.path == "ping-pong",
+        ),
+    ] {
+        let variants: Vec<&BrushResult> = b.results.iter().filter(|r| is_variant(r)).collect();
+        if variants.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\n### {heading}\n\n{intro}\n");
+        let _ = writeln!(o, "| brush | radius | batch | page | format | default µs / instance | {label} µs / instance | time, {label} / default | texels written, {label} / default |\n|---|---:|---:|---:|---|---:|---:|---:|---:|");
+        for r in variants {
+            let Some(base) = find(&r.brush, r.radius, r.batch, r.page_size, &r.format) else {
                 continue;
             };
             let _ = writeln!(
@@ -342,12 +357,12 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
                 r.batch,
                 r.page_size,
                 r.format,
-                num(pp.us_per_instance),
+                num(base.us_per_instance),
                 num(r.us_per_instance),
-                num(super::ratio(pp.us_per_instance, r.us_per_instance)),
+                num(super::ratio(r.us_per_instance, base.us_per_instance)),
                 num(super::ratio(
                     r.texels_written as f64,
-                    pp.texels_written as f64
+                    base.texels_written as f64
                 ))
             );
         }

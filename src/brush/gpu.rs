@@ -187,13 +187,16 @@ pub struct GpuTerrain {
     desc: DocumentDesc,
     flat: f32,
     noise: GpuNoise,
-    kernels: HashMap<(i32, i32), ComputeKernel<BrushPass>>,
+    /// Pointwise kernels by (brush, noise kind, tile culling).
+    kernels: HashMap<(i32, i32, bool), ComputeKernel<BrushPass>>,
     smooth_kernel: Option<ComputeKernel<SmoothPass>>,
     pages: BTreeMap<PageId, Rc<GpuPage>>,
     history: History<Rc<GpuPage>>,
     batch: usize,
     /// Pointwise passes read and write the front image in place instead of ping-ponging.
     in_place: bool,
+    /// Pointwise kernels cull the batch's instances per 16x16 tile.
+    tile_culling: bool,
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
     queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>, bool)>,
@@ -243,6 +246,7 @@ impl GpuTerrain {
             history: History::new(|p: &Rc<GpuPage>| p.bytes(), DEFAULT_UNDO_BUDGET),
             batch: DEFAULT_BATCH,
             in_place: false,
+            tile_culling: true,
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
             last_stroke: StrokeStats::default(),
             queue: Default::default(),
@@ -338,6 +342,13 @@ impl GpuTerrain {
         self.in_place = on;
     }
 
+    /// Tile culling in pointwise kernels (on by default): each 16x16 workgroup first marks the
+    /// batch's instances that reach it, and its texels test only those. Results are identical;
+    /// off is kept for `scarp bench`'s comparison.
+    pub fn set_tile_culling(&mut self, on: bool) {
+        self.tile_culling = on;
+    }
+
     /// Pages that hold GPU memory now.
     pub fn page_count(&self) -> usize {
         self.pages.len()
@@ -403,7 +414,8 @@ impl GpuTerrain {
 
     fn kernel(&mut self, brush: BrushType, kind: NoiseKind) -> Result<&ComputeKernel<BrushPass>> {
         // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
-        let key = brush.kernel_key(kind);
+        let (brush_index, kind_index) = brush.kernel_key(kind);
+        let key = (brush_index, kind_index, self.tile_culling);
         if !self.kernels.contains_key(&key) {
             let k = ComputeKernel::with_sets(
                 &self.gpu,
@@ -412,7 +424,7 @@ impl GpuTerrain {
                     HeightFormat::R16 => &shaders::BRUSH_POINTWISE_R16_COMP,
                 },
                 &[&PAGE_BINDINGS, &STROKE_BINDINGS],
-                &[key.0, key.1],
+                &[key.0, key.1, i32::from(key.2)],
             )?;
             self.kernels.insert(key, k);
         }
@@ -754,7 +766,8 @@ impl GpuTerrain {
         let _p = crate::profile::scope("brush: waves");
         let brush = stroke.brush.clone();
         self.kernel(brush.brush, brush.noise.kind)?;
-        let kernel = &self.kernels[&brush.brush.kernel_key(brush.noise.kind)];
+        let (brush_index, kind_index) = brush.brush.kernel_key(brush.noise.kind);
+        let kernel = &self.kernels[&(brush_index, kind_index, self.tile_culling)];
         let Some(instance_buf) = stroke.instance_buf.as_ref() else {
             return Ok(());
         };
