@@ -342,11 +342,18 @@ impl GpuTerrain {
         self.in_place = on;
     }
 
-    /// Tile culling in pointwise kernels (on by default): each 16x16 workgroup first marks the
-    /// batch's instances that reach it, and its texels test only those. Results are identical;
-    /// off is kept for `scarp bench`'s comparison.
+    /// Tile culling in pointwise kernels (on by default, used from batch 8 up): each 16x16
+    /// workgroup first marks the batch's instances that reach it, and its texels test only
+    /// those. Results are identical; off is kept for `scarp bench`'s comparison.
     pub fn set_tile_culling(&mut self, on: bool) {
         self.tile_culling = on;
+    }
+
+    /// Whether pointwise passes cull per tile now. Below batch 8 the marking pass and its
+    /// barrier cost more than the tests they save (H200: 5-9% slower at batch 1, even at 4;
+    /// 1.2-1.6x faster at 16 and 32; docs/PERF.md).
+    fn culls(&self) -> bool {
+        self.tile_culling && self.batch >= 8
     }
 
     /// Pages that hold GPU memory now.
@@ -415,7 +422,7 @@ impl GpuTerrain {
     fn kernel(&mut self, brush: BrushType, kind: NoiseKind) -> Result<&ComputeKernel<BrushPass>> {
         // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
         let (brush_index, kind_index) = brush.kernel_key(kind);
-        let key = (brush_index, kind_index, self.tile_culling);
+        let key = (brush_index, kind_index, self.culls());
         if !self.kernels.contains_key(&key) {
             let k = ComputeKernel::with_sets(
                 &self.gpu,
@@ -767,7 +774,7 @@ impl GpuTerrain {
         let brush = stroke.brush.clone();
         self.kernel(brush.brush, brush.noise.kind)?;
         let (brush_index, kind_index) = brush.brush.kernel_key(brush.noise.kind);
-        let kernel = &self.kernels[&(brush_index, kind_index, self.tile_culling)];
+        let kernel = &self.kernels[&(brush_index, kind_index, self.culls())];
         let Some(instance_buf) = stroke.instance_buf.as_ref() else {
             return Ok(());
         };
