@@ -242,9 +242,17 @@ pub(super) fn measure(
     heater: &Heater,
 ) -> Result<Option<BrushSection>> {
     let m = if o.quick { &QUICK } else { &FULL };
+    // R16 storage images are optional in Vulkan: without them the r16 half is skipped, said.
+    let r16 = gpu.supports_storage_format(crate::gpu::vk::Format::R16_UNORM);
+    if !r16 {
+        eprintln!(
+            "brushes: {} has no R16_UNORM storage images; r16 configurations skipped",
+            gpu.info().name
+        );
+    }
     let configs: Vec<Config> = configs(m)
         .into_iter()
-        .filter(|c| o.wants(&c.name()))
+        .filter(|c| o.wants(&c.name()) && (r16 || c.format != HeightFormat::R16))
         .collect();
     if configs.is_empty() {
         return Ok(None);
