@@ -31,12 +31,40 @@ vec4 decodeGrad(uvec4 t) {
     return vec4(t) * (2.0 / 255.0) - 1.0;
 }
 
+// Shared-memory gradients. The grad table is (G[col], G[row]) for one 256-entry table G (see
+// src/noise/tables.rs), so a compute kernel can stage G in shared memory once per workgroup and
+// read a corner pair's gradients there instead of through the texture path: a kernel defines
+// NOISE_SHARED_GRADIENTS as the constant_id of a switch before including this file and calls
+// stageNoiseGradients() from uniform control flow before any noise.
+#ifdef NOISE_SHARED_GRADIENTS
+layout(constant_id = NOISE_SHARED_GRADIENTS) const bool SHARED_GRADIENTS = true;
+shared vec2 sNoiseGrad[256];
+
+void stageNoiseGradients() {
+    if (SHARED_GRADIENTS) {
+        uint n = gl_WorkGroupSize.x * gl_WorkGroupSize.y * gl_WorkGroupSize.z;
+        for (uint i = gl_LocalInvocationIndex; i < 256u; i += n) {
+            sNoiseGrad[i] = decodeGrad(texelFetch(uGradTable, ivec2(int(i), 0), 0)).xy;
+        }
+        barrier();
+    }
+}
+#endif
+
 // Corner gradients of lattice cell i (= floor(p)): g1 = corners (0,0),(0,1); g2 = (1,0),(1,1).
 // The cell index wraps in float arithmetic (exact for every float), so no coordinate can overflow
 // an int conversion.
 void cellGradients(vec2 i, int seed, out vec4 g1, out vec4 g2) {
     ivec2 cell = ivec2(i - 256.0 * floor(i * (1.0 / 256.0)));
     ivec4 h = ivec4(texelFetch(uPermTable, cell, 0)) + seed;
+#ifdef NOISE_SHARED_GRADIENTS
+    if (SHARED_GRADIENTS) {
+        ivec4 k = h & 255;
+        g1 = vec4(sNoiseGrad[k.x], sNoiseGrad[k.y]);
+        g2 = vec4(sNoiseGrad[k.z], sNoiseGrad[k.w]);
+        return;
+    }
+#endif
     g1 = decodeGrad(texelFetch(uGradTable, h.xy & 255, 0));
     g2 = decodeGrad(texelFetch(uGradTable, h.zw & 255, 0));
 }

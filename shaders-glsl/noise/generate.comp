@@ -3,6 +3,8 @@
 // samples p = offset + scale * (x, y). One invocation per texel, row-major output buffer.
 #extension GL_GOOGLE_include_directive : require
 
+// constant_id of the shared-memory gradient switch (noise.glsl).
+#define NOISE_SHARED_GRADIENTS 1
 #include "noise.glsl"
 
 layout(local_size_x = 64, local_size_y = 4, local_size_z = 1) in;
@@ -18,6 +20,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 void main() {
+    stageNoiseGradients();
     uvec2 id = gl_GlobalInvocationID.xy;
     if (id.x >= pc.grid.width || id.y >= pc.grid.rows) {
         return;

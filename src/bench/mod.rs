@@ -146,7 +146,12 @@ pub struct NoiseResult {
     pub name: String,
     pub kind: String,
     pub octaves: u32,
+    /// Median GPU time of the whole grid (gradients staged in shared memory, the default).
     pub gpu_ms: f64,
+    /// The same with gradients fetched from the table image per octave.
+    pub gpu_ms_table_fetch: f64,
+    /// `gpu_ms_table_fetch / gpu_ms`.
+    pub shared_gradients_speedup: f64,
     pub gpu_msamples_s: f64,
     pub cpu_twin_ms: f64,
     pub cpu_twin_msamples_s: f64,
@@ -160,7 +165,7 @@ pub struct NoiseResult {
     pub flops_per_sample: f64,
     pub gpu_gflop_s: f64,
     pub fraction_of_fma: f64,
-    /// Table texel fetches per second (3 per octave).
+    /// Table lookups per second (3 per octave: a perm texel, two gradient pairs).
     pub gpu_fetches_g_s: f64,
     /// max |gpu - cpu| / max(1, |cpu|) over the grid.
     pub max_rel_diff_vs_cpu_twin: f64,

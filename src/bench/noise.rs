@@ -138,18 +138,25 @@ pub(super) fn measure(
                 .collect::<Vec<_>>(),
         );
         heater.heat(HEAT_LONG_MS)?;
-        let mut times = Vec::new();
+        // The default path (gradients staged in shared memory), then the table-fetch path.
         let mut heights = Vec::new();
-        for i in 0..o.warmup + o.repeats {
-            heater.heat(HEAT_SHORT_MS)?;
-            let run = gpu_noise.generate(&s, side, side)?;
-            let ns = run.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))?;
-            if i >= o.warmup {
-                times.push(ns * 1e-6);
+        let mut timed = |noise: &mut GpuNoise| -> Result<f64> {
+            let mut times = Vec::new();
+            for i in 0..o.warmup + o.repeats {
+                heater.heat(HEAT_SHORT_MS)?;
+                let run = noise.generate(&s, side, side)?;
+                let ns = run.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))?;
+                if i >= o.warmup {
+                    times.push(ns * 1e-6);
+                }
+                heights = run.heights;
             }
-            heights = run.heights;
-        }
-        let gpu_ms = median(&times);
+            Ok(median(&times))
+        };
+        gpu_noise.set_shared_gradients(false);
+        let fetch_ms = timed(&mut gpu_noise)?;
+        gpu_noise.set_shared_gradients(true);
+        let gpu_ms = timed(&mut gpu_noise)?;
         let diff = heights
             .iter()
             .zip(&cpu_heights)
@@ -165,6 +172,8 @@ pub(super) fn measure(
             kind: kind.name().to_string(),
             octaves: octaves(&s),
             gpu_ms,
+            gpu_ms_table_fetch: fetch_ms,
+            shared_gradients_speedup: ratio(fetch_ms, gpu_ms),
             gpu_msamples_s: gpu_msps,
             cpu_twin_ms: cpu_ms,
             cpu_twin_msamples_s: cpu_msps,

@@ -98,18 +98,20 @@ pub fn markdown(r: &Report) -> String {
             num(n.peer.all_cores_msamples_s),
             n.peer.threads
         );
-        let _ = writeln!(o, "| kind | octaves | GPU ms | GPU Msamples/s | CPU twin Msamples/s | GPU / twin | GPU / peer | twin / peer | GB/s written (of copy) | GFLOP/s (of FMA) | G table fetches/s | max rel. diff |");
+        let _ = writeln!(o, "| kind | octaves | GPU ms | GPU ms, gradients from the table | shared-memory gain | GPU Msamples/s | CPU twin Msamples/s | GPU / twin | GPU / peer | twin / peer | GB/s written (of copy) | GFLOP/s (of FMA) | G table lookups/s | max rel. diff |");
         let _ = writeln!(
             o,
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for k in &n.kinds {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {} | {}× | {}× | {}× | {} ({}) | {} ({}) | {} | {:.1e} |",
+                "| {} | {} | {} | {} | {}× | {} | {} | {}× | {}× | {}× | {} ({}) | {} ({}) | {} | {:.1e} |",
                 k.kind,
                 k.octaves,
                 num(k.gpu_ms),
+                num(k.gpu_ms_table_fetch),
+                num(k.shared_gradients_speedup),
                 num(k.gpu_msamples_s),
                 num(k.cpu_twin_msamples_s),
                 num(k.gpu_over_cpu_twin),

@@ -28,7 +28,10 @@ pub struct GpuNoise {
     gpu: Arc<Gpu>,
     perm: Image,
     grad: Image,
-    kernels: Vec<Option<ComputeKernel<NoiseGenPush>>>,
+    /// Per kind: the kernel reading gradients from shared memory, and the one reading the table.
+    kernels: Vec<[Option<ComputeKernel<NoiseGenPush>>; 2]>,
+    /// Stage the gradient table in shared memory (default) instead of fetching it per octave.
+    shared_gradients: bool,
     timer: Option<GpuTimer>,
     chunk_samples: u64,
 }
@@ -61,7 +64,8 @@ impl GpuNoise {
             gpu: gpu.clone(),
             perm,
             grad,
-            kernels: (0..NoiseKind::ALL.len()).map(|_| None).collect(),
+            kernels: (0..NoiseKind::ALL.len()).map(|_| [None, None]).collect(),
+            shared_gradients: true,
             timer: GpuTimer::new(gpu, 64)?,
             chunk_samples: CHUNK_SAMPLES,
         })
@@ -71,6 +75,13 @@ impl GpuNoise {
     /// sizes and submission times; results do not depend on it.
     pub fn set_chunk_samples(&mut self, samples: u64) {
         self.chunk_samples = samples.max(1);
+    }
+
+    /// Read gradients from a per-workgroup copy of the 256-entry gradient table in shared memory
+    /// (on by default) or fetch them from the table image per octave, as the brush kernels do.
+    /// Results are identical.
+    pub fn set_shared_gradients(&mut self, on: bool) {
+        self.shared_gradients = on;
     }
 
     /// The perm and grad table images (sampled, in SHADER_READ_ONLY layout between uses).
@@ -102,7 +113,8 @@ impl GpuNoise {
     }
 
     fn kernel(&mut self, kind: NoiseKind) -> Result<&ComputeKernel<NoiseGenPush>> {
-        let slot = &mut self.kernels[kind.index() as usize];
+        let shared = self.shared_gradients;
+        let slot = &mut self.kernels[kind.index() as usize][usize::from(shared)];
         if slot.is_none() {
             *slot = Some(ComputeKernel::new(
                 &self.gpu,
@@ -112,7 +124,7 @@ impl GpuNoise {
                     BindingKind::SampledImage,
                     BindingKind::StorageBuffer,
                 ],
-                &[kind.index()],
+                &[kind.index(), i32::from(shared)],
             )?);
         }
         Ok(slot.as_ref().expect("kernel built above"))
@@ -151,8 +163,9 @@ impl GpuNoise {
         // Build the pipeline before borrowing the tables for the descriptor set.
         self.kernel(settings.kind)?;
         let kernel = self.kernels[settings.kind.index() as usize]
-            .as_ref()
-            .expect("built above");
+            [usize::from(self.shared_gradients)]
+        .as_ref()
+        .expect("built above");
         let set = kernel.bind(&[
             Resource::SampledImage(&self.perm),
             Resource::SampledImage(&self.grad),
