@@ -107,7 +107,7 @@ fn gpu_matches_cpu_twin_for_every_kind() {
     compare_every_kind(64.0, TOLERANCE, 0x5CA2_0002);
 }
 
-/// Gradients staged in shared memory (the default) give exactly the table fetches' results, for
+/// Gradients staged in shared memory give exactly the table fetches' (the default) results, for
 /// every kind, random parameters and seeds (negative ones included), with non-default tables.
 #[test]
 fn shared_memory_gradients_equal_table_fetches() {

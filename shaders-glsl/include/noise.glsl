@@ -35,9 +35,10 @@ vec4 decodeGrad(uvec4 t) {
 // src/noise/tables.rs), so a compute kernel can stage G in shared memory once per workgroup and
 // read a corner pair's gradients there instead of through the texture path: a kernel defines
 // NOISE_SHARED_GRADIENTS as the constant_id of a switch before including this file and calls
-// stageNoiseGradients() from uniform control flow before any noise.
+// stageNoiseGradients() from uniform control flow before any noise. Off by default: on an H200
+// it measured 3-25x slower than the texture fetches (docs/PERF.md).
 #ifdef NOISE_SHARED_GRADIENTS
-layout(constant_id = NOISE_SHARED_GRADIENTS) const bool SHARED_GRADIENTS = true;
+layout(constant_id = NOISE_SHARED_GRADIENTS) const bool SHARED_GRADIENTS = false;
 shared vec2 sNoiseGrad[256];
 
 void stageNoiseGradients() {

@@ -146,11 +146,11 @@ pub struct NoiseResult {
     pub name: String,
     pub kind: String,
     pub octaves: u32,
-    /// Median GPU time of the whole grid (gradients staged in shared memory, the default).
+    /// Median GPU time of the whole grid (gradients fetched from the table, the default).
     pub gpu_ms: f64,
-    /// The same with gradients fetched from the table image per octave.
-    pub gpu_ms_table_fetch: f64,
-    /// `gpu_ms_table_fetch / gpu_ms`.
+    /// The same with the gradient table staged in shared memory per workgroup.
+    pub gpu_ms_shared_gradients: f64,
+    /// `gpu_ms / gpu_ms_shared_gradients` (above 1: shared memory is faster).
     pub shared_gradients_speedup: f64,
     pub gpu_msamples_s: f64,
     pub cpu_twin_ms: f64,

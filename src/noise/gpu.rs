@@ -30,7 +30,8 @@ pub struct GpuNoise {
     grad: Image,
     /// Per kind: the kernel reading gradients from shared memory, and the one reading the table.
     kernels: Vec<[Option<ComputeKernel<NoiseGenPush>>; 2]>,
-    /// Stage the gradient table in shared memory (default) instead of fetching it per octave.
+    /// Stage the gradient table in shared memory instead of fetching it per octave (off: on the
+    /// H200 it measured 3-25x slower, docs/PERF.md).
     shared_gradients: bool,
     timer: Option<GpuTimer>,
     chunk_samples: u64,
@@ -65,7 +66,7 @@ impl GpuNoise {
             perm,
             grad,
             kernels: (0..NoiseKind::ALL.len()).map(|_| [None, None]).collect(),
-            shared_gradients: true,
+            shared_gradients: false,
             timer: GpuTimer::new(gpu, 64)?,
             chunk_samples: CHUNK_SAMPLES,
         })
@@ -77,9 +78,10 @@ impl GpuNoise {
         self.chunk_samples = samples.max(1);
     }
 
-    /// Read gradients from a per-workgroup copy of the 256-entry gradient table in shared memory
-    /// (on by default) or fetch them from the table image per octave, as the brush kernels do.
-    /// Results are identical.
+    /// Read gradients from a per-workgroup copy of the 256-entry gradient table in shared memory,
+    /// or (the default) fetch them from the table image per octave, as the brush kernels do.
+    /// Results are identical; the shared-memory path measured 3-25x slower on an H200
+    /// (docs/PERF.md) and is kept as the bench's comparison.
     pub fn set_shared_gradients(&mut self, on: bool) {
         self.shared_gradients = on;
     }
