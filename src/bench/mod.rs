@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Version of the JSON layout below; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What to run.
 #[derive(Clone, Debug)]
