@@ -832,12 +832,8 @@ fn load_terrain(
     tables: &NoiseTables,
 ) -> Result<scarp::brush::gpu::GpuTerrain> {
     use scarp::brush::gpu::GpuTerrain;
-    use scarp::brush::journal::Journal;
     if let Some(path) = journal {
-        let journal = Journal::load(path).map_err(anyhow::Error::msg)?;
-        let mut terrain = scarp::editor::session::journal_start(gpu, &journal, path, tables)?;
-        journal.replay(&mut terrain, |_, _| {})?;
-        return Ok(terrain);
+        return scarp::editor::session::replay_journal(gpu, path, tables);
     }
     let (path, options) = heights.expect("clap requires a source");
     if path.extension().is_some_and(|e| e == "scarp") {

@@ -3,7 +3,6 @@
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
 use super::{BenchOptions, FrameResult};
-use crate::brush::journal::Journal;
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::frames::{
@@ -79,11 +78,9 @@ pub(super) fn measure(
     let mut out = Vec::new();
     for c in cases {
         let path = o.assets.join(c.journal);
-        let journal = Journal::load(&path).map_err(|e| {
-            anyhow!("{e} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
+        let mut terrain = crate::editor::session::replay_journal(gpu, &path, tables).map_err(|e| {
+            anyhow!("{e:#} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
         })?;
-        let mut terrain = crate::editor::session::journal_start(gpu, &journal, &path, tables)?;
-        journal.replay(&mut terrain, |_, _| {})?;
         let desc = *terrain.desc();
         let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
         renderer.refresh(&mut terrain)?;

@@ -33,6 +33,14 @@ pub fn journal_start(
     })
 }
 
+/// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
+pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<GpuTerrain> {
+    let journal = Journal::load(path).map_err(|e| anyhow!(e))?;
+    let mut terrain = journal_start(gpu, &journal, path, tables)?;
+    journal.replay(&mut terrain, |_, _| {})?;
+    Ok(terrain)
+}
+
 /// Opens a project as a terrain (its pages uploaded as they are).
 pub fn open_project(gpu: &Arc<Gpu>, p: &Project, tables: &NoiseTables) -> Result<GpuTerrain> {
     Ok(GpuTerrain::from_pages(
