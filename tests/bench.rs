@@ -2,22 +2,11 @@
 //! documented schema with every section and field present, every ratio is finite, the Markdown
 //! and the plot are written, and docs/bench.md documents every field. Speed is never asserted.
 
+mod common;
+
+use common::{scarp, stderr};
 use scarp::bench::Report;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn scarp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scarp"))
-        .env("SCARP_VALIDATION", "1")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run scarp")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Every object key in `v`, with the numbers found under each.
 fn walk(

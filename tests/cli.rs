@@ -4,17 +4,9 @@
 
 mod common;
 
-use common::max_diff;
+use common::{max_diff, scarp, scarp_ok};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn scarp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scarp"))
-        .env("SCARP_VALIDATION", "1")
-        .args(args)
-        .output()
-        .expect("run scarp")
-}
+use std::process::Output;
 
 fn read_r32(path: &Path) -> Vec<f32> {
     std::fs::read(path)
@@ -227,18 +219,13 @@ fn unwritable_output_fails_before_work_and_keeps_existing_file() {
 #[test]
 fn gallery_writes_every_kind_and_a_contact_sheet() {
     let dir = tempfile::tempdir().unwrap();
-    let res = scarp(&[
+    scarp_ok(&[
         "gallery",
         "--out",
         dir.path().to_str().unwrap(),
         "--size",
         "256",
     ]);
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
     for kind in [
         "perlin", "fbm", "billowy", "ridged", "iq", "swiss", "jordan", "erosive",
     ] {
@@ -352,7 +339,7 @@ fn render_writes_an_image_of_the_requested_size_from_a_journal_or_heights() {
     let dir = tempfile::tempdir().unwrap();
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
     let shot = dir.path().join("shot.png");
-    let out = scarp(&[
+    let out = scarp_ok(&[
         "render",
         "--journal",
         demo,
@@ -367,11 +354,6 @@ fn render_writes_an_image_of_the_requested_size_from_a_journal_or_heights() {
         "--out",
         shot.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("3 frames of 1024x1024 at 200x120"),
@@ -390,7 +372,7 @@ fn render_writes_an_image_of_the_requested_size_from_a_journal_or_heights() {
         .collect();
     std::fs::write(&heights, bytes).unwrap();
     let shot2 = dir.path().join("ramp.png");
-    let out = scarp(&[
+    scarp_ok(&[
         "render",
         "--heights",
         heights.to_str().unwrap(),
@@ -406,11 +388,6 @@ fn render_writes_an_image_of_the_requested_size_from_a_journal_or_heights() {
         "--out",
         shot2.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(
         image::open(&shot2).unwrap().to_rgba8().dimensions(),
         (64, 48)
@@ -507,19 +484,13 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let small = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/journal/small.json");
     let proj = dir.path().join("small.scarp");
-    let out = scarp(&["apply", "--journal", small, "--out", proj.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    scarp_ok(&["apply", "--journal", small, "--out", proj.to_str().unwrap()]);
     let p = scarp::terrain::project::load(&proj).unwrap();
     assert_eq!((p.document.width, p.document.height), (130, 70));
     assert!(!p.pages.is_empty());
     // The project's heights equal the journal replayed to a raw file.
     let raw = dir.path().join("small.r32");
-    let out = scarp(&["apply", "--journal", small, "--out", raw.to_str().unwrap()]);
-    assert!(out.status.success());
+    scarp_ok(&["apply", "--journal", small, "--out", raw.to_str().unwrap()]);
     let dense = read_r32(&raw);
     for (id, heights) in &p.pages {
         let mut page = vec![0.0; dense.len()];
@@ -533,7 +504,7 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
         }
     }
     let shot = dir.path().join("p.png");
-    let out = scarp(&[
+    scarp_ok(&[
         "render",
         "--heights",
         proj.to_str().unwrap(),
@@ -542,11 +513,6 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
         "--out",
         shot.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // A damaged project is refused by name.
     let mut bytes = std::fs::read(&proj).unwrap();
     let n = bytes.len();

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::max_diff;
+use common::{max_diff, scarp};
 use scarp::terrain::formats::{read, write, Endian, Heights, ReadOptions, WriteOptions};
 use std::path::Path;
 use std::process::Command;
@@ -312,13 +312,6 @@ fn an_interrupted_save_leaves_the_previous_file_intact() {
     assert_eq!(std::fs::read(&target).unwrap(), b"the previous save");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "temporary files left behind");
-}
-
-fn scarp(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_scarp"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]

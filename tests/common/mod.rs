@@ -22,6 +22,29 @@ pub fn assert_no_validation_messages(gpu: &Gpu) {
     );
 }
 
+/// Runs the `scarp` binary from the repository root with validation on (any validation message
+/// then fails the command).
+pub fn scarp(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_scarp"))
+        .env("SCARP_VALIDATION", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("run scarp")
+}
+
+/// Runs `scarp` like [`scarp`] and fails the test, showing its stderr, unless it succeeded.
+pub fn scarp_ok(args: &[&str]) -> std::process::Output {
+    let out = scarp(args);
+    assert!(out.status.success(), "scarp {args:?}: {}", stderr(&out));
+    out
+}
+
+/// A command's stderr as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// SplitMix64, for reproducible random inputs.
 pub struct Rng(pub u64);
 
