@@ -5,6 +5,7 @@ use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
 use super::noise::flops_per_sample;
 use super::{
     median, ratio, BenchOptions, BrushCost, BrushResult, BrushSection, Ceilings, CpuTwinResult,
+    REFERENCE_BATCH, REFERENCE_PAGE,
 };
 use crate::brush::cpu::CpuTerrain;
 use crate::brush::gpu::GpuTerrain;
@@ -49,10 +50,6 @@ const QUICK: Matrix = Matrix {
     formats: &[HeightFormat::R32f, HeightFormat::R16],
     variant_pages: &[512],
 };
-
-/// The configuration CPU twins are compared with (and the plot draws): batch 16, page 512, r32f.
-const REFERENCE_BATCH: u32 = 16;
-const REFERENCE_PAGE: u32 = 512;
 
 fn format_name(f: HeightFormat) -> &'static str {
     match f {

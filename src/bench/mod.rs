@@ -299,6 +299,40 @@ pub struct Report {
     pub frames: Option<Vec<FrameResult>>,
 }
 
+/// Batch and page size of the reference configuration: CPU twins are compared with it, the
+/// plot draws it, the Markdown pivots around it.
+pub(crate) const REFERENCE_BATCH: u32 = 16;
+pub(crate) const REFERENCE_PAGE: u32 = 512;
+
+/// The reference configuration among `results`: batch 16 and page 512 where measured (else the
+/// largest batch and the smallest page), r32f where measured.
+pub(crate) fn reference_config(results: &[BrushResult]) -> (u32, u32, String) {
+    let batch = if results.iter().any(|r| r.batch == REFERENCE_BATCH) {
+        REFERENCE_BATCH
+    } else {
+        results
+            .iter()
+            .map(|r| r.batch)
+            .max()
+            .unwrap_or(REFERENCE_BATCH)
+    };
+    let page = if results.iter().any(|r| r.page_size == REFERENCE_PAGE) {
+        REFERENCE_PAGE
+    } else {
+        results
+            .iter()
+            .map(|r| r.page_size)
+            .min()
+            .unwrap_or(REFERENCE_PAGE)
+    };
+    let format = if results.iter().any(|r| r.format == "r32f") {
+        "r32f"
+    } else {
+        "r16"
+    };
+    (batch, page, format.to_string())
+}
+
 /// Median of `v` (the mean of the middle two for even lengths); NaN when empty.
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {

@@ -213,12 +213,7 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
                     && r.tile_culling
             })
         };
-    let ref_page = if pages.contains(&512) {
-        512
-    } else {
-        *pages.iter().next().unwrap_or(&512)
-    };
-    let first_format = formats.first().cloned().unwrap_or_else(|| "r32f".into());
+    let (ref_batch, ref_page, first_format) = super::reference_config(&b.results);
 
     // Batching.
     let _ = writeln!(
@@ -291,11 +286,6 @@ fn brushes(o: &mut String, b: &super::BrushSection) {
     }
 
     // Page size and format.
-    let ref_batch = if batches.contains(&16) {
-        16
-    } else {
-        *batches.iter().next_back().unwrap_or(&16)
-    };
     if pages.len() > 1 || formats.len() > 1 {
         let _ = writeln!(
             o,
