@@ -1099,27 +1099,21 @@ fn cmd_bench(a: &BenchArgs) -> Result<()> {
     let gpu = open_gpu()?;
     let report = bench::run(&gpu, &options)?;
     let md = bench::report::markdown(&report);
-    if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        scarp::terrain::export::write_atomic(p, |w| {
-            std::io::Write::write_all(w, text.as_bytes()).map_err(|e| e.to_string())
-        })
-        .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+    let write = |p: &Path, bytes: &[u8]| -> Result<()> {
+        scarp::terrain::export::write_bytes_atomic(p, bytes).map_err(anyhow::Error::msg)?;
         println!("-> {}", p.display());
+        Ok(())
+    };
+    if let Some(p) = &a.json {
+        write(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
     match &a.md {
-        Some(p) => {
-            scarp::terrain::export::write_atomic(p, |w| {
-                std::io::Write::write_all(w, md.as_bytes()).map_err(|e| e.to_string())
-            })
-            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            println!("-> {}", p.display());
-        }
+        Some(p) => write(p, md.as_bytes())?,
         None => print!("{md}"),
     }
     if let Some(p) = &a.plot {
-        bench::plot::write_png(&report, p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-        println!("-> {}", p.display());
+        let png = bench::plot::png(&report).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        write(p, &png)?;
     }
     check_validation(&gpu)?;
     Ok(())

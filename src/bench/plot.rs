@@ -4,7 +4,6 @@
 
 use super::{BrushResult, Report};
 use plotters::prelude::*;
-use std::path::Path;
 
 const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 const SIZE: (u32, u32) = (1800, 800);
@@ -31,38 +30,17 @@ fn register_font() {
     });
 }
 
-/// The configuration plotted: batch 16 and page 512 where measured (else the largest batch and
-/// smallest page), r32f where measured.
-fn reference(results: &[BrushResult]) -> (u32, u32, String) {
-    let batch = if results.iter().any(|r| r.batch == 16) {
-        16
-    } else {
-        results.iter().map(|r| r.batch).max().unwrap_or(16)
-    };
-    let page = if results.iter().any(|r| r.page_size == 512) {
-        512
-    } else {
-        results.iter().map(|r| r.page_size).min().unwrap_or(512)
-    };
-    let format = if results.iter().any(|r| r.format == "r32f") {
-        "r32f"
-    } else {
-        "r16"
-    };
-    (batch, page, format.to_string())
-}
-
 type Series = Vec<(String, Vec<(f64, f64)>)>;
 
-/// Writes the plot as a PNG. Needs the brush section.
-pub fn write_png(report: &Report, path: &Path) -> Result<(), String> {
+/// The plot as PNG bytes. Needs the brush section.
+pub fn png(report: &Report) -> Result<Vec<u8>, String> {
     let b = report
         .brushes
         .as_ref()
         .filter(|b| !b.results.is_empty())
         .ok_or("the plot needs brush results (none were selected)")?;
     register_font();
-    let (batch, page, format) = reference(&b.results);
+    let (batch, page, format) = super::reference_config(&b.results);
     let mut brushes: Vec<&str> = Vec::new();
     for r in &b.results {
         if !brushes.contains(&r.brush.as_str()) {
@@ -134,9 +112,7 @@ pub fn write_png(report: &Report, path: &Path) -> Result<(), String> {
         image::ImageFormat::Png,
     )
     .map_err(|e| format!("encoding the plot: {e}"))?;
-    crate::terrain::export::write_atomic(path, |w| {
-        std::io::Write::write_all(w, &bytes).map_err(|e| format!("{}: {e}", path.display()))
-    })
+    Ok(bytes)
 }
 
 fn panel<DB: DrawingBackend>(

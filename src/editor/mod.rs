@@ -22,7 +22,7 @@ use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Reco
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::camera::{unproject, Camera, CameraMode};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
-use crate::terrain::export::{write_atomic, write_rgba_png};
+use crate::terrain::export::{write_bytes_atomic, write_rgba_png};
 use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
 use paint::LiveStroke;
@@ -814,7 +814,9 @@ impl Editor {
                     self.end_stroke();
                     let text =
                         journal_json(self.terrain.desc(), &self.document_initial, &self.steps);
-                    self.ui.message = match text.and_then(|t| write_text(Path::new(&path), &t)) {
+                    self.ui.message = match text
+                        .and_then(|t| write_bytes_atomic(Path::new(&path), t.as_bytes()))
+                    {
                         Ok(()) => format!("saved {} steps to {path}", self.steps.len()),
                         Err(e) => format!("journal not saved: {e}"),
                     };
@@ -1105,16 +1107,8 @@ fn save_preset(name: &str, brush: &BrushSettings) -> std::result::Result<PathBuf
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.json"));
     let text = serde_json::to_string_pretty(&brush_json(brush)?).map_err(|e| e.to_string())?;
-    write_text(&path, &text)?;
+    write_bytes_atomic(&path, text.as_bytes())?;
     Ok(path)
-}
-
-/// Writes `text` to `path` atomically (temporary file, fsync, rename).
-fn write_text(path: &Path, text: &str) -> std::result::Result<(), String> {
-    write_atomic(path, |w| {
-        std::io::Write::write_all(w, text.as_bytes())
-            .map_err(|e| format!("{}: {e}", path.display()))
-    })
 }
 
 /// The brush a project saved as its "current" preset, if it has one.

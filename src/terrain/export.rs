@@ -102,6 +102,14 @@ pub fn write_atomic(
     temp.persist(file)
 }
 
+/// Writes `bytes` to `path` atomically; errors name the path.
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomic(path, |w| {
+        w.write_all(bytes)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    })
+}
+
 /// Min and max of `heights` (ignoring NaN); (0, 0) for an empty or all-NaN grid.
 pub fn min_max(heights: &[f32]) -> (f32, f32) {
     let (lo, hi) = heights
