@@ -87,6 +87,9 @@ enum Command {
         /// Exit after the replay and the screenshot.
         #[arg(long)]
         quit: bool,
+        /// Reopen the newest untitled session that ended without saving, without asking.
+        #[arg(long)]
+        recover: bool,
         #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
         table_seed: u64,
     },
@@ -435,6 +438,7 @@ fn main() {
         replay: None,
         screenshot: None,
         quit: false,
+        recover: false,
         table_seed: DEFAULT_TABLE_SEED,
     });
     let result = match command {
@@ -459,12 +463,14 @@ fn main() {
             replay,
             screenshot,
             quit,
+            recover,
             table_seed,
         } => scarp::editor::run(scarp::editor::EditOptions {
             file,
             replay,
             screenshot,
             quit,
+            recover,
             table_seed,
         }),
         Command::Devices => cmd_devices(),
@@ -664,8 +670,8 @@ fn cmd_apply(a: &ApplyArgs) -> Result<()> {
     );
     let initial_file = a.initial.as_deref().map(|p| (p, &a.read));
     use scarp::brush::cpu::CpuTerrain;
-    use scarp::brush::gpu::GpuTerrain;
     use scarp::brush::journal::{Journal, Step};
+    use scarp::session::Document;
 
     // Everything is checked before anything runs.
     let mut journal = Journal::load(journal_path).map_err(anyhow::Error::msg)?;
@@ -750,14 +756,14 @@ fn cmd_apply(a: &ApplyArgs) -> Result<()> {
             let gpu = open_gpu()?;
             println!("device: {}", gpu.info());
             let mut terrain = match &initial {
-                Some(h) => GpuTerrain::from_heights(&gpu, doc, h, &tables)?,
-                None => GpuTerrain::new(&gpu, doc, flat, &tables)?,
+                Some(h) => Document::from_heights(&gpu, doc, h, &tables)?,
+                None => Document::new(&gpu, doc, flat, &tables)?,
             };
             terrain.set_batch(batch)?;
             let mut total_ns = 0.0;
             let mut total_passes = 0;
             journal.replay(&mut terrain, |i, t| {
-                let s = &t.last_stroke;
+                let s = t.last_stroke();
                 let ns = s.gpu_ns.unwrap_or(f64::NAN);
                 total_ns += ns;
                 total_passes += s.passes;
@@ -786,8 +792,8 @@ fn cmd_apply(a: &ApplyArgs) -> Result<()> {
                 terrain.page_count()
             );
             if to_project {
-                let steps = scarp::editor::recorded(&journal.steps);
-                let p = scarp::editor::session::project_of(&mut terrain, vec![], &steps)?;
+                let steps = scarp::brush::journal::recorded(&journal.steps);
+                let p = scarp::session::project_of(&mut terrain, vec![], &steps)?;
                 scarp::terrain::project::save(out, &p).map_err(anyhow::Error::msg)?;
                 check_validation(&gpu)?;
                 println!(
@@ -830,19 +836,19 @@ fn load_terrain(
     journal: Option<&Path>,
     heights: Option<(&Path, ReadOptions)>,
     tables: &NoiseTables,
-) -> Result<scarp::brush::gpu::GpuTerrain> {
-    use scarp::brush::gpu::GpuTerrain;
+) -> Result<scarp::session::Document> {
+    use scarp::session::Document;
     if let Some(path) = journal {
-        return scarp::editor::session::replay_journal(gpu, path, tables);
+        return scarp::session::replay_journal(gpu, path, tables);
     }
     let (path, options) = heights.expect("clap requires a source");
     if path.extension().is_some_and(|e| e == "scarp") {
         let p = scarp::terrain::project::load(path).map_err(anyhow::Error::msg)?;
-        return scarp::editor::session::open_project(gpu, &p, tables);
+        return scarp::session::open_project(gpu, &p, tables);
     }
     let grid = read_with_bar(path, &options)?;
-    let desc = scarp::terrain::document::DocumentDesc::for_heights(grid.width, grid.height);
-    Ok(GpuTerrain::from_heights(gpu, desc, &grid.values, tables)?)
+    let desc = scarp::pages::geometry::DocumentDesc::for_heights(grid.width, grid.height);
+    Ok(Document::from_heights(gpu, desc, &grid.values, tables)?)
 }
 
 /// A progress bar for long file work (hidden when stderr is not a terminal).
@@ -916,10 +922,11 @@ fn cmd_convert(input: &Path, output: &Path, read: &ReadArgs, bits: Option<u8>) -
 
 fn cmd_render(a: &RenderArgs) -> Result<()> {
     use scarp::render::frames::{
-        default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, PaintLoad,
+        default_vertical_scale, default_view, framing_camera, mean_p99, run_frames,
     };
     use scarp::render::offscreen::{offscreen_options, Offscreen};
     use scarp::render::{Camera, TerrainRenderer};
+    use scarp::session::{PaintLoad, PaintLoop};
 
     if !(a.pixel_error.is_finite() && a.pixel_error > 0.0) {
         bail!(
@@ -983,7 +990,7 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
             gpu.info().name
         );
     }
-    renderer.refresh(&mut terrain)?;
+    renderer.refresh(&terrain.store)?;
     let vs = a
         .vertical_scale
         .unwrap_or_else(|| default_vertical_scale(&desc));
@@ -1007,14 +1014,13 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
             ..PaintLoad::noise(kind, a.paint_radius, a.paint_strength, a.paint_rate)
         });
         let log = run_frames(
-            &mut terrain,
+            &mut PaintLoop::new(&mut terrain, paint.as_ref()),
             &mut renderer,
             &mut target,
             &camera,
             &view,
             10,
             a.frames,
-            paint.as_ref(),
         )?;
         let (fm, fp) = mean_p99(&log.frame_ms);
         let (bm, bp) = mean_p99(&log.brush_gpu_ms);
@@ -1037,9 +1043,9 @@ fn cmd_render(a: &RenderArgs) -> Result<()> {
     }
     if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
         // The triangle budget needs a covered-pixel count: one frame measures it.
-        target.render(&mut renderer, &mut terrain, &camera, &view, false, None)?;
+        target.render(&mut renderer, &terrain.store, &camera, &view, false, None)?;
     }
-    let f = target.render(&mut renderer, &mut terrain, &camera, &view, true, None)?;
+    let f = target.render(&mut renderer, &terrain.store, &camera, &view, true, None)?;
     let pixels = f.pixels.expect("read back");
     let covered = renderer.covered_pixels().unwrap_or(0);
     let s = &renderer.stats;

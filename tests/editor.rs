@@ -58,6 +58,7 @@ fn scripted_replay_draws_terrain_and_panels_and_exits_cleanly() {
         .env("DISPLAY", &x.display)
         .env_remove("WAYLAND_DISPLAY")
         .env("SCARP_VALIDATION", "1")
+        .env("XDG_STATE_HOME", dir.path())
         .args(["edit", "--replay", demo, "--screenshot"])
         .arg(&shot)
         .arg("--quit")
@@ -88,6 +89,113 @@ fn scripted_replay_draws_terrain_and_panels_and_exits_cleanly() {
         terrain * 10 > total,
         "terrain covers {terrain} of {total} pixels"
     );
+}
+
+/// The editor under Xvfb with its untitled-session journals in `state`.
+fn editor(x: &Xvfb, state: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scarp"));
+    c.env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("SCARP_VALIDATION", "1")
+        .env("XDG_STATE_HOME", state)
+        .arg("edit");
+    c
+}
+
+/// `scarp apply` of `journal` to an .r32 file; the heights as bytes.
+fn applied(journal: &Path, out: &Path) -> Vec<u8> {
+    let o = Command::new(env!("CARGO_BIN_EXE_scarp"))
+        .env("SCARP_VALIDATION", "1")
+        .args(["apply", "--journal"])
+        .arg(journal)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn an_untitled_session_killed_after_one_stroke_is_recovered_bit_for_bit() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let journal = dir.path().join("one.json");
+    std::fs::write(
+        &journal,
+        r#"{"version": 1, "document": {"width": 600, "height": 400, "page_size": 256},
+            "steps": [{"stroke": {"brush": {"type": "noise", "kind": "jordan", "radius": 90,
+                        "strength": 0.3, "seed": 5},
+                      "samples": [{"x": 100, "y": 120, "pressure": 1.0, "t": 0.0},
+                                  {"x": 330, "y": 260, "pressure": 0.7, "t": 0.1},
+                                  {"x": 520, "y": 200, "pressure": 0.9, "t": 0.2}]}}]}"#,
+    )
+    .unwrap();
+    // Paint the stroke through the input path, untitled, and kill -9 once it is journaled.
+    let mut child = editor(&x, &state)
+        .arg("--replay")
+        .arg(&journal)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let folder = state.join("scarp");
+    let start = std::time::Instant::now();
+    let journaled = loop {
+        let found = std::fs::read_dir(&folder).ok().and_then(|entries| {
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+                std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|t| {
+                        serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok()
+                    })
+                    .is_some_and(|j| j.stroke_count() == 1)
+            })
+        });
+        if let Some(p) = found {
+            break p;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("the editor ended ({status}) before journaling its stroke: {err}");
+        }
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "no untitled journal after 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    child.kill().unwrap(); // SIGKILL: no chance to save or clean up
+    child.wait().unwrap();
+
+    // The next start finds it, and it replays to the same heights, bit for bit.
+    let left = scarp::session::untitled::leftovers(&folder);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].path, journaled);
+    assert_eq!(left[0].strokes, 1);
+    let want = applied(&journal, &dir.path().join("want.r32"));
+    let got = applied(&journaled, &dir.path().join("got.r32"));
+    assert!(got == want, "recovered heights differ from the stroke's");
+
+    // `scarp edit --recover` takes it: the leftover is consumed and the session journals its
+    // strokes again at once (nothing is lost if this session ends unsaved too).
+    let out = editor(&x, &state)
+        .arg("--recover")
+        .arg("--screenshot")
+        .arg(dir.path().join("recovered.png"))
+        .arg("--quit")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("recovering the untitled session"), "{err}");
+    assert!(!journaled.exists(), "the recovered leftover is still there");
+    let again = scarp::session::untitled::leftovers(&folder);
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_eq!(again[0].strokes, 1);
+    let regot = applied(&again[0].path, &dir.path().join("regot.r32"));
+    assert!(regot == want, "re-journaled heights differ");
 }
 
 #[test]

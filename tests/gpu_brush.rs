@@ -5,12 +5,12 @@ mod common;
 
 use common::{assert_no_validation_messages, doc, gpu, max_diff};
 use scarp::brush::cpu::CpuTerrain;
-use scarp::brush::gpu::GpuTerrain;
 use scarp::brush::stamp::Stamp;
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
 use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
-use scarp::terrain::document::{DocumentDesc, HeightFormat, PageId};
+use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
+use scarp::session::Document;
 use std::sync::Arc;
 
 /// Largest |GPU - CPU| accepted for r32f documents.
@@ -142,7 +142,7 @@ fn run_gpu(
     batch: usize,
     strokes: &[(BrushSettings, Vec<StrokeSample>)],
 ) -> Vec<f32> {
-    let mut t = GpuTerrain::from_heights(gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
+    let mut t = Document::from_heights(gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
     t.set_batch(batch).unwrap();
     for (b, samples) in strokes {
         t.apply_stroke(b, &stroke_instances(b, samples)).unwrap();
@@ -248,7 +248,7 @@ fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
     let initial: Vec<f32> = (0..512 * 384)
         .map(|i| ((i % 977) as f32 * 0.013).sin())
         .collect();
-    let mut t = GpuTerrain::from_heights(&gpu, d, &initial, &NoiseTables::default()).unwrap();
+    let mut t = Document::from_heights(&gpu, d, &initial, &NoiseTables::default()).unwrap();
     assert_eq!(t.to_dense().unwrap(), initial);
     let mut after = Vec::new();
     for (i, b) in brushes().into_iter().enumerate().take(4) {
@@ -293,7 +293,7 @@ fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
 fn huge_flat_document_allocates_only_touched_pages() {
     let gpu = gpu();
     let d = doc(65536, 65536, 512);
-    let mut t = GpuTerrain::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
+    let mut t = Document::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
     assert_eq!(t.page_count(), 0, "a new flat document holds no pages");
     let b = BrushSettings {
         radius: 64.0,
@@ -332,7 +332,7 @@ fn level_pulls_to_the_height_under_the_first_sample() {
     let gpu = gpu();
     let d = doc(256, 256, 128);
     let init = initial(&d);
-    let mut t = GpuTerrain::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
+    let mut t = Document::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
     let b = BrushSettings {
         radius: 40.0,
         inner_radius: 20.0,
@@ -397,7 +397,7 @@ fn smooth_lowers_and_contrast_raises_roughness_across_pages() {
         t: 0.0,
     }];
     for (brush, smoother) in [(BrushType::Smooth, true), (BrushType::Contrast, false)] {
-        let mut t = GpuTerrain::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
+        let mut t = Document::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
         let b = BrushSettings {
             radius: 40.0,
             inner_radius: 30.0,
@@ -467,7 +467,7 @@ fn directional_noise_elongates_features_along_its_axis() {
         (sx, sy)
     };
     let run = |b: BrushSettings| {
-        let mut t = GpuTerrain::from_heights(&gpu, d, &flat, &NoiseTables::default()).unwrap();
+        let mut t = Document::from_heights(&gpu, d, &flat, &NoiseTables::default()).unwrap();
         t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
         t.to_dense().unwrap()
     };
@@ -508,7 +508,7 @@ fn directional_noise_elongates_features_along_its_axis() {
 fn undo_budget_forgets_the_oldest_strokes() {
     let gpu = gpu();
     let d = doc(512, 128, 128);
-    let mut t = GpuTerrain::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
+    let mut t = Document::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
     // One 128x128 page version: two r32f images.
     let page_bytes = 128 * 128 * 4 * 2;
     t.set_undo_budget(2 * page_bytes);
@@ -557,7 +557,7 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
         .collect();
     let drained = run_gpu(&gpu, d, 4, &strokes);
 
-    let mut t = GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
+    let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
     t.set_batch(4).unwrap();
     for (b, samples) in &strokes {
         t.enqueue_stroke(b, &stroke_instances(b, samples));
@@ -593,8 +593,7 @@ fn tile_culling_changes_no_height() {
             let strokes = [(b.clone(), corner_stroke())];
             let run = |cull: bool, batch: usize| {
                 let mut t =
-                    GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default())
-                        .unwrap();
+                    Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
                 t.set_batch(batch).unwrap();
                 t.set_tile_culling(cull);
                 for (brush, samples) in &strokes {
@@ -647,8 +646,7 @@ fn in_place_passes_equal_ping_pong() {
             ];
             let run = |modes: [bool; 3], batch: usize| {
                 let mut t =
-                    GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default())
-                        .unwrap();
+                    Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
                 t.set_batch(batch).unwrap();
                 let mut states = vec![t.to_dense().unwrap()];
                 for ((brush, samples), in_place) in strokes.iter().zip(modes) {
@@ -668,8 +666,7 @@ fn in_place_passes_equal_ping_pong() {
             // versions the first made), switching paths between them.
             let parts = |first_in_place: bool| {
                 let mut t =
-                    GpuTerrain::from_heights(&gpu, d, &initial(&d), &NoiseTables::default())
-                        .unwrap();
+                    Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
                 let inst = stroke_instances(b, &corner_stroke());
                 let (p1, p2) = inst.split_at(inst.len() / 2);
                 t.set_in_place(first_in_place);
@@ -771,7 +768,7 @@ fn r16_quantizes_to_levels_and_clamps_to_the_range() {
     let init: Vec<f32> = (0..256 * 256)
         .map(|i| -2.0 + 5.0 * (i as f32 / 65535.0))
         .collect();
-    let mut t = GpuTerrain::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
+    let mut t = Document::from_heights(&gpu, d, &init, &NoiseTables::default()).unwrap();
     let loaded = t.to_dense().unwrap();
     for (h, want) in loaded.iter().zip(&init) {
         assert!(
@@ -842,7 +839,7 @@ fn stamps_land_texel_for_texel_and_rotate() {
             dir_angle_deg: angle,
             ..base.clone()
         };
-        let mut t = GpuTerrain::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
+        let mut t = Document::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
         t.apply_stroke(&b, &stroke_instances(&b, &at)).unwrap();
         let h = t.to_dense().unwrap();
         for j in -7i32..=8 {
@@ -889,7 +886,7 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
         .into_iter()
         .filter(|b| b.brush != BrushType::Stamp)
     {
-        let mut live = GpuTerrain::from_heights(&gpu, d, &start, &tables).unwrap();
+        let mut live = Document::from_heights(&gpu, d, &start, &tables).unwrap();
         let mut stroke = LiveStroke::new(brush.clone());
         for s in &samples {
             stroke.add(&mut live, *s);
@@ -901,7 +898,7 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
         let painted = live.to_dense().unwrap();
         assert_eq!(live.undo_steps(), 1, "{}", brush.brush.name());
 
-        let mut replay = GpuTerrain::from_heights(&gpu, d, &start, &tables).unwrap();
+        let mut replay = Document::from_heights(&gpu, d, &start, &tables).unwrap();
         replay
             .apply_stroke(&brush, &stroke_instances(&brush, &samples))
             .unwrap();

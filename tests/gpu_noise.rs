@@ -1,13 +1,10 @@
-//! GPU noise against its CPU twin, table upload, lattice properties and the CPU/GPU struct layout.
+//! GPU noise against its CPU twin, table upload and lattice properties (the CPU/GPU struct layout:
+//! tests/shared_layout.rs).
 //! Every test runs with validation (synchronization included) and fails on any message.
 
 mod common;
 
 use common::{assert_no_validation_messages, gpu, Rng};
-use scarp::gpu::shared::{NoiseGenPush, NoiseGrid};
-use scarp::gpu::{
-    shaders, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Recorder, Resource,
-};
 use scarp::noise::{CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables};
 
 /// Largest |GPU - CPU| / max(1, |CPU|) we accept anywhere, for every kind: 1e-4 absolute for
@@ -219,63 +216,6 @@ fn gpu_holds_exactly_the_tables_scarp_writes() {
         perm_png,
         NoiseTables::new(78).perm_bytes(),
         "the table seed must matter"
-    );
-    assert_no_validation_messages(&gpu);
-}
-
-#[test]
-fn shared_struct_layout_matches_glsl() {
-    let gpu = gpu();
-    let kernel: ComputeKernel<NoiseGenPush> = ComputeKernel::new(
-        &gpu,
-        &shaders::TEST_PARAMS_ECHO_COMP,
-        &[BindingKind::StorageBuffer],
-        &[],
-    )
-    .unwrap();
-    let words = std::mem::size_of::<NoiseGenPush>() / 4;
-    let out = Buffer::new(
-        &gpu,
-        "echo",
-        BufferDesc::new(words as u64 * 4).usage(
-            scarp::gpu::vk::BufferUsageFlags::STORAGE_BUFFER
-                | scarp::gpu::vk::BufferUsageFlags::TRANSFER_SRC,
-        ),
-    )
-    .unwrap();
-    let readback = Buffer::new(
-        &gpu,
-        "echo readback",
-        BufferDesc::readback(words as u64 * 4),
-    )
-    .unwrap();
-    let set = kernel.bind(&[Resource::StorageBuffer(&out)]).unwrap();
-    // Every field a distinct, recognisable value.
-    let mut push: NoiseGenPush = bytemuck::Zeroable::zeroed();
-    let raw: &mut [u32] = bytemuck::cast_slice_mut(std::slice::from_mut(&mut push));
-    for (i, w) in raw.iter_mut().enumerate() {
-        *w = 0x3F80_0000 + i as u32 * 0x1357;
-    }
-    push.grid = NoiseGrid {
-        width: 11,
-        rows: 22,
-        row_offset: 33,
-        _pad: 44,
-    };
-    let mut rec = Recorder::new(&gpu).unwrap();
-    rec.pass(&kernel, &set)
-        .write_buffer(&out)
-        .push(&push)
-        .dispatch([1, 1, 1])
-        .unwrap();
-    rec.copy_buffer(&out, 0, &readback, 0, words as u64 * 4);
-    rec.buffer(&readback, Access::HostRead);
-    rec.submit_and_wait().unwrap();
-    let echoed: Vec<u32> = bytemuck::pod_collect_to_vec(readback.mapped(words * 4).unwrap());
-    let expected: &[u32] = bytemuck::cast_slice(std::slice::from_ref(&push));
-    assert_eq!(
-        echoed, expected,
-        "a field of NoiseGenPush sits at a different offset in GLSL"
     );
     assert_no_validation_messages(&gpu);
 }

@@ -5,14 +5,14 @@
 mod common;
 
 use common::{assert_no_validation_messages, gpu};
-use scarp::brush::gpu::GpuTerrain;
 use scarp::brush::journal::RecordedStep;
 use scarp::brush::stroke::StrokeSample;
 use scarp::brush::{BrushSettings, BrushType};
 use scarp::editor::paint::LiveStroke;
-use scarp::editor::session::{open_project, project_of, recovery_of, replay_recovery};
 use scarp::noise::{NoiseKind, NoiseTables};
-use scarp::terrain::document::{DocumentDesc, HeightFormat};
+use scarp::pages::geometry::{DocumentDesc, HeightFormat};
+use scarp::session::Document;
+use scarp::session::{open_project, project_of, recovery_of, replay_recovery};
 use scarp::terrain::project;
 
 fn doc(format: HeightFormat) -> DocumentDesc {
@@ -42,7 +42,7 @@ fn projects_reopen_to_the_same_heights() {
     let dir = tempfile::tempdir().unwrap();
     for format in [HeightFormat::R32f, HeightFormat::R16] {
         let d = doc(format);
-        let mut t = GpuTerrain::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
+        let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
         let before = t.to_dense().unwrap();
         let path = dir.path().join(format!("{format:?}.scarp"));
         let p = project_of(&mut t, vec![], &[]).unwrap();
@@ -63,7 +63,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
     let path = dir.path().join("work.scarp");
     let d = doc(HeightFormat::R32f);
     {
-        let mut t = GpuTerrain::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
+        let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
         project::save(&path, &project_of(&mut t, vec![], &[]).unwrap()).unwrap();
     }
     // The session after the save: strokes painted live, an undo, more strokes; the recovery

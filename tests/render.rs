@@ -5,12 +5,12 @@ mod common;
 
 use common::{assert_no_validation_messages, doc, gpu};
 use glam::Vec3;
-use scarp::brush::gpu::GpuTerrain;
 use scarp::noise::NoiseTables;
 use scarp::render::camera::{pixel_ray, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
 use scarp::render::offscreen::{offscreen_options, Offscreen};
 use scarp::render::{TerrainRenderer, ViewSettings};
+use scarp::session::Document;
 use std::path::PathBuf;
 
 /// Hills: a few Gaussian bumps and ripples, heights in texel units.
@@ -41,9 +41,9 @@ fn tile_bounds_match_the_cpu_twin() {
     let gpu = gpu();
     let d = doc(300, 200, 128);
     let heights = hills(d.width, d.height);
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
-    r.refresh(&mut terrain).unwrap();
+    r.refresh(&terrain.store).unwrap();
     let grid = TileGrid::new(d.width, d.height);
     assert_eq!(r.bounds().len(), grid.count());
     for ty in 0..grid.tiles_y {
@@ -71,7 +71,7 @@ fn renders_offscreen_with_validation_clean() {
     let gpu = gpu();
     let d = doc(512, 512, 256);
     let heights = hills(d.width, d.height);
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let mut off = Offscreen::new(&gpu, [320, 240]).unwrap();
     let mut cam = Camera::default();
@@ -79,7 +79,7 @@ fn renders_offscreen_with_validation_clean() {
     let f = off
         .render(
             &mut r,
-            &mut terrain,
+            &terrain.store,
             &cam,
             &ViewSettings::default(),
             true,
@@ -148,7 +148,7 @@ fn golden_image_of_a_fixed_scene() {
     let gpu = gpu();
     let d = doc(384, 256, 128);
     let heights = hills(d.width, d.height);
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let size = [256, 160];
     let mut off = Offscreen::new(&gpu, size).unwrap();
@@ -166,7 +166,7 @@ fn golden_image_of_a_fixed_scene() {
         ..ViewSettings::default()
     };
     let f = off
-        .render(&mut r, &mut terrain, &cam, &view, true, None)
+        .render(&mut r, &terrain.store, &cam, &view, true, None)
         .unwrap();
     check_golden("hills", &f.pixels.unwrap(), size);
     assert_no_validation_messages(&gpu);
@@ -197,7 +197,7 @@ fn no_cracks_between_tiles_of_different_levels() {
     let (lo, hi) = heights
         .iter()
         .fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let size = [512, 512];
     let mut off = Offscreen::new(&gpu, size).unwrap();
@@ -216,7 +216,7 @@ fn no_cracks_between_tiles_of_different_levels() {
             ..ViewSettings::default()
         };
         let f = off
-            .render(&mut r, &mut terrain, &cam, &view, true, None)
+            .render(&mut r, &terrain.store, &cam, &view, true, None)
             .unwrap();
         assert!(r.stats.tiles_per_level.iter().filter(|&&n| n > 0).count() >= 2);
         let px = f.pixels.unwrap();
@@ -281,7 +281,7 @@ fn picking_returns_the_terrain_point_under_the_pixel() {
     let gpu = gpu();
     let d = doc(256, 256, 128);
     let heights = hills(d.width, d.height);
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let size = [320, 240];
     let mut off = Offscreen::new(&gpu, size).unwrap();
@@ -296,7 +296,7 @@ fn picking_returns_the_terrain_point_under_the_pixel() {
     let vp = cam.view_proj(size);
     for pixel in [[160, 120], [60, 150], [230, 150], [200, 200]] {
         let f = off
-            .render(&mut r, &mut terrain, &cam, &view, false, Some(pixel))
+            .render(&mut r, &terrain.store, &cam, &view, false, Some(pixel))
             .unwrap();
         let picked = f
             .picked
@@ -344,9 +344,9 @@ fn tile_bounds_follow_edits_incrementally() {
     // 6x3 pages of 128: two blocks of 4x4 pages side by side.
     let d = doc(700, 300, 128);
     let heights = hills(d.width, d.height);
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
-    r.refresh(&mut terrain).unwrap();
+    r.refresh(&terrain.store).unwrap();
     let grid = TileGrid::new(d.width, d.height);
     // Strokes over the corner of four pages (of two blocks) and along a page's west edge, then
     // an undo.
@@ -377,7 +377,7 @@ fn tile_bounds_follow_edits_incrementally() {
         if step == 1 {
             assert!(terrain.undo().unwrap());
         }
-        r.refresh(&mut terrain).unwrap();
+        r.refresh(&terrain.store).unwrap();
         let now = terrain.to_dense().unwrap();
         for ty in 0..grid.tiles_y {
             for tx in 0..grid.tiles_x {
@@ -402,7 +402,7 @@ fn triangle_budget_caps_triangles_per_covered_pixel() {
     let gpu = gpu();
     let d = doc(513, 513, 128);
     let heights = rough(d.width, d.height);
-    let mut terrain = GpuTerrain::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let mut off = Offscreen::new(&gpu, [320, 200]).unwrap();
     let cam = Camera::look_at(
@@ -413,7 +413,7 @@ fn triangle_budget_caps_triangles_per_covered_pixel() {
         pixel_error: 0.25,
         ..ViewSettings::default()
     };
-    off.render(&mut r, &mut terrain, &cam, &strict, false, None)
+    off.render(&mut r, &terrain.store, &cam, &strict, false, None)
         .unwrap();
     let unbounded = r.stats.triangles as f64 / r.covered_pixels().unwrap() as f64;
     assert!(unbounded > 2.0, "the scene needs a budget: {unbounded}");
@@ -423,7 +423,7 @@ fn triangle_budget_caps_triangles_per_covered_pixel() {
     };
     // The first budgeted frame uses the previous frame's coverage; the budget then holds.
     for _ in 0..3 {
-        off.render(&mut r, &mut terrain, &cam, &budget, false, None)
+        off.render(&mut r, &terrain.store, &cam, &budget, false, None)
             .unwrap();
     }
     let covered = r.covered_pixels().unwrap();

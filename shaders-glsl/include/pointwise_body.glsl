@@ -11,7 +11,7 @@
 #include "brush.glsl"
 #include "height_format.glsl"
 
-layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y, local_size_z = 1) in;
 
 layout(constant_id = 0) const int BRUSH_TYPE = BRUSH_RAISE;
 layout(constant_id = 1) const int NOISE_KIND = NOISE_FBM;

@@ -2,12 +2,8 @@
 #ifndef SCARP_RENDER_SHARED_GLSL
 #define SCARP_RENDER_SHARED_GLSL
 
-#define TILE_QUADS 64
-#define TILE_VERTS 65
-
-#define VIEW_LOD_COLOURS 1u
-#define VIEW_CURSOR 2u
-#define VIEW_WIREFRAME 4u
+// TILE_QUADS, TILE_VERTS, VIEW_* flags.
+#include "constants.glsl"
 
 // Per frame (uniform buffer, std140).
 struct FrameData {

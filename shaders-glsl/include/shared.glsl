@@ -1,16 +1,11 @@
-// Structs that cross the CPU/GPU line. Mirrors src/gpu/shared.rs field for field; the test
-// `shared_layout` checks every offset through shaders-glsl/test/params_echo.comp.
+// Structs that cross the CPU/GPU line for noise and brushes. Mirrors src/noise/shared.rs and
+// src/brush/shared.rs field for field; tests/shared_layout.rs checks every field's offset through
+// the echo kernels in shaders-glsl/test/. Kind indices come from constants.glsl (generated from
+// src/shared_constants.rs).
 #ifndef SCARP_SHARED_GLSL
 #define SCARP_SHARED_GLSL
 
-#define NOISE_PERLIN  0
-#define NOISE_FBM     1
-#define NOISE_BILLOWY 2
-#define NOISE_RIDGED  3
-#define NOISE_IQ      4
-#define NOISE_SWISS   5
-#define NOISE_JORDAN  6
-#define NOISE_EROSIVE 7
+#include "constants.glsl"
 
 // Every parameter of the reference noise functions. All fields are 4 bytes: no padding anywhere.
 struct NoiseParams {
@@ -43,19 +38,9 @@ struct NoiseGrid {
     uint _pad;
 };
 
-// Brush kinds (specialization constant BRUSH_TYPE of brush/pointwise.comp). Lower is raise with a
-// negative strength.
-#define BRUSH_RAISE 0
-#define BRUSH_NOISE 1
-#define BRUSH_LEVEL 2  // h += clamp(strength x falloff, 0, 1) x (level_target - h)
-#define BRUSH_DIRECTIONAL 3  // noise whose input is compressed along an axis tied to the stroke
-#define BRUSH_STAMP 4        // adds a stamp image through the instance's rotation and scale
+// Brush kinds: BRUSH_* (constants.glsl) select the pointwise kernel's specialization.
 
-// Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1).
-#define FALLOFF_PARABOLIC 0  // 1 - t^2 (paper eq. 2 when inner = 0)
-#define FALLOFF_SMOOTH    1  // 1 - smoothstep(t) = 1 - t^2 (3 - 2t)
-#define FALLOFF_LINEAR    2  // 1 - t
-#define FALLOFF_POWER     3  // 1 - t^falloff_power
+// Falloff ramps: FALLOFF_* (constants.glsl).
 
 // One brush instance, in document texels. strength = brush strength x pressure, signed.
 struct BrushInstance {

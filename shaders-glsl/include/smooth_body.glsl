@@ -11,7 +11,7 @@
 #include "brush.glsl"
 #include "height_format.glsl"
 
-layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y, local_size_z = 1) in;
 
 layout(set = 0, binding = 0, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN0;
 layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN1;

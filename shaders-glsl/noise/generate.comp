@@ -7,7 +7,7 @@
 #define NOISE_SHARED_GRADIENTS 1
 #include "noise.glsl"
 
-layout(local_size_x = 64, local_size_y = 4, local_size_z = 1) in;
+layout(local_size_x = NOISE_GROUP_X, local_size_y = NOISE_GROUP_Y, local_size_z = 1) in;
 
 // Specialised per pipeline so the kind switch folds away.
 layout(constant_id = 0) const int NOISE_KIND = NOISE_PERLIN;

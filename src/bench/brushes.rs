@@ -8,14 +8,14 @@ use super::{
     REFERENCE_BATCH, REFERENCE_PAGE,
 };
 use crate::brush::cpu::CpuTerrain;
-use crate::brush::gpu::GpuTerrain;
+use crate::brush::shared::BrushInstance;
 use crate::brush::stamp::Stamp;
 use crate::brush::{touched_pages, BrushSettings, BrushType};
-use crate::gpu::shared::BrushInstance;
 use crate::gpu::{Gpu, GpuError, Result};
 use crate::noise::{CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables};
-use crate::render::frames::circle_instances;
-use crate::terrain::document::{DocumentDesc, HeightFormat};
+use crate::pages::geometry::{DocumentDesc, HeightFormat};
+use crate::session::paint_loop::circle_instances;
+use crate::session::Document;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -263,7 +263,7 @@ pub(super) fn measure(
 
     heater.heat(HEAT_LONG_MS)?;
     let mut results: Vec<BrushResult> = Vec::new();
-    let mut current: Option<((HeightFormat, u32), GpuTerrain)> = None;
+    let mut current: Option<((HeightFormat, u32), Document)> = None;
     for c in &configs {
         let (f, page, brush_type, radius, batch) = (c.format, c.page, c.brush, c.radius, c.batch);
         let desc = DocumentDesc {
@@ -275,7 +275,7 @@ pub(super) fn measure(
             drop(current.take()); // free the previous document first
             current = Some((
                 (f, page),
-                GpuTerrain::from_heights(gpu, desc, &heights, tables)?,
+                Document::from_heights(gpu, desc, &heights, tables)?,
             ));
         }
         let terrain = &mut current.as_mut().expect("made above").1;
@@ -289,7 +289,7 @@ pub(super) fn measure(
         for i in 0..o.warmup + o.repeats {
             heater.heat(HEAT_SHORT_MS)?;
             terrain.apply_stroke(&brush, &instances)?;
-            let st = terrain.last_stroke.clone();
+            let st = terrain.last_stroke().clone();
             terrain.undo()?;
             if i >= o.warmup {
                 times.push(st.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))? * 1e-6);

@@ -6,10 +6,11 @@ use super::{BenchOptions, FrameResult};
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::frames::{
-    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, PaintLoad,
+    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames,
 };
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::TerrainRenderer;
+use crate::session::{PaintLoad, PaintLoop};
 use anyhow::{anyhow, Result};
 use std::sync::Arc;
 
@@ -78,12 +79,12 @@ pub(super) fn measure(
     let mut out = Vec::new();
     for c in cases {
         let path = o.assets.join(c.journal);
-        let mut terrain = crate::editor::session::replay_journal(gpu, &path, tables).map_err(|e| {
+        let mut terrain = crate::session::replay_journal(gpu, &path, tables).map_err(|e| {
             anyhow!("{e:#} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
         })?;
         let desc = *terrain.desc();
         let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
-        renderer.refresh(&mut terrain)?;
+        renderer.refresh(&terrain.store)?;
         let vs = default_vertical_scale(&desc);
         let camera = framing_camera(&renderer, &desc, vs);
         let view = default_view(&desc, vs);
@@ -92,14 +93,13 @@ pub(super) fn measure(
         // The frame loop keeps the GPU busy enough to hold its clocks once they are up.
         heater.heat(HEAT_LONG_MS)?;
         let log = run_frames(
-            &mut terrain,
+            &mut PaintLoop::new(&mut terrain, Some(&paint)),
             &mut renderer,
             &mut target,
             &camera,
             &view,
             WARMUP_FRAMES,
             c.frames,
-            Some(&paint),
         )?;
         let mean = |v: &[f64]| mean_p99(v).0;
         let (mean_ms, p99_ms) = mean_p99(&log.frame_ms);

@@ -4,10 +4,10 @@
 
 use super::stamp::stamp_position;
 use super::{instances_reaching, level_texel, touched_pages, BrushSettings, BrushType, Falloff};
-use crate::gpu::shared::BrushInstance;
+use crate::brush::shared::BrushInstance;
 use crate::noise::CpuTables;
-use crate::terrain::document::{DocumentDesc, PageId, Rect};
-use crate::terrain::history::{History, DEFAULT_UNDO_BUDGET};
+use crate::pages::geometry::{DocumentDesc, PageId, Rect};
+use crate::pages::history::{History, DEFAULT_UNDO_BUDGET};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,10 +1,11 @@
-//! The brush engine on the GPU: a paged heightfield of R32F image pairs, batched ping-pong passes
-//! in waves, a budgeted stroke queue, copy-on-write undo.
+//! The brush engine on the GPU: batched ping-pong passes in waves over the pages of a field of the
+//! page store, a budgeted stroke queue. The engine owns kernels and queued work, never pages: every
+//! call that runs work takes `&mut` the field it paints ([`crate::pages::Field`]).
 //!
-//! * **Pages.** A page is a pair of storage images (front/back) and two descriptor sets:
-//!   set 0 reads image 0 and writes image 1, set 1 the reverse, so swapping roles is a matter of
-//!   which set is bound ([`GpuPage`]). Pages are allocated on first touch; an untouched page of a
-//!   flat document holds no memory.
+//! * **Pages.** A page is a pair of storage images (front/back) with two ping-pong descriptor
+//!   sets: set 0 reads image 0 and writes image 1, set 1 the reverse, so swapping roles is a
+//!   matter of which set is bound ([`crate::pages::GpuPage`]); the engine binds them on first
+//!   use.
 //! * **Passes.** A stroke's instances are split into per-page lists (paper section 4); each list
 //!   is applied in batches of up to `batch` instances per dispatch, in order. A pass writes the
 //!   back image over the union of its own dirty rectangle and the previous pass's: before the
@@ -12,26 +13,22 @@
 //!   complete copy of the new state and no page is ever copied whole between passes.
 //! * **Waves.** The k-th pass of every page a stroke touches runs in one wave behind one barrier
 //!   (passes of different pages touch disjoint images).
-//! * **Queue.** Strokes wait in a FIFO; [`GpuTerrain::pump`] runs waves (or multi-tap instances)
+//! * **Queue.** Strokes wait in a FIFO; [`Document::pump`] runs waves (or multi-tap instances)
 //!   until a GPU time budget is spent, so a huge brush never holds a frame. A stroke's pages are
 //!   prepared when it reaches the front, so it sees every stroke before it.
-//! * **Undo.** A stroke gives every page it touches a new version (both images copied from the old
-//!   front, or cleared to the flat height) and records the old versions as one undo step;
-//!   untouched pages stay shared between versions. A memory budget forgets the oldest steps.
+//! * **Undo.** A stroke asks the field for new versions of the pages it touches (copy-on-write)
+//!   and commits them as one undo step when its last wave has run.
 
+use super::shared::{BrushInstance, BrushPass, SmoothPass};
 use super::stamp::Stamp;
 use super::{instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType};
-use crate::gpu::shared::{BrushInstance, BrushPass, SmoothPass};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
     GpuError, GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource, Result,
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
-use crate::terrain::document::{DocumentDesc, HeightFormat, PageId, Rect};
-use crate::terrain::history::{History, DEFAULT_UNDO_BUDGET};
-use std::cell::Cell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::rc::Rc;
+use crate::pages::{Field, GpuPage, HeightFormat, PageId, Rect};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Instances per dispatch unless told otherwise (paper section 4).
@@ -39,7 +36,10 @@ pub const DEFAULT_BATCH: usize = 16;
 /// Most instances one dispatch may take.
 pub const MAX_BATCH: usize = 256;
 /// Workgroup size of the brush kernels (pointwise_body.glsl, smooth_body.glsl).
-const GROUP: [u32; 2] = [16, 16];
+const GROUP: [u32; 2] = [
+    crate::shared_constants::BRUSH_GROUP_X,
+    crate::shared_constants::BRUSH_GROUP_Y,
+];
 /// Timed waves per submission.
 const PASSES_PER_SUBMIT: usize = 1024;
 
@@ -51,44 +51,11 @@ const STROKE_BINDINGS: [BindingKind; 4] = [
     BindingKind::SampledImage,
 ];
 
-/// One version of a page: its image pair, the two ping-pong sets and which image is current.
-pub struct GpuPage {
-    images: [Image; 2],
-    sets: [DescriptorSet; 2],
-    /// In-place passes: set k binds image k as both the read and the written image.
-    in_place_sets: [DescriptorSet; 2],
-    front: Cell<usize>,
-    /// Page-local rectangle the last pass wrote with new values: the back image lacks it.
-    stale: Cell<Rect>,
-}
-
-impl GpuPage {
-    fn front(&self) -> &Image {
-        &self.images[self.front.get()]
-    }
-
-    fn back(&self) -> &Image {
-        &self.images[1 - self.front.get()]
-    }
-
-    /// GPU memory of the image pair (r32f).
-    pub fn bytes(&self) -> u64 {
-        let e = self.images[0].desc.extent;
-        let texel = if self.images[0].desc.format == vk::Format::R16_UNORM {
-            2
-        } else {
-            4
-        };
-        u64::from(e.width) * u64::from(e.height) * texel * 2
-    }
-}
-
-/// A stroke being applied: its new page versions and how far its work got.
+/// A stroke being applied and how far its work got; its new page versions are the field's
+/// working versions (in the order of the field's working ids).
 struct ActiveStroke {
     brush: BrushSettings,
     instances: Vec<BrushInstance>,
-    ids: Vec<PageId>,
-    fresh: Vec<GpuPage>,
     /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
     page_passes: Vec<Vec<(u32, u32, Rect)>>,
     instance_buf: Option<Buffer>,
@@ -104,7 +71,7 @@ struct ActiveStroke {
     stats: StrokeStats,
 }
 
-/// What one [`GpuTerrain::pump`] did.
+/// What one [`Document::pump`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PumpReport {
     /// Waves or multi-tap instances run.
@@ -181,17 +148,13 @@ impl StrokeStats {
     }
 }
 
-/// A paged heightfield on the GPU with its brush kernels and undo history.
-pub struct GpuTerrain {
+/// The brush kernels, the stroke queue and the stroke under way.
+pub struct BrushEngine {
     gpu: Arc<Gpu>,
-    desc: DocumentDesc,
-    flat: f32,
     noise: GpuNoise,
-    /// Pointwise kernels by (brush, noise kind, tile culling).
-    kernels: HashMap<(i32, i32, bool), ComputeKernel<BrushPass>>,
-    smooth_kernel: Option<ComputeKernel<SmoothPass>>,
-    pages: BTreeMap<PageId, Rc<GpuPage>>,
-    history: History<Rc<GpuPage>>,
+    /// Pointwise kernels by (page format, brush, noise kind, tile culling).
+    kernels: HashMap<(HeightFormat, i32, i32, bool), ComputeKernel<BrushPass>>,
+    smooth_kernels: HashMap<HeightFormat, ComputeKernel<SmoothPass>>,
     batch: usize,
     /// Pointwise passes read and write the front image in place instead of ping-ponging.
     in_place: bool,
@@ -200,9 +163,6 @@ pub struct GpuTerrain {
     timer: Option<GpuTimer>,
     pub last_stroke: StrokeStats,
     queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>, bool)>,
-    /// Pages whose visible heights changed since [`Self::take_changed_pages`] (the renderer's
-    /// cue to refresh tile bounds and descriptor sets).
-    changed: BTreeSet<PageId>,
     /// Level target of the last stroke, kept for its continuations.
     last_level_target: f32,
     /// GPU time of instance uploads and copy-on-write page copies since the last pump report.
@@ -212,21 +172,8 @@ pub struct GpuTerrain {
     active: Option<ActiveStroke>,
 }
 
-impl GpuTerrain {
-    /// A flat document at height `flat`.
-    pub fn new(
-        gpu: &Arc<Gpu>,
-        desc: DocumentDesc,
-        flat: f32,
-        tables: &NoiseTables,
-    ) -> Result<Self> {
-        desc.validate().map_err(GpuError::Usage)?;
-        if desc.format == HeightFormat::R16 && !gpu.supports_storage_format(vk::Format::R16_UNORM) {
-            return Err(GpuError::usage(format!(
-                "{} cannot store r16 pages (no R16_UNORM storage images)",
-                gpu.info().name
-            )));
-        }
+impl BrushEngine {
+    pub fn new(gpu: &Arc<Gpu>, tables: &NoiseTables) -> Result<Self> {
         let no_stamp = upload_stamp(
             gpu,
             &Stamp {
@@ -237,13 +184,9 @@ impl GpuTerrain {
         )?;
         Ok(Self {
             gpu: gpu.clone(),
-            desc,
-            flat: desc.quantize(flat),
             noise: GpuNoise::new(gpu, tables)?,
             kernels: HashMap::new(),
-            smooth_kernel: None,
-            pages: BTreeMap::new(),
-            history: History::new(|p: &Rc<GpuPage>| p.bytes(), DEFAULT_UNDO_BUDGET),
+            smooth_kernels: HashMap::new(),
             batch: DEFAULT_BATCH,
             in_place: false,
             tile_culling: true,
@@ -252,70 +195,9 @@ impl GpuTerrain {
             queue: Default::default(),
             no_stamp,
             active: None,
-            changed: BTreeSet::new(),
             last_level_target: 0.0,
             copy_ns: 0.0,
         })
-    }
-
-    /// A document holding `heights` (row-major, width x height).
-    pub fn from_heights(
-        gpu: &Arc<Gpu>,
-        desc: DocumentDesc,
-        heights: &[f32],
-        tables: &NoiseTables,
-    ) -> Result<Self> {
-        if heights.len() != desc.width as usize * desc.height as usize {
-            return Err(GpuError::usage(
-                "initial heights do not match the document size",
-            ));
-        }
-        let mut t = Self::new(gpu, desc, 0.0, tables)?;
-        let ids: Vec<PageId> = (0..desc.pages_y())
-            .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
-            .collect();
-        t.upload_pages(
-            ids.into_iter()
-                .map(|id| Ok((id, desc.page_from_dense(heights, id)))),
-        )?;
-        Ok(t)
-    }
-
-    /// Gives the listed pages new versions holding the given heights, 64 per submission.
-    fn upload_pages(
-        &mut self,
-        pages: impl Iterator<Item = Result<(PageId, Vec<f32>)>>,
-    ) -> Result<()> {
-        let gpu = self.gpu.clone();
-        let mut pages = pages.peekable();
-        while pages.peek().is_some() {
-            let mut uploads = Vec::new();
-            let mut made = Vec::new();
-            for item in pages.by_ref().take(64) {
-                let (id, heights) = item?;
-                let bytes = self.encode(&heights);
-                let mut up =
-                    Buffer::new(&gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
-                up.write(&bytes)?;
-                uploads.push(up);
-                made.push((id, self.new_page(id)?));
-            }
-            let mut rec = Recorder::new(&gpu)?;
-            for (up, (_, page)) in uploads.iter().zip(&made) {
-                rec.buffer(up, Access::HostWrite);
-                rec.copy_buffer_to_image(up, page.front());
-            }
-            rec.submit_and_wait()?;
-            for (id, page) in made {
-                self.pages.insert(id, Rc::new(page));
-                self.changed.insert(id);
-            }
-        }
-        Ok(())
-    }
-
-    pub fn desc(&self) -> &DocumentDesc {
-        &self.desc
     }
 
     pub fn gpu(&self) -> &Arc<Gpu> {
@@ -356,157 +238,40 @@ impl GpuTerrain {
         self.tile_culling && self.batch >= 8
     }
 
-    /// Pages that hold GPU memory now.
-    pub fn page_count(&self) -> usize {
-        self.pages.len()
-    }
-
-    /// GPU bytes of the current pages' images (history versions not included).
-    pub fn page_bytes(&self) -> u64 {
-        self.pages
-            .keys()
-            .map(|id| self.page_texels(*id) * self.desc.texel_bytes() * 2)
-            .sum()
-    }
-
-    fn page_texels(&self, id: PageId) -> u64 {
-        let r = self.desc.page_rect(id);
-        r.width() as u64 * r.height() as u64
-    }
-
-    fn image_format(&self) -> vk::Format {
-        match self.desc.format {
-            HeightFormat::R32f => vk::Format::R32_SFLOAT,
-            HeightFormat::R16 => vk::Format::R16_UNORM,
-        }
-    }
-
-    /// The value an image of this document's format holds for (quantized) height `h`.
-    fn stored_value(&self, h: f32) -> f32 {
-        match self.desc.format {
-            HeightFormat::R32f => h,
-            HeightFormat::R16 => f32::from(self.desc.encode_r16(h)) / 65535.0,
-        }
-    }
-
-    /// Heights as the page images store them, tightly packed.
-    fn encode(&self, heights: &[f32]) -> Vec<u8> {
-        match self.desc.format {
-            HeightFormat::R32f => heights.iter().flat_map(|h| h.to_le_bytes()).collect(),
-            HeightFormat::R16 => heights
-                .iter()
-                .flat_map(|&h| self.desc.encode_r16(h).to_le_bytes())
-                .collect(),
-        }
-    }
-
-    /// Heights from tightly packed page texels.
-    fn decode(&self, bytes: &[u8]) -> Vec<f32> {
-        match self.desc.format {
-            HeightFormat::R32f => bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            HeightFormat::R16 => bytes
-                .chunks_exact(2)
-                .map(|c| self.desc.decode_r16(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        }
-    }
-
-    /// The current version of a page, if it exists (for identity checks).
-    pub fn page(&self, id: PageId) -> Option<&Rc<GpuPage>> {
-        self.pages.get(&id)
-    }
-
-    fn kernel(&mut self, brush: BrushType, kind: NoiseKind) -> Result<&ComputeKernel<BrushPass>> {
+    fn kernel(
+        &mut self,
+        format: HeightFormat,
+        brush: BrushType,
+        kind: NoiseKind,
+    ) -> Result<&ComputeKernel<BrushPass>> {
         // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
         let (brush_index, kind_index) = brush.kernel_key(kind);
-        let key = (brush_index, kind_index, self.culls());
+        let key = (format, brush_index, kind_index, self.culls());
         if !self.kernels.contains_key(&key) {
             let k = ComputeKernel::with_sets(
                 &self.gpu,
-                match self.desc.format {
+                match format {
                     HeightFormat::R32f => &shaders::BRUSH_POINTWISE_COMP,
                     HeightFormat::R16 => &shaders::BRUSH_POINTWISE_R16_COMP,
                 },
                 &[&PAGE_BINDINGS, &STROKE_BINDINGS],
-                &[key.0, key.1, i32::from(key.2)],
+                &[key.1, key.2, i32::from(key.3)],
             )?;
             self.kernels.insert(key, k);
         }
         Ok(&self.kernels[&key])
     }
 
-    fn new_page(&mut self, id: PageId) -> Result<GpuPage> {
-        let r = self.desc.page_rect(id);
-        let desc = ImageDesc::new_2d(self.image_format(), [r.width() as u32, r.height() as u32])
-            .usage(
-                vk::ImageUsageFlags::STORAGE
-                    | vk::ImageUsageFlags::TRANSFER_SRC
-                    | vk::ImageUsageFlags::TRANSFER_DST,
-            );
-        let name = format!("page {},{}", id.x, id.y);
-        let images = [
-            Image::new(&self.gpu, &name, desc)?,
-            Image::new(&self.gpu, &name, desc)?,
-        ];
-        let layout = self.kernel(BrushType::Raise, NoiseKind::Fbm)?;
-        // (read, written) image pairs.
-        let bind = |read: &Image, write: &Image| {
-            layout.bind_set(
-                0,
-                &[Resource::StorageImage(read), Resource::StorageImage(write)],
-            )
-        };
-        let sets = [bind(&images[0], &images[1])?, bind(&images[1], &images[0])?];
-        let in_place_sets = [bind(&images[0], &images[0])?, bind(&images[1], &images[1])?];
-        // The back image starts undefined: the first pass must write the whole page.
-        let whole = Rect::new(0, 0, r.width(), r.height());
-        Ok(GpuPage {
-            images,
-            sets,
-            in_place_sets,
-            front: Cell::new(0),
-            stale: Cell::new(whole),
-        })
-    }
-
-    /// Height at texel (x, y), clamped into the document, after every queued stroke.
-    pub fn height_at(&mut self, x: i32, y: i32) -> Result<f32> {
-        self.pump(None)?;
-        self.committed_height_at(x, y)
-    }
-
-    /// Height at texel (x, y) of the committed document (one texel read back).
-    fn committed_height_at(&self, x: i32, y: i32) -> Result<f32> {
-        let (x, y) = self.desc.clamp_texel(x, y);
-        let id = PageId {
-            x: x as u32 / self.desc.page_size,
-            y: y as u32 / self.desc.page_size,
-        };
-        let Some(page) = self.pages.get(&id) else {
-            return Ok(self.flat);
-        };
-        let r = self.desc.page_rect(id);
-        let texel = self.desc.texel_bytes();
-        let readback = Buffer::new(&self.gpu, "texel readback", BufferDesc::readback(texel))?;
-        let mut rec = Recorder::new(&self.gpu)?;
-        rec.copy_image_region_to_buffer(page.front(), [x - r.x0, y - r.y0], [1, 1], &readback, 0);
-        rec.buffer(&readback, Access::HostRead);
-        rec.submit_and_wait()?;
-        Ok(self.decode(readback.mapped(texel as usize)?)[0])
-    }
-
-    /// Applies one stroke's instances in order, as one undo step, draining the queue fully
-    /// (headless replay).
+    /// Applies one stroke's instances to `field` in order, as one undo step, draining the queue
+    /// fully (headless replay).
     pub fn apply_stroke(
         &mut self,
+        field: &mut Field,
         brush: &BrushSettings,
         instances: &[BrushInstance],
     ) -> Result<()> {
         self.enqueue_stroke(brush, instances);
-        self.pump(None).map(|_| ())
+        self.pump(field, None).map(|_| ())
     }
 
     /// Queues a stroke (FIFO). Nothing runs until [`Self::pump`]; its pages are prepared when it
@@ -529,39 +294,18 @@ impl GpuTerrain {
             .push_back((brush.clone(), instances.to_vec(), join));
     }
 
-    /// The flat height of pages that hold no memory.
-    pub fn flat(&self) -> f32 {
-        self.flat
-    }
-
-    /// The image holding page `id`'s heights as they should be shown now: the stroke under way's
-    /// version of the page if it has one (its front image after the last wave run), else the
-    /// committed one; None for a page that holds no memory (flat).
-    pub fn visible_image(&self, id: PageId) -> Option<&Image> {
-        if let Some(a) = &self.active {
-            if let Some(i) = a.ids.iter().position(|&p| p == id) {
-                return Some(a.fresh[i].front());
-            }
-        }
-        self.pages.get(&id).map(|p| p.front())
-    }
-
-    /// Pages whose visible heights changed since the last call.
-    pub fn take_changed_pages(&mut self) -> BTreeSet<PageId> {
-        std::mem::take(&mut self.changed)
-    }
-
     /// Strokes queued or in progress.
     pub fn pending_strokes(&self) -> usize {
         self.queue.len() + usize::from(self.active.is_some())
     }
 
-    /// Runs queued work: waves of pointwise brushes, instances of multi-tap ones, in order. With
-    /// a budget it stops once the measured GPU time of this call reaches `budget_ms` (at least
-    /// one unit runs, and each submission is sized from the units measured so far), so a huge
-    /// brush never holds a frame; `None` drains everything, and so does any budget on a queue
-    /// without timestamps (nothing to measure against).
-    pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
+    /// Runs queued work on `field`: waves of pointwise brushes, instances of multi-tap ones, in
+    /// order. With a budget it stops once the measured GPU time of this call reaches `budget_ms`
+    /// (at least one unit runs, and each submission is sized from the units measured so far), so
+    /// a huge brush never holds a frame; `None` drains everything, and so does any budget on a
+    /// queue without timestamps (nothing to measure against). Every queued stroke must be for
+    /// the same field.
+    pub fn pump(&mut self, field: &mut Field, budget_ms: Option<f64>) -> Result<PumpReport> {
         let mut report = PumpReport::default();
         let budget_ns = budget_ms.map(|ms| ms * 1e6);
         let mut per_unit_ns: Option<f64> = None;
@@ -569,7 +313,9 @@ impl GpuTerrain {
             let mut stroke = match self.active.take() {
                 Some(s) => s,
                 None => match self.queue.pop_front() {
-                    Some((brush, instances, join)) => self.activate(brush, instances, join)?,
+                    Some((brush, instances, join)) => {
+                        self.activate(field, brush, instances, join)?
+                    }
                     None => break,
                 },
             };
@@ -585,12 +331,12 @@ impl GpuTerrain {
             let before = stroke.stats.gpu_ns.unwrap_or(0.0);
             let range = stroke.done..stroke.done + count;
             if stroke.brush.brush.is_multitap() {
-                self.record_multitap(&mut stroke, range)?;
+                self.record_multitap(field, &mut stroke, range)?;
             } else {
-                self.record_pointwise(&mut stroke, range)?;
+                self.record_pointwise(field, &mut stroke, range)?;
             }
             stroke.done += count;
-            self.changed.extend(stroke.ids.iter().copied());
+            field.mark_changed(field.working().0.to_vec());
             let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
             report.gpu_ns += spent;
             report.units += count;
@@ -598,7 +344,8 @@ impl GpuTerrain {
                 per_unit_ns = Some(spent / count as f64);
             }
             if stroke.done >= stroke.units {
-                self.finish(stroke);
+                field.commit_versions(stroke.join);
+                self.last_stroke = stroke.stats;
                 report.strokes_finished += 1;
             } else {
                 self.active = Some(stroke);
@@ -616,6 +363,7 @@ impl GpuTerrain {
     /// new page versions (copy-on-write) and the instance upload.
     fn activate(
         &mut self,
+        field: &mut Field,
         brush: BrushSettings,
         instances: Vec<BrushInstance>,
         join: bool,
@@ -623,16 +371,17 @@ impl GpuTerrain {
         let _p = crate::profile::scope("brush: activate");
         let level_target = match (brush.brush, level_texel(&instances)) {
             (BrushType::Level, _) if join => self.last_level_target,
-            (BrushType::Level, Some((x, y))) => self.committed_height_at(x, y)?,
+            (BrushType::Level, Some((x, y))) => field.height_at(x, y)?,
             _ => 0.0,
         };
         self.last_level_target = level_target;
-        let ids = touched_pages(&self.desc, &instances);
+        let desc = *field.desc();
+        let ids = touched_pages(&desc, &instances);
         // Per-page instance lists, concatenated in one buffer.
         let mut flat_list: Vec<BrushInstance> = Vec::new();
         let mut page_passes: Vec<Vec<(u32, u32, Rect)>> = Vec::with_capacity(ids.len());
         for &id in &ids {
-            let r = self.desc.page_rect(id);
+            let r = desc.page_rect(id);
             let start = flat_list.len();
             flat_list.extend(instances_reaching(&instances, &r));
             // Batches of this page, in instance order.
@@ -664,25 +413,7 @@ impl GpuTerrain {
         };
         // A continuation writes in place into the versions its stroke already made (the undo
         // step holds the versions from before the stroke); other pages get new versions.
-        let mut fresh = Vec::with_capacity(ids.len());
-        let mut reused = vec![false; ids.len()];
-        for (k, &id) in ids.iter().enumerate() {
-            if join && self.history.last_step_holds(id) {
-                if let Some(rc) = self.pages.remove(&id) {
-                    match Rc::try_unwrap(rc) {
-                        Ok(page) => {
-                            fresh.push(page);
-                            reused[k] = true;
-                            continue;
-                        }
-                        Err(rc) => {
-                            self.pages.insert(id, rc);
-                        }
-                    }
-                }
-            }
-            fresh.push(self.new_page(id)?);
-        }
+        field.begin_versions(ids, join)?;
         let instance_buf = if flat_list.is_empty() {
             None
         } else {
@@ -707,15 +438,7 @@ impl GpuTerrain {
             rec.copy_buffer(&staging, 0, &buf, 0, bytes);
             // Both images of a new version start complete, so the first pass writes only its
             // dirty rectangle.
-            for ((id, page), _) in ids.iter().zip(&fresh).zip(&reused).filter(|(_, &r)| !r) {
-                for image in &page.images {
-                    match self.pages.get(id) {
-                        Some(old) => rec.copy_image(old.front(), image),
-                        None => rec.clear_image(image, self.stored_value(self.flat)),
-                    }
-                }
-                page.stale.set(Rect::EMPTY);
-            }
+            field.record_version_copies(&mut rec);
             if let Some((t, q)) = query {
                 rec.timer_end(t, q);
             }
@@ -732,8 +455,6 @@ impl GpuTerrain {
         Ok(ActiveStroke {
             brush,
             instances,
-            ids,
-            fresh,
             page_passes,
             instance_buf,
             stamp_image,
@@ -745,36 +466,20 @@ impl GpuTerrain {
         })
     }
 
-    /// Commits a finished stroke: its page versions replace the old ones, which become its undo
-    /// step.
-    fn finish(&mut self, stroke: ActiveStroke) {
-        let _p = crate::profile::scope("brush: finish");
-        let previous = stroke
-            .ids
-            .iter()
-            .zip(stroke.fresh)
-            .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
-            .collect();
-        if stroke.join {
-            self.history.record_joined(previous);
-        } else {
-            self.history.record(previous);
-        }
-        self.last_stroke = stroke.stats;
-    }
-
     /// Records and runs waves `units` of a pointwise brush: wave k is the k-th batched pass of
     /// every page the stroke touches.
     fn record_pointwise(
         &mut self,
+        field: &Field,
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
     ) -> Result<()> {
         let _p = crate::profile::scope("brush: waves");
         let brush = stroke.brush.clone();
-        self.kernel(brush.brush, brush.noise.kind)?;
+        let desc = *field.desc();
+        self.kernel(desc.format, brush.brush, brush.noise.kind)?;
         let (brush_index, kind_index) = brush.brush.kernel_key(brush.noise.kind);
-        let kernel = &self.kernels[&(brush_index, kind_index, self.culls())];
+        let kernel = &self.kernels[&(desc.format, brush_index, kind_index, self.culls())];
         let Some(instance_buf) = stroke.instance_buf.as_ref() else {
             return Ok(());
         };
@@ -803,18 +508,24 @@ impl GpuTerrain {
             } else {
                 brush.dir_ratio
             },
-            height_min: self.desc.height_min,
-            height_range: self.desc.height_range(),
+            height_min: desc.height_min,
+            height_range: desc.height_range(),
         };
         // Waves: pass k of every page, which touch disjoint images, run together behind one
         // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
         // barrier (a wait for all earlier compute work) between every two small dispatches.
-        let (ids, fresh, page_passes, stats) = (
-            &stroke.ids,
-            &stroke.fresh,
-            &stroke.page_passes,
-            &mut stroke.stats,
-        );
+        let (ids, fresh) = field.working();
+        let (page_passes, stats) = (&stroke.page_passes, &mut stroke.stats);
+        // (read, written) image pairs bound as the kernel's set 0.
+        let bind = |read: &Image, write: &Image| {
+            kernel.bind_set(
+                0,
+                &[Resource::StorageImage(read), Resource::StorageImage(write)],
+            )
+        };
+        for page in fresh {
+            page.sets(bind)?;
+        }
         let label = format!("brush {}", brush.brush.name());
         let wave_ids: Vec<usize> = units.collect();
         for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {
@@ -848,14 +559,14 @@ impl GpuTerrain {
                 };
                 for &i in &active {
                     let page = &fresh[i];
-                    let r = self.desc.page_rect(ids[i]);
+                    let r = desc.page_rect(ids[i]);
                     let (first, count, dirty) = page_passes[i][wave];
                     // Ping-pong passes also bring the back image up to date where the previous
                     // pass wrote.
                     let write = if self.in_place {
                         dirty
                     } else {
-                        dirty.union(&page.stale.get())
+                        dirty.union(&page.stale())
                     };
                     let push = BrushPass {
                         page_origin: [r.x0, r.y0],
@@ -872,20 +583,21 @@ impl GpuTerrain {
                     ];
                     stats.texels_written += write.width() as u64 * write.height() as u64;
                     // Accesses were declared for the whole wave above.
+                    let sets = page.sets(bind)?;
                     let set = if self.in_place {
-                        &page.in_place_sets[page.front.get()]
+                        &sets.in_place[page.front_index()]
                     } else {
-                        &page.sets[page.front.get()]
+                        &sets.ping_pong[page.front_index()]
                     };
                     rec.pass_sets(kernel, &[set, &stroke_set])
                         .push(&push)
                         .dispatch(groups)?;
                     if self.in_place {
                         // The back image now lacks this rectangle too.
-                        page.stale.set(page.stale.get().union(&dirty));
+                        page.set_stale(page.stale().union(&dirty));
                     } else {
-                        page.front.set(1 - page.front.get());
-                        page.stale.set(dirty);
+                        page.flip();
+                        page.set_stale(dirty);
                     }
                 }
                 if let Some((t, q)) = query {
@@ -902,48 +614,49 @@ impl GpuTerrain {
         Ok(())
     }
 
-    fn smooth_kernel(&mut self) -> Result<&ComputeKernel<SmoothPass>> {
-        if self.smooth_kernel.is_none() {
-            self.smooth_kernel = Some(ComputeKernel::new(
+    fn smooth_kernel(&mut self, format: HeightFormat) -> Result<&ComputeKernel<SmoothPass>> {
+        if !self.smooth_kernels.contains_key(&format) {
+            let k = ComputeKernel::new(
                 &self.gpu,
-                match self.desc.format {
+                match format {
                     HeightFormat::R32f => &shaders::BRUSH_SMOOTH_COMP,
                     HeightFormat::R16 => &shaders::BRUSH_SMOOTH_R16_COMP,
                 },
                 &[BindingKind::StorageImage; 10],
                 &[],
-            )?);
+            )?;
+            self.smooth_kernels.insert(format, k);
         }
-        Ok(self.smooth_kernel.as_ref().expect("built above"))
+        Ok(&self.smooth_kernels[&format])
     }
 
     /// Records and runs a multi-tap brush (smooth/contrast): one instance per wave, each of its
     /// pages reading the 3x3 neighbourhood of page fronts so taps cross page borders.
     fn record_multitap(
         &mut self,
+        field: &Field,
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
     ) -> Result<()> {
         let ActiveStroke {
             brush,
             instances,
-            ids,
-            fresh,
             stats,
             ..
         } = stroke;
-        let (brush, ids, fresh) = (&*brush, &ids[..], &fresh[..]);
-        self.smooth_kernel()?;
-        let kernel = self.smooth_kernel.as_ref().expect("built above");
-        let d = self.desc;
+        let brush = &*brush;
+        let (ids, fresh) = field.working();
+        let d = *field.desc();
+        self.smooth_kernel(d.format)?;
+        let kernel = &self.smooth_kernels[&d.format];
         let index: HashMap<PageId, usize> =
             ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
         let label = format!("brush {}", brush.brush.name());
         for chunk in instances[units].chunks(PASSES_PER_SUBMIT) {
             // Plan the chunk's waves first (descriptor sets must outlive the recording), following
             // the fronts' flips on copies of the pages' state.
-            let mut front: Vec<usize> = fresh.iter().map(|p| p.front.get()).collect();
-            let mut stale: Vec<Rect> = fresh.iter().map(|p| p.stale.get()).collect();
+            let mut front: Vec<usize> = fresh.iter().map(GpuPage::front_index).collect();
+            let mut stale: Vec<Rect> = fresh.iter().map(GpuPage::stale).collect();
             let mut plan: Vec<Vec<SmoothPlan>> = Vec::with_capacity(chunk.len());
             for b in chunk {
                 let reach = reach(b);
@@ -957,7 +670,7 @@ impl GpuTerrain {
                 for &i in &pages {
                     let id = ids[i];
                     let r = d.page_rect(id);
-                    let own_front = &fresh[i].images[front[i]];
+                    let own_front = fresh[i].image(front[i]);
                     let mut bound: Vec<&Image> = Vec::with_capacity(9);
                     let mut mask = 0u32;
                     for n in 0..9i32 {
@@ -973,15 +686,15 @@ impl GpuTerrain {
                         // Its new version if the stroke touches it, else the document's, else flat.
                         let img = match (inside, index.get(&nid)) {
                             (false, _) => None,
-                            (true, Some(&j)) => Some(&fresh[j].images[front[j]]),
-                            (true, None) => self.pages.get(&nid).map(|p| p.front()),
+                            (true, Some(&j)) => Some(fresh[j].image(front[j])),
+                            (true, None) => field.page(nid).map(|p| p.front()),
                         };
                         if img.is_some() {
                             mask |= 1 << n;
                         }
                         bound.push(img.unwrap_or(own_front));
                     }
-                    let back = &fresh[i].images[1 - front[i]];
+                    let back = fresh[i].image(1 - front[i]);
                     let mut resources: Vec<Resource> = bound
                         .iter()
                         .map(|&img| Resource::StorageImage(img))
@@ -1000,7 +713,7 @@ impl GpuTerrain {
                         page_size: d.page_size as i32,
                         falloff: brush.falloff.index(),
                         falloff_power: brush.falloff_power,
-                        flat_height: self.flat,
+                        flat_height: field.flat(),
                         present_mask: mask,
                         height_min: d.height_min,
                         height_range: d.height_range(),
@@ -1055,133 +768,13 @@ impl GpuTerrain {
             }
             rec.submit_and_wait()?;
             for (i, page) in fresh.iter().enumerate() {
-                page.front.set(front[i]);
-                page.stale.set(stale[i]);
+                page.set_front(front[i]);
+                page.set_stale(stale[i]);
             }
             if let Some(t) = &self.timer {
                 stats.add_waves(&t.results()?);
             }
         }
         Ok(())
-    }
-
-    fn versions(&self) -> BTreeMap<PageId, *const GpuPage> {
-        self.pages
-            .iter()
-            .map(|(&id, p)| (id, Rc::as_ptr(p)))
-            .collect()
-    }
-
-    /// Marks every page whose version differs from `before` as changed.
-    fn mark_swapped(&mut self, before: BTreeMap<PageId, *const GpuPage>) {
-        let after = self.versions();
-        for id in before.keys().chain(after.keys()) {
-            if before.get(id) != after.get(id) {
-                self.changed.insert(*id);
-            }
-        }
-    }
-
-    /// Undoes the last stroke (after finishing every queued one); false if there is none.
-    pub fn undo(&mut self) -> Result<bool> {
-        self.pump(None)?;
-        let before = self.versions();
-        let done = self.history.undo(&mut self.pages);
-        self.mark_swapped(before);
-        Ok(done)
-    }
-
-    /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
-    pub fn set_undo_budget(&mut self, bytes: u64) {
-        self.history.set_budget(bytes);
-    }
-
-    /// GPU memory the undo/redo steps hold (upper bound).
-    pub fn undo_bytes(&self) -> u64 {
-        self.history.held_bytes()
-    }
-
-    /// Strokes that can be undone now.
-    pub fn undo_steps(&self) -> usize {
-        self.history.can_undo()
-    }
-
-    /// Redoes the last undone stroke (after finishing every queued one); false if there is none.
-    pub fn redo(&mut self) -> Result<bool> {
-        self.pump(None)?;
-        let before = self.versions();
-        let done = self.history.redo(&mut self.pages);
-        self.mark_swapped(before);
-        Ok(done)
-    }
-
-    /// The whole document after every queued stroke, row-major (read back from the pages' front
-    /// images).
-    pub fn to_dense(&mut self) -> Result<Vec<f32>> {
-        let d = self.desc;
-        let mut out = vec![self.flat; d.width as usize * d.height as usize];
-        for (id, heights) in self.page_heights()? {
-            d.page_into_dense(&heights, id, &mut out);
-        }
-        Ok(out)
-    }
-
-    /// The heights of every page that holds memory (after every queued stroke), in page order;
-    /// pages not listed are flat.
-    pub fn page_heights(&mut self) -> Result<Vec<(PageId, Vec<f32>)>> {
-        self.pump(None)?;
-        let d = &self.desc;
-        let mut out = Vec::with_capacity(self.pages.len());
-        let entries: Vec<(&PageId, &Rc<GpuPage>)> = self.pages.iter().collect();
-        for chunk in entries.chunks(64) {
-            let texel = d.texel_bytes();
-            let bytes: u64 = chunk
-                .iter()
-                .map(|(id, _)| self.page_texels(**id) * texel)
-                .sum();
-            let readback = Buffer::new(&self.gpu, "pages readback", BufferDesc::readback(bytes))?;
-            let mut rec = Recorder::new(&self.gpu)?;
-            let mut offset = 0;
-            for (id, page) in chunk {
-                rec.copy_image_to_buffer_at(page.front(), &readback, offset);
-                offset += self.page_texels(**id) * texel;
-            }
-            rec.buffer(&readback, Access::HostRead);
-            rec.submit_and_wait()?;
-            let data = self.decode(readback.mapped(bytes as usize)?);
-            let mut at = 0usize;
-            for (id, _) in chunk {
-                let n = self.page_texels(**id) as usize;
-                out.push((**id, data[at..at + n].to_vec()));
-                at += n;
-            }
-        }
-        Ok(out)
-    }
-
-    /// A document of flat height `flat` whose listed pages hold `pages` (each the page's
-    /// texels, row-major): the inverse of [`Self::page_heights`].
-    pub fn from_pages(
-        gpu: &Arc<Gpu>,
-        desc: DocumentDesc,
-        flat: f32,
-        pages: &[(PageId, Vec<f32>)],
-        tables: &NoiseTables,
-    ) -> Result<Self> {
-        let mut t = Self::new(gpu, desc, flat, tables)?;
-        let texels = |id: PageId| {
-            let r = desc.page_rect(id);
-            r.width() as usize * r.height() as usize
-        };
-        t.upload_pages(pages.iter().map(|(id, heights)| {
-            if id.x >= desc.pages_x() || id.y >= desc.pages_y() || heights.len() != texels(*id) {
-                return Err(GpuError::usage(format!(
-                    "page {},{} does not fit the document",
-                    id.x, id.y
-                )));
-            }
-            Ok((*id, heights.clone()))
-        }))?;
-        Ok(t)
     }
 }

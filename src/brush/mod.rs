@@ -1,18 +1,19 @@
 //! Brushes: a stroke's input samples become a Catmull-Rom spline, sampled into brush instances at
 //! a fixed arc-length spacing (so results don't depend on input or frame rate); instances are
-//! split into per-page tasks and applied in order, batched, on the GPU ([`gpu::GpuTerrain`]) or
+//! split into per-page tasks and applied in order, batched, on the GPU ([`gpu::Document`]) or
 //! by the CPU twin ([`cpu::CpuTerrain`]). Undo/redo keeps one step per stroke with copy-on-write
-//! pages ([`crate::terrain::history`]).
+//! pages ([`crate::pages::history`]).
 
 pub mod cpu;
 pub mod gpu;
 pub mod journal;
+pub mod shared;
 pub mod stamp;
 pub mod stroke;
 
-use crate::gpu::shared::BrushInstance;
+use crate::brush::shared::BrushInstance;
 use crate::noise::{NoiseKind, NoiseSettings};
-use crate::terrain::document::{DocumentDesc, PageId, Rect};
+use crate::pages::geometry::{DocumentDesc, PageId, Rect};
 
 /// What a brush does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -67,15 +68,16 @@ impl BrushType {
         Self::ALL.into_iter().find(|b| b.name() == s)
     }
 
-    /// `BRUSH_*` of shared.glsl.
+    /// `BRUSH_*` of `src/shared_constants.rs` (the pointwise kernel's specialization); -1 for
+    /// multi-tap brushes, which have their own kernel (brush/smooth.comp).
     pub fn shader_index(self) -> i32 {
+        use crate::shared_constants as k;
         match self {
-            BrushType::Raise | BrushType::Lower => 0,
-            BrushType::Noise => 1,
-            BrushType::Level => 2,
-            BrushType::Directional => 3,
-            BrushType::Stamp => 4,
-            // Not a pointwise kernel: brush/smooth.comp.
+            BrushType::Raise | BrushType::Lower => k::BRUSH_RAISE,
+            BrushType::Noise => k::BRUSH_NOISE,
+            BrushType::Level => k::BRUSH_LEVEL,
+            BrushType::Directional => k::BRUSH_DIRECTIONAL,
+            BrushType::Stamp => k::BRUSH_STAMP,
             BrushType::Smooth | BrushType::Contrast => -1,
         }
     }
@@ -134,9 +136,15 @@ impl Falloff {
         Self::ALL.into_iter().find(|f| f.name() == s)
     }
 
-    /// `FALLOFF_*` of shared.glsl.
+    /// `FALLOFF_*` of `src/shared_constants.rs`.
     pub fn index(self) -> i32 {
-        self as i32
+        use crate::shared_constants as k;
+        match self {
+            Falloff::Parabolic => k::FALLOFF_PARABOLIC,
+            Falloff::Smooth => k::FALLOFF_SMOOTH,
+            Falloff::Linear => k::FALLOFF_LINEAR,
+            Falloff::Power => k::FALLOFF_POWER,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! instance at that sample. Pressure is interpolated along each segment.
 
 use super::{BrushSettings, BrushType};
-use crate::gpu::shared::BrushInstance;
+use crate::brush::shared::BrushInstance;
 
 /// One input sample of a stroke.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -9,19 +9,16 @@
 
 pub mod paint;
 pub mod present;
-pub mod session;
 pub mod ui;
 
-use crate::brush::gpu::GpuTerrain;
-use crate::brush::journal::{
-    brush_json, journal_json, parse_brush, Initial, Journal, RecordedStep, Step,
-};
+use crate::brush::journal::{brush_json, parse_brush, RecordedStep, Step};
 use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Recorder};
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::camera::{unproject, Camera, CameraMode};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
+use crate::session::{self, Session};
 use crate::terrain::export::{write_bytes_atomic, write_rgba_png};
 use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
@@ -61,6 +58,8 @@ pub struct EditOptions {
     pub screenshot: Option<PathBuf>,
     /// Exit once the replay and screenshot are done.
     pub quit: bool,
+    /// Reopen the newest untitled session left by a crash without asking.
+    pub recover: bool,
     pub table_seed: u64,
 }
 
@@ -194,7 +193,7 @@ struct Editor {
     platform: imgui_winit_support::WinitPlatform,
     renderer: TerrainRenderer,
     presenter: Presenter,
-    terrain: GpuTerrain,
+    session: Session,
     timer: Option<GpuTimer>,
     pick_buffer: Buffer,
     shot_buffer: Option<Buffer>,
@@ -206,15 +205,6 @@ struct Editor {
     input: Input,
     stroke: Option<LiveStroke>,
     stroke_start: Instant,
-    /// The opened journal's steps and every step made since, for "save journal".
-    steps: Vec<RecordedStep>,
-    document_initial: Initial,
-    /// The project file this session saves to, and how many of `steps` it holds.
-    project: Option<PathBuf>,
-    saved_steps: usize,
-    pending_recovery: Option<crate::terrain::project::Recovery>,
-    /// Brush presets the opened project carried.
-    project_presets: Vec<(String, serde_json::Value)>,
     last_autosave: Instant,
     replay: Option<Replay>,
     pick: Option<Vec3>,
@@ -225,23 +215,8 @@ struct Editor {
     screenshot: Option<PathBuf>,
     quit: bool,
     instances_window: (Instant, usize),
+    table_seed: u64,
     gpu: Arc<Gpu>,
-}
-
-/// Journal steps as the editor records them (undo/redo counts expanded).
-pub fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
-    let mut out = Vec::new();
-    for s in steps {
-        match s {
-            Step::Stroke { brush, samples, .. } => out.push(RecordedStep::Stroke {
-                brush: brush.clone(),
-                samples: samples.clone(),
-            }),
-            Step::Undo(n) => out.extend((0..*n).map(|_| RecordedStep::Undo)),
-            Step::Redo(n) => out.extend((0..*n).map(|_| RecordedStep::Redo)),
-        }
-    }
-    out
 }
 
 fn list_presets() -> Vec<String> {
@@ -323,73 +298,31 @@ impl Editor {
             .clone()
             .or_else(|| options.file.clone())
             .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
-        let opened_project = if source.extension().is_some_and(|e| e == "scarp") {
-            Some(crate::terrain::project::load(&source).map_err(anyhow::Error::msg)?)
-        } else {
-            None
-        };
-        let opened_grid =
-            if opened_project.is_none() && source.extension().is_some_and(|e| e != "json") {
-                Some(
-                    crate::terrain::formats::read(&source, &Default::default())
-                        .map_err(anyhow::Error::msg)?,
-                )
-            } else {
-                None
-            };
-        let journal = if let Some(p) = &opened_project {
-            Journal {
-                document: p.document,
-                initial: Initial::File(std::path::absolute(&source)?),
-                steps: Vec::new(),
-            }
-        } else if let Some(grid) = &opened_grid {
-            // A height file opens as a document of its size with no steps.
-            Journal {
-                document: crate::terrain::document::DocumentDesc::for_heights(
-                    grid.width,
-                    grid.height,
-                ),
-                initial: Initial::File(std::path::absolute(&source)?),
-                steps: Vec::new(),
-            }
-        } else {
-            Journal::load(&source).map_err(anyhow::Error::msg)?
-        };
         let tables = NoiseTables::new(options.table_seed);
-        // A recovery journal left by a crashed session of this project.
-        let (pending_recovery, recovery_offer) = match &opened_project {
-            Some(_) => match crate::terrain::project::read_recovery(&source) {
-                Ok(Some(r)) => {
-                    let n = r.journal["steps"].as_array().map_or(0, Vec::len);
-                    (Some(r), Some((n, None)))
-                }
-                Ok(None) => (None, None),
-                Err(e) => (None, Some((0, Some(e)))),
-            },
-            None => (None, None),
+        // An untitled session that ended without saving (a crash, a kill): offered, or taken at
+        // once with --recover. Not while replaying a script.
+        let leftover = match (&options.replay, session::untitled::state_dir()) {
+            (None, Some(dir)) => session::untitled::leftovers(&dir).into_iter().next(),
+            _ => None,
         };
-        let mut terrain = match (&opened_project, &opened_grid) {
-            (Some(p), _) => session::open_project(&gpu, p, &tables)?,
-            (None, Some(g)) => {
-                GpuTerrain::from_heights(&gpu, journal.document, &g.values, &tables)?
+        let (session, replay_steps, recovery_offer, leftover) = match leftover {
+            Some(l) if options.recover => {
+                eprintln!("recovering the untitled session in {}", l.path.display());
+                let s = Session::recover_untitled(&gpu, &l.path, &tables)?;
+                (s, Vec::new(), None, None)
             }
-            (None, None) => session::journal_start(&gpu, &journal, &source, &tables)?,
+            other => {
+                let (s, steps, offer) =
+                    Session::open(&gpu, &source, &tables, options.replay.is_some())?;
+                (s, steps, offer, other)
+            }
         };
-        let (steps, replay) = if options.replay.is_some() {
-            (
-                Vec::new(),
-                Some(Replay {
-                    steps: journal.steps.clone(),
-                    step: 0,
-                    sample: 0,
-                }),
-            )
-        } else {
-            journal.replay(&mut terrain, |_, _| {})?;
-            (recorded(&journal.steps), None)
-        };
-        let desc = journal.document;
+        let replay = options.replay.is_some().then_some(Replay {
+            steps: replay_steps,
+            step: 0,
+            sample: 0,
+        });
+        let desc = *session.doc.desc();
         let mut renderer = TerrainRenderer::new(
             &gpu,
             desc,
@@ -397,7 +330,7 @@ impl Editor {
                 color_format: presenter.format,
             },
         )?;
-        renderer.refresh(&mut terrain)?;
+        renderer.refresh(&session.doc.store)?;
 
         let mut imgui = imgui::Context::create();
         imgui.set_ini_filename(None);
@@ -448,11 +381,12 @@ impl Editor {
             presets: list_presets(),
             preset_index: 0,
             journal_path: "scarp-session.json".into(),
-            project_path: match &opened_project {
-                Some(_) => source.display().to_string(),
+            project_path: match session.project() {
+                Some(p) => p.display().to_string(),
                 None => "scarp-session.scarp".into(),
             },
             recovery: recovery_offer,
+            untitled_recovery: leftover.map(|l| (l.path, l.strokes)),
             message: String::new(),
             actions: Vec::new(),
             profile: ui::Profile {
@@ -464,10 +398,7 @@ impl Editor {
             show_help: true,
         };
         let mut ui = ui;
-        if let Some(b) = opened_project
-            .as_ref()
-            .and_then(|p| current_brush(&p.presets, &source))
-        {
+        if let Some(b) = current_brush(session.presets(), &source) {
             ui.brush = b;
         }
         let pick_buffer = Buffer::new(&gpu, "pick readback", BufferDesc::readback(4))?;
@@ -477,7 +408,7 @@ impl Editor {
             platform,
             renderer,
             presenter,
-            terrain,
+            session,
             timer: GpuTimer::new(&gpu, 4)?,
             pick_buffer,
             shot_buffer: None,
@@ -488,12 +419,6 @@ impl Editor {
             input: Input::default(),
             stroke: None,
             stroke_start: Instant::now(),
-            steps,
-            document_initial: journal.initial.clone(),
-            project: opened_project.as_ref().map(|_| source.clone()),
-            saved_steps: 0,
-            pending_recovery,
-            project_presets: opened_project.map(|p| p.presets).unwrap_or_default(),
             last_autosave: Instant::now(),
             replay,
             pick: None,
@@ -503,6 +428,7 @@ impl Editor {
             screenshot: options.screenshot.clone(),
             quit: options.quit,
             instances_window: (Instant::now(), 0),
+            table_seed: options.table_seed,
             gpu,
         })
     }
@@ -614,7 +540,7 @@ impl Editor {
     }
 
     fn frame_all(&mut self) {
-        let d = *self.terrain.desc();
+        let d = *self.session.doc.desc();
         let vs = self.ui.view.vertical_scale;
         let (lo, hi) = self.renderer.height_range();
         self.camera.frame_all(d.width, d.height, lo * vs, hi * vs);
@@ -638,62 +564,56 @@ impl Editor {
 
     fn end_stroke(&mut self) {
         if let Some(s) = self.stroke.take() {
-            let (step, n) = s.finish(&mut self.terrain);
+            let (step, n) = s.finish(&mut self.session.doc);
             self.instances_window.1 += n;
             if let Some(step) = step {
-                self.steps.push(step);
-                self.write_recovery();
+                self.record(step);
             }
         }
     }
 
-    /// Rewrites the recovery journal of the project (every step since its last save).
-    fn write_recovery(&mut self) {
-        let Some(path) = self.project.clone() else {
-            return;
-        };
-        let steps = &self.steps[self.saved_steps..];
-        let result = session::recovery_of(&path, self.terrain.desc(), self.terrain.flat(), steps)
-            .and_then(|r| {
-                crate::terrain::project::write_recovery(&path, &r).map_err(anyhow::Error::msg)
-            });
-        if let Err(e) = result {
+    /// Records a step the document took; says so when it could not be journaled.
+    fn record(&mut self, step: RecordedStep) {
+        if let Err(e) = self.session.record(step) {
             self.ui.message = format!("recovery journal not written: {e}");
         }
+    }
+
+    /// Replaces the open document with an untitled session's leftover journal (its steps become
+    /// this session's unsaved steps) and frames it.
+    fn open_untitled_recovery(&mut self, path: &Path) -> Result<()> {
+        self.end_stroke();
+        let tables = NoiseTables::new(self.table_seed);
+        let session = Session::recover_untitled(&self.gpu, path, &tables)?;
+        let desc = *session.doc.desc();
+        let mut renderer = TerrainRenderer::new(
+            &self.gpu,
+            desc,
+            RenderOptions {
+                color_format: self.presenter.format,
+            },
+        )?;
+        renderer.refresh(&session.doc.store)?;
+        self.renderer = renderer;
+        self.coverage = None;
+        self.session = session;
+        self.frame_all();
+        Ok(())
     }
 
     fn save_project(&mut self, path: &str) -> Result<()> {
         self.end_stroke();
         let path = PathBuf::from(path);
-        if !path.extension().is_some_and(|e| e == "scarp") {
-            bail!("{}: a project file ends in .scarp", path.display());
-        }
-        let mut presets = self.project_presets.clone();
-        presets.retain(|(n, _)| n != "current");
-        presets.push((
-            "current".into(),
-            brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?,
-        ));
-        let p = session::project_of(&mut self.terrain, presets, &self.steps[self.saved_steps..])?;
-        crate::terrain::project::save(&path, &p).map_err(anyhow::Error::msg)?;
-        let _ = std::fs::remove_file(crate::terrain::project::recovery_path(&path));
-        if let Some(old) = &self.project {
-            if *old != path {
-                let _ = std::fs::remove_file(crate::terrain::project::recovery_path(old));
-            }
-        }
-        self.project = Some(path.clone());
-        self.saved_steps = self.steps.len();
-        self.project_presets = p.presets;
-        self.ui.message = format!("saved {} ({} pages)", path.display(), p.pages.len());
+        let current = brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?;
+        let pages = self.session.save_project(&path, current)?;
+        self.ui.message = format!("saved {} ({pages} pages)", path.display());
         Ok(())
     }
 
     fn undo(&mut self) -> Result<()> {
         self.end_stroke();
-        if self.terrain.undo()? {
-            self.steps.push(RecordedStep::Undo);
-            self.write_recovery();
+        if self.session.doc.undo()? {
+            self.record(RecordedStep::Undo);
         } else {
             self.ui.message = "nothing to undo".into();
         }
@@ -702,9 +622,8 @@ impl Editor {
 
     fn redo(&mut self) -> Result<()> {
         self.end_stroke();
-        if self.terrain.redo()? {
-            self.steps.push(RecordedStep::Redo);
-            self.write_recovery();
+        if self.session.doc.redo()? {
+            self.record(RecordedStep::Redo);
         } else {
             self.ui.message = "nothing to redo".into();
         }
@@ -727,7 +646,7 @@ impl Editor {
                     while budget > 0 && r.sample < samples.len() {
                         let s = samples[r.sample];
                         if let Some(stroke) = self.stroke.as_mut() {
-                            self.instances_window.1 += stroke.add(&mut self.terrain, s);
+                            self.instances_window.1 += stroke.add(&mut self.session.doc, s);
                         }
                         r.sample += 1;
                         budget -= 1;
@@ -791,33 +710,33 @@ impl Editor {
                 }
                 UiAction::Recover => {
                     self.ui.recovery = None;
-                    if let (Some(r), Some(path)) = (self.pending_recovery.take(), &self.project) {
-                        let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-                        match session::replay_recovery(&mut self.terrain, &r, &base) {
-                            Ok(steps) => {
-                                self.ui.message = format!("recovered {} step(s)", steps.len());
-                                self.steps.extend(steps);
-                                self.write_recovery();
-                            }
-                            Err(e) => self.ui.message = format!("recovery failed: {e:#}"),
-                        }
-                    }
+                    self.ui.message = match self.session.recover() {
+                        Ok(n) => format!("recovered {n} step(s)"),
+                        Err(e) => format!("recovery failed: {e:#}"),
+                    };
                 }
                 UiAction::DiscardRecovery => {
                     self.ui.recovery = None;
-                    self.pending_recovery = None;
-                    if let Some(path) = &self.project {
-                        let _ = std::fs::remove_file(crate::terrain::project::recovery_path(path));
+                    self.session.discard_recovery();
+                }
+                UiAction::RecoverUntitled => {
+                    if let Some((path, _)) = self.ui.untitled_recovery.take() {
+                        self.ui.message = match self.open_untitled_recovery(&path) {
+                            Ok(()) => format!("recovered {}", path.display()),
+                            Err(e) => format!("recovery failed: {e:#}"),
+                        };
+                    }
+                }
+                UiAction::DiscardUntitled => {
+                    if let Some((path, _)) = self.ui.untitled_recovery.take() {
+                        let _ = std::fs::remove_file(path);
                     }
                 }
                 UiAction::SaveJournal(path) => {
                     self.end_stroke();
-                    let text =
-                        journal_json(self.terrain.desc(), &self.document_initial, &self.steps);
-                    self.ui.message = match text
-                        .and_then(|t| write_bytes_atomic(Path::new(&path), t.as_bytes()))
-                    {
-                        Ok(()) => format!("saved {} steps to {path}", self.steps.len()),
+                    let n = self.session.steps().len();
+                    self.ui.message = match self.session.save_journal(Path::new(&path)) {
+                        Ok(()) => format!("saved {n} steps to {path}"),
                         Err(e) => format!("journal not saved: {e}"),
                     };
                 }
@@ -863,10 +782,9 @@ impl Editor {
 
         // Autosave: an untitled session with unsaved strokes becomes a project (then every step
         // reaches its recovery journal).
-        if self.project.is_none()
+        if self.session.untitled_with_changes()
             && self.replay.is_none()
             && self.stroke.is_none()
-            && self.steps.len() > self.saved_steps
             && self.last_autosave.elapsed() >= AUTOSAVE_UNTITLED
         {
             self.last_autosave = Instant::now();
@@ -887,21 +805,21 @@ impl Editor {
                     pressure: self.input.force.unwrap_or(1.0).clamp(0.0, 1.0),
                     t: self.stroke_start.elapsed().as_secs_f32(),
                 };
-                self.instances_window.1 += stroke.add(&mut self.terrain, sample);
+                self.instances_window.1 += stroke.add(&mut self.session.doc, sample);
             }
         }
-        let report = self.terrain.pump(Some(f64::from(self.ui.budget_ms)))?;
-        self.renderer.refresh(&mut self.terrain)?;
+        let report = self.session.doc.pump(Some(f64::from(self.ui.budget_ms)))?;
+        self.renderer.refresh(&self.session.doc.store)?;
 
         // UI.
         let (lo, hi) = self.renderer.height_range();
         self.ui.doc = Some(DocInfo {
-            desc: *self.terrain.desc(),
+            desc: *self.session.doc.desc(),
             source: "document".into(),
-            pages: self.terrain.page_count(),
-            page_bytes: self.terrain.page_bytes(),
-            undo_steps: self.terrain.undo_steps(),
-            undo_bytes: self.terrain.undo_bytes(),
+            pages: self.session.doc.page_count(),
+            page_bytes: self.session.doc.page_bytes(),
+            undo_steps: self.session.doc.undo_steps(),
+            undo_bytes: self.session.doc.undo_bytes(),
             height_lo: lo,
             height_hi: hi,
             device: format!("{}", self.gpu.info()),
@@ -909,7 +827,7 @@ impl Editor {
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
         self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;
         self.ui.profile.bounds_gpu_ms = self.renderer.stats.bounds_gpu_ms;
-        self.ui.profile.queue_len = self.terrain.pending_strokes();
+        self.ui.profile.queue_len = self.session.doc.pending_strokes();
         let (since, n) = self.instances_window;
         let secs = since.elapsed().as_secs_f64();
         if secs >= 1.0 {
@@ -948,7 +866,7 @@ impl Editor {
             inner_radius: self.ui.brush.inner_radius,
         });
         self.renderer
-            .prepare(&self.terrain, &self.camera, viewport, &view)?;
+            .prepare(&self.session.doc.store, &self.camera, viewport, &view)?;
         let view_proj = self.camera.view_proj(viewport);
         let cursor_pixel = self.input.cursor.and_then(|c| {
             let (x, y) = (c[0].floor(), c[1].floor());
@@ -981,7 +899,7 @@ impl Editor {
             }
             self.renderer.record(
                 &mut rec,
-                &self.terrain,
+                &self.session.doc.store,
                 image,
                 depth,
                 self.timer.as_ref().map(|t| (t, "terrain draw")),
@@ -1083,7 +1001,7 @@ impl Editor {
 
     /// Whether this frame shows the finished replay: the queue has been idle for two frames.
     fn shot_due(&mut self) -> bool {
-        if self.replay.is_some() || self.terrain.pending_strokes() > 0 {
+        if self.replay.is_some() || self.session.doc.pending_strokes() > 0 {
             self.idle_since = None;
             return false;
         }

@@ -3,10 +3,10 @@
 //! the rest when the stroke ends, so a painted stroke is exactly the stroke a journal with the
 //! same samples replays (`stroke_instances_settled`).
 
-use crate::brush::gpu::GpuTerrain;
 use crate::brush::journal::RecordedStep;
 use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
 use crate::brush::BrushSettings;
+use crate::session::Document;
 
 /// A stroke in progress.
 pub struct LiveStroke {
@@ -34,7 +34,7 @@ impl LiveStroke {
     }
 
     /// Queues the instances not queued yet: the settled ones, or with `all` every one.
-    fn queue(&mut self, terrain: &mut GpuTerrain, all: bool) -> usize {
+    fn queue(&mut self, terrain: &mut Document, all: bool) -> usize {
         let (instances, settled) = stroke_instances_settled(&self.brush, &self.samples);
         let end = if all { instances.len() } else { settled };
         if end <= self.emitted {
@@ -48,14 +48,14 @@ impl LiveStroke {
 
     /// Adds a sample (document texels, pressure 0..1, seconds since the stroke began) and
     /// queues the instances it settled; returns how many.
-    pub fn add(&mut self, terrain: &mut GpuTerrain, sample: StrokeSample) -> usize {
+    pub fn add(&mut self, terrain: &mut Document, sample: StrokeSample) -> usize {
         self.samples.push(sample);
         self.queue(terrain, false)
     }
 
     /// Ends the stroke: queues the remaining instances and returns the journal step (None for a
     /// stroke without samples) and how many instances were queued now.
-    pub fn finish(mut self, terrain: &mut GpuTerrain) -> (Option<RecordedStep>, usize) {
+    pub fn finish(mut self, terrain: &mut Document) -> (Option<RecordedStep>, usize) {
         if self.samples.is_empty() {
             return (None, 0);
         }

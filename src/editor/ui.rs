@@ -2,9 +2,9 @@
 
 use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::NoiseKind;
+use crate::pages::geometry::DocumentDesc;
 use crate::render::lod::LEVELS;
 use crate::render::{FrameStats, ViewSettings};
-use crate::terrain::document::DocumentDesc;
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
 use std::collections::VecDeque;
 
@@ -28,6 +28,8 @@ pub enum UiAction {
     SaveProject(String),
     Recover,
     DiscardRecovery,
+    RecoverUntitled,
+    DiscardUntitled,
     Undo,
     Redo,
     FrameAll,
@@ -86,6 +88,9 @@ pub struct UiState {
     /// A recovery journal found on opening: (steps, problem) — offered until recovered or
     /// discarded.
     pub recovery: Option<(usize, Option<String>)>,
+    /// An untitled session's journal left by a crash or kill: (file, strokes) — offered until
+    /// recovered or discarded.
+    pub untitled_recovery: Option<(std::path::PathBuf, usize)>,
     pub message: String,
     pub actions: Vec<UiAction>,
     pub profile: Profile,
@@ -114,7 +119,33 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     }
     if s.recovery.is_some() {
         recovery_panel(ui, s);
+    } else if s.untitled_recovery.is_some() {
+        untitled_recovery_panel(ui, s);
     }
+}
+
+fn untitled_recovery_panel(ui: &Ui, s: &mut UiState) {
+    let [w, h] = ui.io().display_size;
+    ui.window("Recover an untitled session?")
+        .position([w * 0.5 - 200.0, h * 0.5 - 60.0], Condition::Always)
+        .size([400.0, 140.0], Condition::Always)
+        .build(|| {
+            let Some((path, strokes)) = s.untitled_recovery.clone() else {
+                return;
+            };
+            ui.text_wrapped(format!(
+                "An untitled session ended without saving ({strokes} stroke(s) in {}). \
+                 Recovering replaces the open document with it.",
+                path.display()
+            ));
+            if ui.button("recover") {
+                s.actions.push(UiAction::RecoverUntitled);
+            }
+            ui.same_line();
+            if ui.button("discard") {
+                s.actions.push(UiAction::DiscardUntitled);
+            }
+        });
 }
 
 fn recovery_panel(ui: &Ui, s: &mut UiState) {

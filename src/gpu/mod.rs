@@ -1,6 +1,6 @@
 //! The Vulkan layer. It knows nothing about terrain: a context ([`Gpu`]), named buffers and
 //! images, access-type barriers, typed compute kernels, command recording with fenced submission,
-//! timestamp timing and the validation messenger. `shared` holds the structs mirrored in GLSL.
+//! timestamp timing and the validation messenger.
 
 pub mod barrier;
 pub mod buffer;
@@ -11,7 +11,6 @@ pub mod error;
 pub mod image;
 pub mod pipeline;
 pub mod shaders;
-pub mod shared;
 pub mod timestamps;
 
 pub use ash::vk;

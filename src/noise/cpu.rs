@@ -4,7 +4,7 @@
 
 use super::tables::{decode_component, NoiseTables, TABLE_SIZE};
 use super::NoiseKind;
-use crate::gpu::shared::NoiseParams;
+use crate::noise::shared::NoiseParams;
 use rayon::prelude::*;
 
 /// Seeds of the pre-warp fields, as `PREWARP_SEED_X/Y` in noise.glsl.

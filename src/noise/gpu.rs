@@ -4,15 +4,18 @@
 
 use super::tables::{NoiseTables, TABLE_SIZE};
 use super::{NoiseKind, NoiseSettings};
-use crate::gpu::shared::{NoiseGenPush, NoiseGrid};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, GpuError, GpuTimer,
     Image, ImageDesc, Recorder, Resource, Result,
 };
+use crate::noise::shared::{NoiseGenPush, NoiseGrid};
 use std::sync::Arc;
 
 /// Workgroup size of `noise/generate.comp`.
-const GROUP: [u32; 2] = [64, 4];
+const GROUP: [u32; 2] = [
+    crate::shared_constants::NOISE_GROUP_X,
+    crate::shared_constants::NOISE_GROUP_Y,
+];
 /// Samples per dispatch chunk (64 MiB of f32): bounds buffer sizes on any device.
 const CHUNK_SAMPLES: u64 = 1 << 24;
 

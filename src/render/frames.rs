@@ -1,25 +1,26 @@
-//! Timed frame loops: offscreen frames of a terrain while a brush paints it, as the editor runs
-//! them (pump the stroke queue under a GPU budget, catch the renderer up, draw). Used by
+//! Timed frame loops: offscreen frames of a page store's height field while some work edits it
+//! between frames (a brush painting, as the editor does: pump the stroke queue under a GPU budget,
+//! catch the renderer up, draw). The work is a [`FrameWork`]; `session::PaintLoop` paints. Used by
 //! `scarp render --frames` and the benchmarks.
 
 use super::camera::Camera;
 use super::offscreen::Offscreen;
 use super::terrain::{TerrainRenderer, ViewSettings};
-use crate::brush::gpu::GpuTerrain;
-use crate::brush::BrushSettings;
-use crate::gpu::shared::BrushInstance;
 use crate::gpu::Result;
-use crate::terrain::document::DocumentDesc;
+use crate::pages::geometry::DocumentDesc;
+use crate::pages::PageStore;
 use std::time::Instant;
 
-/// A brush painting a circle around the document's centre while frames are drawn.
-#[derive(Clone, Debug)]
-pub struct PaintLoad {
-    pub brush: BrushSettings,
-    /// Instances added to the stroke each frame.
-    pub instances_per_frame: usize,
-    /// GPU budget for brush work per frame (ms); None drains the queue every frame.
-    pub budget_ms: Option<f64>,
+/// What changes the document between frames.
+pub trait FrameWork {
+    /// The pages drawn.
+    fn store(&self) -> &PageStore;
+    /// Runs frame `frame`'s work; returns its GPU time in ms.
+    fn before_frame(&mut self, frame: usize) -> Result<f64>;
+    /// Finishes any work still queued once the frames are done.
+    fn finish(&mut self) -> Result<()>;
+    /// Units of work done (instances painted).
+    fn done(&self) -> usize;
 }
 
 /// Per-frame measurements.
@@ -52,23 +53,6 @@ pub fn mean_p99(v: &[f64]) -> (f64, f64) {
     s.sort_by(f64::total_cmp);
     let i = ((s.len() as f64 * 0.99).ceil() as usize).clamp(1, s.len()) - 1;
     (mean, s[i])
-}
-
-impl PaintLoad {
-    /// A noise brush of `kind` painting the benchmark circle: `rate` instances per frame, spacing
-    /// a tenth of the radius (so the ring laps and grows spiky), the whole queue each frame.
-    pub fn noise(kind: crate::noise::NoiseKind, radius: f32, strength: f32, rate: usize) -> Self {
-        let mut brush = BrushSettings::new(crate::brush::BrushType::Noise);
-        brush.noise.kind = kind;
-        brush.radius = radius;
-        brush.strength = strength;
-        brush.spacing = 0.1;
-        Self {
-            brush,
-            instances_per_frame: rate,
-            budget_ms: None,
-        }
-    }
 }
 
 /// Default world y per height unit: a quarter of the document's larger side.
@@ -104,69 +88,32 @@ pub fn framing_camera(
     cam
 }
 
-/// Instances `first..first + count` of a circle of radius `r` around `c`, spaced by the brush.
-pub fn circle_instances(
-    brush: &BrushSettings,
-    c: [f32; 2],
-    r: f32,
-    first: usize,
-    count: usize,
-) -> Vec<BrushInstance> {
-    let step = (brush.spacing * brush.radius / r.max(1.0)).max(1e-4);
-    (first..first + count)
-        .map(|k| {
-            let a = k as f32 * step;
-            let dir = a + std::f32::consts::FRAC_PI_2;
-            let axis_angle = dir + brush.dir_angle_deg.to_radians();
-            BrushInstance {
-                center: [c[0] + r * a.cos(), c[1] + r * a.sin()],
-                radius: brush.radius,
-                inner_radius: brush.inner_radius,
-                strength: brush.signed_strength(),
-                direction: dir,
-                axis: [axis_angle.cos(), axis_angle.sin()],
-            }
-        })
-        .collect()
-}
-
-/// Draws `frames` frames (after `warmup` untimed ones), painting with `paint` if given.
-#[allow(clippy::too_many_arguments)]
+/// Draws `frames` frames (after `warmup` untimed ones), running `work` before each.
 pub fn run_frames(
-    terrain: &mut GpuTerrain,
+    work: &mut impl FrameWork,
     renderer: &mut TerrainRenderer,
     target: &mut Offscreen,
     camera: &Camera,
     view: &ViewSettings,
     warmup: usize,
     frames: usize,
-    paint: Option<&PaintLoad>,
 ) -> Result<FrameLog> {
     let mut log = FrameLog::default();
-    let d = *terrain.desc();
-    let centre = [d.width as f32 * 0.5, d.height as f32 * 0.5];
-    let ring = d.width.min(d.height) as f32 * 0.3;
-    let mut next = 0;
     for frame in 0..warmup + frames {
         if frame == warmup {
             crate::profile::take(); // profile the timed frames only
         }
         let t0 = Instant::now();
-        let mut brush_ms = 0.0;
-        if let Some(p) = paint {
-            let inst = circle_instances(&p.brush, centre, ring, next, p.instances_per_frame);
-            next += inst.len();
-            terrain.enqueue_stroke_part(&p.brush, &inst, frame > 0);
+        let brush_ms = {
             let _s = crate::profile::scope("frame: enqueue and pump");
-            let report = terrain.pump(p.budget_ms)?;
-            brush_ms = report.gpu_ns * 1e-6;
-        }
+            work.before_frame(frame)?
+        };
         let pump_ms = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
-        renderer.refresh(terrain)?;
+        renderer.refresh(work.store())?;
         let refresh_ms = t1.elapsed().as_secs_f64() * 1e3;
         let bounds_gpu_ms = renderer.stats.bounds_gpu_ms;
-        let f = target.render(renderer, terrain, camera, view, false, None)?;
+        let f = target.render(renderer, work.store(), camera, view, false, None)?;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         if frame >= warmup {
             log.frame_ms.push(ms);
@@ -188,8 +135,8 @@ pub fn run_frames(
     if !report.is_empty() {
         eprintln!("CPU profile ({frames} frames):\n{report}");
     }
-    // Finish the stroke so the document is consistent afterwards.
-    terrain.pump(None)?;
-    log.instances_applied = next;
+    // Finish the work so the document is consistent afterwards.
+    work.finish()?;
+    log.instances_applied = work.done();
     Ok(log)
 }

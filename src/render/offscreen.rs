@@ -2,11 +2,11 @@
 
 use super::camera::{unproject, Camera};
 use super::terrain::{RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
-use crate::brush::gpu::GpuTerrain;
 use crate::gpu::{
     vk, Access, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder,
     Result,
 };
+use crate::pages::PageStore;
 use glam::Vec3;
 use std::sync::Arc;
 
@@ -78,19 +78,19 @@ impl Offscreen {
         })
     }
 
-    /// Brings `renderer` up to date with `terrain`, draws it from `camera` and, as asked, reads
-    /// the image back and picks the terrain point under pixel `pick`.
+    /// Brings `renderer` up to date with `store`'s height field, draws it from `camera` and, as
+    /// asked, reads the image back and picks the terrain point under pixel `pick`.
     pub fn render(
         &mut self,
         renderer: &mut TerrainRenderer,
-        terrain: &mut GpuTerrain,
+        store: &PageStore,
         camera: &Camera,
         view: &ViewSettings,
         read_pixels: bool,
         pick: Option<[u32; 2]>,
     ) -> Result<OffscreenFrame> {
-        renderer.refresh(terrain)?;
-        renderer.prepare(terrain, camera, self.size, view)?;
+        renderer.refresh(store)?;
+        renderer.prepare(store, camera, self.size, view)?;
         let _p = crate::profile::scope("render: record and submit");
         if self.coverage.is_none() {
             self.coverage = Some(renderer.coverage_set(&self.depth)?);
@@ -98,14 +98,13 @@ impl Offscreen {
         let coverage = self.coverage.as_ref().expect("made above");
         let renderer_mut = renderer;
         let renderer = &*renderer_mut;
-        let terrain = &*terrain;
         let mut rec = Recorder::new(&self.gpu)?;
         if let Some(t) = &self.timer {
             rec.reset_timer(t);
         }
         renderer.record(
             &mut rec,
-            terrain,
+            store,
             &self.color,
             &self.depth,
             self.timer.as_ref().map(|t| (t, "terrain draw")),

@@ -1,15 +1,17 @@
-//! Structures shared with the renderer's shaders (`shaders-glsl/include/render_shared.glsl`).
+//! Structures shared with the renderer's shaders (`shaders-glsl/include/render_shared.glsl`);
+//! tests/shared_layout.rs checks every field's offset on the GPU.
 
 use bytemuck::{Pod, Zeroable};
 
-/// Vertices per tile side minus one.
-pub const TILE_QUADS: u32 = 64;
-/// Vertices per tile side.
-pub const TILE_VERTS: u32 = TILE_QUADS + 1;
+use crate::shared_constants as k;
 
-pub const VIEW_LOD_COLOURS: u32 = 1;
-pub const VIEW_CURSOR: u32 = 2;
-pub const VIEW_WIREFRAME: u32 = 4;
+/// Vertices per tile side minus one.
+pub const TILE_QUADS: u32 = k::TILE_QUADS as u32;
+/// Vertices per tile side.
+pub const TILE_VERTS: u32 = k::TILE_VERTS as u32;
+const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
+
+pub use k::{VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME};
 
 /// Per-frame uniforms (std140).
 #[repr(C)]

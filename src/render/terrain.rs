@@ -22,12 +22,12 @@ use super::shared::{
     BoundsPush, FrameData, PagePush, TileDraw, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_QUADS,
     VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
 };
-use crate::brush::gpu::GpuTerrain;
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
     GpuError, GpuTimer, Image, ImageDesc, MemoryLocation, Recorder, Resource, Result, Shader,
 };
-use crate::terrain::document::{DocumentDesc, HeightFormat, PageId};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
+use crate::pages::{Field, PageStore};
 use glam::Vec3;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -128,7 +128,7 @@ struct DrawGroup {
     count: u32,
 }
 
-/// Draws a [`GpuTerrain`]; see the module docs.
+/// Draws the height field of a [`PageStore`]; see the module docs.
 pub struct TerrainRenderer {
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
@@ -164,6 +164,8 @@ pub struct TerrainRenderer {
     height_lo: f32,
     height_hi: f32,
     initialized: bool,
+    /// Change epoch of the height field this renderer has caught up with.
+    seen_epoch: u64,
     dummy: Image,
     groups: Vec<DrawGroup>,
     wireframe: bool,
@@ -572,6 +574,7 @@ impl TerrainRenderer {
             height_lo: 0.0,
             height_hi: 0.0,
             initialized: false,
+            seen_epoch: 0,
             dummy,
             groups: Vec::new(),
             wireframe: false,
@@ -652,7 +655,7 @@ impl TerrainRenderer {
     /// Views and present-bits of `block`'s set as `terrain` shows it now.
     fn neighbourhood(
         &self,
-        terrain: &GpuTerrain,
+        terrain: &Field,
         block: PageId,
     ) -> ([vk::ImageView; PAGE_SLOTS], [u32; 2]) {
         let mut views = [self.dummy.view; PAGE_SLOTS];
@@ -670,7 +673,7 @@ impl TerrainRenderer {
     fn declare_block<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
-        terrain: &'a GpuTerrain,
+        terrain: &'a Field,
         block: PageId,
         access: Access,
     ) {
@@ -682,7 +685,7 @@ impl TerrainRenderer {
     }
 
     /// Makes `block`'s set point at its pages' current images.
-    fn update_set(&mut self, terrain: &GpuTerrain, block: PageId) -> Result<()> {
+    fn update_set(&mut self, terrain: &Field, block: PageId) -> Result<()> {
         let (views, present) = self.neighbourhood(terrain, block);
         if let Some(s) = self.page_sets.get(&block) {
             if !s.stale && s.views == views {
@@ -767,9 +770,11 @@ impl TerrainRenderer {
     /// west, north and north-west neighbours that reach into them (an edge column, row or
     /// corner), then reads them back. The first call computes every tile. All dispatches run
     /// behind one barrier: each writes its own page's range of the bounds buffer.
-    pub fn refresh(&mut self, terrain: &mut GpuTerrain) -> Result<()> {
+    pub fn refresh(&mut self, store: &PageStore) -> Result<()> {
         let _p = crate::profile::scope("render: refresh");
-        let changed = terrain.take_changed_pages();
+        let terrain = store.height();
+        let (changed, epoch) = terrain.changed_since(self.seen_epoch);
+        self.seen_epoch = epoch;
         let tpp = self.desc.page_size / TILE_QUADS;
         // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
         let mut dirty: BTreeMap<PageId, [u32; 4]> = BTreeMap::new();
@@ -826,7 +831,6 @@ impl TerrainRenderer {
         }
         drop(sets);
         let this = &*self;
-        let terrain = &*terrain;
         let mut rec = Recorder::new(&this.gpu)?;
         let mut query = None;
         if let Some(t) = &this.timer {
@@ -955,12 +959,13 @@ impl TerrainRenderer {
     /// `viewport` of pixels seen by `camera`.
     pub fn prepare(
         &mut self,
-        terrain: &GpuTerrain,
+        store: &PageStore,
         camera: &Camera,
         viewport: [u32; 2],
         view: &ViewSettings,
     ) -> Result<()> {
         let _p = crate::profile::scope("render: prepare");
+        let terrain = store.height();
         let t0 = std::time::Instant::now();
         let vs = view.vertical_scale;
         let view_proj = camera.view_proj(viewport);
@@ -1185,11 +1190,12 @@ impl TerrainRenderer {
     pub fn record<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
-        terrain: &'a GpuTerrain,
+        store: &'a PageStore,
         color: &'a Image,
         depth: &'a Image,
         timer: Option<(&'a GpuTimer, &str)>,
     ) -> Result<()> {
+        let terrain = store.height();
         let mut declared = BTreeSet::new();
         for g in &self.groups {
             if declared.insert(g.block) {

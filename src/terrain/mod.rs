@@ -1,8 +1,6 @@
-//! Heightfield documents (size, format, page grid), undo history, and height files: reading and
-//! writing the formats engines use, atomically.
+//! Height files and projects: reading and writing the formats engines use, atomically. The
+//! document's pages themselves live in [`crate::pages`].
 
-pub mod document;
 pub mod export;
 pub mod formats;
-pub mod history;
 pub mod project;

@@ -20,8 +20,9 @@
 //! document once, that the payload fills the file exactly, the checksum and that every height is
 //! finite, before anything is used: a bad file is an error naming the file and the problem.
 
-use super::document::{DocumentDesc, PageId};
 use super::export::write_atomic;
+use crate::brush::journal::JournalFile;
+use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -42,7 +43,7 @@ pub struct Project {
     /// Brush presets by name (the brush JSON of presets and journals).
     pub presets: Vec<(String, serde_json::Value)>,
     /// The journal of the strokes made since the previous save (provenance), if any.
-    pub journal: Option<serde_json::Value>,
+    pub journal: Option<JournalFile>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -54,7 +55,7 @@ struct Header {
     #[serde(default)]
     presets: Vec<(String, serde_json::Value)>,
     #[serde(default)]
-    journal: Option<serde_json::Value>,
+    journal: Option<JournalFile>,
 }
 
 /// FNV-1a, 64 bits.
@@ -278,7 +279,7 @@ pub struct Recovery {
     pub project_checksum: u64,
     /// A version-1 journal of the project's document (initial heights: the project) and the
     /// steps since the save.
-    pub journal: serde_json::Value,
+    pub journal: JournalFile,
 }
 
 /// Writes the recovery file of `project` atomically.
@@ -316,7 +317,7 @@ pub fn read_recovery(project: &Path) -> Result<Option<Recovery>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terrain::document::HeightFormat;
+    use crate::pages::geometry::HeightFormat;
 
     fn sample() -> Project {
         let document = DocumentDesc {
@@ -340,7 +341,10 @@ mod tests {
                 "hills".into(),
                 serde_json::json!({"type": "raise", "radius": 30}),
             )],
-            journal: Some(serde_json::json!({"version": 1})),
+            journal: Some(
+                JournalFile::of(&document, &crate::brush::journal::Initial::Flat(0.25), &[])
+                    .unwrap(),
+            ),
         }
     }
 
@@ -408,7 +412,7 @@ mod tests {
         let r = Recovery {
             version: VERSION,
             project_checksum: file_checksum(&p).unwrap(),
-            journal: serde_json::json!({"steps": []}),
+            journal: sample().journal.unwrap(),
         };
         write_recovery(&p, &r).unwrap();
         assert_eq!(read_recovery(&p).unwrap(), Some(r));

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use scarp::gpu::{Gpu, GpuOptions};
-use scarp::terrain::document::DocumentDesc;
+use scarp::pages::geometry::DocumentDesc;
 use std::sync::Arc;
 
 /// A context with VK_LAYER_KHRONOS_validation and synchronization validation on.

@@ -3,7 +3,7 @@
 //! memory, so an untouched page of a flat document costs nothing.
 
 /// How heights are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HeightFormat {
     /// 32-bit float, heights in world units.

@@ -8,7 +8,7 @@
 //! forgotten (the newest step is always kept). Versions shared between steps count once per step,
 //! so the figure is an upper bound.
 
-use super::document::PageId;
+use super::geometry::PageId;
 use std::collections::BTreeMap;
 
 /// Memory the undo history may hold unless told otherwise (1 GiB).

@@ -1,0 +1,25 @@
+//! The page store: a document's named sparse fields of GPU pages, apart from whatever edits or
+//! draws them.
+//!
+//! Promise: a page holds exactly the values the edits committed to it; a page never written holds
+//! no memory and reads as its field's flat value; every version an undo step needs is kept (up to
+//! the undo budget) and restores values bit for bit. The brush engine writes a field through
+//! `&mut` ([`Field::begin_versions`] … [`Field::commit_versions`]); the renderer, offscreen
+//! targets and readers take `&` and follow changes by epoch ([`Field::changed_since`]).
+//!
+//! * [`geometry`]: document size, format, range and page grid ([`DocumentDesc`], [`PageId`]).
+//! * [`page`]: one page version's GPU image pair ([`GpuPage`]).
+//! * [`field`]: one sparse field with copy-on-write versions, history and changes ([`Field`]).
+//! * [`history`]: undo/redo steps of page versions.
+//! * [`store`]: the fields by name ([`PageStore`]).
+
+pub mod field;
+pub mod geometry;
+pub mod history;
+pub mod page;
+pub mod store;
+
+pub use field::Field;
+pub use geometry::{DocumentDesc, HeightFormat, PageId, Rect};
+pub use page::GpuPage;
+pub use store::{PageStore, HEIGHT};

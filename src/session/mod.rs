@@ -1,0 +1,344 @@
+//! The open document's life between saves, without the window: opening journals, height files
+//! and projects ([`Session::open`]), the journal of every step made, saving projects and
+//! journals, and recovery. Promise: every step reaches a file the moment it is made, titled or
+//! not: a project's steps go to its recovery journal (replayed onto the project after a crash),
+//! an untitled session's to a complete journal in the user's state folder ([`untitled`]). The
+//! editor, the CLI and the benchmarks use this module; it knows nothing of windows.
+
+pub mod document;
+pub mod paint_loop;
+pub mod untitled;
+
+use crate::brush::journal::{recorded, Initial, Journal, JournalFile, RecordedStep, Step};
+use crate::gpu::Gpu;
+use crate::noise::NoiseTables;
+use crate::pages::geometry::DocumentDesc;
+use crate::terrain::project::{self, Project, Recovery};
+use anyhow::{anyhow, Context as _, Result};
+pub use document::Document;
+pub use paint_loop::{PaintLoad, PaintLoop};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The document of `journal` before its steps: its initial heights file (read, errors naming
+/// `source`, the journal) or flat.
+pub fn journal_start(
+    gpu: &Arc<Gpu>,
+    journal: &Journal,
+    source: &Path,
+    tables: &NoiseTables,
+) -> Result<Document> {
+    let initial = journal
+        .initial_heights()
+        .map_err(|e| anyhow!("{}: {e}", source.display()))?;
+    let flat = match journal.initial {
+        Initial::Flat(h) => h,
+        Initial::File(_) => 0.0,
+    };
+    Ok(match &initial {
+        Some(h) => Document::from_heights(gpu, journal.document, h, tables)?,
+        None => Document::new(gpu, journal.document, flat, tables)?,
+    })
+}
+
+/// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
+pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Document> {
+    let journal = Journal::load(path).map_err(|e| anyhow!(e))?;
+    let mut terrain = journal_start(gpu, &journal, path, tables)?;
+    journal.replay(&mut terrain, |_, _| {})?;
+    Ok(terrain)
+}
+
+/// Opens a project as a terrain (its pages uploaded as they are).
+pub fn open_project(gpu: &Arc<Gpu>, p: &Project, tables: &NoiseTables) -> Result<Document> {
+    Ok(Document::from_pages(
+        gpu, p.document, p.flat, &p.pages, tables,
+    )?)
+}
+
+/// The project holding `terrain`'s current heights, `presets` and the `steps` made since the
+/// previous save.
+pub fn project_of(
+    terrain: &mut Document,
+    presets: Vec<(String, serde_json::Value)>,
+    steps: &[RecordedStep],
+) -> Result<Project> {
+    let document = *terrain.desc();
+    let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)
+        .map_err(anyhow::Error::msg)?;
+    Ok(Project {
+        document,
+        flat: terrain.flat(),
+        pages: terrain.page_heights()?,
+        presets,
+        journal: Some(journal),
+    })
+}
+
+/// The recovery record of `steps` made since `project_path` was saved.
+pub fn recovery_of(
+    project_path: &Path,
+    document: &DocumentDesc,
+    flat: f32,
+    steps: &[RecordedStep],
+) -> Result<Recovery> {
+    Ok(Recovery {
+        version: project::VERSION,
+        project_checksum: project::file_checksum(project_path).map_err(anyhow::Error::msg)?,
+        journal: JournalFile::of(document, &Initial::Flat(flat), steps)
+            .map_err(anyhow::Error::msg)?,
+    })
+}
+
+/// Replays a recovery record onto `terrain` (the project it belongs to, just opened); returns
+/// the steps it holds.
+pub fn replay_recovery(
+    terrain: &mut Document,
+    recovery: &Recovery,
+    base_dir: &Path,
+) -> Result<Vec<RecordedStep>> {
+    let journal = Journal::check(&recovery.journal, base_dir)
+        .map_err(|e| anyhow!("recovery journal: {e}"))?;
+    if journal.document != *terrain.desc() {
+        return Err(anyhow!(
+            "the recovery journal is for another document than the project"
+        ));
+    }
+    journal
+        .replay(terrain, |_, _| {})
+        .context("replaying the recovery journal")?;
+    Ok(recorded(&journal.steps))
+}
+
+/// A project recovery journal found when opening a project: the steps it holds, or why it
+/// cannot be applied.
+pub type RecoveryOffer = (usize, Option<String>);
+
+/// The open document, the steps made on it, and where they are saved.
+pub struct Session {
+    pub doc: Document,
+    initial: Initial,
+    /// Every step since the document was opened (an opened journal's own steps first).
+    steps: Vec<RecordedStep>,
+    /// Steps the opened file itself holds (a journal's): an untitled session starts journaling
+    /// at the first step after them.
+    opened_steps: usize,
+    /// The project this session saves to, and how many of `steps` it holds.
+    project: Option<PathBuf>,
+    saved_steps: usize,
+    /// Brush presets the opened project carried.
+    presets: Vec<(String, serde_json::Value)>,
+    pending_recovery: Option<Recovery>,
+    /// Where this untitled session journals (None: titled, or no state folder).
+    untitled: Option<PathBuf>,
+}
+
+impl Session {
+    /// Opens `source`: a project (`.scarp`), a journal (`.json`: its steps are replayed, or, with
+    /// `paint_later`, returned to be painted by the caller) or a height file. Also returns the
+    /// offer of a project's recovery journal, if one was found.
+    pub fn open(
+        gpu: &Arc<Gpu>,
+        source: &Path,
+        tables: &NoiseTables,
+        paint_later: bool,
+    ) -> Result<(Self, Vec<Step>, Option<RecoveryOffer>)> {
+        let ext = source.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext == "scarp" {
+            let p = project::load(source).map_err(anyhow::Error::msg)?;
+            let (pending, offer) = match project::read_recovery(source) {
+                Ok(Some(r)) => {
+                    let n = r.journal.steps.len();
+                    (Some(r), Some((n, None)))
+                }
+                Ok(None) => (None, None),
+                Err(e) => (None, Some((0, Some(e)))),
+            };
+            let mut s = Self::new(
+                open_project(gpu, &p, tables)?,
+                Initial::File(std::path::absolute(source)?),
+                Vec::new(),
+            );
+            s.pending_recovery = pending;
+            s.project = Some(source.to_path_buf());
+            s.presets = p.presets;
+            s.untitled = None;
+            return Ok((s, Vec::new(), offer));
+        }
+        if ext != "json" {
+            // A height file opens as a document of its size with no steps.
+            let grid = crate::terrain::formats::read(source, &Default::default())
+                .map_err(anyhow::Error::msg)?;
+            let desc = DocumentDesc::for_heights(grid.width, grid.height);
+            let doc = Document::from_heights(gpu, desc, &grid.values, tables)?;
+            let initial = Initial::File(std::path::absolute(source)?);
+            return Ok((Self::new(doc, initial, Vec::new()), Vec::new(), None));
+        }
+        let journal = Journal::load(source).map_err(anyhow::Error::msg)?;
+        let mut doc = journal_start(gpu, &journal, source, tables)?;
+        let initial = match &journal.initial {
+            Initial::File(p) => Initial::File(std::path::absolute(p)?),
+            flat => flat.clone(),
+        };
+        if paint_later {
+            return Ok((Self::new(doc, initial, Vec::new()), journal.steps, None));
+        }
+        journal.replay(&mut doc, |_, _| {})?;
+        Ok((
+            Self::new(doc, initial, recorded(&journal.steps)),
+            Vec::new(),
+            None,
+        ))
+    }
+
+    /// An untitled session of `doc`, whose opened file holds `steps`.
+    fn new(doc: Document, initial: Initial, steps: Vec<RecordedStep>) -> Self {
+        Self {
+            doc,
+            initial,
+            opened_steps: steps.len(),
+            steps,
+            project: None,
+            saved_steps: 0,
+            presets: Vec::new(),
+            pending_recovery: None,
+            untitled: untitled::state_dir().map(|d| untitled::path_for_this_process(&d)),
+        }
+    }
+
+    /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
+    /// steps (journaled again at once, under this process), and the leftover is removed.
+    pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
+        let journal = Journal::load(path).map_err(anyhow::Error::msg)?;
+        let mut doc = journal_start(gpu, &journal, path, tables)?;
+        journal
+            .replay(&mut doc, |_, _| {})
+            .context("replaying the untitled session's journal")?;
+        let mut s = Self::new(doc, journal.initial.clone(), recorded(&journal.steps));
+        s.opened_steps = 0;
+        s.write_recovery().map_err(anyhow::Error::msg)?;
+        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+        Ok(s)
+    }
+
+    /// Every step since the document was opened.
+    pub fn steps(&self) -> &[RecordedStep] {
+        &self.steps
+    }
+
+    /// The project this session saves to.
+    pub fn project(&self) -> Option<&Path> {
+        self.project.as_deref()
+    }
+
+    /// Where this untitled session journals its steps (None when titled).
+    pub fn untitled_journal(&self) -> Option<&Path> {
+        self.untitled.as_deref()
+    }
+
+    /// Brush presets the opened project carried.
+    pub fn presets(&self) -> &[(String, serde_json::Value)] {
+        &self.presets
+    }
+
+    /// Steps not yet in a saved project.
+    pub fn unsaved_steps(&self) -> usize {
+        self.steps.len() - self.saved_steps
+    }
+
+    /// Whether this is an untitled session with strokes that only its journal holds.
+    pub fn untitled_with_changes(&self) -> bool {
+        self.project.is_none() && self.steps.len() > self.saved_steps
+    }
+
+    /// Adds a step the document just took and writes it where it is kept (the project's recovery
+    /// journal, or the untitled journal).
+    pub fn record(&mut self, step: RecordedStep) -> Result<(), String> {
+        self.steps.push(step);
+        self.write_recovery()
+    }
+
+    /// Rewrites the project's recovery journal (steps since the save), or the untitled journal
+    /// (every step) once the session made one of its own.
+    fn write_recovery(&self) -> Result<(), String> {
+        if let Some(path) = &self.project {
+            let r = recovery_of(
+                path,
+                self.doc.desc(),
+                self.doc.flat(),
+                &self.steps[self.saved_steps..],
+            )
+            .map_err(|e| format!("{e:#}"))?;
+            return project::write_recovery(path, &r);
+        }
+        let Some(path) = &self.untitled else {
+            return Ok(());
+        };
+        if self.steps.len() == self.opened_steps {
+            return Ok(());
+        }
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let text = JournalFile::of(self.doc.desc(), &self.initial, &self.steps)?.to_json()?;
+        crate::terrain::export::write_bytes_atomic(path, text.as_bytes())
+    }
+
+    /// The journal of the whole session (the opened journal's steps and every step since).
+    pub fn journal(&self) -> Result<JournalFile, String> {
+        JournalFile::of(self.doc.desc(), &self.initial, &self.steps)
+    }
+
+    /// Saves the document as a project at `path` with `current` as its current brush; the session
+    /// then belongs to that project (its untitled journal is removed). Returns the pages saved.
+    pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<usize> {
+        if !path.extension().is_some_and(|e| e == "scarp") {
+            anyhow::bail!("{}: a project file ends in .scarp", path.display());
+        }
+        let mut presets = self.presets.clone();
+        presets.retain(|(n, _)| n != "current");
+        presets.push(("current".into(), current));
+        let p = project_of(&mut self.doc, presets, &self.steps[self.saved_steps..])?;
+        project::save(path, &p).map_err(anyhow::Error::msg)?;
+        let _ = std::fs::remove_file(project::recovery_path(path));
+        if let Some(old) = &self.project {
+            if old != path {
+                let _ = std::fs::remove_file(project::recovery_path(old));
+            }
+        }
+        if let Some(u) = self.untitled.take() {
+            let _ = std::fs::remove_file(u);
+        }
+        self.project = Some(path.to_path_buf());
+        self.saved_steps = self.steps.len();
+        self.presets = p.presets;
+        Ok(p.pages.len())
+    }
+
+    /// Writes the whole session as a journal file.
+    pub fn save_journal(&self, path: &Path) -> Result<(), String> {
+        let text = self.journal()?.to_json()?;
+        crate::terrain::export::write_bytes_atomic(path, text.as_bytes())
+    }
+
+    /// Replays the opened project's recovery journal; returns the steps recovered.
+    pub fn recover(&mut self) -> Result<usize> {
+        let (Some(r), Some(path)) = (self.pending_recovery.take(), self.project.clone()) else {
+            return Ok(0);
+        };
+        let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let steps = replay_recovery(&mut self.doc, &r, &base)?;
+        let n = steps.len();
+        self.steps.extend(steps);
+        self.write_recovery().map_err(anyhow::Error::msg)?;
+        Ok(n)
+    }
+
+    /// Forgets the opened project's recovery journal and removes it.
+    pub fn discard_recovery(&mut self) {
+        self.pending_recovery = None;
+        if let Some(path) = &self.project {
+            let _ = std::fs::remove_file(project::recovery_path(path));
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Constants that Rust and GLSL share, spelled once. `build.rs` turns every
+//! `pub const NAME: TYPE = VALUE;` line of this file into `#define NAME VALUE` in the generated
+//! header `constants.glsl` (shaders `#include "constants.glsl"`), so a kind index or a workgroup
+//! size cannot drift between the two languages. Keep each constant on one line with a literal
+//! value: build.rs reads this file as text, it does not evaluate Rust.
+
+// Noise kinds (`NoiseKind::index`, the `kind` field of `NoiseParams`).
+pub const NOISE_PERLIN: i32 = 0;
+pub const NOISE_FBM: i32 = 1;
+pub const NOISE_BILLOWY: i32 = 2;
+pub const NOISE_RIDGED: i32 = 3;
+pub const NOISE_IQ: i32 = 4;
+pub const NOISE_SWISS: i32 = 5;
+pub const NOISE_JORDAN: i32 = 6;
+pub const NOISE_EROSIVE: i32 = 7;
+
+// Pointwise brush kernels (specialization constant BRUSH_TYPE of brush/pointwise.comp); lower is
+// raise with a negative strength, smooth and contrast have their own kernel.
+pub const BRUSH_RAISE: i32 = 0;
+pub const BRUSH_NOISE: i32 = 1;
+pub const BRUSH_LEVEL: i32 = 2;
+pub const BRUSH_DIRECTIONAL: i32 = 3;
+pub const BRUSH_STAMP: i32 = 4;
+
+// Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1) (`Falloff::index`).
+pub const FALLOFF_PARABOLIC: i32 = 0;
+pub const FALLOFF_SMOOTH: i32 = 1;
+pub const FALLOFF_LINEAR: i32 = 2;
+pub const FALLOFF_POWER: i32 = 3;
+
+// Workgroup sizes.
+/// Brush kernels (pointwise and smooth): a 16x16 tile of texels per workgroup.
+pub const BRUSH_GROUP_X: u32 = 16;
+pub const BRUSH_GROUP_Y: u32 = 16;
+/// Noise generation: 64x4 texels per workgroup.
+pub const NOISE_GROUP_X: u32 = 64;
+pub const NOISE_GROUP_Y: u32 = 4;
+
+// Terrain renderer.
+/// Quads per tile side (vertices per side minus one).
+pub const TILE_QUADS: i32 = 64;
+/// Vertices per tile side.
+pub const TILE_VERTS: i32 = 65;
+pub const VIEW_LOD_COLOURS: u32 = 1;
+pub const VIEW_CURSOR: u32 = 2;
+pub const VIEW_WIREFRAME: u32 = 4;
