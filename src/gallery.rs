@@ -3,7 +3,7 @@
 //! `contact_sheet.png` (4 columns x 2 rows in `NoiseKind::ALL` order, named under each tile).
 
 use crate::noise::NoiseKind;
-use crate::terrain::export::min_max;
+use crate::terrain::formats::min_max;
 
 /// A hillshaded, height-tinted RGBA8 rendering of a `size` x `size` grid, downsampled to `tile`.
 pub fn relief_tile(heights: &[f32], size: u32, tile: u32) -> Vec<u8> {

@@ -1,10 +1,18 @@
 //! Scarp: procedural heightfield brushes on Vulkan compute (de Carpentier & Bidarra 2009).
 //!
-//! * [`gpu`]: the Vulkan layer, reusable outside Scarp.
-//! * [`noise`]: noise tables and the CPU twins of every GLSL noise function, plus GPU generation.
+//! Layers, bottom to top (docs/ARCHITECTURE.md):
+//! * [`gpu`]: the Vulkan layer, reusable outside Scarp: knows no terrain.
+//! * [`pages`]: the page store: a document's named sparse fields of GPU pages, versions, history.
+//! * [`noise`], [`brush`]: noise and brush kernels with their CPU twins; the brush engine paints a
+//!   field of the page store. [`render`] draws the page store and never sees the brush engine.
+//! * [`session`]: the open document (store + engine), its journal, saving and recovery.
+//! * [`terrain`]: height files and projects. [`shared_constants`]: constants GLSL shares.
+//! * The edges: [`editor`] (the window), [`cli`] (the command line), [`bench`], [`gallery`].
 
+pub mod atomic_file;
 pub mod bench;
 pub mod brush;
+pub mod cli;
 pub mod editor;
 pub mod gallery;
 pub mod gpu;

@@ -44,3 +44,9 @@ pub const TILE_VERTS: i32 = 65;
 pub const VIEW_LOD_COLOURS: u32 = 1;
 pub const VIEW_CURSOR: u32 = 2;
 pub const VIEW_WIREFRAME: u32 = 4;
+/// Pages per side of a block: one descriptor set binds a block and the ring of pages around it.
+pub const PAGE_BLOCK: i32 = 4;
+/// Pages per side of a block's set (the block and its ring): PAGE_BLOCK + 2.
+pub const PAGE_SPAN: i32 = 6;
+/// Images in a block's set: PAGE_SPAN².
+pub const PAGE_SLOTS: i32 = 36;

@@ -303,7 +303,7 @@ fn an_interrupted_save_leaves_the_previous_file_intact() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("doc.r32");
     std::fs::write(&target, b"the previous save").unwrap();
-    let e = scarp::terrain::export::write_atomic(&target, |w| {
+    let e = scarp::atomic_file::write_atomic(&target, |w| {
         std::io::Write::write_all(w, b"half of the new").unwrap();
         Err("disk full (simulated)".into())
     })

@@ -10,9 +10,8 @@
 #ifndef SCARP_PAGE_FETCH_GLSL
 #define SCARP_PAGE_FETCH_GLSL
 
-#define PAGE_BLOCK 4
-#define PAGE_SPAN (PAGE_BLOCK + 2)
-#define PAGE_SLOTS (PAGE_SPAN * PAGE_SPAN)
+// PAGE_BLOCK, PAGE_SPAN, PAGE_SLOTS.
+#include "constants.glsl"
 
 layout(set = PAGE_SET, binding = 0, HEIGHT_IMAGE_FORMAT) uniform readonly image2D pages[PAGE_SLOTS];
 

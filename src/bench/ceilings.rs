@@ -39,7 +39,7 @@ fn groups_for(count: u64) -> [u32; 3] {
 
 fn timer(gpu: &Arc<Gpu>, passes: usize) -> Result<GpuTimer> {
     GpuTimer::new(gpu, passes as u32)?
-        .ok_or_else(|| GpuError::usage("timestamps are needed for the ceilings"))
+        .ok_or_else(|| GpuError::Unsupported("timestamps are needed for the ceilings".into()))
 }
 
 /// Median pass time in ms, warm-up passes dropped.

@@ -3,8 +3,9 @@
 
 use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
 use super::{median, ratio, BenchOptions, Ceilings, NoiseResult, NoiseSection, PeerBaseline};
-use crate::gpu::{Gpu, GpuError, Result};
+use crate::gpu::Gpu;
 use crate::noise::{CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables};
+use anyhow::{anyhow, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
@@ -145,7 +146,7 @@ pub(super) fn measure(
             for i in 0..o.warmup + o.repeats {
                 heater.heat(HEAT_SHORT_MS)?;
                 let run = noise.generate(&s, side, side)?;
-                let ns = run.gpu_ns.ok_or_else(|| GpuError::usage("no timestamps"))?;
+                let ns = run.gpu_ns.ok_or_else(|| anyhow!("no timestamps"))?;
                 if i >= o.warmup {
                     times.push(ns * 1e-6);
                 }

@@ -13,18 +13,19 @@
 //!   complete copy of the new state and no page is ever copied whole between passes.
 //! * **Waves.** The k-th pass of every page a stroke touches runs in one wave behind one barrier
 //!   (passes of different pages touch disjoint images).
-//! * **Queue.** Strokes wait in a FIFO; [`Document::pump`] runs waves (or multi-tap instances)
+//! * **Queue.** Strokes wait in a FIFO; [`BrushEngine::pump`] runs waves (or multi-tap instances)
 //!   until a GPU time budget is spent, so a huge brush never holds a frame. A stroke's pages are
 //!   prepared when it reaches the front, so it sees every stroke before it.
 //! * **Undo.** A stroke asks the field for new versions of the pages it touches (copy-on-write)
 //!   and commits them as one undo step when its last wave has run.
 
+use super::error::{BrushError, Result};
 use super::shared::{BrushInstance, BrushPass, SmoothPass};
 use super::stamp::Stamp;
 use super::{instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
-    GpuError, GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource, Result,
+    GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource,
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
 use crate::pages::{Field, GpuPage, HeightFormat, PageId, Rect};
@@ -71,7 +72,7 @@ struct ActiveStroke {
     stats: StrokeStats,
 }
 
-/// What one [`Document::pump`] did.
+/// What one [`BrushEngine::pump`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PumpReport {
     /// Waves or multi-tap instances run.
@@ -207,9 +208,10 @@ impl BrushEngine {
     /// Instances per dispatch for pointwise brushes (1..=256).
     pub fn set_batch(&mut self, batch: usize) -> Result<()> {
         if !(1..=MAX_BATCH).contains(&batch) {
-            return Err(GpuError::usage(format!(
-                "batch must be between 1 and {MAX_BATCH}, got {batch}"
-            )));
+            return Err(BrushError::Batch {
+                batch,
+                max: MAX_BATCH,
+            });
         }
         self.batch = batch;
         Ok(())

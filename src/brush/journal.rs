@@ -60,15 +60,41 @@ fn default_one() -> f32 {
     1.0
 }
 
-/// A deserialization error as `field.path: problem` (the path left out at the top level).
-fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> String {
-    let path = e.path().to_string();
+/// A deserialization error of `text` as `field.path: problem` (the path left out at the top
+/// level). Serde's `flatten` loses the path inside the flattened noise parameters of a brush
+/// (the error stops at `...brush`): the brush's noise fields are then tried one by one to name
+/// the one at fault.
+fn path_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str) -> String {
+    let path = e.path().clone();
     let inner = e.into_inner();
-    if path == "." {
-        inner.to_string()
-    } else {
-        format!("{path}: {inner}")
+    let at = path.to_string();
+    let noise_field = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|root| {
+            let brush = path.iter().try_fold(&root, |v, seg| match seg {
+                serde_path_to_error::Segment::Seq { index } => v.get(*index),
+                serde_path_to_error::Segment::Map { key } => v.get(key.as_str()),
+                serde_path_to_error::Segment::Enum { variant } => v.get(variant.as_str()),
+                serde_path_to_error::Segment::Unknown => None,
+            })?;
+            noise_field_error(brush)
+        });
+    match (at.as_str(), noise_field) {
+        (".", Some(f)) => f,
+        (_, Some(f)) => format!("{at}.{f}"),
+        (".", None) => inner.to_string(),
+        (_, None) => format!("{at}: {inner}"),
     }
+}
+
+/// The first noise parameter of a brush object that fails to read on its own, as `name: problem`.
+fn noise_field_error(brush: &serde_json::Value) -> Option<String> {
+    brush.as_object()?.iter().find_map(|(key, value)| {
+        let alone = serde_json::Value::Object([(key.clone(), value.clone())].into_iter().collect());
+        serde_json::from_value::<NoiseSettings>(alone)
+            .err()
+            .map(|e| format!("{key}: {e}"))
+    })
 }
 
 /// Heights of a document before its first step.
@@ -327,7 +353,8 @@ impl Journal {
     /// Parses and checks `text`; relative initial files resolve against `base_dir`.
     pub fn parse(text: &str, base_dir: &Path) -> Result<Self, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: JournalFile = serde_path_to_error::deserialize(de).map_err(path_error)?;
+        let raw: JournalFile =
+            serde_path_to_error::deserialize(de).map_err(|e| path_error(e, text))?;
         Self::check(&raw, base_dir)
     }
 
@@ -508,6 +535,16 @@ mod tests {
           {"undo": 1}, {"redo": 1}]}"#;
 
     #[test]
+    fn brush_errors_name_the_field_even_inside_the_noise_parameters() {
+        let typo = OK.replace(r#""type": "raise""#, r#""type": "noise", "octavez": 3"#);
+        let e = parse(&typo).unwrap_err();
+        assert!(e.contains("octavez"), "{e}");
+        let bad = OK.replace(r#""type": "raise""#, r#""type": "noise", "seed": "x""#);
+        let e = parse(&bad).unwrap_err();
+        assert!(e.starts_with("steps[0].stroke.brush.seed: "), "{e}");
+    }
+
+    #[test]
     fn every_brush_type_parses_by_name() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("s.r32"), [0u8; 4]).unwrap();
@@ -655,7 +692,7 @@ pub fn brush_json(b: &BrushSettings) -> Result<serde_json::Value, String> {
 /// Reads a brush written by [`brush_json`] (a preset file); errors name the field.
 pub fn parse_brush(text: &str, base_dir: &Path) -> Result<BrushSettings, String> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let raw: BrushEntry = serde_path_to_error::deserialize(de).map_err(path_error)?;
+    let raw: BrushEntry = serde_path_to_error::deserialize(de).map_err(|e| path_error(e, text))?;
     raw.settings(base_dir)
         .map_err(|e| e.trim_start_matches("brush.").to_string())
 }

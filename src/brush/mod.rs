@@ -1,10 +1,11 @@
 //! Brushes: a stroke's input samples become a Catmull-Rom spline, sampled into brush instances at
 //! a fixed arc-length spacing (so results don't depend on input or frame rate); instances are
-//! split into per-page tasks and applied in order, batched, on the GPU ([`gpu::Document`]) or
+//! split into per-page tasks and applied in order, batched, on the GPU ([`gpu::BrushEngine`], on a field of the page store) or
 //! by the CPU twin ([`cpu::CpuTerrain`]). Undo/redo keeps one step per stroke with copy-on-write
 //! pages ([`crate::pages::history`]).
 
 pub mod cpu;
+pub mod error;
 pub mod gpu;
 pub mod journal;
 pub mod shared;

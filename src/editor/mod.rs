@@ -11,6 +11,7 @@ pub mod paint;
 pub mod present;
 pub mod ui;
 
+use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
 use crate::brush::journal::{brush_json, parse_brush, RecordedStep, Step};
 use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
@@ -19,7 +20,6 @@ use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::camera::{unproject, Camera, CameraMode};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::{self, Session};
-use crate::terrain::export::{write_bytes_atomic, write_rgba_png};
 use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
 use paint::LiveStroke;

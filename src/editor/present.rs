@@ -42,7 +42,7 @@ impl Presenter {
         if !matches!(supported, Ok(true)) {
             // SAFETY: unused surface.
             unsafe { surface_fn.destroy_surface(surface, None) };
-            return Err(GpuError::usage(format!(
+            return Err(GpuError::Unsupported(format!(
                 "{} cannot present to this window",
                 gpu.info().name
             )));
@@ -61,7 +61,7 @@ impl Presenter {
             .into_iter()
             .find(|f| formats.iter().any(|s| s.format == *f))
             .or_else(|| formats.first().map(|s| s.format))
-            .ok_or_else(|| GpuError::usage("the surface offers no formats"))?;
+            .ok_or_else(|| GpuError::Unsupported("the surface offers no formats".into()))?;
         let mut p = Self {
             gpu: gpu.clone(),
             surface_fn,

@@ -434,10 +434,9 @@ impl<'a> Recorder<'a> {
         }
         self.gpu.return_fence(fence);
         result.map_err(|e| match e {
-            vk::Result::TIMEOUT => GpuError::usage(format!(
-                "the GPU did not finish within {} s",
-                SUBMIT_TIMEOUT.as_secs()
-            )),
+            vk::Result::TIMEOUT => GpuError::Timeout {
+                seconds: SUBMIT_TIMEOUT.as_secs(),
+            },
             e => GpuError::from(e),
         })
     }

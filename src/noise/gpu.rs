@@ -11,6 +11,18 @@ use crate::gpu::{
 use crate::noise::shared::{NoiseGenPush, NoiseGrid};
 use std::sync::Arc;
 
+/// Why noise could not be generated.
+#[derive(Debug, thiserror::Error)]
+pub enum NoiseError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// A parameter out of range (named by its CLI flag).
+    #[error("{0}")]
+    Settings(String),
+    #[error("noise grid must not be empty")]
+    EmptyGrid,
+}
+
 /// Workgroup size of `noise/generate.comp`.
 const GROUP: [u32; 2] = [
     crate::shared_constants::NOISE_GROUP_X,
@@ -141,10 +153,10 @@ impl GpuNoise {
         settings: &NoiseSettings,
         width: u32,
         height: u32,
-    ) -> Result<GpuNoiseRun> {
-        settings.validate().map_err(GpuError::Usage)?;
+    ) -> Result<GpuNoiseRun, NoiseError> {
+        settings.validate().map_err(NoiseError::Settings)?;
         if width == 0 || height == 0 {
-            return Err(GpuError::usage("noise grid must not be empty"));
+            return Err(NoiseError::EmptyGrid);
         }
         let max_range = u64::from(self.gpu.info().max_storage_buffer_range) / 4;
         let max_rows_by_dispatch =

@@ -10,15 +10,13 @@ pub mod shared;
 pub mod tables;
 
 pub use cpu::CpuTables;
-pub use gpu::{GpuNoise, GpuNoiseRun};
+pub use gpu::{GpuNoise, GpuNoiseRun, NoiseError};
 pub use tables::{NoiseTables, DEFAULT_TABLE_SEED};
 
 use crate::noise::shared::NoiseParams;
 
 /// The noise functions of the reference texts.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NoiseKind {
     /// One band of Perlin gradient noise.

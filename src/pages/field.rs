@@ -12,12 +12,11 @@
 //!   a reader (the renderer) keeps the epoch it has seen and asks what changed since
 //!   ([`Field::changed_since`]), so any number of readers can follow one field through `&`.
 
+use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 use super::history::{History, DEFAULT_UNDO_BUDGET};
 use super::page::GpuPage;
-use crate::gpu::{
-    vk, Access, Buffer, BufferDesc, Gpu, GpuError, Image, ImageDesc, Recorder, Result,
-};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, Image, ImageDesc, Recorder};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -50,12 +49,11 @@ pub struct Field {
 impl Field {
     /// A flat field at value `flat` (quantized to the format).
     pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, flat: f32) -> Result<Self> {
-        desc.validate().map_err(GpuError::Usage)?;
+        desc.validate().map_err(PageError::Document)?;
         if desc.format == HeightFormat::R16 && !gpu.supports_storage_format(vk::Format::R16_UNORM) {
-            return Err(GpuError::usage(format!(
-                "{} cannot store r16 pages (no R16_UNORM storage images)",
-                gpu.info().name
-            )));
+            return Err(PageError::NoR16Storage {
+                device: gpu.info().name.clone(),
+            });
         }
         Ok(Self {
             gpu: gpu.clone(),
@@ -72,9 +70,7 @@ impl Field {
     /// A field holding `heights` (row-major, width x height) in every page.
     pub fn from_heights(gpu: &Arc<Gpu>, desc: DocumentDesc, heights: &[f32]) -> Result<Self> {
         if heights.len() != desc.width as usize * desc.height as usize {
-            return Err(GpuError::usage(
-                "initial heights do not match the document size",
-            ));
+            return Err(PageError::WrongSize);
         }
         let mut f = Self::new(gpu, desc, 0.0)?;
         let ids: Vec<PageId> = (0..desc.pages_y())
@@ -103,10 +99,7 @@ impl Field {
         f.upload_pages(pages.iter().map(|(id, heights)| {
             let fits = id.x < desc.pages_x() && id.y < desc.pages_y();
             if !fits || heights.len() != texels(*id) {
-                return Err(GpuError::usage(format!(
-                    "page {},{} does not fit the document",
-                    id.x, id.y
-                )));
+                return Err(PageError::PageOutside { x: id.x, y: id.y });
             }
             Ok((*id, heights.clone()))
         }))?;

@@ -13,12 +13,14 @@
 //! * [`history`]: undo/redo steps of page versions.
 //! * [`store`]: the fields by name ([`PageStore`]).
 
+pub mod error;
 pub mod field;
 pub mod geometry;
 pub mod history;
 pub mod page;
 pub mod store;
 
+pub use error::PageError;
 pub use field::Field;
 pub use geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 pub use page::GpuPage;

@@ -1,9 +1,10 @@
 //! A document's fields by name. Every document has the `height` field (what brushes paint and the
 //! renderer draws); layers, masks, water and sediment are further fields of the same page grid.
 
+use super::error::{PageError, Result};
 use super::field::Field;
 use super::geometry::DocumentDesc;
-use crate::gpu::{Gpu, GpuError, Result};
+use crate::gpu::Gpu;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -58,14 +59,10 @@ impl PageStore {
     pub fn add_field(&mut self, name: &str, desc: DocumentDesc, flat: f32) -> Result<&mut Field> {
         let grid = self.height().desc();
         if (desc.width, desc.height, desc.page_size) != (grid.width, grid.height, grid.page_size) {
-            return Err(GpuError::usage(format!(
-                "field {name:?} must have the document's size and page size"
-            )));
+            return Err(PageError::FieldGrid(name.to_string()));
         }
         if self.fields.contains_key(name) {
-            return Err(GpuError::usage(format!(
-                "the document has a field {name:?} already"
-            )));
+            return Err(PageError::FieldExists(name.to_string()));
         }
         let field = Field::new(&self.gpu, desc, flat)?;
         Ok(self.fields.entry(name.to_string()).or_insert(field))

@@ -6,19 +6,21 @@
 use super::camera::Camera;
 use super::offscreen::Offscreen;
 use super::terrain::{TerrainRenderer, ViewSettings};
-use crate::gpu::Result;
+use crate::gpu::GpuError;
 use crate::pages::geometry::DocumentDesc;
 use crate::pages::PageStore;
 use std::time::Instant;
 
 /// What changes the document between frames.
 pub trait FrameWork {
+    /// The work's errors; drawing errors convert into them.
+    type Error: From<GpuError>;
     /// The pages drawn.
     fn store(&self) -> &PageStore;
     /// Runs frame `frame`'s work; returns its GPU time in ms.
-    fn before_frame(&mut self, frame: usize) -> Result<f64>;
+    fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error>;
     /// Finishes any work still queued once the frames are done.
-    fn finish(&mut self) -> Result<()>;
+    fn finish(&mut self) -> Result<(), Self::Error>;
     /// Units of work done (instances painted).
     fn done(&self) -> usize;
 }
@@ -89,15 +91,15 @@ pub fn framing_camera(
 }
 
 /// Draws `frames` frames (after `warmup` untimed ones), running `work` before each.
-pub fn run_frames(
-    work: &mut impl FrameWork,
+pub fn run_frames<W: FrameWork>(
+    work: &mut W,
     renderer: &mut TerrainRenderer,
     target: &mut Offscreen,
     camera: &Camera,
     view: &ViewSettings,
     warmup: usize,
     frames: usize,
-) -> Result<FrameLog> {
+) -> Result<FrameLog, W::Error> {
     let mut log = FrameLog::default();
     for frame in 0..warmup + frames {
         if frame == warmup {

@@ -1,5 +1,6 @@
 //! Drawing the terrain: GeoMipMapping tiles whose vertex shader reads heights straight from the
-//! brush engine's page images, a camera, picking, and offscreen rendering.
+//! page store's images, a camera, picking, offscreen rendering and timed frame loops. Reads the
+//! page store (`&`), never the brush engine.
 
 pub mod camera;
 pub mod lod;

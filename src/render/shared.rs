@@ -42,11 +42,13 @@ pub struct TileDraw {
 }
 
 /// Pages per block side: one descriptor set binds a block and the ring of pages around it.
-pub const PAGE_BLOCK: u32 = 4;
+pub const PAGE_BLOCK: u32 = k::PAGE_BLOCK as u32;
 /// Pages per side of a block's set (the block and its ring).
-pub const PAGE_SPAN: u32 = PAGE_BLOCK + 2;
+pub const PAGE_SPAN: u32 = k::PAGE_SPAN as u32;
 /// Images in a block's set.
-pub const PAGE_SLOTS: usize = (PAGE_SPAN * PAGE_SPAN) as usize;
+pub const PAGE_SLOTS: usize = k::PAGE_SLOTS as usize;
+const _: () =
+    assert!(PAGE_SPAN == PAGE_BLOCK + 2 && PAGE_SLOTS == (PAGE_SPAN * PAGE_SPAN) as usize);
 
 /// Per-draw push constants: the block whose set is bound.
 #[repr(C)]

@@ -1,10 +1,11 @@
-//! The GPU terrain renderer.
+//! The GPU terrain renderer. It draws the height field of a page store (`&PageStore`) and
+//! follows its edits by change epoch; it knows nothing about brushes.
 //!
-//! * **Heights from the pages.** Every draw binds the 3x3 neighbourhood of one page (its own
-//!   images, the neighbours' for tile edges and normals) as nine storage images; the vertex shader
-//!   reads heights with constant binding indices, so no descriptor indexing is needed (lavapipe
-//!   has none). An edit never touches geometry: the sets are re-pointed at the pages' current
-//!   images, that is all.
+//! * **Heights from the pages.** Every draw binds a block of PAGE_BLOCK x PAGE_BLOCK pages and
+//!   the ring of pages around it (PAGE_SLOTS storage images: the block's own, and its neighbours'
+//!   for tile edges and normals); the vertex shader reads heights with constant binding indices,
+//!   so no descriptor indexing is needed (lavapipe has none). An edit never touches geometry: the
+//!   sets are re-pointed at the pages' current images, that is all.
 //! * **Tiles.** One shared 65x65 grid (the vertex index is the grid position, no vertex buffer),
 //!   one index list per (level, stitched sides); tiles of one page with the same list are one
 //!   instanced draw, their origins and levels in a storage buffer.
@@ -296,7 +297,7 @@ impl TerrainRenderer {
     /// A renderer for documents like `desc` drawing into targets of `options.color_format`.
     pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, options: RenderOptions) -> Result<Self> {
         if !gpu.dynamic_rendering() {
-            return Err(GpuError::usage(format!(
+            return Err(GpuError::Unsupported(format!(
                 "{} has no dynamic rendering (Vulkan 1.3): the terrain cannot be drawn",
                 gpu.info().name
             )));

@@ -2,11 +2,12 @@
 //! stay apart (the engine owns kernels and queued strokes, the store owns pages); this type only
 //! pairs them so that reads, undo and redo see every queued stroke first.
 
+use crate::brush::error::{BrushError, Result};
 use crate::brush::gpu::{BrushEngine, PumpReport, StrokeStats};
 use crate::brush::journal::Replayer;
 use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
-use crate::gpu::{Gpu, GpuError, Result};
+use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
 use crate::pages::{DocumentDesc, Field, GpuPage, PageId, PageStore};
 use std::rc::Rc;
@@ -135,7 +136,7 @@ impl Document {
     /// Height at texel (x, y), clamped into the document, after every queued stroke.
     pub fn height_at(&mut self, x: i32, y: i32) -> Result<f32> {
         self.pump(None)?;
-        self.store.height().height_at(x, y)
+        Ok(self.store.height().height_at(x, y)?)
     }
 
     /// Undoes the last stroke (after finishing every queued one); false if there is none.
@@ -183,18 +184,18 @@ impl Document {
     /// The whole height field after every queued stroke, row-major.
     pub fn to_dense(&mut self) -> Result<Vec<f32>> {
         self.pump(None)?;
-        self.height().to_dense()
+        Ok(self.height().to_dense()?)
     }
 
     /// The heights of every page that holds memory (after every queued stroke), in page order.
     pub fn page_heights(&mut self) -> Result<Vec<(PageId, Vec<f32>)>> {
         self.pump(None)?;
-        self.height().page_heights()
+        Ok(self.height().page_heights()?)
     }
 }
 
 impl Replayer for Document {
-    type Error = GpuError;
+    type Error = BrushError;
     fn stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) -> Result<()> {
         self.apply_stroke(brush, instances)
     }

@@ -9,12 +9,53 @@ pub mod document;
 pub mod paint_loop;
 pub mod untitled;
 
+use crate::brush::error::BrushError;
 use crate::brush::journal::{recorded, Initial, Journal, JournalFile, RecordedStep, Step};
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
 use crate::pages::geometry::DocumentDesc;
 use crate::terrain::project::{self, Project, Recovery};
-use anyhow::{anyhow, Context as _, Result};
+
+/// Why a session operation failed. Messages name the file (and for journals the step and field).
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Brush(#[from] BrushError),
+    /// A height file, project or journal that cannot be read or written (the message names it).
+    #[error("{0}")]
+    File(String),
+    /// A recovery journal that cannot be applied.
+    #[error("{0}")]
+    Recovery(String),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<crate::gpu::GpuError> for SessionError {
+    fn from(e: crate::gpu::GpuError) -> Self {
+        Self::Brush(e.into())
+    }
+}
+
+impl From<crate::pages::PageError> for SessionError {
+    fn from(e: crate::pages::PageError) -> Self {
+        Self::Brush(e.into())
+    }
+}
+
+pub type Result<T, E = SessionError> = std::result::Result<T, E>;
+
+/// `path` made absolute (journals written elsewhere still find it).
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|source| SessionError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
 pub use document::Document;
 pub use paint_loop::{PaintLoad, PaintLoop};
 use std::path::{Path, PathBuf};
@@ -30,7 +71,7 @@ pub fn journal_start(
 ) -> Result<Document> {
     let initial = journal
         .initial_heights()
-        .map_err(|e| anyhow!("{}: {e}", source.display()))?;
+        .map_err(|e| SessionError::File(format!("{}: {e}", source.display())))?;
     let flat = match journal.initial {
         Initial::Flat(h) => h,
         Initial::File(_) => 0.0,
@@ -43,7 +84,7 @@ pub fn journal_start(
 
 /// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
 pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Document> {
-    let journal = Journal::load(path).map_err(|e| anyhow!(e))?;
+    let journal = Journal::load(path).map_err(SessionError::File)?;
     let mut terrain = journal_start(gpu, &journal, path, tables)?;
     journal.replay(&mut terrain, |_, _| {})?;
     Ok(terrain)
@@ -65,7 +106,7 @@ pub fn project_of(
 ) -> Result<Project> {
     let document = *terrain.desc();
     let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)
-        .map_err(anyhow::Error::msg)?;
+        .map_err(SessionError::File)?;
     Ok(Project {
         document,
         flat: terrain.flat(),
@@ -84,9 +125,9 @@ pub fn recovery_of(
 ) -> Result<Recovery> {
     Ok(Recovery {
         version: project::VERSION,
-        project_checksum: project::file_checksum(project_path).map_err(anyhow::Error::msg)?,
+        project_checksum: project::file_checksum(project_path).map_err(SessionError::File)?,
         journal: JournalFile::of(document, &Initial::Flat(flat), steps)
-            .map_err(anyhow::Error::msg)?,
+            .map_err(SessionError::File)?,
     })
 }
 
@@ -98,15 +139,15 @@ pub fn replay_recovery(
     base_dir: &Path,
 ) -> Result<Vec<RecordedStep>> {
     let journal = Journal::check(&recovery.journal, base_dir)
-        .map_err(|e| anyhow!("recovery journal: {e}"))?;
+        .map_err(|e| SessionError::Recovery(format!("recovery journal: {e}")))?;
     if journal.document != *terrain.desc() {
-        return Err(anyhow!(
-            "the recovery journal is for another document than the project"
+        return Err(SessionError::Recovery(
+            "the recovery journal is for another document than the project".into(),
         ));
     }
     journal
         .replay(terrain, |_, _| {})
-        .context("replaying the recovery journal")?;
+        .map_err(|e| SessionError::Recovery(format!("replaying the recovery journal: {e}")))?;
     Ok(recorded(&journal.steps))
 }
 
@@ -145,7 +186,7 @@ impl Session {
     ) -> Result<(Self, Vec<Step>, Option<RecoveryOffer>)> {
         let ext = source.extension().and_then(|e| e.to_str()).unwrap_or("");
         if ext == "scarp" {
-            let p = project::load(source).map_err(anyhow::Error::msg)?;
+            let p = project::load(source).map_err(SessionError::File)?;
             let (pending, offer) = match project::read_recovery(source) {
                 Ok(Some(r)) => {
                     let n = r.journal.steps.len();
@@ -156,7 +197,7 @@ impl Session {
             };
             let mut s = Self::new(
                 open_project(gpu, &p, tables)?,
-                Initial::File(std::path::absolute(source)?),
+                Initial::File(absolute(source)?),
                 Vec::new(),
             );
             s.pending_recovery = pending;
@@ -168,16 +209,16 @@ impl Session {
         if ext != "json" {
             // A height file opens as a document of its size with no steps.
             let grid = crate::terrain::formats::read(source, &Default::default())
-                .map_err(anyhow::Error::msg)?;
+                .map_err(SessionError::File)?;
             let desc = DocumentDesc::for_heights(grid.width, grid.height);
             let doc = Document::from_heights(gpu, desc, &grid.values, tables)?;
-            let initial = Initial::File(std::path::absolute(source)?);
+            let initial = Initial::File(absolute(source)?);
             return Ok((Self::new(doc, initial, Vec::new()), Vec::new(), None));
         }
-        let journal = Journal::load(source).map_err(anyhow::Error::msg)?;
+        let journal = Journal::load(source).map_err(SessionError::File)?;
         let mut doc = journal_start(gpu, &journal, source, tables)?;
         let initial = match &journal.initial {
-            Initial::File(p) => Initial::File(std::path::absolute(p)?),
+            Initial::File(p) => Initial::File(absolute(p)?),
             flat => flat.clone(),
         };
         if paint_later {
@@ -209,15 +250,18 @@ impl Session {
     /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
     /// steps (journaled again at once, under this process), and the leftover is removed.
     pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
-        let journal = Journal::load(path).map_err(anyhow::Error::msg)?;
+        let journal = Journal::load(path).map_err(SessionError::File)?;
         let mut doc = journal_start(gpu, &journal, path, tables)?;
-        journal
-            .replay(&mut doc, |_, _| {})
-            .context("replaying the untitled session's journal")?;
+        journal.replay(&mut doc, |_, _| {}).map_err(|e| {
+            SessionError::Recovery(format!("replaying the untitled session's journal: {e}"))
+        })?;
         let mut s = Self::new(doc, journal.initial.clone(), recorded(&journal.steps));
         s.opened_steps = 0;
-        s.write_recovery().map_err(anyhow::Error::msg)?;
-        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+        s.write_recovery().map_err(SessionError::File)?;
+        std::fs::remove_file(path).map_err(|source| SessionError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(s)
     }
 
@@ -281,7 +325,7 @@ impl Session {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         let text = JournalFile::of(self.doc.desc(), &self.initial, &self.steps)?.to_json()?;
-        crate::terrain::export::write_bytes_atomic(path, text.as_bytes())
+        crate::atomic_file::write_bytes_atomic(path, text.as_bytes())
     }
 
     /// The journal of the whole session (the opened journal's steps and every step since).
@@ -293,13 +337,16 @@ impl Session {
     /// then belongs to that project (its untitled journal is removed). Returns the pages saved.
     pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<usize> {
         if !path.extension().is_some_and(|e| e == "scarp") {
-            anyhow::bail!("{}: a project file ends in .scarp", path.display());
+            return Err(SessionError::File(format!(
+                "{}: a project file ends in .scarp",
+                path.display()
+            )));
         }
         let mut presets = self.presets.clone();
         presets.retain(|(n, _)| n != "current");
         presets.push(("current".into(), current));
         let p = project_of(&mut self.doc, presets, &self.steps[self.saved_steps..])?;
-        project::save(path, &p).map_err(anyhow::Error::msg)?;
+        project::save(path, &p).map_err(SessionError::File)?;
         let _ = std::fs::remove_file(project::recovery_path(path));
         if let Some(old) = &self.project {
             if old != path {
@@ -318,7 +365,7 @@ impl Session {
     /// Writes the whole session as a journal file.
     pub fn save_journal(&self, path: &Path) -> Result<(), String> {
         let text = self.journal()?.to_json()?;
-        crate::terrain::export::write_bytes_atomic(path, text.as_bytes())
+        crate::atomic_file::write_bytes_atomic(path, text.as_bytes())
     }
 
     /// Replays the opened project's recovery journal; returns the steps recovered.
@@ -330,7 +377,7 @@ impl Session {
         let steps = replay_recovery(&mut self.doc, &r, &base)?;
         let n = steps.len();
         self.steps.extend(steps);
-        self.write_recovery().map_err(anyhow::Error::msg)?;
+        self.write_recovery().map_err(SessionError::File)?;
         Ok(n)
     }
 

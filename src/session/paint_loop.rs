@@ -3,9 +3,9 @@
 //! per frame, pumped under a GPU budget as the editor pumps live strokes.
 
 use super::Document;
+use crate::brush::error::{BrushError, Result};
 use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
-use crate::gpu::Result;
 use crate::pages::PageStore;
 use crate::render::frames::FrameWork;
 
@@ -76,6 +76,8 @@ impl<'a> PaintLoop<'a> {
 }
 
 impl FrameWork for PaintLoop<'_> {
+    type Error = BrushError;
+
     fn store(&self) -> &PageStore {
         &self.doc.store
     }

@@ -15,9 +15,9 @@
 //! inferred when the file is square. Every read checks the size against [`MAX_SIDE`] and
 //! [`MAX_TEXELS`] *before* allocating (dimension bombs), rejects empty, truncated, oversized and
 //! non-finite data with a one-line error naming the file, and never panics; every write is atomic
-//! (`export::write_atomic`).
+//! (`crate::atomic_file`).
 
-use super::export::write_atomic;
+use crate::atomic_file::write_atomic;
 use std::io::{BufReader, Read, Seek, Write};
 use std::path::Path;
 
@@ -27,7 +27,7 @@ pub const MAX_SIDE: u32 = 65536;
 pub const MAX_TEXELS: u64 = 1 << 28;
 
 /// Byte order of raw 16-bit files.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Endian {
     #[default]
     Little,
@@ -535,7 +535,7 @@ pub fn write_with_progress(
         let r = match options.range {
             Some(r) => r,
             None => {
-                let (lo, hi) = super::export::min_max(&heights.values);
+                let (lo, hi) = min_max(&heights.values);
                 // A constant grid still needs an interval.
                 if lo < hi {
                     (lo, hi)
@@ -658,5 +658,20 @@ fn write_tiff<W: Write + Seek>(
         enc.write_image::<colortype::Gray16>(w, h, q16)
     } else {
         enc.write_image::<colortype::Gray32Float>(w, h, values)
+    }
+}
+
+/// Min and max of `heights` (ignoring NaN); (0, 0) for an empty or all-NaN grid.
+pub fn min_max(heights: &[f32]) -> (f32, f32) {
+    let (lo, hi) = heights
+        .iter()
+        .filter(|h| !h.is_nan())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
+            (lo.min(h), hi.max(h))
+        });
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        (lo, hi)
     }
 }

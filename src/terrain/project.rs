@@ -20,7 +20,7 @@
 //! document once, that the payload fills the file exactly, the checksum and that every height is
 //! finite, before anything is used: a bad file is an error naming the file and the problem.
 
-use super::export::write_atomic;
+use crate::atomic_file::write_atomic;
 use crate::brush::journal::JournalFile;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};

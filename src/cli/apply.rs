@@ -1,0 +1,238 @@
+//! `scarp apply`: replays a stroke journal headless (GPU or CPU twin) and writes the heights or a
+//! project, printing each stroke's cost.
+
+use super::args::{Backend, ReadArgs, MAX_SAMPLES};
+use super::{check_validation, open_gpu, read_with_bar};
+use crate::atomic_file::check_folder;
+use crate::brush::cpu::CpuTerrain;
+use crate::brush::gpu::{StrokeStats, DEFAULT_BATCH, MAX_BATCH};
+use crate::brush::journal::{recorded, Initial, Journal, Step};
+use crate::noise::{CpuTables, NoiseTables, DEFAULT_TABLE_SEED};
+use crate::session::Document;
+use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::formats::ReadOptions;
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct ApplyArgs {
+    /// Stroke journal (JSON, docs/journal.md).
+    #[arg(long)]
+    journal: PathBuf,
+    /// Output height file (any format: README, Height files) or a .scarp project.
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    backend: Backend,
+    /// Instances per dispatch for pointwise brushes (1..=256).
+    #[arg(long, default_value_t = DEFAULT_BATCH)]
+    batch: usize,
+    /// Override the journal's page size (128..=2048).
+    #[arg(long)]
+    page_size: Option<u32>,
+    /// Print every wave's GPU time (a wave = the next pass of every page, run together).
+    #[arg(long)]
+    passes: bool,
+    /// Start from this height file instead of the journal's initial heights (any format; its
+    /// size must be the document's; integer formats map onto --range, else the document's).
+    #[arg(long)]
+    initial: Option<PathBuf>,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
+}
+
+/// What a checked `scarp apply` will do.
+struct Plan {
+    journal: Journal,
+    /// Initial heights (None: flat at `flat`).
+    initial: Option<Vec<f32>>,
+    flat: f32,
+    to_project: bool,
+}
+
+pub fn run(a: &ApplyArgs) -> Result<()> {
+    let plan = check(a)?;
+    let strokes = plan
+        .journal
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Stroke { .. }));
+    let instances: usize = strokes
+        .clone()
+        .map(|s| match s {
+            Step::Stroke { instances, .. } => instances.len(),
+            _ => 0,
+        })
+        .sum();
+    let totals = format!("{} strokes, {instances} instances", strokes.count());
+    let t0 = Instant::now();
+    let heights = match a.backend {
+        Backend::Gpu => match replay_gpu(a, &plan, &totals)? {
+            Some(h) => h,
+            None => return Ok(()), // written as a project
+        },
+        Backend::Cpu => replay_cpu(a, &plan, &totals),
+    };
+    println!(
+        "replayed in {:.1} ms wall clock",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    let doc = plan.journal.document;
+    write_heights(&a.out, doc.width, doc.height, &heights).map_err(anyhow::Error::msg)?;
+    println!("-> {}", a.out.display());
+    Ok(())
+}
+
+/// Checks everything before anything runs: the journal, the flags, the output, the initial file.
+fn check(a: &ApplyArgs) -> Result<Plan> {
+    let mut journal = Journal::load(&a.journal).map_err(anyhow::Error::msg)?;
+    if let Some(ps) = a.page_size {
+        journal.document.page_size = ps;
+        journal
+            .document
+            .validate()
+            .map_err(|e| anyhow!("--page-size: {e}"))?;
+    }
+    if !(1..=MAX_BATCH).contains(&a.batch) {
+        bail!("--batch must be between 1 and {MAX_BATCH}, got {}", a.batch);
+    }
+    let doc = journal.document;
+    if u64::from(doc.width) * u64::from(doc.height) > MAX_SAMPLES {
+        bail!(
+            "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels)",
+            doc.width,
+            doc.height
+        );
+    }
+    let to_project = a.out.extension().is_some_and(|e| e == "scarp");
+    if to_project {
+        if a.backend != Backend::Gpu {
+            bail!(
+                "{}: projects are written from the GPU backend",
+                a.out.display()
+            );
+        }
+        check_folder(&a.out).map_err(anyhow::Error::msg)?;
+    } else {
+        check_writable(&a.out).map_err(anyhow::Error::msg)?;
+    }
+    let initial = match &a.initial {
+        Some(path) => Some(initial_file(path, &a.read, &journal)?),
+        None => journal
+            .initial_heights()
+            .map_err(|e| anyhow!("{}: {e}", a.journal.display()))?,
+    };
+    let flat = match journal.initial {
+        Initial::Flat(h) => h,
+        Initial::File(_) => 0.0,
+    };
+    Ok(Plan {
+        journal,
+        initial,
+        flat,
+        to_project,
+    })
+}
+
+/// `--initial`: a height file of the journal's document size.
+fn initial_file(path: &Path, read: &ReadArgs, journal: &Journal) -> Result<Vec<f32>> {
+    let doc = journal.document;
+    let options = ReadOptions {
+        size: Some(read.size.unwrap_or((doc.width, doc.height))),
+        range: read.range.unwrap_or((doc.height_min, doc.height_max)),
+        endian: read.endian,
+    };
+    let grid = read_with_bar(path, &options)?;
+    if (grid.width, grid.height) != (doc.width, doc.height) {
+        bail!(
+            "{}: {}x{} does not match the journal's {}x{} document",
+            path.display(),
+            grid.width,
+            grid.height,
+            doc.width,
+            doc.height
+        );
+    }
+    Ok(grid.values)
+}
+
+/// One stroke's line (and, with --passes, its waves).
+fn print_stroke(i: usize, s: &StrokeStats, passes: bool) {
+    let ns = s.gpu_ns.unwrap_or(f64::NAN);
+    println!(
+        "step {i}: {} instances, {} page tasks, {} passes in {} waves, GPU {:.3} ms ({:.2} us/instance, {:.0} instances/s, \
+         {:.1} Mtexel/s written, {:.1} GB/s read+written)",
+        s.instances,
+        s.page_tasks,
+        s.passes,
+        s.waves,
+        ns * 1e-6,
+        ns * 1e-3 / s.instances.max(1) as f64,
+        s.instances as f64 / (ns * 1e-9),
+        s.texels_written as f64 / (ns * 1e-3),
+        s.texels_written as f64 * 8.0 / ns
+    );
+    if passes {
+        for (k, p) in s.wave_ns.iter().enumerate() {
+            println!("  wave {k}: {:.1} us", p * 1e-3);
+        }
+    }
+}
+
+/// Replays on the GPU; returns the heights, or None once a project has been written.
+fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32>>> {
+    let t0 = Instant::now();
+    let gpu = open_gpu()?;
+    println!("device: {}", gpu.info());
+    let tables = NoiseTables::new(a.table_seed);
+    let doc = plan.journal.document;
+    let mut terrain = match &plan.initial {
+        Some(h) => Document::from_heights(&gpu, doc, h, &tables)?,
+        None => Document::new(&gpu, doc, plan.flat, &tables)?,
+    };
+    terrain.set_batch(a.batch)?;
+    let (mut total_ns, mut total_passes) = (0.0, 0);
+    plan.journal.replay(&mut terrain, |i, t| {
+        let s = t.last_stroke();
+        total_ns += s.gpu_ns.unwrap_or(f64::NAN);
+        total_passes += s.passes;
+        print_stroke(i, s, a.passes);
+    })?;
+    println!(
+        "total: {totals}, {total_passes} passes, GPU {:.3} ms, {} pages in memory",
+        total_ns * 1e-6,
+        terrain.page_count()
+    );
+    if plan.to_project {
+        let steps = recorded(&plan.journal.steps);
+        let p = crate::session::project_of(&mut terrain, vec![], &steps)?;
+        crate::terrain::project::save(&a.out, &p).map_err(anyhow::Error::msg)?;
+        check_validation(&gpu)?;
+        println!(
+            "replayed in {:.1} ms wall clock",
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+        println!("-> {} ({} pages)", a.out.display(), p.pages.len());
+        return Ok(None);
+    }
+    let dense = terrain.to_dense()?;
+    check_validation(&gpu)?;
+    Ok(Some(dense))
+}
+
+/// Replays on the CPU twin.
+fn replay_cpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Vec<f32> {
+    let cpu = std::sync::Arc::new(CpuTables::new(&NoiseTables::new(a.table_seed)));
+    let doc = plan.journal.document;
+    let mut terrain = match &plan.initial {
+        Some(h) => CpuTerrain::from_heights(doc, h, cpu),
+        None => CpuTerrain::new(doc, plan.flat, cpu),
+    };
+    let _ = plan.journal.replay(&mut terrain, |_, _| {});
+    println!("total: {totals}, {} pages in memory", terrain.page_count());
+    terrain.to_dense()
+}

@@ -1,0 +1,118 @@
+//! Arguments several commands share: how to read a height file, the backend, and the parsers of
+//! sizes, pairs, ranges and cameras.
+
+use crate::terrain::formats::{Endian, ReadOptions};
+use clap::{Args, ValueEnum};
+
+/// Largest side of a generated grid.
+pub const MAX_SIDE: u32 = 65536;
+/// Most samples in one generated grid (1 GiB of f32).
+pub const MAX_SAMPLES: u64 = 1 << 28;
+
+/// How to read a height file.
+#[derive(Args, Clone, Debug)]
+pub struct ReadArgs {
+    /// Size of a raw height file, WxH (inferred when the file is square).
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<(u32, u32)>,
+    /// Heights of the lowest and highest value of integer files (PNG, raw 16-bit, 16-bit TIFF).
+    #[arg(long, value_parser = parse_range, allow_hyphen_values = true)]
+    pub range: Option<(f32, f32)>,
+    /// Byte order of raw 16-bit files.
+    #[arg(long, value_enum, default_value_t = Endian::Little)]
+    pub endian: Endian,
+}
+
+impl ReadArgs {
+    pub fn options(&self) -> ReadOptions {
+        ReadOptions {
+            size: self.size,
+            range: self.range.unwrap_or((0.0, 1.0)),
+            endian: self.endian,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// Vulkan compute (SCARP_GPU picks the device).
+    Gpu,
+    /// The CPU twin, on all cores.
+    Cpu,
+}
+
+pub fn parse_range(s: &str) -> Result<(f32, f32), String> {
+    let (lo, hi) = parse_pair(s)?;
+    if lo >= hi {
+        return Err(format!("'{s}': MIN must be below MAX"));
+    }
+    Ok((lo, hi))
+}
+
+pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("'{s}' is not WIDTHxHEIGHT"))?;
+    let side = |v: &str| -> Result<u32, String> {
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{v}' in '{s}' is not a whole number"))?;
+        if n == 0 || n > MAX_SIDE {
+            return Err(format!(
+                "each side must be between 1 and {MAX_SIDE}, got {n}"
+            ));
+        }
+        Ok(n)
+    };
+    let (w, h) = (side(w)?, side(h)?);
+    if u64::from(w) * u64::from(h) > MAX_SAMPLES {
+        return Err(format!("{w}x{h} is more than {MAX_SAMPLES} samples"));
+    }
+    Ok((w, h))
+}
+
+pub fn parse_image_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = parse_size(s)?;
+    if w > 16384 || h > 16384 {
+        return Err(format!("images are at most 16384x16384, got {w}x{h}"));
+    }
+    Ok((w, h))
+}
+
+pub fn parse_camera(s: &str) -> Result<[f32; 6], String> {
+    let v: Vec<&str> = s.split(',').collect();
+    if v.len() != 6 {
+        return Err(format!("'{s}' is not ex,ey,ez,tx,ty,tz (6 numbers)"));
+    }
+    let mut out = [0.0; 6];
+    for (o, t) in out.iter_mut().zip(&v) {
+        *o = t
+            .trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("'{t}' in '{s}' is not a finite number"))?;
+    }
+    if out[..3] == out[3..] {
+        return Err("the camera's eye and target are the same point".into());
+    }
+    Ok(out)
+}
+
+pub fn parse_pair(s: &str) -> Result<(f32, f32), String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}' is not X,Y"))?;
+    let num = |v: &str| -> Result<f32, String> {
+        let x: f32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{v}' in '{s}' is not a number"))?;
+        if !x.is_finite() {
+            return Err(format!("'{v}' in '{s}' is not finite"));
+        }
+        Ok(x)
+    };
+    Ok((num(a)?, num(b)?))
+}

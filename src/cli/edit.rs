@@ -1,0 +1,48 @@
+//! `scarp edit` (and `scarp` alone): the editor window.
+
+use crate::editor::EditOptions;
+use crate::noise::DEFAULT_TABLE_SEED;
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Default)]
+pub struct EditArgs {
+    /// A journal, height file or .scarp project to open (default: the default terrain).
+    file: Option<PathBuf>,
+    /// Open this journal's document and paint its steps through the editor's input path.
+    #[arg(long, conflicts_with = "file")]
+    replay: Option<PathBuf>,
+    /// Save a PNG of the window once the replay is drawn.
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Exit after the replay and the screenshot.
+    #[arg(long)]
+    quit: bool,
+    /// Reopen the newest untitled session that ended without saving, without asking.
+    #[arg(long, conflicts_with = "replay")]
+    recover: bool,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
+}
+
+impl EditArgs {
+    /// What `scarp` without a command opens: the default terrain.
+    pub fn default_terrain() -> Self {
+        Self {
+            table_seed: DEFAULT_TABLE_SEED,
+            ..Self::default()
+        }
+    }
+}
+
+pub fn run(a: EditArgs) -> Result<()> {
+    crate::editor::run(EditOptions {
+        file: a.file,
+        replay: a.replay,
+        screenshot: a.screenshot,
+        quit: a.quit,
+        recover: a.recover,
+        table_seed: a.table_seed,
+    })
+}

@@ -1,0 +1,224 @@
+//! The command line: one file per command, each with its arguments (clap) and a `run` that
+//! checks every flag before any work and reports errors as one line. `src/main.rs` only calls
+//! [`main`]. Clap derives stay in this module: library types get their `ValueEnum` here.
+
+mod apply;
+mod args;
+mod bench;
+mod convert;
+mod devices;
+mod edit;
+mod gallery;
+mod noise;
+mod recover;
+mod render;
+mod tables;
+
+use crate::gpu::{Gpu, GpuOptions};
+use crate::noise::{NoiseKind, DEFAULT_TABLE_SEED};
+use crate::terrain::formats::{Endian, Heights, ReadOptions};
+use anyhow::{bail, Context as _, Result};
+use args::{Backend, ReadArgs};
+use clap::builder::PossibleValue;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "scarp",
+    version,
+    about = "Procedural heightfield brushes on Vulkan compute",
+    allow_negative_numbers = true
+)]
+pub struct Cli {
+    /// Without a command, `scarp` opens the editor on the default terrain.
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Write the noise lookup tables (perm.png, grad.png: RGBA8, the exact bytes the GPU uses).
+    Tables {
+        /// Output folder (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed of the tables.
+        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+        table_seed: u64,
+    },
+    /// Generate a noise heightfield as .r32 (raw f32) or .png (16-bit, normalized).
+    #[command(allow_negative_numbers = true)]
+    Noise(Box<noise::NoiseArgs>),
+    /// Generate one image per noise kind plus a contact sheet.
+    Gallery {
+        /// Output folder (created if missing).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Side of each image in texels.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(16..=8192))]
+        size: u32,
+        #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+        backend: Backend,
+        #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+        table_seed: u64,
+    },
+    /// Replay a stroke journal headless and write the resulting heights.
+    Apply(Box<apply::ApplyArgs>),
+    /// Render a terrain offscreen (the editor's pipeline, no window) to a PNG; with --frames,
+    /// time frames while a brush paints.
+    #[command(allow_negative_numbers = true)]
+    Render(Box<render::RenderArgs>),
+    /// Convert a height file to another format (by extension): .png (8/16-bit gray), .r16/.raw
+    /// (16-bit, --endian), .r32 (f32), .exr (f32), .tif (32-bit float or 16-bit).
+    #[command(allow_negative_numbers = true)]
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+        /// Bits per value where the output format offers a choice (png: 8 or 16, tif: 16 or 32).
+        #[arg(long)]
+        bits: Option<u8>,
+    },
+    /// Open the editor (a window): a journal, height file or project, or the default 4096²
+    /// terrain.
+    Edit(edit::EditArgs),
+    /// List the Vulkan devices SCARP_GPU can select.
+    Devices,
+    /// Benchmarks anchored to ceilings measured in the same run: copy and FMA kernels, noise
+    /// (GPU, CPU twin, the noise crate), every brush configuration, editor frames while a brush
+    /// paints. Report: JSON (schema in docs/bench.md), Markdown (stdout without --md), plot.
+    Bench(bench::BenchArgs),
+    /// List the journals of untitled sessions that ended without saving (a crash, a kill).
+    Recover,
+}
+
+/// Parses the command line, runs the command and turns an error into one line and exit status 1.
+pub fn main() {
+    let cli = Cli::parse();
+    let command = cli
+        .command
+        .unwrap_or(Command::Edit(edit::EditArgs::default_terrain()));
+    let result = match command {
+        Command::Tables { out, table_seed } => tables::run(&out, table_seed),
+        Command::Noise(args) => noise::run(&args),
+        Command::Gallery {
+            out,
+            size,
+            backend,
+            table_seed,
+        } => gallery::run(&out, size, backend, table_seed),
+        Command::Apply(args) => apply::run(&args),
+        Command::Render(args) => render::run(&args),
+        Command::Convert {
+            input,
+            output,
+            read,
+            bits,
+        } => convert::run(&input, &output, &read, bits),
+        Command::Edit(args) => edit::run(args),
+        Command::Devices => devices::run(),
+        Command::Bench(args) => bench::run(&args),
+        Command::Recover => recover::run(),
+    };
+    if let Err(e) = result {
+        // One line: the chain of causes, outermost first.
+        let msg = e
+            .chain()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(": ");
+        eprintln!("scarp: error: {msg}");
+        std::process::exit(1);
+    }
+}
+
+fn open_gpu() -> Result<Arc<Gpu>> {
+    let gpu = Gpu::new(&GpuOptions::from_env()).context("opening the GPU")?;
+    Ok(gpu)
+}
+
+/// Fails if validation is on and reported anything: a CLI run is then as strict as a test.
+fn check_validation(gpu: &Gpu) -> Result<()> {
+    if gpu.validation_messages() > 0 {
+        bail!(
+            "{} validation message(s) reported (see above)",
+            gpu.validation_messages()
+        );
+    }
+    Ok(())
+}
+
+/// A progress bar for long file work (hidden when stderr is not a terminal).
+fn bar(label: &str) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(1);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {percent}%")
+            .expect("valid template"),
+    );
+    b.set_message(label.to_string());
+    b
+}
+
+/// Reads a height file with a progress bar.
+fn read_with_bar(path: &Path, options: &ReadOptions) -> Result<Heights> {
+    let b = bar(&format!("reading {}", path.display()));
+    let r = crate::terrain::formats::read_with_progress(path, options, &mut |done, total| {
+        b.set_length(total);
+        b.set_position(done);
+    });
+    b.finish_and_clear();
+    r.map_err(anyhow::Error::msg)
+}
+
+impl ValueEnum for NoiseKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &NoiseKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.name()))
+    }
+}
+
+impl ValueEnum for Endian {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Endian::Little, Endian::Big]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::NoiseSettings;
+
+    /// The CLI's documented defaults and the library's (journals use the latter) must agree.
+    #[test]
+    fn noise_flag_defaults_match_the_library() {
+        for kind in NoiseKind::ALL {
+            let cli = Cli::parse_from([
+                "scarp",
+                "noise",
+                "--kind",
+                kind.name(),
+                "--size",
+                "8x8",
+                "--out",
+                "x.r32",
+            ]);
+            let Some(Command::Noise(args)) = cli.command else {
+                panic!("noise subcommand")
+            };
+            assert_eq!(args.settings(), NoiseSettings::new(kind), "{}", kind.name());
+        }
+    }
+}

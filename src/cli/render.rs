@@ -1,0 +1,262 @@
+//! `scarp render`: a terrain drawn offscreen with the editor's pipeline; with `--frames`, timed
+//! frames while a brush paints.
+
+use super::args::{parse_camera, parse_image_size, ReadArgs};
+use super::{check_validation, open_gpu, read_with_bar};
+use crate::atomic_file::write_rgba_png;
+use crate::gpu::Gpu;
+use crate::noise::{NoiseKind, NoiseTables, DEFAULT_TABLE_SEED};
+use crate::render::frames::{
+    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, FrameLog,
+};
+use crate::render::offscreen::{offscreen_options, Offscreen};
+use crate::render::{Camera, TerrainRenderer, ViewSettings};
+use crate::session::{Document, PaintLoad, PaintLoop};
+use crate::terrain::export::check_writable;
+use crate::terrain::formats::ReadOptions;
+use anyhow::{bail, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["journal", "heights"])))]
+pub struct RenderArgs {
+    /// Stroke journal to replay (docs/journal.md).
+    #[arg(long)]
+    journal: Option<PathBuf>,
+    /// A height file (.png, .r16/.raw, .r32, .exr, .tif; README, Height files) or a .scarp
+    /// project.
+    #[arg(long)]
+    heights: Option<PathBuf>,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Image size, WxH.
+    #[arg(long, default_value = "1280x720", value_parser = parse_image_size)]
+    image: (u32, u32),
+    /// Camera eye and target in world units: ex,ey,ez,tx,ty,tz (x = texel column, z = texel row,
+    /// y = height x vertical scale). Default: frames the whole terrain.
+    #[arg(long, value_parser = parse_camera, allow_hyphen_values = true)]
+    camera: Option<[f32; 6]>,
+    /// Draw triangle edges only.
+    #[arg(long)]
+    wireframe: bool,
+    /// Colour tiles by level of detail.
+    #[arg(long)]
+    lod_colours: bool,
+    /// World y per height unit. Default: a quarter of the document's larger side (heights are
+    /// in document units, brushes paint about 0..1).
+    #[arg(long)]
+    vertical_scale: Option<f32>,
+    /// Largest screen-space geometric error of the LOD selection, pixels.
+    #[arg(long, default_value_t = 2.0)]
+    pixel_error: f32,
+    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off.
+    #[arg(long, default_value_t = 2.0)]
+    max_triangles_per_pixel: f32,
+    /// Output PNG.
+    #[arg(long)]
+    out: PathBuf,
+    /// Time this many frames (after 10 warm-up frames) before the final image.
+    #[arg(long, default_value_t = 0)]
+    frames: usize,
+    /// While timing, paint a circle with a noise brush of this kind.
+    #[arg(long, value_enum)]
+    paint: Option<NoiseKind>,
+    /// Radius of the painting brush, texels.
+    #[arg(long, default_value_t = 512.0)]
+    paint_radius: f32,
+    /// Brush instances added per frame.
+    #[arg(long, default_value_t = 4)]
+    paint_rate: usize,
+    /// Strength of the painting brush.
+    #[arg(long, default_value_t = 0.005)]
+    paint_strength: f32,
+    /// GPU budget for brush work per frame, ms (default: apply everything each frame).
+    #[arg(long)]
+    budget_ms: Option<f64>,
+    #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
+    table_seed: u64,
+}
+
+pub fn run(a: &RenderArgs) -> Result<()> {
+    check_flags(a)?;
+    let gpu = open_gpu()?;
+    println!("device: {}", gpu.info());
+    let tables = NoiseTables::new(a.table_seed);
+    let mut terrain = load_terrain(
+        &gpu,
+        a.journal.as_deref(),
+        a.heights.as_deref().map(|p| (p, a.read.options())),
+        &tables,
+    )?;
+    let desc = *terrain.desc();
+    let mut renderer = TerrainRenderer::new(&gpu, desc, offscreen_options())?;
+    if a.wireframe && !renderer.has_wireframe() {
+        bail!(
+            "{} cannot draw wireframes (no fillModeNonSolid)",
+            gpu.info().name
+        );
+    }
+    renderer.refresh(&terrain.store)?;
+    let (camera, view) = camera_and_view(a, &renderer, &terrain);
+    let size = [a.image.0, a.image.1];
+    let mut target = Offscreen::new(&gpu, size)?;
+    if a.frames > 0 {
+        let paint = a.paint.map(|kind| PaintLoad {
+            budget_ms: a.budget_ms,
+            ..PaintLoad::noise(kind, a.paint_radius, a.paint_strength, a.paint_rate)
+        });
+        let log = run_frames(
+            &mut PaintLoop::new(&mut terrain, paint.as_ref()),
+            &mut renderer,
+            &mut target,
+            &camera,
+            &view,
+            10,
+            a.frames,
+        )?;
+        print_frames(a, &terrain, size, &log);
+    }
+    if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
+        // The triangle budget needs a covered-pixel count: one frame measures it.
+        target.render(&mut renderer, &terrain.store, &camera, &view, false, None)?;
+    }
+    let f = target.render(&mut renderer, &terrain.store, &camera, &view, true, None)?;
+    let pixels = f.pixels.expect("read back");
+    let covered = renderer.covered_pixels().unwrap_or(0);
+    let s = &renderer.stats;
+    println!(
+        "final frame: {} tiles drawn ({} culled) in {} draws, per level {:?}, {} triangles, {:.2} triangles per covered pixel ({covered} pixels), error bound {:.2} px, draw GPU {:.3} ms",
+        s.tiles_drawn,
+        s.tiles_culled,
+        s.draws,
+        s.tiles_per_level,
+        s.triangles,
+        s.triangles as f64 / covered.max(1) as f64,
+        s.pixel_error_used,
+        f.draw_gpu_ms
+    );
+    write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
+    check_validation(&gpu)?;
+    println!("-> {}", a.out.display());
+    Ok(())
+}
+
+/// Every flag checked before any work.
+fn check_flags(a: &RenderArgs) -> Result<()> {
+    if !(a.pixel_error.is_finite() && a.pixel_error > 0.0) {
+        bail!(
+            "--pixel-error must be a positive number, got {}",
+            a.pixel_error
+        );
+    }
+    if !(a.max_triangles_per_pixel.is_finite() && a.max_triangles_per_pixel >= 0.0) {
+        bail!(
+            "--max-triangles-per-pixel must be 0 (off) or positive, got {}",
+            a.max_triangles_per_pixel
+        );
+    }
+    if let Some(v) = a.vertical_scale {
+        if !(v.is_finite() && v > 0.0) {
+            bail!("--vertical-scale must be a positive number, got {v}");
+        }
+    }
+    if a.paint.is_some() && a.frames == 0 {
+        bail!("--paint needs --frames N (it paints while timing frames)");
+    }
+    if !(0.5..=65536.0).contains(&a.paint_radius) {
+        bail!(
+            "--paint-radius must be between 0.5 and 65536, got {}",
+            a.paint_radius
+        );
+    }
+    if !(1..=4096).contains(&a.paint_rate) {
+        bail!(
+            "--paint-rate must be between 1 and 4096, got {}",
+            a.paint_rate
+        );
+    }
+    if !(a.paint_strength.is_finite() && (0.0..=100.0).contains(&a.paint_strength)) {
+        bail!(
+            "--paint-strength must be between 0 and 100, got {}",
+            a.paint_strength
+        );
+    }
+    if a.budget_ms.is_some_and(|b| !(b.is_finite() && b > 0.0)) {
+        bail!("--budget-ms must be a positive number");
+    }
+    if a.out.extension().and_then(|e| e.to_str()) != Some("png") {
+        bail!("{}: --out must be a .png file", a.out.display());
+    }
+    check_writable(&a.out).map_err(anyhow::Error::msg)?;
+    Ok(())
+}
+
+/// The camera (`--camera`, else framing the terrain) and the view settings of the flags.
+fn camera_and_view(
+    a: &RenderArgs,
+    renderer: &TerrainRenderer,
+    terrain: &Document,
+) -> (Camera, ViewSettings) {
+    let desc = *terrain.desc();
+    let vs = a
+        .vertical_scale
+        .unwrap_or_else(|| default_vertical_scale(&desc));
+    let camera = match a.camera {
+        Some(c) => Camera::look_at(
+            glam::Vec3::from_slice(&c[..3]),
+            glam::Vec3::from_slice(&c[3..]),
+        ),
+        None => framing_camera(renderer, &desc, vs),
+    };
+    let mut view = default_view(&desc, vs);
+    view.wireframe = a.wireframe;
+    view.lod_colours = a.lod_colours;
+    view.pixel_error = a.pixel_error;
+    view.max_triangles_per_pixel = a.max_triangles_per_pixel;
+    (camera, view)
+}
+
+/// The `--frames` summary line.
+fn print_frames(a: &RenderArgs, terrain: &Document, size: [u32; 2], log: &FrameLog) {
+    let desc = terrain.desc();
+    let (fm, fp) = mean_p99(&log.frame_ms);
+    let (bm, bp) = mean_p99(&log.brush_gpu_ms);
+    let (lm, _) = mean_p99(&log.bounds_gpu_ms);
+    let (dm, dp) = mean_p99(&log.draw_gpu_ms);
+    let (pm, _) = mean_p99(&log.prepare_cpu_ms);
+    let (tm, _) = mean_p99(&log.triangles_per_pixel);
+    let (pump, _) = mean_p99(&log.pump_ms);
+    let (refresh, _) = mean_p99(&log.refresh_ms);
+    println!(
+        "{} frames of {}x{} at {}x{}: frame {fm:.3} ms mean, {fp:.3} ms p99 ({:.0} fps); GPU per frame: brush {bm:.3} ms (p99 {bp:.3}), tile bounds {lm:.3} ms, draw {dm:.3} ms (p99 {dp:.3}); CPU LOD selection and draw preparation {pm:.3} ms; wall: brush pump {pump:.3} ms, tile-bounds refresh {refresh:.3} ms; {tm:.2} triangles per covered pixel; {} instances painted",
+        a.frames,
+        desc.width,
+        desc.height,
+        size[0],
+        size[1],
+        1e3 / fm,
+        log.instances_applied
+    );
+}
+
+/// The document to draw: a replayed journal, a project or a height file.
+fn load_terrain(
+    gpu: &Arc<Gpu>,
+    journal: Option<&Path>,
+    heights: Option<(&Path, ReadOptions)>,
+    tables: &NoiseTables,
+) -> Result<Document> {
+    if let Some(path) = journal {
+        return Ok(crate::session::replay_journal(gpu, path, tables)?);
+    }
+    let (path, options) = heights.expect("clap requires a source");
+    if path.extension().is_some_and(|e| e == "scarp") {
+        let p = crate::terrain::project::load(path).map_err(anyhow::Error::msg)?;
+        return Ok(crate::session::open_project(gpu, &p, tables)?);
+    }
+    let grid = read_with_bar(path, &options)?;
+    let desc = crate::pages::geometry::DocumentDesc::for_heights(grid.width, grid.height);
+    Ok(Document::from_heights(gpu, desc, &grid.values, tables)?)
+}

@@ -1,0 +1,25 @@
+//! Errors of the page store.
+
+use crate::gpu::GpuError;
+
+/// Why the page store could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// The document description is invalid (size, page size, range).
+    #[error("{0}")]
+    Document(String),
+    #[error("{device} cannot store r16 pages (no R16_UNORM storage images)")]
+    NoR16Storage { device: String },
+    #[error("initial heights do not match the document size")]
+    WrongSize,
+    #[error("page {x},{y} does not fit the document")]
+    PageOutside { x: u32, y: u32 },
+    #[error("field {0:?} must have the document's size and page size")]
+    FieldGrid(String),
+    #[error("the document has a field {0:?} already")]
+    FieldExists(String),
+}
+
+pub type Result<T, E = PageError> = std::result::Result<T, E>;
