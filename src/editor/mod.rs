@@ -17,7 +17,8 @@ use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Recorder};
 use crate::noise::{NoiseKind, NoiseTables};
-use crate::render::camera::{unproject, Camera, CameraMode};
+use crate::render::camera::{Camera, CameraMode};
+use crate::render::frame::{picked_point, FrameTargets};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::{self, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -219,6 +220,14 @@ struct Editor {
     gpu: Arc<Gpu>,
 }
 
+/// What [`Editor::draw`] leaves for the read-backs after the submission.
+struct DrawnFrame {
+    viewport: [u32; 2],
+    /// The pixel under the cursor whose depth was copied for picking.
+    cursor_pixel: Option<[u32; 2]>,
+    take_shot: bool,
+}
+
 fn list_presets() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(asset_path(PRESET_DIR))
         .map(|d| {
@@ -259,69 +268,9 @@ fn inverted(b: &BrushSettings) -> BrushSettings {
 
 impl Editor {
     fn new(event_loop: &ActiveEventLoop, options: &EditOptions) -> Result<Self> {
-        let attrs = Window::default_attributes()
-            .with_title("Scarp")
-            .with_inner_size(winit::dpi::LogicalSize::new(1440.0, 900.0));
-        let window = Arc::new(
-            event_loop
-                .create_window(attrs)
-                .context("creating the window")?,
-        );
-        let display = window.display_handle()?.as_raw();
-        let extensions = ash_window::enumerate_required_extensions(display)?
-            .iter()
-            // SAFETY: ash-window returns pointers to static, NUL-terminated extension names.
-            .map(|&p| unsafe { std::ffi::CStr::from_ptr(p) })
-            .collect();
-        let gpu = Gpu::new(&GpuOptions {
-            window_extensions: extensions,
-            swapchain: true,
-            ..GpuOptions::from_env()
-        })
-        .context("opening the GPU")?;
-        // SAFETY: the window outlives the surface (the presenter is dropped before the window).
-        let surface = unsafe {
-            ash_window::create_surface(
-                gpu.entry(),
-                gpu.instance(),
-                display,
-                window.window_handle()?.as_raw(),
-                None,
-            )?
-        };
-        let size = window.inner_size();
-        let presenter = Presenter::new(&gpu, surface, [size.width, size.height])?;
-
-        // The document: a replayed journal, the file given, or the default terrain.
-        let source = options
-            .replay
-            .clone()
-            .or_else(|| options.file.clone())
-            .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
-        let tables = NoiseTables::new(options.table_seed);
-        // An untitled session that ended without saving (a crash, a kill): offered, or taken at
-        // once with --recover. Not while replaying a script.
-        let leftover = match (&options.replay, session::untitled::state_dir()) {
-            (None, Some(dir)) => session::untitled::leftovers(&dir).into_iter().next(),
-            _ => None,
-        };
-        let (session, replay_steps, recovery_offer, leftover) = match leftover {
-            Some(l) if options.recover => {
-                eprintln!("recovering the untitled session in {}", l.path.display());
-                let s = Session::recover_untitled(&gpu, &l.path, &tables)?;
-                (s, Vec::new(), None, None)
-            }
-            other => {
-                let (s, steps, offer) =
-                    Session::open(&gpu, &source, &tables, options.replay.is_some())?;
-                (s, steps, offer, other)
-            }
-        };
-        let replay = options.replay.is_some().then_some(Replay {
-            steps: replay_steps,
-            step: 0,
-            sample: 0,
-        });
+        let (window, gpu, presenter) = Self::open_window(event_loop)?;
+        let (session, replay, recovery_offer, leftover, source) =
+            Self::open_session(&gpu, options)?;
         let desc = *session.doc.desc();
         let mut renderer = TerrainRenderer::new(
             &gpu,
@@ -332,35 +281,7 @@ impl Editor {
         )?;
         renderer.refresh(&session.doc.store)?;
 
-        let mut imgui = imgui::Context::create();
-        imgui.set_ini_filename(None);
-        let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
-        platform.attach_window(
-            imgui.io_mut(),
-            &window,
-            imgui_winit_support::HiDpiMode::Default,
-        );
-        imgui
-            .fonts()
-            .add_font(&[imgui::FontSource::DefaultFontData { config: None }]);
-        let imgui_renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
-            gpu.instance(),
-            gpu.physical_device(),
-            gpu.device().clone(),
-            gpu.raw_queue(),
-            gpu.raw_command_pool(),
-            imgui_rs_vulkan_renderer::DynamicRendering {
-                color_attachment_format: presenter.format,
-                depth_attachment_format: Some(crate::render::terrain::DEPTH_FORMAT),
-            },
-            &mut imgui,
-            Some(imgui_rs_vulkan_renderer::Options {
-                in_flight_frames: 1,
-                ..Default::default()
-            }),
-        )
-        .map_err(|e| anyhow!("imgui renderer: {e}"))?;
-
+        let (imgui, platform, imgui_renderer) = Self::make_imgui(&gpu, &window, presenter.format)?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
         let mut camera = Camera::default();
         let (lo, hi) = renderer.height_range();
@@ -431,6 +352,133 @@ impl Editor {
             table_seed: options.table_seed,
             gpu,
         })
+    }
+
+    /// The window, the GPU with the window's extensions, and the presenter of its surface.
+    fn open_window(event_loop: &ActiveEventLoop) -> Result<(Arc<Window>, Arc<Gpu>, Presenter)> {
+        let attrs = Window::default_attributes()
+            .with_title("Scarp")
+            .with_inner_size(winit::dpi::LogicalSize::new(1440.0, 900.0));
+        let window = Arc::new(
+            event_loop
+                .create_window(attrs)
+                .context("creating the window")?,
+        );
+        let display = window.display_handle()?.as_raw();
+        let extensions = ash_window::enumerate_required_extensions(display)?
+            .iter()
+            // SAFETY: ash-window returns pointers to static, NUL-terminated extension names.
+            .map(|&p| unsafe { std::ffi::CStr::from_ptr(p) })
+            .collect();
+        let gpu = Gpu::new(&GpuOptions {
+            window_extensions: extensions,
+            swapchain: true,
+            ..GpuOptions::from_env()
+        })
+        .context("opening the GPU")?;
+        // SAFETY: the window outlives the surface (the presenter is dropped before the window).
+        let surface = unsafe {
+            ash_window::create_surface(
+                gpu.entry(),
+                gpu.instance(),
+                display,
+                window.window_handle()?.as_raw(),
+                None,
+            )?
+        };
+        let size = window.inner_size();
+        let presenter = Presenter::new(&gpu, surface, [size.width, size.height])?;
+
+        Ok((window, gpu, presenter))
+    }
+
+    /// The document to edit: the newest untitled leftover with --recover, else the replayed
+    /// journal, the file given or the default terrain; with the replay to paint, the project's
+    /// recovery offer, the untitled leftover to offer, and the source path.
+    #[allow(clippy::type_complexity)]
+    fn open_session(
+        gpu: &Arc<Gpu>,
+        options: &EditOptions,
+    ) -> Result<(
+        Session,
+        Option<Replay>,
+        Option<session::RecoveryOffer>,
+        Option<session::untitled::Leftover>,
+        PathBuf,
+    )> {
+        // The document: a replayed journal, the file given, or the default terrain.
+        let source = options
+            .replay
+            .clone()
+            .or_else(|| options.file.clone())
+            .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
+        let tables = NoiseTables::new(options.table_seed);
+        // An untitled session that ended without saving (a crash, a kill): offered, or taken at
+        // once with --recover. Not while replaying a script.
+        let leftover = match (&options.replay, session::untitled::state_dir()) {
+            (None, Some(dir)) => session::untitled::leftovers(&dir).into_iter().next(),
+            _ => None,
+        };
+        let (session, replay_steps, recovery_offer, leftover) = match leftover {
+            Some(l) if options.recover => {
+                eprintln!("recovering the untitled session in {}", l.path.display());
+                let s = Session::recover_untitled(gpu, &l.path, &tables)?;
+                (s, Vec::new(), None, None)
+            }
+            other => {
+                let (s, steps, offer) =
+                    Session::open(gpu, &source, &tables, options.replay.is_some())?;
+                (s, steps, offer, other)
+            }
+        };
+        let replay = options.replay.is_some().then_some(Replay {
+            steps: replay_steps,
+            step: 0,
+            sample: 0,
+        });
+        Ok((session, replay, recovery_offer, leftover, source))
+    }
+
+    /// imgui, its winit platform and its Vulkan renderer (dynamic rendering into `format`).
+    fn make_imgui(
+        gpu: &Arc<Gpu>,
+        window: &Window,
+        format: vk::Format,
+    ) -> Result<(
+        imgui::Context,
+        imgui_winit_support::WinitPlatform,
+        imgui_rs_vulkan_renderer::Renderer,
+    )> {
+        let mut imgui = imgui::Context::create();
+        imgui.set_ini_filename(None);
+        let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
+        platform.attach_window(
+            imgui.io_mut(),
+            window,
+            imgui_winit_support::HiDpiMode::Default,
+        );
+        imgui
+            .fonts()
+            .add_font(&[imgui::FontSource::DefaultFontData { config: None }]);
+        let imgui_renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
+            gpu.instance(),
+            gpu.physical_device(),
+            gpu.device().clone(),
+            gpu.raw_queue(),
+            gpu.raw_command_pool(),
+            imgui_rs_vulkan_renderer::DynamicRendering {
+                color_attachment_format: format,
+                depth_attachment_format: Some(crate::render::terrain::DEPTH_FORMAT),
+            },
+            &mut imgui,
+            Some(imgui_rs_vulkan_renderer::Options {
+                in_flight_frames: 1,
+                ..Default::default()
+            }),
+        )
+        .map_err(|e| anyhow!("imgui renderer: {e}"))?;
+
+        Ok((imgui, platform, imgui_renderer))
     }
 
     fn window_event(&mut self, id: WindowId, event: WindowEvent) -> Result<Flow> {
@@ -745,6 +793,8 @@ impl Editor {
         Ok(())
     }
 
+    /// One frame: input, brush work under the GPU budget, the renderer catching up, panels, the
+    /// drawing (terrain, imgui, coverage and pick readback in one submission), then read-backs.
     fn frame(&mut self) -> Result<Flow> {
         let now = Instant::now();
         let dt = (now - self.last_frame).as_secs_f32().min(0.1);
@@ -752,36 +802,58 @@ impl Editor {
         self.imgui
             .io_mut()
             .update_delta_time(std::time::Duration::from_secs_f32(dt.max(1e-4)));
+        self.move_camera(dt);
+        self.autosave();
+        let report = self.paint_and_pump()?;
+        self.renderer.refresh(&self.session.doc.store)?;
+        self.update_panels(&report);
+        self.build_ui()?;
+        let Some(index) = self.presenter.acquire()? else {
+            let s = self.window.inner_size();
+            self.presenter.recreate([s.width, s.height])?;
+            let _ = self.imgui.render();
+            return Ok(Flow::Continue);
+        };
+        let drawn = self.draw(index)?;
+        if !self.presenter.present(index)? {
+            let s = self.window.inner_size();
+            self.presenter.recreate([s.width, s.height])?;
+        }
+        self.frames += 1;
+        self.read_back(&drawn, now)?;
+        let scripted_done = self.replay.is_none() && self.idle_since.is_some();
+        if self.quit && self.screenshot.is_none() && scripted_done {
+            return Ok(Flow::Exit);
+        }
+        Ok(Flow::Continue)
+    }
 
-        // Camera keys.
+    /// Camera keys: W A S D Q E move (not with Ctrl held).
+    fn move_camera(&mut self, dt: f32) {
         let mode = if self.ui.fly {
             CameraMode::Fly
         } else {
             CameraMode::Orbit
         };
         self.camera.set_mode(mode);
-        let speed = self.camera.eye().distance(self.camera.target).max(200.0) * 0.8 * dt;
-        let k = |c: KeyCode| {
-            if self.input.keys.contains(&c) {
-                1.0
-            } else {
-                0.0
-            }
-        };
-        let ctrl = self.input.modifiers.control_key();
-        if !ctrl {
-            let mv = Vec3::new(
-                k(KeyCode::KeyD) - k(KeyCode::KeyA),
-                k(KeyCode::KeyE) - k(KeyCode::KeyQ),
-                k(KeyCode::KeyW) - k(KeyCode::KeyS),
-            );
-            if mv != Vec3::ZERO {
-                self.camera.travel(mv * speed);
-            }
+        if self.input.modifiers.control_key() {
+            return;
         }
+        let speed = self.camera.eye().distance(self.camera.target).max(200.0) * 0.8 * dt;
+        let k = |c: KeyCode| f32::from(u8::from(self.input.keys.contains(&c)));
+        let mv = Vec3::new(
+            k(KeyCode::KeyD) - k(KeyCode::KeyA),
+            k(KeyCode::KeyE) - k(KeyCode::KeyQ),
+            k(KeyCode::KeyW) - k(KeyCode::KeyS),
+        );
+        if mv != Vec3::ZERO {
+            self.camera.travel(mv * speed);
+        }
+    }
 
-        // Autosave: an untitled session with unsaved strokes becomes a project (then every step
-        // reaches its recovery journal).
+    /// An untitled session with unsaved strokes is saved as a project every AUTOSAVE_UNTITLED
+    /// (its untitled journal already holds every step; the project is the user-visible copy).
+    fn autosave(&mut self) {
         if self.session.untitled_with_changes()
             && self.replay.is_none()
             && self.stroke.is_none()
@@ -794,8 +866,11 @@ impl Editor {
                 Err(e) => self.ui.message = format!("autosave failed: {e:#}"),
             }
         }
+    }
 
-        // Painting: one sample per frame at the terrain point under the cursor.
+    /// Painting: one sample per frame at the terrain point under the cursor (or the replay's
+    /// samples), then the queued brush work under the GPU budget.
+    fn paint_and_pump(&mut self) -> Result<crate::brush::gpu::PumpReport> {
         self.feed_replay()?;
         if let (Some(stroke), Some(p)) = (self.stroke.as_mut(), self.pick) {
             if self.replay.is_none() && (self.input.left || self.input.right) {
@@ -808,18 +883,20 @@ impl Editor {
                 self.instances_window.1 += stroke.add(&mut self.session.doc, sample);
             }
         }
-        let report = self.session.doc.pump(Some(f64::from(self.ui.budget_ms)))?;
-        self.renderer.refresh(&self.session.doc.store)?;
+        Ok(self.session.doc.pump(Some(f64::from(self.ui.budget_ms)))?)
+    }
 
-        // UI.
+    /// The document and profiler figures the panels show.
+    fn update_panels(&mut self, report: &crate::brush::gpu::PumpReport) {
         let (lo, hi) = self.renderer.height_range();
+        let doc = &self.session.doc;
         self.ui.doc = Some(DocInfo {
-            desc: *self.session.doc.desc(),
+            desc: *doc.desc(),
             source: "document".into(),
-            pages: self.session.doc.page_count(),
-            page_bytes: self.session.doc.page_bytes(),
-            undo_steps: self.session.doc.undo_steps(),
-            undo_bytes: self.session.doc.undo_bytes(),
+            pages: doc.page_count(),
+            page_bytes: doc.page_bytes(),
+            undo_steps: doc.undo_steps(),
+            undo_bytes: doc.undo_bytes(),
             height_lo: lo,
             height_hi: hi,
             device: format!("{}", self.gpu.info()),
@@ -827,13 +904,17 @@ impl Editor {
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
         self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;
         self.ui.profile.bounds_gpu_ms = self.renderer.stats.bounds_gpu_ms;
-        self.ui.profile.queue_len = self.session.doc.pending_strokes();
+        self.ui.profile.queue_len = doc.pending_strokes();
         let (since, n) = self.instances_window;
         let secs = since.elapsed().as_secs_f64();
         if secs >= 1.0 {
             self.ui.profile.instances_per_s = n as f64 / secs;
             self.instances_window = (Instant::now(), 0);
         }
+    }
+
+    /// Builds the panels, acts on what the user asked for, applies a vsync change.
+    fn build_ui(&mut self) -> Result<()> {
         self.platform
             .prepare_frame(self.imgui.io_mut(), &self.window)
             .map_err(|e| anyhow!("imgui: {e}"))?;
@@ -849,14 +930,12 @@ impl Editor {
             let s = self.window.inner_size();
             self.presenter.recreate([s.width, s.height])?;
         }
+        Ok(())
+    }
 
-        // Draw.
-        let Some(index) = self.presenter.acquire()? else {
-            let s = self.window.inner_size();
-            self.presenter.recreate([s.width, s.height])?;
-            let _ = self.imgui.render();
-            return Ok(Flow::Continue);
-        };
+    /// Draws swapchain image `index`: the shared frame recording (terrain, coverage, pick) with
+    /// imgui as its overlay, the screenshot copy when one is due, submitted and waited for.
+    fn draw(&mut self, index: u32) -> Result<DrawnFrame> {
         let extent = self.presenter.extent;
         let viewport = [extent.width, extent.height];
         let mut view = self.ui.view;
@@ -867,7 +946,6 @@ impl Editor {
         });
         self.renderer
             .prepare(&self.session.doc.store, &self.camera, viewport, &view)?;
-        let view_proj = self.camera.view_proj(viewport);
         let cursor_pixel = self.input.cursor.and_then(|c| {
             let (x, y) = (c[0].floor(), c[1].floor());
             (x >= 0.0 && y >= 0.0 && (x as u32) < extent.width && (y as u32) < extent.height)
@@ -890,65 +968,56 @@ impl Editor {
             self.coverage = Some((generation, self.renderer.coverage_set(depth)?));
         }
         let draw_data = self.imgui.render();
-        {
-            let image = &self.presenter.images[index as usize];
-            let depth = self.presenter.depth.as_ref().expect("depth with images");
-            let mut rec = Recorder::new(&self.gpu)?;
-            if let Some(t) = &self.timer {
-                rec.reset_timer(t);
-            }
-            self.renderer.record(
-                &mut rec,
-                &self.session.doc.store,
-                image,
-                depth,
-                self.timer.as_ref().map(|t| (t, "terrain draw")),
-            )?;
-            let q = match &self.timer {
-                Some(t) => Some((t, rec.timer_begin(t, "ui")?)),
-                None => None,
-            };
-            self.imgui_renderer
-                .cmd_draw(rec.raw(), draw_data)
-                .map_err(|e| anyhow!("imgui: {e}"))?;
-            if let Some((t, q)) = q {
-                rec.timer_end(t, q);
-            }
-            rec.end_rendering();
-            let coverage = &self.coverage.as_ref().expect("made above").1;
-            self.renderer.record_coverage(&mut rec, depth, coverage)?;
-            if let Some(p) = cursor_pixel {
-                rec.copy_image_region_to_buffer(
-                    depth,
-                    [p[0] as i32, p[1] as i32],
-                    [1, 1],
-                    &self.pick_buffer,
-                    0,
-                );
-                rec.buffer(&self.pick_buffer, Access::HostRead);
-            }
-            if let Some(b) = self.shot_buffer.as_ref().filter(|_| take_shot) {
-                rec.copy_image_to_buffer(image, b);
-                rec.buffer(b, Access::HostRead);
-            }
-            rec.image(image, Access::Present);
-            rec.submit_and_wait_with(
-                Some((
-                    self.presenter.acquire,
-                    vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
-                        | vk::PipelineStageFlags::TRANSFER,
-                )),
-                Some(self.presenter.finished(index)),
-            )?;
+        let image = &self.presenter.images[index as usize];
+        let targets = FrameTargets {
+            color: image,
+            depth: self.presenter.depth.as_ref().expect("depth with images"),
+            coverage: &self.coverage.as_ref().expect("made above").1,
+            timer: self.timer.as_ref(),
+            pick: cursor_pixel.map(|p| (p, &self.pick_buffer)),
+        };
+        let mut rec = Recorder::new(&self.gpu)?;
+        if let Some(t) = &self.timer {
+            rec.reset_timer(t);
         }
-        if !self.presenter.present(index)? {
-            let s = self.window.inner_size();
-            self.presenter.recreate([s.width, s.height])?;
+        let (imgui_renderer, timer) = (&mut self.imgui_renderer, self.timer.as_ref());
+        self.renderer
+            .record_frame(&mut rec, &self.session.doc.store, &targets, |rec| {
+                let q = match timer {
+                    Some(t) => Some((t, rec.timer_begin(t, "ui")?)),
+                    None => None,
+                };
+                imgui_renderer
+                    .cmd_draw(rec.raw(), draw_data)
+                    .map_err(|e| crate::gpu::GpuError::Unsupported(format!("imgui: {e}")))?;
+                if let Some((t, q)) = q {
+                    rec.timer_end(t, q);
+                }
+                Ok(())
+            })?;
+        if let Some(b) = self.shot_buffer.as_ref().filter(|_| take_shot) {
+            rec.copy_image_to_buffer(image, b);
+            rec.buffer(b, Access::HostRead);
         }
-        self.frames += 1;
-        self.renderer.read_coverage()?;
+        rec.image(image, Access::Present);
+        rec.submit_and_wait_with(
+            Some((
+                self.presenter.acquire,
+                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::TRANSFER,
+            )),
+            Some(self.presenter.finished(index)),
+        )?;
+        Ok(DrawnFrame {
+            viewport,
+            cursor_pixel,
+            take_shot,
+        })
+    }
 
-        // Read back: timings, the picked point (used next frame), the screenshot.
+    /// After the frame's submission: coverage, GPU times, the picked point (used by the next
+    /// frame), the frame time and the screenshot.
+    fn read_back(&mut self, drawn: &DrawnFrame, started: Instant) -> Result<()> {
+        self.renderer.read_coverage()?;
         if let Some(t) = &self.timer {
             let times = t.results()?;
             let ms = |label: &str| {
@@ -963,40 +1032,38 @@ impl Editor {
             self.ui.profile.ui_gpu_ms = ms("ui");
         }
         self.ui.profile.stats = self.renderer.stats.clone();
-        self.pick = match cursor_pixel {
-            Some(p) => {
-                let d = f32::from_le_bytes(self.pick_buffer.mapped(4)?.try_into()?);
-                unproject(&view_proj, viewport, p, d)
-            }
+        self.pick = match drawn.cursor_pixel {
+            Some(p) => picked_point(&self.pick_buffer, &self.camera, drawn.viewport, p)?,
             None => None,
         };
         self.ui
             .profile
-            .push_frame(now.elapsed().as_secs_f32() * 1e3);
-        if take_shot {
-            let path = self.screenshot.take().expect("checked above");
-            let buffer = self.shot_buffer.take().expect("made above");
-            let n = extent.width as usize * extent.height as usize * 4;
-            let mut px = buffer.mapped(n)?.to_vec();
-            if matches!(
-                self.presenter.format,
-                vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
-            ) {
-                for p in px.chunks_mut(4) {
-                    p.swap(0, 2);
-                }
-            }
-            for p in px.chunks_mut(4) {
-                p[3] = 255;
-            }
-            write_rgba_png(&path, extent.width, extent.height, px).map_err(anyhow::Error::msg)?;
-            println!("screenshot -> {}", path.display());
+            .push_frame(started.elapsed().as_secs_f32() * 1e3);
+        if drawn.take_shot {
+            self.save_screenshot(drawn.viewport)?;
         }
-        let scripted_done = self.replay.is_none() && self.idle_since.is_some();
-        if self.quit && self.screenshot.is_none() && scripted_done {
-            return Ok(Flow::Exit);
+        Ok(())
+    }
+
+    /// Writes the read-back swapchain image as the screenshot PNG.
+    fn save_screenshot(&mut self, size: [u32; 2]) -> Result<()> {
+        let path = self.screenshot.take().expect("a screenshot was due");
+        let buffer = self.shot_buffer.take().expect("made with the frame");
+        let n = size[0] as usize * size[1] as usize * 4;
+        let mut px = buffer.mapped(n)?.to_vec();
+        let bgra = matches!(
+            self.presenter.format,
+            vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
+        );
+        for p in px.chunks_mut(4) {
+            if bgra {
+                p.swap(0, 2);
+            }
+            p[3] = 255;
         }
-        Ok(Flow::Continue)
+        write_rgba_png(&path, size[0], size[1], px).map_err(anyhow::Error::msg)?;
+        println!("screenshot -> {}", path.display());
+        Ok(())
     }
 
     /// Whether this frame shows the finished replay: the queue has been idle for two frames.

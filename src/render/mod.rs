@@ -3,6 +3,7 @@
 //! page store (`&`), never the brush engine.
 
 pub mod camera;
+pub mod frame;
 pub mod lod;
 pub mod shared;
 

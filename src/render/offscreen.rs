@@ -1,6 +1,7 @@
 //! Drawing without a window: a colour and a depth target, read back to the host.
 
-use super::camera::{unproject, Camera};
+use super::camera::Camera;
+use super::frame::{picked_point, FrameTargets};
 use super::terrain::{RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
 use crate::gpu::{
     vk, Access, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder,
@@ -102,28 +103,17 @@ impl Offscreen {
         if let Some(t) = &self.timer {
             rec.reset_timer(t);
         }
-        renderer.record(
-            &mut rec,
-            store,
-            &self.color,
-            &self.depth,
-            self.timer.as_ref().map(|t| (t, "terrain draw")),
-        )?;
-        rec.end_rendering();
-        renderer.record_coverage(&mut rec, &self.depth, coverage)?;
+        let targets = FrameTargets {
+            color: &self.color,
+            depth: &self.depth,
+            coverage,
+            timer: self.timer.as_ref(),
+            pick: pick.map(|p| (p, &self.pick)),
+        };
+        renderer.record_frame(&mut rec, store, &targets, |_| Ok(()))?;
         if read_pixels {
             rec.copy_image_to_buffer(&self.color, &self.readback);
             rec.buffer(&self.readback, Access::HostRead);
-        }
-        if let Some(p) = pick {
-            rec.copy_image_region_to_buffer(
-                &self.depth,
-                [p[0] as i32, p[1] as i32],
-                [1, 1],
-                &self.pick,
-                0,
-            );
-            rec.buffer(&self.pick, Access::HostRead);
         }
         rec.submit_and_wait()?;
         renderer_mut.read_coverage()?;
@@ -136,8 +126,7 @@ impl Offscreen {
             frame.pixels = Some(self.readback.mapped(n)?.to_vec());
         }
         if let Some(p) = pick {
-            let d = f32::from_le_bytes(self.pick.mapped(4)?.try_into().expect("4 bytes"));
-            frame.picked = unproject(&camera.view_proj(self.size), self.size, p, d);
+            frame.picked = picked_point(&self.pick, camera, self.size, p)?;
         }
         Ok(frame)
     }

@@ -110,6 +110,15 @@ pub struct RenderOptions {
     pub color_format: vk::Format,
 }
 
+/// The layouts a renderer creates (and destroys on drop).
+struct Layouts {
+    frame: vk::DescriptorSetLayout,
+    page: vk::DescriptorSetLayout,
+    out: vk::DescriptorSetLayout,
+    draw: vk::PipelineLayout,
+    bounds: vk::PipelineLayout,
+}
+
 /// One block's set (its pages and the ring around them) and the views it points at.
 struct PageSet {
     set: vk::DescriptorSet,
@@ -302,6 +311,89 @@ impl TerrainRenderer {
                 gpu.info().name
             )));
         }
+        let l = Self::make_layouts(gpu)?;
+        let (fill_pipeline, wire_pipeline, bounds_pipeline) =
+            Self::make_pipelines(gpu, desc, &l, options.color_format)?;
+        let (fixed_pool, sets) = Self::make_fixed_sets(gpu, &l)?;
+        let grid = TileGrid::new(desc.width, desc.height);
+        let (index_buffer, ranges) = Self::upload_index_lists(gpu)?;
+        let frame_buffer = Buffer::new(
+            gpu,
+            "frame uniforms",
+            BufferDesc::new(std::mem::size_of::<FrameData>() as u64)
+                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        let tile_buffer = Buffer::new(
+            gpu,
+            "tile draws",
+            BufferDesc::new((grid.count() * std::mem::size_of::<TileDraw>()) as u64)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        let (bounds_buffer, bounds_stride) = Self::make_bounds_buffer(gpu, &desc)?;
+        Self::write_fixed_sets(
+            gpu,
+            &sets,
+            [&frame_buffer, &tile_buffer, &bounds_buffer],
+            bounds_stride,
+        );
+        let dummy = Self::flat_placeholder(gpu, &desc)?;
+        let coverage_kernel = ComputeKernel::new(
+            gpu,
+            &shaders::RENDER_COVERAGE_COMP,
+            &[BindingKind::SampledImage, BindingKind::StorageBuffer],
+            &[],
+        )?;
+        let coverage_buffer = Buffer::new(
+            gpu,
+            "covered pixels",
+            BufferDesc::new(4)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST)
+                .location(MemoryLocation::GpuToCpu),
+        )?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            desc,
+            grid,
+            frame_layout: l.frame,
+            page_layout: l.page,
+            out_layout: l.out,
+            draw_layout: l.draw,
+            bounds_layout: l.bounds,
+            fill_pipeline,
+            wire_pipeline,
+            bounds_pipeline,
+            fixed_pool,
+            page_pools: Vec::new(),
+            frame_set: sets[0],
+            out_set: sets[1],
+            page_sets: BTreeMap::new(),
+            index_buffer,
+            ranges,
+            frame_buffer,
+            tile_buffer,
+            bounds_buffer,
+            bounds_stride,
+            bounds: vec![TileBounds::default(); grid.count()],
+            monotone: vec![[0.0; 6]; grid.count()],
+            coverage_kernel,
+            coverage_buffer,
+            covered_pixels: None,
+            last_tau: 0.0,
+            height_lo: 0.0,
+            height_hi: 0.0,
+            initialized: false,
+            seen_epoch: 0,
+            dummy,
+            groups: Vec::new(),
+            wireframe: false,
+            timer: GpuTimer::new(gpu, 4)?,
+            stats: FrameStats::default(),
+        })
+    }
+
+    /// The descriptor set and pipeline layouts of drawing and of the tile-bounds kernel.
+    fn make_layouts(gpu: &Arc<Gpu>) -> Result<Layouts> {
         let device = gpu.device();
         let storage_image = vk::DescriptorType::STORAGE_IMAGE;
         let vc = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE;
@@ -349,6 +441,24 @@ impl TerrainRenderer {
             vk::ShaderStageFlags::COMPUTE,
             std::mem::size_of::<BoundsPush>() as u32,
         )?;
+        Ok(Layouts {
+            frame: frame_layout,
+            page: page_layout,
+            out: out_layout,
+            draw: draw_layout,
+            bounds: bounds_layout,
+        })
+    }
+
+    /// The fill and wireframe (where the device has it) draw pipelines and the tile-bounds one.
+    fn make_pipelines(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        l: &Layouts,
+        color_format: vk::Format,
+    ) -> Result<(vk::Pipeline, Option<vk::Pipeline>, vk::Pipeline)> {
+        let device = gpu.device();
+        let (draw_layout, bounds_layout) = (l.draw, l.bounds);
         let (vert_shader, bounds_shader) = match desc.format {
             HeightFormat::R32f => (
                 &shaders::RENDER_TERRAIN_VERT,
@@ -367,7 +477,7 @@ impl TerrainRenderer {
             draw_layout,
             vert,
             frag,
-            options.color_format,
+            color_format,
             vk::PolygonMode::FILL,
         )?;
         let wire_pipeline = if gpu.fill_mode_non_solid() {
@@ -376,7 +486,7 @@ impl TerrainRenderer {
                 draw_layout,
                 vert,
                 frag,
-                options.color_format,
+                color_format,
                 vk::PolygonMode::LINE,
             )?)
         } else {
@@ -406,6 +516,16 @@ impl TerrainRenderer {
         gpu.set_name(fill_pipeline, "terrain draw");
         gpu.set_name(bounds_pipeline, "tile bounds");
 
+        Ok((fill_pipeline, wire_pipeline, bounds_pipeline))
+    }
+
+    /// The pool and the two sets that never change: frame data + tile draws, bounds output.
+    fn make_fixed_sets(
+        gpu: &Arc<Gpu>,
+        l: &Layouts,
+    ) -> Result<(vk::DescriptorPool, Vec<vk::DescriptorSet>)> {
+        let device = gpu.device();
+        let (frame_layout, out_layout) = (l.frame, l.out);
         let sizes = [
             vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::UNIFORM_BUFFER,
@@ -438,7 +558,11 @@ impl TerrainRenderer {
             )?
         };
 
-        let grid = TileGrid::new(desc.width, desc.height);
+        Ok((fixed_pool, sets))
+    }
+
+    /// Every (level, stitch) index list in one device-local index buffer.
+    fn upload_index_lists(gpu: &Arc<Gpu>) -> Result<(Buffer, [[IndexRange; STITCHES]; LEVELS])> {
         let (indices, ranges) = lod::index_lists();
         let index_bytes = std::mem::size_of_val(indices.as_slice()) as u64;
         let index_buffer = Buffer::new(
@@ -456,19 +580,11 @@ impl TerrainRenderer {
             rec.copy_buffer(&staging, 0, &index_buffer, 0, index_bytes);
             rec.submit_and_wait()?;
         }
-        let frame_buffer = Buffer::new(
-            gpu,
-            "frame uniforms",
-            BufferDesc::new(std::mem::size_of::<FrameData>() as u64)
-                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
-                .location(MemoryLocation::CpuToGpu),
-        )?;
-        let tile_buffer = Buffer::new(
-            gpu,
-            "tile draws",
-            BufferDesc::new((grid.count() * std::mem::size_of::<TileDraw>()) as u64)
-                .location(MemoryLocation::CpuToGpu),
-        )?;
+        Ok((index_buffer, ranges))
+    }
+
+    /// The tile bounds buffer, one range per page (aligned for dynamic offsets), and the stride.
+    fn make_bounds_buffer(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> Result<(Buffer, u64)> {
         let tiles_per_page = u64::from(desc.page_size / TILE_QUADS);
         let align = gpu.info().min_storage_buffer_offset_alignment.max(1);
         let bounds_stride = (tiles_per_page * tiles_per_page * 32).div_ceil(align) * align;
@@ -478,6 +594,17 @@ impl TerrainRenderer {
             "tile bounds",
             BufferDesc::new(pages * bounds_stride).location(MemoryLocation::GpuToCpu),
         )?;
+        Ok((bounds_buffer, bounds_stride))
+    }
+
+    /// Points the fixed sets at the frame uniforms, the tile draws and the bounds buffer.
+    fn write_fixed_sets(
+        gpu: &Gpu,
+        sets: &[vk::DescriptorSet],
+        [frame_buffer, tile_buffer, bounds_buffer]: [&Buffer; 3],
+        bounds_stride: u64,
+    ) {
+        let device = gpu.device();
         let ubo = [vk::DescriptorBufferInfo {
             buffer: frame_buffer.raw,
             offset: 0,
@@ -512,8 +639,11 @@ impl TerrainRenderer {
         ];
         // SAFETY: sets and buffers are live.
         unsafe { device.update_descriptor_sets(&writes, &[]) };
+    }
 
-        // Bound in place of pages that hold no memory; must be in GENERAL like real pages.
+    /// A 1x1 image bound in place of pages that hold no memory.
+    fn flat_placeholder(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> Result<Image> {
+        // Must be in GENERAL like real pages.
         let format = match desc.format {
             HeightFormat::R32f => vk::Format::R32_SFLOAT,
             HeightFormat::R16 => vk::Format::R16_UNORM,
@@ -530,58 +660,7 @@ impl TerrainRenderer {
             rec.image(&dummy, Access::ComputeStorageRead);
             rec.submit_and_wait()?;
         }
-        let coverage_kernel = ComputeKernel::new(
-            gpu,
-            &shaders::RENDER_COVERAGE_COMP,
-            &[BindingKind::SampledImage, BindingKind::StorageBuffer],
-            &[],
-        )?;
-        let coverage_buffer = Buffer::new(
-            gpu,
-            "covered pixels",
-            BufferDesc::new(4)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST)
-                .location(MemoryLocation::GpuToCpu),
-        )?;
-        Ok(Self {
-            gpu: gpu.clone(),
-            desc,
-            grid,
-            frame_layout,
-            page_layout,
-            out_layout,
-            draw_layout,
-            bounds_layout,
-            fill_pipeline,
-            wire_pipeline,
-            bounds_pipeline,
-            fixed_pool,
-            page_pools: Vec::new(),
-            frame_set: sets[0],
-            out_set: sets[1],
-            page_sets: BTreeMap::new(),
-            index_buffer,
-            ranges,
-            frame_buffer,
-            tile_buffer,
-            bounds_buffer,
-            bounds_stride,
-            bounds: vec![TileBounds::default(); grid.count()],
-            monotone: vec![[0.0; 6]; grid.count()],
-            coverage_kernel,
-            coverage_buffer,
-            covered_pixels: None,
-            last_tau: 0.0,
-            height_lo: 0.0,
-            height_hi: 0.0,
-            initialized: false,
-            seen_epoch: 0,
-            dummy,
-            groups: Vec::new(),
-            wireframe: false,
-            timer: GpuTimer::new(gpu, 4)?,
-            stats: FrameStats::default(),
-        })
+        Ok(dummy)
     }
 
     pub fn grid(&self) -> &TileGrid {
