@@ -866,7 +866,7 @@ fn stamps_land_texel_for_texel_and_rotate() {
 #[test]
 fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step() {
     use scarp::brush::journal::RecordedStep;
-    use scarp::editor::paint::LiveStroke;
+    use scarp::session::LiveStroke;
     let gpu = gpu();
     let tables = NoiseTables::new(2009);
     let d = doc(300, 260, 128);

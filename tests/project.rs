@@ -8,10 +8,10 @@ use common::{assert_no_validation_messages, gpu};
 use scarp::brush::journal::RecordedStep;
 use scarp::brush::stroke::StrokeSample;
 use scarp::brush::{BrushSettings, BrushType};
-use scarp::editor::paint::LiveStroke;
 use scarp::noise::{NoiseKind, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};
 use scarp::session::Document;
+use scarp::session::LiveStroke;
 use scarp::session::{open_project, project_of, recovery_of, replay_recovery};
 use scarp::terrain::project;
 

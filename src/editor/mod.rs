@@ -7,7 +7,6 @@
 //! renderer up to date, draws terrain and UI into the acquired image, reads back the depth under
 //! the cursor (picking, used by the next frame) and waits for its fence.
 
-pub mod paint;
 pub mod present;
 pub mod ui;
 
@@ -20,10 +19,9 @@ use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::camera::{Camera, CameraMode};
 use crate::render::frame::{picked_point, FrameTargets};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
-use crate::session::{self, Session};
+use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
-use paint::LiveStroke;
 use present::Presenter;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use std::collections::HashSet;

@@ -6,6 +6,7 @@
 //! editor, the CLI and the benchmarks use this module; it knows nothing of windows.
 
 pub mod document;
+pub mod live_stroke;
 pub mod paint_loop;
 pub mod untitled;
 
@@ -57,6 +58,7 @@ fn absolute(path: &Path) -> Result<PathBuf> {
     })
 }
 pub use document::Document;
+pub use live_stroke::LiveStroke;
 pub use paint_loop::{PaintLoad, PaintLoop};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

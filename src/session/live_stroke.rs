@@ -3,10 +3,10 @@
 //! the rest when the stroke ends, so a painted stroke is exactly the stroke a journal with the
 //! same samples replays (`stroke_instances_settled`).
 
+use super::Document;
 use crate::brush::journal::RecordedStep;
 use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
 use crate::brush::BrushSettings;
-use crate::session::Document;
 
 /// A stroke in progress.
 pub struct LiveStroke {
