@@ -15,7 +15,7 @@ use crate::brush::journal::{brush_json, parse_brush, RecordedStep, Step};
 use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Recorder};
-use crate::noise::{NoiseKind, NoiseTables};
+use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::render::camera::{Camera, CameraMode};
 use crate::render::frame::{picked_point, FrameTargets};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
@@ -244,7 +244,8 @@ fn list_presets() -> Vec<String> {
 /// The default brush a new user paints with: a Jordan mountain brush.
 fn default_brush() -> BrushSettings {
     let mut b = BrushSettings::new(BrushType::Noise);
-    b.noise.kind = NoiseKind::Jordan;
+    // Jordan's own defaults (its warp is 0.35; fbm's settings carried Swiss's 0.15).
+    b.noise = NoiseSettings::new(NoiseKind::Jordan);
     b.radius = 256.0;
     b.strength = 0.03;
     b.spacing = 0.1;
