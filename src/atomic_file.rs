@@ -8,6 +8,47 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// A file that could not be read or written. Every message starts with the file's path.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The file system refused: opening, reading, writing, syncing, renaming.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file, its contents or the request for it are wrong (an unknown format, a missing
+    /// folder, a size over the limits, non-finite heights, a bad checksum): what, in words.
+    #[error("{}: {problem}", path.display())]
+    Invalid { path: PathBuf, problem: String },
+}
+
+impl FileError {
+    /// An I/O error of the file at `path`.
+    pub fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {
+        move |source| Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// What is wrong with the file at `path`.
+    pub fn invalid(path: &Path, problem: impl Into<String>) -> Self {
+        Self::Invalid {
+            path: path.to_path_buf(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// For callers whose own errors are still words (the text is the same).
+impl From<FileError> for String {
+    fn from(e: FileError) -> Self {
+        e.to_string()
+    }
+}
+
 /// A temporary file next to `target`, removed on drop unless persisted.
 struct TempFile {
     path: PathBuf,
@@ -16,31 +57,30 @@ struct TempFile {
 }
 
 impl TempFile {
-    fn create(target: &Path) -> Result<(Self, File), String> {
+    fn create(target: &Path) -> Result<(Self, File), FileError> {
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
         if !dir.is_dir() {
-            return Err(format!(
-                "{}: folder {} does not exist",
-                target.display(),
-                dir.display()
+            return Err(FileError::invalid(
+                target,
+                format!("folder {} does not exist", dir.display()),
             ));
         }
         let name = target
             .file_name()
-            .ok_or_else(|| format!("{}: not a file path", target.display()))?;
+            .ok_or_else(|| FileError::invalid(target, "not a file path"))?;
         if target.is_dir() {
-            return Err(format!("{}: is a folder", target.display()));
+            return Err(FileError::invalid(target, "is a folder"));
         }
         let path = dir.join(format!(
             ".{}.tmp-{}",
             name.to_string_lossy(),
             std::process::id()
         ));
-        let file =
-            File::create(&path).map_err(|e| format!("{}: cannot write: {e}", target.display()))?;
+        let file = File::create(&path)
+            .map_err(|e| FileError::invalid(target, format!("cannot write: {e}")))?;
         Ok((
             Self {
                 path,
@@ -51,12 +91,10 @@ impl TempFile {
         ))
     }
 
-    fn persist(mut self, file: File) -> Result<(), String> {
-        file.sync_all()
-            .map_err(|e| format!("{}: {e}", self.target.display()))?;
+    fn persist(mut self, file: File) -> Result<(), FileError> {
+        file.sync_all().map_err(FileError::io(&self.target))?;
         drop(file);
-        std::fs::rename(&self.path, &self.target)
-            .map_err(|e| format!("{}: {e}", self.target.display()))?;
+        std::fs::rename(&self.path, &self.target).map_err(FileError::io(&self.target))?;
         self.persisted = true;
         Ok(())
     }
@@ -72,42 +110,45 @@ impl Drop for TempFile {
 
 /// Fails early if a file can't be created at `path` (missing folder, no permission), whatever
 /// its extension.
-pub fn check_folder(path: &Path) -> Result<(), String> {
+pub fn check_folder(path: &Path) -> Result<(), FileError> {
     let (temp, file) = TempFile::create(path)?;
     drop(file);
     drop(temp);
     Ok(())
 }
 
-/// Writes `write_body` to `path` atomically.
-pub fn write_atomic(
+/// Writes `write_body` to `path` atomically. The body's errors are the caller's own type, which
+/// takes this module's errors too.
+pub fn write_atomic<E: From<FileError>>(
     path: &Path,
-    write_body: impl FnOnce(&mut BufWriter<&File>) -> Result<(), String>,
-) -> Result<(), String> {
+    write_body: impl FnOnce(&mut BufWriter<&File>) -> Result<(), E>,
+) -> Result<(), E> {
     let (temp, file) = TempFile::create(path)?;
     {
         let mut w = BufWriter::with_capacity(1 << 20, &file);
         write_body(&mut w)?;
-        w.flush().map_err(|e| format!("{}: {e}", path.display()))?;
+        w.flush().map_err(FileError::io(path))?;
     }
-    temp.persist(file)
+    Ok(temp.persist(file)?)
 }
 
-/// Writes `bytes` to `path` atomically; errors name the path.
-pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    write_atomic(path, |w| {
-        w.write_all(bytes)
-            .map_err(|e| format!("{}: {e}", path.display()))
-    })
+/// Writes `bytes` to `path` atomically.
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+    write_atomic(path, |w| w.write_all(bytes).map_err(FileError::io(path)))
 }
 
 /// Writes an RGBA8 image as PNG, atomically.
-pub fn write_rgba_png(path: &Path, width: u32, height: u32, rgba: Vec<u8>) -> Result<(), String> {
+pub fn write_rgba_png(
+    path: &Path,
+    width: u32,
+    height: u32,
+    rgba: Vec<u8>,
+) -> Result<(), FileError> {
     let img = image::RgbaImage::from_raw(width, height, rgba)
-        .ok_or_else(|| format!("{}: size mismatch", path.display()))?;
+        .ok_or_else(|| FileError::invalid(path, "size mismatch"))?;
     write_atomic(path, |w| {
         img.write_to(w, image::ImageFormat::Png)
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| FileError::invalid(path, e.to_string()))
     })
 }
 
@@ -119,7 +160,8 @@ mod tests {
     fn failed_write_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.r32");
-        let err = write_atomic(&path, |_| Err("simulated failure".into())).unwrap_err();
+        let err =
+            write_atomic(&path, |_| Err::<(), String>("simulated failure".into())).unwrap_err();
         assert_eq!(err, "simulated failure");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
@@ -135,6 +177,7 @@ mod tests {
         let missing = dir.path().join("no/such/folder/x.txt");
         assert!(check_folder(&missing)
             .unwrap_err()
+            .to_string()
             .contains("does not exist"));
     }
 }

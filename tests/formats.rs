@@ -130,7 +130,7 @@ fn raw_sizes_are_given_or_inferred_from_square_files() {
     let rect = grid(30, 20, 0.0, 1.0);
     let p = dir.path().join("rect.r32");
     write(&p, &rect, &WriteOptions::default()).unwrap();
-    let e = read(&p, &ReadOptions::default()).unwrap_err();
+    let e = read(&p, &ReadOptions::default()).unwrap_err().to_string();
     assert!(e.contains("rect.r32") && e.contains("--size"), "{e}");
     let e = read(
         &p,
@@ -147,7 +147,8 @@ fn raw_sizes_are_given_or_inferred_from_square_files() {
             ..Default::default()
         },
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("2400 bytes, but 31x20 needs 2480"), "{e}");
 }
 
@@ -285,7 +286,8 @@ fn hostile_files_give_one_line_errors() {
                 ..Default::default()
             },
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains(name), "{name}: {e}");
         assert!(e.contains(expect), "{name}: {e}");
         assert_eq!(e.lines().count(), 1, "{name}: {e}");
@@ -293,7 +295,9 @@ fn hostile_files_give_one_line_errors() {
     // Writing NaN is refused before anything is written.
     let out = d.join("out.r32");
     std::fs::write(&out, b"previous").unwrap();
-    let e = write(&out, &nan, &WriteOptions::default()).unwrap_err();
+    let e = write(&out, &nan, &WriteOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("non-finite"), "{e}");
     assert_eq!(std::fs::read(&out).unwrap(), b"previous");
 }
@@ -305,7 +309,7 @@ fn an_interrupted_save_leaves_the_previous_file_intact() {
     std::fs::write(&target, b"the previous save").unwrap();
     let e = scarp::atomic_file::write_atomic(&target, |w| {
         std::io::Write::write_all(w, b"half of the new").unwrap();
-        Err("disk full (simulated)".into())
+        Err::<(), String>("disk full (simulated)".into())
     })
     .unwrap_err();
     assert!(e.contains("disk full"));
@@ -415,7 +419,9 @@ fn exr_headers_claiming_too_many_samples_are_refused_before_decoding() {
     bytes[at + 8..at + 12].copy_from_slice(&9999i32.to_le_bytes());
     bytes[at + 12..at + 16].copy_from_slice(&9999i32.to_le_bytes());
     std::fs::write(&p, &bytes).unwrap();
-    let e = scarp::terrain::formats::read(&p, &ReadOptions::default()).unwrap_err();
+    let e = scarp::terrain::formats::read(&p, &ReadOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("four.exr"), "{e}");
     assert!(e.contains("samples in all layers and channels"), "{e}");
 }

@@ -28,7 +28,10 @@ impl Stamp {
                 ..Default::default()
             },
         )
-        .map_err(|e| e.replace("(--size WxH)", "(stamp_size: [width, height])"))?;
+        .map_err(|e| {
+            e.to_string()
+                .replace("(--size WxH)", "(stamp_size: [width, height])")
+        })?;
         let stamp = Stamp {
             width: grid.width,
             height: grid.height,

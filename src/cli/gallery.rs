@@ -70,7 +70,7 @@ pub fn run(out: &Path, size: u32, backend: Backend, table_seed: u64) -> Result<(
             )
             .map_err(|e| e.to_string())?;
         }
-        Ok(())
+        Ok::<(), String>(())
     })
     .map_err(anyhow::Error::msg)?;
     Ok(())

@@ -22,9 +22,12 @@ use crate::terrain::project::{self, Project, Recovery};
 pub enum SessionError {
     #[error(transparent)]
     Brush(#[from] BrushError),
-    /// A height file, project or journal that cannot be read or written (the message names it).
+    /// A height file or project that cannot be read or written.
+    #[error(transparent)]
+    File(#[from] crate::atomic_file::FileError),
+    /// A journal that cannot be read or written (the message names the file, step and field).
     #[error("{0}")]
-    File(String),
+    Journal(String),
     /// A recovery journal that cannot be applied.
     #[error("{0}")]
     Recovery(String),
@@ -73,7 +76,7 @@ pub fn journal_start(
 ) -> Result<Document> {
     let initial = journal
         .initial_heights()
-        .map_err(|e| SessionError::File(format!("{}: {e}", source.display())))?;
+        .map_err(|e| SessionError::Journal(format!("{}: {e}", source.display())))?;
     let flat = match journal.initial {
         Initial::Flat(h) => h,
         Initial::File(_) => 0.0,
@@ -86,7 +89,7 @@ pub fn journal_start(
 
 /// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
 pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Document> {
-    let journal = Journal::load(path).map_err(SessionError::File)?;
+    let journal = Journal::load(path).map_err(SessionError::Journal)?;
     let mut terrain = journal_start(gpu, &journal, path, tables)?;
     journal.replay(&mut terrain, |_, _| {})?;
     Ok(terrain)
@@ -108,7 +111,7 @@ pub fn project_of(
 ) -> Result<Project> {
     let document = *terrain.desc();
     let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)
-        .map_err(SessionError::File)?;
+        .map_err(SessionError::Journal)?;
     Ok(Project {
         document,
         flat: terrain.flat(),
@@ -127,9 +130,9 @@ pub fn recovery_of(
 ) -> Result<Recovery> {
     Ok(Recovery {
         version: project::VERSION,
-        project_checksum: project::file_checksum(project_path).map_err(SessionError::File)?,
+        project_checksum: project::file_checksum(project_path)?,
         journal: JournalFile::of(document, &Initial::Flat(flat), steps)
-            .map_err(SessionError::File)?,
+            .map_err(SessionError::Journal)?,
     })
 }
 
@@ -188,14 +191,14 @@ impl Session {
     ) -> Result<(Self, Vec<Step>, Option<RecoveryOffer>)> {
         let ext = source.extension().and_then(|e| e.to_str()).unwrap_or("");
         if ext == "scarp" {
-            let p = project::load(source).map_err(SessionError::File)?;
+            let p = project::load(source)?;
             let (pending, offer) = match project::read_recovery(source) {
                 Ok(Some(r)) => {
                     let n = r.journal.steps.len();
                     (Some(r), Some((n, None)))
                 }
                 Ok(None) => (None, None),
-                Err(e) => (None, Some((0, Some(e)))),
+                Err(e) => (None, Some((0, Some(e.to_string())))),
             };
             let mut s = Self::new(
                 open_project(gpu, &p, tables)?,
@@ -210,14 +213,13 @@ impl Session {
         }
         if ext != "json" {
             // A height file opens as a document of its size with no steps.
-            let grid = crate::terrain::formats::read(source, &Default::default())
-                .map_err(SessionError::File)?;
+            let grid = crate::terrain::formats::read(source, &Default::default())?;
             let desc = DocumentDesc::for_heights(grid.width, grid.height);
             let doc = Document::from_heights(gpu, desc, &grid.values, tables)?;
             let initial = Initial::File(absolute(source)?);
             return Ok((Self::new(doc, initial, Vec::new()), Vec::new(), None));
         }
-        let journal = Journal::load(source).map_err(SessionError::File)?;
+        let journal = Journal::load(source).map_err(SessionError::Journal)?;
         let mut doc = journal_start(gpu, &journal, source, tables)?;
         let initial = match &journal.initial {
             Initial::File(p) => Initial::File(absolute(p)?),
@@ -252,14 +254,14 @@ impl Session {
     /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
     /// steps (journaled again at once, under this process), and the leftover is removed.
     pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
-        let journal = Journal::load(path).map_err(SessionError::File)?;
+        let journal = Journal::load(path).map_err(SessionError::Journal)?;
         let mut doc = journal_start(gpu, &journal, path, tables)?;
         journal.replay(&mut doc, |_, _| {}).map_err(|e| {
             SessionError::Recovery(format!("replaying the untitled session's journal: {e}"))
         })?;
         let mut s = Self::new(doc, journal.initial.clone(), recorded(&journal.steps));
         s.opened_steps = 0;
-        s.write_recovery().map_err(SessionError::File)?;
+        s.write_recovery()?;
         std::fs::remove_file(path).map_err(|source| SessionError::Io {
             path: path.to_path_buf(),
             source,
@@ -299,23 +301,22 @@ impl Session {
 
     /// Adds a step the document just took and writes it where it is kept (the project's recovery
     /// journal, or the untitled journal).
-    pub fn record(&mut self, step: RecordedStep) -> Result<(), String> {
+    pub fn record(&mut self, step: RecordedStep) -> Result<()> {
         self.steps.push(step);
         self.write_recovery()
     }
 
     /// Rewrites the project's recovery journal (steps since the save), or the untitled journal
     /// (every step) once the session made one of its own.
-    fn write_recovery(&self) -> Result<(), String> {
+    fn write_recovery(&self) -> Result<()> {
         if let Some(path) = &self.project {
             let r = recovery_of(
                 path,
                 self.doc.desc(),
                 self.doc.flat(),
                 &self.steps[self.saved_steps..],
-            )
-            .map_err(|e| format!("{e:#}"))?;
-            return project::write_recovery(path, &r);
+            )?;
+            return Ok(project::write_recovery(path, &r)?);
         }
         let Some(path) = &self.untitled else {
             return Ok(());
@@ -324,10 +325,19 @@ impl Session {
             return Ok(());
         }
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|source| SessionError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
         }
-        let text = JournalFile::of(self.doc.desc(), &self.initial, &self.steps)?.to_json()?;
-        crate::atomic_file::write_bytes_atomic(path, text.as_bytes())
+        let text = self
+            .journal()
+            .and_then(|j| j.to_json())
+            .map_err(SessionError::Journal)?;
+        Ok(crate::atomic_file::write_bytes_atomic(
+            path,
+            text.as_bytes(),
+        )?)
     }
 
     /// The journal of the whole session (the opened journal's steps and every step since).
@@ -339,7 +349,7 @@ impl Session {
     /// then belongs to that project (its untitled journal is removed). Returns the pages saved.
     pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<usize> {
         if !path.extension().is_some_and(|e| e == "scarp") {
-            return Err(SessionError::File(format!(
+            return Err(SessionError::Journal(format!(
                 "{}: a project file ends in .scarp",
                 path.display()
             )));
@@ -348,7 +358,7 @@ impl Session {
         presets.retain(|(n, _)| n != "current");
         presets.push(("current".into(), current));
         let p = project_of(&mut self.doc, presets, &self.steps[self.saved_steps..])?;
-        project::save(path, &p).map_err(SessionError::File)?;
+        project::save(path, &p)?;
         let _ = std::fs::remove_file(project::recovery_path(path));
         if let Some(old) = &self.project {
             if old != path {
@@ -365,9 +375,15 @@ impl Session {
     }
 
     /// Writes the whole session as a journal file.
-    pub fn save_journal(&self, path: &Path) -> Result<(), String> {
-        let text = self.journal()?.to_json()?;
-        crate::atomic_file::write_bytes_atomic(path, text.as_bytes())
+    pub fn save_journal(&self, path: &Path) -> Result<()> {
+        let text = self
+            .journal()
+            .and_then(|j| j.to_json())
+            .map_err(SessionError::Journal)?;
+        Ok(crate::atomic_file::write_bytes_atomic(
+            path,
+            text.as_bytes(),
+        )?)
     }
 
     /// Replays the opened project's recovery journal; returns the steps recovered.
@@ -379,7 +395,7 @@ impl Session {
         let steps = replay_recovery(&mut self.doc, &r, &base)?;
         let n = steps.len();
         self.steps.extend(steps);
-        self.write_recovery().map_err(SessionError::File)?;
+        self.write_recovery()?;
         Ok(n)
     }
 

@@ -2,12 +2,12 @@
 //! ([`crate::atomic_file`]); integer formats map the grid's min..max onto their full range
 //! (`.png` 16-bit gray: min → 0, max → 65535).
 
-use crate::atomic_file::check_folder;
+use crate::atomic_file::{check_folder, FileError};
 use std::path::Path;
 
 /// Fails early, before any work, if `path` can't be written (unknown format, missing folder,
 /// no permission).
-pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, String> {
+pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError> {
     let format = super::formats::FileKind::of(path)?;
     check_folder(path)?;
     Ok(format)
@@ -15,12 +15,19 @@ pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, String> {
 
 /// Writes a `width` x `height` grid to `path` in the format its extension names
 /// ([`super::formats`]); integer formats map the grid's min..max onto their full range.
-pub fn write_heights(path: &Path, width: u32, height: u32, heights: &[f32]) -> Result<(), String> {
+pub fn write_heights(
+    path: &Path,
+    width: u32,
+    height: u32,
+    heights: &[f32],
+) -> Result<(), FileError> {
     if heights.len() != width as usize * height as usize {
-        return Err(format!(
-            "{}: {} heights do not make a {width}x{height} grid",
-            path.display(),
-            heights.len()
+        return Err(FileError::invalid(
+            path,
+            format!(
+                "{} heights do not make a {width}x{height} grid",
+                heights.len()
+            ),
         ));
     }
     let grid = super::formats::Heights {

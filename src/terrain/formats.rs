@@ -17,7 +17,7 @@
 //! non-finite data with a one-line error naming the file, and never panics; every write is atomic
 //! (`crate::atomic_file`).
 
-use crate::atomic_file::write_atomic;
+use crate::atomic_file::{write_atomic, FileError};
 use std::io::{BufReader, Read, Seek, Write};
 use std::path::Path;
 
@@ -48,7 +48,7 @@ impl FileKind {
     pub const EXTENSIONS: &'static str = ".png, .r16, .raw, .r32, .exr, .tif, .tiff";
 
     /// The format `path`'s extension names.
-    pub fn of(path: &Path) -> Result<Self, String> {
+    pub fn of(path: &Path) -> Result<Self, FileError> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
@@ -59,10 +59,9 @@ impl FileKind {
             Some("r32") => Ok(Self::R32),
             Some("exr") => Ok(Self::Exr),
             Some("tif" | "tiff") => Ok(Self::Tiff),
-            _ => Err(format!(
-                "{}: unknown height file format (use {})",
-                path.display(),
-                Self::EXTENSIONS
+            _ => Err(FileError::invalid(
+                path,
+                format!("unknown height file format (use {})", Self::EXTENSIONS),
             )),
         }
     }
@@ -169,7 +168,7 @@ fn check_finite(values: &[f32], width: u32) -> Result<(), String> {
 }
 
 /// Reads the height file at `path` (format from the extension).
-pub fn read(path: &Path, options: &ReadOptions) -> Result<Heights, String> {
+pub fn read(path: &Path, options: &ReadOptions) -> Result<Heights, FileError> {
     read_with_progress(path, options, &mut |_, _| {})
 }
 
@@ -178,11 +177,11 @@ pub fn read_with_progress(
     path: &Path,
     options: &ReadOptions,
     progress: Progress<'_>,
-) -> Result<Heights, String> {
-    let at = |e: String| format!("{}: {e}", path.display());
+) -> Result<Heights, FileError> {
+    let at = |problem: String| FileError::invalid(path, problem);
     let kind = FileKind::of(path)?;
-    let file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| at(e.to_string()))?;
+    let file = std::fs::File::open(path).map_err(FileError::io(path))?;
+    let meta = file.metadata().map_err(FileError::io(path))?;
     if !meta.is_file() {
         // Devices and pipes have no size to check against the limits (think /dev/zero).
         return Err(at("not a regular file".into()));
@@ -500,7 +499,7 @@ pub fn write(
     path: &Path,
     heights: &Heights,
     options: &WriteOptions,
-) -> Result<WriteReport, String> {
+) -> Result<WriteReport, FileError> {
     write_with_progress(path, heights, options, &mut |_, _| {})
 }
 
@@ -510,8 +509,8 @@ pub fn write_with_progress(
     heights: &Heights,
     options: &WriteOptions,
     progress: Progress<'_>,
-) -> Result<WriteReport, String> {
-    let at = |e: String| format!("{}: {e}", path.display());
+) -> Result<WriteReport, FileError> {
+    let at = |problem: String| FileError::invalid(path, problem);
     let kind = FileKind::of(path)?;
     check_size(heights.width, heights.height).map_err(at)?;
     if heights.values.len() != heights.width as usize * heights.height as usize {
@@ -551,7 +550,7 @@ pub fn write_with_progress(
     };
     let (w, h) = (heights.width, heights.height);
     let mut clamped = 0;
-    let to_io = |e: std::io::Error| format!("{}: {e}", path.display());
+    let to_io = |e: std::io::Error| FileError::io(path)(e);
     match kind {
         FileKind::R32 => write_atomic(path, |out| {
             for (y, row) in heights.values.chunks(w as usize).enumerate() {
@@ -561,7 +560,7 @@ pub fn write_with_progress(
                     progress(y as u64 + 1, u64::from(h));
                 }
             }
-            Ok(())
+            Ok::<(), FileError>(())
         })?,
         FileKind::Raw16 => {
             let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
@@ -580,7 +579,7 @@ pub fn write_with_progress(
                         progress(y as u64 + 1, u64::from(h));
                     }
                 }
-                Ok(())
+                Ok::<(), FileError>(())
             })?
         }
         FileKind::Png => {
@@ -608,7 +607,7 @@ pub fn write_with_progress(
                         image::ExtendedColorType::L16,
                     )
                 };
-                result.map_err(|e| format!("{}: {e}", path.display()))
+                result.map_err(|e| FileError::invalid(path, e.to_string()))
             })?
         }
         FileKind::Tiff => {
@@ -620,7 +619,7 @@ pub fn write_with_progress(
             }
             write_atomic(path, |out| {
                 write_tiff(out, w, h, bits, &q16, &heights.values)
-                    .map_err(|e| format!("{}: {e}", path.display()))
+                    .map_err(|e| FileError::invalid(path, e.to_string()))
             })?
         }
         FileKind::Exr => write_atomic(path, |out| {
@@ -632,7 +631,7 @@ pub fn write_with_progress(
             Image::from_channels((w as usize, h as usize), channels)
                 .write()
                 .to_buffered(out)
-                .map_err(|e| format!("{}: {e}", path.display()))
+                .map_err(|e| FileError::invalid(path, e.to_string()))
         })?,
     }
     progress(u64::from(h), u64::from(h));

@@ -20,7 +20,7 @@
 //! document once, that the payload fills the file exactly, the checksum and that every height is
 //! finite, before anything is used: a bad file is an error naming the file and the problem.
 
-use crate::atomic_file::write_atomic;
+use crate::atomic_file::{write_atomic, write_bytes_atomic, FileError};
 use crate::brush::journal::JournalFile;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};
@@ -157,10 +157,10 @@ pub fn write_to<W: Write>(w: W, project: &Project) -> Result<(), String> {
 
 /// Saves `project` to `path` atomically (temporary file in the same folder, fsync, rename): an
 /// interrupted save leaves the previous file as it was.
-pub fn save(path: &Path, project: &Project) -> Result<(), String> {
-    check(project).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn save(path: &Path, project: &Project) -> Result<(), FileError> {
+    check(project).map_err(|e| FileError::invalid(path, e))?;
     write_atomic(path, |w| {
-        write_to(w, project).map_err(|e| format!("{}: {e}", path.display()))
+        write_to(w, project).map_err(|e| FileError::invalid(path, e))
     })
 }
 
@@ -238,28 +238,26 @@ pub fn parse(bytes: &[u8]) -> Result<Project, String> {
 }
 
 /// Reads and checks the project at `path` (see the module docs); errors name the file.
-pub fn load(path: &Path) -> Result<Project, String> {
-    let at = |e: String| format!("{}: {e}", path.display());
-    let meta = std::fs::metadata(path).map_err(|e| at(e.to_string()))?;
+pub fn load(path: &Path) -> Result<Project, FileError> {
+    let meta = std::fs::metadata(path).map_err(FileError::io(path))?;
     if !meta.is_file() {
-        return Err(at("not a regular file".into()));
+        return Err(FileError::invalid(path, "not a regular file"));
     }
-    let bytes = std::fs::read(path).map_err(|e| at(e.to_string()))?;
-    parse(&bytes).map_err(at)
+    let bytes = std::fs::read(path).map_err(FileError::io(path))?;
+    parse(&bytes).map_err(|e| FileError::invalid(path, e))
 }
 
 /// Checksum of a saved project file (what a recovery file is tied to): the one stored in its
 /// last 8 bytes, so the editor need not read the whole project again after every step.
-pub fn file_checksum(path: &Path) -> Result<u64, String> {
+pub fn file_checksum(path: &Path) -> Result<u64, FileError> {
     use std::io::{Read, Seek, SeekFrom};
-    let at = |e: std::io::Error| format!("{}: {e}", path.display());
-    let mut file = std::fs::File::open(path).map_err(at)?;
-    if file.metadata().map_err(at)?.len() < 28 {
-        return Err(format!("{}: too short for a project file", path.display()));
+    let mut file = std::fs::File::open(path).map_err(FileError::io(path))?;
+    if file.metadata().map_err(FileError::io(path))?.len() < 28 {
+        return Err(FileError::invalid(path, "too short for a project file"));
     }
-    file.seek(SeekFrom::End(-8)).map_err(at)?;
+    file.seek(SeekFrom::End(-8)).map_err(FileError::io(path))?;
     let mut tail = [0u8; 8];
-    file.read_exact(&mut tail).map_err(at)?;
+    file.read_exact(&mut tail).map_err(FileError::io(path))?;
     Ok(u64::from_le_bytes(tail))
 }
 
@@ -283,24 +281,22 @@ pub struct Recovery {
 }
 
 /// Writes the recovery file of `project` atomically.
-pub fn write_recovery(project: &Path, recovery: &Recovery) -> Result<(), String> {
+pub fn write_recovery(project: &Path, recovery: &Recovery) -> Result<(), FileError> {
     let path = recovery_path(project);
-    let text = serde_json::to_string(recovery).map_err(|e| e.to_string())?;
-    write_atomic(&path, |w| {
-        w.write_all(text.as_bytes())
-            .map_err(|e| format!("{}: {e}", path.display()))
-    })
+    let text =
+        serde_json::to_string(recovery).map_err(|e| FileError::invalid(&path, e.to_string()))?;
+    write_bytes_atomic(&path, text.as_bytes())
 }
 
 /// The recovery file of `project`, if one exists for its current save (a recovery file left
 /// from another save of the project is reported as stale).
-pub fn read_recovery(project: &Path) -> Result<Option<Recovery>, String> {
+pub fn read_recovery(project: &Path) -> Result<Option<Recovery>, FileError> {
     let path = recovery_path(project);
     if !path.exists() {
         return Ok(None);
     }
-    let at = |e: String| format!("{}: {e}", path.display());
-    let text = std::fs::read_to_string(&path).map_err(|e| at(e.to_string()))?;
+    let at = |problem: String| FileError::invalid(&path, problem);
+    let text = std::fs::read_to_string(&path).map_err(FileError::io(&path))?;
     let r: Recovery = serde_json::from_str(&text).map_err(|e| at(e.to_string()))?;
     if r.version != VERSION {
         return Err(at(format!("version {} is not {VERSION}", r.version)));
@@ -382,7 +378,7 @@ mod tests {
         for (i, (data, expect)) in cases.into_iter().enumerate() {
             let p = dir.path().join(format!("bad{i}.scarp"));
             std::fs::write(&p, &data).unwrap();
-            let e = load(&p).unwrap_err();
+            let e = load(&p).unwrap_err().to_string();
             assert!(e.contains(&format!("bad{i}.scarp")), "{e}");
             assert!(e.contains(expect), "case {i}: {e}");
             assert_eq!(e.lines().count(), 1);
@@ -390,12 +386,16 @@ mod tests {
         // Well-formed but lying: a page outside the document, re-checksummed.
         let mut p = sample();
         p.pages[1].0 = PageId { x: 9, y: 9 };
-        let e = save(&dir.path().join("x.scarp"), &p).unwrap_err();
+        let e = save(&dir.path().join("x.scarp"), &p)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("outside the document"), "{e}");
         let mut nan = sample();
         nan.pages[0].1[7] = f32::NAN;
         std::fs::write(dir.path().join("keep.scarp"), b"previous").unwrap();
-        let e = save(&dir.path().join("keep.scarp"), &nan).unwrap_err();
+        let e = save(&dir.path().join("keep.scarp"), &nan)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("non-finite"), "{e}");
         assert_eq!(
             std::fs::read(dir.path().join("keep.scarp")).unwrap(),
@@ -419,6 +419,6 @@ mod tests {
         let mut other = sample();
         other.flat = 0.5;
         save(&p, &other).unwrap();
-        assert!(read_recovery(&p).unwrap_err().contains("stale"));
+        assert!(read_recovery(&p).unwrap_err().to_string().contains("stale"));
     }
 }
