@@ -18,6 +18,67 @@ pub const MAX_STROKE_INSTANCES: usize = 10_000_000;
 /// Most samples in one stroke.
 pub const MAX_STROKE_SAMPLES: usize = 1_000_000;
 
+/// Why a journal (or a brush preset) cannot be read, checked or written. Messages name the file,
+/// the step and the field, as `scarp apply` prints them.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// The journal file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A problem in step `step` (if it lies in one) at `field` (a JSON path such as `version`,
+    /// `document.initial.flat` or `steps[2].stroke.brush.kind`; empty where the problem says it).
+    #[error("{}", located(*step, field, problem))]
+    Invalid {
+        step: Option<usize>,
+        field: String,
+        problem: String,
+    },
+    /// The document's initial height file cannot be read.
+    #[error("document.initial.file {0}")]
+    InitialFile(#[source] crate::atomic_file::FileError),
+    /// A problem in the journal file at `path`.
+    #[error("{}: {inner}", path.display())]
+    In {
+        path: PathBuf,
+        #[source]
+        inner: Box<JournalError>,
+    },
+    #[error("stamp brushes cannot be written to a journal or preset yet")]
+    StampNotWritable,
+}
+
+impl JournalError {
+    fn at(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Invalid {
+            step: None,
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+
+    fn in_step(step: usize, problem: String) -> Self {
+        Self::Invalid {
+            step: Some(step),
+            field: String::new(),
+            problem,
+        }
+    }
+}
+
+/// `steps[i].field: problem`, leaving out what is not known.
+fn located(step: Option<usize>, field: &str, problem: &str) -> String {
+    match (step, field.is_empty()) {
+        (Some(i), true) => format!("steps[{i}]: {problem}"),
+        (Some(i), false) => format!("steps[{i}].{field}: {problem}"),
+        (None, true) => problem.to_string(),
+        (None, false) => format!("{field}: {problem}"),
+    }
+}
+
 /// A journal file as written: the one set of types both read and written (serde), so what the
 /// editor saves is what `scarp apply` reads. [`Journal::parse`] turns it into checked steps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,10 +125,9 @@ fn default_one() -> f32 {
 /// level). Serde's `flatten` loses the path inside the flattened noise parameters of a brush
 /// (the error stops at `...brush`): the brush's noise fields are then tried one by one to name
 /// the one at fault.
-fn path_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str) -> String {
+fn path_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str) -> JournalError {
     let path = e.path().clone();
     let inner = e.into_inner();
-    let at = path.to_string();
     let noise_field = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|root| {
@@ -79,21 +139,24 @@ fn path_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str) -> S
             })?;
             noise_field_error(brush)
         });
-    match (at.as_str(), noise_field) {
-        (".", Some(f)) => f,
-        (_, Some(f)) => format!("{at}.{f}"),
-        (".", None) => inner.to_string(),
-        (_, None) => format!("{at}: {inner}"),
+    let at = match path.to_string() {
+        top if top == "." => String::new(),
+        at => at,
+    };
+    match noise_field {
+        Some((key, problem)) if at.is_empty() => JournalError::at(key, problem),
+        Some((key, problem)) => JournalError::at(format!("{at}.{key}"), problem),
+        None => JournalError::at(at, inner.to_string()),
     }
 }
 
-/// The first noise parameter of a brush object that fails to read on its own, as `name: problem`.
-fn noise_field_error(brush: &serde_json::Value) -> Option<String> {
+/// The first noise parameter of a brush object that fails to read on its own, and why.
+fn noise_field_error(brush: &serde_json::Value) -> Option<(String, String)> {
     brush.as_object()?.iter().find_map(|(key, value)| {
         let alone = serde_json::Value::Object([(key.clone(), value.clone())].into_iter().collect());
         serde_json::from_value::<NoiseSettings>(alone)
             .err()
-            .map(|e| format!("{key}: {e}"))
+            .map(|e| (key.clone(), e.to_string()))
     })
 }
 
@@ -199,9 +262,9 @@ impl BrushEntry {
     }
 
     /// Stamp brushes cannot be written yet (their image path is not kept).
-    pub fn check_writable(&self) -> Result<(), String> {
+    pub fn check_writable(&self) -> Result<(), JournalError> {
         if self.brush_type == BrushType::Stamp.name() && self.stamp.is_none() {
-            return Err("stamp brushes cannot be written to a journal or preset yet".into());
+            return Err(JournalError::StampNotWritable);
         }
         Ok(())
     }
@@ -254,7 +317,7 @@ impl JournalFile {
         document: &DocumentDesc,
         initial: &Initial,
         steps: &[RecordedStep],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, JournalError> {
         let steps = steps
             .iter()
             .map(|step| {
@@ -271,7 +334,7 @@ impl JournalFile {
                     RecordedStep::Redo => StepEntry::Redo(1),
                 })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, JournalError>>()?;
         Ok(Self {
             version: JOURNAL_VERSION,
             document: DocumentEntry {
@@ -288,8 +351,8 @@ impl JournalFile {
     }
 
     /// Pretty JSON, as journal files are written.
-    pub fn to_json(&self) -> Result<String, String> {
-        serde_json::to_string_pretty(self).map_err(|e| e.to_string())
+    pub fn to_json(&self) -> Result<String, JournalError> {
+        serde_json::to_string_pretty(self).map_err(|e| JournalError::at("", e.to_string()))
     }
 
     /// Strokes in the file.
@@ -351,7 +414,7 @@ pub trait Replayer {
 
 impl Journal {
     /// Parses and checks `text`; relative initial files resolve against `base_dir`.
-    pub fn parse(text: &str, base_dir: &Path) -> Result<Self, String> {
+    pub fn parse(text: &str, base_dir: &Path) -> Result<Self, JournalError> {
         let de = &mut serde_json::Deserializer::from_str(text);
         let raw: JournalFile =
             serde_path_to_error::deserialize(de).map_err(|e| path_error(e, text))?;
@@ -359,11 +422,14 @@ impl Journal {
     }
 
     /// Checks a journal file; relative initial files resolve against `base_dir`.
-    pub fn check(raw: &JournalFile, base_dir: &Path) -> Result<Self, String> {
+    pub fn check(raw: &JournalFile, base_dir: &Path) -> Result<Self, JournalError> {
         if raw.version != JOURNAL_VERSION {
-            return Err(format!(
-                "version: {} is not supported (this scarp reads version {JOURNAL_VERSION})",
-                raw.version
+            return Err(JournalError::at(
+                "version",
+                format!(
+                    "{} is not supported (this scarp reads version {JOURNAL_VERSION})",
+                    raw.version
+                ),
             ));
         }
         let d = &raw.document;
@@ -375,10 +441,15 @@ impl Journal {
             height_min: d.height_min,
             height_max: d.height_max,
         };
-        document.validate().map_err(|e| format!("document: {e}"))?;
+        document
+            .validate()
+            .map_err(|e| JournalError::at("document", e))?;
         let initial = match &d.initial {
             Initial::Flat(h) if !h.is_finite() => {
-                return Err(format!("document.initial.flat: must be finite, got {h}"))
+                return Err(JournalError::at(
+                    "document.initial.flat",
+                    format!("must be finite, got {h}"),
+                ))
             }
             Initial::Flat(h) => Initial::Flat(*h),
             Initial::File(p) => Initial::File(base_dir.join(p)),
@@ -386,7 +457,7 @@ impl Journal {
         let mut steps = Vec::with_capacity(raw.steps.len());
         let (mut undoable, mut redoable) = (0u64, 0u64);
         for (i, step) in raw.steps.iter().enumerate() {
-            let at = |e: String| format!("steps[{i}]: {e}");
+            let at = |e: String| JournalError::in_step(i, e);
             steps.push(match step {
                 StepEntry::Stroke(s) => {
                     let brush = s.brush.settings(base_dir).map_err(|e| at(format!("stroke.{e}")))?;
@@ -443,16 +514,22 @@ impl Journal {
     }
 
     /// Reads and checks the journal at `path`; errors start with the file name.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Self, JournalError> {
+        let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+        Self::parse(&text, base).map_err(|e| JournalError::In {
+            path: path.to_path_buf(),
+            inner: Box::new(e),
+        })
     }
 
     /// Loads the initial heights (`None` for a flat document): any height file format
     /// (`terrain::formats`), of the document's size; integer formats map onto the document's
     /// height range.
-    pub fn initial_heights(&self) -> Result<Option<Vec<f32>>, String> {
+    pub fn initial_heights(&self) -> Result<Option<Vec<f32>>, JournalError> {
         let Initial::File(path) = &self.initial else {
             return Ok(None);
         };
@@ -464,7 +541,7 @@ impl Journal {
         };
         crate::terrain::formats::read(path, &options)
             .map(|h| Some(h.values))
-            .map_err(|e| format!("document.initial.file {e}"))
+            .map_err(JournalError::InitialFile)
     }
 
     /// Runs every step on `target`, calling `after_stroke(step index)` after each stroke.
@@ -522,7 +599,7 @@ mod tests {
     use crate::noise::NoiseKind;
 
     fn parse(s: &str) -> Result<Journal, String> {
-        Journal::parse(s, Path::new("."))
+        Journal::parse(s, Path::new(".")).map_err(|e| e.to_string())
     }
 
     const OK: &str = r#"{"version": 1,
@@ -587,7 +664,9 @@ mod tests {
             r#""type": "raise""#,
             r#""type": "stamp", "stamp": "nope.png""#,
         );
-        let e = Journal::parse(&missing, dir.path()).unwrap_err();
+        let e = Journal::parse(&missing, dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("steps[0]: stroke.brush.stamp") && e.contains("nope.png"),
             "{e}"
@@ -595,6 +674,7 @@ mod tests {
         let none = OK.replace(r#""type": "raise""#, r#""type": "stamp""#);
         assert!(Journal::parse(&none, dir.path())
             .unwrap_err()
+            .to_string()
             .contains("needs a stamp image"));
     }
 
@@ -683,18 +763,18 @@ pub enum RecordedStep {
 }
 
 /// A brush as a preset file (or a project's preset list) holds it; see [`BrushEntry::of`].
-pub fn brush_json(b: &BrushSettings) -> Result<serde_json::Value, String> {
+pub fn brush_json(b: &BrushSettings) -> Result<serde_json::Value, JournalError> {
     let entry = BrushEntry::of(b);
     entry.check_writable()?;
-    serde_json::to_value(entry).map_err(|e| e.to_string())
+    serde_json::to_value(entry).map_err(|e| JournalError::at("", e.to_string()))
 }
 
 /// Reads a brush written by [`brush_json`] (a preset file); errors name the field.
-pub fn parse_brush(text: &str, base_dir: &Path) -> Result<BrushSettings, String> {
+pub fn parse_brush(text: &str, base_dir: &Path) -> Result<BrushSettings, JournalError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let raw: BrushEntry = serde_path_to_error::deserialize(de).map_err(|e| path_error(e, text))?;
     raw.settings(base_dir)
-        .map_err(|e| e.trim_start_matches("brush.").to_string())
+        .map_err(|e| JournalError::at("", e.trim_start_matches("brush.")))
 }
 
 /// A version-1 journal of `document` with `initial` heights and `steps` (pretty JSON).
@@ -702,7 +782,7 @@ pub fn journal_json(
     document: &DocumentDesc,
     initial: &Initial,
     steps: &[RecordedStep],
-) -> Result<String, String> {
+) -> Result<String, JournalError> {
     JournalFile::of(document, initial, steps)?.to_json()
 }
 
@@ -775,6 +855,7 @@ mod writer_tests {
         let bad = preset.replace("\"radius\":33.0", "\"radius\":-3.0");
         assert!(parse_brush(&bad, Path::new("."))
             .unwrap_err()
+            .to_string()
             .starts_with("radius"));
     }
 
@@ -804,7 +885,7 @@ mod writer_tests {
             let file = match JournalFile::of(&j.document, &j.initial, &recorded(&j.steps)) {
                 Ok(f) => f,
                 Err(e) => {
-                    assert!(e.contains("stamp"), "{}: {e}", path.display());
+                    assert!(e.to_string().contains("stamp"), "{}: {e}", path.display());
                     continue;
                 }
             };

@@ -741,7 +741,10 @@ impl Editor {
                     let path = asset_path(PRESET_DIR).join(format!("{name}.json"));
                     let loaded = std::fs::read_to_string(&path)
                         .map_err(|e| e.to_string())
-                        .and_then(|t| parse_brush(&t, path.parent().unwrap_or(Path::new("."))));
+                        .and_then(|t| {
+                            parse_brush(&t, path.parent().unwrap_or(Path::new(".")))
+                                .map_err(|e| e.to_string())
+                        });
                     self.ui.message = match loaded {
                         Ok(b) => {
                             self.ui.brush = b;
@@ -1090,7 +1093,8 @@ fn save_preset(name: &str, brush: &BrushSettings) -> std::result::Result<PathBuf
     let dir = asset_path(PRESET_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.json"));
-    let text = serde_json::to_string_pretty(&brush_json(brush)?).map_err(|e| e.to_string())?;
+    let value = brush_json(brush).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
     write_bytes_atomic(&path, text.as_bytes())?;
     Ok(path)
 }

@@ -25,9 +25,9 @@ pub enum SessionError {
     /// A height file or project that cannot be read or written.
     #[error(transparent)]
     File(#[from] crate::atomic_file::FileError),
-    /// A journal that cannot be read or written (the message names the file, step and field).
-    #[error("{0}")]
-    Journal(String),
+    /// A journal that cannot be read, checked or written (the file, step and field).
+    #[error(transparent)]
+    Journal(#[from] crate::brush::journal::JournalError),
     /// A recovery journal that cannot be applied.
     #[error("{0}")]
     Recovery(String),
@@ -74,9 +74,13 @@ pub fn journal_start(
     source: &Path,
     tables: &NoiseTables,
 ) -> Result<Document> {
-    let initial = journal
-        .initial_heights()
-        .map_err(|e| SessionError::Journal(format!("{}: {e}", source.display())))?;
+    let initial =
+        journal
+            .initial_heights()
+            .map_err(|e| crate::brush::journal::JournalError::In {
+                path: source.to_path_buf(),
+                inner: Box::new(e),
+            })?;
     let flat = match journal.initial {
         Initial::Flat(h) => h,
         Initial::File(_) => 0.0,
@@ -89,7 +93,7 @@ pub fn journal_start(
 
 /// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
 pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Document> {
-    let journal = Journal::load(path).map_err(SessionError::Journal)?;
+    let journal = Journal::load(path)?;
     let mut terrain = journal_start(gpu, &journal, path, tables)?;
     journal.replay(&mut terrain, |_, _| {})?;
     Ok(terrain)
@@ -110,8 +114,7 @@ pub fn project_of(
     steps: &[RecordedStep],
 ) -> Result<Project> {
     let document = *terrain.desc();
-    let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)
-        .map_err(SessionError::Journal)?;
+    let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)?;
     Ok(Project {
         document,
         flat: terrain.flat(),
@@ -131,8 +134,7 @@ pub fn recovery_of(
     Ok(Recovery {
         version: project::VERSION,
         project_checksum: project::file_checksum(project_path)?,
-        journal: JournalFile::of(document, &Initial::Flat(flat), steps)
-            .map_err(SessionError::Journal)?,
+        journal: JournalFile::of(document, &Initial::Flat(flat), steps)?,
     })
 }
 
@@ -219,7 +221,7 @@ impl Session {
             let initial = Initial::File(absolute(source)?);
             return Ok((Self::new(doc, initial, Vec::new()), Vec::new(), None));
         }
-        let journal = Journal::load(source).map_err(SessionError::Journal)?;
+        let journal = Journal::load(source)?;
         let mut doc = journal_start(gpu, &journal, source, tables)?;
         let initial = match &journal.initial {
             Initial::File(p) => Initial::File(absolute(p)?),
@@ -254,7 +256,7 @@ impl Session {
     /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
     /// steps (journaled again at once, under this process), and the leftover is removed.
     pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
-        let journal = Journal::load(path).map_err(SessionError::Journal)?;
+        let journal = Journal::load(path)?;
         let mut doc = journal_start(gpu, &journal, path, tables)?;
         journal.replay(&mut doc, |_, _| {}).map_err(|e| {
             SessionError::Recovery(format!("replaying the untitled session's journal: {e}"))
@@ -330,10 +332,7 @@ impl Session {
                 source,
             })?;
         }
-        let text = self
-            .journal()
-            .and_then(|j| j.to_json())
-            .map_err(SessionError::Journal)?;
+        let text = self.journal().and_then(|j| j.to_json())?;
         Ok(crate::atomic_file::write_bytes_atomic(
             path,
             text.as_bytes(),
@@ -341,7 +340,7 @@ impl Session {
     }
 
     /// The journal of the whole session (the opened journal's steps and every step since).
-    pub fn journal(&self) -> Result<JournalFile, String> {
+    pub fn journal(&self) -> Result<JournalFile, crate::brush::journal::JournalError> {
         JournalFile::of(self.doc.desc(), &self.initial, &self.steps)
     }
 
@@ -349,10 +348,11 @@ impl Session {
     /// then belongs to that project (its untitled journal is removed). Returns the pages saved.
     pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<usize> {
         if !path.extension().is_some_and(|e| e == "scarp") {
-            return Err(SessionError::Journal(format!(
-                "{}: a project file ends in .scarp",
-                path.display()
-            )));
+            return Err(crate::atomic_file::FileError::invalid(
+                path,
+                "a project file ends in .scarp",
+            )
+            .into());
         }
         let mut presets = self.presets.clone();
         presets.retain(|(n, _)| n != "current");
@@ -376,10 +376,7 @@ impl Session {
 
     /// Writes the whole session as a journal file.
     pub fn save_journal(&self, path: &Path) -> Result<()> {
-        let text = self
-            .journal()
-            .and_then(|j| j.to_json())
-            .map_err(SessionError::Journal)?;
+        let text = self.journal().and_then(|j| j.to_json())?;
         Ok(crate::atomic_file::write_bytes_atomic(
             path,
             text.as_bytes(),
