@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{max_diff, scarp};
+use common::{max_diff, scarp, scarp_ok, stderr};
 use scarp::terrain::formats::{read, write, Endian, Heights, ReadOptions, WriteOptions};
 use std::path::Path;
 use std::process::Command;
@@ -424,4 +424,135 @@ fn exr_headers_claiming_too_many_samples_are_refused_before_decoding() {
         .to_string();
     assert!(e.contains("four.exr"), "{e}");
     assert!(e.contains("samples in all layers and channels"), "{e}");
+}
+
+#[test]
+fn regions_and_edge_sharing_tiles_round_trip_through_convert() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let g = grid(13, 9, -2.0, 7.0);
+    write(Path::new(&p("whole.r32")), &g, &WriteOptions::default()).unwrap();
+    let r32 = |name: &str, w: u32, h: u32| {
+        read(
+            Path::new(&p(name)),
+            &ReadOptions {
+                size: Some((w, h)),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    // A region equals the same crop of the whole.
+    scarp_ok(&[
+        "convert",
+        &p("whole.r32"),
+        &p("crop.r32"),
+        "--size",
+        "13x9",
+        "--region",
+        "2,1,5,4",
+    ]);
+    let crop = r32("crop.r32", 5, 4);
+    for y in 0..4 {
+        for x in 0..5 {
+            assert_eq!(crop.values[y * 5 + x], g.values[(y + 1) * 13 + x + 2]);
+        }
+    }
+    // 3x2 tiles of 5x5 that share their edges, named _x{i}_y{j}.
+    scarp_ok(&[
+        "convert",
+        &p("whole.r32"),
+        &p("t.r32"),
+        "--size",
+        "13x9",
+        "--tiles",
+        "3x2",
+    ]);
+    let t10 = r32("t_x1_y0.r32", 5, 5);
+    let t00 = r32("t_x0_y0.r32", 5, 5);
+    for y in 0..5 {
+        assert_eq!(
+            t00.values[y * 5 + 4],
+            t10.values[y * 5],
+            "shared edge, row {y}"
+        );
+        assert_eq!(t10.values[y * 5 + 4], g.values[y * 13 + 8]);
+    }
+    // Stitched back: the whole, bit for bit, as a height file and as a project.
+    let pattern = p("t_x{i}_y{j}.r32");
+    scarp_ok(&[
+        "convert",
+        &pattern,
+        &p("back.r32"),
+        "--size",
+        "5x5",
+        "--tiles",
+        "3x2",
+    ]);
+    assert_eq!(
+        std::fs::read(p("back.r32")).unwrap(),
+        std::fs::read(p("whole.r32")).unwrap()
+    );
+    scarp_ok(&[
+        "convert",
+        &pattern,
+        &p("back.scarp"),
+        "--size",
+        "5x5",
+        "--tiles",
+        "3x2",
+    ]);
+    let project = scarp::terrain::project::load(Path::new(&p("back.scarp"))).unwrap();
+    let mut dense = vec![f32::NAN; 13 * 9];
+    for (id, heights) in &project.pages {
+        project.document.page_into_dense(heights, *id, &mut dense);
+    }
+    assert_eq!(dense, g.values);
+    // Integer tiles share the whole's height range, so their shared edges agree when stitched.
+    scarp_ok(&[
+        "convert",
+        &p("whole.r32"),
+        &p("q.png"),
+        "--size",
+        "13x9",
+        "--tiles",
+        "3x2",
+    ]);
+    let out = scarp_ok(&[
+        "convert",
+        &p("q_x{i}_y{j}.png"),
+        &p("q.r32"),
+        "--tiles",
+        "3x2",
+    ]);
+    assert!(!stderr(&out).contains("differ"), "{}", stderr(&out));
+    // A size that does not split, and a missing tile, are named before anything is written.
+    let out = scarp(&[
+        "convert",
+        &p("whole.r32"),
+        &p("u.r32"),
+        "--size",
+        "13x9",
+        "--tiles",
+        "5x2",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("13 texels (width)"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(p("t_x2_y1.r32")).unwrap();
+    let out = scarp(&[
+        "convert",
+        &pattern,
+        &p("v.r32"),
+        "--size",
+        "5x5",
+        "--tiles",
+        "3x2",
+    ]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("t_x2_y1.r32"), "{}", stderr(&out));
+    assert!(!Path::new(&p("v.r32")).exists());
 }

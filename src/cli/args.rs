@@ -2,6 +2,7 @@
 //! sizes, pairs, ranges and cameras.
 
 use crate::terrain::formats::{Endian, ReadOptions};
+use crate::terrain::tiles::Region;
 use clap::{Args, ValueEnum};
 
 /// Largest side of a generated grid.
@@ -115,4 +116,42 @@ pub fn parse_pair(s: &str) -> Result<(f32, f32), String> {
         Ok(x)
     };
     Ok((num(a)?, num(b)?))
+}
+
+/// `X,Y,W,H` in texels.
+pub fn parse_region(s: &str) -> Result<Region, String> {
+    let v: Vec<&str> = s.split(',').collect();
+    if v.len() != 4 {
+        return Err(format!("'{s}' is not X,Y,W,H"));
+    }
+    let n = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{t}' in '{s}' is not a whole number"))
+    };
+    let r = Region {
+        x: n(v[0])?,
+        y: n(v[1])?,
+        width: n(v[2])?,
+        height: n(v[3])?,
+    };
+    if r.width == 0 || r.height == 0 {
+        return Err(format!("'{s}': the region is empty"));
+    }
+    Ok(r)
+}
+
+/// `CxR` tiles (1 to 1024 a side).
+pub fn parse_tiles(s: &str) -> Result<(u32, u32), String> {
+    let (c, r) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("'{s}' is not CxR"))?;
+    let n = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=1024).contains(n))
+            .ok_or_else(|| format!("'{t}' in '{s}': tiles per side must be 1 to 1024"))
+    };
+    Ok((n(c)?, n(r)?))
 }

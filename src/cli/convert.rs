@@ -1,28 +1,157 @@
-//! `scarp convert`: a height file to another format, with progress bars.
+//! `scarp convert`: a height file to another format, a crop of it (`--region`), or a tile set
+//! (`--tiles`: split into edge-sharing tiles, or stitch a tile set back; [`crate::terrain::tiles`]),
+//! into any height file format or a `.scarp` project, with progress bars.
 
-use super::args::ReadArgs;
+use super::args::{parse_region, parse_tiles, ReadArgs};
 use super::{bar, read_with_bar};
+use crate::pages::{DocumentDesc, PageId};
 use crate::terrain::export::check_writable;
-use anyhow::{bail, Result};
-use std::path::Path;
+use crate::terrain::formats::{write_with_progress, Heights, WriteOptions, WriteReport};
+use crate::terrain::tiles::{self, Region};
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub fn run(input: &Path, output: &Path, read: &ReadArgs, bits: Option<u8>) -> Result<()> {
-    use crate::terrain::formats::{write_with_progress, WriteOptions};
-    check_writable(output).map_err(anyhow::Error::msg)?;
-    if input.canonicalize().ok() == output.canonicalize().ok() && output.exists() {
-        bail!("{}: input and output are the same file", output.display());
-    }
+#[derive(Args)]
+pub struct ConvertArgs {
+    /// The height file to read; with --tiles, a tile-set pattern holding {i} and {j}
+    /// ('land_x{i}_y{j}.png') to stitch.
+    input: PathBuf,
+    /// The file to write (any height format, or a .scarp project); with --tiles and one input
+    /// file, the tiles' name: OUT.ext becomes OUT_x{i}_y{j}.ext.
+    output: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// Bits per value where the output format offers a choice (png: 8 or 16, tif: 16 or 32).
+    #[arg(long)]
+    bits: Option<u8>,
+    /// Only this crop of the input, X,Y,W,H in texels (x = column, y = row, from the top-left).
+    #[arg(long, value_parser = parse_region)]
+    region: Option<Region>,
+    /// CxR tiles that share their edge texels (Unreal's and World Machine's convention):
+    /// split the input into them, or stitch an input pattern's tiles into the output.
+    #[arg(long, value_parser = parse_tiles)]
+    tiles: Option<(u32, u32)>,
+}
+
+pub fn run(a: &ConvertArgs) -> Result<()> {
     let t0 = Instant::now();
-    let grid = read_with_bar(input, &read.options())?;
-    let b = bar(&format!("writing {}", output.display()));
+    let pattern = tiles::is_pattern(&a.input);
+    if pattern && a.tiles.is_none() {
+        bail!(
+            "{}: a tile-set pattern needs --tiles CxR",
+            a.input.display()
+        );
+    }
+    let split_into = a.tiles.filter(|_| !pattern);
+    let to_project = a.output.extension().is_some_and(|e| e == "scarp");
+    if split_into.is_some() && to_project {
+        bail!(
+            "{}: tiles are height files, not projects",
+            a.output.display()
+        );
+    }
+    // The first file written shows whether the output can be written at all.
+    let first_out = match split_into {
+        Some(_) => tiles::tile_path(&a.output, 0, 0),
+        None => a.output.clone(),
+    };
+    if to_project {
+        crate::atomic_file::check_folder(&first_out)?;
+    } else {
+        check_writable(&first_out)?;
+    }
+    if !pattern
+        && a.input.canonicalize().ok() == first_out.canonicalize().ok()
+        && first_out.exists()
+    {
+        bail!(
+            "{}: input and output are the same file",
+            first_out.display()
+        );
+    }
+    let mut grid = match a.tiles.filter(|_| pattern) {
+        Some((cols, rows)) => stitch(&a.input, cols, rows, &a.read)?,
+        None => read_with_bar(&a.input, &a.read.options())?,
+    };
+    if let Some(r) = a.region {
+        grid = tiles::crop(&grid, r).map_err(|e| anyhow!("--region: {e}"))?;
+    }
+    if to_project {
+        let pages = write_project(&a.output, &grid)?;
+        println!(
+            "{} -> {}: {}x{} in {pages} pages in {:.1} ms",
+            a.input.display(),
+            a.output.display(),
+            grid.width,
+            grid.height,
+            t0.elapsed().as_secs_f64() * 1e3
+        );
+        return Ok(());
+    }
+    // Integer tiles share one height range (the whole input's unless --range gives one), so a
+    // height is the same value in every tile and the tiles stitch back.
+    let range = a
+        .read
+        .range
+        .or_else(|| split_into.map(|_| whole_range(&grid)));
+    let parts = match split_into {
+        Some((cols, rows)) => {
+            tiles::split(&grid, cols, rows).map_err(|e| anyhow!("--tiles: {e}"))?
+        }
+        None => vec![(0, 0, grid.clone())],
+    };
+    for (i, j, part) in &parts {
+        let out = match split_into {
+            Some(_) => tiles::tile_path(&a.output, *i, *j),
+            None => a.output.clone(),
+        };
+        let report = write(&out, part, range, a)?;
+        print_written(&a.input, &out, part, &report);
+    }
+    println!(
+        "{} file(s) in {:.1} ms",
+        parts.len(),
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+/// Stitches the tiles a pattern names; a tile that cannot be read is named in the error.
+fn stitch(pattern: &Path, cols: u32, rows: u32, read: &ReadArgs) -> Result<Heights> {
+    let options = read.options();
+    let stitched = tiles::stitch(
+        cols,
+        rows,
+        |i, j| crate::terrain::formats::read(&tiles::pattern_path(pattern, i, j), &options),
+        |i, j| tiles::pattern_path(pattern, i, j).display().to_string(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    if stitched.disagreeing_texels > 0 {
+        eprintln!(
+            "note: {} shared edge texel(s) differ between neighbouring tiles; the first tile's kept",
+            stitched.disagreeing_texels
+        );
+    }
+    Ok(stitched.grid)
+}
+
+/// Writes one grid with a progress bar.
+fn write(
+    out: &Path,
+    grid: &Heights,
+    range: Option<(f32, f32)>,
+    a: &ConvertArgs,
+) -> Result<WriteReport> {
+    let b = bar(&format!("writing {}", out.display()));
     let report = write_with_progress(
-        output,
-        &grid,
+        out,
+        grid,
         &WriteOptions {
-            range: read.range,
-            endian: read.endian,
-            bits,
+            range,
+            endian: a.read.endian,
+            bits: a.bits,
         },
         &mut |done, total| {
             b.set_length(total);
@@ -30,12 +159,15 @@ pub fn run(input: &Path, output: &Path, read: &ReadArgs, bits: Option<u8>) -> Re
         },
     );
     b.finish_and_clear();
-    let report = report.map_err(anyhow::Error::msg)?;
+    Ok(report?)
+}
+
+fn print_written(input: &Path, out: &Path, grid: &Heights, report: &WriteReport) {
     let (lo, hi) = crate::terrain::formats::min_max(&grid.values);
     println!(
-        "{} -> {}: {}x{}, heights {lo}..{hi}, {:?} {}-bit{}{} in {:.1} ms",
+        "{} -> {}: {}x{}, heights {lo}..{hi}, {:?} {}-bit{}{}",
         input.display(),
-        output.display(),
+        out.display(),
         grid.width,
         grid.height,
         report.kind,
@@ -49,7 +181,34 @@ pub fn run(input: &Path, output: &Path, read: &ReadArgs, bits: Option<u8>) -> Re
         } else {
             String::new()
         },
-        t0.elapsed().as_secs_f64() * 1e3
     );
-    Ok(())
+}
+
+/// The min..max of `grid` (an interval even for a constant grid).
+fn whole_range(grid: &Heights) -> (f32, f32) {
+    let (lo, hi) = crate::terrain::formats::min_max(&grid.values);
+    if lo < hi {
+        (lo, hi)
+    } else {
+        (lo, lo + 1.0)
+    }
+}
+
+/// Writes `grid` as a project (r32f, heights as they are, every page); returns the pages.
+fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
+    let document = DocumentDesc::for_heights(grid.width, grid.height);
+    let pages: Vec<(PageId, Vec<f32>)> = (0..document.pages_y())
+        .flat_map(|y| (0..document.pages_x()).map(move |x| PageId { x, y }))
+        .map(|id| (id, document.page_from_dense(&grid.values, id)))
+        .collect();
+    let n = pages.len();
+    let project = crate::terrain::project::Project {
+        document,
+        flat: 0.0,
+        pages,
+        presets: Vec::new(),
+        journal: None,
+    };
+    crate::terrain::project::save(out, &project)?;
+    Ok(n)
 }

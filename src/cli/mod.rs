@@ -18,7 +18,7 @@ use crate::gpu::{Gpu, GpuOptions};
 use crate::noise::{NoiseKind, DEFAULT_TABLE_SEED};
 use crate::terrain::formats::{Endian, Heights, ReadOptions};
 use anyhow::{bail, Context as _, Result};
-use args::{Backend, ReadArgs};
+use args::Backend;
 use clap::builder::PossibleValue;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -73,15 +73,7 @@ pub enum Command {
     /// Convert a height file to another format (by extension): .png (8/16-bit gray), .r16/.raw
     /// (16-bit, --endian), .r32 (f32), .exr (f32), .tif (32-bit float or 16-bit).
     #[command(allow_negative_numbers = true)]
-    Convert {
-        input: PathBuf,
-        output: PathBuf,
-        #[command(flatten)]
-        read: ReadArgs,
-        /// Bits per value where the output format offers a choice (png: 8 or 16, tif: 16 or 32).
-        #[arg(long)]
-        bits: Option<u8>,
-    },
+    Convert(Box<convert::ConvertArgs>),
     /// Open the editor (a window): a journal, height file or project, or the default 4096²
     /// terrain.
     Edit(edit::EditArgs),
@@ -112,12 +104,7 @@ pub fn main() {
         } => gallery::run(&out, size, backend, table_seed),
         Command::Apply(args) => apply::run(&args),
         Command::Render(args) => render::run(&args),
-        Command::Convert {
-            input,
-            output,
-            read,
-            bits,
-        } => convert::run(&input, &output, &read, bits),
+        Command::Convert(args) => convert::run(&args),
         Command::Edit(args) => edit::run(args),
         Command::Devices => devices::run(),
         Command::Bench(args) => bench::run(&args),

@@ -4,3 +4,4 @@
 pub mod export;
 pub mod formats;
 pub mod project;
+pub mod tiles;
