@@ -556,3 +556,99 @@ fn regions_and_edge_sharing_tiles_round_trip_through_convert() {
     assert!(stderr(&out).contains("t_x2_y1.r32"), "{}", stderr(&out));
     assert!(!Path::new(&p("v.r32")).exists());
 }
+
+/// The fixtures' grid (tests/fixtures/geotiff/README.md).
+fn geotiff_value(x: usize, y: usize) -> f32 {
+    (100.0 * (x as f64 / 5.0).sin() + 50.0 * (y as f64 / 3.0).cos() + 200.0).round() as f32
+}
+
+#[test]
+fn geotiffs_written_by_gdal_read_as_elevations_with_nodata_filled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/geotiff");
+    let voids = [(5, 5), (6, 5), (5, 6), (6, 6), (30, 17)];
+    for (file, scale, nodata) in [
+        ("int16-lzw-tiled-nodata.tif", 1.0, true),
+        ("int32-deflate-nodata.tif", 1.0, true),
+        ("float32-deflate-pred3-nodata.tif", 8.0, true),
+        ("float32-deflate-pred3.tif", 8.0, false),
+    ] {
+        let (h, report) = scarp::terrain::formats::read_reporting(
+            &dir.join(file),
+            &ReadOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!((h.width, h.height), (40, 24), "{file}");
+        assert_eq!(report.voids_filled, if nodata { 5 } else { 0 }, "{file}");
+        for y in 0..24 {
+            for x in 0..40 {
+                let got = h.values[y * 40 + x];
+                if !voids.contains(&(x, y)) {
+                    assert_eq!(got, geotiff_value(x, y) / scale, "{file} at {x},{y}");
+                } else if !nodata {
+                    assert_eq!(got, -9999.0, "{file} at {x},{y}");
+                } else {
+                    // Filled from the neighbours: within their range.
+                    let near: Vec<f32> = [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)]
+                        .iter()
+                        .filter(|p| !voids.contains(p))
+                        .map(|&(a, b)| geotiff_value(a, b) / scale)
+                        .collect();
+                    let (lo, hi) = near
+                        .iter()
+                        .fold((f32::MAX, f32::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+                    assert!(
+                        got >= lo - 30.0 / scale && got <= hi + 30.0 / scale,
+                        "{file} at {x},{y}: {got}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn srtm_hgt_reads_big_endian_metres_and_fills_voids() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("N47E011.hgt");
+    let metre = |x: usize, y: usize| ((x * 7 + y * 3) % 4000) as i16 - 400;
+    let mut bytes = Vec::with_capacity(1201 * 1201 * 2);
+    for y in 0..1201 {
+        for x in 0..1201 {
+            let v = if (x, y) == (600, 600) {
+                -32768
+            } else {
+                metre(x, y)
+            };
+            bytes.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+    std::fs::write(&p, &bytes).unwrap();
+    let (h, report) =
+        scarp::terrain::formats::read_reporting(&p, &ReadOptions::default(), &mut |_, _| {})
+            .unwrap();
+    assert_eq!((h.width, h.height), (1201, 1201));
+    assert_eq!(report.voids_filled, 1);
+    assert_eq!(h.values[0], f32::from(metre(0, 0)));
+    assert_eq!(h.values[1201 * 1200 + 1200], f32::from(metre(1200, 1200)));
+    let around = [(599, 600), (601, 600), (600, 599), (600, 601)]
+        .map(|(x, y)| f32::from(metre(x, y)))
+        .iter()
+        .sum::<f32>()
+        / 4.0;
+    assert_eq!(h.values[600 * 1201 + 600], around);
+    // A wrong size is named, and .hgt is not an output.
+    std::fs::write(&p, &bytes[..1000]).unwrap();
+    let e = read(&p, &ReadOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("N47E011.hgt") && e.contains("1201x1201"), "{e}");
+    let out = scarp(&[
+        "convert",
+        p.to_str().unwrap(),
+        dir.path().join("x.hgt").to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&out).contains("read, not written"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -152,12 +152,20 @@ fn bar(label: &str) -> indicatif::ProgressBar {
 /// Reads a height file with a progress bar.
 fn read_with_bar(path: &Path, options: &ReadOptions) -> Result<Heights> {
     let b = bar(&format!("reading {}", path.display()));
-    let r = crate::terrain::formats::read_with_progress(path, options, &mut |done, total| {
+    let r = crate::terrain::formats::read_reporting(path, options, &mut |done, total| {
         b.set_length(total);
         b.set_position(done);
     });
     b.finish_and_clear();
-    r.map_err(anyhow::Error::msg)
+    let (heights, report) = r?;
+    if report.voids_filled > 0 {
+        eprintln!(
+            "note: {}: {} nodata texel(s) filled from their neighbours",
+            path.display(),
+            report.voids_filled
+        );
+    }
+    Ok(heights)
 }
 
 impl ValueEnum for NoiseKind {

@@ -9,6 +9,9 @@ use std::path::Path;
 /// no permission).
 pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError> {
     let format = super::formats::FileKind::of(path)?;
+    if format == super::formats::FileKind::Hgt {
+        return Err(FileError::invalid(path, super::formats::HGT_NOT_WRITTEN));
+    }
     check_folder(path)?;
     Ok(format)
 }

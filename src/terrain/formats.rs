@@ -42,10 +42,12 @@ pub enum FileKind {
     R32,
     Exr,
     Tiff,
+    /// SRTM `.hgt`: big-endian signed 16-bit metres, 1201² or 3601², void -32768 (read only).
+    Hgt,
 }
 
 impl FileKind {
-    pub const EXTENSIONS: &'static str = ".png, .r16, .raw, .r32, .exr, .tif, .tiff";
+    pub const EXTENSIONS: &'static str = ".png, .r16, .raw, .r32, .exr, .tif, .tiff, .hgt";
 
     /// The format `path`'s extension names.
     pub fn of(path: &Path) -> Result<Self, FileError> {
@@ -59,6 +61,7 @@ impl FileKind {
             Some("r32") => Ok(Self::R32),
             Some("exr") => Ok(Self::Exr),
             Some("tif" | "tiff") => Ok(Self::Tiff),
+            Some("hgt") => Ok(Self::Hgt),
             _ => Err(FileError::invalid(
                 path,
                 format!("unknown height file format (use {})", Self::EXTENSIONS),
@@ -71,7 +74,7 @@ impl FileKind {
         match self {
             FileKind::Png | FileKind::Raw16 => true,
             FileKind::Tiff => bits == 16,
-            FileKind::R32 | FileKind::Exr => false,
+            FileKind::R32 | FileKind::Exr | FileKind::Hgt => false,
         }
     }
 }
@@ -167,6 +170,18 @@ fn check_finite(values: &[f32], width: u32) -> Result<(), String> {
     }
 }
 
+/// Why `.hgt` is not an output.
+pub const HGT_NOT_WRITTEN: &str =
+    "SRTM .hgt files are read, not written (write .tif or .r32 to keep metres)";
+
+/// What reading a file did beyond decoding it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadReport {
+    /// Texels holding the file's nodata value (GeoTIFF `GDAL_NODATA`, SRTM voids) that were
+    /// filled from their neighbours.
+    pub voids_filled: u64,
+}
+
 /// Reads the height file at `path` (format from the extension).
 pub fn read(path: &Path, options: &ReadOptions) -> Result<Heights, FileError> {
     read_with_progress(path, options, &mut |_, _| {})
@@ -178,6 +193,15 @@ pub fn read_with_progress(
     options: &ReadOptions,
     progress: Progress<'_>,
 ) -> Result<Heights, FileError> {
+    read_reporting(path, options, progress).map(|(h, _)| h)
+}
+
+/// [`read_with_progress`], also saying what was done beyond decoding (filled voids).
+pub fn read_reporting(
+    path: &Path,
+    options: &ReadOptions,
+    progress: Progress<'_>,
+) -> Result<(Heights, ReadReport), FileError> {
     let at = |problem: String| FileError::invalid(path, problem);
     let kind = FileKind::of(path)?;
     let file = std::fs::File::open(path).map_err(FileError::io(path))?;
@@ -187,7 +211,7 @@ pub fn read_with_progress(
         return Err(at("not a regular file".into()));
     }
     let len = meta.len();
-    read_source(
+    read_source_reporting(
         BufReader::with_capacity(1 << 20, file),
         len,
         kind,
@@ -200,33 +224,38 @@ pub fn read_with_progress(
 /// Reads a height file held in memory (`kind` as its extension would say): what the fuzz
 /// targets call.
 pub fn read_bytes(bytes: &[u8], kind: FileKind, options: &ReadOptions) -> Result<Heights, String> {
-    read_source(
+    read_source_reporting(
         std::io::Cursor::new(bytes),
         bytes.len() as u64,
         kind,
         options,
         &mut |_, _| {},
     )
+    .map(|(h, _)| h)
 }
 
 /// Reads `len` bytes of `kind` from `source`; errors without the file name.
-fn read_source<R: std::io::BufRead + Seek + Send>(
+fn read_source_reporting<R: std::io::BufRead + Seek + Send>(
     source: R,
     len: u64,
     kind: FileKind,
     options: &ReadOptions,
     progress: Progress<'_>,
-) -> Result<Heights, String> {
+) -> Result<(Heights, ReadReport), String> {
     check_range(options.range)?;
     if len == 0 {
         return Err("empty file".into());
     }
-    let heights = match kind {
-        FileKind::Raw16 | FileKind::R32 => read_raw(source, len, kind, options, progress),
-        FileKind::Png => read_png(source, options),
-        FileKind::Exr => read_exr(source),
-        FileKind::Tiff => read_tiff(source, options),
-    }?;
+    let (mut heights, voids) = match kind {
+        FileKind::Raw16 | FileKind::R32 => {
+            (read_raw(source, len, kind, options, progress)?, Vec::new())
+        }
+        FileKind::Png => (read_png(source, options)?, Vec::new()),
+        FileKind::Exr => (read_exr(source)?, Vec::new()),
+        FileKind::Tiff => read_tiff(source, options)?,
+        FileKind::Hgt => read_hgt(source, len)?,
+    };
+    let voids_filled = fill_voids(&mut heights, &voids)?;
     if let Some((w, h)) = options.size {
         if (w, h) != (heights.width, heights.height) {
             return Err(format!(
@@ -236,7 +265,92 @@ fn read_source<R: std::io::BufRead + Seek + Send>(
         }
     }
     check_finite(&heights.values, heights.width)?;
-    Ok(heights)
+    Ok((heights, ReadReport { voids_filled }))
+}
+
+/// Fills the texels listed in `voids` (nodata) from their valid 4-neighbours, ring by ring
+/// inwards, so a hole takes the heights around it; returns how many were filled.
+fn fill_voids(h: &mut Heights, voids: &[usize]) -> Result<u64, String> {
+    if voids.is_empty() {
+        return Ok(0);
+    }
+    if voids.len() == h.values.len() {
+        return Err("every texel is nodata".into());
+    }
+    let (w, hh) = (h.width as usize, h.height as usize);
+    let mut valid = vec![true; h.values.len()];
+    for &i in voids {
+        valid[i] = false;
+    }
+    let mut left: Vec<usize> = voids.to_vec();
+    while !left.is_empty() {
+        let mut filled = Vec::new();
+        let mut rest = Vec::new();
+        for &i in &left {
+            let (x, y) = (i % w, i / w);
+            let mut sum = 0.0f64;
+            let mut n = 0;
+            for (dx, dy) in [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)] {
+                let (nx, ny) = (x as i64 + dx, y as i64 + dy);
+                if nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < hh {
+                    let j = ny as usize * w + nx as usize;
+                    if valid[j] {
+                        sum += f64::from(h.values[j]);
+                        n += 1;
+                    }
+                }
+            }
+            if n > 0 {
+                filled.push((i, (sum / f64::from(n)) as f32));
+            } else {
+                rest.push(i);
+            }
+        }
+        for &(i, v) in &filled {
+            h.values[i] = v;
+            valid[i] = true;
+        }
+        left = rest;
+    }
+    Ok(voids.len() as u64)
+}
+
+/// SRTM `.hgt`: a square of big-endian signed 16-bit metres (1201² for 3", 3601² for 1"), rows
+/// from the north; -32768 marks a void.
+fn read_hgt<R: Read>(mut source: R, len: u64) -> Result<(Heights, Vec<usize>), String> {
+    let side = match len {
+        2_884_802 => 1201,
+        25_934_402 => 3601,
+        _ => {
+            return Err(format!(
+            "{len} bytes: an SRTM .hgt is 1201x1201 (2884802 bytes) or 3601x3601 (25934402 bytes)"
+        ))
+        }
+    };
+    let mut bytes = vec![0u8; len as usize];
+    source
+        .read_exact(&mut bytes)
+        .map_err(|e| format!("truncated: {e}"))?;
+    let mut voids = Vec::new();
+    let values = bytes
+        .chunks_exact(2)
+        .enumerate()
+        .map(|(i, c)| match i16::from_be_bytes([c[0], c[1]]) {
+            -32768 => {
+                voids.push(i);
+                0.0
+            }
+            v => f32::from(v),
+        })
+        .collect();
+    Ok((
+        Heights {
+            width: side,
+            height: side,
+            values,
+        },
+        voids,
+    ))
 }
 
 /// Size of a raw file of `len` bytes and `texel` bytes per value.
@@ -429,7 +543,10 @@ fn read_exr<R: Read + Seek + Send>(mut source: R) -> Result<Heights, String> {
     })
 }
 
-fn read_tiff<R: Read + Seek>(source: R, options: &ReadOptions) -> Result<Heights, String> {
+fn read_tiff<R: Read + Seek>(
+    source: R,
+    options: &ReadOptions,
+) -> Result<(Heights, Vec<usize>), String> {
     use tiff::decoder::{Decoder, DecodingResult};
     let mut limits = tiff::decoder::Limits::default();
     limits.decoding_buffer_size = (MAX_TEXELS * 4) as usize;
@@ -451,6 +568,11 @@ fn read_tiff<R: Read + Seek>(source: R, options: &ReadOptions) -> Result<Heights
             "{color:?} pixels: height TIFFs must be one gray channel (8/16-bit or 32-bit float)"
         ));
     }
+    // GDAL writes the nodata value as an ASCII tag (GDAL_NODATA, 42113).
+    let nodata: Option<f64> = dec
+        .get_tag_ascii_string(tiff::tags::Tag::GdalNodata)
+        .ok()
+        .and_then(|s| s.trim().trim_end_matches('\0').parse().ok());
     let (lo, hi) = options.range;
     let values: Vec<f32> = match dec
         .read_image()
@@ -465,16 +587,38 @@ fn read_tiff<R: Read + Seek>(source: R, options: &ReadOptions) -> Result<Heights
             .map(|x| lo + f32::from(x) / 65535.0 * (hi - lo))
             .collect(),
         DecodingResult::F32(v) => v,
-        _ => return Err("unsupported sample type (use 16-bit or 32-bit float gray)".into()),
+        // Signed and 32-bit integer samples are elevations (metres, as survey agencies ship
+        // them): read as they are.
+        DecodingResult::I16(v) => v.into_iter().map(f32::from).collect(),
+        DecodingResult::I32(v) => v.into_iter().map(|x| x as f32).collect(),
+        DecodingResult::U32(v) => v.into_iter().map(|x| x as f32).collect(),
+        _ => {
+            return Err(
+                "unsupported sample type (use 8/16-bit unsigned, 16/32-bit signed or 32-bit float gray)"
+                    .into(),
+            )
+        }
+    };
+    let voids: Vec<usize> = match nodata {
+        Some(nd) => values
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| f64::from(v) == nd || (nd.is_nan() && v.is_nan()))
+            .map(|(i, _)| i)
+            .collect(),
+        None => Vec::new(),
     };
     if values.len() != w as usize * h as usize {
         return Err(format!("{} samples for {w}x{h}", values.len()));
     }
-    Ok(Heights {
-        width: w,
-        height: h,
-        values,
-    })
+    Ok((
+        Heights {
+            width: w,
+            height: h,
+            values,
+        },
+        voids,
+    ))
 }
 
 /// Maps `values` onto 0..=max over `range` (clamping, counted).
@@ -518,6 +662,7 @@ pub fn write_with_progress(
     }
     check_finite(&heights.values, heights.width).map_err(at)?;
     let bits = match (kind, options.bits) {
+        (FileKind::Hgt, _) => return Err(at(HGT_NOT_WRITTEN.into())),
         (FileKind::Png, None) => 16,
         (FileKind::Png, Some(b @ (8 | 16))) => b,
         (FileKind::Tiff, None) => 32,
@@ -552,6 +697,7 @@ pub fn write_with_progress(
     let mut clamped = 0;
     let to_io = |e: std::io::Error| FileError::io(path)(e);
     match kind {
+        FileKind::Hgt => unreachable!("refused with the bit depth above"),
         FileKind::R32 => write_atomic(path, |out| {
             for (y, row) in heights.values.chunks(w as usize).enumerate() {
                 let bytes: Vec<u8> = row.iter().flat_map(|v| v.to_le_bytes()).collect();
