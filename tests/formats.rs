@@ -652,3 +652,54 @@ fn srtm_hgt_reads_big_endian_metres_and_fills_voids() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_journal_starts_from_a_tile_set_as_from_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let g = grid(257, 129, 0.1, 0.6);
+    write(Path::new(&p("whole.r32")), &g, &WriteOptions::default()).unwrap();
+    scarp_ok(&[
+        "convert",
+        &p("whole.r32"),
+        &p("t.r32"),
+        "--size",
+        "257x129",
+        "--tiles",
+        "4x2",
+    ]);
+    let journal = |initial: &str| {
+        format!(
+            r#"{{"version": 1, "document": {{"width": 257, "height": 129, "page_size": 128,
+                 "initial": {initial}}},
+                 "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 40, "strength": 0.2}},
+                   "samples": [{{"x": 30, "y": 40, "pressure": 1.0, "t": 0.0}},
+                               {{"x": 200, "y": 90, "pressure": 1.0, "t": 0.1}}]}}}}]}}"#
+        )
+    };
+    std::fs::write(p("file.json"), journal(r#"{"file": "whole.r32"}"#)).unwrap();
+    std::fs::write(
+        p("tiles.json"),
+        journal(r#"{"tiles": {"pattern": "t_x{i}_y{j}.r32", "grid": [4, 2]}}"#),
+    )
+    .unwrap();
+    scarp_ok(&["apply", "--journal", &p("file.json"), "--out", &p("a.r32")]);
+    scarp_ok(&["apply", "--journal", &p("tiles.json"), "--out", &p("b.r32")]);
+    assert_eq!(
+        std::fs::read(p("a.r32")).unwrap(),
+        std::fs::read(p("b.r32")).unwrap()
+    );
+    // A tile set that does not make the document is refused, naming why.
+    std::fs::write(
+        p("bad.json"),
+        journal(r#"{"tiles": {"pattern": "t_x{i}_y{j}.r32", "grid": [5, 2]}}"#),
+    )
+    .unwrap();
+    let out = scarp(&["apply", "--journal", &p("bad.json"), "--out", &p("c.r32")]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("document.initial.tiles"),
+        "{}",
+        stderr(&out)
+    );
+}

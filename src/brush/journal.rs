@@ -168,6 +168,9 @@ pub enum Initial {
     Flat(f32),
     /// A height file of width x height values (any format), relative to the journal's folder.
     File(PathBuf),
+    /// A tile set stitched into the document (`terrain::tiles`: edge-sharing tiles): `pattern`
+    /// holds `{i}` and `{j}` and is relative to the journal's folder; `grid` is [columns, rows].
+    Tiles { pattern: PathBuf, grid: [u32; 2] },
 }
 
 impl Default for Initial {
@@ -453,6 +456,18 @@ impl Journal {
             }
             Initial::Flat(h) => Initial::Flat(*h),
             Initial::File(p) => Initial::File(base_dir.join(p)),
+            Initial::Tiles { pattern, grid } => {
+                if !crate::terrain::tiles::is_pattern(pattern) {
+                    return Err(JournalError::at(
+                        "document.initial.tiles.pattern",
+                        format!("{} holds no {{i}} and {{j}}", pattern.display()),
+                    ));
+                }
+                Initial::Tiles {
+                    pattern: base_dir.join(pattern),
+                    grid: *grid,
+                }
+            }
         };
         let mut steps = Vec::with_capacity(raw.steps.len());
         let (mut undoable, mut redoable) = (0u64, 0u64);
@@ -530,10 +545,14 @@ impl Journal {
     /// (`terrain::formats`), of the document's size; integer formats map onto the document's
     /// height range.
     pub fn initial_heights(&self) -> Result<Option<Vec<f32>>, JournalError> {
-        let Initial::File(path) = &self.initial else {
-            return Ok(None);
-        };
         let d = &self.document;
+        let path = match &self.initial {
+            Initial::Flat(_) => return Ok(None),
+            Initial::File(path) => path,
+            Initial::Tiles { pattern, grid } => {
+                return self.initial_tiles(pattern, *grid).map(Some)
+            }
+        };
         let options = crate::terrain::formats::ReadOptions {
             size: Some((d.width, d.height)),
             range: (d.height_min, d.height_max),
@@ -542,6 +561,32 @@ impl Journal {
         crate::terrain::formats::read(path, &options)
             .map(|h| Some(h.values))
             .map_err(JournalError::InitialFile)
+    }
+
+    /// The document's initial heights stitched from an edge-sharing tile set.
+    fn initial_tiles(
+        &self,
+        pattern: &Path,
+        [cols, rows]: [u32; 2],
+    ) -> Result<Vec<f32>, JournalError> {
+        use crate::terrain::tiles;
+        let d = &self.document;
+        let bad = |problem: String| JournalError::at("document.initial.tiles", problem);
+        let tw = tiles::tile_side(d.width, cols, "width").map_err(bad)?;
+        let th = tiles::tile_side(d.height, rows, "height").map_err(bad)?;
+        let options = crate::terrain::formats::ReadOptions {
+            size: Some((tw, th)),
+            range: (d.height_min, d.height_max),
+            ..Default::default()
+        };
+        let stitched = tiles::stitch(
+            cols,
+            rows,
+            |i, j| crate::terrain::formats::read(&tiles::pattern_path(pattern, i, j), &options),
+            |i, j| tiles::pattern_path(pattern, i, j).display().to_string(),
+        )
+        .map_err(bad)?;
+        Ok(stitched.grid.values)
     }
 
     /// Runs every step on `target`, calling `after_stroke(step index)` after each stroke.

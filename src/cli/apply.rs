@@ -128,7 +128,7 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
     };
     let flat = match journal.initial {
         Initial::Flat(h) => h,
-        Initial::File(_) => 0.0,
+        Initial::File(_) | Initial::Tiles { .. } => 0.0,
     };
     Ok(Plan {
         journal,

@@ -83,7 +83,7 @@ pub fn journal_start(
             })?;
     let flat = match journal.initial {
         Initial::Flat(h) => h,
-        Initial::File(_) => 0.0,
+        Initial::File(_) | Initial::Tiles { .. } => 0.0,
     };
     Ok(match &initial {
         Some(h) => Document::from_heights(gpu, journal.document, h, tables)?,
@@ -225,6 +225,10 @@ impl Session {
         let mut doc = journal_start(gpu, &journal, source, tables)?;
         let initial = match &journal.initial {
             Initial::File(p) => Initial::File(absolute(p)?),
+            Initial::Tiles { pattern, grid } => Initial::Tiles {
+                pattern: absolute(pattern)?,
+                grid: *grid,
+            },
             flat => flat.clone(),
         };
         if paint_later {
