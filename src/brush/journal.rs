@@ -579,13 +579,7 @@ impl Journal {
             range: (d.height_min, d.height_max),
             ..Default::default()
         };
-        let stitched = tiles::stitch(
-            cols,
-            rows,
-            |i, j| crate::terrain::formats::read(&tiles::pattern_path(pattern, i, j), &options),
-            |i, j| tiles::pattern_path(pattern, i, j).display().to_string(),
-        )
-        .map_err(bad)?;
+        let stitched = tiles::read_set(pattern, cols, rows, &options).map_err(bad)?;
         Ok(stitched.grid.values)
     }
 

@@ -95,7 +95,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     let range = a
         .read
         .range
-        .or_else(|| split_into.map(|_| whole_range(&grid)));
+        .or_else(|| split_into.map(|_| crate::terrain::formats::default_range(&grid.values)));
     let parts = match split_into {
         Some((cols, rows)) => {
             tiles::split(&grid, cols, rows).map_err(|e| anyhow!("--tiles: {e}"))?
@@ -120,14 +120,8 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
 
 /// Stitches the tiles a pattern names; a tile that cannot be read is named in the error.
 fn stitch(pattern: &Path, cols: u32, rows: u32, read: &ReadArgs) -> Result<Heights> {
-    let options = read.options();
-    let stitched = tiles::stitch(
-        cols,
-        rows,
-        |i, j| crate::terrain::formats::read(&tiles::pattern_path(pattern, i, j), &options),
-        |i, j| tiles::pattern_path(pattern, i, j).display().to_string(),
-    )
-    .map_err(anyhow::Error::msg)?;
+    let stitched =
+        tiles::read_set(pattern, cols, rows, &read.options()).map_err(anyhow::Error::msg)?;
     if stitched.disagreeing_texels > 0 {
         eprintln!(
             "note: {} shared edge texel(s) differ between neighbouring tiles; the first tile's kept",
@@ -182,16 +176,6 @@ fn print_written(input: &Path, out: &Path, grid: &Heights, report: &WriteReport)
             String::new()
         },
     );
-}
-
-/// The min..max of `grid` (an interval even for a constant grid).
-fn whole_range(grid: &Heights) -> (f32, f32) {
-    let (lo, hi) = crate::terrain::formats::min_max(&grid.values);
-    if lo < hi {
-        (lo, hi)
-    } else {
-        (lo, lo + 1.0)
-    }
 }
 
 /// Writes `grid` as a project (r32f, heights as they are, every page); returns the pages.

@@ -676,18 +676,9 @@ pub fn write_with_progress(
         }
     };
     let range = if kind.is_integer(bits) {
-        let r = match options.range {
-            Some(r) => r,
-            None => {
-                let (lo, hi) = min_max(&heights.values);
-                // A constant grid still needs an interval.
-                if lo < hi {
-                    (lo, hi)
-                } else {
-                    (lo, lo + 1.0)
-                }
-            }
-        };
+        let r = options
+            .range
+            .unwrap_or_else(|| default_range(&heights.values));
         check_range(r).map_err(at)?;
         Some(r)
     } else {
@@ -803,6 +794,17 @@ fn write_tiff<W: Write + Seek>(
         enc.write_image::<colortype::Gray16>(w, h, q16)
     } else {
         enc.write_image::<colortype::Gray32Float>(w, h, values)
+    }
+}
+
+/// The range integer formats map onto when none is given: the heights' own min..max (an
+/// interval even for a constant grid).
+pub fn default_range(heights: &[f32]) -> (f32, f32) {
+    let (lo, hi) = min_max(heights);
+    if lo < hi {
+        (lo, hi)
+    } else {
+        (lo, lo + 1.0)
     }
 }
 

@@ -15,7 +15,7 @@
 //! counts the shared texels whose tiles disagree, so edits made tile by tile are reported, not
 //! hidden.
 
-use super::formats::Heights;
+use super::formats::{Heights, ReadOptions};
 use std::path::{Path, PathBuf};
 
 /// A rectangle of texels.
@@ -189,6 +189,21 @@ pub fn stitch<E: std::fmt::Display>(
         },
         disagreeing_texels: disagreeing,
     })
+}
+
+/// Reads and stitches the `cols` x `rows` tile files `pattern` names (each read with `options`).
+pub fn read_set(
+    pattern: &Path,
+    cols: u32,
+    rows: u32,
+    options: &ReadOptions,
+) -> Result<Stitched, String> {
+    stitch(
+        cols,
+        rows,
+        |i, j| super::formats::read(&pattern_path(pattern, i, j), options),
+        |i, j| pattern_path(pattern, i, j).display().to_string(),
+    )
 }
 
 #[cfg(test)]
