@@ -914,3 +914,33 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
     }
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn a_document_holds_named_fields_on_one_page_grid() {
+    let gpu = gpu();
+    let d = doc(300, 200, 128);
+    let mut t = Document::new(&gpu, d, 0.25, &NoiseTables::new(2009)).unwrap();
+    let mask = t.store.add_field("mask", d, 1.0).unwrap();
+    assert_eq!(
+        mask.page_count(),
+        0,
+        "a new field is flat and holds no memory"
+    );
+    let e = match t.store.add_field("mask", d, 0.0) {
+        Ok(_) => panic!("a second field of one name"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("already"), "{e}");
+    let other = DocumentDesc { width: 299, ..d };
+    assert!(t.store.add_field("water", other, 0.0).is_err());
+    assert_eq!(t.store.names().collect::<Vec<_>>(), ["height", "mask"]);
+    // Painting the height field leaves the other field as it was.
+    let b = BrushSettings::new(BrushType::Raise);
+    t.apply_stroke(&b, &stroke_instances(&b, &corner_stroke()))
+        .unwrap();
+    assert!(t.page_count() > 0);
+    let mask = t.store.field("mask").unwrap();
+    assert_eq!(mask.page_count(), 0);
+    assert!(mask.to_dense().unwrap().iter().all(|&v| v == 1.0));
+    assert_no_validation_messages(&gpu);
+}

@@ -525,9 +525,6 @@ impl BrushEngine {
                 &[Resource::StorageImage(read), Resource::StorageImage(write)],
             )
         };
-        for page in fresh {
-            page.sets(bind)?;
-        }
         let label = format!("brush {}", brush.brush.name());
         let wave_ids: Vec<usize> = units.collect();
         for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {

@@ -218,6 +218,19 @@ struct Editor {
     gpu: Arc<Gpu>,
 }
 
+/// A renderer of `session`'s document drawing into `format`, caught up with its pages.
+fn renderer_for(gpu: &Arc<Gpu>, session: &Session, format: vk::Format) -> Result<TerrainRenderer> {
+    let mut renderer = TerrainRenderer::new(
+        gpu,
+        *session.doc.desc(),
+        RenderOptions {
+            color_format: format,
+        },
+    )?;
+    renderer.refresh(&session.doc.store)?;
+    Ok(renderer)
+}
+
 /// What [`Editor::draw`] leaves for the read-backs after the submission.
 struct DrawnFrame {
     viewport: [u32; 2],
@@ -271,14 +284,7 @@ impl Editor {
         let (session, replay, recovery_offer, leftover, source) =
             Self::open_session(&gpu, options)?;
         let desc = *session.doc.desc();
-        let mut renderer = TerrainRenderer::new(
-            &gpu,
-            desc,
-            RenderOptions {
-                color_format: presenter.format,
-            },
-        )?;
-        renderer.refresh(&session.doc.store)?;
+        let renderer = renderer_for(&gpu, &session, presenter.format)?;
 
         let (imgui, platform, imgui_renderer) = Self::make_imgui(&gpu, &window, presenter.format)?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
@@ -632,16 +638,7 @@ impl Editor {
         self.end_stroke();
         let tables = NoiseTables::new(self.table_seed);
         let session = Session::recover_untitled(&self.gpu, path, &tables)?;
-        let desc = *session.doc.desc();
-        let mut renderer = TerrainRenderer::new(
-            &self.gpu,
-            desc,
-            RenderOptions {
-                color_format: self.presenter.format,
-            },
-        )?;
-        renderer.refresh(&session.doc.store)?;
-        self.renderer = renderer;
+        self.renderer = renderer_for(&self.gpu, &session, self.presenter.format)?;
         self.coverage = None;
         self.session = session;
         self.frame_all();

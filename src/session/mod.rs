@@ -91,10 +91,16 @@ pub fn journal_start(
     })
 }
 
+/// The journal file at `path`, checked, and its document before the steps.
+fn open_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<(Journal, Document)> {
+    let journal = Journal::load(path)?;
+    let doc = journal_start(gpu, &journal, path, tables)?;
+    Ok((journal, doc))
+}
+
 /// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
 pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Document> {
-    let journal = Journal::load(path)?;
-    let mut terrain = journal_start(gpu, &journal, path, tables)?;
+    let (journal, mut terrain) = open_journal(gpu, path, tables)?;
     journal.replay(&mut terrain, |_, _| {})?;
     Ok(terrain)
 }
@@ -221,8 +227,7 @@ impl Session {
             let initial = Initial::File(absolute(source)?);
             return Ok((Self::new(doc, initial, Vec::new()), Vec::new(), None));
         }
-        let journal = Journal::load(source)?;
-        let mut doc = journal_start(gpu, &journal, source, tables)?;
+        let (journal, mut doc) = open_journal(gpu, source, tables)?;
         let initial = match &journal.initial {
             Initial::File(p) => Initial::File(absolute(p)?),
             Initial::Tiles { pattern, grid } => Initial::Tiles {
@@ -260,8 +265,7 @@ impl Session {
     /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
     /// steps (journaled again at once, under this process), and the leftover is removed.
     pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
-        let journal = Journal::load(path)?;
-        let mut doc = journal_start(gpu, &journal, path, tables)?;
+        let (journal, mut doc) = open_journal(gpu, path, tables)?;
         journal.replay(&mut doc, |_, _| {}).map_err(|e| {
             SessionError::Recovery(format!("replaying the untitled session's journal: {e}"))
         })?;
@@ -285,19 +289,9 @@ impl Session {
         self.project.as_deref()
     }
 
-    /// Where this untitled session journals its steps (None when titled).
-    pub fn untitled_journal(&self) -> Option<&Path> {
-        self.untitled.as_deref()
-    }
-
     /// Brush presets the opened project carried.
     pub fn presets(&self) -> &[(String, serde_json::Value)] {
         &self.presets
-    }
-
-    /// Steps not yet in a saved project.
-    pub fn unsaved_steps(&self) -> usize {
-        self.steps.len() - self.saved_steps
     }
 
     /// Whether this is an untitled session with strokes that only its journal holds.
@@ -336,11 +330,7 @@ impl Session {
                 source,
             })?;
         }
-        let text = self.journal().and_then(|j| j.to_json())?;
-        Ok(crate::atomic_file::write_bytes_atomic(
-            path,
-            text.as_bytes(),
-        )?)
+        self.save_journal(path)
     }
 
     /// The journal of the whole session (the opened journal's steps and every step since).
