@@ -10,6 +10,7 @@ use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
 use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
+use scarp::pages::Budgets;
 use scarp::session::Document;
 use std::sync::Arc;
 
@@ -942,5 +943,108 @@ fn a_document_holds_named_fields_on_one_page_grid() {
     let mask = t.store.field("mask").unwrap();
     assert_eq!(mask.page_count(), 0);
     assert!(mask.to_dense().unwrap().iter().all(|&v| v == 1.0));
+    assert_no_validation_messages(&gpu);
+}
+
+/// A long diagonal stroke crossing many pages of a 128-texel grid.
+fn diagonal_stroke() -> Vec<StrokeSample> {
+    (0..24)
+        .map(|i| {
+            let t = i as f32 / 23.0;
+            StrokeSample {
+                x: 40.0 + 560.0 * t,
+                y: 60.0 + 460.0 * t + 40.0 * (t * 7.0).sin(),
+                pressure: 0.5 + 0.5 * t,
+                t,
+            }
+        })
+        .collect()
+}
+
+/// Every brush, then undo and redo, step by step: the dense field after each step.
+fn brushes_undo_redo(t: &mut Document) -> Vec<Vec<f32>> {
+    let mut out = Vec::new();
+    for b in brushes() {
+        let b = BrushSettings { radius: 40.0, ..b };
+        t.apply_stroke(&b, &stroke_instances(&b, &diagonal_stroke()))
+            .unwrap();
+        out.push(t.to_dense().unwrap());
+    }
+    for _ in 0..4 {
+        assert!(t.undo().unwrap());
+        out.push(t.to_dense().unwrap());
+    }
+    for _ in 0..3 {
+        assert!(t.redo().unwrap());
+        out.push(t.to_dense().unwrap());
+    }
+    while t.undo().unwrap() {}
+    out.push(t.to_dense().unwrap());
+    out
+}
+
+#[test]
+fn every_brush_undo_and_redo_under_a_budget_of_a_few_pages_equal_the_unlimited_run() {
+    let gpu = gpu();
+    let d = doc(640, 576, 128); // 5 x 5 pages of 128 KiB (image pairs)
+    let pair = 128 * 128 * 4 * 2;
+    let tables = NoiseTables::default();
+    let mut free = Document::from_heights(&gpu, d, &initial(&d), &tables).unwrap();
+    let want = brushes_undo_redo(&mut free);
+
+    let dir = tempfile::tempdir().unwrap();
+    // A smooth instance of radius 40 writes up to 2 x 2 pages and reads their 4 x 4
+    // neighbourhood: 16 pages is the least one wave needs. Host memory holds 6 pages; the rest
+    // of the 25 pages, their working versions and the undo versions go to the page file.
+    let budgets = Budgets {
+        gpu: Some(16 * pair),
+        host: Some(6 * pair / 2),
+        spill_dir: Some(dir.path().to_path_buf()),
+    };
+    let mut tight =
+        Document::from_heights_within(&gpu, d, &initial(&d), budgets.clone(), &tables).unwrap();
+    let got = brushes_undo_redo(&mut tight);
+    for (step, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g == w, "step {step}: heights differ under the budget");
+    }
+    let m = tight.memory();
+    println!("{}", m.line());
+    assert!(m.peak_gpu_bytes <= 16 * pair, "{}", m.line());
+    assert!(
+        m.traffic.page_outs > 0 && m.traffic.page_ins > 0,
+        "{}",
+        m.line()
+    );
+    assert!(
+        m.traffic.spills > 0,
+        "pages reached the page file: {}",
+        m.line()
+    );
+    assert_eq!(m.budgets, budgets);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_budget_smaller_than_one_wave_is_a_clear_error() {
+    let gpu = gpu();
+    let d = doc(640, 576, 128);
+    let tables = NoiseTables::default();
+    let mut t = Document::from_heights(&gpu, d, &initial(&d), &tables).unwrap();
+    t.set_budgets(Budgets {
+        gpu: Some(3 * 128 * 128 * 4 * 2),
+        ..Budgets::default()
+    });
+    let b = BrushSettings {
+        radius: 40.0,
+        ..BrushSettings::new(BrushType::Smooth)
+    };
+    let e = t
+        .apply_stroke(&b, &stroke_instances(&b, &diagonal_stroke()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("budget") && e.contains("too small"), "{e}");
+    // Drawing needs every visible page: 25 pages do not fit 3.
+    let e = t.ensure_visible().unwrap_err().to_string();
+    assert!(e.contains("too small"), "{e}");
     assert_no_validation_messages(&gpu);
 }

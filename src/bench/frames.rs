@@ -84,6 +84,7 @@ pub(super) fn measure(
         })?;
         let desc = *terrain.desc();
         let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
+        terrain.ensure_visible()?;
         renderer.refresh(&terrain.store)?;
         let vs = default_vertical_scale(&desc);
         let camera = framing_camera(&renderer, &desc, vs);

@@ -28,7 +28,7 @@ use crate::gpu::{
     GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource,
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
-use crate::pages::{Field, GpuPage, HeightFormat, PageId, Rect};
+use crate::pages::{Field, GpuPage, HeightFormat, PageError, PageId, Rect};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -438,9 +438,6 @@ impl BrushEngine {
             }
             rec.buffer(&staging, Access::HostWrite);
             rec.copy_buffer(&staging, 0, &buf, 0, bytes);
-            // Both images of a new version start complete, so the first pass writes only its
-            // dirty rectangle.
-            field.record_version_copies(&mut rec);
             if let Some((t, q)) = query {
                 rec.timer_end(t, q);
             }
@@ -472,11 +469,36 @@ impl BrushEngine {
     /// every page the stroke touches.
     fn record_pointwise(
         &mut self,
-        field: &Field,
+        field: &mut Field,
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
     ) -> Result<()> {
         let _p = crate::profile::scope("brush: waves");
+        // Pages of a pointwise stroke read only themselves: groups of pages that fit the GPU
+        // budget run every wave of `units` in turn (each page's passes keep their order).
+        let d = *field.desc();
+        let (ids, _) = field.working();
+        let all: Vec<usize> = (0..ids.len())
+            .filter(|&i| units.start < stroke.page_passes[i].len())
+            .collect();
+        let pair = |i: &usize| d.page_rect(ids[*i]).texels() * d.texel_bytes() * 2;
+        let groups = within_budget(&all, field.gpu_budget(), pair);
+        for group in groups {
+            self.copy_ns += field.ensure_working(&group, &[], self.timer.as_ref())?;
+            self.record_pointwise_pages(field, stroke, units.clone(), &group)?;
+        }
+        Ok(())
+    }
+
+    /// Records and runs waves `units` of a pointwise brush over working pages `group` (on the
+    /// GPU): wave k is the k-th batched pass of every page.
+    fn record_pointwise_pages(
+        &mut self,
+        field: &Field,
+        stroke: &mut ActiveStroke,
+        units: std::ops::Range<usize>,
+        group: &[usize],
+    ) -> Result<()> {
         let brush = stroke.brush.clone();
         let desc = *field.desc();
         self.kernel(desc.format, brush.brush, brush.noise.kind)?;
@@ -516,7 +538,8 @@ impl BrushEngine {
         // Waves: pass k of every page, which touch disjoint images, run together behind one
         // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
         // barrier (a wait for all earlier compute work) between every two small dispatches.
-        let (ids, fresh) = field.working();
+        let ids = field.working().0;
+        let fresh = resident_pages(field, group)?;
         let (page_passes, stats) = (&stroke.page_passes, &mut stroke.stats);
         // (read, written) image pairs bound as the kernel's set 0.
         let bind = |read: &Image, write: &Image| {
@@ -540,15 +563,17 @@ impl BrushEngine {
             );
             rec.buffer(instance_buf, Access::ComputeStorageRead);
             for &wave in chunk {
-                let active: Vec<usize> = (0..ids.len())
+                let active: Vec<usize> = group
+                    .iter()
+                    .copied()
                     .filter(|&i| wave < page_passes[i].len())
                     .collect();
                 for &i in &active {
                     if self.in_place {
-                        rec.image(fresh[i].front(), Access::ComputeStorageReadWrite);
+                        rec.image(fresh[&i].front(), Access::ComputeStorageReadWrite);
                     } else {
-                        rec.image(fresh[i].front(), Access::ComputeStorageRead);
-                        rec.image(fresh[i].back(), Access::ComputeStorageWrite);
+                        rec.image(fresh[&i].front(), Access::ComputeStorageRead);
+                        rec.image(fresh[&i].back(), Access::ComputeStorageWrite);
                     }
                 }
                 rec.flush_barriers();
@@ -557,7 +582,7 @@ impl BrushEngine {
                     None => None,
                 };
                 for &i in &active {
-                    let page = &fresh[i];
+                    let page = fresh[&i];
                     let r = desc.page_rect(ids[i]);
                     let (first, count, dirty) = page_passes[i][wave];
                     // Ping-pong passes also bring the back image up to date where the previous
@@ -630,12 +655,78 @@ impl BrushEngine {
     }
 
     /// Records and runs a multi-tap brush (smooth/contrast): one instance per wave, each of its
-    /// pages reading the 3x3 neighbourhood of page fronts so taps cross page borders.
+    /// pages reading the 3x3 neighbourhood of page fronts so taps cross page borders. Runs of
+    /// instances whose pages (and neighbours) fit the GPU budget are brought onto the GPU and
+    /// recorded together.
     fn record_multitap(
+        &mut self,
+        field: &mut Field,
+        stroke: &mut ActiveStroke,
+        units: std::ops::Range<usize>,
+    ) -> Result<()> {
+        let d = *field.desc();
+        let (ids, _) = field.working();
+        let index: HashMap<PageId, usize> =
+            ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+        // Per instance: the working pages it writes and every page those read.
+        let needs: Vec<(Vec<usize>, Vec<PageId>)> = stroke.instances[units.clone()]
+            .iter()
+            .map(|b| {
+                let own: Vec<usize> = d
+                    .pages_in(&reach(b))
+                    .iter()
+                    .filter_map(|id| index.get(id).copied())
+                    .collect();
+                let mut read: Vec<PageId> = own
+                    .iter()
+                    .flat_map(|&i| d.neighbourhood(ids[i]))
+                    .filter(|n| index.contains_key(n) || field.page(*n).is_some())
+                    .collect();
+                read.sort_unstable();
+                read.dedup();
+                (own, read)
+            })
+            .collect();
+        let pair = |id: &PageId| d.page_rect(*id).texels() * d.texel_bytes() * 2;
+        let mut first = 0;
+        while first < needs.len() {
+            // The longest run from `first` whose pages fit the budget (at least one instance).
+            let mut pages: std::collections::BTreeSet<PageId> = Default::default();
+            let mut end = first;
+            while end < needs.len() && end - first < PASSES_PER_SUBMIT {
+                let more: Vec<PageId> = needs[end]
+                    .1
+                    .iter()
+                    .filter(|id| !pages.contains(id))
+                    .copied()
+                    .collect();
+                let bytes: u64 = pages.iter().chain(&more).map(pair).sum();
+                if end > first && field.gpu_budget().is_some_and(|b| bytes > b) {
+                    break;
+                }
+                pages.extend(more);
+                end += 1;
+            }
+            let own: Vec<usize> = pages
+                .iter()
+                .filter_map(|id| index.get(id).copied())
+                .collect();
+            let read: Vec<PageId> = pages.iter().copied().collect();
+            self.copy_ns += field.ensure_working(&own, &read, self.timer.as_ref())?;
+            let run = units.start + first..units.start + end;
+            self.record_multitap_run(field, stroke, run, &index)?;
+            first = end;
+        }
+        Ok(())
+    }
+
+    /// Records and runs multi-tap instances `run`, whose pages are on the GPU.
+    fn record_multitap_run(
         &mut self,
         field: &Field,
         stroke: &mut ActiveStroke,
-        units: std::ops::Range<usize>,
+        run: std::ops::Range<usize>,
+        index: &HashMap<PageId, usize>,
     ) -> Result<()> {
         let ActiveStroke {
             brush,
@@ -644,18 +735,30 @@ impl BrushEngine {
             ..
         } = stroke;
         let brush = &*brush;
-        let (ids, fresh) = field.working();
+        let ids = field.working().0;
         let d = *field.desc();
         self.smooth_kernel(d.format)?;
         let kernel = &self.smooth_kernels[&d.format];
-        let index: HashMap<PageId, usize> =
-            ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
         let label = format!("brush {}", brush.brush.name());
-        for chunk in instances[units].chunks(PASSES_PER_SUBMIT) {
-            // Plan the chunk's waves first (descriptor sets must outlive the recording), following
+        {
+            let chunk = &instances[run];
+            let mine: Vec<usize> = {
+                let mut m: Vec<usize> = chunk
+                    .iter()
+                    .flat_map(|b| d.pages_in(&reach(b)))
+                    .filter_map(|id| index.get(&id).copied())
+                    .collect();
+                m.sort_unstable();
+                m.dedup();
+                m
+            };
+            let fresh = resident_pages(field, &mine)?;
+            // Plan the run's waves first (descriptor sets must outlive the recording), following
             // the fronts' flips on copies of the pages' state.
-            let mut front: Vec<usize> = fresh.iter().map(GpuPage::front_index).collect();
-            let mut stale: Vec<Rect> = fresh.iter().map(GpuPage::stale).collect();
+            let mut front: HashMap<usize, usize> =
+                fresh.iter().map(|(&i, p)| (i, p.front_index())).collect();
+            let mut stale: HashMap<usize, Rect> =
+                fresh.iter().map(|(&i, p)| (i, p.stale())).collect();
             let mut plan: Vec<Vec<SmoothPlan>> = Vec::with_capacity(chunk.len());
             for b in chunk {
                 let reach = reach(b);
@@ -669,7 +772,7 @@ impl BrushEngine {
                 for &i in &pages {
                     let id = ids[i];
                     let r = d.page_rect(id);
-                    let own_front = fresh[i].image(front[i]);
+                    let own_front = fresh[&i].image(front[&i]);
                     let mut bound: Vec<&Image> = Vec::with_capacity(9);
                     let mut mask = 0u32;
                     for n in 0..9i32 {
@@ -685,15 +788,28 @@ impl BrushEngine {
                         // Its new version if the stroke touches it, else the document's, else flat.
                         let img = match (inside, index.get(&nid)) {
                             (false, _) => None,
-                            (true, Some(&j)) => Some(fresh[j].image(front[j])),
-                            (true, None) => field.page(nid).map(|p| p.front()),
+                            (true, Some(&j)) => Some(
+                                field
+                                    .working_page(j)
+                                    .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
+                                    .image(*front.get(&j).unwrap_or(&0)),
+                            ),
+                            (true, None) => match field.page(nid) {
+                                Some(v) => Some(
+                                    field
+                                        .gpu_page(v)
+                                        .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
+                                        .front(),
+                                ),
+                                None => None,
+                            },
                         };
                         if img.is_some() {
                             mask |= 1 << n;
                         }
                         bound.push(img.unwrap_or(own_front));
                     }
-                    let back = fresh[i].image(1 - front[i]);
+                    let back = fresh[&i].image(1 - front[&i]);
                     let mut resources: Vec<Resource> = bound
                         .iter()
                         .map(|&img| Resource::StorageImage(img))
@@ -701,7 +817,7 @@ impl BrushEngine {
                     resources.push(Resource::StorageImage(back));
                     let set = kernel.bind(&resources)?;
                     let dirty = reach.intersect(&r).translate(-r.x0, -r.y0);
-                    let write = dirty.union(&stale[i]);
+                    let write = dirty.union(&stale[&i]);
                     let push = SmoothPass {
                         instance: *b,
                         page_origin: [r.x0, r.y0],
@@ -728,8 +844,8 @@ impl BrushEngine {
                 }
                 // Every page of the wave read the fronts as they were before it.
                 for (i, dirty) in dirties.drain(..) {
-                    front[i] = 1 - front[i];
-                    stale[i] = dirty;
+                    front.insert(i, 1 - front[&i]);
+                    stale.insert(i, dirty);
                 }
                 plan.push(wave);
             }
@@ -766,7 +882,7 @@ impl BrushEngine {
                 stats.waves += 1;
             }
             rec.submit_and_wait()?;
-            for (i, page) in fresh.iter().enumerate() {
+            for (i, page) in &fresh {
                 page.set_front(front[i]);
                 page.set_stale(stale[i]);
             }
@@ -776,4 +892,47 @@ impl BrushEngine {
         }
         Ok(())
     }
+}
+
+/// Splits `items` into consecutive groups whose `bytes` sum to at most `budget` (one item per
+/// group at least; with no budget, one group).
+fn within_budget<T: Copy>(
+    items: &[T],
+    budget: Option<u64>,
+    bytes: impl Fn(&T) -> u64,
+) -> Vec<Vec<T>> {
+    let Some(budget) = budget else {
+        return vec![items.to_vec()];
+    };
+    let mut groups: Vec<Vec<T>> = Vec::new();
+    let mut held = 0;
+    for item in items {
+        let b = bytes(item);
+        match groups.last_mut() {
+            Some(g) if held + b <= budget => {
+                g.push(*item);
+                held += b;
+            }
+            _ => {
+                groups.push(vec![*item]);
+                held = b;
+            }
+        }
+    }
+    groups
+}
+
+/// The GPU pages of working versions `indices` (which must be on the GPU).
+fn resident_pages<'f>(field: &'f Field, indices: &[usize]) -> Result<HashMap<usize, &'f GpuPage>> {
+    let ids = field.working().0;
+    indices
+        .iter()
+        .map(|&i| {
+            let page = field.working_page(i).ok_or(PageError::NotResident {
+                x: ids[i].x,
+                y: ids[i].y,
+            })?;
+            Ok((i, page))
+        })
+        .collect()
 }

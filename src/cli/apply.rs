@@ -1,7 +1,7 @@
 //! `scarp apply`: replays a stroke journal headless (GPU or CPU twin) and writes the heights or a
 //! project, printing each stroke's cost.
 
-use super::args::{Backend, ReadArgs, MAX_SAMPLES};
+use super::args::{Backend, MemoryArgs, ReadArgs, MAX_SAMPLES};
 use super::{check_validation, open_gpu, read_with_bar};
 use crate::atomic_file::check_folder;
 use crate::brush::cpu::CpuTerrain;
@@ -41,6 +41,8 @@ pub struct ApplyArgs {
     initial: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
 }
@@ -101,14 +103,15 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
         bail!("--batch must be between 1 and {MAX_BATCH}, got {}", a.batch);
     }
     let doc = journal.document;
-    if u64::from(doc.width) * u64::from(doc.height) > MAX_SAMPLES {
+    let to_project = a.out.extension().is_some_and(|e| e == "scarp");
+    if !to_project && u64::from(doc.width) * u64::from(doc.height) > MAX_SAMPLES {
         bail!(
-            "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels)",
+            "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels): write a \
+             .scarp project, then tiles with scarp convert --tiles",
             doc.width,
             doc.height
         );
     }
-    let to_project = a.out.extension().is_some_and(|e| e == "scarp");
     if to_project {
         if a.backend != Backend::Gpu {
             bail!(
@@ -190,9 +193,19 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     println!("device: {}", gpu.info());
     let tables = NoiseTables::new(a.table_seed);
     let doc = plan.journal.document;
+    let spill_dir = plan
+        .to_project
+        .then(|| a.out.parent().map(Path::to_path_buf))
+        .flatten()
+        .filter(|p| !p.as_os_str().is_empty());
+    let budgets = a.memory.budgets(&gpu, spill_dir);
     let mut terrain = match &plan.initial {
-        Some(h) => Document::from_heights(&gpu, doc, h, &tables)?,
-        None => Document::new(&gpu, doc, plan.flat, &tables)?,
+        Some(h) => Document::from_heights_within(&gpu, doc, h, budgets, &tables)?,
+        None => {
+            let mut t = Document::new(&gpu, doc, plan.flat, &tables)?;
+            t.set_budgets(budgets);
+            t
+        }
     };
     terrain.set_batch(a.batch)?;
     let (mut total_ns, mut total_passes) = (0.0, 0);
@@ -207,6 +220,7 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
         total_ns * 1e-6,
         terrain.page_count()
     );
+    println!("{}", terrain.memory().line());
     if plan.to_project {
         let steps = recorded(&plan.journal.steps);
         let p = crate::session::project_of(&mut terrain, vec![], &steps)?;

@@ -1,9 +1,11 @@
 //! Arguments several commands share: how to read a height file, the backend, and the parsers of
 //! sizes, pairs, ranges and cameras.
 
+use crate::pages::{BudgetRequest, Budgets};
 use crate::terrain::formats::{Endian, ReadOptions};
 use crate::terrain::tiles::Region;
 use clap::{Args, ValueEnum};
+use std::path::PathBuf;
 
 /// Largest side of a generated grid.
 pub const MAX_SIDE: u32 = 65536;
@@ -32,6 +34,74 @@ impl ReadArgs {
             endian: self.endian,
         }
     }
+}
+
+/// Memory budgets of a document's pages (`apply`, `render`, `edit`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct MemoryArgs {
+    /// GPU memory for page images, e.g. 512MiB, 4GiB or unlimited. Past it, the least recently
+    /// used pages move to host memory. Default: half of the device-local heap.
+    #[arg(long, value_parser = parse_limit)]
+    pub gpu_budget: Option<Limit>,
+    /// Host memory for pages moved off the GPU; past it they go to a page file (next to the
+    /// project, else in the temporary folder). Default: a quarter of the machine's memory.
+    #[arg(long, value_parser = parse_limit)]
+    pub host_budget: Option<Limit>,
+}
+
+/// A memory size, or no limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limit(pub Option<u64>);
+
+impl MemoryArgs {
+    /// The budgets these flags ask for.
+    pub fn request(&self) -> BudgetRequest {
+        BudgetRequest {
+            gpu: self.gpu_budget.map(|l| l.0),
+            host: self.host_budget.map(|l| l.0),
+        }
+    }
+
+    /// The budgets these flags ask for on `gpu`, spilling into `spill_dir`.
+    pub fn budgets(&self, gpu: &crate::gpu::Gpu, spill_dir: Option<PathBuf>) -> Budgets {
+        self.request().budgets(gpu, spill_dir)
+    }
+}
+
+/// `512MiB`, `4GiB`, `1.5GiB`, `300MB`, `65536` (bytes) or `unlimited`.
+pub fn parse_limit(s: &str) -> Result<Limit, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("none") {
+        return Ok(Limit(None));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" | "k" => 1 << 10,
+        "mib" | "m" => 1 << 20,
+        "gib" | "g" => 1 << 30,
+        "tib" | "t" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        other => {
+            return Err(format!(
+                "'{s}': unknown unit '{other}' (use KiB, MiB, GiB, TiB, or unlimited)"
+            ))
+        }
+    };
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size such as 512MiB or 4GiB"))?;
+    let bytes = n * scale as f64;
+    if !(bytes >= 1.0 && bytes < 2f64.powi(63)) {
+        return Err(format!("'{s}': a budget must be at least one byte"));
+    }
+    Ok(Limit(Some(bytes as u64)))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -154,4 +224,23 @@ pub fn parse_tiles(s: &str) -> Result<(u32, u32), String> {
             .ok_or_else(|| format!("'{t}' in '{s}': tiles per side must be 1 to 1024"))
     };
     Ok((n(c)?, n(r)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_parse_binary_and_decimal_units_and_refuse_nonsense() {
+        assert_eq!(parse_limit("512MiB"), Ok(Limit(Some(512 << 20))));
+        assert_eq!(parse_limit("4GiB"), Ok(Limit(Some(4 << 30))));
+        assert_eq!(parse_limit("1.5GiB"), Ok(Limit(Some(3 << 29))));
+        assert_eq!(parse_limit("300MB"), Ok(Limit(Some(300_000_000))));
+        assert_eq!(parse_limit("65536"), Ok(Limit(Some(65536))));
+        assert_eq!(parse_limit("unlimited"), Ok(Limit(None)));
+        for bad in ["", "0", "12 parsecs", "-3GiB", "GiB", "1e400"] {
+            let e = parse_limit(bad).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! `scarp edit` (and `scarp` alone): the editor window.
 
+use super::args::MemoryArgs;
 use crate::editor::EditOptions;
 use crate::noise::DEFAULT_TABLE_SEED;
 use anyhow::Result;
@@ -24,6 +25,8 @@ pub struct EditArgs {
     recover: bool,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 impl EditArgs {
@@ -44,5 +47,6 @@ pub fn run(a: EditArgs) -> Result<()> {
         quit: a.quit,
         recover: a.recover,
         table_seed: a.table_seed,
+        memory: a.memory.request(),
     })
 }

@@ -1,7 +1,7 @@
 //! `scarp render`: a terrain drawn offscreen with the editor's pipeline; with `--frames`, timed
 //! frames while a brush paints.
 
-use super::args::{parse_camera, parse_image_size, ReadArgs};
+use super::args::{parse_camera, parse_image_size, MemoryArgs, ReadArgs};
 use super::{check_validation, open_gpu, read_with_bar};
 use crate::atomic_file::write_rgba_png;
 use crate::gpu::Gpu;
@@ -31,6 +31,8 @@ pub struct RenderArgs {
     heights: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
     /// Image size, WxH.
     #[arg(long, default_value = "1280x720", value_parser = parse_image_size)]
     image: (u32, u32),
@@ -88,6 +90,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         &gpu,
         a.journal.as_deref(),
         a.heights.as_deref().map(|p| (p, a.read.options())),
+        &a.memory,
         &tables,
     )?;
     let desc = *terrain.desc();
@@ -98,6 +101,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             gpu.info().name
         );
     }
+    terrain.ensure_visible()?;
     renderer.refresh(&terrain.store)?;
     let (camera, view) = camera_and_view(a, &renderer, &terrain);
     let size = [a.image.0, a.image.1];
@@ -246,17 +250,31 @@ fn load_terrain(
     gpu: &Arc<Gpu>,
     journal: Option<&Path>,
     heights: Option<(&Path, ReadOptions)>,
+    memory: &MemoryArgs,
     tables: &NoiseTables,
 ) -> Result<Document> {
     if let Some(path) = journal {
-        return Ok(crate::session::replay_journal(gpu, path, tables)?);
+        let (journal, mut doc) = crate::session::open_journal(gpu, path, tables)?;
+        doc.set_budgets(memory.budgets(gpu, None));
+        journal.replay(&mut doc, |_, _| {})?;
+        return Ok(doc);
     }
     let (path, options) = heights.expect("clap requires a source");
     if path.extension().is_some_and(|e| e == "scarp") {
         let p = crate::terrain::project::load(path).map_err(anyhow::Error::msg)?;
-        return Ok(crate::session::open_project(gpu, &p, tables)?);
+        let mut doc = crate::session::open_project(gpu, &p, tables)?;
+        let beside = path.parent().filter(|p| !p.as_os_str().is_empty());
+        doc.set_budgets(memory.budgets(gpu, beside.map(Path::to_path_buf)));
+        return Ok(doc);
     }
     let grid = read_with_bar(path, &options)?;
     let desc = crate::pages::geometry::DocumentDesc::for_heights(grid.width, grid.height);
-    Ok(Document::from_heights(gpu, desc, &grid.values, tables)?)
+    let budgets = memory.budgets(gpu, None);
+    Ok(Document::from_heights_within(
+        gpu,
+        desc,
+        &grid.values,
+        budgets,
+        tables,
+    )?)
 }

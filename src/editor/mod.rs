@@ -16,6 +16,7 @@ use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Recorder};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
+use crate::pages::MemoryReport;
 use crate::render::camera::{Camera, CameraMode};
 use crate::render::frame::{picked_point, FrameTargets};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
@@ -60,6 +61,8 @@ pub struct EditOptions {
     /// Reopen the newest untitled session left by a crash without asking.
     pub recover: bool,
     pub table_seed: u64,
+    /// Memory budgets of the document's pages.
+    pub memory: crate::pages::BudgetRequest,
 }
 
 /// Finds a bundled asset: relative to the working directory, else to the source tree.
@@ -219,7 +222,12 @@ struct Editor {
 }
 
 /// A renderer of `session`'s document drawing into `format`, caught up with its pages.
-fn renderer_for(gpu: &Arc<Gpu>, session: &Session, format: vk::Format) -> Result<TerrainRenderer> {
+fn renderer_for(
+    gpu: &Arc<Gpu>,
+    session: &mut Session,
+    format: vk::Format,
+) -> Result<TerrainRenderer> {
+    session.doc.ensure_visible()?;
     let mut renderer = TerrainRenderer::new(
         gpu,
         *session.doc.desc(),
@@ -281,10 +289,10 @@ fn inverted(b: &BrushSettings) -> BrushSettings {
 impl Editor {
     fn new(event_loop: &ActiveEventLoop, options: &EditOptions) -> Result<Self> {
         let (window, gpu, presenter) = Self::open_window(event_loop)?;
-        let (session, replay, recovery_offer, leftover, source) =
+        let (mut session, replay, recovery_offer, leftover, source) =
             Self::open_session(&gpu, options)?;
         let desc = *session.doc.desc();
-        let renderer = renderer_for(&gpu, &session, presenter.format)?;
+        let renderer = renderer_for(&gpu, &mut session, presenter.format)?;
 
         let (imgui, platform, imgui_renderer) = Self::make_imgui(&gpu, &window, presenter.format)?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
@@ -436,6 +444,13 @@ impl Editor {
                 (s, steps, offer, other)
             }
         };
+        let mut session = session;
+        let beside = session
+            .project()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
+        let budgets = options.memory.budgets(gpu, beside);
+        session.doc.set_budgets(budgets);
         let replay = options.replay.is_some().then_some(Replay {
             steps: replay_steps,
             step: 0,
@@ -637,8 +652,8 @@ impl Editor {
     fn open_untitled_recovery(&mut self, path: &Path) -> Result<()> {
         self.end_stroke();
         let tables = NoiseTables::new(self.table_seed);
-        let session = Session::recover_untitled(&self.gpu, path, &tables)?;
-        self.renderer = renderer_for(&self.gpu, &session, self.presenter.format)?;
+        let mut session = Session::recover_untitled(&self.gpu, path, &tables)?;
+        self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
         self.coverage = None;
         self.session = session;
         self.frame_all();
@@ -804,6 +819,7 @@ impl Editor {
         self.move_camera(dt);
         self.autosave();
         let report = self.paint_and_pump()?;
+        self.session.doc.ensure_visible()?;
         self.renderer.refresh(&self.session.doc.store)?;
         self.update_panels(&report);
         self.build_ui()?;
@@ -906,9 +922,21 @@ impl Editor {
         self.ui.profile.queue_len = doc.pending_strokes();
         let (since, n) = self.instances_window;
         let secs = since.elapsed().as_secs_f64();
+        let memory = doc.memory();
         if secs >= 1.0 {
             self.ui.profile.instances_per_s = n as f64 / secs;
             self.instances_window = (Instant::now(), 0);
+            let before = self.ui.profile.memory.traffic;
+            let now = memory.traffic;
+            self.ui.profile.pages_per_s = (
+                (now.page_ins - before.page_ins) as f64 / secs,
+                (now.page_outs - before.page_outs) as f64 / secs,
+            );
+            self.ui.profile.memory = memory;
+        } else {
+            // Keep the traffic of the window's start for the rates; the places are current.
+            let traffic = self.ui.profile.memory.traffic;
+            self.ui.profile.memory = MemoryReport { traffic, ..memory };
         }
     }
 

@@ -3,6 +3,7 @@
 use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::NoiseKind;
 use crate::pages::geometry::DocumentDesc;
+use crate::pages::MemoryReport;
 use crate::render::lod::LEVELS;
 use crate::render::{FrameStats, ViewSettings};
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
@@ -48,6 +49,10 @@ pub struct Profile {
     pub queue_len: usize,
     pub stats: FrameStats,
     pub timestamps: bool,
+    /// Where the pages are, the budgets and the traffic so far.
+    pub memory: MemoryReport,
+    /// Page-ins and page-outs per second over the last second or so.
+    pub pages_per_s: (f64, f64),
 }
 
 impl Profile {
@@ -399,6 +404,29 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                     st.prepare_cpu_ms
                 ));
             }
+            let m = &p.memory;
+            let budget = |b: Option<u64>| {
+                b.map_or("unlimited".to_string(), |b| format!("{:.0} MiB", mib(b)))
+            };
+            ui.separator();
+            ui.text(format!(
+                "pages on GPU {} ({:.1} MiB of {})",
+                m.gpu_pages,
+                mib(m.gpu_bytes),
+                budget(m.budgets.gpu)
+            ));
+            ui.text(format!(
+                "  host {} ({:.1} MiB of {}), disk {} ({:.1} MiB spilled)",
+                m.host_pages,
+                mib(m.host_bytes),
+                budget(m.budgets.host),
+                m.disk_pages,
+                mib(m.spill_bytes)
+            ));
+            ui.text(format!(
+                "  page-ins {:.0}/s, page-outs {:.0}/s",
+                p.pages_per_s.0, p.pages_per_s.1
+            ));
         });
 }
 

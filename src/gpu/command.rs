@@ -142,10 +142,17 @@ impl<'a> Recorder<'a> {
 
     /// Copies tightly packed texels from `src` into the whole of `dst`.
     pub fn copy_buffer_to_image(&mut self, src: &'a Buffer, dst: &'a Image) {
+        self.copy_buffer_to_image_at(src, 0, dst);
+    }
+
+    /// Copies tightly packed texels from `src`, starting at byte `offset`, into the whole of
+    /// `dst`.
+    pub fn copy_buffer_to_image_at(&mut self, src: &'a Buffer, offset: u64, dst: &'a Image) {
         self.buffer(src, Access::TransferRead);
         self.image(dst, Access::TransferWrite);
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
+            .buffer_offset(offset)
             .image_subresource(COLOR_LAYERS)
             .image_extent(vk::Extent3D {
                 width: dst.desc.extent.width,

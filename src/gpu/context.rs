@@ -72,6 +72,8 @@ pub struct DeviceInfo {
     pub max_compute_workgroups: [u32; 3],
     pub max_storage_buffer_range: u32,
     pub min_storage_buffer_offset_alignment: u64,
+    /// Size of the largest device-local memory heap, bytes.
+    pub device_local_bytes: u64,
 }
 
 impl DeviceInfo {
@@ -453,7 +455,16 @@ impl Gpu {
         let props = props2.properties;
         // SAFETY: as above.
         let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+        // SAFETY: as above.
+        let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
+        let device_local_bytes = memory.memory_heaps[..memory.memory_heap_count as usize]
+            .iter()
+            .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .map(|h| h.size)
+            .max()
+            .unwrap_or(0);
         let info = DeviceInfo {
+            device_local_bytes,
             name: chosen.name.clone(),
             device_type: props.device_type,
             driver_name: driver

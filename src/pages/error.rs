@@ -20,6 +20,22 @@ pub enum PageError {
     FieldGrid(String),
     #[error("the document has a field {0:?} already")]
     FieldExists(String),
+    #[error(
+        "the GPU page budget of {} is too small: one wave needs {} of pages (raise --gpu-budget)",
+        mib(*budget), mib(*needed)
+    )]
+    BudgetTooSmall { needed: u64, budget: u64 },
+    #[error("page {x},{y} is not on the GPU (internal error: it was not brought there first)")]
+    NotResident { x: u32, y: u32 },
+    #[error("{}: {problem}", path.display())]
+    Disk {
+        path: std::path::PathBuf,
+        problem: String,
+    },
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
 pub type Result<T, E = PageError> = std::result::Result<T, E>;

@@ -8,39 +8,42 @@
 //!   value), the editor writes them while they are the *working* versions (shown, not yet
 //!   committed), and [`Field::commit_versions`] makes them current and records the replaced
 //!   versions as one undo step. Untouched pages stay shared between versions.
+//! * **Places.** Versions live on the GPU, in host memory or on disk under the field's budgets
+//!   ([`super::residency`]); whoever reads a version on the GPU asks for it first
+//!   ([`Field::ensure_working`], [`Field::ensure_visible`]).
 //! * **Changes.** Every change of what a page shows bumps the field's epoch and stamps the page;
 //!   a reader (the renderer) keeps the epoch it has seen and asks what changed since
 //!   ([`Field::changed_since`]), so any number of readers can follow one field through `&`.
 
+use super::disk::DiskLoc;
 use super::error::{PageError, Result};
-use super::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
+use super::geometry::{DocumentDesc, HeightFormat, PageId};
 use super::history::{History, DEFAULT_UNDO_BUDGET};
 use super::page::GpuPage;
-use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, Image, ImageDesc, Recorder};
-use std::collections::BTreeMap;
+use super::residency::{Budgets, MemoryReport, Residency, Version};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, Recorder};
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// Pages uploaded or read back per submission.
+/// Pages uploaded or read back per batch.
 const PAGES_PER_TRANSFER: usize = 64;
 
 /// New versions of the pages an edit touches, written before they are committed.
 struct Working {
     ids: Vec<PageId>,
-    pages: Vec<GpuPage>,
-    /// Per page: whether it must first be filled from the current version (false: it is the
-    /// current version itself, taken over by a continuation of the last step).
-    needs_copy: Vec<bool>,
+    versions: Vec<Rc<Version>>,
 }
 
-/// A named sparse field of GPU pages.
+/// A named sparse field of page versions.
 pub struct Field {
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
     flat: f32,
-    pages: BTreeMap<PageId, Rc<GpuPage>>,
-    history: History<Rc<GpuPage>>,
+    pages: BTreeMap<PageId, Rc<Version>>,
+    history: History<Rc<Version>>,
     working: Option<Working>,
+    places: Residency,
     /// Epoch of each page's last visible change.
     changes: BTreeMap<PageId, u64>,
     epoch: u64,
@@ -55,13 +58,21 @@ impl Field {
                 device: gpu.info().name.clone(),
             });
         }
+        let flat = desc.quantize(flat);
+        let format = match desc.format {
+            HeightFormat::R32f => vk::Format::R32_SFLOAT,
+            HeightFormat::R16 => vk::Format::R16_UNORM,
+        };
+        let clear = stored_value(&desc, flat);
+        let places = Residency::new(gpu, desc, format, clear, encode(&desc, &[flat]));
         Ok(Self {
             gpu: gpu.clone(),
             desc,
-            flat: desc.quantize(flat),
+            flat,
             pages: BTreeMap::new(),
-            history: History::new(|p: &Rc<GpuPage>| p.bytes(), DEFAULT_UNDO_BUDGET),
+            history: History::new(|v: &Rc<Version>| v.bytes(), DEFAULT_UNDO_BUDGET),
             working: None,
+            places,
             changes: BTreeMap::new(),
             epoch: 0,
         })
@@ -69,14 +80,25 @@ impl Field {
 
     /// A field holding `heights` (row-major, width x height) in every page.
     pub fn from_heights(gpu: &Arc<Gpu>, desc: DocumentDesc, heights: &[f32]) -> Result<Self> {
+        Self::from_heights_within(gpu, desc, heights, Budgets::default())
+    }
+
+    /// [`Self::from_heights`] under `budgets` from the start.
+    pub fn from_heights_within(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        heights: &[f32],
+        budgets: Budgets,
+    ) -> Result<Self> {
         if heights.len() != desc.width as usize * desc.height as usize {
             return Err(PageError::WrongSize);
         }
         let mut f = Self::new(gpu, desc, 0.0)?;
+        f.set_budgets(budgets);
         let ids: Vec<PageId> = (0..desc.pages_y())
             .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
             .collect();
-        f.upload_pages(
+        f.add_pages(
             ids.into_iter()
                 .map(|id| Ok((id, desc.page_from_dense(heights, id)))),
         )?;
@@ -92,50 +114,66 @@ impl Field {
         pages: &[(PageId, Vec<f32>)],
     ) -> Result<Self> {
         let mut f = Self::new(gpu, desc, flat)?;
-        let texels = |id: PageId| {
-            let r = desc.page_rect(id);
-            r.width() as usize * r.height() as usize
-        };
-        f.upload_pages(pages.iter().map(|(id, heights)| {
-            let fits = id.x < desc.pages_x() && id.y < desc.pages_y();
-            if !fits || heights.len() != texels(*id) {
-                return Err(PageError::PageOutside { x: id.x, y: id.y });
-            }
+        f.add_pages(pages.iter().map(|(id, heights)| {
+            f_check(&desc, *id, heights.len())?;
             Ok((*id, heights.clone()))
         }))?;
         Ok(f)
     }
 
-    /// Gives the listed pages new (unrecorded) versions holding the given values.
-    fn upload_pages(
-        &mut self,
-        pages: impl Iterator<Item = Result<(PageId, Vec<f32>)>>,
-    ) -> Result<()> {
-        let gpu = self.gpu.clone();
+    /// A field of flat value `flat` whose listed pages lie in a saved project, each read when
+    /// first needed (its checksum checked then).
+    pub fn from_disk(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        flat: f32,
+        pages: Vec<(PageId, DiskLoc)>,
+        budgets: Budgets,
+    ) -> Result<Self> {
+        let mut f = Self::new(gpu, desc, flat)?;
+        f.set_budgets(budgets);
+        let texel = desc.texel_bytes();
+        for (id, loc) in pages {
+            let r = desc.page_rect(id);
+            f_check(&desc, id, (loc.len / texel) as usize)?;
+            if loc.len != r.width() as u64 * r.height() as u64 * texel {
+                return Err(PageError::PageOutside { x: id.x, y: id.y });
+            }
+            let v = f.places.from_disk(id, loc);
+            f.pages.insert(id, v);
+        }
+        let ids: Vec<PageId> = f.pages.keys().copied().collect();
+        f.mark_changed(ids);
+        Ok(f)
+    }
+
+    /// Gives the listed pages new (unrecorded) versions holding the given values, a batch at a
+    /// time onto the GPU (as far as the budget allows).
+    fn add_pages(&mut self, pages: impl Iterator<Item = Result<(PageId, Vec<f32>)>>) -> Result<()> {
         let mut pages = pages.peekable();
         while pages.peek().is_some() {
-            let mut uploads = Vec::new();
-            let mut made = Vec::new();
+            let mut batch = Vec::new();
             for item in pages.by_ref().take(PAGES_PER_TRANSFER) {
                 let (id, heights) = item?;
-                let bytes = self.encode(&heights);
-                let mut up =
-                    Buffer::new(&gpu, "page upload", BufferDesc::upload(bytes.len() as u64))?;
-                up.write(&bytes)?;
-                uploads.push(up);
-                made.push((id, self.new_page(id)?));
+                let v = self.places.from_bytes(id, encode(&self.desc, &heights));
+                self.pages.insert(id, v.clone());
+                batch.push((id, v));
             }
-            let mut rec = Recorder::new(&gpu)?;
-            for (up, (_, page)) in uploads.iter().zip(&made) {
-                rec.buffer(up, Access::HostWrite);
-                rec.copy_buffer_to_image(up, page.front());
-            }
-            rec.submit_and_wait()?;
-            let ids: Vec<PageId> = made.iter().map(|(id, _)| *id).collect();
-            for (id, page) in made {
-                self.pages.insert(id, Rc::new(page));
-            }
-            self.mark_changed(ids);
+            // Onto the GPU as far as half the budget allows; the rest waits in host memory (or
+            // on disk past the host budget) until needed.
+            let room = self.gpu_budget().map_or(u64::MAX, |b| b / 2);
+            let mut held = 0;
+            let pins: Vec<&Version> = batch
+                .iter()
+                .map(|(_, v)| &**v)
+                .take_while(|v| {
+                    held += v.bytes();
+                    held <= room
+                })
+                .collect();
+            self.places.ensure(&pins, None)?;
+            self.places.settle()?;
+            self.mark_changed(batch.iter().map(|(id, _)| *id));
         }
         Ok(())
     }
@@ -153,166 +191,169 @@ impl Field {
         self.flat
     }
 
-    /// Pages that hold GPU memory now.
+    /// Pages that are not flat (wherever their versions live).
     pub fn page_count(&self) -> usize {
         self.pages.len()
     }
 
-    /// GPU bytes of the current pages' images (history versions not included).
+    /// GPU bytes the current pages need on the GPU (history versions not included).
     pub fn page_bytes(&self) -> u64 {
-        self.pages
-            .keys()
-            .map(|id| self.page_texels(*id) * self.desc.texel_bytes() * 2)
-            .sum()
-    }
-
-    fn page_texels(&self, id: PageId) -> u64 {
-        let r = self.desc.page_rect(id);
-        r.width() as u64 * r.height() as u64
-    }
-
-    fn image_format(&self) -> vk::Format {
-        match self.desc.format {
-            HeightFormat::R32f => vk::Format::R32_SFLOAT,
-            HeightFormat::R16 => vk::Format::R16_UNORM,
-        }
+        self.pages.values().map(|v| v.bytes()).sum()
     }
 
     /// The value an image of this field's format holds for (quantized) height `h`.
     pub fn stored_value(&self, h: f32) -> f32 {
-        match self.desc.format {
-            HeightFormat::R32f => h,
-            HeightFormat::R16 => f32::from(self.desc.encode_r16(h)) / 65535.0,
-        }
+        stored_value(&self.desc, h)
     }
 
-    /// Heights as the page images store them, tightly packed.
-    fn encode(&self, heights: &[f32]) -> Vec<u8> {
-        match self.desc.format {
-            HeightFormat::R32f => heights.iter().flat_map(|h| h.to_le_bytes()).collect(),
-            HeightFormat::R16 => heights
-                .iter()
-                .flat_map(|&h| self.desc.encode_r16(h).to_le_bytes())
-                .collect(),
-        }
-    }
-
-    /// Heights from tightly packed page texels.
-    fn decode(&self, bytes: &[u8]) -> Vec<f32> {
-        match self.desc.format {
-            HeightFormat::R32f => bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            HeightFormat::R16 => bytes
-                .chunks_exact(2)
-                .map(|c| self.desc.decode_r16(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        }
-    }
-
-    /// The committed version of a page, if it holds memory (for identity checks and reads).
-    pub fn page(&self, id: PageId) -> Option<&Rc<GpuPage>> {
+    /// The committed version of a page, if it is not flat (for identity checks).
+    pub fn page(&self, id: PageId) -> Option<&Rc<Version>> {
         self.pages.get(&id)
     }
 
-    /// A new version of page `id`, both images undefined.
-    fn new_page(&self, id: PageId) -> Result<GpuPage> {
-        let r = self.desc.page_rect(id);
-        let desc = ImageDesc::new_2d(self.image_format(), [r.width() as u32, r.height() as u32])
-            .usage(
-                vk::ImageUsageFlags::STORAGE
-                    | vk::ImageUsageFlags::TRANSFER_SRC
-                    | vk::ImageUsageFlags::TRANSFER_DST,
-            );
-        let name = format!("page {},{}", id.x, id.y);
-        let images = [
-            Image::new(&self.gpu, &name, desc)?,
-            Image::new(&self.gpu, &name, desc)?,
-        ];
-        Ok(GpuPage::new(images, Rect::new(0, 0, r.width(), r.height())))
+    /// A version's GPU page, if it is on the GPU now.
+    pub fn gpu_page(&self, v: &Version) -> Option<&GpuPage> {
+        self.places.gpu_page(v)
+    }
+
+    /// The GPU budget of the field's pages (None: no limit).
+    pub fn gpu_budget(&self) -> Option<u64> {
+        self.places.budgets().gpu
+    }
+
+    /// Sets the memory budgets of the field's pages (met at the next `ensure_*`).
+    pub fn set_budgets(&mut self, budgets: Budgets) {
+        self.places.set_budgets(budgets);
+    }
+
+    /// Where the field's page versions are, its budgets and its traffic.
+    pub fn memory(&self) -> MemoryReport {
+        self.places.report()
     }
 
     /// Value at texel (x, y) of the committed field, clamped into the document (one texel read
-    /// back).
+    /// back, or its page read from host memory or disk).
     pub fn height_at(&self, x: i32, y: i32) -> Result<f32> {
         let (x, y) = self.desc.clamp_texel(x, y);
         let id = PageId {
             x: x as u32 / self.desc.page_size,
             y: y as u32 / self.desc.page_size,
         };
-        let Some(page) = self.pages.get(&id) else {
+        let Some(v) = self.pages.get(&id) else {
             return Ok(self.flat);
         };
         let r = self.desc.page_rect(id);
         let texel = self.desc.texel_bytes();
+        let Some(page) = self.places.gpu_page(v) else {
+            let bytes = self.places.read(&[v])?.remove(0);
+            let at = ((y - r.y0) * r.width() + (x - r.x0)) as usize * texel as usize;
+            return Ok(decode(&self.desc, &bytes[at..at + texel as usize])[0]);
+        };
         let readback = Buffer::new(&self.gpu, "texel readback", BufferDesc::readback(texel))?;
         let mut rec = Recorder::new(&self.gpu)?;
         rec.copy_image_region_to_buffer(page.front(), [x - r.x0, y - r.y0], [1, 1], &readback, 0);
         rec.buffer(&readback, Access::HostRead);
         rec.submit_and_wait()?;
-        Ok(self.decode(readback.mapped(texel as usize)?)[0])
+        Ok(decode(&self.desc, readback.mapped(texel as usize)?)[0])
     }
 
-    /// Starts an edit of `ids`: each gets a working version. With `join` (the edit continues
-    /// the last undo step) a page that step already replaced is taken over and written in place;
-    /// the others need [`Self::record_version_copies`] before they are written.
+    /// Starts an edit of `ids`: each gets a working version, made (a copy of the current version
+    /// or the flat value) when first brought onto the GPU. With `join` (the edit continues the
+    /// last undo step) a page that step already replaced is taken over and written in place.
     pub fn begin_versions(&mut self, ids: Vec<PageId>, join: bool) -> Result<()> {
         debug_assert!(self.working.is_none(), "an edit is already under way");
-        let mut pages = Vec::with_capacity(ids.len());
-        let mut needs_copy = vec![true; ids.len()];
-        for (k, &id) in ids.iter().enumerate() {
+        let mut versions = Vec::with_capacity(ids.len());
+        for &id in &ids {
             if join && self.history.last_step_holds(id) {
-                if let Some(rc) = self.pages.remove(&id) {
-                    match Rc::try_unwrap(rc) {
-                        Ok(page) => {
-                            pages.push(page);
-                            needs_copy[k] = false;
-                            continue;
-                        }
-                        Err(rc) => {
-                            self.pages.insert(id, rc);
-                        }
+                if let Some(v) = self.pages.remove(&id) {
+                    if Rc::strong_count(&v) == 1 {
+                        self.places.will_write(&v);
+                        versions.push(v);
+                        continue;
                     }
+                    self.pages.insert(id, v);
                 }
             }
-            pages.push(self.new_page(id)?);
+            let source = self.pages.get(&id).cloned();
+            versions.push(self.places.pending(id, source));
         }
-        self.working = Some(Working {
-            ids,
-            pages,
-            needs_copy,
-        });
+        self.working = Some(Working { ids, versions });
         Ok(())
     }
 
-    /// Records filling both images of each new working version from the current version (or
-    /// the flat value), so the first write of a version need only cover its own rectangle.
-    pub fn record_version_copies<'a>(&'a self, rec: &mut Recorder<'a>) {
-        let Some(w) = &self.working else { return };
-        for ((id, page), _) in w
-            .ids
-            .iter()
-            .zip(&w.pages)
-            .zip(&w.needs_copy)
-            .filter(|(_, &c)| c)
-        {
-            for image in &page.images {
-                match self.pages.get(id) {
-                    Some(old) => rec.copy_image(old.front(), image),
-                    None => rec.clear_image(image, self.stored_value(self.flat)),
-                }
-            }
-            page.set_stale(Rect::EMPTY);
+    /// The working versions (ids and versions, in the order given to [`Self::begin_versions`]).
+    pub fn working(&self) -> (&[PageId], &[Rc<Version>]) {
+        match &self.working {
+            Some(w) => (&w.ids, &w.versions),
+            None => (&[], &[]),
         }
     }
 
-    /// The working versions (ids and pages, in the order given to [`Self::begin_versions`]).
-    pub fn working(&self) -> (&[PageId], &[GpuPage]) {
-        match &self.working {
-            Some(w) => (&w.ids, &w.pages),
-            None => (&[], &[]),
+    /// Working version `i`'s GPU page, if it is on the GPU now.
+    pub fn working_page(&self, i: usize) -> Option<&GpuPage> {
+        let w = self.working.as_ref()?;
+        self.places.gpu_page(&w.versions[i])
+    }
+
+    /// Brings working versions `indices` and the committed versions of `neighbours` (pages the
+    /// wave reads; working ones and flat ones are skipped) onto the GPU. With `timer`, returns
+    /// the GPU time of the transfers.
+    pub fn ensure_working(
+        &mut self,
+        indices: &[usize],
+        neighbours: &[PageId],
+        timer: Option<&GpuTimer>,
+    ) -> Result<f64> {
+        let Some(w) = &self.working else {
+            return Ok(0.0);
+        };
+        let mut pins: Vec<Rc<Version>> = indices.iter().map(|&i| w.versions[i].clone()).collect();
+        for id in neighbours {
+            if !w.ids.contains(id) {
+                pins.extend(self.pages.get(id).cloned());
+            }
         }
+        self.ensure(&pins, timer)
+    }
+
+    /// Brings every page as it should be shown onto the GPU (what a frame draws).
+    pub fn ensure_visible(&mut self) -> Result<()> {
+        let mut visible: BTreeMap<PageId, Rc<Version>> = self.pages.clone();
+        if let Some(w) = &self.working {
+            for (id, v) in w.ids.iter().zip(&w.versions) {
+                visible.insert(*id, v.clone());
+            }
+        }
+        let pins: Vec<Rc<Version>> = visible.into_values().collect();
+        self.ensure(&pins, None).map(|_| ())
+    }
+
+    fn ensure(&mut self, pins: &[Rc<Version>], timer: Option<&GpuTimer>) -> Result<f64> {
+        let refs: Vec<&Version> = pins.iter().map(|v| &**v).collect();
+        let (moved, ns) = self.places.ensure(&refs, timer)?;
+        if !moved.is_empty() {
+            // Readers bound the images of visible versions that moved: they changed for them.
+            let visible = self.visible_keys();
+            let ids: Vec<PageId> = moved
+                .iter()
+                .filter_map(|k| visible.get(k).copied())
+                .collect();
+            if !ids.is_empty() {
+                self.mark_changed(ids);
+            }
+        }
+        Ok(ns)
+    }
+
+    fn visible_keys(&self) -> HashMap<u64, PageId> {
+        let mut keys: HashMap<u64, PageId> =
+            self.pages.iter().map(|(&id, v)| (v.key(), id)).collect();
+        if let Some(w) = &self.working {
+            for (id, v) in w.ids.iter().zip(&w.versions) {
+                keys.insert(v.key(), *id);
+            }
+        }
+        keys
     }
 
     /// Makes the working versions current; the versions they replace become one undo step
@@ -322,8 +363,8 @@ impl Field {
         let previous = w
             .ids
             .iter()
-            .zip(w.pages)
-            .map(|(&id, page)| (id, self.pages.insert(id, Rc::new(page))))
+            .zip(w.versions)
+            .map(|(&id, v)| (id, self.pages.insert(id, v)))
             .collect();
         if join {
             self.history.record_joined(previous);
@@ -333,14 +374,16 @@ impl Field {
     }
 
     /// The image holding page `id`'s values as they should be shown now: its working version if
-    /// an edit is under way there, else the committed one; None for a page that holds no memory.
+    /// an edit is under way there, else the committed one; None for a flat page, or one not on
+    /// the GPU (call [`Self::ensure_visible`] before drawing).
     pub fn visible_image(&self, id: PageId) -> Option<&Image> {
         if let Some(w) = &self.working {
             if let Some(i) = w.ids.iter().position(|&p| p == id) {
-                return Some(w.pages[i].front());
+                return self.places.gpu_page(&w.versions[i]).map(GpuPage::front);
             }
         }
-        self.pages.get(&id).map(|p| p.front())
+        let v = self.pages.get(&id)?;
+        self.places.gpu_page(v).map(GpuPage::front)
     }
 
     /// Notes that what the listed pages show changed.
@@ -367,7 +410,7 @@ impl Field {
         (ids, self.epoch)
     }
 
-    fn versions(&self) -> BTreeMap<PageId, *const GpuPage> {
+    fn versions(&self) -> BTreeMap<PageId, *const Version> {
         self.pages
             .iter()
             .map(|(&id, p)| (id, Rc::as_ptr(p)))
@@ -375,7 +418,7 @@ impl Field {
     }
 
     /// Marks every page whose version differs from `before` as changed.
-    fn mark_swapped(&mut self, before: BTreeMap<PageId, *const GpuPage>) {
+    fn mark_swapped(&mut self, before: BTreeMap<PageId, *const Version>) {
         let after = self.versions();
         let swapped: Vec<PageId> = before
             .keys()
@@ -404,12 +447,12 @@ impl Field {
         done
     }
 
-    /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
+    /// Bounds the memory undo steps hold; the oldest steps are forgotten past it.
     pub fn set_undo_budget(&mut self, bytes: u64) {
         self.history.set_budget(bytes);
     }
 
-    /// GPU memory the undo/redo steps hold (upper bound).
+    /// Memory the undo/redo steps' versions take (upper bound, counted as GPU image pairs).
     pub fn undo_bytes(&self) -> u64 {
         self.history.held_bytes()
     }
@@ -419,44 +462,108 @@ impl Field {
         self.history.can_undo()
     }
 
-    /// The committed field, row-major (read back from the pages' front images).
+    /// The committed field, row-major.
     pub fn to_dense(&self) -> Result<Vec<f32>> {
         let d = self.desc;
         let mut out = vec![self.flat; d.width as usize * d.height as usize];
-        for (id, heights) in self.page_heights()? {
+        self.for_each_page(|id, heights| {
             d.page_into_dense(&heights, id, &mut out);
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
-    /// The values of every committed page that holds memory, in page order; pages not listed
+    /// The values of every committed page that is not flat, in page order; pages not listed
     /// are flat.
     pub fn page_heights(&self) -> Result<Vec<(PageId, Vec<f32>)>> {
-        let texel = self.desc.texel_bytes();
         let mut out = Vec::with_capacity(self.pages.len());
-        let entries: Vec<(&PageId, &Rc<GpuPage>)> = self.pages.iter().collect();
+        self.for_each_page(|id, heights| {
+            out.push((id, heights));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` with the values of every committed page that is not flat, in page order, a
+    /// batch at a time (wherever the pages live; none is moved).
+    pub fn for_each_page(&self, mut f: impl FnMut(PageId, Vec<f32>) -> Result<()>) -> Result<()> {
+        self.for_each_page_bytes(|id, _, bytes| f(id, decode(&self.desc, &bytes)))
+    }
+
+    /// Calls `f` with the stored bytes (texels as the images hold them) of every committed page
+    /// that is not flat and its version, in page order, a batch at a time.
+    pub fn for_each_page_bytes(
+        &self,
+        mut f: impl FnMut(PageId, &Rc<Version>, Vec<u8>) -> Result<()>,
+    ) -> Result<()> {
+        let entries: Vec<(&PageId, &Rc<Version>)> = self.pages.iter().collect();
         for chunk in entries.chunks(PAGES_PER_TRANSFER) {
-            let bytes: u64 = chunk
-                .iter()
-                .map(|(id, _)| self.page_texels(**id) * texel)
-                .sum();
-            let readback = Buffer::new(&self.gpu, "pages readback", BufferDesc::readback(bytes))?;
-            let mut rec = Recorder::new(&self.gpu)?;
-            let mut offset = 0;
-            for (id, page) in chunk {
-                rec.copy_image_to_buffer_at(page.front(), &readback, offset);
-                offset += self.page_texels(**id) * texel;
-            }
-            rec.buffer(&readback, Access::HostRead);
-            rec.submit_and_wait()?;
-            let data = self.decode(readback.mapped(bytes as usize)?);
-            let mut at = 0usize;
-            for (id, _) in chunk {
-                let n = self.page_texels(**id) as usize;
-                out.push((**id, data[at..at + n].to_vec()));
-                at += n;
+            let versions: Vec<&Version> = chunk.iter().map(|(_, v)| &***v).collect();
+            for ((id, v), bytes) in chunk.iter().zip(self.places.read(&versions)?) {
+                f(**id, v, bytes)?;
             }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Where `v`'s bytes lie in the project last saved, if unchanged since.
+    pub fn saved(&self, v: &Version) -> Option<&DiskLoc> {
+        self.places.saved(v)
+    }
+
+    /// Records that `v`'s bytes lie at `loc` of the project just saved.
+    pub fn set_saved(&mut self, v: &Version, loc: DiskLoc) {
+        self.places.set_saved(v, loc);
+    }
+
+    /// The committed versions of the pages that are not flat, in page order.
+    pub fn versions_by_page(&self) -> impl Iterator<Item = (PageId, &Rc<Version>)> {
+        self.pages.iter().map(|(&id, v)| (id, v))
+    }
+}
+
+/// Checks that page `id` lies in the document and `texels` fits it.
+fn f_check(desc: &DocumentDesc, id: PageId, texels: usize) -> Result<()> {
+    let fits = id.x < desc.pages_x() && id.y < desc.pages_y();
+    if !fits {
+        return Err(PageError::PageOutside { x: id.x, y: id.y });
+    }
+    let r = desc.page_rect(id);
+    if texels != r.width() as usize * r.height() as usize {
+        return Err(PageError::PageOutside { x: id.x, y: id.y });
+    }
+    Ok(())
+}
+
+/// The value an image of `desc`'s format holds for (quantized) height `h`.
+fn stored_value(desc: &DocumentDesc, h: f32) -> f32 {
+    match desc.format {
+        HeightFormat::R32f => h,
+        HeightFormat::R16 => f32::from(desc.encode_r16(h)) / 65535.0,
+    }
+}
+
+/// Heights as the page images store them, tightly packed.
+pub fn encode(desc: &DocumentDesc, heights: &[f32]) -> Vec<u8> {
+    match desc.format {
+        HeightFormat::R32f => heights.iter().flat_map(|h| h.to_le_bytes()).collect(),
+        HeightFormat::R16 => heights
+            .iter()
+            .flat_map(|&h| desc.encode_r16(h).to_le_bytes())
+            .collect(),
+    }
+}
+
+/// Heights from tightly packed page texels.
+pub fn decode(desc: &DocumentDesc, bytes: &[u8]) -> Vec<f32> {
+    match desc.format {
+        HeightFormat::R32f => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        HeightFormat::R16 => bytes
+            .chunks_exact(2)
+            .map(|c| desc.decode_r16(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
     }
 }

@@ -98,6 +98,15 @@ impl Rect {
         }
     }
 
+    /// Texels inside (0 when empty).
+    pub fn texels(&self) -> u64 {
+        if self.is_empty() {
+            0
+        } else {
+            self.width() as u64 * self.height() as u64
+        }
+    }
+
     pub fn translate(&self, dx: i32, dy: i32) -> Rect {
         Rect::new(self.x0 + dx, self.y0 + dy, self.x1 + dx, self.y1 + dy)
     }
@@ -240,6 +249,23 @@ impl DocumentDesc {
             x.clamp(0, self.width as i32 - 1),
             y.clamp(0, self.height as i32 - 1),
         )
+    }
+
+    /// Page `id` and its neighbours (up to 3x3) that lie in the document.
+    pub fn neighbourhood(&self, id: PageId) -> Vec<PageId> {
+        let mut out = Vec::with_capacity(9);
+        for dy in -1i64..=1 {
+            for dx in -1i64..=1 {
+                let (x, y) = (id.x as i64 + dx, id.y as i64 + dy);
+                if x >= 0 && y >= 0 && x < self.pages_x() as i64 && y < self.pages_y() as i64 {
+                    out.push(PageId {
+                        x: x as u32,
+                        y: y as u32,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Pages that `rect` (document coordinates) touches, row by row.

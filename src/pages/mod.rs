@@ -11,17 +11,22 @@
 //! * [`page`]: one page version's GPU image pair ([`GpuPage`]).
 //! * [`field`]: one sparse field with copy-on-write versions, history and changes ([`Field`]).
 //! * [`history`]: undo/redo steps of page versions.
+//! * [`residency`]: where versions live (GPU, host, disk) under memory budgets; [`disk`]: page
+//!   bytes in files (saved projects, the spill file).
 //! * [`store`]: the fields by name ([`PageStore`]).
 
+pub mod disk;
 pub mod error;
 pub mod field;
 pub mod geometry;
 pub mod history;
 pub mod page;
+pub mod residency;
 pub mod store;
 
 pub use error::PageError;
 pub use field::Field;
 pub use geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 pub use page::GpuPage;
+pub use residency::{BudgetRequest, Budgets, MemoryReport, Version};
 pub use store::{PageStore, HEIGHT};

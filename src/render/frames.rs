@@ -17,7 +17,8 @@ pub trait FrameWork {
     type Error: From<GpuError>;
     /// The pages drawn.
     fn store(&self) -> &PageStore;
-    /// Runs frame `frame`'s work; returns its GPU time in ms.
+    /// Runs frame `frame`'s work and leaves the pages it shows on the GPU
+    /// ([`PageStore::ensure_visible`]); returns its GPU time in ms.
     fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error>;
     /// Finishes any work still queued once the frames are done.
     fn finish(&mut self) -> Result<(), Self::Error>;

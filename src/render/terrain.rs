@@ -867,6 +867,16 @@ impl TerrainRenderer {
                 e[3].max(r[3]),
             ];
         };
+        // A page whose version is not on the GPU cannot be drawn (moving one marks it changed).
+        if let Some(id) = changed
+            .iter()
+            .find(|&&id| terrain.page(id).is_some() && terrain.visible_image(id).is_none())
+        {
+            return Err(GpuError::usage(format!(
+                "page {},{} is not on the GPU: bring the visible pages there before drawing                  (PageStore::ensure_visible)",
+                id.x, id.y
+            )));
+        }
         if !self.initialized {
             for id in self.page_ids() {
                 add(id, [0, 0, tpp, tpp]);

@@ -9,7 +9,7 @@ use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
-use crate::pages::{DocumentDesc, Field, GpuPage, PageId, PageStore};
+use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, Version};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -50,6 +50,20 @@ impl Document {
 
     /// A document of flat height `flat` whose listed pages hold `pages`: the inverse of
     /// [`Self::page_heights`].
+    /// [`Self::from_heights`] with its pages under `budgets` from the start.
+    pub fn from_heights_within(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        heights: &[f32],
+        budgets: Budgets,
+        tables: &NoiseTables,
+    ) -> Result<Self> {
+        Self::with_height(
+            Field::from_heights_within(gpu, desc, heights, budgets)?,
+            tables,
+        )
+    }
+
     pub fn from_pages(
         gpu: &Arc<Gpu>,
         desc: DocumentDesc,
@@ -128,6 +142,21 @@ impl Document {
         self.brushes.pump(self.store.height_mut(), budget_ms)
     }
 
+    /// Brings the pages as they should be shown onto the GPU: call before a renderer catches up.
+    pub fn ensure_visible(&mut self) -> Result<()> {
+        Ok(self.store.ensure_visible()?)
+    }
+
+    /// Sets the memory budgets of the document's pages.
+    pub fn set_budgets(&mut self, budgets: Budgets) {
+        self.store.height_mut().set_budgets(budgets);
+    }
+
+    /// Where the document's pages are, its budgets and its traffic.
+    pub fn memory(&self) -> MemoryReport {
+        self.height().memory()
+    }
+
     /// Strokes queued or in progress.
     pub fn pending_strokes(&self) -> usize {
         self.brushes.pending_strokes()
@@ -177,7 +206,7 @@ impl Document {
     }
 
     /// The committed version of a page, if it holds memory (for identity checks).
-    pub fn page(&self, id: PageId) -> Option<&Rc<GpuPage>> {
+    pub fn page(&self, id: PageId) -> Option<&Rc<Version>> {
         self.height().page(id)
     }
 

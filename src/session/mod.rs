@@ -92,7 +92,11 @@ pub fn journal_start(
 }
 
 /// The journal file at `path`, checked, and its document before the steps.
-fn open_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<(Journal, Document)> {
+pub fn open_journal(
+    gpu: &Arc<Gpu>,
+    path: &Path,
+    tables: &NoiseTables,
+) -> Result<(Journal, Document)> {
     let journal = Journal::load(path)?;
     let doc = journal_start(gpu, &journal, path, tables)?;
     Ok((journal, doc))

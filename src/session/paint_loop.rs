@@ -83,14 +83,19 @@ impl FrameWork for PaintLoop<'_> {
     }
 
     fn before_frame(&mut self, frame: usize) -> Result<f64> {
-        let Some(p) = self.load else { return Ok(0.0) };
+        let Some(p) = self.load else {
+            self.doc.ensure_visible()?;
+            return Ok(0.0);
+        };
         let d = *self.doc.desc();
         let centre = [d.width as f32 * 0.5, d.height as f32 * 0.5];
         let ring = d.width.min(d.height) as f32 * 0.3;
         let inst = circle_instances(&p.brush, centre, ring, self.next, p.instances_per_frame);
         self.next += inst.len();
         self.doc.enqueue_stroke_part(&p.brush, &inst, frame > 0);
-        Ok(self.doc.pump(p.budget_ms)?.gpu_ns * 1e-6)
+        let ms = self.doc.pump(p.budget_ms)?.gpu_ns * 1e-6;
+        self.doc.ensure_visible()?;
+        Ok(ms)
     }
 
     fn finish(&mut self) -> Result<()> {

@@ -1,0 +1,765 @@
+//! Where each page version of a field lives — on the GPU, in host memory or on disk — under a GPU
+//! and a host memory budget.
+//!
+//! A [`Version`] is a key shared (`Rc`) by whatever holds the version: the field's current pages,
+//! its undo steps, the working set of the edit under way. The [`Residency`] maps keys to places:
+//!
+//! * **GPU**: a [`GpuPage`] (image pair), the only place kernels and the renderer read.
+//! * **Host**: the page's texels as the images store them.
+//! * **Disk**: a range of a saved project (a page loaded lazily, or a clean page that was saved
+//!   and then evicted: nothing is written) or of the spill file.
+//! * **Pending**: a working version not made yet, a copy of another version or of the flat value;
+//!   it is made when first asked for on the GPU, straight from wherever its source lies.
+//!
+//! [`Residency::ensure`] brings the versions one wave or frame needs onto the GPU. Past the GPU
+//! budget the least recently used other versions move to host memory (one readback per batch),
+//! and past the host budget to disk. Moving a page copies its texels exactly, so budgets never
+//! change a height; a wave that alone needs more than the budget is refused
+//! ([`PageError::BudgetTooSmall`]). Dropping the last holder of a version frees its place at the
+//! next call that changes residency.
+
+use super::disk::{DiskLoc, SpillFile};
+use super::error::{PageError, Result};
+use super::geometry::{DocumentDesc, PageId, Rect};
+use super::page::GpuPage;
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, Recorder};
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Pages moved through host memory per submission.
+const PAGES_PER_TRANSFER: usize = 64;
+/// Versions made by GPU copies or clears per submission.
+const COPIES_PER_SUBMIT: usize = 4096;
+
+/// Memory the pages of a document may use; `None`: no limit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Budgets {
+    /// Device memory of page images (both images of a pair count).
+    pub gpu: Option<u64>,
+    /// Host memory of evicted pages' texels.
+    pub host: Option<u64>,
+    /// Folder of the spill file (next to the project; default: the system's temporary folder).
+    pub spill_dir: Option<PathBuf>,
+}
+
+impl Budgets {
+    /// The default GPU budget: half of the device's largest device-local heap.
+    pub fn default_gpu(gpu: &Gpu) -> Option<u64> {
+        let heap = gpu.info().device_local_bytes;
+        (heap > 0).then_some(heap / 2)
+    }
+
+    /// The default host budget: a quarter of the machine's memory (`MemTotal`), if known.
+    pub fn default_host() -> Option<u64> {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kib: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024 / 4)
+    }
+}
+
+/// Budgets as asked for (command-line flags): `None` takes the default, `Some(None)` is no
+/// limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BudgetRequest {
+    pub gpu: Option<Option<u64>>,
+    pub host: Option<Option<u64>>,
+}
+
+impl BudgetRequest {
+    /// The budgets on `gpu`, spilling into `spill_dir`.
+    pub fn budgets(&self, gpu: &Gpu, spill_dir: Option<PathBuf>) -> Budgets {
+        Budgets {
+            gpu: self.gpu.unwrap_or_else(|| Budgets::default_gpu(gpu)),
+            host: self.host.unwrap_or_else(Budgets::default_host),
+            spill_dir,
+        }
+    }
+}
+
+/// One version of one page: a key into its field's [`Residency`]. Cloning the `Rc` shares the
+/// version; dropping the last one frees it.
+pub struct Version {
+    key: u64,
+    /// GPU memory of the version's image pair.
+    bytes: u64,
+    dropped: Rc<RefCell<Vec<u64>>>,
+}
+
+impl Version {
+    /// GPU memory of the version's image pair (what budgets and undo count).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub(super) fn key(&self) -> u64 {
+        self.key
+    }
+}
+
+impl Drop for Version {
+    fn drop(&mut self) {
+        self.dropped.borrow_mut().push(self.key);
+    }
+}
+
+enum Place {
+    Gpu(Box<GpuPage>),
+    Host(Vec<u8>),
+    Disk(DiskLoc),
+    /// Not made yet: a copy of this version, or (None) of the flat value.
+    Pending(Option<Rc<Version>>),
+}
+
+struct Slot {
+    id: PageId,
+    place: Place,
+    last_use: u64,
+    /// Where the version's bytes lie in the project it was last saved to or loaded from.
+    saved: Option<DiskLoc>,
+}
+
+/// Pages and bytes moved between the GPU and host memory or disk, since the field was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Traffic {
+    /// Versions brought onto the GPU from host memory or disk.
+    pub page_ins: u64,
+    pub bytes_in: u64,
+    /// Versions moved off the GPU.
+    pub page_outs: u64,
+    pub bytes_out: u64,
+    /// Versions written to the spill file.
+    pub spills: u64,
+}
+
+/// Where a field's page versions are now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryReport {
+    pub gpu_pages: usize,
+    pub gpu_bytes: u64,
+    /// Most GPU page memory held at once since the budgets were set.
+    pub peak_gpu_bytes: u64,
+    pub host_pages: usize,
+    pub host_bytes: u64,
+    /// Versions on disk: in the spill file, or only in the saved project.
+    pub disk_pages: usize,
+    pub spill_bytes: u64,
+    pub budgets: Budgets,
+    pub traffic: Traffic,
+}
+
+impl MemoryReport {
+    /// One line for reports: places, budgets and traffic.
+    pub fn line(&self) -> String {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        let budget = |b: Option<u64>| match b {
+            Some(b) => format!("{:.1} MiB", mib(b)),
+            None => "unlimited".into(),
+        };
+        format!(
+            "pages: {} on GPU ({:.1} MiB, peak {:.1} MiB, budget {}), {} in host memory \
+             ({:.1} MiB, budget {}), {} on disk ({:.1} MiB spilled); {} page-ins ({:.1} MiB), \
+             {} page-outs ({:.1} MiB)",
+            self.gpu_pages,
+            mib(self.gpu_bytes),
+            mib(self.peak_gpu_bytes),
+            budget(self.budgets.gpu),
+            self.host_pages,
+            mib(self.host_bytes),
+            budget(self.budgets.host),
+            self.disk_pages,
+            mib(self.spill_bytes),
+            self.traffic.page_ins,
+            mib(self.traffic.bytes_in),
+            self.traffic.page_outs,
+            mib(self.traffic.bytes_out),
+        )
+    }
+}
+
+/// How a version is made on the GPU.
+enum Source {
+    Upload(Vec<u8>),
+    Copy(u64),
+    Clear,
+}
+
+/// The places of one field's page versions.
+pub struct Residency {
+    gpu: Arc<Gpu>,
+    desc: DocumentDesc,
+    format: vk::Format,
+    /// What the images hold for the flat value, and its texel as stored.
+    clear: f32,
+    flat_texel: Vec<u8>,
+    slots: HashMap<u64, Slot>,
+    next_key: u64,
+    dropped: Rc<RefCell<Vec<u64>>>,
+    tick: u64,
+    budgets: Budgets,
+    gpu_bytes: u64,
+    peak_gpu_bytes: u64,
+    host_bytes: u64,
+    spill: Option<SpillFile>,
+    traffic: Traffic,
+}
+
+impl Residency {
+    /// Places for a field of `desc` whose images are `format` and hold `clear` for the flat
+    /// value, stored as `flat_texel`.
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        format: vk::Format,
+        clear: f32,
+        flat_texel: Vec<u8>,
+    ) -> Self {
+        Self {
+            gpu: gpu.clone(),
+            desc,
+            format,
+            clear,
+            flat_texel,
+            slots: HashMap::new(),
+            next_key: 0,
+            dropped: Rc::new(RefCell::new(Vec::new())),
+            tick: 0,
+            budgets: Budgets::default(),
+            gpu_bytes: 0,
+            peak_gpu_bytes: 0,
+            host_bytes: 0,
+            spill: None,
+            traffic: Traffic::default(),
+        }
+    }
+
+    fn pair_bytes(&self, id: PageId) -> u64 {
+        let r = self.desc.page_rect(id);
+        r.width() as u64 * r.height() as u64 * self.desc.texel_bytes() * 2
+    }
+
+    fn insert(&mut self, id: PageId, place: Place, saved: Option<DiskLoc>) -> Rc<Version> {
+        let key = self.next_key;
+        self.next_key += 1;
+        if let Place::Host(b) = &place {
+            self.host_bytes += b.len() as u64;
+        }
+        self.slots.insert(
+            key,
+            Slot {
+                id,
+                place,
+                last_use: self.tick,
+                saved,
+            },
+        );
+        Rc::new(Version {
+            key,
+            bytes: self.pair_bytes(id),
+            dropped: self.dropped.clone(),
+        })
+    }
+
+    /// A new version of `id` that will be a copy of `source` (None: the flat value) when first
+    /// needed on the GPU.
+    pub fn pending(&mut self, id: PageId, source: Option<Rc<Version>>) -> Rc<Version> {
+        self.insert(id, Place::Pending(source), None)
+    }
+
+    /// A version of `id` holding `bytes` (texels as stored), in host memory until needed.
+    pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Rc<Version> {
+        self.insert(id, Place::Host(bytes), None)
+    }
+
+    /// A version of `id` whose bytes lie in a saved project, read when first needed.
+    pub fn from_disk(&mut self, id: PageId, loc: DiskLoc) -> Rc<Version> {
+        self.insert(id, Place::Disk(loc.clone()), Some(loc))
+    }
+
+    /// The version's GPU page, if it is on the GPU now.
+    pub fn gpu_page(&self, v: &Version) -> Option<&GpuPage> {
+        match &self.slots.get(&v.key)?.place {
+            Place::Gpu(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Notes that `v` is about to be written in place: it no longer equals its saved bytes.
+    pub fn will_write(&mut self, v: &Version) {
+        if let Some(s) = self.slots.get_mut(&v.key) {
+            s.saved = None;
+        }
+    }
+
+    /// Where `v`'s bytes lie in the project it was last saved to, if they are unchanged since.
+    pub fn saved(&self, v: &Version) -> Option<&DiskLoc> {
+        self.slots.get(&v.key)?.saved.as_ref()
+    }
+
+    /// Records that `v`'s bytes now lie at `loc` of a saved project.
+    pub fn set_saved(&mut self, v: &Version, loc: DiskLoc) {
+        if let Some(s) = self.slots.get_mut(&v.key) {
+            s.saved = Some(loc);
+        }
+    }
+
+    pub fn budgets(&self) -> &Budgets {
+        &self.budgets
+    }
+
+    /// Sets the budgets (the next [`Self::ensure`] meets them) and starts the peak anew.
+    pub fn set_budgets(&mut self, budgets: Budgets) {
+        self.budgets = budgets;
+        self.peak_gpu_bytes = self.gpu_bytes;
+    }
+
+    /// Frees the places of versions nobody holds any more.
+    fn collect_dropped(&mut self) {
+        loop {
+            let keys: Vec<u64> = std::mem::take(&mut *self.dropped.borrow_mut());
+            if keys.is_empty() {
+                return;
+            }
+            for key in keys {
+                if let Some(slot) = self.slots.remove(&key) {
+                    self.forget_place(&slot.place, self.pair_bytes(slot.id));
+                }
+                // Dropping a pending slot may drop its source: the loop collects it too.
+            }
+        }
+    }
+
+    /// Accounting for a place that is going away.
+    fn forget_place(&mut self, place: &Place, pair_bytes: u64) {
+        match place {
+            Place::Gpu(_) => self.gpu_bytes -= pair_bytes,
+            Place::Host(b) => self.host_bytes -= b.len() as u64,
+            Place::Disk(loc) => {
+                if let Some(s) = &mut self.spill {
+                    s.release(loc);
+                }
+            }
+            Place::Pending(_) => {}
+        }
+    }
+
+    /// Brings `pins` onto the GPU, moving other versions off it past the budget (least recently
+    /// used first). Returns the keys of versions whose GPU image changed (moved off or made).
+    /// With `timer`, the transfers are timed and their GPU time is returned too.
+    pub fn ensure(
+        &mut self,
+        pins: &[&Version],
+        timer: Option<&GpuTimer>,
+    ) -> Result<(Vec<u64>, f64)> {
+        self.collect_dropped();
+        self.tick += 1;
+        let mut pinned = HashSet::with_capacity(pins.len());
+        let (mut wanted, mut incoming) = (0u64, 0u64);
+        let mut missing = Vec::new();
+        for v in pins {
+            if !pinned.insert(v.key) {
+                continue;
+            }
+            wanted += v.bytes;
+            let slot = self
+                .slots
+                .get_mut(&v.key)
+                .expect("a live version has a slot");
+            slot.last_use = self.tick;
+            if !matches!(slot.place, Place::Gpu(_)) {
+                incoming += v.bytes;
+                missing.push(v.key);
+            }
+        }
+        if missing.is_empty() {
+            return Ok((Vec::new(), 0.0));
+        }
+        if let Some(budget) = self.budgets.gpu {
+            if wanted > budget {
+                return Err(PageError::BudgetTooSmall {
+                    needed: wanted,
+                    budget,
+                });
+            }
+        }
+        let mut changed = self.make_room(incoming, &pinned)?;
+        let mut ns = 0.0;
+        for chunk in self.batches(&missing) {
+            ns += self.make(&chunk, timer)?;
+            changed.extend(chunk);
+        }
+        self.peak_gpu_bytes = self.peak_gpu_bytes.max(self.gpu_bytes);
+        self.meet_host_budget()?;
+        Ok((changed, ns))
+    }
+
+    /// Splits versions to make into submissions: at most [`PAGES_PER_TRANSFER`] that need an
+    /// upload, [`COPIES_PER_SUBMIT`] in all.
+    fn batches(&self, keys: &[u64]) -> Vec<Vec<u64>> {
+        let mut out: Vec<Vec<u64>> = Vec::new();
+        let mut uploads = 0;
+        for &k in keys {
+            let upload = match &self.slots[&k].place {
+                Place::Pending(None) => false,
+                Place::Pending(Some(v)) => !matches!(
+                    self.slots[&v.key].place,
+                    Place::Gpu(_) | Place::Pending(None)
+                ),
+                _ => true,
+            };
+            let full = out.last().map_or(true, |b| {
+                b.len() >= COPIES_PER_SUBMIT || (upload && uploads >= PAGES_PER_TRANSFER)
+            });
+            if full {
+                out.push(Vec::new());
+                uploads = 0;
+            }
+            uploads += usize::from(upload);
+            out.last_mut().expect("pushed above").push(k);
+        }
+        out
+    }
+
+    /// Moves least recently used unpinned versions off the GPU until `incoming` more bytes fit.
+    fn make_room(&mut self, incoming: u64, pinned: &HashSet<u64>) -> Result<Vec<u64>> {
+        let Some(budget) = self.budgets.gpu else {
+            return Ok(Vec::new());
+        };
+        if self.gpu_bytes + incoming <= budget {
+            return Ok(Vec::new());
+        }
+        let mut candidates: Vec<(u64, u64)> = self
+            .slots
+            .iter()
+            .filter(|(k, s)| matches!(s.place, Place::Gpu(_)) && !pinned.contains(k))
+            .map(|(&k, s)| (s.last_use, k))
+            .collect();
+        candidates.sort_unstable();
+        let mut victims = Vec::new();
+        let mut held = self.gpu_bytes;
+        for (_, key) in candidates {
+            if held + incoming <= budget {
+                break;
+            }
+            held -= self.pair_bytes(self.slots[&key].id);
+            victims.push(key);
+        }
+        for chunk in victims.chunks(PAGES_PER_TRANSFER) {
+            self.move_off(chunk)?;
+        }
+        Ok(victims)
+    }
+
+    /// Moves GPU versions to host memory (one readback), or, when their saved bytes are still
+    /// theirs, simply back to the saved project.
+    fn move_off(&mut self, keys: &[u64]) -> Result<()> {
+        let dirty: Vec<u64> = keys
+            .iter()
+            .copied()
+            .filter(|k| self.slots[k].saved.is_none())
+            .collect();
+        let mut read: HashMap<u64, Vec<u8>> = HashMap::new();
+        if !dirty.is_empty() {
+            let sizes: Vec<u64> = dirty
+                .iter()
+                .map(|k| self.pair_bytes(self.slots[k].id) / 2)
+                .collect();
+            let total: u64 = sizes.iter().sum();
+            let readback =
+                Buffer::new(&self.gpu, "page-out readback", BufferDesc::readback(total))?;
+            let mut rec = Recorder::new(&self.gpu)?;
+            let mut at = 0;
+            for (k, size) in dirty.iter().zip(&sizes) {
+                let Place::Gpu(page) = &self.slots[k].place else {
+                    unreachable!("victims are on the GPU")
+                };
+                rec.copy_image_to_buffer_at(page.front(), &readback, at);
+                at += size;
+            }
+            rec.buffer(&readback, Access::HostRead);
+            rec.submit_and_wait()?;
+            let data = readback.mapped(total as usize)?;
+            let mut at = 0usize;
+            for (k, size) in dirty.iter().zip(&sizes) {
+                read.insert(*k, data[at..at + *size as usize].to_vec());
+                at += *size as usize;
+            }
+        }
+        for &k in keys {
+            let pair = self.pair_bytes(self.slots[&k].id);
+            let slot = self.slots.get_mut(&k).expect("victim slot");
+            let place = match read.remove(&k) {
+                Some(bytes) => {
+                    self.host_bytes += bytes.len() as u64;
+                    Place::Host(bytes)
+                }
+                None => Place::Disk(slot.saved.clone().expect("clean victims are saved")),
+            };
+            slot.place = place;
+            self.gpu_bytes -= pair;
+            self.traffic.page_outs += 1;
+            self.traffic.bytes_out += pair / 2;
+        }
+        Ok(())
+    }
+
+    /// Frees what nobody holds and meets the host budget.
+    pub fn settle(&mut self) -> Result<()> {
+        self.collect_dropped();
+        self.meet_host_budget()
+    }
+
+    /// Moves least recently used host versions to disk until the host budget holds.
+    fn meet_host_budget(&mut self) -> Result<()> {
+        let Some(budget) = self.budgets.host else {
+            return Ok(());
+        };
+        if self.host_bytes <= budget {
+            return Ok(());
+        }
+        let mut candidates: Vec<(u64, u64)> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| matches!(s.place, Place::Host(_)))
+            .map(|(&k, s)| (s.last_use, k))
+            .collect();
+        candidates.sort_unstable();
+        for (_, key) in candidates {
+            if self.host_bytes <= budget {
+                break;
+            }
+            let slot = self.slots.get_mut(&key).expect("host slot");
+            let Place::Host(bytes) = &slot.place else {
+                unreachable!()
+            };
+            let len = bytes.len() as u64;
+            let loc = match &slot.saved {
+                Some(loc) => loc.clone(),
+                None => {
+                    if self.spill.is_none() {
+                        let dir = self
+                            .budgets
+                            .spill_dir
+                            .clone()
+                            .unwrap_or_else(std::env::temp_dir);
+                        self.spill = Some(SpillFile::create(&dir)?);
+                    }
+                    self.traffic.spills += 1;
+                    self.spill.as_mut().expect("made above").put(bytes)?
+                }
+            };
+            slot.place = Place::Disk(loc);
+            self.host_bytes -= len;
+        }
+        Ok(())
+    }
+
+    /// How version `key` is made on the GPU, from wherever it (or its source) lies now.
+    fn source_of(&self, key: u64) -> Result<Source> {
+        let mut key = key;
+        loop {
+            let slot = &self.slots[&key];
+            return Ok(match &slot.place {
+                Place::Gpu(_) => Source::Copy(key),
+                Place::Host(b) => Source::Upload(b.clone()),
+                Place::Disk(loc) => Source::Upload(loc.read(&self.page_name(slot.id))?),
+                Place::Pending(None) => Source::Clear,
+                Place::Pending(Some(v)) => {
+                    key = v.key;
+                    continue;
+                }
+            });
+        }
+    }
+
+    fn page_name(&self, id: PageId) -> String {
+        format!("page {},{}", id.x, id.y)
+    }
+
+    /// Makes the listed (non-GPU) versions on the GPU, in one submission.
+    fn make(&mut self, keys: &[u64], timer: Option<&GpuTimer>) -> Result<f64> {
+        let sources: Vec<Source> = keys
+            .iter()
+            .map(|&k| self.source_of(k))
+            .collect::<Result<_>>()?;
+        let pages: Vec<GpuPage> = keys
+            .iter()
+            .map(|k| self.new_page(self.slots[k].id))
+            .collect::<Result<_>>()?;
+        let upload_bytes: u64 = sources
+            .iter()
+            .map(|s| match s {
+                Source::Upload(b) => b.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        let mut upload = None;
+        if upload_bytes > 0 {
+            let mut buf = Buffer::new(
+                &self.gpu,
+                "page-in upload",
+                BufferDesc::upload(upload_bytes),
+            )?;
+            let mut all = Vec::with_capacity(upload_bytes as usize);
+            for s in &sources {
+                if let Source::Upload(b) = s {
+                    all.extend_from_slice(b);
+                }
+            }
+            buf.write(&all)?;
+            upload = Some(buf);
+        }
+        let mut ns = 0.0;
+        {
+            let mut rec = Recorder::new(&self.gpu)?;
+            let mut query = None;
+            if let Some(t) = timer {
+                rec.reset_timer(t);
+                query = Some((t, rec.timer_begin(t, "copies")?));
+            }
+            if let Some(up) = &upload {
+                rec.buffer(up, Access::HostWrite);
+            }
+            let mut at = 0u64;
+            for (s, page) in sources.iter().zip(&pages) {
+                for image in &page.images {
+                    match s {
+                        Source::Upload(_) => rec.copy_buffer_to_image_at(
+                            upload.as_ref().expect("made above"),
+                            at,
+                            image,
+                        ),
+                        Source::Copy(k) => {
+                            let Place::Gpu(src) = &self.slots[k].place else {
+                                unreachable!("copy sources are on the GPU")
+                            };
+                            rec.copy_image(src.front(), image);
+                        }
+                        Source::Clear => rec.clear_image(image, self.clear),
+                    }
+                }
+                page.set_stale(Rect::EMPTY);
+                if let Source::Upload(b) = s {
+                    at += b.len() as u64;
+                }
+            }
+            if let Some((t, q)) = query {
+                rec.timer_end(t, q);
+            }
+            rec.submit_and_wait()?;
+            if let Some(t) = timer {
+                ns = t.results()?.iter().map(|p| p.gpu_ns).sum();
+            }
+        }
+        for ((&k, page), source) in keys.iter().zip(pages).zip(&sources) {
+            let pair = self.pair_bytes(self.slots[&k].id);
+            let old = std::mem::replace(
+                &mut self.slots.get_mut(&k).expect("made slot").place,
+                Place::Gpu(Box::new(page)),
+            );
+            if let Source::Upload(b) = source {
+                if !matches!(old, Place::Pending(_)) {
+                    self.traffic.page_ins += 1;
+                    self.traffic.bytes_in += b.len() as u64;
+                }
+            }
+            self.forget_place(&old, 0);
+            self.gpu_bytes += pair;
+            // A pending source dropped here is collected by the next call.
+            drop(old);
+        }
+        Ok(ns)
+    }
+
+    /// A new GPU page for `id`, both images undefined.
+    fn new_page(&self, id: PageId) -> Result<GpuPage> {
+        let r = self.desc.page_rect(id);
+        let desc = ImageDesc::new_2d(self.format, [r.width() as u32, r.height() as u32]).usage(
+            vk::ImageUsageFlags::STORAGE
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST,
+        );
+        let name = self.page_name(id);
+        let images = [
+            Image::new(&self.gpu, &name, desc)?,
+            Image::new(&self.gpu, &name, desc)?,
+        ];
+        Ok(GpuPage::new(images, Rect::new(0, 0, r.width(), r.height())))
+    }
+
+    /// The texels of each version, as stored: GPU versions read back (one submission per
+    /// batch), the others from host memory or disk; pending ones as their source.
+    pub fn read(&self, versions: &[&Version]) -> Result<Vec<Vec<u8>>> {
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; versions.len()];
+        let mut on_gpu: Vec<(usize, &GpuPage, u64)> = Vec::new();
+        for (i, v) in versions.iter().enumerate() {
+            let id = self.slots[&v.key].id;
+            match self.source_of(v.key)? {
+                Source::Upload(b) => out[i] = Some(b),
+                Source::Clear => {
+                    let r = self.desc.page_rect(id);
+                    out[i] = Some(self.flat_texel.repeat((r.width() * r.height()) as usize));
+                }
+                Source::Copy(k) => {
+                    let Place::Gpu(p) = &self.slots[&k].place else {
+                        unreachable!()
+                    };
+                    on_gpu.push((i, p, v.bytes / 2));
+                }
+            }
+        }
+        for chunk in on_gpu.chunks(PAGES_PER_TRANSFER) {
+            let total: u64 = chunk.iter().map(|c| c.2).sum();
+            let readback = Buffer::new(&self.gpu, "pages readback", BufferDesc::readback(total))?;
+            let mut rec = Recorder::new(&self.gpu)?;
+            let mut at = 0;
+            for (_, page, size) in chunk {
+                rec.copy_image_to_buffer_at(page.front(), &readback, at);
+                at += size;
+            }
+            rec.buffer(&readback, Access::HostRead);
+            rec.submit_and_wait()?;
+            let data = readback.mapped(total as usize)?;
+            let mut at = 0usize;
+            for (i, _, size) in chunk {
+                out[*i] = Some(data[at..at + *size as usize].to_vec());
+                at += *size as usize;
+            }
+        }
+        Ok(out
+            .into_iter()
+            .map(|b| b.expect("every version read"))
+            .collect())
+    }
+
+    /// Where the field's versions are, the budgets and the traffic so far.
+    pub fn report(&self) -> MemoryReport {
+        let mut r = MemoryReport {
+            gpu_bytes: self.gpu_bytes,
+            peak_gpu_bytes: self.peak_gpu_bytes,
+            host_bytes: self.host_bytes,
+            spill_bytes: self.spill.as_ref().map_or(0, SpillFile::used),
+            budgets: self.budgets.clone(),
+            traffic: self.traffic,
+            ..Default::default()
+        };
+        for s in self.slots.values() {
+            match s.place {
+                Place::Gpu(_) => r.gpu_pages += 1,
+                Place::Host(_) => r.host_pages += 1,
+                Place::Disk(_) => r.disk_pages += 1,
+                Place::Pending(_) => {}
+            }
+        }
+        r
+    }
+}
