@@ -485,9 +485,17 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
     let small = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/journal/small.json");
     let proj = dir.path().join("small.scarp");
     scarp_ok(&["apply", "--journal", small, "--out", proj.to_str().unwrap()]);
-    let p = scarp::terrain::project::load(&proj).unwrap();
-    assert_eq!((p.document.width, p.document.height), (130, 70));
-    assert!(!p.pages.is_empty());
+    let sp = scarp::terrain::project::v2::open(&proj).unwrap();
+    let d = sp.meta.document;
+    assert_eq!((d.width, d.height), (130, 70));
+    assert!(!sp.pages.is_empty());
+    let p = scarp::terrain::project::Project {
+        document: d,
+        flat: sp.meta.flat,
+        pages: sp.page_heights().unwrap(),
+        presets: vec![],
+        journal: None,
+    };
     // The project's heights equal the journal replayed to a raw file.
     let raw = dir.path().join("small.r32");
     scarp_ok(&["apply", "--journal", small, "--out", raw.to_str().unwrap()]);
@@ -513,23 +521,26 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
         "--out",
         shot.to_str().unwrap(),
     ]);
-    // A damaged project is refused by name.
-    let mut bytes = std::fs::read(&proj).unwrap();
-    let n = bytes.len();
-    bytes.truncate(n - 9);
-    let bad = dir.path().join("bad.scarp");
-    std::fs::write(&bad, bytes).unwrap();
-    let out = scarp(&[
-        "render",
-        "--heights",
-        bad.to_str().unwrap(),
-        "--out",
-        shot.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("bad.scarp") && err.contains("checksum"),
-        "{err}"
-    );
+    // A damaged project is refused by name: truncated (no save left), or a page altered (found
+    // when the page is read).
+    let good = std::fs::read(&proj).unwrap();
+    let mut truncated = good.clone();
+    truncated.truncate(good.len() - 9);
+    let mut altered = good.clone();
+    altered[112 + 10] ^= 0x40;
+    for (bytes, expect) in [(truncated, "no valid superblock"), (altered, "checksum")] {
+        let bad = dir.path().join("bad.scarp");
+        std::fs::write(&bad, bytes).unwrap();
+        let out = scarp(&[
+            "render",
+            "--heights",
+            bad.to_str().unwrap(),
+            "--out",
+            shot.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains("bad.scarp") && err.contains(expect), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
 }

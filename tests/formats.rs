@@ -502,10 +502,13 @@ fn regions_and_edge_sharing_tiles_round_trip_through_convert() {
         "--tiles",
         "3x2",
     ]);
-    let project = scarp::terrain::project::load(Path::new(&p("back.scarp"))).unwrap();
+    let project = scarp::terrain::project::v2::open(Path::new(&p("back.scarp"))).unwrap();
     let mut dense = vec![f32::NAN; 13 * 9];
-    for (id, heights) in &project.pages {
-        project.document.page_into_dense(heights, *id, &mut dense);
+    for (id, heights) in &project.page_heights().unwrap() {
+        project
+            .meta
+            .document
+            .page_into_dense(heights, *id, &mut dense);
     }
     assert_eq!(dense, g.values);
     // Integer tiles share the whole's height range, so their shared edges agree when stitched.

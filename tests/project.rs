@@ -1,6 +1,8 @@
 //! Project files on the GPU engine (lavapipe in CI, validation on): a saved project reopens to
-//! the same heights (r32f and r16), and a session that crashed after its last save is recovered
-//! by replaying its recovery journal onto that save — bit for bit.
+//! the same heights (r32f and r16, version 2 and version 1), a session that crashed after its
+//! last save is recovered by replaying its recovery journal onto that save — bit for bit —, huge
+//! sparse documents save small, incremental saves write only changed pages, and an interrupted
+//! save leaves the previous one readable.
 
 mod common;
 
@@ -12,8 +14,21 @@ use scarp::noise::{NoiseKind, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};
 use scarp::session::Document;
 use scarp::session::LiveStroke;
-use scarp::session::{open_project, project_of, recovery_of, replay_recovery};
+use scarp::session::{meta_of, open_project_file, recovery_of, replay_recovery, save_document};
 use scarp::terrain::project;
+
+/// Saves `t` as a whole new version-2 project.
+fn save_whole(t: &mut Document, path: &std::path::Path) -> project::v2::SaveReport {
+    let meta = meta_of(t, vec![], &[]).unwrap();
+    save_document(t, path, &meta, None, None).unwrap().1
+}
+
+/// Opens the project at `path` as a document.
+fn reopen(gpu: &std::sync::Arc<scarp::gpu::Gpu>, path: &std::path::Path) -> Document {
+    open_project_file(gpu, path, &NoiseTables::new(2009))
+        .unwrap()
+        .0
+}
 
 fn doc(format: HeightFormat) -> DocumentDesc {
     DocumentDesc {
@@ -45,13 +60,174 @@ fn projects_reopen_to_the_same_heights() {
         let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
         let before = t.to_dense().unwrap();
         let path = dir.path().join(format!("{format:?}.scarp"));
-        let p = project_of(&mut t, vec![], &[]).unwrap();
-        project::save(&path, &p).unwrap();
-        let loaded = project::load(&path).unwrap();
-        assert_eq!(loaded.document, d);
-        let mut back = open_project(&gpu, &loaded, &tables).unwrap();
+        save_whole(&mut t, &path);
+        let (mut back, meta, file) = open_project_file(&gpu, &path, &tables).unwrap();
+        assert_eq!(meta.document, d);
+        assert!(file.is_some(), "version 2 is written");
+        assert_eq!(back.memory().gpu_pages, 0, "opening reads no page");
         assert!(back.to_dense().unwrap() == before, "{format:?}");
+        // Version-1 files still open.
+        let v1 = dir.path().join(format!("{format:?}-v1.scarp"));
+        let old = project::Project {
+            document: d,
+            flat: t.flat(),
+            pages: t.page_heights().unwrap(),
+            presets: vec![],
+            journal: None,
+        };
+        project::v1::save(&v1, &old).unwrap();
+        let (mut back, _, file) = open_project_file(&gpu, &v1, &tables).unwrap();
+        assert!(file.is_none());
+        assert!(back.to_dense().unwrap() == before, "{format:?} version 1");
     }
+    assert_no_validation_messages(&gpu);
+}
+
+/// A raise stroke of `radius` through `points`.
+fn dab(t: &mut Document, points: &[(f32, f32)], radius: f32) {
+    let b = BrushSettings {
+        radius,
+        strength: 0.3,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let samples: Vec<StrokeSample> = points
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| StrokeSample {
+            x,
+            y,
+            pressure: 1.0,
+            t: i as f32,
+        })
+        .collect();
+    t.apply_stroke(&b, &scarp::brush::stroke::stroke_instances(&b, &samples))
+        .unwrap();
+}
+
+#[test]
+fn a_huge_sparse_document_saves_small_and_reopens_lazily() {
+    let gpu = gpu();
+    let tables = NoiseTables::new(2009);
+    let dir = tempfile::tempdir().unwrap();
+    let d = DocumentDesc {
+        width: 65536,
+        height: 65536,
+        format: HeightFormat::R32f,
+        page_size: 256,
+        height_min: 0.0,
+        height_max: 1.0,
+    };
+    let mut t = Document::new(&gpu, d, 0.1, &tables).unwrap();
+    let spots = [(300.0, 300.0), (40000.0, 1000.0), (65000.0, 65000.0)];
+    for &(x, y) in &spots {
+        dab(&mut t, &[(x, y)], 20.0);
+    }
+    let path = dir.path().join("huge.scarp");
+    let r = save_whole(&mut t, &path);
+    let page = 256 * 256 * 4;
+    assert!(r.pages >= 3 && r.pages <= 12, "{r:?}");
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        size <= r.pages as u64 * page + 64 * 1024,
+        "{size} bytes for {} pages",
+        r.pages
+    );
+    let (mut back, meta, file) = open_project_file(&gpu, &path, &tables).unwrap();
+    assert_eq!(back.memory().gpu_pages, 0);
+    for &(x, y) in &spots {
+        let (x, y) = (x as i32, y as i32);
+        assert_eq!(back.height_at(x, y).unwrap(), t.height_at(x, y).unwrap());
+        assert!(back.height_at(x, y).unwrap() > 0.1);
+    }
+    assert_eq!(back.height_at(20000, 20000).unwrap(), 0.1, "flat elsewhere");
+    // One more stroke inside one page: the save appends that page and an index.
+    dab(&mut back, &[(30000.0, 30000.0)], 20.0);
+    let r2 = save_document(&mut back, &path, &meta, file.as_ref(), None)
+        .unwrap()
+        .1;
+    assert!(r2.incremental, "{r2:?}");
+    assert_eq!((r2.pages, r2.pages_written), (r.pages + 1, 1));
+    let grown = std::fs::metadata(&path).unwrap().len();
+    assert!(grown <= size + page + 64 * 1024, "{size} -> {grown}");
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_nothing() {
+    let gpu = gpu();
+    let tables = NoiseTables::new(2009);
+    let dir = tempfile::tempdir().unwrap();
+    let d = DocumentDesc {
+        width: 1024,
+        height: 1024,
+        format: HeightFormat::R32f,
+        page_size: 128,
+        height_min: 0.0,
+        height_max: 1.0,
+    };
+    let path = dir.path().join("inc.scarp");
+    let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
+    let first = save_whole(&mut t, &path);
+    assert_eq!((first.pages, first.pages_written), (64, 64));
+    let saved_a = t.to_dense().unwrap();
+    let size_a = std::fs::metadata(&path).unwrap().len();
+
+    // Reopened, one small stroke inside page (2,3), saved into the same file.
+    let (mut s, meta, file) = open_project_file(&gpu, &path, &tables).unwrap();
+    dab(&mut s, &[(2.0 * 128.0 + 64.0, 3.0 * 128.0 + 64.0)], 10.0);
+    let (file_b, r) = save_document(&mut s, &path, &meta, file.as_ref(), None).unwrap();
+    assert!(r.incremental, "{r:?}");
+    assert_eq!(r.pages_written, 1, "{r:?}");
+    let size_b = std::fs::metadata(&path).unwrap().len();
+    assert_eq!(
+        size_b - size_a + 48,
+        r.bytes_written,
+        "the file grew by what was written"
+    );
+    assert!(
+        r.bytes_written <= 2 * 128 * 128 * 4 + 16 * 1024,
+        "{} bytes for one page",
+        r.bytes_written
+    );
+    let saved_b = s.to_dense().unwrap();
+    assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_b);
+    assert!(saved_b != saved_a);
+
+    // A large stroke, and a save that fails after two pages: the file still holds save B.
+    dab(&mut s, &[(50.0, 50.0), (1000.0, 1000.0)], 60.0);
+    let e = save_document(&mut s, &path, &meta, Some(&file_b), Some(2))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("interrupted"), "{e}");
+    assert!(
+        reopen(&gpu, &path).to_dense().unwrap() == saved_b,
+        "save B survives"
+    );
+    // The next save succeeds (the dead records of the failed one are cut off first).
+    let (file_c, r) = save_document(&mut s, &path, &meta, Some(&file_b), None).unwrap();
+    assert!(r.incremental && r.pages_written >= 8, "{r:?}");
+    let saved_c = s.to_dense().unwrap();
+    assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_c);
+    // A torn superblock (the crash hit its write): the previous save is what opens.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let slot = if file_c.identity() >> 32 == 3 { 16 } else { 64 };
+    bytes[slot + 5] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(
+        reopen(&gpu, &path).to_dense().unwrap() == saved_b,
+        "torn: save B opens"
+    );
+    // A whole save after an interruption leaves the old file too.
+    let e = save_document(&mut s, &path, &meta, None, Some(3))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("interrupted"), "{e}");
+    assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_b);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary left"
+    );
     assert_no_validation_messages(&gpu);
 }
 
@@ -64,11 +240,11 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
     let d = doc(HeightFormat::R32f);
     {
         let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
-        project::save(&path, &project_of(&mut t, vec![], &[]).unwrap()).unwrap();
+        save_whole(&mut t, &path);
     }
     // The session after the save: strokes painted live, an undo, more strokes; the recovery
     // journal rewritten after every step, as the editor does.
-    let mut session = open_project(&gpu, &project::load(&path).unwrap(), &tables).unwrap();
+    let mut session = reopen(&gpu, &path);
     let mut steps: Vec<RecordedStep> = Vec::new();
     let mut noise = BrushSettings::new(BrushType::Noise);
     noise.noise.kind = NoiseKind::Jordan;
@@ -111,7 +287,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
     let r = project::read_recovery(&path)
         .unwrap()
         .expect("a recovery file");
-    let mut recovered = open_project(&gpu, &project::load(&path).unwrap(), &tables).unwrap();
+    let mut recovered = reopen(&gpu, &path);
     let replayed = replay_recovery(&mut recovered, &r, dir.path()).unwrap();
     assert_eq!(replayed.len(), steps.len());
     assert!(recovered.to_dense().unwrap() == at_crash);

@@ -223,14 +223,19 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     println!("{}", terrain.memory().line());
     if plan.to_project {
         let steps = recorded(&plan.journal.steps);
-        let p = crate::session::project_of(&mut terrain, vec![], &steps)?;
-        crate::terrain::project::save(&a.out, &p).map_err(anyhow::Error::msg)?;
+        let meta = crate::session::meta_of(&terrain, vec![], &steps)?;
+        let (_, saved) = crate::session::save_document(&mut terrain, &a.out, &meta, None, None)?;
         check_validation(&gpu)?;
         println!(
             "replayed in {:.1} ms wall clock",
             t0.elapsed().as_secs_f64() * 1e3
         );
-        println!("-> {} ({} pages)", a.out.display(), p.pages.len());
+        println!(
+            "-> {} ({} pages, {:.1} MiB)",
+            a.out.display(),
+            saved.pages,
+            saved.bytes_written as f64 / (1u64 << 20) as f64
+        );
         return Ok(None);
     }
     let dense = terrain.to_dense()?;

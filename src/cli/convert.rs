@@ -4,6 +4,7 @@
 
 use super::args::{parse_region, parse_tiles, ReadArgs};
 use super::{bar, read_with_bar};
+use crate::pages::field::encode;
 use crate::pages::{DocumentDesc, PageId};
 use crate::terrain::export::check_writable;
 use crate::terrain::formats::{write_with_progress, Heights, WriteOptions, WriteReport};
@@ -180,19 +181,24 @@ fn print_written(input: &Path, out: &Path, grid: &Heights, report: &WriteReport)
 
 /// Writes `grid` as a project (r32f, heights as they are, every page); returns the pages.
 fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
+    use crate::terrain::project::v2::{self, PageToSave};
     let document = DocumentDesc::for_heights(grid.width, grid.height);
-    let pages: Vec<(PageId, Vec<f32>)> = (0..document.pages_y())
+    let pages: Vec<PageToSave> = (0..document.pages_y())
         .flat_map(|y| (0..document.pages_x()).map(move |x| PageId { x, y }))
-        .map(|id| (id, document.page_from_dense(&grid.values, id)))
+        .map(|id| PageToSave { id, saved: None })
         .collect();
-    let n = pages.len();
-    let project = crate::terrain::project::Project {
+    let meta = crate::terrain::project::Meta {
         document,
         flat: 0.0,
-        pages,
         presets: Vec::new(),
         journal: None,
     };
-    crate::terrain::project::save(out, &project)?;
-    Ok(n)
+    let read = |ids: &[PageId]| {
+        Ok(ids
+            .iter()
+            .map(|&id| encode(&document, &document.page_from_dense(&grid.values, id)))
+            .collect())
+    };
+    let (_, report) = v2::save(out, &meta, &pages, read, None, None)?;
+    Ok(report.pages)
 }

@@ -261,8 +261,7 @@ fn load_terrain(
     }
     let (path, options) = heights.expect("clap requires a source");
     if path.extension().is_some_and(|e| e == "scarp") {
-        let p = crate::terrain::project::load(path).map_err(anyhow::Error::msg)?;
-        let mut doc = crate::session::open_project(gpu, &p, tables)?;
+        let (mut doc, _, _) = crate::session::open_project_file(gpu, path, tables)?;
         let beside = path.parent().filter(|p| !p.as_os_str().is_empty());
         doc.set_budgets(memory.budgets(gpu, beside.map(Path::to_path_buf)));
         return Ok(doc);

@@ -664,8 +664,15 @@ impl Editor {
         self.end_stroke();
         let path = PathBuf::from(path);
         let current = brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?;
-        let pages = self.session.save_project(&path, current)?;
-        self.ui.message = format!("saved {} ({pages} pages)", path.display());
+        let r = self.session.save_project(&path, current)?;
+        self.ui.message = format!(
+            "saved {} ({} pages; {} written, {:.1} MiB{})",
+            path.display(),
+            r.pages,
+            r.pages_written,
+            r.bytes_written as f64 / (1u64 << 20) as f64,
+            if r.incremental { ", incremental" } else { "" }
+        );
         Ok(())
     }
 

@@ -27,6 +27,14 @@ impl PageFile {
         })
     }
 
+    /// Reads pages of the open `file`, known as `path`.
+    pub fn from_file(path: &Path, file: File) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            file,
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -506,6 +506,15 @@ impl Field {
         Ok(())
     }
 
+    /// The stored bytes of `versions` (texels as the images hold them), wherever they live.
+    pub fn read_bytes(&self, versions: &[&Version]) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::with_capacity(versions.len());
+        for chunk in versions.chunks(PAGES_PER_TRANSFER) {
+            out.extend(self.places.read(chunk)?);
+        }
+        Ok(out)
+    }
+
     /// Where `v`'s bytes lie in the project last saved, if unchanged since.
     pub fn saved(&self, v: &Version) -> Option<&DiskLoc> {
         self.places.saved(v)

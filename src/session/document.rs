@@ -9,6 +9,7 @@ use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
+use crate::pages::disk::DiskLoc;
 use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, Version};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -60,6 +61,20 @@ impl Document {
     ) -> Result<Self> {
         Self::with_height(
             Field::from_heights_within(gpu, desc, heights, budgets)?,
+            tables,
+        )
+    }
+
+    /// A document whose pages lie in a saved project, read when first needed.
+    pub fn from_disk(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        flat: f32,
+        pages: Vec<(PageId, DiskLoc)>,
+        tables: &NoiseTables,
+    ) -> Result<Self> {
+        Self::with_height(
+            Field::from_disk(gpu, desc, flat, pages, Budgets::default())?,
             tables,
         )
     }

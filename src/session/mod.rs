@@ -15,7 +15,10 @@ use crate::brush::journal::{recorded, Initial, Journal, JournalFile, RecordedSte
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
 use crate::pages::geometry::DocumentDesc;
-use crate::terrain::project::{self, Project, Recovery};
+use crate::pages::{PageId, Version};
+use crate::terrain::project::v2::{PageToSave, SaveReport, SparseProject};
+use crate::terrain::project::{self, Meta, Opened, Project, Recovery};
+use std::rc::Rc;
 
 /// Why a session operation failed. Messages name the file (and for journals the step and field).
 #[derive(Debug, thiserror::Error)]
@@ -116,22 +119,76 @@ pub fn open_project(gpu: &Arc<Gpu>, p: &Project, tables: &NoiseTables) -> Result
     )?)
 }
 
-/// The project holding `terrain`'s current heights, `presets` and the `steps` made since the
+/// Opens the project file at `path` as a document: version 2 lazily (pages are read when first
+/// needed; the opened file is returned for incremental saves), version 1 uploaded whole.
+pub fn open_project_file(
+    gpu: &Arc<Gpu>,
+    path: &Path,
+    tables: &NoiseTables,
+) -> Result<(Document, Meta, Option<SparseProject>)> {
+    let opened = project::open(path)?;
+    let meta = opened.meta();
+    match opened {
+        Opened::V1(p) => Ok((open_project(gpu, &p, tables)?, meta, None)),
+        Opened::V2(sp) => {
+            let doc = Document::from_disk(gpu, meta.document, meta.flat, sp.pages.clone(), tables)?;
+            Ok((doc, meta, Some(sp)))
+        }
+    }
+}
+
+/// The project description of `terrain` with `presets` and the `steps` made since the
 /// previous save.
-pub fn project_of(
-    terrain: &mut Document,
+pub fn meta_of(
+    terrain: &Document,
     presets: Vec<(String, serde_json::Value)>,
     steps: &[RecordedStep],
-) -> Result<Project> {
+) -> Result<Meta> {
     let document = *terrain.desc();
     let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)?;
-    Ok(Project {
+    Ok(Meta {
         document,
         flat: terrain.flat(),
-        pages: terrain.page_heights()?,
         presets,
         journal: Some(journal),
     })
+}
+
+/// Saves `terrain` (after its queued strokes) as a version-2 project at `path`: incrementally
+/// when `previous` is the file this document was opened from or last saved to (only pages it
+/// lacks are written), else as a whole new file. `fail_after` (tests) interrupts the save after
+/// that many pages. The document's pages remember where their bytes now lie.
+pub fn save_document(
+    terrain: &mut Document,
+    path: &Path,
+    meta: &Meta,
+    previous: Option<&SparseProject>,
+    fail_after: Option<usize>,
+) -> Result<(SparseProject, SaveReport)> {
+    terrain.pump(None)?;
+    let field = terrain.store.height_mut();
+    let versions: Vec<(PageId, Rc<Version>)> = field
+        .versions_by_page()
+        .map(|(id, v)| (id, v.clone()))
+        .collect();
+    let pages: Vec<PageToSave> = versions
+        .iter()
+        .map(|(id, v)| PageToSave {
+            id: *id,
+            saved: field.saved(v).cloned(),
+        })
+        .collect();
+    let by_id: std::collections::HashMap<PageId, &Rc<Version>> =
+        versions.iter().map(|(id, v)| (*id, v)).collect();
+    let read = |ids: &[PageId]| {
+        let vs: Vec<&Version> = ids.iter().map(|id| &**by_id[id]).collect();
+        field.read_bytes(&vs).map_err(|e| e.to_string())
+    };
+    let (saved, report) = project::v2::save(path, meta, &pages, read, previous, fail_after)?;
+    for ((_, v), (_, loc)) in versions.iter().zip(&saved.pages) {
+        field.set_saved(v, loc.clone());
+    }
+    Ok((saved, report))
 }
 
 /// The recovery record of `steps` made since `project_path` was saved.
@@ -142,7 +199,7 @@ pub fn recovery_of(
     steps: &[RecordedStep],
 ) -> Result<Recovery> {
     Ok(Recovery {
-        version: project::VERSION,
+        version: project::RECOVERY_VERSION,
         project_checksum: project::file_checksum(project_path)?,
         journal: JournalFile::of(document, &Initial::Flat(flat), steps)?,
     })
@@ -183,6 +240,8 @@ pub struct Session {
     opened_steps: usize,
     /// The project this session saves to, and how many of `steps` it holds.
     project: Option<PathBuf>,
+    /// The version-2 file this document was opened from or last saved to (incremental saves).
+    project_file: Option<SparseProject>,
     saved_steps: usize,
     /// Brush presets the opened project carried.
     presets: Vec<(String, serde_json::Value)>,
@@ -203,7 +262,7 @@ impl Session {
     ) -> Result<(Self, Vec<Step>, Option<RecoveryOffer>)> {
         let ext = source.extension().and_then(|e| e.to_str()).unwrap_or("");
         if ext == "scarp" {
-            let p = project::load(source)?;
+            let (doc, meta, file) = open_project_file(gpu, source, tables)?;
             let (pending, offer) = match project::read_recovery(source) {
                 Ok(Some(r)) => {
                     let n = r.journal.steps.len();
@@ -212,14 +271,11 @@ impl Session {
                 Ok(None) => (None, None),
                 Err(e) => (None, Some((0, Some(e.to_string())))),
             };
-            let mut s = Self::new(
-                open_project(gpu, &p, tables)?,
-                Initial::File(absolute(source)?),
-                Vec::new(),
-            );
+            let mut s = Self::new(doc, Initial::File(absolute(source)?), Vec::new());
             s.pending_recovery = pending;
             s.project = Some(source.to_path_buf());
-            s.presets = p.presets;
+            s.project_file = file;
+            s.presets = meta.presets;
             s.untitled = None;
             return Ok((s, Vec::new(), offer));
         }
@@ -259,6 +315,7 @@ impl Session {
             opened_steps: steps.len(),
             steps,
             project: None,
+            project_file: None,
             saved_steps: 0,
             presets: Vec::new(),
             pending_recovery: None,
@@ -342,9 +399,21 @@ impl Session {
         JournalFile::of(self.doc.desc(), &self.initial, &self.steps)
     }
 
-    /// Saves the document as a project at `path` with `current` as its current brush; the session
-    /// then belongs to that project (its untitled journal is removed). Returns the pages saved.
-    pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<usize> {
+    /// Saves the document as a project at `path` with `current` as its current brush (into the
+    /// file it was opened from or last saved to: only the pages changed since); the session then
+    /// belongs to that project (its untitled journal is removed).
+    pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<SaveReport> {
+        self.save_project_with(path, current, None)
+    }
+
+    /// [`Self::save_project`], interrupted after `fail_after` pages (tests of crash safety).
+    #[doc(hidden)]
+    pub fn save_project_with(
+        &mut self,
+        path: &Path,
+        current: serde_json::Value,
+        fail_after: Option<usize>,
+    ) -> Result<SaveReport> {
         if !path.extension().is_some_and(|e| e == "scarp") {
             return Err(crate::atomic_file::FileError::invalid(
                 path,
@@ -355,8 +424,15 @@ impl Session {
         let mut presets = self.presets.clone();
         presets.retain(|(n, _)| n != "current");
         presets.push(("current".into(), current));
-        let p = project_of(&mut self.doc, presets, &self.steps[self.saved_steps..])?;
-        project::save(path, &p)?;
+        let meta = meta_of(&self.doc, presets, &self.steps[self.saved_steps..])?;
+        let (file, report) = save_document(
+            &mut self.doc,
+            path,
+            &meta,
+            self.project_file.as_ref(),
+            fail_after,
+        )?;
+        self.project_file = Some(file);
         let _ = std::fs::remove_file(project::recovery_path(path));
         if let Some(old) = &self.project {
             if old != path {
@@ -368,8 +444,8 @@ impl Session {
         }
         self.project = Some(path.to_path_buf());
         self.saved_steps = self.steps.len();
-        self.presets = p.presets;
-        Ok(p.pages.len())
+        self.presets = meta.presets;
+        Ok(report)
     }
 
     /// Writes the whole session as a journal file.

@@ -1,9 +1,6 @@
-//! `.scarp` project files: the document (format, range, page grid and the heights of every page
-//! that holds memory), brush presets and the stroke journal since the previous save, in one
-//! versioned file written atomically. Next to a project, `NAME.scarp.recovery.json` holds the
-//! strokes made since its last save (rewritten after every step): after a crash the editor
-//! offers to replay them onto the saved project, which gives the heights of the moment before
-//! the crash bit for bit.
+//! Version-1 `.scarp` projects: the document, the heights of every page that is not flat, brush
+//! presets and the journal, in one file written whole. Scarp reads them still and writes
+//! version 2 ([`super::v2`]); [`save`] remains to make version-1 files for tests.
 //!
 //! Layout (little-endian):
 //!
@@ -20,14 +17,15 @@
 //! document once, that the payload fills the file exactly, the checksum and that every height is
 //! finite, before anything is used: a bad file is an error naming the file and the problem.
 
-use crate::atomic_file::{write_atomic, write_bytes_atomic, FileError};
+use crate::atomic_file::{write_atomic, FileError};
 use crate::brush::journal::JournalFile;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-pub const MAGIC: &[u8; 8] = b"SCARPPRJ";
+use super::MAGIC;
+
 pub const VERSION: u32 = 1;
 /// Largest header.
 pub const MAX_HEADER: u64 = 64 << 20;
@@ -247,69 +245,6 @@ pub fn load(path: &Path) -> Result<Project, FileError> {
     parse(&bytes).map_err(|e| FileError::invalid(path, e))
 }
 
-/// Checksum of a saved project file (what a recovery file is tied to): the one stored in its
-/// last 8 bytes, so the editor need not read the whole project again after every step.
-pub fn file_checksum(path: &Path) -> Result<u64, FileError> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(path).map_err(FileError::io(path))?;
-    if file.metadata().map_err(FileError::io(path))?.len() < 28 {
-        return Err(FileError::invalid(path, "too short for a project file"));
-    }
-    file.seek(SeekFrom::End(-8)).map_err(FileError::io(path))?;
-    let mut tail = [0u8; 8];
-    file.read_exact(&mut tail).map_err(FileError::io(path))?;
-    Ok(u64::from_le_bytes(tail))
-}
-
-/// Where the recovery journal of `project` lives.
-pub fn recovery_path(project: &Path) -> PathBuf {
-    let mut name = project.file_name().unwrap_or_default().to_os_string();
-    name.push(".recovery.json");
-    project.with_file_name(name)
-}
-
-/// The strokes made since a project's last save, tied to that save by its checksum.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Recovery {
-    pub version: u32,
-    /// [`file_checksum`] of the project file the steps apply to.
-    pub project_checksum: u64,
-    /// A version-1 journal of the project's document (initial heights: the project) and the
-    /// steps since the save.
-    pub journal: JournalFile,
-}
-
-/// Writes the recovery file of `project` atomically.
-pub fn write_recovery(project: &Path, recovery: &Recovery) -> Result<(), FileError> {
-    let path = recovery_path(project);
-    let text =
-        serde_json::to_string(recovery).map_err(|e| FileError::invalid(&path, e.to_string()))?;
-    write_bytes_atomic(&path, text.as_bytes())
-}
-
-/// The recovery file of `project`, if one exists for its current save (a recovery file left
-/// from another save of the project is reported as stale).
-pub fn read_recovery(project: &Path) -> Result<Option<Recovery>, FileError> {
-    let path = recovery_path(project);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let at = |problem: String| FileError::invalid(&path, problem);
-    let text = std::fs::read_to_string(&path).map_err(FileError::io(&path))?;
-    let r: Recovery = serde_json::from_str(&text).map_err(|e| at(e.to_string()))?;
-    if r.version != VERSION {
-        return Err(at(format!("version {} is not {VERSION}", r.version)));
-    }
-    if r.project_checksum != file_checksum(project)? {
-        return Err(at(format!(
-            "belongs to another save of {} (stale): not applied",
-            project.display()
-        )));
-    }
-    Ok(Some(r))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,24 +336,5 @@ mod tests {
             std::fs::read(dir.path().join("keep.scarp")).unwrap(),
             b"previous"
         );
-    }
-
-    #[test]
-    fn recovery_files_belong_to_one_save() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("r.scarp");
-        save(&p, &sample()).unwrap();
-        assert!(read_recovery(&p).unwrap().is_none());
-        let r = Recovery {
-            version: VERSION,
-            project_checksum: file_checksum(&p).unwrap(),
-            journal: sample().journal.unwrap(),
-        };
-        write_recovery(&p, &r).unwrap();
-        assert_eq!(read_recovery(&p).unwrap(), Some(r));
-        let mut other = sample();
-        other.flat = 0.5;
-        save(&p, &other).unwrap();
-        assert!(read_recovery(&p).unwrap_err().to_string().contains("stale"));
     }
 }

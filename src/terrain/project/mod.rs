@@ -1,0 +1,211 @@
+//! `.scarp` project files: the document (format, range, page grid and the pages that are not
+//! flat), brush presets and the stroke journal since the previous save. Scarp writes version 2
+//! ([`v2`]: sparse, page-granular, incremental and crash-safe saves, pages read lazily) and still
+//! reads version 1 ([`v1`]: one file written whole). Next to a project,
+//! `NAME.scarp.recovery.json` holds the strokes made since its last save (rewritten after every
+//! step): after a crash the editor offers to replay them onto the saved project, which gives the
+//! heights of the moment before the crash bit for bit.
+
+pub mod v1;
+pub mod v2;
+
+use crate::atomic_file::{write_bytes_atomic, FileError};
+use crate::brush::journal::JournalFile;
+use crate::pages::geometry::DocumentDesc;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub use v1::Project;
+
+pub const MAGIC: &[u8; 8] = b"SCARPPRJ";
+/// Version of the recovery files.
+pub const RECOVERY_VERSION: u32 = 1;
+
+/// What a project says besides its pages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    pub document: DocumentDesc,
+    /// Height of pages that are not stored.
+    pub flat: f32,
+    /// Brush presets by name (the brush JSON of presets and journals).
+    #[serde(default)]
+    pub presets: Vec<(String, serde_json::Value)>,
+    /// The journal of the strokes made before the save (provenance), if any.
+    #[serde(default)]
+    pub journal: Option<JournalFile>,
+}
+
+/// A project file as opened: version 1 read whole, version 2 its index only.
+pub enum Opened {
+    V1(Project),
+    V2(v2::SparseProject),
+}
+
+impl Opened {
+    pub fn meta(&self) -> Meta {
+        match self {
+            Opened::V1(p) => Meta {
+                document: p.document,
+                flat: p.flat,
+                presets: p.presets.clone(),
+                journal: p.journal.clone(),
+            },
+            Opened::V2(p) => p.meta.clone(),
+        }
+    }
+}
+
+/// The version number in the header of the project file at `path`.
+pub fn version_of(path: &Path) -> Result<u32, FileError> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path).map_err(FileError::io(path))?;
+    let mut head = [0u8; 12];
+    file.read_exact_at(&mut head, 0)
+        .map_err(|_| FileError::invalid(path, "too short for a project file"))?;
+    if &head[..8] != MAGIC {
+        return Err(FileError::invalid(path, "not a Scarp project (bad magic)"));
+    }
+    Ok(u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")))
+}
+
+/// Opens the project at `path`, whichever version it is; errors name the file and the problem.
+pub fn open(path: &Path) -> Result<Opened, FileError> {
+    let meta = std::fs::metadata(path).map_err(FileError::io(path))?;
+    if !meta.is_file() {
+        return Err(FileError::invalid(path, "not a regular file"));
+    }
+    match version_of(path)? {
+        v1::VERSION => Ok(Opened::V1(v1::load(path)?)),
+        v2::VERSION => Ok(Opened::V2(v2::open(path)?)),
+        v => Err(FileError::invalid(
+            path,
+            format!(
+                "project version {v}: this scarp reads versions {} and {}",
+                v1::VERSION,
+                v2::VERSION
+            ),
+        )),
+    }
+}
+
+/// What a recovery file is tied to: one save of a project file. Version 2: the save's sequence
+/// number and index CRC ([`v2::SparseProject::identity`]); version 1: the checksum stored in
+/// its last 8 bytes. Either way the editor need not read the whole project after every step.
+pub fn file_checksum(path: &Path) -> Result<u64, FileError> {
+    use std::io::{Read, Seek, SeekFrom};
+    if version_of(path)? == v2::VERSION {
+        return v2::file_identity(path);
+    }
+    let mut file = std::fs::File::open(path).map_err(FileError::io(path))?;
+    if file.metadata().map_err(FileError::io(path))?.len() < 28 {
+        return Err(FileError::invalid(path, "too short for a project file"));
+    }
+    file.seek(SeekFrom::End(-8)).map_err(FileError::io(path))?;
+    let mut tail = [0u8; 8];
+    file.read_exact(&mut tail).map_err(FileError::io(path))?;
+    Ok(u64::from_le_bytes(tail))
+}
+
+/// Where the recovery journal of `project` lives.
+pub fn recovery_path(project: &Path) -> PathBuf {
+    let mut name = project.file_name().unwrap_or_default().to_os_string();
+    name.push(".recovery.json");
+    project.with_file_name(name)
+}
+
+/// The strokes made since a project's last save, tied to that save by its checksum.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recovery {
+    pub version: u32,
+    /// [`file_checksum`] of the project file the steps apply to.
+    pub project_checksum: u64,
+    /// A version-1 journal of the project's document (initial heights: the project) and the
+    /// steps since the save.
+    pub journal: JournalFile,
+}
+
+/// Writes the recovery file of `project` atomically.
+pub fn write_recovery(project: &Path, recovery: &Recovery) -> Result<(), FileError> {
+    let path = recovery_path(project);
+    let text =
+        serde_json::to_string(recovery).map_err(|e| FileError::invalid(&path, e.to_string()))?;
+    write_bytes_atomic(&path, text.as_bytes())
+}
+
+/// The recovery file of `project`, if one exists for its current save (a recovery file left
+/// from another save of the project is reported as stale).
+pub fn read_recovery(project: &Path) -> Result<Option<Recovery>, FileError> {
+    let path = recovery_path(project);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let at = |problem: String| FileError::invalid(&path, problem);
+    let text = std::fs::read_to_string(&path).map_err(FileError::io(&path))?;
+    let r: Recovery = serde_json::from_str(&text).map_err(|e| at(e.to_string()))?;
+    if r.version != RECOVERY_VERSION {
+        return Err(at(format!(
+            "version {} is not {RECOVERY_VERSION}",
+            r.version
+        )));
+    }
+    if r.project_checksum != file_checksum(project)? {
+        return Err(at(format!(
+            "belongs to another save of {} (stale): not applied",
+            project.display()
+        )));
+    }
+    Ok(Some(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pages::geometry::HeightFormat;
+
+    fn meta() -> Meta {
+        let document = DocumentDesc {
+            width: 300,
+            height: 200,
+            format: HeightFormat::R32f,
+            page_size: 128,
+            height_min: 0.0,
+            height_max: 1.0,
+        };
+        Meta {
+            document,
+            flat: 0.25,
+            presets: Vec::new(),
+            journal: None,
+        }
+    }
+
+    #[test]
+    fn recovery_files_belong_to_one_save() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.scarp");
+        let m = meta();
+        let journal = JournalFile::of(
+            &m.document,
+            &crate::brush::journal::Initial::Flat(0.25),
+            &[],
+        )
+        .unwrap();
+        v2::save(&p, &m, &[], |_| Ok(Vec::new()), None, None).unwrap();
+        assert!(read_recovery(&p).unwrap().is_none());
+        let r = Recovery {
+            version: RECOVERY_VERSION,
+            project_checksum: file_checksum(&p).unwrap(),
+            journal,
+        };
+        write_recovery(&p, &r).unwrap();
+        assert_eq!(read_recovery(&p).unwrap(), Some(r));
+        let other = Meta {
+            flat: 0.5,
+            ..meta()
+        };
+        v2::save(&p, &other, &[], |_| Ok(Vec::new()), None, None).unwrap();
+        assert!(read_recovery(&p).unwrap_err().to_string().contains("stale"));
+    }
+}

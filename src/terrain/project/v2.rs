@@ -1,0 +1,611 @@
+//! Version-2 `.scarp` projects: sparse, page-granular, saved incrementally.
+//!
+//! Only pages that are not flat are stored, each as the page images hold it (r32f: f32, r16:
+//! u16, little-endian) with its CRC-32, so a 65536² document with a few touched pages is a small
+//! file. Opening reads the header and the index only ([`open`]); pages are read when first
+//! needed, and their checksum is checked then.
+//!
+//! Layout (little-endian):
+//!
+//! | offset | bytes | content |
+//! |---|---|---|
+//! | 0 | 8 | magic `SCARPPRJ` |
+//! | 8 | 4 | version (2) |
+//! | 12 | 4 | 0 |
+//! | 16 | 48 | superblock slot 0 |
+//! | 64 | 48 | superblock slot 1 |
+//! | 112 | … | page records and indexes, appended |
+//!
+//! A superblock: `seq` u64, `index_offset` u64, `index_len` u64, `data_end` u64, `index_crc`
+//! u32, 0 u32, then the CRC-32 of those 40 bytes and 4 zero bytes. The valid superblock with the
+//! larger `seq` is the save; its index (JSON: `document`, `flat`, `presets`, `journal`, `pages`
+//! as `[x, y, offset, len, crc]`) lies at `index_offset`.
+//!
+//! **Saving incrementally** ([`save`] into the file it was opened from): pages whose bytes the
+//! file already holds are listed again, changed pages and a new index are appended after
+//! `data_end`, the file is synced, then the superblock slot not in use gets `seq + 1` and the file
+//! is synced again. A crash before that write leaves the previous superblock, index and pages as
+//! they were; a torn superblock fails its CRC and the other slot still names the previous save.
+//! When dead records would outgrow the live ones, the save writes a whole new file instead (a
+//! temporary file renamed over the project, as every other writer does).
+
+use super::{Meta, MAGIC};
+use crate::atomic_file::{write_atomic, FileError};
+use crate::pages::disk::{DiskLoc, PageFile};
+use crate::pages::geometry::{DocumentDesc, PageId};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+pub const VERSION: u32 = 2;
+/// Where page records start.
+const DATA_START: u64 = 112;
+const SUPERBLOCK: [u64; 2] = [16, 64];
+const SUPERBLOCK_LEN: usize = 48;
+/// Largest index read.
+const MAX_INDEX: u64 = 256 << 20;
+
+/// One save's root: where its index lies and how far its data reaches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Superblock {
+    seq: u64,
+    index_offset: u64,
+    index_len: u64,
+    data_end: u64,
+    index_crc: u32,
+}
+
+impl Superblock {
+    fn to_bytes(self) -> [u8; SUPERBLOCK_LEN] {
+        let mut b = [0u8; SUPERBLOCK_LEN];
+        b[0..8].copy_from_slice(&self.seq.to_le_bytes());
+        b[8..16].copy_from_slice(&self.index_offset.to_le_bytes());
+        b[16..24].copy_from_slice(&self.index_len.to_le_bytes());
+        b[24..32].copy_from_slice(&self.data_end.to_le_bytes());
+        b[32..36].copy_from_slice(&self.index_crc.to_le_bytes());
+        let crc = crc32fast::hash(&b[..40]);
+        b[40..44].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// The superblock in `b`, if its CRC holds and it names a save.
+    fn from_bytes(b: &[u8]) -> Option<Self> {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        if crc32fast::hash(&b[..40]) != u32_at(40) || u64_at(0) == 0 {
+            return None;
+        }
+        Some(Self {
+            seq: u64_at(0),
+            index_offset: u64_at(8),
+            index_len: u64_at(16),
+            data_end: u64_at(24),
+            index_crc: u32_at(32),
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Index {
+    #[serde(flatten)]
+    meta: Meta,
+    /// `[x, y, offset, len, crc]` per stored page.
+    pages: Vec<(u32, u32, u64, u64, u32)>,
+}
+
+/// An opened (or just saved) version-2 project: what it holds and where, and the handle pages
+/// are read through.
+pub struct SparseProject {
+    pub path: PathBuf,
+    pub file: Rc<PageFile>,
+    pub meta: Meta,
+    /// The stored pages, in page order.
+    pub pages: Vec<(PageId, DiskLoc)>,
+    superblock: Superblock,
+    /// Which slot holds the superblock.
+    slot: usize,
+}
+
+impl std::fmt::Debug for SparseProject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseProject")
+            .field("path", &self.path)
+            .field("pages", &self.pages.len())
+            .field("superblock", &self.superblock)
+            .finish()
+    }
+}
+
+impl SparseProject {
+    /// What a recovery journal is tied to: this save's sequence number and index CRC.
+    pub fn identity(&self) -> u64 {
+        identity(&self.superblock)
+    }
+
+    /// The heights of every stored page, read on the CPU (checksums checked), in page order.
+    pub fn page_heights(&self) -> Result<Vec<(PageId, Vec<f32>)>, FileError> {
+        self.pages
+            .iter()
+            .map(|(id, loc)| Ok((*id, self.read_page(*id, loc)?)))
+            .collect()
+    }
+
+    /// The heights of one stored page.
+    pub fn read_page(&self, id: PageId, loc: &DiskLoc) -> Result<Vec<f32>, FileError> {
+        let bytes = loc
+            .read(&format!("page {},{}", id.x, id.y))
+            .map_err(|e| FileError::invalid(&self.path, e.to_string()))?;
+        Ok(crate::pages::field::decode(&self.meta.document, &bytes))
+    }
+
+    /// Bytes of the file that the save uses (pages and index).
+    pub fn live_bytes(&self) -> u64 {
+        self.pages.iter().map(|(_, l)| l.len).sum::<u64>() + self.superblock.index_len
+    }
+}
+
+fn identity(sb: &Superblock) -> u64 {
+    (sb.seq << 32) ^ u64::from(sb.index_crc)
+}
+
+/// What a save wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SaveReport {
+    /// Pages the project holds.
+    pub pages: usize,
+    /// Pages whose bytes this save wrote.
+    pub pages_written: usize,
+    /// Bytes this save wrote (pages, index and superblock; the header too for a whole file).
+    pub bytes_written: u64,
+    /// Whether the save appended to the file it was opened from.
+    pub incremental: bool,
+}
+
+/// A page to save: where its unchanged bytes lie already, if anywhere.
+pub struct PageToSave {
+    pub id: PageId,
+    pub saved: Option<DiskLoc>,
+}
+
+/// Reads the version and superblocks of `file`: the newest valid save.
+fn read_superblock(path: &Path, file: &File) -> Result<(Superblock, usize), FileError> {
+    let len = file.metadata().map_err(FileError::io(path))?.len();
+    if len < DATA_START {
+        return Err(FileError::invalid(path, "too short for a project file"));
+    }
+    let mut head = [0u8; DATA_START as usize];
+    file.read_exact_at(&mut head, 0)
+        .map_err(FileError::io(path))?;
+    if &head[..8] != MAGIC {
+        return Err(FileError::invalid(path, "not a Scarp project (bad magic)"));
+    }
+    let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+    if version != VERSION {
+        return Err(FileError::invalid(
+            path,
+            format!("project version {version}: expected {VERSION}"),
+        ));
+    }
+    let best = SUPERBLOCK
+        .iter()
+        .enumerate()
+        .filter_map(|(slot, &at)| {
+            let at = at as usize;
+            Superblock::from_bytes(&head[at..at + SUPERBLOCK_LEN]).map(|s| (s, slot))
+        })
+        .filter(|(s, _)| {
+            s.data_end <= len
+                && s.data_end >= DATA_START
+                && s.index_offset >= DATA_START
+                && s.index_offset
+                    .checked_add(s.index_len)
+                    .is_some_and(|e| e <= s.data_end)
+        })
+        .max_by_key(|(s, _)| s.seq);
+    best.ok_or_else(|| {
+        FileError::invalid(
+            path,
+            "corrupt: no valid superblock (unfinished or altered file)",
+        )
+    })
+}
+
+/// Opens the project at `path`: its header, superblocks and index, every entry checked (pages
+/// inside the document, once each, of the right length, inside the save's data); pages are not
+/// read.
+pub fn open(path: &Path) -> Result<SparseProject, FileError> {
+    let file = File::open(path).map_err(FileError::io(path))?;
+    let (sb, slot) = read_superblock(path, &file)?;
+    let bad = |p: String| FileError::invalid(path, p);
+    if sb.index_len > MAX_INDEX {
+        return Err(bad(format!("index of {} bytes is too large", sb.index_len)));
+    }
+    let mut index = vec![0u8; sb.index_len as usize];
+    file.read_exact_at(&mut index, sb.index_offset)
+        .map_err(FileError::io(path))?;
+    if crc32fast::hash(&index) != sb.index_crc {
+        return Err(bad("corrupt: index checksum mismatch".into()));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(&index);
+    let index: Index = serde_path_to_error::deserialize(de)
+        .map_err(|e| bad(format!("index: {}: {}", e.path(), e.inner())))?;
+    let d = index.meta.document;
+    d.validate()
+        .map_err(|e| bad(format!("index: document: {e}")))?;
+    if !index.meta.flat.is_finite() {
+        return Err(bad(format!(
+            "flat height {} is not finite",
+            index.meta.flat
+        )));
+    }
+    let file = Rc::new(PageFile::from_file(path, file));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pages = Vec::with_capacity(index.pages.len());
+    for &(x, y, offset, len, checksum) in &index.pages {
+        let id = PageId { x, y };
+        if x >= d.pages_x() || y >= d.pages_y() {
+            return Err(bad(format!("page {x},{y} lies outside the document")));
+        }
+        if !seen.insert(id) {
+            return Err(bad(format!("page {x},{y} is listed twice")));
+        }
+        if len != page_len(&d, id) {
+            return Err(bad(format!(
+                "page {x},{y} holds {len} bytes, {} expected",
+                page_len(&d, id)
+            )));
+        }
+        if offset < DATA_START || offset.checked_add(len).map_or(true, |e| e > sb.data_end) {
+            return Err(bad(format!("page {x},{y} lies outside the file's data")));
+        }
+        pages.push((
+            id,
+            DiskLoc {
+                file: file.clone(),
+                offset,
+                len,
+                checksum,
+            },
+        ));
+    }
+    pages.sort_by_key(|(id, _)| (id.y, id.x));
+    Ok(SparseProject {
+        path: path.to_path_buf(),
+        file,
+        meta: index.meta,
+        pages,
+        superblock: sb,
+        slot,
+    })
+}
+
+/// Stored bytes of page `id`.
+fn page_len(d: &DocumentDesc, id: PageId) -> u64 {
+    d.page_rect(id).texels() * d.texel_bytes()
+}
+
+/// Saves `pages` (the document's pages that are not flat, in page order) with `meta` to `path`.
+/// `read` gives the bytes of a batch of pages. With `previous` the project this document was
+/// opened from or last saved to, at the same path and unchanged on disk since, only pages whose
+/// bytes it lacks are written (appended; see the module docs), unless the file would then hold
+/// more dead bytes than live ones. `fail_after`, for tests, stops a save with an error after
+/// that many pages, as a crash would.
+pub fn save(
+    path: &Path,
+    meta: &Meta,
+    pages: &[PageToSave],
+    mut read: impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    previous: Option<&SparseProject>,
+    fail_after: Option<usize>,
+) -> Result<(SparseProject, SaveReport), FileError> {
+    meta.document
+        .validate()
+        .map_err(|e| FileError::invalid(path, format!("document: {e}")))?;
+    let appendable = previous.filter(|p| p.path == path && still_current(p));
+    if let Some(prev) = appendable {
+        let reused: u64 = pages
+            .iter()
+            .filter_map(|p| p.saved.as_ref())
+            .filter(|l| Rc::ptr_eq(&l.file, &prev.file))
+            .map(|l| l.len)
+            .sum();
+        let total: u64 = pages.iter().map(|p| page_len(&meta.document, p.id)).sum();
+        let new = total - reused;
+        let dead = prev.superblock.data_end - DATA_START - reused;
+        if dead + new <= total.max(1 << 20) {
+            return append(prev, meta, pages, &mut read, fail_after);
+        }
+    }
+    whole(path, meta, pages, &mut read, fail_after)
+}
+
+/// Whether the file at `p.path` still holds the save `p` was read from.
+fn still_current(p: &SparseProject) -> bool {
+    let Ok(file) = File::open(&p.path) else {
+        return false;
+    };
+    matches!(read_superblock(&p.path, &file), Ok((sb, _)) if sb == p.superblock)
+}
+
+/// Pages to write (not held by `file`) in batches, and the locations of all.
+struct Placement {
+    /// Per page: its location in the file being written (filled as pages are written).
+    locs: Vec<Option<(u64, u64, u32)>>,
+}
+
+fn check_batch(
+    path: &Path,
+    meta: &Meta,
+    ids: &[PageId],
+    bytes: &[Vec<u8>],
+) -> Result<(), FileError> {
+    if bytes.len() != ids.len() {
+        return Err(FileError::invalid(
+            path,
+            "the document gave the wrong number of pages",
+        ));
+    }
+    for (id, b) in ids.iter().zip(bytes) {
+        if b.len() as u64 != page_len(&meta.document, *id) {
+            return Err(FileError::invalid(
+                path,
+                format!(
+                    "page {},{}: {} bytes, {} expected",
+                    id.x,
+                    id.y,
+                    b.len(),
+                    page_len(&meta.document, *id)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes the pages that `reuse` does not hold, a batch at a time, through `put` (which returns
+/// where the bytes went); pages `reuse` holds keep their place.
+fn write_pages(
+    path: &Path,
+    meta: &Meta,
+    pages: &[PageToSave],
+    reuse: impl Fn(&DiskLoc) -> bool,
+    read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    fail_after: Option<usize>,
+    mut put: impl FnMut(&[u8]) -> Result<u64, FileError>,
+) -> Result<(Placement, usize), FileError> {
+    let mut placement = Placement {
+        locs: vec![None; pages.len()],
+    };
+    let mut todo: Vec<usize> = Vec::new();
+    for (i, p) in pages.iter().enumerate() {
+        match &p.saved {
+            Some(l) if reuse(l) => placement.locs[i] = Some((l.offset, l.len, l.checksum)),
+            // Bytes saved elsewhere (another project) are copied, checksum checked.
+            _ => todo.push(i),
+        }
+    }
+    let mut written = 0;
+    for batch in todo.chunks(64) {
+        let mut bytes = Vec::with_capacity(batch.len());
+        let mut ask = Vec::new();
+        for &i in batch {
+            match &pages[i].saved {
+                Some(l) => bytes.push(Some(
+                    l.read(&format!("page {},{}", pages[i].id.x, pages[i].id.y))
+                        .map_err(|e| FileError::invalid(path, e.to_string()))?,
+                )),
+                None => {
+                    bytes.push(None);
+                    ask.push(pages[i].id);
+                }
+            }
+        }
+        let mut asked = if ask.is_empty() {
+            Vec::new()
+        } else {
+            let got = read(&ask).map_err(|e| FileError::invalid(path, e))?;
+            check_batch(path, meta, &ask, &got)?;
+            got
+        }
+        .into_iter();
+        for (&i, b) in batch.iter().zip(bytes) {
+            let b = match b {
+                Some(b) => b,
+                None => asked.next().expect("one per asked page"),
+            };
+            if fail_after.is_some_and(|n| written >= n) {
+                return Err(FileError::invalid(
+                    path,
+                    "save interrupted (injected failure)",
+                ));
+            }
+            let offset = put(&b)?;
+            placement.locs[i] = Some((offset, b.len() as u64, crc32fast::hash(&b)));
+            written += 1;
+        }
+    }
+    Ok((placement, written))
+}
+
+fn index_bytes(
+    meta: &Meta,
+    pages: &[PageToSave],
+    placement: &Placement,
+) -> Result<Vec<u8>, String> {
+    let index = Index {
+        meta: meta.clone(),
+        pages: pages
+            .iter()
+            .zip(&placement.locs)
+            .map(|(p, l)| {
+                let (offset, len, crc) = l.expect("every page placed");
+                (p.id.x, p.id.y, offset, len, crc)
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&index).map_err(|e| e.to_string())
+}
+
+/// An incremental save into `prev`'s file.
+fn append(
+    prev: &SparseProject,
+    meta: &Meta,
+    pages: &[PageToSave],
+    read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    fail_after: Option<usize>,
+) -> Result<(SparseProject, SaveReport), FileError> {
+    let path = &prev.path;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(FileError::io(path))?;
+    // Records past the save's data are left from an interrupted save: nothing names them.
+    file.set_len(prev.superblock.data_end)
+        .map_err(FileError::io(path))?;
+    let mut end = prev.superblock.data_end;
+    let (placement, written) = write_pages(
+        path,
+        meta,
+        pages,
+        |l| Rc::ptr_eq(&l.file, &prev.file),
+        read,
+        fail_after,
+        |b| {
+            file.write_all_at(b, end).map_err(FileError::io(path))?;
+            end += b.len() as u64;
+            Ok(end - b.len() as u64)
+        },
+    )?;
+    let index = index_bytes(meta, pages, &placement).map_err(|e| FileError::invalid(path, e))?;
+    let index_offset = end;
+    file.write_all_at(&index, index_offset)
+        .map_err(FileError::io(path))?;
+    end += index.len() as u64;
+    file.sync_data().map_err(FileError::io(path))?;
+    let sb = Superblock {
+        seq: prev.superblock.seq + 1,
+        index_offset,
+        index_len: index.len() as u64,
+        data_end: end,
+        index_crc: crc32fast::hash(&index),
+    };
+    let slot = 1 - prev.slot;
+    file.write_all_at(&sb.to_bytes(), SUPERBLOCK[slot])
+        .map_err(FileError::io(path))?;
+    file.sync_data().map_err(FileError::io(path))?;
+    let bytes_written = end - prev.superblock.data_end + SUPERBLOCK_LEN as u64;
+    let saved = SparseProject {
+        path: path.clone(),
+        file: prev.file.clone(),
+        meta: meta.clone(),
+        pages: located(pages, &placement, &prev.file),
+        superblock: sb,
+        slot,
+    };
+    let report = SaveReport {
+        pages: pages.len(),
+        pages_written: written,
+        bytes_written,
+        incremental: true,
+    };
+    Ok((saved, report))
+}
+
+fn located(
+    pages: &[PageToSave],
+    placement: &Placement,
+    file: &Rc<PageFile>,
+) -> Vec<(PageId, DiskLoc)> {
+    pages
+        .iter()
+        .zip(&placement.locs)
+        .map(|(p, l)| {
+            let (offset, len, checksum) = l.expect("every page placed");
+            (
+                p.id,
+                DiskLoc {
+                    file: file.clone(),
+                    offset,
+                    len,
+                    checksum,
+                },
+            )
+        })
+        .collect()
+}
+
+/// A whole new file, written atomically.
+fn whole(
+    path: &Path,
+    meta: &Meta,
+    pages: &[PageToSave],
+    read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    fail_after: Option<usize>,
+) -> Result<(SparseProject, SaveReport), FileError> {
+    let mut result = None;
+    write_atomic(path, |w| {
+        let io = FileError::io(path);
+        let mut head = [0u8; DATA_START as usize];
+        head[..8].copy_from_slice(MAGIC);
+        head[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        w.write_all(&head).map_err(io)?;
+        let mut end = DATA_START;
+        let (placement, written) = write_pages(
+            path,
+            meta,
+            pages,
+            |_| false,
+            read,
+            fail_after,
+            |b| {
+                w.write_all(b).map_err(FileError::io(path))?;
+                end += b.len() as u64;
+                Ok(end - b.len() as u64)
+            },
+        )?;
+        let index =
+            index_bytes(meta, pages, &placement).map_err(|e| FileError::invalid(path, e))?;
+        w.write_all(&index).map_err(FileError::io(path))?;
+        let sb = Superblock {
+            seq: 1,
+            index_offset: end,
+            index_len: index.len() as u64,
+            data_end: end + index.len() as u64,
+            index_crc: crc32fast::hash(&index),
+        };
+        w.flush().map_err(FileError::io(path))?;
+        w.get_ref()
+            .write_all_at(&sb.to_bytes(), SUPERBLOCK[0])
+            .map_err(FileError::io(path))?;
+        result = Some((placement, written, sb));
+        Ok::<(), FileError>(())
+    })?;
+    let (placement, written, sb) = result.expect("set by the body");
+    let file = Rc::new(PageFile::open(path).map_err(FileError::io(path))?);
+    let saved = SparseProject {
+        path: path.to_path_buf(),
+        file: file.clone(),
+        meta: meta.clone(),
+        pages: located(pages, &placement, &file),
+        superblock: sb,
+        slot: 0,
+    };
+    let report = SaveReport {
+        pages: pages.len(),
+        pages_written: written,
+        bytes_written: sb.data_end,
+        incremental: false,
+    };
+    Ok((saved, report))
+}
+
+/// What a recovery journal of the project at `path` is tied to (see [`SparseProject::identity`]).
+pub fn file_identity(path: &Path) -> Result<u64, FileError> {
+    let file = File::open(path).map_err(FileError::io(path))?;
+    Ok(identity(&read_superblock(path, &file)?.0))
+}
