@@ -706,3 +706,73 @@ fn a_journal_starts_from_a_tile_set_as_from_the_whole_file() {
         stderr(&out)
     );
 }
+
+/// A 65536² document (past one file's 2^28 texels) with a stroke across a page corner, as a
+/// project: its crops and tiles export from the pages, and agree with each other.
+#[test]
+fn projects_past_one_file_export_as_regions_and_tiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let journal = r#"{"version": 1,
+      "document": {"width": 65536, "height": 65536, "format": "r32f", "page_size": 256,
+                   "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.2}},
+      "steps": [{"stroke": {"brush": {"type": "noise", "kind": "ridged", "radius": 40,
+                 "strength": 0.5, "seed": 3, "octaves": 5},
+                 "samples": [{"x": 30700, "y": 30700}, {"x": 30760, "y": 30740}]}}]}"#;
+    std::fs::write(p("big.json"), journal).unwrap();
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("big.json"),
+        "--out",
+        &p("big.scarp"),
+    ]);
+    let size = std::fs::metadata(p("big.scarp")).unwrap().len();
+    assert!(
+        size < 2 << 20,
+        "a sparse 65536² project is small: {size} bytes"
+    );
+    // The whole document is refused as one file, by size, before anything is written.
+    let out = scarp(&["convert", &p("big.scarp"), &p("whole.r32")]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("too large"), "{}", stderr(&out));
+    assert!(!Path::new(&p("whole.r32")).exists());
+    // A crop around the stroke, and the same crop split into 3 x 2 edge-sharing tiles.
+    let region = "30600,30650,241,201";
+    scarp_ok(&[
+        "convert",
+        &p("big.scarp"),
+        &p("crop.r32"),
+        "--region",
+        region,
+    ]);
+    let r32 = |path: &str, w: u32, h: u32| {
+        let options = ReadOptions {
+            size: Some((w, h)),
+            ..Default::default()
+        };
+        read(Path::new(path), &options).unwrap().values
+    };
+    let crop = r32(&p("crop.r32"), 241, 201);
+    assert_eq!(crop.len(), 241 * 201);
+    assert!(crop.iter().any(|&h| h != 0.2) && crop.contains(&0.2));
+    scarp_ok(&[
+        "convert",
+        &p("big.scarp"),
+        &p("t.r32"),
+        "--region",
+        region,
+        "--tiles",
+        "3x2",
+    ]);
+    scarp_ok(&[
+        "convert",
+        &p("t_x{i}_y{j}.r32"),
+        &p("stitched.r32"),
+        "--size",
+        "81x101",
+        "--tiles",
+        "3x2",
+    ]);
+    assert_eq!(r32(&p("stitched.r32"), 241, 201), crop);
+}

@@ -1,13 +1,16 @@
-//! `scarp convert`: a height file to another format, a crop of it (`--region`), or a tile set
-//! (`--tiles`: split into edge-sharing tiles, or stitch a tile set back; [`crate::terrain::tiles`]),
-//! into any height file format or a `.scarp` project, with progress bars.
+//! `scarp convert`: a height file or a project to another format, a crop of it (`--region`), or
+//! a tile set (`--tiles`: split into edge-sharing tiles, or stitch a tile set back;
+//! [`crate::terrain::tiles`]), into any height file format or a `.scarp` project, with progress
+//! bars. A project's tiles and crops are read a region at a time from its pages, so documents
+//! past one file's limit export as tiles.
 
-use super::args::{parse_region, parse_tiles, ReadArgs};
+use super::args::{parse_region, parse_tiles, ReadArgs, MAX_SAMPLES};
 use super::{bar, read_with_bar};
 use crate::pages::field::encode;
 use crate::pages::{DocumentDesc, PageId};
 use crate::terrain::export::check_writable;
 use crate::terrain::formats::{write_with_progress, Heights, WriteOptions, WriteReport};
+use crate::terrain::project::PagedHeights;
 use crate::terrain::tiles::{self, Region};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -72,14 +75,43 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
             first_out.display()
         );
     }
-    let mut grid = match a.tiles.filter(|_| pattern) {
-        Some((cols, rows)) => stitch(&a.input, cols, rows, &a.read)?,
-        None => read_with_bar(&a.input, &a.read.options())?,
+    let from_project = !pattern && a.input.extension().is_some_and(|e| e == "scarp");
+    let source = if from_project {
+        Source::Paged(PagedHeights::open(&a.input)?)
+    } else {
+        Source::Dense(match a.tiles.filter(|_| pattern) {
+            Some((cols, rows)) => stitch(&a.input, cols, rows, &a.read)?,
+            None => read_with_bar(&a.input, &a.read.options())?,
+        })
     };
-    if let Some(r) = a.region {
-        grid = tiles::crop(&grid, r).map_err(|e| anyhow!("--region: {e}"))?;
+    // The part of the input converted: --region, else all of it.
+    let (width, height) = source.size();
+    let area = a.region.unwrap_or(Region {
+        x: 0,
+        y: 0,
+        width,
+        height,
+    });
+    tiles::check_region(width, height, area).map_err(|e| anyhow!("--region: {e}"))?;
+    let parts: Vec<(u32, u32, Region)> = match split_into {
+        Some((cols, rows)) => {
+            tiles::tile_regions(area, cols, rows).map_err(|e| anyhow!("--tiles: {e}"))?
+        }
+        None => vec![(0, 0, area)],
+    };
+    if let Some((_, _, r)) = parts
+        .iter()
+        .find(|(_, _, r)| u64::from(r.width) * u64::from(r.height) > MAX_SAMPLES)
+    {
+        bail!(
+            "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels): split it \
+             with --tiles CxR or crop it with --region",
+            r.width,
+            r.height
+        );
     }
     if to_project {
+        let grid = source.region(area)?;
         let pages = write_project(&a.output, &grid)?;
         println!(
             "{} -> {}: {}x{} in {pages} pages in {:.1} ms",
@@ -93,23 +125,19 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     }
     // Integer tiles share one height range (the whole input's unless --range gives one), so a
     // height is the same value in every tile and the tiles stitch back.
-    let range = a
-        .read
-        .range
-        .or_else(|| split_into.map(|_| crate::terrain::formats::default_range(&grid.values)));
-    let parts = match split_into {
-        Some((cols, rows)) => {
-            tiles::split(&grid, cols, rows).map_err(|e| anyhow!("--tiles: {e}"))?
-        }
-        None => vec![(0, 0, grid.clone())],
+    let range = match (a.read.range, split_into) {
+        (Some(r), _) => Some(r),
+        (None, Some(_)) => Some(source.range()?),
+        (None, None) => None,
     };
-    for (i, j, part) in &parts {
+    for (i, j, r) in &parts {
         let out = match split_into {
             Some(_) => tiles::tile_path(&a.output, *i, *j),
             None => a.output.clone(),
         };
-        let report = write(&out, part, range, a)?;
-        print_written(&a.input, &out, part, &report);
+        let part = source.region(*r)?;
+        let report = write(&out, &part, range, a)?;
+        print_written(&a.input, &out, &part, &report);
     }
     println!(
         "{} file(s) in {:.1} ms",
@@ -117,6 +145,40 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         t0.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// What is converted: a grid in memory, or a project's pages read a region at a time.
+enum Source {
+    Dense(Heights),
+    Paged(PagedHeights),
+}
+
+impl Source {
+    fn size(&self) -> (u32, u32) {
+        match self {
+            Source::Dense(g) => (g.width, g.height),
+            Source::Paged(p) => p.size(),
+        }
+    }
+
+    fn region(&self, r: Region) -> Result<Heights> {
+        Ok(match self {
+            Source::Dense(g) if (r.x, r.y, r.width, r.height) == (0, 0, g.width, g.height) => {
+                g.clone()
+            }
+            Source::Dense(g) => tiles::crop(g, r).map_err(anyhow::Error::msg)?,
+            Source::Paged(p) => p.region(r)?,
+        })
+    }
+
+    /// The whole input's height range (for integer tiles).
+    fn range(&self) -> Result<(f32, f32)> {
+        let (lo, hi) = match self {
+            Source::Dense(g) => crate::terrain::formats::min_max(&g.values),
+            Source::Paged(p) => p.min_max()?,
+        };
+        Ok(crate::terrain::formats::default_range(&[lo, hi]))
+    }
 }
 
 /// Stitches the tiles a pattern names; a tile that cannot be read is named in the error.

@@ -35,17 +35,7 @@ pub fn crop(grid: &Heights, region: Region) -> Result<Heights, String> {
         width,
         height,
     } = region;
-    if width == 0 || height == 0 {
-        return Err(format!("region {width}x{height} is empty"));
-    }
-    let fits = u64::from(x) + u64::from(width) <= u64::from(grid.width)
-        && u64::from(y) + u64::from(height) <= u64::from(grid.height);
-    if !fits {
-        return Err(format!(
-            "region {x},{y},{width},{height} does not lie inside the {}x{} grid",
-            grid.width, grid.height
-        ));
-    }
+    check_region(grid.width, grid.height, region)?;
     let mut values = Vec::with_capacity(width as usize * height as usize);
     for row in y..y + height {
         let start = row as usize * grid.width as usize + x as usize;
@@ -97,23 +87,59 @@ pub fn pattern_path(pattern: &Path, i: u32, j: u32) -> PathBuf {
     )
 }
 
-/// `grid` split into `cols` x `rows` edge-sharing tiles, as (i, j, tile) in row-major order.
-pub fn split(grid: &Heights, cols: u32, rows: u32) -> Result<Vec<(u32, u32, Heights)>, String> {
-    let tw = tile_side(grid.width, cols, "width")?;
-    let th = tile_side(grid.height, rows, "height")?;
+/// Checks that `region` lies inside a `width` x `height` grid and is not empty.
+pub fn check_region(width: u32, height: u32, region: Region) -> Result<(), String> {
+    let Region {
+        x,
+        y,
+        width: w,
+        height: h,
+    } = region;
+    if w == 0 || h == 0 {
+        return Err(format!("region {w}x{h} is empty"));
+    }
+    if u64::from(x) + u64::from(w) > u64::from(width)
+        || u64::from(y) + u64::from(h) > u64::from(height)
+    {
+        return Err(format!(
+            "region {x},{y},{w},{h} does not lie inside the {width}x{height} grid"
+        ));
+    }
+    Ok(())
+}
+
+/// The regions of `cols` x `rows` edge-sharing tiles of `area`, as (i, j, region) in row-major
+/// order.
+pub fn tile_regions(area: Region, cols: u32, rows: u32) -> Result<Vec<(u32, u32, Region)>, String> {
+    let tw = tile_side(area.width, cols, "width")?;
+    let th = tile_side(area.height, rows, "height")?;
     let mut out = Vec::with_capacity(cols as usize * rows as usize);
     for j in 0..rows {
         for i in 0..cols {
             let region = Region {
-                x: i * (tw - 1),
-                y: j * (th - 1),
+                x: area.x + i * (tw - 1),
+                y: area.y + j * (th - 1),
                 width: tw,
                 height: th,
             };
-            out.push((i, j, crop(grid, region)?));
+            out.push((i, j, region));
         }
     }
     Ok(out)
+}
+
+/// `grid` split into `cols` x `rows` edge-sharing tiles, as (i, j, tile) in row-major order.
+pub fn split(grid: &Heights, cols: u32, rows: u32) -> Result<Vec<(u32, u32, Heights)>, String> {
+    let whole = Region {
+        x: 0,
+        y: 0,
+        width: grid.width,
+        height: grid.height,
+    };
+    tile_regions(whole, cols, rows)?
+        .into_iter()
+        .map(|(i, j, r)| Ok((i, j, crop(grid, r)?)))
+        .collect()
 }
 
 /// A grid stitched from edge-sharing tiles, and how many shared texels its tiles disagreed on.

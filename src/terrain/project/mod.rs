@@ -11,7 +11,9 @@ pub mod v2;
 
 use crate::atomic_file::{write_bytes_atomic, FileError};
 use crate::brush::journal::JournalFile;
-use crate::pages::geometry::DocumentDesc;
+use crate::pages::geometry::{DocumentDesc, PageId};
+use crate::terrain::formats::Heights;
+use crate::terrain::tiles::Region;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -53,6 +55,113 @@ impl Opened {
             },
             Opened::V2(p) => p.meta.clone(),
         }
+    }
+}
+
+/// A project's heights read on the CPU, a region at a time: how tiles and crops of documents of
+/// any size are exported without the whole document in memory.
+pub struct PagedHeights {
+    document: DocumentDesc,
+    flat: f32,
+    pages: std::collections::BTreeMap<PageId, PageBytes>,
+    path: PathBuf,
+}
+
+enum PageBytes {
+    InMemory(Vec<f32>),
+    OnDisk(crate::pages::disk::DiskLoc),
+}
+
+impl PagedHeights {
+    /// The heights of the project at `path` (any version; version 2 pages stay on disk).
+    pub fn open(path: &Path) -> Result<Self, FileError> {
+        let (document, flat, pages) = match open(path)? {
+            Opened::V1(p) => (
+                p.document,
+                p.flat,
+                p.pages
+                    .into_iter()
+                    .map(|(id, h)| (id, PageBytes::InMemory(h)))
+                    .collect(),
+            ),
+            Opened::V2(p) => (
+                p.meta.document,
+                p.meta.flat,
+                p.pages
+                    .into_iter()
+                    .map(|(id, loc)| (id, PageBytes::OnDisk(loc)))
+                    .collect(),
+            ),
+        };
+        Ok(Self {
+            document,
+            flat,
+            pages,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn size(&self) -> (u32, u32) {
+        (self.document.width, self.document.height)
+    }
+
+    fn page(&self, id: PageId) -> Result<Option<Vec<f32>>, FileError> {
+        Ok(match self.pages.get(&id) {
+            None => None,
+            Some(PageBytes::InMemory(h)) => Some(h.clone()),
+            Some(PageBytes::OnDisk(loc)) => {
+                let bytes = loc
+                    .read(&format!("page {},{}", id.x, id.y))
+                    .map_err(|e| FileError::invalid(&self.path, e.to_string()))?;
+                Some(crate::pages::field::decode(&self.document, &bytes))
+            }
+        })
+    }
+
+    /// The heights of `region` (which must lie inside the document).
+    pub fn region(&self, region: Region) -> Result<Heights, FileError> {
+        let d = &self.document;
+        let (w, h) = (region.width as usize, region.height as usize);
+        let rect = crate::pages::Rect::new(
+            region.x as i32,
+            region.y as i32,
+            (region.x + region.width) as i32,
+            (region.y + region.height) as i32,
+        );
+        let mut values = vec![self.flat; w * h];
+        for id in d.pages_in(&rect) {
+            let Some(page) = self.page(id)? else { continue };
+            let r = d.page_rect(id);
+            let both = r.intersect(&rect);
+            for y in both.y0..both.y1 {
+                let src = (y - r.y0) as usize * r.width() as usize + (both.x0 - r.x0) as usize;
+                let dst = (y - rect.y0) as usize * w + (both.x0 - rect.x0) as usize;
+                let n = both.width() as usize;
+                values[dst..dst + n].copy_from_slice(&page[src..src + n]);
+            }
+        }
+        Ok(Heights {
+            width: region.width,
+            height: region.height,
+            values,
+        })
+    }
+
+    /// The lowest and highest height of the document (flat pages included), reading every page.
+    pub fn min_max(&self) -> Result<(f32, f32), FileError> {
+        let all_stored = self.pages.len() as u64
+            == self.document.pages_x() as u64 * self.document.pages_y() as u64;
+        let (mut lo, mut hi) = if all_stored {
+            (f32::INFINITY, f32::NEG_INFINITY)
+        } else {
+            (self.flat, self.flat)
+        };
+        for &id in self.pages.keys() {
+            let (a, b) = crate::terrain::formats::min_max(&self.page(id)?.unwrap_or_default());
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+        Ok((lo, hi))
     }
 }
 
