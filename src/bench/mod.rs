@@ -10,6 +10,7 @@ mod brushes;
 mod ceilings;
 mod frames;
 mod noise;
+mod paging;
 pub mod plot;
 pub mod report;
 
@@ -297,6 +298,9 @@ pub struct Report {
     pub noise: Option<NoiseSection>,
     pub brushes: Option<BrushSection>,
     pub frames: Option<Vec<FrameResult>>,
+    /// Page-in and page-out rates (absent from reports made before they were measured).
+    #[serde(default)]
+    pub paging: Option<paging::PagingResult>,
 }
 
 /// Batch and page size of the reference configuration: CPU twins are compared with it, the
@@ -406,6 +410,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let noise = noise::measure(gpu, options, &ceilings, &tables, &heater)?;
     let brushes = brushes::measure(gpu, options, &ceilings, &tables, &heater)?;
     let frames = frames::measure(gpu, options, &tables, &heater)?;
+    let paging = paging::measure(gpu, options, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,
@@ -421,6 +426,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
         noise,
         brushes,
         frames,
+        paging,
     })
 }
 
@@ -430,6 +436,7 @@ pub fn names(quick: bool) -> Vec<String> {
     let mut n = noise::names();
     n.extend(brushes::names(quick));
     n.extend(frames::names(quick));
+    n.extend(paging::names());
     n
 }
 

@@ -163,6 +163,33 @@ pub fn markdown(r: &Report) -> String {
             );
         }
     }
+    if let Some(p) = &r.paging {
+        let _ = writeln!(o, "\n## Paging\n");
+        let _ = writeln!(
+            o,
+            "{} pages of {} KiB (r32f) moved by the page store, wall clock, against a GPU-timed \
+             copy from pinned host memory to device memory of the same bytes.\n",
+            p.pages,
+            p.page_bytes >> 10
+        );
+        let _ = writeln!(o, "| measurement | GB/s |\n|---|---:|");
+        let _ = writeln!(
+            o,
+            "| host → device copy (ceiling) | {} |",
+            num(p.host_to_device_gb_s)
+        );
+        let _ = writeln!(
+            o,
+            "| page-in (host memory → GPU) | **{}** ({} of the ceiling) |",
+            num(p.page_in_gb_s),
+            pct(p.page_in_fraction_of_ceiling)
+        );
+        let _ = writeln!(
+            o,
+            "| page-out (GPU → host memory) | {} |",
+            num(p.page_out_gb_s)
+        );
+    }
     o
 }
 

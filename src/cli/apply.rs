@@ -39,6 +39,10 @@ pub struct ApplyArgs {
     /// size must be the document's; integer formats map onto --range, else the document's).
     #[arg(long)]
     initial: Option<PathBuf>,
+    /// Paint the journal's steps onto this project (of the journal's document) instead of its
+    /// initial heights; with --out the same project, the save appends only the pages changed.
+    #[arg(long, conflicts_with = "initial")]
+    onto: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
@@ -123,6 +127,19 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
     } else {
         check_writable(&a.out).map_err(anyhow::Error::msg)?;
     }
+    if let Some(onto) = &a.onto {
+        let meta = crate::terrain::project::open(onto)?.meta();
+        if meta.document != journal.document {
+            bail!(
+                "{}: the project's document ({}x{} {:?}, pages {}) is not the journal's",
+                onto.display(),
+                meta.document.width,
+                meta.document.height,
+                meta.document.format,
+                meta.document.page_size
+            );
+        }
+    }
     let initial = match &a.initial {
         Some(path) => Some(initial_file(path, &a.read, &journal)?),
         None => journal
@@ -199,9 +216,22 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
         .flatten()
         .filter(|p| !p.as_os_str().is_empty());
     let budgets = a.memory.budgets(&gpu, spill_dir);
-    let mut terrain = match &plan.initial {
-        Some(h) => Document::from_heights_within(&gpu, doc, h, budgets, &tables)?,
-        None => {
+    let mut onto_file = None;
+    let mut terrain = match (&a.onto, &plan.initial) {
+        (Some(onto), _) => {
+            let t0 = Instant::now();
+            let (mut t, _, file) = crate::session::open_project_file(&gpu, onto, &tables)?;
+            println!(
+                "opened {} in {:.1} ms",
+                onto.display(),
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+            t.set_budgets(budgets);
+            onto_file = file;
+            t
+        }
+        (None, Some(h)) => Document::from_heights_within(&gpu, doc, h, budgets, &tables)?,
+        (None, None) => {
             let mut t = Document::new(&gpu, doc, plan.flat, &tables)?;
             t.set_budgets(budgets);
             t
@@ -224,7 +254,21 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     if plan.to_project {
         let steps = recorded(&plan.journal.steps);
         let meta = crate::session::meta_of(&terrain, vec![], &steps)?;
-        let (_, saved) = crate::session::save_document(&mut terrain, &a.out, &meta, None, None)?;
+        let ts = Instant::now();
+        let (_, saved) =
+            crate::session::save_document(&mut terrain, &a.out, &meta, onto_file.as_ref(), None)?;
+        println!(
+            "saved in {:.1} ms: {} pages, {} written ({:.1} MiB){}",
+            ts.elapsed().as_secs_f64() * 1e3,
+            saved.pages,
+            saved.pages_written,
+            saved.bytes_written as f64 / (1u64 << 20) as f64,
+            if saved.incremental {
+                ", incremental"
+            } else {
+                ""
+            }
+        );
         check_validation(&gpu)?;
         println!(
             "replayed in {:.1} ms wall clock",

@@ -155,7 +155,7 @@ impl Field {
             let mut batch = Vec::new();
             for item in pages.by_ref().take(PAGES_PER_TRANSFER) {
                 let (id, heights) = item?;
-                let v = self.places.from_bytes(id, encode(&self.desc, &heights));
+                let v = self.places.from_bytes(id, encode(&self.desc, &heights))?;
                 self.pages.insert(id, v.clone());
                 batch.push((id, v));
             }
@@ -325,7 +325,12 @@ impl Field {
             }
         }
         let pins: Vec<Rc<Version>> = visible.into_values().collect();
-        self.ensure(&pins, None).map(|_| ())
+        match self.ensure(&pins, None) {
+            Err(PageError::BudgetTooSmall { needed, budget }) => {
+                Err(PageError::DrawBudgetTooSmall { needed, budget })
+            }
+            other => other.map(|_| ()),
+        }
     }
 
     fn ensure(&mut self, pins: &[Rc<Version>], timer: Option<&GpuTimer>) -> Result<f64> {

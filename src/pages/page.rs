@@ -88,6 +88,12 @@ impl GpuPage {
         Ok(self.sets.get_or_init(|| made))
     }
 
+    /// Width and height of the images.
+    pub fn extent(&self) -> [u32; 2] {
+        let e = self.images[0].desc.extent;
+        [e.width, e.height]
+    }
+
     /// GPU memory of the image pair.
     pub fn bytes(&self) -> u64 {
         let e = self.images[0].desc.extent;

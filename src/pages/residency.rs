@@ -114,7 +114,8 @@ impl Drop for Version {
 
 enum Place {
     Gpu(Box<GpuPage>),
-    Host(Vec<u8>),
+    /// Pinned, GPU-visible host memory: pages move in and out with one GPU copy, no memcpy.
+    Host(Buffer),
     Disk(DiskLoc),
     /// Not made yet: a copy of this version, or (None) of the flat value.
     Pending(Option<Rc<Version>>),
@@ -188,7 +189,11 @@ impl MemoryReport {
 
 /// How a version is made on the GPU.
 enum Source {
+    /// From bytes read from disk, through a staging buffer.
     Upload(Vec<u8>),
+    /// From the host buffer of version `key`.
+    Host(u64),
+    /// From the GPU page of version `key`.
     Copy(u64),
     Clear,
 }
@@ -211,6 +216,9 @@ pub struct Residency {
     host_bytes: u64,
     spill: Option<SpillFile>,
     traffic: Traffic,
+    /// Image pairs of versions just moved off the GPU, reused by the versions coming in (dropped
+    /// at the end of each [`Self::ensure`]).
+    spare: Vec<GpuPage>,
 }
 
 impl Residency {
@@ -239,6 +247,7 @@ impl Residency {
             host_bytes: 0,
             spill: None,
             traffic: Traffic::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -251,7 +260,7 @@ impl Residency {
         let key = self.next_key;
         self.next_key += 1;
         if let Place::Host(b) = &place {
-            self.host_bytes += b.len() as u64;
+            self.host_bytes += b.desc.size;
         }
         self.slots.insert(
             key,
@@ -276,8 +285,17 @@ impl Residency {
     }
 
     /// A version of `id` holding `bytes` (texels as stored), in host memory until needed.
-    pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Rc<Version> {
-        self.insert(id, Place::Host(bytes), None)
+    pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Result<Rc<Version>> {
+        let mut buf = self.host_buffer(bytes.len() as u64)?;
+        buf.write(&bytes)?;
+        Ok(self.insert(id, Place::Host(buf), None))
+    }
+
+    /// Host memory for one page's texels that the GPU copies into and out of.
+    fn host_buffer(&self, bytes: u64) -> Result<Buffer> {
+        let desc = BufferDesc::readback(bytes)
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
+        Ok(Buffer::new(&self.gpu, "page in host memory", desc)?)
     }
 
     /// A version of `id` whose bytes lie in a saved project, read when first needed.
@@ -342,7 +360,7 @@ impl Residency {
     fn forget_place(&mut self, place: &Place, pair_bytes: u64) {
         match place {
             Place::Gpu(_) => self.gpu_bytes -= pair_bytes,
-            Place::Host(b) => self.host_bytes -= b.len() as u64,
+            Place::Host(b) => self.host_bytes -= b.desc.size,
             Place::Disk(loc) => {
                 if let Some(s) = &mut self.spill {
                     s.release(loc);
@@ -381,7 +399,13 @@ impl Residency {
             }
         }
         if missing.is_empty() {
-            return Ok((Vec::new(), 0.0));
+            // A budget lowered since: meet it now.
+            let moved = match self.budgets.gpu {
+                Some(b) if self.gpu_bytes > b && wanted <= b => self.make_room(0, &pinned)?,
+                _ => Vec::new(),
+            };
+            self.spare.clear();
+            return Ok((moved, 0.0));
         }
         if let Some(budget) = self.budgets.gpu {
             if wanted > budget {
@@ -397,6 +421,7 @@ impl Residency {
             ns += self.make(&chunk, timer)?;
             changed.extend(chunk);
         }
+        self.spare.clear();
         self.peak_gpu_bytes = self.peak_gpu_bytes.max(self.gpu_bytes);
         self.meet_host_budget()?;
         Ok((changed, ns))
@@ -459,52 +484,42 @@ impl Residency {
         Ok(victims)
     }
 
-    /// Moves GPU versions to host memory (one readback), or, when their saved bytes are still
-    /// theirs, simply back to the saved project.
+    /// Moves GPU versions to host memory (one submission of copies), or, when their saved bytes
+    /// are still theirs, simply back to the saved project. Their image pairs are kept in
+    /// `self.spare` for the versions coming in.
     fn move_off(&mut self, keys: &[u64]) -> Result<()> {
-        let dirty: Vec<u64> = keys
-            .iter()
-            .copied()
-            .filter(|k| self.slots[k].saved.is_none())
-            .collect();
-        let mut read: HashMap<u64, Vec<u8>> = HashMap::new();
-        if !dirty.is_empty() {
-            let sizes: Vec<u64> = dirty
-                .iter()
-                .map(|k| self.pair_bytes(self.slots[k].id) / 2)
-                .collect();
-            let total: u64 = sizes.iter().sum();
-            let readback =
-                Buffer::new(&self.gpu, "page-out readback", BufferDesc::readback(total))?;
+        let mut host: HashMap<u64, Buffer> = HashMap::new();
+        for &k in keys {
+            if self.slots[&k].saved.is_none() {
+                host.insert(k, self.host_buffer(self.pair_bytes(self.slots[&k].id) / 2)?);
+            }
+        }
+        if !host.is_empty() {
             let mut rec = Recorder::new(&self.gpu)?;
-            let mut at = 0;
-            for (k, size) in dirty.iter().zip(&sizes) {
+            for (k, buf) in &host {
                 let Place::Gpu(page) = &self.slots[k].place else {
                     unreachable!("victims are on the GPU")
                 };
-                rec.copy_image_to_buffer_at(page.front(), &readback, at);
-                at += size;
+                rec.copy_image_to_buffer(page.front(), buf);
             }
-            rec.buffer(&readback, Access::HostRead);
+            for buf in host.values() {
+                rec.buffer(buf, Access::HostRead);
+            }
             rec.submit_and_wait()?;
-            let data = readback.mapped(total as usize)?;
-            let mut at = 0usize;
-            for (k, size) in dirty.iter().zip(&sizes) {
-                read.insert(*k, data[at..at + *size as usize].to_vec());
-                at += *size as usize;
-            }
         }
         for &k in keys {
             let pair = self.pair_bytes(self.slots[&k].id);
             let slot = self.slots.get_mut(&k).expect("victim slot");
-            let place = match read.remove(&k) {
-                Some(bytes) => {
-                    self.host_bytes += bytes.len() as u64;
-                    Place::Host(bytes)
+            let place = match host.remove(&k) {
+                Some(buf) => {
+                    self.host_bytes += buf.desc.size;
+                    Place::Host(buf)
                 }
                 None => Place::Disk(slot.saved.clone().expect("clean victims are saved")),
             };
-            slot.place = place;
+            if let Place::Gpu(page) = std::mem::replace(&mut slot.place, place) {
+                self.spare.push(*page);
+            }
             self.gpu_bytes -= pair;
             self.traffic.page_outs += 1;
             self.traffic.bytes_out += pair / 2;
@@ -538,10 +553,10 @@ impl Residency {
                 break;
             }
             let slot = self.slots.get_mut(&key).expect("host slot");
-            let Place::Host(bytes) = &slot.place else {
+            let Place::Host(buf) = &slot.place else {
                 unreachable!()
             };
-            let len = bytes.len() as u64;
+            let len = buf.desc.size;
             let loc = match &slot.saved {
                 Some(loc) => loc.clone(),
                 None => {
@@ -554,6 +569,7 @@ impl Residency {
                         self.spill = Some(SpillFile::create(&dir)?);
                     }
                     self.traffic.spills += 1;
+                    let bytes = buf.mapped(len as usize)?;
                     self.spill.as_mut().expect("made above").put(bytes)?
                 }
             };
@@ -570,7 +586,7 @@ impl Residency {
             let slot = &self.slots[&key];
             return Ok(match &slot.place {
                 Place::Gpu(_) => Source::Copy(key),
-                Place::Host(b) => Source::Upload(b.clone()),
+                Place::Host(_) => Source::Host(key),
                 Place::Disk(loc) => Source::Upload(loc.read(&self.page_name(slot.id))?),
                 Place::Pending(None) => Source::Clear,
                 Place::Pending(Some(v)) => {
@@ -591,10 +607,17 @@ impl Residency {
             .iter()
             .map(|&k| self.source_of(k))
             .collect::<Result<_>>()?;
-        let pages: Vec<GpuPage> = keys
-            .iter()
-            .map(|k| self.new_page(self.slots[k].id))
-            .collect::<Result<_>>()?;
+        let mut pages: Vec<GpuPage> = Vec::with_capacity(keys.len());
+        for k in keys {
+            let id = self.slots[k].id;
+            let r = self.desc.page_rect(id);
+            let extent = [r.width() as u32, r.height() as u32];
+            let page = match self.spare.iter().position(|p| p.extent() == extent) {
+                Some(i) => self.spare.swap_remove(i),
+                None => self.new_page(id)?,
+            };
+            pages.push(page);
+        }
         let upload_bytes: u64 = sources
             .iter()
             .map(|s| match s {
@@ -626,6 +649,14 @@ impl Residency {
                 rec.reset_timer(t);
                 query = Some((t, rec.timer_begin(t, "copies")?));
             }
+            for s in &sources {
+                if let Source::Host(k) = s {
+                    let Place::Host(buf) = &self.slots[k].place else {
+                        unreachable!("host sources are in host memory")
+                    };
+                    rec.buffer(buf, Access::HostWrite);
+                }
+            }
             if let Some(up) = &upload {
                 rec.buffer(up, Access::HostWrite);
             }
@@ -643,6 +674,12 @@ impl Residency {
                                 unreachable!("copy sources are on the GPU")
                             };
                             rec.copy_image(src.front(), image);
+                        }
+                        Source::Host(k) => {
+                            let Place::Host(buf) = &self.slots[k].place else {
+                                unreachable!("host sources are in host memory")
+                            };
+                            rec.copy_buffer_to_image(buf, image);
                         }
                         Source::Clear => rec.clear_image(image, self.clear),
                     }
@@ -666,11 +703,9 @@ impl Residency {
                 &mut self.slots.get_mut(&k).expect("made slot").place,
                 Place::Gpu(Box::new(page)),
             );
-            if let Source::Upload(b) = source {
-                if !matches!(old, Place::Pending(_)) {
-                    self.traffic.page_ins += 1;
-                    self.traffic.bytes_in += b.len() as u64;
-                }
+            if matches!(source, Source::Upload(_) | Source::Host(_)) {
+                self.traffic.page_ins += 1;
+                self.traffic.bytes_in += pair / 2;
             }
             self.forget_place(&old, 0);
             self.gpu_bytes += pair;
@@ -705,6 +740,12 @@ impl Residency {
             let id = self.slots[&v.key].id;
             match self.source_of(v.key)? {
                 Source::Upload(b) => out[i] = Some(b),
+                Source::Host(k) => {
+                    let Place::Host(buf) = &self.slots[&k].place else {
+                        unreachable!()
+                    };
+                    out[i] = Some(buf.mapped(buf.desc.size as usize)?.to_vec());
+                }
                 Source::Clear => {
                     let r = self.desc.page_rect(id);
                     out[i] = Some(self.flat_texel.repeat((r.width() * r.height()) as usize));

@@ -1,0 +1,144 @@
+//! Paging bandwidth: page versions brought onto the GPU from host memory (page-in) and moved off
+//! it (page-out) by the page store's residency, wall clock, against a host→device copy ceiling
+//! measured in the same run (a GPU-timed copy from pinned host memory into device memory: the
+//! link's rate).
+
+use super::ceilings::{Heater, HEAT_LONG_MS};
+use super::{median, BenchOptions};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuError, GpuTimer, Recorder};
+use crate::pages::residency::Residency;
+use crate::pages::{Budgets, DocumentDesc, HeightFormat, PageId, Version};
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Page-in and page-out rates and the copy ceiling they are compared with.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PagingResult {
+    /// Bytes of one page's texels (r32f).
+    pub page_bytes: u64,
+    /// Pages moved each way per measurement.
+    pub pages: usize,
+    /// Host (pinned) → device buffer copy, GPU-timed.
+    pub host_to_device_gb_s: f64,
+    /// Pages from host memory onto the GPU, wall clock (allocation, copies, waits).
+    pub page_in_gb_s: f64,
+    /// Pages from the GPU to host memory, wall clock.
+    pub page_out_gb_s: f64,
+    pub page_in_fraction_of_ceiling: f64,
+}
+
+pub(super) fn names() -> Vec<String> {
+    vec!["paging/in-out".to_string()]
+}
+
+pub(super) fn measure(
+    gpu: &Arc<Gpu>,
+    o: &BenchOptions,
+    heater: &Heater,
+) -> Result<Option<PagingResult>> {
+    if !o.wants("paging/") {
+        return Ok(None);
+    }
+    heater.heat(HEAT_LONG_MS)?;
+    let page_size = 512u32;
+    let pages: usize = if o.quick { 32 } else { 512 };
+    let page_bytes = u64::from(page_size * page_size) * 4;
+    let ceiling = host_to_device_gb_s(gpu, page_bytes * pages as u64, o)?;
+    // A field's worth of pages in host memory, brought in and sent back out, `repeats` times.
+    let side = page_size * (pages as f64).sqrt().ceil() as u32;
+    let desc = DocumentDesc {
+        width: side,
+        height: side,
+        format: HeightFormat::R32f,
+        page_size,
+        height_min: 0.0,
+        height_max: 1.0,
+    };
+    let mut places = Residency::new(gpu, desc, vk::Format::R32_SFLOAT, 0.0, vec![0; 4]);
+    let bytes: Vec<u8> = (0..page_bytes).map(|i| (i % 251) as u8).collect();
+    let versions: Vec<Rc<Version>> = (0..pages as u32)
+        .map(|i| {
+            let id = PageId {
+                x: i % desc.pages_x(),
+                y: i / desc.pages_x(),
+            };
+            places.from_bytes(id, bytes.clone())
+        })
+        .collect::<Result<_, _>>()?;
+    let pair = 2 * page_bytes;
+    // A budget of one page: asking for a lone other version moves every page out.
+    let (spare, spare_bytes) = (PageId { x: 0, y: 0 }, bytes.clone());
+    let lone = places.from_bytes(spare, spare_bytes)?;
+    let (mut ins, mut outs) = (Vec::new(), Vec::new());
+    for _ in 0..o.warmup.max(1) + o.repeats {
+        places.set_budgets(Budgets::default());
+        let all: Vec<&Version> = versions.iter().map(|v| &**v).collect();
+        heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+        let t = Instant::now();
+        places.ensure(&all, None)?;
+        ins.push(t.elapsed().as_secs_f64());
+        places.set_budgets(Budgets {
+            gpu: Some(pair),
+            ..Budgets::default()
+        });
+        heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+        let t = Instant::now();
+        places.ensure(&[&*lone], None)?;
+        outs.push(t.elapsed().as_secs_f64());
+    }
+    let r = places.report();
+    if r.traffic.page_ins < (pages * (o.warmup.max(1) + o.repeats)) as u64 {
+        anyhow::bail!("paging bench: pages did not move as planned ({})", r.line());
+    }
+    let skip = o.warmup.max(1);
+    let total = (page_bytes * pages as u64) as f64;
+    let page_in = total / median(&ins[skip..]) * 1e-9;
+    let page_out = total / median(&outs[skip..]) * 1e-9;
+    eprintln!(
+        "paging: {pages} pages of {} KiB: in {page_in:.1} GB/s, out {page_out:.1} GB/s; \
+         host→device copy {ceiling:.1} GB/s",
+        page_bytes >> 10
+    );
+    Ok(Some(PagingResult {
+        page_bytes,
+        pages,
+        host_to_device_gb_s: ceiling,
+        page_in_gb_s: page_in,
+        page_out_gb_s: page_out,
+        page_in_fraction_of_ceiling: super::ratio(page_in, ceiling),
+    }))
+}
+
+/// GPU-timed copies of `bytes` from pinned host memory into a device buffer: median GB/s.
+fn host_to_device_gb_s(gpu: &Arc<Gpu>, bytes: u64, o: &BenchOptions) -> Result<f64> {
+    let mut src = Buffer::new(gpu, "h2d ceiling source", BufferDesc::upload(bytes))?;
+    src.write(&vec![1u8; bytes as usize])?;
+    let dst = Buffer::new(
+        gpu,
+        "h2d ceiling destination",
+        BufferDesc::new(bytes).usage(vk::BufferUsageFlags::TRANSFER_DST),
+    )?;
+    let passes = o.warmup.max(1) + o.repeats;
+    let timer = GpuTimer::new(gpu, passes as u32)?
+        .ok_or_else(|| GpuError::Unsupported("timestamps are needed for the ceilings".into()))?;
+    let mut rec = Recorder::new(gpu)?;
+    rec.reset_timer(&timer);
+    rec.buffer(&src, Access::HostWrite);
+    for _ in 0..passes {
+        let q = rec.timer_begin(&timer, "h2d")?;
+        rec.copy_buffer(&src, 0, &dst, 0, bytes);
+        rec.timer_end(&timer, q);
+    }
+    rec.submit_and_wait()?;
+    let ms: Vec<f64> = timer
+        .results()?
+        .iter()
+        .skip(o.warmup.max(1))
+        .map(|p| p.gpu_ns * 1e-6)
+        .collect();
+    Ok(bytes as f64 / (median(&ms) * 1e-3) * 1e-9)
+}
