@@ -113,9 +113,12 @@ pub(super) fn measure(
     }))
 }
 
-/// GPU-timed copies of `bytes` from pinned host memory into a device buffer: median GB/s.
+/// GPU-timed copies of `bytes` from pinned host memory (the memory type host pages live in,
+/// never device-local) into a device buffer: median GB/s.
 fn host_to_device_gb_s(gpu: &Arc<Gpu>, bytes: u64, o: &BenchOptions) -> Result<f64> {
-    let mut src = Buffer::new(gpu, "h2d ceiling source", BufferDesc::upload(bytes))?;
+    let source = BufferDesc::readback(bytes)
+        .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
+    let mut src = Buffer::new(gpu, "h2d ceiling source", source)?;
     src.write(&vec![1u8; bytes as usize])?;
     let dst = Buffer::new(
         gpu,

@@ -33,6 +33,9 @@ use std::sync::Arc;
 const PAGES_PER_TRANSFER: usize = 64;
 /// Versions made by GPU copies or clears per submission.
 const COPIES_PER_SUBMIT: usize = 4096;
+/// Image pairs and host buffers kept for reuse when versions move or die (allocating pinned or
+/// device memory is far slower than a page's copy), at most.
+const RECYCLED: usize = 64;
 
 /// Memory the pages of a document may use; `None`: no limit.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -146,10 +149,12 @@ pub struct Traffic {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MemoryReport {
     pub gpu_pages: usize,
+    /// GPU memory of page images, recycled image pairs included.
     pub gpu_bytes: u64,
     /// Most GPU page memory held at once since the budgets were set.
     pub peak_gpu_bytes: u64,
     pub host_pages: usize,
+    /// Host memory of evicted pages, recycled buffers included.
     pub host_bytes: u64,
     /// Versions on disk: in the spill file, or only in the saved project.
     pub disk_pages: usize,
@@ -216,9 +221,12 @@ pub struct Residency {
     host_bytes: u64,
     spill: Option<SpillFile>,
     traffic: Traffic,
-    /// Image pairs of versions just moved off the GPU, reused by the versions coming in (dropped
-    /// at the end of each [`Self::ensure`]).
+    /// Image pairs of versions moved off the GPU or dropped, reused by the versions made next
+    /// (counted in `gpu_bytes`).
     spare: Vec<GpuPage>,
+    /// Host buffers of versions brought back or dropped, reused by the next page-outs (counted
+    /// in `host_bytes`).
+    host_free: Vec<Buffer>,
 }
 
 impl Residency {
@@ -248,6 +256,7 @@ impl Residency {
             spill: None,
             traffic: Traffic::default(),
             spare: Vec::new(),
+            host_free: Vec::new(),
         }
     }
 
@@ -259,9 +268,6 @@ impl Residency {
     fn insert(&mut self, id: PageId, place: Place, saved: Option<DiskLoc>) -> Rc<Version> {
         let key = self.next_key;
         self.next_key += 1;
-        if let Place::Host(b) = &place {
-            self.host_bytes += b.desc.size;
-        }
         self.slots.insert(
             key,
             Slot {
@@ -286,16 +292,22 @@ impl Residency {
 
     /// A version of `id` holding `bytes` (texels as stored), in host memory until needed.
     pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Result<Rc<Version>> {
-        let mut buf = self.host_buffer(bytes.len() as u64)?;
+        let mut buf = self.take_host_buffer(bytes.len() as u64)?;
         buf.write(&bytes)?;
         Ok(self.insert(id, Place::Host(buf), None))
     }
 
-    /// Host memory for one page's texels that the GPU copies into and out of.
-    fn host_buffer(&self, bytes: u64) -> Result<Buffer> {
+    /// Host memory for one page's texels that the GPU copies into and out of: a recycled
+    /// buffer, else a new one.
+    fn take_host_buffer(&mut self, bytes: u64) -> Result<Buffer> {
+        if let Some(i) = self.host_free.iter().position(|b| b.desc.size == bytes) {
+            return Ok(self.host_free.swap_remove(i));
+        }
         let desc = BufferDesc::readback(bytes)
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
-        Ok(Buffer::new(&self.gpu, "page in host memory", desc)?)
+        let buf = Buffer::new(&self.gpu, "page in host memory", desc)?;
+        self.host_bytes += bytes;
+        Ok(buf)
     }
 
     /// A version of `id` whose bytes lie in a saved project, read when first needed.
@@ -349,24 +361,39 @@ impl Residency {
             }
             for key in keys {
                 if let Some(slot) = self.slots.remove(&key) {
-                    self.forget_place(&slot.place, self.pair_bytes(slot.id));
+                    self.retire(slot.place);
                 }
                 // Dropping a pending slot may drop its source: the loop collects it too.
             }
         }
     }
 
-    /// Accounting for a place that is going away.
-    fn forget_place(&mut self, place: &Place, pair_bytes: u64) {
+    /// Recycles what a place held (up to [`RECYCLED`] of each kind), else frees it.
+    fn retire(&mut self, place: Place) {
         match place {
-            Place::Gpu(_) => self.gpu_bytes -= pair_bytes,
-            Place::Host(b) => self.host_bytes -= b.desc.size,
+            Place::Gpu(page) => self.recycle_pair(*page),
+            Place::Host(buf) => {
+                if self.host_free.len() < RECYCLED {
+                    self.host_free.push(buf);
+                } else {
+                    self.host_bytes -= buf.desc.size;
+                }
+            }
             Place::Disk(loc) => {
                 if let Some(s) = &mut self.spill {
-                    s.release(loc);
+                    s.release(&loc);
                 }
             }
             Place::Pending(_) => {}
+        }
+    }
+
+    /// Keeps an image pair for the next version made (it stays counted in `gpu_bytes`).
+    fn recycle_pair(&mut self, page: GpuPage) {
+        if self.spare.len() < RECYCLED {
+            self.spare.push(page);
+        } else {
+            self.gpu_bytes -= page.bytes();
         }
     }
 
@@ -381,7 +408,7 @@ impl Residency {
         self.collect_dropped();
         self.tick += 1;
         let mut pinned = HashSet::with_capacity(pins.len());
-        let (mut wanted, mut incoming) = (0u64, 0u64);
+        let mut wanted = 0u64;
         let mut missing = Vec::new();
         for v in pins {
             if !pinned.insert(v.key) {
@@ -394,17 +421,15 @@ impl Residency {
                 .expect("a live version has a slot");
             slot.last_use = self.tick;
             if !matches!(slot.place, Place::Gpu(_)) {
-                incoming += v.bytes;
                 missing.push(v.key);
             }
         }
         if missing.is_empty() {
             // A budget lowered since: meet it now.
             let moved = match self.budgets.gpu {
-                Some(b) if self.gpu_bytes > b && wanted <= b => self.make_room(0, &pinned)?,
+                Some(b) if self.gpu_bytes > b && wanted <= b => self.make_room(&[], &pinned)?,
                 _ => Vec::new(),
             };
-            self.spare.clear();
             return Ok((moved, 0.0));
         }
         if let Some(budget) = self.budgets.gpu {
@@ -415,13 +440,12 @@ impl Residency {
                 });
             }
         }
-        let mut changed = self.make_room(incoming, &pinned)?;
+        let mut changed = self.make_room(&missing, &pinned)?;
         let mut ns = 0.0;
         for chunk in self.batches(&missing) {
             ns += self.make(&chunk, timer)?;
             changed.extend(chunk);
         }
-        self.spare.clear();
         self.peak_gpu_bytes = self.peak_gpu_bytes.max(self.gpu_bytes);
         self.meet_host_budget()?;
         Ok((changed, ns))
@@ -454,34 +478,70 @@ impl Residency {
         out
     }
 
-    /// Moves least recently used unpinned versions off the GPU until `incoming` more bytes fit.
-    fn make_room(&mut self, incoming: u64, pinned: &HashSet<u64>) -> Result<Vec<u64>> {
+    /// Extents of the pages `missing` will make, and which of them recycled pairs cover.
+    fn new_pairs_needed(&self, missing: &[u64]) -> (u64, HashMap<[u32; 2], usize>) {
+        let mut left: HashMap<[u32; 2], usize> = HashMap::new();
+        for p in &self.spare {
+            *left.entry(p.extent()).or_default() += 1;
+        }
+        let mut bytes = 0;
+        for k in missing {
+            let id = self.slots[k].id;
+            let r = self.desc.page_rect(id);
+            let e = [r.width() as u32, r.height() as u32];
+            match left.get_mut(&e) {
+                Some(n) if *n > 0 => *n -= 1,
+                _ => bytes += self.pair_bytes(id),
+            }
+        }
+        (bytes, left)
+    }
+
+    /// Frees recycled pairs and moves least recently used unpinned versions off the GPU until
+    /// `missing` fit the budget (their image pairs are reused by `missing`).
+    fn make_room(&mut self, missing: &[u64], pinned: &HashSet<u64>) -> Result<Vec<u64>> {
         let Some(budget) = self.budgets.gpu else {
             return Ok(Vec::new());
         };
-        if self.gpu_bytes + incoming <= budget {
-            return Ok(Vec::new());
-        }
-        let mut candidates: Vec<(u64, u64)> = self
-            .slots
-            .iter()
-            .filter(|(k, s)| matches!(s.place, Place::Gpu(_)) && !pinned.contains(k))
-            .map(|(&k, s)| (s.last_use, k))
-            .collect();
-        candidates.sort_unstable();
-        let mut victims = Vec::new();
-        let mut held = self.gpu_bytes;
-        for (_, key) in candidates {
-            if held + incoming <= budget {
-                break;
+        let mut moved = Vec::new();
+        loop {
+            let (need, unused) = self.new_pairs_needed(missing);
+            let over = (self.gpu_bytes + need).saturating_sub(budget);
+            if over == 0 {
+                return Ok(moved);
             }
-            held -= self.pair_bytes(self.slots[&key].id);
-            victims.push(key);
+            // First the recycled pairs nothing coming in can use.
+            if let Some(i) = self
+                .spare
+                .iter()
+                .position(|p| unused.get(&p.extent()).is_some_and(|&n| n > 0))
+            {
+                let page = self.spare.swap_remove(i);
+                self.gpu_bytes -= page.bytes();
+                continue;
+            }
+            let mut candidates: Vec<(u64, u64)> = self
+                .slots
+                .iter()
+                .filter(|(k, s)| matches!(s.place, Place::Gpu(_)) && !pinned.contains(k))
+                .map(|(&k, s)| (s.last_use, k))
+                .collect();
+            if candidates.is_empty() {
+                return Ok(moved);
+            }
+            candidates.sort_unstable();
+            let mut victims = Vec::new();
+            let mut freed = 0;
+            for (_, key) in candidates {
+                if freed >= over || victims.len() >= PAGES_PER_TRANSFER {
+                    break;
+                }
+                freed += self.pair_bytes(self.slots[&key].id);
+                victims.push(key);
+            }
+            self.move_off(&victims)?;
+            moved.extend(victims);
         }
-        for chunk in victims.chunks(PAGES_PER_TRANSFER) {
-            self.move_off(chunk)?;
-        }
-        Ok(victims)
     }
 
     /// Moves GPU versions to host memory (one submission of copies), or, when their saved bytes
@@ -491,7 +551,8 @@ impl Residency {
         let mut host: HashMap<u64, Buffer> = HashMap::new();
         for &k in keys {
             if self.slots[&k].saved.is_none() {
-                host.insert(k, self.host_buffer(self.pair_bytes(self.slots[&k].id) / 2)?);
+                let bytes = self.pair_bytes(self.slots[&k].id) / 2;
+                host.insert(k, self.take_host_buffer(bytes)?);
             }
         }
         if !host.is_empty() {
@@ -511,16 +572,13 @@ impl Residency {
             let pair = self.pair_bytes(self.slots[&k].id);
             let slot = self.slots.get_mut(&k).expect("victim slot");
             let place = match host.remove(&k) {
-                Some(buf) => {
-                    self.host_bytes += buf.desc.size;
-                    Place::Host(buf)
-                }
+                Some(buf) => Place::Host(buf),
                 None => Place::Disk(slot.saved.clone().expect("clean victims are saved")),
             };
             if let Place::Gpu(page) = std::mem::replace(&mut slot.place, place) {
+                // Kept for the versions coming in, still counted in `gpu_bytes`.
                 self.spare.push(*page);
             }
-            self.gpu_bytes -= pair;
             self.traffic.page_outs += 1;
             self.traffic.bytes_out += pair / 2;
         }
@@ -538,6 +596,12 @@ impl Residency {
         let Some(budget) = self.budgets.host else {
             return Ok(());
         };
+        while self.host_bytes > budget {
+            let Some(buf) = self.host_free.pop() else {
+                break;
+            };
+            self.host_bytes -= buf.desc.size;
+        }
         if self.host_bytes <= budget {
             return Ok(());
         }
@@ -614,7 +678,11 @@ impl Residency {
             let extent = [r.width() as u32, r.height() as u32];
             let page = match self.spare.iter().position(|p| p.extent() == extent) {
                 Some(i) => self.spare.swap_remove(i),
-                None => self.new_page(id)?,
+                None => {
+                    let page = self.new_page(id)?;
+                    self.gpu_bytes += page.bytes();
+                    page
+                }
             };
             pages.push(page);
         }
@@ -707,10 +775,8 @@ impl Residency {
                 self.traffic.page_ins += 1;
                 self.traffic.bytes_in += pair / 2;
             }
-            self.forget_place(&old, 0);
-            self.gpu_bytes += pair;
             // A pending source dropped here is collected by the next call.
-            drop(old);
+            self.retire(old);
         }
         Ok(ns)
     }
