@@ -137,6 +137,15 @@ impl Buffer {
         Ok(())
     }
 
+    /// The whole of a host-visible buffer, to write into in place (before a submission reads it).
+    pub fn mapped_mut(&mut self) -> Result<&mut [u8]> {
+        let name = self.name.clone();
+        self.allocation
+            .as_mut()
+            .and_then(|a| a.mapped_slice_mut())
+            .ok_or_else(|| GpuError::usage(format!("buffer '{name}' is not host-visible")))
+    }
+
     /// The first `len` bytes of a host-visible buffer (after the GPU's writes were made visible
     /// to the host and the submission's fence was waited on).
     pub fn mapped(&self, len: usize) -> Result<&[u8]> {

@@ -23,6 +23,7 @@ use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, PageId, Rect};
 use super::page::GpuPage;
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, Recorder};
+use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -36,6 +37,8 @@ const COPIES_PER_SUBMIT: usize = 4096;
 /// Image pairs and host buffers kept for reuse when versions move or die (allocating pinned or
 /// device memory is far slower than a page's copy), at most.
 const RECYCLED: usize = 64;
+/// Pinned memory pages move through (at least one page).
+const STAGING_BYTES: u64 = 64 << 20;
 
 /// Memory the pages of a document may use; `None`: no limit.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -117,8 +120,8 @@ impl Drop for Version {
 
 enum Place {
     Gpu(Box<GpuPage>),
-    /// Pinned, GPU-visible host memory: pages move in and out with one GPU copy, no memcpy.
-    Host(Buffer),
+    /// The texels as stored, in ordinary (pageable) host memory.
+    Host(Vec<u8>),
     Disk(DiskLoc),
     /// Not made yet: a copy of this version, or (None) of the flat value.
     Pending(Option<Rc<Version>>),
@@ -224,9 +227,12 @@ pub struct Residency {
     /// Image pairs of versions moved off the GPU or dropped, reused by the versions made next
     /// (counted in `gpu_bytes`).
     spare: Vec<GpuPage>,
-    /// Host buffers of versions brought back or dropped, reused by the next page-outs (counted
-    /// in `host_bytes`).
-    host_free: Vec<Buffer>,
+    /// Host memory of versions brought back or dropped, reused by the next page-outs (counted in
+    /// `host_bytes`).
+    host_free: Vec<Vec<u8>>,
+    /// Pinned memory every page-in and page-out goes through (made on first use): pinning is
+    /// slow, so host pages live in pageable memory and are copied through this, in parallel.
+    staging: Option<Buffer>,
 }
 
 impl Residency {
@@ -257,6 +263,7 @@ impl Residency {
             traffic: Traffic::default(),
             spare: Vec::new(),
             host_free: Vec::new(),
+            staging: None,
         }
     }
 
@@ -292,22 +299,40 @@ impl Residency {
 
     /// A version of `id` holding `bytes` (texels as stored), in host memory until needed.
     pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Result<Rc<Version>> {
-        let mut buf = self.take_host_buffer(bytes.len() as u64)?;
-        buf.write(&bytes)?;
-        Ok(self.insert(id, Place::Host(buf), None))
+        self.host_bytes += bytes.len() as u64;
+        Ok(self.insert(id, Place::Host(bytes), None))
     }
 
-    /// Host memory for one page's texels that the GPU copies into and out of: a recycled
-    /// buffer, else a new one.
-    fn take_host_buffer(&mut self, bytes: u64) -> Result<Buffer> {
-        if let Some(i) = self.host_free.iter().position(|b| b.desc.size == bytes) {
-            return Ok(self.host_free.swap_remove(i));
+    /// Host memory for `bytes` of texels: a recycled vector, else a new one (empty, with the
+    /// capacity).
+    fn take_host_vec(&mut self, bytes: u64) -> Vec<u8> {
+        if let Some(i) = self
+            .host_free
+            .iter()
+            .position(|v| v.capacity() as u64 == bytes)
+        {
+            let mut v = self.host_free.swap_remove(i);
+            v.clear();
+            return v;
         }
-        let desc = BufferDesc::readback(bytes)
-            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
-        let buf = Buffer::new(&self.gpu, "page in host memory", desc)?;
         self.host_bytes += bytes;
-        Ok(buf)
+        Vec::with_capacity(bytes as usize)
+    }
+
+    /// The staging buffer, taken out (give it back with `self.staging = Some(..)`).
+    fn take_staging(&mut self) -> Result<Buffer> {
+        if let Some(b) = self.staging.take() {
+            return Ok(b);
+        }
+        let desc = BufferDesc::readback(self.staging_bytes())
+            .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
+        Ok(Buffer::new(&self.gpu, "page staging", desc)?)
+    }
+
+    /// Size of the staging buffer: 64 MiB, or one page if larger.
+    fn staging_bytes(&self) -> u64 {
+        let page = u64::from(self.desc.page_size).pow(2) * self.desc.texel_bytes();
+        (STAGING_BYTES).max(page)
     }
 
     /// A version of `id` whose bytes lie in a saved project, read when first needed.
@@ -372,11 +397,11 @@ impl Residency {
     fn retire(&mut self, place: Place) {
         match place {
             Place::Gpu(page) => self.recycle_pair(*page),
-            Place::Host(buf) => {
+            Place::Host(v) => {
                 if self.host_free.len() < RECYCLED {
-                    self.host_free.push(buf);
+                    self.host_free.push(v);
                 } else {
-                    self.host_bytes -= buf.desc.size;
+                    self.host_bytes -= v.capacity() as u64;
                 }
             }
             Place::Disk(loc) => {
@@ -451,9 +476,10 @@ impl Residency {
         Ok((changed, ns))
     }
 
-    /// Splits versions to make into submissions: at most [`PAGES_PER_TRANSFER`] that need an
-    /// upload, [`COPIES_PER_SUBMIT`] in all.
+    /// Splits versions to make into submissions: their uploads fit the staging buffer, and
+    /// [`COPIES_PER_SUBMIT`] versions in all.
     fn batches(&self, keys: &[u64]) -> Vec<Vec<u64>> {
+        let cap = self.staging_bytes();
         let mut out: Vec<Vec<u64>> = Vec::new();
         let mut uploads = 0;
         for &k in keys {
@@ -465,14 +491,19 @@ impl Residency {
                 ),
                 _ => true,
             };
+            let bytes = if upload {
+                self.pair_bytes(self.slots[&k].id) / 2
+            } else {
+                0
+            };
             let full = out.last().map_or(true, |b| {
-                b.len() >= COPIES_PER_SUBMIT || (upload && uploads >= PAGES_PER_TRANSFER)
+                b.len() >= COPIES_PER_SUBMIT || (uploads > 0 && uploads + bytes > cap)
             });
             if full {
                 out.push(Vec::new());
                 uploads = 0;
             }
-            uploads += usize::from(upload);
+            uploads += bytes;
             out.last_mut().expect("pushed above").push(k);
         }
         out
@@ -544,35 +575,60 @@ impl Residency {
         }
     }
 
-    /// Moves GPU versions to host memory (one submission of copies), or, when their saved bytes
-    /// are still theirs, simply back to the saved project. Their image pairs are kept in
-    /// `self.spare` for the versions coming in.
+    /// Moves GPU versions to host memory (through the staging buffer, copied out in parallel),
+    /// or, when their saved bytes are still theirs, simply back to the saved project. Their image
+    /// pairs are kept in `self.spare` for the versions coming in.
     fn move_off(&mut self, keys: &[u64]) -> Result<()> {
-        let mut host: HashMap<u64, Buffer> = HashMap::new();
-        for &k in keys {
-            if self.slots[&k].saved.is_none() {
-                let bytes = self.pair_bytes(self.slots[&k].id) / 2;
-                host.insert(k, self.take_host_buffer(bytes)?);
+        let dirty: Vec<u64> = keys
+            .iter()
+            .copied()
+            .filter(|k| self.slots[k].saved.is_none())
+            .collect();
+        let mut host: HashMap<u64, Vec<u8>> = HashMap::new();
+        let cap = self.staging_bytes();
+        let staging = self.take_staging()?;
+        let mut first = 0;
+        while first < dirty.len() {
+            // As many as the staging buffer holds.
+            let mut jobs: Vec<(u64, usize, usize)> = Vec::new();
+            let mut at = 0usize;
+            while first < dirty.len() {
+                let k = dirty[first];
+                let size = (self.pair_bytes(self.slots[&k].id) / 2) as usize;
+                if !jobs.is_empty() && (at + size) as u64 > cap {
+                    break;
+                }
+                jobs.push((k, at, size));
+                at += size;
+                first += 1;
             }
+            {
+                let mut rec = Recorder::new(&self.gpu)?;
+                for &(k, offset, _) in &jobs {
+                    let Place::Gpu(page) = &self.slots[&k].place else {
+                        unreachable!("victims are on the GPU")
+                    };
+                    rec.copy_image_to_buffer_at(page.front(), &staging, offset as u64);
+                }
+                rec.buffer(&staging, Access::HostRead);
+                rec.submit_and_wait()?;
+            }
+            let mut out: Vec<(u64, Vec<u8>, usize, usize)> = jobs
+                .iter()
+                .map(|&(k, offset, size)| (k, self.take_host_vec(size as u64), offset, size))
+                .collect();
+            let data = staging.mapped(at)?;
+            out.par_iter_mut().for_each(|(_, v, offset, size)| {
+                v.extend_from_slice(&data[*offset..*offset + *size]);
+            });
+            host.extend(out.into_iter().map(|(k, v, _, _)| (k, v)));
         }
-        if !host.is_empty() {
-            let mut rec = Recorder::new(&self.gpu)?;
-            for (k, buf) in &host {
-                let Place::Gpu(page) = &self.slots[k].place else {
-                    unreachable!("victims are on the GPU")
-                };
-                rec.copy_image_to_buffer(page.front(), buf);
-            }
-            for buf in host.values() {
-                rec.buffer(buf, Access::HostRead);
-            }
-            rec.submit_and_wait()?;
-        }
+        self.staging = Some(staging);
         for &k in keys {
             let pair = self.pair_bytes(self.slots[&k].id);
             let slot = self.slots.get_mut(&k).expect("victim slot");
             let place = match host.remove(&k) {
-                Some(buf) => Place::Host(buf),
+                Some(v) => Place::Host(v),
                 None => Place::Disk(slot.saved.clone().expect("clean victims are saved")),
             };
             if let Place::Gpu(page) = std::mem::replace(&mut slot.place, place) {
@@ -597,10 +653,10 @@ impl Residency {
             return Ok(());
         };
         while self.host_bytes > budget {
-            let Some(buf) = self.host_free.pop() else {
+            let Some(v) = self.host_free.pop() else {
                 break;
             };
-            self.host_bytes -= buf.desc.size;
+            self.host_bytes -= v.capacity() as u64;
         }
         if self.host_bytes <= budget {
             return Ok(());
@@ -617,10 +673,10 @@ impl Residency {
                 break;
             }
             let slot = self.slots.get_mut(&key).expect("host slot");
-            let Place::Host(buf) = &slot.place else {
+            let Place::Host(v) = &slot.place else {
                 unreachable!()
             };
-            let len = buf.desc.size;
+            let len = v.capacity() as u64;
             let loc = match &slot.saved {
                 Some(loc) => loc.clone(),
                 None => {
@@ -633,8 +689,7 @@ impl Residency {
                         self.spill = Some(SpillFile::create(&dir)?);
                     }
                     self.traffic.spills += 1;
-                    let bytes = buf.mapped(len as usize)?;
-                    self.spill.as_mut().expect("made above").put(bytes)?
+                    self.spill.as_mut().expect("made above").put(v)?
                 }
             };
             slot.place = Place::Disk(loc);
@@ -686,28 +741,47 @@ impl Residency {
             };
             pages.push(page);
         }
-        let upload_bytes: u64 = sources
-            .iter()
-            .map(|s| match s {
-                Source::Upload(b) => b.len() as u64,
-                _ => 0,
-            })
-            .sum();
-        let mut upload = None;
-        if upload_bytes > 0 {
-            let mut buf = Buffer::new(
-                &self.gpu,
-                "page-in upload",
-                BufferDesc::upload(upload_bytes),
-            )?;
-            let mut all = Vec::with_capacity(upload_bytes as usize);
-            for s in &sources {
-                if let Source::Upload(b) = s {
-                    all.extend_from_slice(b);
-                }
+        // Texels from host memory or disk go through the staging buffer, copied in parallel.
+        let mut staged: Vec<(usize, &[u8])> = Vec::new();
+        let mut offsets: Vec<u64> = vec![0; sources.len()];
+        let mut at = 0usize;
+        for (i, src) in sources.iter().enumerate() {
+            let bytes: Option<&[u8]> = match src {
+                Source::Upload(b) => Some(b),
+                Source::Host(k) => match &self.slots[k].place {
+                    Place::Host(v) => Some(v),
+                    _ => unreachable!("host sources are in host memory"),
+                },
+                _ => None,
+            };
+            if let Some(b) = bytes {
+                offsets[i] = at as u64;
+                staged.push((at, b));
+                at += b.len();
             }
-            buf.write(&all)?;
-            upload = Some(buf);
+        }
+        let mut staging = None;
+        if at > 0 {
+            let mut buf = match self.staging.take() {
+                Some(b) => b,
+                None => {
+                    let desc = BufferDesc::readback(self.staging_bytes()).usage(
+                        vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+                    );
+                    Buffer::new(&self.gpu, "page staging", desc)?
+                }
+            };
+            let dst = buf.mapped_mut()?;
+            // Disjoint ranges of the mapped memory, one per page.
+            let mut rest: &mut [u8] = &mut dst[..at];
+            let mut parts: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(staged.len());
+            for (_, b) in &staged {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(b.len());
+                parts.push((head, b));
+                rest = tail;
+            }
+            parts.par_iter_mut().for_each(|(d, b)| d.copy_from_slice(b));
+            staging = Some(buf);
         }
         let mut ns = 0.0;
         {
@@ -717,24 +791,15 @@ impl Residency {
                 rec.reset_timer(t);
                 query = Some((t, rec.timer_begin(t, "copies")?));
             }
-            for s in &sources {
-                if let Source::Host(k) = s {
-                    let Place::Host(buf) = &self.slots[k].place else {
-                        unreachable!("host sources are in host memory")
-                    };
-                    rec.buffer(buf, Access::HostWrite);
-                }
+            if let Some(st) = &staging {
+                rec.buffer(st, Access::HostWrite);
             }
-            if let Some(up) = &upload {
-                rec.buffer(up, Access::HostWrite);
-            }
-            let mut at = 0u64;
-            for (s, page) in sources.iter().zip(&pages) {
+            for ((s, page), &offset) in sources.iter().zip(&pages).zip(&offsets) {
                 for image in &page.images {
                     match s {
-                        Source::Upload(_) => rec.copy_buffer_to_image_at(
-                            upload.as_ref().expect("made above"),
-                            at,
+                        Source::Upload(_) | Source::Host(_) => rec.copy_buffer_to_image_at(
+                            staging.as_ref().expect("made above"),
+                            offset,
                             image,
                         ),
                         Source::Copy(k) => {
@@ -743,19 +808,10 @@ impl Residency {
                             };
                             rec.copy_image(src.front(), image);
                         }
-                        Source::Host(k) => {
-                            let Place::Host(buf) = &self.slots[k].place else {
-                                unreachable!("host sources are in host memory")
-                            };
-                            rec.copy_buffer_to_image(buf, image);
-                        }
                         Source::Clear => rec.clear_image(image, self.clear),
                     }
                 }
                 page.set_stale(Rect::EMPTY);
-                if let Source::Upload(b) = s {
-                    at += b.len() as u64;
-                }
             }
             if let Some((t, q)) = query {
                 rec.timer_end(t, q);
@@ -764,6 +820,9 @@ impl Residency {
             if let Some(t) = timer {
                 ns = t.results()?.iter().map(|p| p.gpu_ns).sum();
             }
+        }
+        if let Some(st) = staging {
+            self.staging = Some(st);
         }
         for ((&k, page), source) in keys.iter().zip(pages).zip(&sources) {
             let pair = self.pair_bytes(self.slots[&k].id);
@@ -807,10 +866,10 @@ impl Residency {
             match self.source_of(v.key)? {
                 Source::Upload(b) => out[i] = Some(b),
                 Source::Host(k) => {
-                    let Place::Host(buf) = &self.slots[&k].place else {
+                    let Place::Host(v) = &self.slots[&k].place else {
                         unreachable!()
                     };
-                    out[i] = Some(buf.mapped(buf.desc.size as usize)?.to_vec());
+                    out[i] = Some(v.clone());
                 }
                 Source::Clear => {
                     let r = self.desc.page_rect(id);
