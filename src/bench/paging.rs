@@ -28,6 +28,10 @@ pub struct PagingResult {
     pub page_in_gb_s: f64,
     /// Pages from the GPU to host memory, wall clock.
     pub page_out_gb_s: f64,
+    /// Steady state under a budget: half the pages move out while the other half come in
+    /// (their image pairs reused), bytes in + out per second, wall clock.
+    #[serde(default)]
+    pub swap_gb_s: f64,
     pub page_in_fraction_of_ceiling: f64,
 }
 
@@ -94,13 +98,32 @@ pub(super) fn measure(
     if r.traffic.page_ins < (pages * (o.warmup.max(1) + o.repeats)) as u64 {
         anyhow::bail!("paging bench: pages did not move as planned ({})", r.line());
     }
+    // Swaps: a budget of half the pages; each half in turn pushes the other out.
+    let half = pages / 2;
+    places.set_budgets(Budgets {
+        gpu: Some(pair * half as u64),
+        ..Budgets::default()
+    });
+    let (a, b): (Vec<&Version>, Vec<&Version>) = (
+        versions[..half].iter().map(|v| &**v).collect(),
+        versions[half..2 * half].iter().map(|v| &**v).collect(),
+    );
+    places.ensure(&a, None)?;
+    let mut swaps = Vec::new();
+    for k in 0..o.warmup.max(1) + o.repeats {
+        heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+        let t = Instant::now();
+        places.ensure(if k % 2 == 0 { &b } else { &a }, None)?;
+        swaps.push(t.elapsed().as_secs_f64());
+    }
     let skip = o.warmup.max(1);
+    let swap = 2.0 * (page_bytes * half as u64) as f64 / median(&swaps[skip..]) * 1e-9;
     let total = (page_bytes * pages as u64) as f64;
     let page_in = total / median(&ins[skip..]) * 1e-9;
     let page_out = total / median(&outs[skip..]) * 1e-9;
     eprintln!(
-        "paging: {pages} pages of {} KiB: in {page_in:.1} GB/s, out {page_out:.1} GB/s; \
-         host→device copy {ceiling:.1} GB/s",
+        "paging: {pages} pages of {} KiB: in {page_in:.1} GB/s, out {page_out:.1} GB/s, \
+         swapping {swap:.1} GB/s in + out; host→device copy {ceiling:.1} GB/s",
         page_bytes >> 10
     );
     Ok(Some(PagingResult {
@@ -109,6 +132,7 @@ pub(super) fn measure(
         host_to_device_gb_s: ceiling,
         page_in_gb_s: page_in,
         page_out_gb_s: page_out,
+        swap_gb_s: swap,
         page_in_fraction_of_ceiling: super::ratio(page_in, ceiling),
     }))
 }

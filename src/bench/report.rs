@@ -189,6 +189,11 @@ pub fn markdown(r: &Report) -> String {
             "| page-out (GPU → host memory) | {} |",
             num(p.page_out_gb_s)
         );
+        let _ = writeln!(
+            o,
+            "| swapping under a budget (half out, half in; bytes both ways) | {} |",
+            num(p.swap_gb_s)
+        );
     }
     o
 }

@@ -795,13 +795,18 @@ impl Residency {
                 rec.buffer(st, Access::HostWrite);
             }
             for ((s, page), &offset) in sources.iter().zip(&pages).zip(&offsets) {
+                if matches!(s, Source::Upload(_) | Source::Host(_)) {
+                    // Across the bus once, then the second image from the first on the GPU.
+                    let [first, second] = &page.images;
+                    let staging = staging.as_ref().expect("made above");
+                    rec.copy_buffer_to_image_at(staging, offset, first);
+                    rec.copy_image(first, second);
+                    page.set_stale(Rect::EMPTY);
+                    continue;
+                }
                 for image in &page.images {
                     match s {
-                        Source::Upload(_) | Source::Host(_) => rec.copy_buffer_to_image_at(
-                            staging.as_ref().expect("made above"),
-                            offset,
-                            image,
-                        ),
+                        Source::Upload(_) | Source::Host(_) => unreachable!("handled above"),
                         Source::Copy(k) => {
                             let Place::Gpu(src) = &self.slots[k].place else {
                                 unreachable!("copy sources are on the GPU")
