@@ -231,3 +231,53 @@ fn shipped_presets_and_journals_load() {
         scarp::brush::journal::Journal::load(&root.join("assets/journals/default.json")).unwrap();
     assert_eq!((j.document.width, j.document.height), (4096, 4096));
 }
+
+/// The demo painted through the editor with pages squeezed out of a 12 MiB GPU budget and a
+/// 2 MiB host budget (versions in the page file) draws the same terrain, pixel for pixel, as
+/// with no budget (the view between the panels is compared; the profiler's numbers differ).
+#[test]
+fn a_tight_page_budget_draws_the_same_terrain() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
+    let shot = |name: &str, budget: &[&str]| {
+        let path = dir.path().join(name);
+        let out = Command::new(env!("CARGO_BIN_EXE_scarp"))
+            .env("DISPLAY", &x.display)
+            .env_remove("WAYLAND_DISPLAY")
+            .env("SCARP_VALIDATION", "1")
+            .env("XDG_STATE_HOME", dir.path())
+            .args(["edit", "--replay", demo, "--quit", "--screenshot"])
+            .arg(&path)
+            .args(budget)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "editor failed: {stderr}");
+        image::open(&path).unwrap().to_rgb8()
+    };
+    let free = shot("free.png", &["--gpu-budget", "unlimited"]);
+    let tight = shot(
+        "tight.png",
+        &["--gpu-budget", "12MiB", "--host-budget", "2MiB"],
+    );
+    assert_eq!(free.dimensions(), tight.dimensions());
+    let (w, h) = free.dimensions();
+    // Between the left panels (to x 345), the help panel (to y 255) and the profiler (from x
+    // 1055), down to the bottom.
+    let (x0, x1, y0) = (350 * w / 1440, 1050 * w / 1440, 260 * h / 900);
+    let (mut differ, mut land) = (0, 0);
+    for y in y0..h {
+        for x in x0..x1 {
+            let [r, g, b] = free.get_pixel(x, y).0.map(i32::from);
+            land += usize::from(g > b + 8 && g >= r - 20 && g > 60);
+            differ += usize::from(free.get_pixel(x, y) != tight.get_pixel(x, y));
+        }
+    }
+    let area = ((x1 - x0) * (h - y0)) as usize;
+    assert!(
+        land * 5 > area,
+        "the compared view shows terrain ({land} of {area})"
+    );
+    assert_eq!(differ, 0, "{differ} pixels of the terrain view differ");
+}

@@ -410,13 +410,13 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
             };
             ui.separator();
             ui.text(format!(
-                "pages on GPU {} ({:.1} MiB of {})",
+                "pages: GPU {} ({:.1} of {})",
                 m.gpu_pages,
                 mib(m.gpu_bytes),
                 budget(m.budgets.gpu)
             ));
             ui.text(format!(
-                "  host {} ({:.1} MiB of {}), disk {} ({:.1} MiB spilled)",
+                "  host {} ({:.1} of {}), disk {} ({:.1} MiB)",
                 m.host_pages,
                 mib(m.host_bytes),
                 budget(m.budgets.host),
