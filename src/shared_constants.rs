@@ -36,6 +36,10 @@ pub const BRUSH_GROUP_Y: u32 = 16;
 pub const NOISE_GROUP_X: u32 = 64;
 pub const NOISE_GROUP_Y: u32 = 4;
 
+// Page store.
+/// Texels per side of one texel of a field's coarse level (`pages::coarse`).
+pub const COARSE_FACTOR: i32 = 64;
+
 // Terrain renderer.
 /// Quads per tile side (vertices per side minus one).
 pub const TILE_QUADS: i32 = 64;

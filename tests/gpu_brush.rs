@@ -1048,3 +1048,75 @@ fn a_budget_smaller_than_one_wave_is_a_clear_error() {
     assert!(e.contains("too small"), "{e}");
     assert_no_validation_messages(&gpu);
 }
+
+/// The coarse level read back equals the CPU twin's reduction of the dense field.
+fn assert_coarse_matches(t: &mut Document, label: &str) {
+    let d = *t.desc();
+    let dense = t.to_dense().unwrap();
+    let field = t.store.height_mut();
+    let got = field
+        .coarse()
+        .unwrap()
+        .expect("a coarse level")
+        .read()
+        .unwrap();
+    let [cw, _] = scarp::pages::coarse::size_of(&d);
+    let mut compared = 0;
+    for py in 0..d.pages_y() {
+        for px in 0..d.pages_x() {
+            let id = PageId { x: px, y: py };
+            let want = scarp::pages::coarse::reduce_page(&d, id, &d.page_from_dense(&dense, id));
+            let r = d.page_rect(id);
+            let bw = (r.width() as u32).div_ceil(scarp::pages::coarse::FACTOR);
+            for (k, w) in want.iter().enumerate() {
+                let (bx, by) = (k as u32 % bw, k as u32 / bw);
+                let cx = r.x0 as u32 / scarp::pages::coarse::FACTOR + bx;
+                let cy = r.y0 as u32 / scarp::pages::coarse::FACTOR + by;
+                let g = got[(cy * cw + cx) as usize];
+                assert_eq!(g, *w, "{label}: coarse texel {cx},{cy}");
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, got.len(), "{label}: every coarse texel compared");
+}
+
+#[test]
+fn the_coarse_level_equals_a_cpu_reduction_after_edits_undo_and_eviction() {
+    let gpu = gpu();
+    let tables = NoiseTables::default();
+    for format in [HeightFormat::R32f, HeightFormat::R16] {
+        // 600 x 500: partial pages and partial 64² blocks at the right and bottom edges.
+        let d = DocumentDesc {
+            format,
+            ..doc(600, 500, 128)
+        };
+        for budget in [None, Some(16 * 128 * 128 * 4 * 2)] {
+            let label = format!("{format:?}, budget {budget:?}");
+            let mut t = Document::from_heights_within(
+                &gpu,
+                d,
+                &initial(&d),
+                Budgets {
+                    gpu: budget,
+                    ..Budgets::default()
+                },
+                &tables,
+            )
+            .unwrap();
+            assert_coarse_matches(&mut t, &format!("{label}, initial"));
+            for b in brushes().into_iter().take(6) {
+                let b = BrushSettings { radius: 40.0, ..b };
+                t.apply_stroke(&b, &stroke_instances(&b, &diagonal_stroke()))
+                    .unwrap();
+            }
+            assert_coarse_matches(&mut t, &format!("{label}, painted"));
+            assert!(t.undo().unwrap() && t.undo().unwrap());
+            assert_coarse_matches(&mut t, &format!("{label}, undone"));
+        }
+        // A flat document's coarse level is the flat value everywhere.
+        let mut flat = Document::new(&gpu, d, 0.25, &tables).unwrap();
+        assert_coarse_matches(&mut flat, &format!("{format:?} flat"));
+    }
+    assert_no_validation_messages(&gpu);
+}

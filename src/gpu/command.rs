@@ -171,6 +171,45 @@ impl<'a> Recorder<'a> {
         };
     }
 
+    /// Copies tightly packed texels from `src` at byte `offset` into the `size` texels of `dst`
+    /// from `origin`.
+    pub fn copy_buffer_to_image_region(
+        &mut self,
+        src: &'a Buffer,
+        offset: u64,
+        dst: &'a Image,
+        origin: [i32; 2],
+        size: [u32; 2],
+    ) {
+        self.buffer(src, Access::TransferRead);
+        self.image(dst, Access::TransferWrite);
+        self.flush_barriers();
+        let region = vk::BufferImageCopy::default()
+            .buffer_offset(offset)
+            .image_subresource(COLOR_LAYERS)
+            .image_offset(vk::Offset3D {
+                x: origin[0],
+                y: origin[1],
+                z: 0,
+            })
+            .image_extent(vk::Extent3D {
+                width: size[0],
+                height: size[1],
+                depth: 1,
+            });
+        // SAFETY: live resources, layout set by the barrier above; the caller keeps the region
+        // inside the image.
+        unsafe {
+            self.gpu.device().cmd_copy_buffer_to_image(
+                self.cmd,
+                src.raw,
+                dst.raw,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region],
+            )
+        };
+    }
+
     /// Fills the whole of `image` (a float color format) with `value`.
     pub fn clear_image(&mut self, image: &'a Image, value: f32) {
         self.image(image, Access::TransferWrite);

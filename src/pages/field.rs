@@ -15,6 +15,7 @@
 //!   a reader (the renderer) keeps the epoch it has seen and asks what changed since
 //!   ([`Field::changed_since`]), so any number of readers can follow one field through `&`.
 
+use super::coarse::{CoarseLevel, PageSource};
 use super::disk::DiskLoc;
 use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, HeightFormat, PageId};
@@ -44,6 +45,8 @@ pub struct Field {
     history: History<Rc<Version>>,
     working: Option<Working>,
     places: Residency,
+    /// The coarse level (None for documents past its largest size).
+    coarse: Option<CoarseLevel>,
     /// Epoch of each page's last visible change.
     changes: BTreeMap<PageId, u64>,
     epoch: u64,
@@ -65,7 +68,9 @@ impl Field {
         };
         let clear = stored_value(&desc, flat);
         let places = Residency::new(gpu, desc, format, clear, encode(&desc, &[flat]));
+        let coarse = CoarseLevel::new(gpu, desc)?;
         Ok(Self {
+            coarse,
             gpu: gpu.clone(),
             desc,
             flat,
@@ -330,7 +335,8 @@ impl Field {
                 Err(PageError::DrawBudgetTooSmall { needed, budget })
             }
             other => other.map(|_| ()),
-        }
+        }?;
+        self.refresh_coarse()
     }
 
     fn ensure(&mut self, pins: &[Rc<Version>], timer: Option<&GpuTimer>) -> Result<f64> {
@@ -344,7 +350,7 @@ impl Field {
                 .filter_map(|k| visible.get(k).copied())
                 .collect();
             if !ids.is_empty() {
-                self.mark_changed(ids);
+                self.mark_moved(ids);
             }
         }
         Ok(ns)
@@ -391,12 +397,88 @@ impl Field {
         self.places.gpu_page(v).map(GpuPage::front)
     }
 
-    /// Notes that what the listed pages show changed.
+    /// Notes that the values of the listed pages changed (readers and the coarse level follow).
     pub fn mark_changed(&mut self, ids: impl IntoIterator<Item = PageId>) {
+        let ids: Vec<PageId> = ids.into_iter().collect();
+        if let Some(c) = &mut self.coarse {
+            c.note(ids.iter().copied());
+        }
+        self.mark_moved(ids);
+    }
+
+    /// Notes that the images of the listed pages changed but not their values (moved between
+    /// places): readers rebind them.
+    fn mark_moved(&mut self, ids: impl IntoIterator<Item = PageId>) {
         self.epoch += 1;
         for id in ids {
             self.changes.insert(id, self.epoch);
         }
+    }
+
+    /// The coarse level, brought up to date with every change (None for documents past its
+    /// largest size).
+    pub fn coarse(&mut self) -> Result<Option<&CoarseLevel>> {
+        self.refresh_coarse()?;
+        Ok(self.coarse.as_ref())
+    }
+
+    /// Reduces the pages changed since the last refresh into the coarse level: pages on the GPU
+    /// there, the others (host memory, disk, flat) with the CPU twin.
+    pub fn refresh_coarse(&mut self) -> Result<()> {
+        let Some(mut coarse) = self.coarse.take() else {
+            return Ok(());
+        };
+        let result = self.refresh_into(&mut coarse);
+        self.coarse = Some(coarse);
+        result
+    }
+
+    fn refresh_into(&self, coarse: &mut CoarseLevel) -> Result<()> {
+        let visible = |id: PageId| -> Option<&Rc<Version>> {
+            if let Some(w) = &self.working {
+                if let Some(i) = w.ids.iter().position(|&p| p == id) {
+                    return Some(&w.versions[i]);
+                }
+            }
+            self.pages.get(&id)
+        };
+        let mut flat: HashMap<[i32; 2], Vec<[f32; 4]>> = HashMap::new();
+        for chunk in coarse.pending().chunks(256) {
+            let off_gpu: Vec<(PageId, &Version)> = chunk
+                .iter()
+                .filter_map(|&id| visible(id).map(|v| (id, &**v)))
+                .filter(|(_, v)| self.places.gpu_page(v).is_none())
+                .collect();
+            let refs: Vec<&Version> = off_gpu.iter().map(|(_, v)| *v).collect();
+            let mut bytes: HashMap<PageId, Vec<u8>> = off_gpu
+                .iter()
+                .map(|(id, _)| *id)
+                .zip(self.read_bytes(&refs)?)
+                .collect();
+            let mut pages = Vec::with_capacity(chunk.len());
+            for &id in chunk {
+                let source = match visible(id) {
+                    Some(v) => match self.places.gpu_page(v) {
+                        Some(p) => PageSource::Gpu(p.front()),
+                        None => PageSource::Heights(decode(
+                            &self.desc,
+                            &bytes.remove(&id).expect("read above"),
+                        )),
+                    },
+                    None => {
+                        let r = self.desc.page_rect(id);
+                        let texels = flat.entry([r.width(), r.height()]).or_insert_with(|| {
+                            let heights = vec![self.flat; (r.width() * r.height()) as usize];
+                            super::coarse::reduce_page(&self.desc, id, &heights)
+                        });
+                        PageSource::Texels(texels.clone())
+                    }
+                };
+                pages.push((id, source));
+            }
+            coarse.refresh(&pages)?;
+        }
+        Ok(())
     }
 
     /// The current change epoch (0: nothing ever changed).

@@ -11,10 +11,12 @@
 //! * [`page`]: one page version's GPU image pair ([`GpuPage`]).
 //! * [`field`]: one sparse field with copy-on-write versions, history and changes ([`Field`]).
 //! * [`history`]: undo/redo steps of page versions.
+//! * [`coarse`]: the field's coarse level (min, max, sum per 64² texels), always on the GPU.
 //! * [`residency`]: where versions live (GPU, host, disk) under memory budgets; [`disk`]: page
 //!   bytes in files (saved projects, the spill file).
 //! * [`store`]: the fields by name ([`PageStore`]).
 
+pub mod coarse;
 pub mod disk;
 pub mod error;
 pub mod field;

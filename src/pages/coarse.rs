@@ -1,0 +1,251 @@
+//! A field's coarse level: one texel per [`FACTOR`]² texels of the document holding the block's
+//! lowest height, highest height and the sum of its heights (mean = sum / texels), in one RGBA32F
+//! image that stays on the GPU whatever the budgets, so far regions can be drawn and picked
+//! without their pages (65536² → 1024², 16 MiB).
+//!
+//! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks: on the GPU
+//! (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`], the same
+//! order of operations, so the same values) for pages in host memory, on disk or flat.
+
+use super::geometry::{DocumentDesc, HeightFormat, PageId};
+use crate::gpu::{
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, Image, ImageDesc,
+    Recorder, Resource, Result,
+};
+use bytemuck::{Pod, Zeroable};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Document texels per coarse texel, per side.
+pub const FACTOR: u32 = crate::shared_constants::COARSE_FACTOR as u32;
+/// Largest coarse level kept, per side (documents up to 131072² have one).
+pub const MAX_SIDE: u32 = 2048;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct CoarsePush {
+    page_size: [i32; 2],
+    coarse_origin: [i32; 2],
+    height_min: f32,
+    height_range: f32,
+}
+
+/// Lowest, highest and summed height of block (bx, by) of a page of `w` x `h` heights
+/// (row-major): the CPU twin of `coarse_body.glsl`, in its order (rows left to right, then a
+/// tree over the rows).
+pub fn reduce_block(heights: &[f32], w: u32, h: u32, bx: u32, by: u32) -> [f32; 4] {
+    let n = FACTOR as usize;
+    let (x0, y0) = (bx * FACTOR, by * FACTOR);
+    let (bw, bh) = (FACTOR.min(w - x0), FACTOR.min(h - y0));
+    let mut lo = vec![3.4e38f32; n];
+    let mut hi = vec![-3.4e38f32; n];
+    let mut sum = vec![0.0f32; n];
+    for r in 0..bh as usize {
+        let row = (y0 as usize + r) * w as usize + x0 as usize;
+        for &v in &heights[row..row + bw as usize] {
+            lo[r] = lo[r].min(v);
+            hi[r] = hi[r].max(v);
+            sum[r] += v;
+        }
+    }
+    let mut s = n / 2;
+    while s > 0 {
+        for r in 0..s {
+            lo[r] = lo[r].min(lo[r + s]);
+            hi[r] = hi[r].max(hi[r + s]);
+            sum[r] += sum[r + s];
+        }
+        s /= 2;
+    }
+    [lo[0], hi[0], sum[0], 0.0]
+}
+
+/// The coarse texels of page `id` holding `heights`, row-major over the page's blocks.
+pub fn reduce_page(desc: &DocumentDesc, id: PageId, heights: &[f32]) -> Vec<[f32; 4]> {
+    let r = desc.page_rect(id);
+    let (w, h) = (r.width() as u32, r.height() as u32);
+    let (bw, bh) = (w.div_ceil(FACTOR), h.div_ceil(FACTOR));
+    (0..bh)
+        .flat_map(|by| (0..bw).map(move |bx| (bx, by)))
+        .map(|(bx, by)| reduce_block(heights, w, h, bx, by))
+        .collect()
+}
+
+/// Size of the coarse level of `desc`, per side.
+pub fn size_of(desc: &DocumentDesc) -> [u32; 2] {
+    [desc.width.div_ceil(FACTOR), desc.height.div_ceil(FACTOR)]
+}
+
+/// Where page `id`'s blocks start in the coarse level, and how many there are.
+fn page_blocks(desc: &DocumentDesc, id: PageId) -> ([i32; 2], [u32; 2]) {
+    let r = desc.page_rect(id);
+    (
+        [r.x0 / FACTOR as i32, r.y0 / FACTOR as i32],
+        [
+            (r.width() as u32).div_ceil(FACTOR),
+            (r.height() as u32).div_ceil(FACTOR),
+        ],
+    )
+}
+
+/// A page whose blocks are recomputed: its front image on the GPU, its heights, or its coarse
+/// texels already reduced (flat pages: one reduction per page size).
+pub enum PageSource<'a> {
+    Gpu(&'a Image),
+    Heights(Vec<f32>),
+    Texels(Vec<[f32; 4]>),
+}
+
+/// The coarse image of one field and the pages waiting to be reduced into it.
+pub struct CoarseLevel {
+    gpu: Arc<Gpu>,
+    desc: DocumentDesc,
+    image: Image,
+    kernel: ComputeKernel<CoarsePush>,
+    pending: BTreeSet<PageId>,
+}
+
+impl CoarseLevel {
+    /// The coarse level of a field of `desc` (None past [`MAX_SIDE`]), every page pending (the
+    /// first refresh fills it).
+    pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc) -> Result<Option<Self>> {
+        let [w, h] = size_of(&desc);
+        if w > MAX_SIDE || h > MAX_SIDE {
+            return Ok(None);
+        }
+        let image = Image::new(
+            gpu,
+            "coarse level",
+            ImageDesc::new_2d(vk::Format::R32G32B32A32_SFLOAT, [w, h]).usage(
+                vk::ImageUsageFlags::STORAGE
+                    | vk::ImageUsageFlags::TRANSFER_SRC
+                    | vk::ImageUsageFlags::TRANSFER_DST,
+            ),
+        )?;
+        let shader = match desc.format {
+            HeightFormat::R32f => &shaders::PAGES_COARSE_COMP,
+            HeightFormat::R16 => &shaders::PAGES_COARSE_R16_COMP,
+        };
+        let kernel = ComputeKernel::new(
+            gpu,
+            shader,
+            &[BindingKind::StorageImage, BindingKind::StorageImage],
+            &[],
+        )?;
+        let pending = (0..desc.pages_y())
+            .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+            .collect();
+        Ok(Some(Self {
+            gpu: gpu.clone(),
+            desc,
+            image,
+            kernel,
+            pending,
+        }))
+    }
+
+    /// The coarse image (RGBA32F: lowest, highest, sum, 0), current after [`Self::refresh`].
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
+    /// Notes that pages' values changed.
+    pub fn note(&mut self, ids: impl IntoIterator<Item = PageId>) {
+        self.pending.extend(ids);
+    }
+
+    /// Pages waiting to be reduced.
+    pub fn pending(&self) -> Vec<PageId> {
+        self.pending.iter().copied().collect()
+    }
+
+    /// Recomputes the blocks of `pages` (the pending ones, each with where its values are now),
+    /// in one submission: GPU pages by the kernel, the others by the CPU twin and an upload.
+    pub fn refresh(&mut self, pages: &[(PageId, PageSource<'_>)]) -> Result<()> {
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let d = self.desc;
+        let cpu: Vec<([i32; 2], [u32; 2], Vec<[f32; 4]>)> = pages
+            .iter()
+            .filter_map(|(id, s)| {
+                let (origin, size) = page_blocks(&d, *id);
+                match s {
+                    PageSource::Heights(h) => Some((origin, size, reduce_page(&d, *id, h))),
+                    PageSource::Texels(t) => Some((origin, size, t.clone())),
+                    PageSource::Gpu(_) => None,
+                }
+            })
+            .collect();
+        let bytes: u64 = cpu.iter().map(|c| c.2.len() as u64 * 16).sum();
+        let upload = if bytes > 0 {
+            let mut b = Buffer::new(&self.gpu, "coarse upload", BufferDesc::upload(bytes))?;
+            let all: Vec<f32> = cpu
+                .iter()
+                .flat_map(|c| c.2.iter().flatten().copied())
+                .collect();
+            b.write(&all)?;
+            Some(b)
+        } else {
+            None
+        };
+        let sets = pages
+            .iter()
+            .filter_map(|(id, s)| match s {
+                PageSource::Gpu(img) => Some((*id, *img)),
+                _ => None,
+            })
+            .map(|(id, img)| {
+                let set = self.kernel.bind(&[
+                    Resource::StorageImage(img),
+                    Resource::StorageImage(&self.image),
+                ])?;
+                Ok((id, img, set))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        if let Some(up) = &upload {
+            rec.buffer(up, Access::HostWrite);
+            let mut at = 0;
+            for (origin, size, texels) in &cpu {
+                rec.copy_buffer_to_image_region(up, at, &self.image, *origin, *size);
+                at += texels.len() as u64 * 16;
+            }
+        }
+        for (id, img, set) in &sets {
+            let r = d.page_rect(*id);
+            let (origin, size) = page_blocks(&d, *id);
+            rec.image(img, Access::ComputeStorageRead);
+            rec.image(&self.image, Access::ComputeStorageWrite);
+            rec.pass(&self.kernel, set)
+                .push(&CoarsePush {
+                    page_size: [r.width(), r.height()],
+                    coarse_origin: origin,
+                    height_min: d.height_min,
+                    height_range: d.height_range(),
+                })
+                .dispatch([size[0], size[1], 1])?;
+        }
+        rec.submit_and_wait()?;
+        for (id, _) in pages {
+            self.pending.remove(id);
+        }
+        Ok(())
+    }
+
+    /// The coarse texels, row-major (read back; for tests and tools).
+    pub fn read(&self) -> Result<Vec<[f32; 4]>> {
+        let [w, h] = size_of(&self.desc);
+        let bytes = u64::from(w) * u64::from(h) * 16;
+        let readback = Buffer::new(&self.gpu, "coarse readback", BufferDesc::readback(bytes))?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.copy_image_to_buffer(&self.image, &readback);
+        rec.buffer(&readback, Access::HostRead);
+        rec.submit_and_wait()?;
+        let data: &[f32] = bytemuck::cast_slice(readback.mapped(bytes as usize)?);
+        Ok(data
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect())
+    }
+}
