@@ -88,6 +88,9 @@ fn page_blocks(desc: &DocumentDesc, id: PageId) -> ([i32; 2], [u32; 2]) {
     )
 }
 
+/// Coarse texels reduced on the CPU: where they go (first block, blocks) and their values.
+type Uploaded = ([i32; 2], [u32; 2], Vec<[f32; 4]>);
+
 /// A page whose blocks are recomputed: its front image on the GPU, its heights, or its coarse
 /// texels already reduced (flat pages: one reduction per page size).
 pub enum PageSource<'a> {
@@ -166,7 +169,7 @@ impl CoarseLevel {
             return Ok(());
         }
         let d = self.desc;
-        let cpu: Vec<([i32; 2], [u32; 2], Vec<[f32; 4]>)> = pages
+        let cpu: Vec<Uploaded> = pages
             .iter()
             .filter_map(|(id, s)| {
                 let (origin, size) = page_blocks(&d, *id);
