@@ -3,7 +3,8 @@
 //! image that stays on the GPU whatever the budgets, so far regions can be drawn and picked
 //! without their pages (65536² → 1024², 16 MiB).
 //!
-//! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks: on the GPU
+//! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks when the
+//! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing): on the GPU
 //! (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`], the same
 //! order of operations, so the same values) for pages in host memory, on disk or flat.
 

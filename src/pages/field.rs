@@ -335,8 +335,7 @@ impl Field {
                 Err(PageError::DrawBudgetTooSmall { needed, budget })
             }
             other => other.map(|_| ()),
-        }?;
-        self.refresh_coarse()
+        }
     }
 
     fn ensure(&mut self, pins: &[Rc<Version>], timer: Option<&GpuTimer>) -> Result<f64> {
