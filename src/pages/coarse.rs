@@ -4,9 +4,9 @@
 //! without their pages (65536² → 1024², 16 MiB).
 //!
 //! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks when the
-//! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing): on the GPU
-//! (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`], the same
-//! order of operations, so the same values) for pages in host memory, on disk or flat.
+//! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing):
+//! on the GPU (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`],
+//! the same order of operations, so the same values) for pages in host memory, on disk or flat.
 
 use super::geometry::{DocumentDesc, HeightFormat, PageId};
 use crate::gpu::{

@@ -1,5 +1,5 @@
-//! Where each page version of a field lives — on the GPU, in host memory or on disk — under a GPU
-//! and a host memory budget.
+//! Where each page version of a field lives (on the GPU, in host memory or on disk) under a
+//! GPU and a host memory budget.
 //!
 //! A [`Version`] is a key shared (`Rc`) by whatever holds the version: the field's current pages,
 //! its undo steps, the working set of the edit under way. The [`Residency`] maps keys to places:
