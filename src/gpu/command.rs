@@ -148,27 +148,8 @@ impl<'a> Recorder<'a> {
     /// Copies tightly packed texels from `src`, starting at byte `offset`, into the whole of
     /// `dst`.
     pub fn copy_buffer_to_image_at(&mut self, src: &'a Buffer, offset: u64, dst: &'a Image) {
-        self.buffer(src, Access::TransferRead);
-        self.image(dst, Access::TransferWrite);
-        self.flush_barriers();
-        let region = vk::BufferImageCopy::default()
-            .buffer_offset(offset)
-            .image_subresource(COLOR_LAYERS)
-            .image_extent(vk::Extent3D {
-                width: dst.desc.extent.width,
-                height: dst.desc.extent.height,
-                depth: 1,
-            });
-        // SAFETY: live resources, layout set by the barrier above.
-        unsafe {
-            self.gpu.device().cmd_copy_buffer_to_image(
-                self.cmd,
-                src.raw,
-                dst.raw,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[region],
-            )
-        };
+        let size = [dst.desc.extent.width, dst.desc.extent.height];
+        self.copy_buffer_to_image_region(src, offset, dst, [0, 0], size);
     }
 
     /// Copies tightly packed texels from `src` at byte `offset` into the `size` texels of `dst`
