@@ -210,12 +210,9 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     println!("device: {}", gpu.info());
     let tables = NoiseTables::new(a.table_seed);
     let doc = plan.journal.document;
-    let spill_dir = plan
-        .to_project
-        .then(|| a.out.parent().map(Path::to_path_buf))
-        .flatten()
-        .filter(|p| !p.as_os_str().is_empty());
-    let budgets = a.memory.budgets(&gpu, spill_dir);
+    let budgets = a
+        .memory
+        .budgets(&gpu, plan.to_project.then_some(a.out.as_path()));
     let mut onto_file = None;
     let mut terrain = match (&a.onto, &plan.initial) {
         (Some(onto), _) => {

@@ -5,7 +5,7 @@ use crate::pages::{BudgetRequest, Budgets};
 use crate::terrain::formats::{Endian, ReadOptions};
 use crate::terrain::tiles::Region;
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::Path;
 
 /// Largest side of a generated grid.
 pub const MAX_SIDE: u32 = 65536;
@@ -62,9 +62,9 @@ impl MemoryArgs {
         }
     }
 
-    /// The budgets these flags ask for on `gpu`, spilling into `spill_dir`.
-    pub fn budgets(&self, gpu: &crate::gpu::Gpu, spill_dir: Option<PathBuf>) -> Budgets {
-        self.request().budgets(gpu, spill_dir)
+    /// The budgets these flags ask for on `gpu`, for the document of `project` (if any).
+    pub fn budgets(&self, gpu: &crate::gpu::Gpu, project: Option<&Path>) -> Budgets {
+        self.request().budgets(gpu, project)
     }
 }
 

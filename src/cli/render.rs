@@ -262,8 +262,7 @@ fn load_terrain(
     let (path, options) = heights.expect("clap requires a source");
     if path.extension().is_some_and(|e| e == "scarp") {
         let (mut doc, _, _) = crate::session::open_project_file(gpu, path, tables)?;
-        let beside = path.parent().filter(|p| !p.as_os_str().is_empty());
-        doc.set_budgets(memory.budgets(gpu, beside.map(Path::to_path_buf)));
+        doc.set_budgets(memory.budgets(gpu, Some(path)));
         return Ok(doc);
     }
     let grid = read_with_bar(path, &options)?;

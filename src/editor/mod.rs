@@ -445,11 +445,7 @@ impl Editor {
             }
         };
         let mut session = session;
-        let beside = session
-            .project()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf);
-        let budgets = options.memory.budgets(gpu, beside);
+        let budgets = options.memory.budgets(gpu, session.project());
         session.doc.set_budgets(budgets);
         let replay = options.replay.is_some().then_some(Replay {
             steps: replay_steps,

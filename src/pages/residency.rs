@@ -26,7 +26,7 @@ use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -82,8 +82,13 @@ pub struct BudgetRequest {
 }
 
 impl BudgetRequest {
-    /// The budgets on `gpu`, spilling into `spill_dir`.
-    pub fn budgets(&self, gpu: &Gpu, spill_dir: Option<PathBuf>) -> Budgets {
+    /// The budgets on `gpu` for the document of `project` (its page file goes next to it; without
+    /// one, into the temporary folder).
+    pub fn budgets(&self, gpu: &Gpu, project: Option<&Path>) -> Budgets {
+        let spill_dir = project
+            .and_then(Path::parent)
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(Path::to_path_buf);
         Budgets {
             gpu: self.gpu.unwrap_or_else(|| Budgets::default_gpu(gpu)),
             host: self.host.unwrap_or_else(Budgets::default_host),
