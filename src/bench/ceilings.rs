@@ -37,13 +37,13 @@ fn groups_for(count: u64) -> [u32; 3] {
     [x as u32, groups.div_ceil(x) as u32, 1]
 }
 
-fn timer(gpu: &Arc<Gpu>, passes: usize) -> Result<GpuTimer> {
+pub(super) fn timer(gpu: &Arc<Gpu>, passes: usize) -> Result<GpuTimer> {
     GpuTimer::new(gpu, passes as u32)?
         .ok_or_else(|| GpuError::Unsupported("timestamps are needed for the ceilings".into()))
 }
 
 /// Median pass time in ms, warm-up passes dropped.
-fn timed_median(timer: &GpuTimer, warmup: usize) -> Result<f64> {
+pub(super) fn timed_median(timer: &GpuTimer, warmup: usize) -> Result<f64> {
     let times: Vec<f64> = timer
         .results()?
         .iter()

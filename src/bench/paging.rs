@@ -5,7 +5,7 @@
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
 use super::{median, BenchOptions};
-use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuError, GpuTimer, Recorder};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, Recorder};
 use crate::pages::residency::Residency;
 use crate::pages::{Budgets, DocumentDesc, HeightFormat, PageId, Version};
 use anyhow::Result;
@@ -72,11 +72,11 @@ pub(super) fn measure(
             };
             places.from_bytes(id, bytes.clone())
         })
-        .collect::<Result<_, _>>()?;
+        .collect();
     let pair = 2 * page_bytes;
     // A budget of one page: asking for a lone other version moves every page out.
     let (spare, spare_bytes) = (PageId { x: 0, y: 0 }, bytes.clone());
-    let lone = places.from_bytes(spare, spare_bytes)?;
+    let lone = places.from_bytes(spare, spare_bytes);
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     for _ in 0..o.warmup.max(1) + o.repeats {
         places.set_budgets(Budgets::default());
@@ -150,8 +150,7 @@ fn host_to_device_gb_s(gpu: &Arc<Gpu>, bytes: u64, o: &BenchOptions) -> Result<f
         BufferDesc::new(bytes).usage(vk::BufferUsageFlags::TRANSFER_DST),
     )?;
     let passes = o.warmup.max(1) + o.repeats;
-    let timer = GpuTimer::new(gpu, passes as u32)?
-        .ok_or_else(|| GpuError::Unsupported("timestamps are needed for the ceilings".into()))?;
+    let timer = super::ceilings::timer(gpu, passes)?;
     let mut rec = Recorder::new(gpu)?;
     rec.reset_timer(&timer);
     rec.buffer(&src, Access::HostWrite);
@@ -161,11 +160,6 @@ fn host_to_device_gb_s(gpu: &Arc<Gpu>, bytes: u64, o: &BenchOptions) -> Result<f
         rec.timer_end(&timer, q);
     }
     rec.submit_and_wait()?;
-    let ms: Vec<f64> = timer
-        .results()?
-        .iter()
-        .skip(o.warmup.max(1))
-        .map(|p| p.gpu_ns * 1e-6)
-        .collect();
-    Ok(bytes as f64 / (median(&ms) * 1e-3) * 1e-9)
+    let ms = super::ceilings::timed_median(&timer, o.warmup.max(1))?;
+    Ok(bytes as f64 / (ms * 1e-3) * 1e-9)
 }

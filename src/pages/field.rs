@@ -45,7 +45,8 @@ pub struct Field {
     history: History<Rc<Version>>,
     working: Option<Working>,
     places: Residency,
-    /// The coarse level (None for documents past its largest size).
+    /// The coarse level, made when first read (None before, and for documents past its largest
+    /// size).
     coarse: Option<CoarseLevel>,
     /// Epoch of each page's last visible change.
     changes: BTreeMap<PageId, u64>,
@@ -68,9 +69,8 @@ impl Field {
         };
         let clear = stored_value(&desc, flat);
         let places = Residency::new(gpu, desc, format, clear, encode(&desc, &[flat]));
-        let coarse = CoarseLevel::new(gpu, desc)?;
         Ok(Self {
-            coarse,
+            coarse: None,
             gpu: gpu.clone(),
             desc,
             flat,
@@ -120,7 +120,7 @@ impl Field {
     ) -> Result<Self> {
         let mut f = Self::new(gpu, desc, flat)?;
         f.add_pages(pages.iter().map(|(id, heights)| {
-            f_check(&desc, *id, heights.len())?;
+            check_page(&desc, *id, heights.len())?;
             Ok((*id, heights.clone()))
         }))?;
         Ok(f)
@@ -139,11 +139,10 @@ impl Field {
         f.set_budgets(budgets);
         let texel = desc.texel_bytes();
         for (id, loc) in pages {
-            let r = desc.page_rect(id);
-            f_check(&desc, id, (loc.len / texel) as usize)?;
-            if loc.len != r.width() as u64 * r.height() as u64 * texel {
+            if loc.len % texel != 0 {
                 return Err(PageError::PageOutside { x: id.x, y: id.y });
             }
+            check_page(&desc, id, (loc.len / texel) as usize)?;
             let v = f.places.from_disk(id, loc);
             f.pages.insert(id, v);
         }
@@ -160,7 +159,7 @@ impl Field {
             let mut batch = Vec::new();
             for item in pages.by_ref().take(PAGES_PER_TRANSFER) {
                 let (id, heights) = item?;
-                let v = self.places.from_bytes(id, encode(&self.desc, &heights))?;
+                let v = self.places.from_bytes(id, encode(&self.desc, &heights));
                 self.pages.insert(id, v.clone());
                 batch.push((id, v));
             }
@@ -323,13 +322,7 @@ impl Field {
 
     /// Brings every page as it should be shown onto the GPU (what a frame draws).
     pub fn ensure_visible(&mut self) -> Result<()> {
-        let mut visible: BTreeMap<PageId, Rc<Version>> = self.pages.clone();
-        if let Some(w) = &self.working {
-            for (id, v) in w.ids.iter().zip(&w.versions) {
-                visible.insert(*id, v.clone());
-            }
-        }
-        let pins: Vec<Rc<Version>> = visible.into_values().collect();
+        let pins: Vec<Rc<Version>> = self.visible_versions().into_values().cloned().collect();
         match self.ensure(&pins, None) {
             Err(PageError::BudgetTooSmall { needed, budget }) => {
                 Err(PageError::DrawBudgetTooSmall { needed, budget })
@@ -356,14 +349,31 @@ impl Field {
     }
 
     fn visible_keys(&self) -> HashMap<u64, PageId> {
-        let mut keys: HashMap<u64, PageId> =
-            self.pages.iter().map(|(&id, v)| (v.key(), id)).collect();
+        self.visible_versions()
+            .into_iter()
+            .map(|(id, v)| (v.key(), id))
+            .collect()
+    }
+
+    /// The version of page `id` as it should be shown now: its working version if an edit is
+    /// under way there, else the committed one; None for a flat page.
+    fn visible_version(&self, id: PageId) -> Option<&Rc<Version>> {
         if let Some(w) = &self.working {
-            for (id, v) in w.ids.iter().zip(&w.versions) {
-                keys.insert(v.key(), *id);
+            if let Some(i) = w.ids.iter().position(|&p| p == id) {
+                return Some(&w.versions[i]);
             }
         }
-        keys
+        self.pages.get(&id)
+    }
+
+    /// [`Self::visible_version`] of every page that is not flat.
+    fn visible_versions(&self) -> BTreeMap<PageId, &Rc<Version>> {
+        let mut visible: BTreeMap<PageId, &Rc<Version>> =
+            self.pages.iter().map(|(&id, v)| (id, v)).collect();
+        if let Some(w) = &self.working {
+            visible.extend(w.ids.iter().copied().zip(&w.versions));
+        }
+        visible
     }
 
     /// Makes the working versions current; the versions they replace become one undo step
@@ -387,12 +397,7 @@ impl Field {
     /// an edit is under way there, else the committed one; None for a flat page, or one not on
     /// the GPU (call [`Self::ensure_visible`] before drawing).
     pub fn visible_image(&self, id: PageId) -> Option<&Image> {
-        if let Some(w) = &self.working {
-            if let Some(i) = w.ids.iter().position(|&p| p == id) {
-                return self.places.gpu_page(&w.versions[i]).map(GpuPage::front);
-            }
-        }
-        let v = self.pages.get(&id)?;
+        let v = self.visible_version(id)?;
         self.places.gpu_page(v).map(GpuPage::front)
     }
 
@@ -424,7 +429,12 @@ impl Field {
     /// Reduces the pages changed since the last refresh into the coarse level: pages on the GPU
     /// there, the others (host memory, disk, flat) with the CPU twin.
     pub fn refresh_coarse(&mut self) -> Result<()> {
-        let Some(mut coarse) = self.coarse.take() else {
+        // Made on first use with every page pending: until then edits need not note anything.
+        let made = match self.coarse.take() {
+            Some(c) => Some(c),
+            None => CoarseLevel::new(&self.gpu, self.desc)?,
+        };
+        let Some(mut coarse) = made else {
             return Ok(());
         };
         let result = self.refresh_into(&mut coarse);
@@ -433,14 +443,7 @@ impl Field {
     }
 
     fn refresh_into(&self, coarse: &mut CoarseLevel) -> Result<()> {
-        let visible = |id: PageId| -> Option<&Rc<Version>> {
-            if let Some(w) = &self.working {
-                if let Some(i) = w.ids.iter().position(|&p| p == id) {
-                    return Some(&w.versions[i]);
-                }
-            }
-            self.pages.get(&id)
-        };
+        let visible = |id: PageId| self.visible_version(id);
         let mut flat: HashMap<[i32; 2], Vec<[f32; 4]>> = HashMap::new();
         for chunk in coarse.pending().chunks(256) {
             let off_gpu: Vec<(PageId, &Version)> = chunk
@@ -618,13 +621,12 @@ impl Field {
 }
 
 /// Checks that page `id` lies in the document and `texels` fits it.
-fn f_check(desc: &DocumentDesc, id: PageId, texels: usize) -> Result<()> {
+fn check_page(desc: &DocumentDesc, id: PageId, texels: usize) -> Result<()> {
     let fits = id.x < desc.pages_x() && id.y < desc.pages_y();
     if !fits {
         return Err(PageError::PageOutside { x: id.x, y: id.y });
     }
-    let r = desc.page_rect(id);
-    if texels != r.width() as usize * r.height() as usize {
+    if texels as u64 != desc.page_rect(id).texels() {
         return Err(PageError::PageOutside { x: id.x, y: id.y });
     }
     Ok(())

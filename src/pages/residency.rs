@@ -303,9 +303,9 @@ impl Residency {
     }
 
     /// A version of `id` holding `bytes` (texels as stored), in host memory until needed.
-    pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Result<Rc<Version>> {
+    pub fn from_bytes(&mut self, id: PageId, bytes: Vec<u8>) -> Rc<Version> {
         self.host_bytes += bytes.len() as u64;
-        Ok(self.insert(id, Place::Host(bytes), None))
+        self.insert(id, Place::Host(bytes), None)
     }
 
     /// Host memory for `bytes` of texels: a recycled vector, else a new one (empty, with the
@@ -747,42 +747,34 @@ impl Residency {
             pages.push(page);
         }
         // Texels from host memory or disk go through the staging buffer, copied in parallel.
-        let mut staged: Vec<(usize, &[u8])> = Vec::new();
-        let mut offsets: Vec<u64> = vec![0; sources.len()];
-        let mut at = 0usize;
-        for (i, src) in sources.iter().enumerate() {
-            let bytes: Option<&[u8]> = match src {
-                Source::Upload(b) => Some(b),
+        let upload_bytes: usize = sources
+            .iter()
+            .map(|s| match s {
+                Source::Upload(b) => b.len(),
                 Source::Host(k) => match &self.slots[k].place {
-                    Place::Host(v) => Some(v),
+                    Place::Host(v) => v.len(),
                     _ => unreachable!("host sources are in host memory"),
                 },
-                _ => None,
-            };
-            if let Some(b) = bytes {
-                offsets[i] = at as u64;
-                staged.push((at, b));
-                at += b.len();
-            }
-        }
+                _ => 0,
+            })
+            .sum();
         let mut staging = None;
-        if at > 0 {
-            let mut buf = match self.staging.take() {
-                Some(b) => b,
-                None => {
-                    let desc = BufferDesc::readback(self.staging_bytes()).usage(
-                        vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
-                    );
-                    Buffer::new(&self.gpu, "page staging", desc)?
-                }
-            };
-            let dst = buf.mapped_mut()?;
-            // Disjoint ranges of the mapped memory, one per page.
-            let mut rest: &mut [u8] = &mut dst[..at];
-            let mut parts: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(staged.len());
-            for (_, b) in &staged {
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(b.len());
-                parts.push((head, b));
+        if upload_bytes > 0 {
+            let mut buf = self.take_staging()?;
+            let mut rest: &mut [u8] = &mut buf.mapped_mut()?[..upload_bytes];
+            // Disjoint ranges of the mapped memory, one per page, in source order.
+            let mut parts: Vec<(&mut [u8], &[u8])> = Vec::new();
+            for src in &sources {
+                let bytes: &[u8] = match src {
+                    Source::Upload(b) => b,
+                    Source::Host(k) => match &self.slots[k].place {
+                        Place::Host(v) => v,
+                        _ => unreachable!("host sources are in host memory"),
+                    },
+                    _ => continue,
+                };
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(bytes.len());
+                parts.push((head, bytes));
                 rest = tail;
             }
             parts.par_iter_mut().for_each(|(d, b)| d.copy_from_slice(b));
@@ -799,26 +791,27 @@ impl Residency {
             if let Some(st) = &staging {
                 rec.buffer(st, Access::HostWrite);
             }
-            for ((s, page), &offset) in sources.iter().zip(&pages).zip(&offsets) {
-                if matches!(s, Source::Upload(_) | Source::Host(_)) {
-                    // Across the bus once, then the second image from the first on the GPU.
-                    let [first, second] = &page.images;
-                    let staging = staging.as_ref().expect("made above");
-                    rec.copy_buffer_to_image_at(staging, offset, first);
-                    rec.copy_image(first, second);
-                    page.set_stale(Rect::EMPTY);
-                    continue;
-                }
-                for image in &page.images {
-                    match s {
-                        Source::Upload(_) | Source::Host(_) => unreachable!("handled above"),
-                        Source::Copy(k) => {
-                            let Place::Gpu(src) = &self.slots[k].place else {
-                                unreachable!("copy sources are on the GPU")
-                            };
-                            rec.copy_image(src.front(), image);
-                        }
-                        Source::Clear => rec.clear_image(image, self.clear),
+            let mut offset = 0u64;
+            for (s, page) in sources.iter().zip(&pages) {
+                let [first, second] = &page.images;
+                match s {
+                    Source::Upload(_) | Source::Host(_) => {
+                        // Across the bus once, then the second image from the first on the GPU.
+                        let staging = staging.as_ref().expect("made above");
+                        rec.copy_buffer_to_image_at(staging, offset, first);
+                        rec.copy_image(first, second);
+                        offset += page.bytes() / 2;
+                    }
+                    Source::Copy(k) => {
+                        let Place::Gpu(src) = &self.slots[k].place else {
+                            unreachable!("copy sources are on the GPU")
+                        };
+                        rec.copy_image(src.front(), first);
+                        rec.copy_image(src.front(), second);
+                    }
+                    Source::Clear => {
+                        rec.clear_image(first, self.clear);
+                        rec.clear_image(second, self.clear);
                     }
                 }
                 page.set_stale(Rect::EMPTY);
