@@ -110,10 +110,7 @@ impl PagedHeights {
             None => None,
             Some(PageBytes::InMemory(h)) => Some(h.clone()),
             Some(PageBytes::OnDisk(loc)) => {
-                let bytes = loc
-                    .read(&format!("page {},{}", id.x, id.y))
-                    .map_err(|e| FileError::invalid(&self.path, e.to_string()))?;
-                Some(crate::pages::field::decode(&self.document, &bytes))
+                Some(v2::read_page_heights(&self.path, &self.document, id, loc)?)
             }
         })
     }

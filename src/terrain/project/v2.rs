@@ -130,22 +130,32 @@ impl SparseProject {
     pub fn page_heights(&self) -> Result<Vec<(PageId, Vec<f32>)>, FileError> {
         self.pages
             .iter()
-            .map(|(id, loc)| Ok((*id, self.read_page(*id, loc)?)))
+            .map(|(id, loc)| {
+                let heights = read_page_heights(&self.path, &self.meta.document, *id, loc)?;
+                Ok((*id, heights))
+            })
             .collect()
     }
+}
 
-    /// The heights of one stored page.
-    pub fn read_page(&self, id: PageId, loc: &DiskLoc) -> Result<Vec<f32>, FileError> {
-        let bytes = loc
-            .read(&format!("page {},{}", id.x, id.y))
-            .map_err(|e| FileError::invalid(&self.path, e.to_string()))?;
-        Ok(crate::pages::field::decode(&self.meta.document, &bytes))
-    }
+/// The stored bytes of page `id` at `loc` of the project at `path`, checksum checked; errors
+/// name the file and the page.
+pub fn read_page_bytes(path: &Path, id: PageId, loc: &DiskLoc) -> Result<Vec<u8>, FileError> {
+    loc.read(&format!("page {},{}", id.x, id.y))
+        .map_err(|e| FileError::invalid(path, e.to_string()))
+}
 
-    /// Bytes of the file that the save uses (pages and index).
-    pub fn live_bytes(&self) -> u64 {
-        self.pages.iter().map(|(_, l)| l.len).sum::<u64>() + self.superblock.index_len
-    }
+/// The heights of page `id` of a document `d` stored at `loc` (see [`read_page_bytes`]).
+pub fn read_page_heights(
+    path: &Path,
+    d: &DocumentDesc,
+    id: PageId,
+    loc: &DiskLoc,
+) -> Result<Vec<f32>, FileError> {
+    Ok(crate::pages::field::decode(
+        d,
+        &read_page_bytes(path, id, loc)?,
+    ))
 }
 
 fn identity(sb: &Superblock) -> u64 {
@@ -331,11 +341,9 @@ fn still_current(p: &SparseProject) -> bool {
     matches!(read_superblock(&p.path, &file), Ok((sb, _)) if sb == p.superblock)
 }
 
-/// Pages to write (not held by `file`) in batches, and the locations of all.
-struct Placement {
-    /// Per page: its location in the file being written (filled as pages are written).
-    locs: Vec<Option<(u64, u64, u32)>>,
-}
+/// Per page to save: (offset, length, CRC-32) in the file being written, filled as pages are
+/// placed.
+type Placement = Vec<Option<(u64, u64, u32)>>;
 
 fn check_batch(
     path: &Path,
@@ -377,13 +385,11 @@ fn write_pages(
     fail_after: Option<usize>,
     mut put: impl FnMut(&[u8]) -> Result<u64, FileError>,
 ) -> Result<(Placement, usize), FileError> {
-    let mut placement = Placement {
-        locs: vec![None; pages.len()],
-    };
+    let mut placement: Placement = vec![None; pages.len()];
     let mut todo: Vec<usize> = Vec::new();
     for (i, p) in pages.iter().enumerate() {
         match &p.saved {
-            Some(l) if reuse(l) => placement.locs[i] = Some((l.offset, l.len, l.checksum)),
+            Some(l) if reuse(l) => placement[i] = Some((l.offset, l.len, l.checksum)),
             // Bytes saved elsewhere (another project) are copied, checksum checked.
             _ => todo.push(i),
         }
@@ -394,10 +400,7 @@ fn write_pages(
         let mut ask = Vec::new();
         for &i in batch {
             match &pages[i].saved {
-                Some(l) => bytes.push(Some(
-                    l.read(&format!("page {},{}", pages[i].id.x, pages[i].id.y))
-                        .map_err(|e| FileError::invalid(path, e.to_string()))?,
-                )),
+                Some(l) => bytes.push(Some(read_page_bytes(path, pages[i].id, l)?)),
                 None => {
                     bytes.push(None);
                     ask.push(pages[i].id);
@@ -424,7 +427,7 @@ fn write_pages(
                 ));
             }
             let offset = put(&b)?;
-            placement.locs[i] = Some((offset, b.len() as u64, crc32fast::hash(&b)));
+            placement[i] = Some((offset, b.len() as u64, crc32fast::hash(&b)));
             written += 1;
         }
     }
@@ -440,7 +443,7 @@ fn index_bytes(
         meta: meta.clone(),
         pages: pages
             .iter()
-            .zip(&placement.locs)
+            .zip(placement)
             .map(|(p, l)| {
                 let (offset, len, crc) = l.expect("every page placed");
                 (p.id.x, p.id.y, offset, len, crc)
@@ -523,7 +526,7 @@ fn located(
 ) -> Vec<(PageId, DiskLoc)> {
     pages
         .iter()
-        .zip(&placement.locs)
+        .zip(placement)
         .map(|(p, l)| {
             let (offset, len, checksum) = l.expect("every page placed");
             (
