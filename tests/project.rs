@@ -83,6 +83,74 @@ fn projects_reopen_to_the_same_heights() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The coarse level of `t`, read back.
+fn coarse_of(t: &mut Document) -> Vec<[f32; 4]> {
+    let field = t.store.height_mut();
+    field
+        .coarse()
+        .unwrap()
+        .expect("a coarse level")
+        .read()
+        .unwrap()
+}
+
+#[test]
+fn opening_a_project_reads_its_coarse_level_not_its_pages() {
+    use scarp::pages::geometry::PageId;
+    let gpu = gpu();
+    let tables = NoiseTables::new(2009);
+    let dir = tempfile::tempdir().unwrap();
+    for format in [HeightFormat::R32f, HeightFormat::R16] {
+        let d = doc(format);
+        let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
+        dab(&mut t, &[(100.0, 100.0), (200.0, 150.0)], 30.0);
+        let want = coarse_of(&mut t);
+        let path = dir.path().join(format!("{format:?}.scarp"));
+        let r = save_whole(&mut t, &path);
+        assert_eq!(r.coarse_written, 1, "{r:?}");
+        // Every page record damaged: the coarse level still opens, the heights do not.
+        let sp = project::v2::open(&path).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        for (_, loc) in &sp.pages {
+            bytes[loc.offset as usize + 5] ^= 0x5a;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let mut back = reopen(&gpu, &path);
+        assert!(coarse_of(&mut back) == want, "{format:?}: the stored level");
+        let e = back.to_dense().unwrap_err().to_string();
+        assert!(e.contains("checksum"), "{e}");
+
+        // A file saved without the level (as the first version-2 files were) makes it from the
+        // pages.
+        let plain = dir.path().join(format!("{format:?}-plain.scarp"));
+        let pages: Vec<project::v2::PageToSave> = t
+            .page_heights()
+            .unwrap()
+            .iter()
+            .map(|(id, _)| project::v2::PageToSave {
+                id: *id,
+                saved: None,
+            })
+            .collect();
+        let heights: std::collections::HashMap<PageId, Vec<f32>> =
+            t.page_heights().unwrap().into_iter().collect();
+        let read = |ids: &[PageId]| {
+            Ok(ids
+                .iter()
+                .map(|id| scarp::pages::field::encode(&d, &heights[id]))
+                .collect())
+        };
+        let meta = meta_of(&t, vec![], &[]).unwrap();
+        let (_, r) = project::v2::save(&plain, &meta, &pages, None, read, None, None).unwrap();
+        assert_eq!(r.coarse_written, 0);
+        assert!(
+            coarse_of(&mut reopen(&gpu, &plain)) == want,
+            "{format:?}: made from pages"
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 /// A raise stroke of `radius` through `points`.
 fn dab(t: &mut Document, points: &[(f32, f32)], radius: f32) {
     let b = BrushSettings {
@@ -125,10 +193,20 @@ fn a_huge_sparse_document_saves_small_and_reopens_lazily() {
     let path = dir.path().join("huge.scarp");
     let r = save_whole(&mut t, &path);
     let page = 256 * 256 * 4;
+    // A chunk of the coarse level: 128² texels of 16 bytes.
+    let chunk = 128 * 128 * 16;
     assert!(r.pages >= 3 && r.pages <= 12, "{r:?}");
+    // A chunk spans 8192² texels: 32² pages of 256².
+    let chunks: std::collections::BTreeSet<(u32, u32)> = project::v2::open(&path)
+        .unwrap()
+        .pages
+        .iter()
+        .map(|(id, _)| (id.x / 32, id.y / 32))
+        .collect();
+    assert_eq!(r.coarse_written, chunks.len(), "{r:?}");
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(
-        size <= r.pages as u64 * page + 64 * 1024,
+        size <= r.pages as u64 * page + chunks.len() as u64 * chunk + 64 * 1024,
         "{size} bytes for {} pages",
         r.pages
     );
@@ -140,15 +218,26 @@ fn a_huge_sparse_document_saves_small_and_reopens_lazily() {
         assert!(back.height_at(x, y).unwrap() > 0.1);
     }
     assert_eq!(back.height_at(20000, 20000).unwrap(), 0.1, "flat elsewhere");
-    // One more stroke inside one page: the save appends that page and an index.
+    let want = coarse_of(&mut t);
+    assert!(coarse_of(&mut back) == want, "the coarse level reopens");
+    // One more stroke inside one page: the save appends that page, its chunk of the coarse
+    // level and an index.
     dab(&mut back, &[(30000.0, 30000.0)], 20.0);
     let r2 = save_document(&mut back, &path, &meta, file.as_ref(), None)
         .unwrap()
         .1;
     assert!(r2.incremental, "{r2:?}");
-    assert_eq!((r2.pages, r2.pages_written), (r.pages + 1, 1));
+    assert_eq!(
+        (r2.pages, r2.pages_written, r2.coarse_written),
+        (r.pages + 1, 1, 1)
+    );
     let grown = std::fs::metadata(&path).unwrap().len();
-    assert!(grown <= size + page + 64 * 1024, "{size} -> {grown}");
+    assert!(
+        grown <= size + page + chunk + 64 * 1024,
+        "{size} -> {grown}"
+    );
+    let painted = coarse_of(&mut back);
+    assert!(coarse_of(&mut reopen(&gpu, &path)) == painted);
     assert_no_validation_messages(&gpu);
 }
 
@@ -177,7 +266,7 @@ fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_
     dab(&mut s, &[(2.0 * 128.0 + 64.0, 3.0 * 128.0 + 64.0)], 10.0);
     let (file_b, r) = save_document(&mut s, &path, &meta, file.as_ref(), None).unwrap();
     assert!(r.incremental, "{r:?}");
-    assert_eq!(r.pages_written, 1, "{r:?}");
+    assert_eq!((r.pages_written, r.coarse_written), (1, 1), "{r:?}");
     let size_b = std::fs::metadata(&path).unwrap().len();
     assert_eq!(
         size_b - size_a + 48,
@@ -192,6 +281,9 @@ fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_
     let saved_b = s.to_dense().unwrap();
     assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_b);
     assert!(saved_b != saved_a);
+    // Saving again with nothing changed writes no page and no chunk.
+    let (file_b, r) = save_document(&mut s, &path, &meta, Some(&file_b), None).unwrap();
+    assert_eq!((r.pages_written, r.coarse_written), (0, 0), "{r:?}");
 
     // A large stroke, and a save that fails after two pages: the file still holds save B.
     dab(&mut s, &[(50.0, 50.0), (1000.0, 1000.0)], 60.0);

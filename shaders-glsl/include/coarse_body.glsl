@@ -1,6 +1,6 @@
 // Coarse level: for each block of COARSE_FACTOR x COARSE_FACTOR texels of one page (fewer at the
-// document's edge), the lowest height, the highest and their sum (mean = sum / texels), written
-// to one texel of the field's coarse image. One workgroup per block; invocation r sums row r of
+// document's edge), the lowest height, the highest, their sum (mean = sum / texels) and the
+// block's first (top-left) height, written to one texel of the field's coarse image. One workgroup per block; invocation r sums row r of
 // the block left to right, then a tree halves the rows (strides 32, 16, ..., 1). CPU twin (same
 // order, so the same sums): pages::coarse::reduce_block.
 #extension GL_GOOGLE_include_directive : require
@@ -51,6 +51,7 @@ void main() {
         barrier();
     }
     if (r == 0) {
-        imageStore(coarse, pc.coarse_origin + block, vec4(s_lo[0], s_hi[0], s_sum[0], 0.0));
+        float first = decodeHeight(imageLoad(page, o).r, pc.height_min, pc.height_range);
+        imageStore(coarse, pc.coarse_origin + block, vec4(s_lo[0], s_hi[0], s_sum[0], first));
     }
 }

@@ -261,6 +261,8 @@ fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
             .map(|&id| encode(&document, &document.page_from_dense(&grid.values, id)))
             .collect())
     };
-    let (_, report) = v2::save(out, &meta, &pages, read, None, None)?;
+    let coarse = crate::pages::coarse::kept(&document)
+        .then(|| crate::pages::coarse::dense_level(&document, &grid.values));
+    let (_, report) = v2::save(out, &meta, &pages, coarse.as_deref(), read, None, None)?;
     Ok(report.pages)
 }

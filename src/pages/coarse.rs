@@ -1,7 +1,9 @@
 //! A field's coarse level: one texel per [`FACTOR`]² texels of the document holding the block's
-//! lowest height, highest height and the sum of its heights (mean = sum / texels), in one RGBA32F
-//! image that stays on the GPU whatever the budgets, so far regions can be drawn and picked
-//! without their pages (65536² → 1024², 16 MiB).
+//! lowest height, highest height, the sum of its heights (mean = sum / texels) and its first
+//! height (the block's top-left texel: the height a vertex grid of spacing [`FACTOR`] samples
+//! there, so a coarse mesh meets a finer one exactly), in one RGBA32F image that stays on the GPU
+//! whatever the budgets, so far regions can be drawn and picked without their pages
+//! (65536² → 1024², 16 MiB). Version-2 projects store it, so opening one reads no page.
 //!
 //! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks when the
 //! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing):
@@ -14,7 +16,8 @@ use crate::gpu::{
     Recorder, Resource, Result,
 };
 use bytemuck::{Pod, Zeroable};
-use std::collections::BTreeSet;
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Document texels per coarse texel, per side.
@@ -31,7 +34,7 @@ struct CoarsePush {
     height_range: f32,
 }
 
-/// Lowest, highest and summed height of block (bx, by) of a page of `w` x `h` heights
+/// Lowest, highest, summed and first height of block (bx, by) of a page of `w` x `h` heights
 /// (row-major): the CPU twin of `coarse_body.glsl`, in its order (rows left to right, then a
 /// tree over the rows).
 pub fn reduce_block(heights: &[f32], w: u32, h: u32, bx: u32, by: u32) -> [f32; 4] {
@@ -58,7 +61,7 @@ pub fn reduce_block(heights: &[f32], w: u32, h: u32, bx: u32, by: u32) -> [f32; 
         }
         s /= 2;
     }
-    [lo[0], hi[0], sum[0], 0.0]
+    [lo[0], hi[0], sum[0], heights[(y0 * w + x0) as usize]]
 }
 
 /// The coarse texels of page `id` holding `heights`, row-major over the page's blocks.
@@ -75,6 +78,70 @@ pub fn reduce_page(desc: &DocumentDesc, id: PageId, heights: &[f32]) -> Vec<[f32
 /// Size of the coarse level of `desc`, per side.
 pub fn size_of(desc: &DocumentDesc) -> [u32; 2] {
     [desc.width.div_ceil(FACTOR), desc.height.div_ceil(FACTOR)]
+}
+
+/// Whether documents of `desc` keep a coarse level (not past [`MAX_SIDE`]).
+pub fn kept(desc: &DocumentDesc) -> bool {
+    let [w, h] = size_of(desc);
+    w <= MAX_SIDE && h <= MAX_SIDE
+}
+
+/// The texels of page `id` when every height is `flat`: one reduction per page size, cached in
+/// `cache`.
+pub fn flat_page<'a>(
+    cache: &'a mut HashMap<[i32; 2], Vec<[f32; 4]>>,
+    desc: &DocumentDesc,
+    id: PageId,
+    flat: f32,
+) -> &'a [[f32; 4]] {
+    let r = desc.page_rect(id);
+    cache.entry([r.width(), r.height()]).or_insert_with(|| {
+        let heights = vec![flat; (r.width() * r.height()) as usize];
+        reduce_page(desc, id, &heights)
+    })
+}
+
+/// The whole coarse level (row-major) of a document of `desc` whose every height is `flat`.
+pub fn flat_level(desc: &DocumentDesc, flat: f32) -> Vec<[f32; 4]> {
+    let [w, h] = size_of(desc);
+    let mut level = vec![[0.0; 4]; w as usize * h as usize];
+    let mut cache = HashMap::new();
+    for y in 0..desc.pages_y() {
+        for x in 0..desc.pages_x() {
+            let id = PageId { x, y };
+            let texels = flat_page(&mut cache, desc, id, flat).to_vec();
+            put_page(&mut level, desc, id, &texels);
+        }
+    }
+    level
+}
+
+/// The whole coarse level (row-major) of a document of `desc` holding `heights` (row-major,
+/// width x height), reduced on the CPU.
+pub fn dense_level(desc: &DocumentDesc, heights: &[f32]) -> Vec<[f32; 4]> {
+    let [w, h] = size_of(desc);
+    let mut level = vec![[0.0; 4]; w as usize * h as usize];
+    let ids: Vec<PageId> = (0..desc.pages_y())
+        .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+        .collect();
+    let texels: Vec<Vec<[f32; 4]>> = ids
+        .par_iter()
+        .map(|&id| reduce_page(desc, id, &desc.page_from_dense(heights, id)))
+        .collect();
+    for (id, t) in ids.iter().zip(&texels) {
+        put_page(&mut level, desc, *id, t);
+    }
+    level
+}
+
+/// Writes page `id`'s texels (row-major over its blocks) into the whole `level`.
+pub fn put_page(level: &mut [[f32; 4]], desc: &DocumentDesc, id: PageId, texels: &[[f32; 4]]) {
+    let [w, _] = size_of(desc);
+    let (origin, size) = page_blocks(desc, id);
+    for (row, line) in texels.chunks_exact(size[0] as usize).enumerate() {
+        let at = (origin[1] as usize + row) * w as usize + origin[0] as usize;
+        level[at..at + line.len()].copy_from_slice(line);
+    }
 }
 
 /// Where page `id`'s blocks start in the coarse level, and how many there are.
@@ -100,6 +167,12 @@ pub enum PageSource<'a> {
     Texels(Vec<[f32; 4]>),
 }
 
+/// A [`PageSource`] off the GPU, borrowed for the parallel CPU reduction.
+enum OnCpu<'a> {
+    Heights(&'a [f32]),
+    Texels(&'a [[f32; 4]]),
+}
+
 /// The coarse image of one field and the pages waiting to be reduced into it.
 pub struct CoarseLevel {
     gpu: Arc<Gpu>,
@@ -113,10 +186,10 @@ impl CoarseLevel {
     /// The coarse level of a field of `desc` (None past [`MAX_SIDE`]), every page pending (the
     /// first refresh fills it).
     pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc) -> Result<Option<Self>> {
-        let [w, h] = size_of(&desc);
-        if w > MAX_SIDE || h > MAX_SIDE {
+        if !kept(&desc) {
             return Ok(None);
         }
+        let [w, h] = size_of(&desc);
         let image = Image::new(
             gpu,
             "coarse level",
@@ -148,7 +221,30 @@ impl CoarseLevel {
         }))
     }
 
-    /// The coarse image (RGBA32F: lowest, highest, sum, 0), current after [`Self::refresh`].
+    /// The coarse level of a field of `desc` holding `texels` (the whole level, row-major, as
+    /// [`Self::read`] gives it), nothing pending; None past [`MAX_SIDE`].
+    pub fn from_texels(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        texels: &[[f32; 4]],
+    ) -> Result<Option<Self>> {
+        let Some(mut level) = Self::new(gpu, desc)? else {
+            return Ok(None);
+        };
+        let [w, h] = size_of(&desc);
+        assert_eq!(texels.len(), (w * h) as usize, "a whole coarse level");
+        let bytes: &[u8] = bytemuck::cast_slice(texels);
+        let mut up = Buffer::new(gpu, "coarse upload", BufferDesc::upload(bytes.len() as u64))?;
+        up.write(bytes)?;
+        let mut rec = Recorder::new(gpu)?;
+        rec.buffer(&up, Access::HostWrite);
+        rec.copy_buffer_to_image_region(&up, 0, &level.image, [0, 0], [w, h]);
+        rec.submit_and_wait()?;
+        level.pending.clear();
+        Ok(Some(level))
+    }
+
+    /// The coarse image (RGBA32F: lowest, highest, sum, first), current after [`Self::refresh`].
     pub fn image(&self) -> &Image {
         &self.image
     }
@@ -170,15 +266,24 @@ impl CoarseLevel {
             return Ok(());
         }
         let d = self.desc;
-        let cpu: Vec<Uploaded> = pages
+        // Pages off the GPU, reduced on the CPU in parallel (in page order).
+        let off_gpu: Vec<(PageId, OnCpu)> = pages
             .iter()
-            .filter_map(|(id, s)| {
+            .filter_map(|(id, s)| match s {
+                PageSource::Heights(h) => Some((*id, OnCpu::Heights(h))),
+                PageSource::Texels(t) => Some((*id, OnCpu::Texels(t))),
+                PageSource::Gpu(_) => None,
+            })
+            .collect();
+        let cpu: Vec<Uploaded> = off_gpu
+            .par_iter()
+            .map(|(id, values)| {
                 let (origin, size) = page_blocks(&d, *id);
-                match s {
-                    PageSource::Heights(h) => Some((origin, size, reduce_page(&d, *id, h))),
-                    PageSource::Texels(t) => Some((origin, size, t.clone())),
-                    PageSource::Gpu(_) => None,
-                }
+                let texels = match values {
+                    OnCpu::Heights(h) => reduce_page(&d, *id, h),
+                    OnCpu::Texels(t) => t.to_vec(),
+                };
+                (origin, size, texels)
             })
             .collect();
         let bytes: u64 = cpu.iter().map(|c| c.2.len() as u64 * 16).sum();

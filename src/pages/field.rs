@@ -127,12 +127,14 @@ impl Field {
     }
 
     /// A field of flat value `flat` whose listed pages lie in a saved project, each read when
-    /// first needed (its checksum checked then).
+    /// first needed (its checksum checked then); `coarse`, the project's coarse level if it
+    /// holds one (the whole level, row-major), saves reading every page to make it.
     pub fn from_disk(
         gpu: &Arc<Gpu>,
         desc: DocumentDesc,
         flat: f32,
         pages: Vec<(PageId, DiskLoc)>,
+        coarse: Option<&[[f32; 4]]>,
         budgets: Budgets,
     ) -> Result<Self> {
         let mut f = Self::new(gpu, desc, flat)?;
@@ -147,7 +149,14 @@ impl Field {
             f.pages.insert(id, v);
         }
         let ids: Vec<PageId> = f.pages.keys().copied().collect();
-        f.mark_changed(ids);
+        match coarse {
+            // The stored level is the pages' already: readers follow, nothing is reduced.
+            Some(texels) => {
+                f.coarse = CoarseLevel::from_texels(gpu, desc, texels)?;
+                f.mark_moved(ids);
+            }
+            None => f.mark_changed(ids),
+        }
         Ok(f)
     }
 
@@ -444,7 +453,7 @@ impl Field {
 
     fn refresh_into(&self, coarse: &mut CoarseLevel) -> Result<()> {
         let visible = |id: PageId| self.visible_version(id);
-        let mut flat: HashMap<[i32; 2], Vec<[f32; 4]>> = HashMap::new();
+        let mut flat = HashMap::new();
         for chunk in coarse.pending().chunks(256) {
             let off_gpu: Vec<(PageId, &Version)> = chunk
                 .iter()
@@ -467,14 +476,9 @@ impl Field {
                             &bytes.remove(&id).expect("read above"),
                         )),
                     },
-                    None => {
-                        let r = self.desc.page_rect(id);
-                        let texels = flat.entry([r.width(), r.height()]).or_insert_with(|| {
-                            let heights = vec![self.flat; (r.width() * r.height()) as usize];
-                            super::coarse::reduce_page(&self.desc, id, &heights)
-                        });
-                        PageSource::Texels(texels.clone())
-                    }
+                    None => PageSource::Texels(
+                        super::coarse::flat_page(&mut flat, &self.desc, id, self.flat).to_vec(),
+                    ),
                 };
                 pages.push((id, source));
             }

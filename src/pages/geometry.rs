@@ -178,9 +178,9 @@ impl DocumentDesc {
                 self.width, self.height
             ));
         }
-        if !PAGE_SIZES.contains(&self.page_size) {
+        if !PAGE_SIZES.contains(&self.page_size) || !self.page_size.is_power_of_two() {
             return Err(format!(
-                "page_size must be between {} and {}, got {}",
+                "page_size must be a power of two between {} and {}, got {}",
                 PAGE_SIZES.start(),
                 PAGE_SIZES.end(),
                 self.page_size
@@ -300,6 +300,18 @@ mod tests {
             page_size: ps,
             height_min: 0.0,
             height_max: 1.0,
+        }
+    }
+
+    #[test]
+    fn page_sizes_are_powers_of_two_in_range() {
+        // Coarse blocks (64²) and stored chunks of the coarse level tile pages exactly.
+        for ps in [128, 256, 2048] {
+            assert!(desc(1000, 300, ps).validate().is_ok(), "{ps}");
+        }
+        for ps in [64, 200, 384, 4096] {
+            let e = desc(1000, 300, ps).validate().unwrap_err();
+            assert!(e.contains("power of two"), "{ps}: {e}");
         }
     }
 

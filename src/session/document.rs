@@ -65,16 +65,18 @@ impl Document {
         )
     }
 
-    /// A document whose pages lie in a saved project, read when first needed.
+    /// A document whose pages lie in a saved project, read when first needed (`coarse`: the
+    /// project's coarse level, if it holds one).
     pub fn from_disk(
         gpu: &Arc<Gpu>,
         desc: DocumentDesc,
         flat: f32,
         pages: Vec<(PageId, DiskLoc)>,
+        coarse: Option<&[[f32; 4]]>,
         tables: &NoiseTables,
     ) -> Result<Self> {
         Self::with_height(
-            Field::from_disk(gpu, desc, flat, pages, Budgets::default())?,
+            Field::from_disk(gpu, desc, flat, pages, coarse, Budgets::default())?,
             tables,
         )
     }

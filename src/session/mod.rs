@@ -131,7 +131,15 @@ pub fn open_project_file(
     match opened {
         Opened::V1(p) => Ok((open_project(gpu, &p, tables)?, meta, None)),
         Opened::V2(sp) => {
-            let doc = Document::from_disk(gpu, meta.document, meta.flat, sp.pages.clone(), tables)?;
+            let coarse = sp.coarse_level()?;
+            let doc = Document::from_disk(
+                gpu,
+                meta.document,
+                meta.flat,
+                sp.pages.clone(),
+                coarse.as_deref(),
+                tables,
+            )?;
             Ok((doc, meta, Some(sp)))
         }
     }
@@ -167,6 +175,10 @@ pub fn save_document(
 ) -> Result<(SparseProject, SaveReport)> {
     terrain.pump(None)?;
     let field = terrain.store.height_mut();
+    let coarse = match field.coarse()? {
+        Some(level) => Some(level.read()?),
+        None => None,
+    };
     let versions: Vec<(PageId, Rc<Version>)> = field
         .versions_by_page()
         .map(|(id, v)| (id, v.clone()))
@@ -184,7 +196,15 @@ pub fn save_document(
         let vs: Vec<&Version> = ids.iter().map(|id| &**by_id[id]).collect();
         field.read_bytes(&vs).map_err(|e| e.to_string())
     };
-    let (saved, report) = project::v2::save(path, meta, &pages, read, previous, fail_after)?;
+    let (saved, report) = project::v2::save(
+        path,
+        meta,
+        &pages,
+        coarse.as_deref(),
+        read,
+        previous,
+        fail_after,
+    )?;
     for ((_, v), (_, loc)) in versions.iter().zip(&saved.pages) {
         field.set_saved(v, loc.clone());
     }

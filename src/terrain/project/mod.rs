@@ -298,7 +298,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        v2::save(&p, &m, &[], |_| Ok(Vec::new()), None, None).unwrap();
+        v2::save(&p, &m, &[], None, |_| Ok(Vec::new()), None, None).unwrap();
         assert!(read_recovery(&p).unwrap().is_none());
         let r = Recovery {
             version: RECOVERY_VERSION,
@@ -311,7 +311,7 @@ mod tests {
             flat: 0.5,
             ..meta()
         };
-        v2::save(&p, &other, &[], |_| Ok(Vec::new()), None, None).unwrap();
+        v2::save(&p, &other, &[], None, |_| Ok(Vec::new()), None, None).unwrap();
         assert!(read_recovery(&p).unwrap_err().to_string().contains("stale"));
     }
 }

@@ -19,7 +19,15 @@
 //! A superblock: `seq` u64, `index_offset` u64, `index_len` u64, `data_end` u64, `index_crc`
 //! u32, 0 u32, then the CRC-32 of those 40 bytes and 4 zero bytes. The valid superblock with the
 //! larger `seq` is the save; its index (JSON: `document`, `flat`, `presets`, `journal`, `pages`
-//! as `[x, y, offset, len, crc]`) lies at `index_offset`.
+//! as `[x, y, offset, len, crc]`, `coarse` as `[cx, cy, offset, len, crc]`) lies at
+//! `index_offset`.
+//!
+//! **The coarse level** ([`crate::pages::coarse`]) is stored in chunks of [`CHUNK`]² coarse
+//! texels (8192² document texels, 256 KiB; RGBA f32 per texel, row-major, the chunk cut at the
+//! level's edge): every chunk holding a stored page is stored, the others are the flat height's.
+//! Opening reads them (16 MiB for a painted 65536² document) instead of the pages; an
+//! incremental save writes only the chunks whose texels changed. Files without them (the first
+//! version-2 files) still open: the level is then made from the pages.
 //!
 //! **Saving incrementally** ([`save`] into the file it was opened from): pages whose bytes the
 //! file already holds are listed again, changed pages and a new index are appended after
@@ -31,6 +39,7 @@
 
 use super::{Meta, MAGIC};
 use crate::atomic_file::{write_atomic, FileError};
+use crate::pages::coarse;
 use crate::pages::disk::{DiskLoc, PageFile};
 use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};
@@ -47,6 +56,9 @@ const SUPERBLOCK: [u64; 2] = [16, 64];
 const SUPERBLOCK_LEN: usize = 48;
 /// Largest index read.
 const MAX_INDEX: u64 = 256 << 20;
+/// Coarse texels per stored chunk of the coarse level, per side.
+pub const CHUNK: u32 = 128;
+const COARSE_TEXEL: u64 = 16;
 
 /// One save's root: where its index lies and how far its data reaches.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,6 +107,9 @@ struct Index {
     meta: Meta,
     /// `[x, y, offset, len, crc]` per stored page.
     pages: Vec<(u32, u32, u64, u64, u32)>,
+    /// `[cx, cy, offset, len, crc]` per stored chunk of the coarse level.
+    #[serde(default)]
+    coarse: Vec<(u32, u32, u64, u64, u32)>,
 }
 
 /// An opened (or just saved) version-2 project: what it holds and where, and the handle pages
@@ -105,6 +120,8 @@ pub struct SparseProject {
     pub meta: Meta,
     /// The stored pages, in page order.
     pub pages: Vec<(PageId, DiskLoc)>,
+    /// The stored chunks of the coarse level, in chunk order.
+    pub coarse: Vec<([u32; 2], DiskLoc)>,
     superblock: Superblock,
     /// Which slot holds the superblock.
     slot: usize,
@@ -124,6 +141,35 @@ impl SparseProject {
     /// What a recovery journal is tied to: this save's sequence number and index CRC.
     pub fn identity(&self) -> u64 {
         identity(&self.superblock)
+    }
+
+    /// The whole coarse level (row-major), read from the stored chunks (checksums checked) and
+    /// the flat height; None when the document keeps none or the file lacks chunks.
+    pub fn coarse_level(&self) -> Result<Option<Vec<[f32; 4]>>, FileError> {
+        let d = &self.meta.document;
+        let stored: std::collections::BTreeSet<[u32; 2]> =
+            self.coarse.iter().map(|(c, _)| *c).collect();
+        let needed = chunks_of(d, self.pages.iter().map(|(id, _)| *id));
+        if !coarse::kept(d) || !needed.is_subset(&stored) {
+            return Ok(None);
+        }
+        let mut level = coarse::flat_level(d, self.meta.flat);
+        let [w, _] = coarse::size_of(d);
+        for (c, loc) in &self.coarse {
+            let bytes = loc
+                .read(&format!("coarse chunk {},{}", c[0], c[1]))
+                .map_err(|e| FileError::invalid(&self.path, e.to_string()))?;
+            let texels: Vec<[f32; 4]> = bytes
+                .chunks_exact(COARSE_TEXEL as usize)
+                .map(bytemuck::pod_read_unaligned)
+                .collect();
+            let (origin, size) = chunk_area(d, *c);
+            for (row, line) in texels.chunks_exact(size[0] as usize).enumerate() {
+                let at = (origin[1] as usize + row) * w as usize + origin[0] as usize;
+                level[at..at + line.len()].copy_from_slice(line);
+            }
+        }
+        Ok(Some(level))
     }
 
     /// The heights of every stored page, read on the CPU (checksums checked), in page order.
@@ -162,6 +208,49 @@ fn identity(sb: &Superblock) -> u64 {
     (sb.seq << 32) ^ u64::from(sb.index_crc)
 }
 
+/// Chunks of the coarse level holding the blocks of `pages` (a page lies in one chunk: page
+/// sizes are powers of two up to 2048, a chunk spans 8192 texels).
+fn chunks_of(
+    d: &DocumentDesc,
+    pages: impl Iterator<Item = PageId>,
+) -> std::collections::BTreeSet<[u32; 2]> {
+    let span = (CHUNK * coarse::FACTOR) as i32;
+    pages
+        .map(|id| {
+            let r = d.page_rect(id);
+            [(r.x0 / span) as u32, (r.y0 / span) as u32]
+        })
+        .collect()
+}
+
+/// First texel and size of chunk `c` of the coarse level of `d`.
+fn chunk_area(d: &DocumentDesc, c: [u32; 2]) -> ([u32; 2], [u32; 2]) {
+    let [w, h] = coarse::size_of(d);
+    let o = [c[0] * CHUNK, c[1] * CHUNK];
+    (o, [CHUNK.min(w - o[0]), CHUNK.min(h - o[1])])
+}
+
+/// Stored bytes of chunk `c`, or None when it lies outside the level.
+fn chunk_len(d: &DocumentDesc, c: [u32; 2]) -> Option<u64> {
+    let [w, h] = coarse::size_of(d);
+    (c[0] * CHUNK < w && c[1] * CHUNK < h).then(|| {
+        let (_, size) = chunk_area(d, c);
+        u64::from(size[0]) * u64::from(size[1]) * COARSE_TEXEL
+    })
+}
+
+/// The bytes of chunk `c` of the whole coarse `level` of `d`.
+fn chunk_bytes(d: &DocumentDesc, level: &[[f32; 4]], c: [u32; 2]) -> Vec<u8> {
+    let [w, _] = coarse::size_of(d);
+    let (origin, size) = chunk_area(d, c);
+    let mut out = Vec::with_capacity((size[0] * size[1]) as usize * COARSE_TEXEL as usize);
+    for row in 0..size[1] {
+        let at = (origin[1] + row) as usize * w as usize + origin[0] as usize;
+        out.extend_from_slice(bytemuck::cast_slice(&level[at..at + size[0] as usize]));
+    }
+    out
+}
+
 /// What a save wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SaveReport {
@@ -169,6 +258,8 @@ pub struct SaveReport {
     pub pages: usize,
     /// Pages whose bytes this save wrote.
     pub pages_written: usize,
+    /// Chunks of the coarse level this save wrote.
+    pub coarse_written: usize,
     /// Bytes this save wrote (pages, index and superblock; the header too for a whole file).
     pub bytes_written: u64,
     /// Whether the save appended to the file it was opened from.
@@ -283,11 +374,42 @@ pub fn open(path: &Path) -> Result<SparseProject, FileError> {
         ));
     }
     pages.sort_by_key(|(id, _)| (id.y, id.x));
+    let mut chunks = Vec::with_capacity(index.coarse.len());
+    for &(cx, cy, offset, len, checksum) in &index.coarse {
+        let c = [cx, cy];
+        let Some(expected) = chunk_len(&d, c) else {
+            return Err(bad(format!(
+                "coarse chunk {cx},{cy} lies outside the level"
+            )));
+        };
+        if chunks.iter().any(|(o, _)| *o == c) {
+            return Err(bad(format!("coarse chunk {cx},{cy} is listed twice")));
+        }
+        if len != expected {
+            return Err(bad(format!(
+                "coarse chunk {cx},{cy} holds {len} bytes, {expected} expected"
+            )));
+        }
+        if offset < DATA_START || offset.checked_add(len).map_or(true, |e| e > sb.data_end) {
+            return Err(bad(format!(
+                "coarse chunk {cx},{cy} lies outside the file's data"
+            )));
+        }
+        let loc = DiskLoc {
+            file: file.clone(),
+            offset,
+            len,
+            checksum,
+        };
+        chunks.push((c, loc));
+    }
+    chunks.sort_by_key(|(c, _)| (c[1], c[0]));
     Ok(SparseProject {
         path: path.to_path_buf(),
         file,
         meta: index.meta,
         pages,
+        coarse: chunks,
         superblock: sb,
         slot,
     })
@@ -298,7 +420,8 @@ fn page_len(d: &DocumentDesc, id: PageId) -> u64 {
     d.page_rect(id).texels() * d.texel_bytes()
 }
 
-/// Saves `pages` (the document's pages that are not flat, in page order) with `meta` to `path`.
+/// Saves `pages` (the document's pages that are not flat, in page order) and the chunks of the
+/// `coarse` level (the whole level, row-major, if the document keeps one) with `meta` to `path`.
 /// `read` gives the bytes of a batch of pages. With `previous` the project this document was
 /// opened from or last saved to, at the same path and unchanged on disk since, only pages whose
 /// bytes it lacks are written (appended; see the module docs), unless the file would then hold
@@ -308,6 +431,7 @@ pub fn save(
     path: &Path,
     meta: &Meta,
     pages: &[PageToSave],
+    coarse: Option<&[[f32; 4]]>,
     mut read: impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
     previous: Option<&SparseProject>,
     fail_after: Option<usize>,
@@ -315,22 +439,90 @@ pub fn save(
     meta.document
         .validate()
         .map_err(|e| FileError::invalid(path, format!("document: {e}")))?;
+    let [w, h] = coarse::size_of(&meta.document);
+    if coarse.is_some_and(|l| l.len() as u64 != u64::from(w) * u64::from(h)) {
+        return Err(FileError::invalid(
+            path,
+            "the coarse level has the wrong size",
+        ));
+    }
+    let to_write = Writing {
+        meta,
+        pages,
+        coarse,
+        fail_after,
+    };
     let appendable = previous.filter(|p| p.path == path && still_current(p));
     if let Some(prev) = appendable {
+        let d = &meta.document;
+        let chunks = chunks_of(d, pages.iter().map(|p| p.id));
+        // Chunks still listed count as kept (most are; a changed one is small).
+        let kept_chunks: u64 = prev
+            .coarse
+            .iter()
+            .filter(|(c, _)| coarse.is_some() && chunks.contains(c))
+            .map(|(_, l)| l.len)
+            .sum();
         let reused: u64 = pages
             .iter()
             .filter_map(|p| p.saved.as_ref())
             .filter(|l| Rc::ptr_eq(&l.file, &prev.file))
             .map(|l| l.len)
-            .sum();
-        let total: u64 = pages.iter().map(|p| page_len(&meta.document, p.id)).sum();
-        let new = total - reused;
+            .sum::<u64>()
+            + kept_chunks;
+        let chunk_bytes: u64 = match coarse {
+            Some(_) => chunks.iter().filter_map(|c| chunk_len(d, *c)).sum(),
+            None => 0,
+        };
+        let total: u64 = pages.iter().map(|p| page_len(d, p.id)).sum::<u64>() + chunk_bytes;
+        let new = total.saturating_sub(reused);
         let dead = prev.superblock.data_end - DATA_START - reused;
         if dead + new <= total.max(1 << 20) {
-            return append(prev, meta, pages, &mut read, fail_after);
+            return append(prev, &to_write, &mut read);
         }
     }
-    whole(path, meta, pages, &mut read, fail_after)
+    whole(path, &to_write, &mut read)
+}
+
+/// What one save writes.
+struct Writing<'a> {
+    meta: &'a Meta,
+    pages: &'a [PageToSave],
+    coarse: Option<&'a [[f32; 4]]>,
+    fail_after: Option<usize>,
+}
+
+/// Per stored chunk of the coarse level: (chunk, offset, length, CRC-32) in the file written.
+type ChunkPlacement = Vec<([u32; 2], u64, u64, u32)>;
+
+/// Writes the chunks of the coarse level that hold stored pages through `put`; a chunk whose
+/// bytes `previous` holds already keeps its place there.
+fn write_chunks(
+    w: &Writing,
+    previous: Option<&SparseProject>,
+    mut put: impl FnMut(&[u8]) -> Result<u64, FileError>,
+) -> Result<(ChunkPlacement, usize), FileError> {
+    let Some(level) = w.coarse else {
+        return Ok((Vec::new(), 0));
+    };
+    let d = &w.meta.document;
+    let (mut placed, mut written) = (Vec::new(), 0);
+    for c in chunks_of(d, w.pages.iter().map(|p| p.id)) {
+        let bytes = chunk_bytes(d, level, c);
+        let crc = crc32fast::hash(&bytes);
+        let kept = previous
+            .and_then(|p| p.coarse.iter().find(|(o, l)| *o == c && l.checksum == crc))
+            .filter(|(_, l)| l.read("coarse chunk").is_ok_and(|b| b == bytes));
+        let offset = match kept {
+            Some((_, l)) => l.offset,
+            None => {
+                written += 1;
+                put(&bytes)?
+            }
+        };
+        placed.push((c, offset, bytes.len() as u64, crc));
+    }
+    Ok((placed, written))
 }
 
 /// Whether the file at `p.path` still holds the save `p` was read from.
@@ -378,13 +570,12 @@ fn check_batch(
 /// where the bytes went); pages `reuse` holds keep their place.
 fn write_pages(
     path: &Path,
-    meta: &Meta,
-    pages: &[PageToSave],
+    w: &Writing,
     reuse: impl Fn(&DiskLoc) -> bool,
     read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
-    fail_after: Option<usize>,
     mut put: impl FnMut(&[u8]) -> Result<u64, FileError>,
 ) -> Result<(Placement, usize), FileError> {
+    let (meta, pages, fail_after) = (w.meta, w.pages, w.fail_after);
     let mut placement: Placement = vec![None; pages.len()];
     let mut todo: Vec<usize> = Vec::new();
     for (i, p) in pages.iter().enumerate() {
@@ -435,13 +626,18 @@ fn write_pages(
 }
 
 fn index_bytes(
-    meta: &Meta,
-    pages: &[PageToSave],
+    w: &Writing,
     placement: &Placement,
+    chunks: &ChunkPlacement,
 ) -> Result<Vec<u8>, String> {
     let index = Index {
-        meta: meta.clone(),
-        pages: pages
+        meta: w.meta.clone(),
+        coarse: chunks
+            .iter()
+            .map(|&(c, o, l, crc)| (c[0], c[1], o, l, crc))
+            .collect(),
+        pages: w
+            .pages
             .iter()
             .zip(placement)
             .map(|(p, l)| {
@@ -456,10 +652,8 @@ fn index_bytes(
 /// An incremental save into `prev`'s file.
 fn append(
     prev: &SparseProject,
-    meta: &Meta,
-    pages: &[PageToSave],
+    w: &Writing,
     read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
-    fail_after: Option<usize>,
 ) -> Result<(SparseProject, SaveReport), FileError> {
     let path = &prev.path;
     let file = OpenOptions::new()
@@ -471,20 +665,15 @@ fn append(
     file.set_len(prev.superblock.data_end)
         .map_err(FileError::io(path))?;
     let mut end = prev.superblock.data_end;
-    let (placement, written) = write_pages(
-        path,
-        meta,
-        pages,
-        |l| Rc::ptr_eq(&l.file, &prev.file),
-        read,
-        fail_after,
-        |b| {
-            file.write_all_at(b, end).map_err(FileError::io(path))?;
-            end += b.len() as u64;
-            Ok(end - b.len() as u64)
-        },
-    )?;
-    let index = index_bytes(meta, pages, &placement).map_err(|e| FileError::invalid(path, e))?;
+    let mut put = |b: &[u8]| {
+        file.write_all_at(b, end).map_err(FileError::io(path))?;
+        end += b.len() as u64;
+        Ok(end - b.len() as u64)
+    };
+    let (placement, written) =
+        write_pages(path, w, |l| Rc::ptr_eq(&l.file, &prev.file), read, &mut put)?;
+    let (chunks, chunks_written) = write_chunks(w, Some(prev), &mut put)?;
+    let index = index_bytes(w, &placement, &chunks).map_err(|e| FileError::invalid(path, e))?;
     let index_offset = end;
     file.write_all_at(&index, index_offset)
         .map_err(FileError::io(path))?;
@@ -505,14 +694,16 @@ fn append(
     let saved = SparseProject {
         path: path.clone(),
         file: prev.file.clone(),
-        meta: meta.clone(),
-        pages: located(pages, &placement, &prev.file),
+        meta: w.meta.clone(),
+        pages: located(w.pages, &placement, &prev.file),
+        coarse: located_chunks(&chunks, &prev.file),
         superblock: sb,
         slot,
     };
     let report = SaveReport {
-        pages: pages.len(),
+        pages: w.pages.len(),
         pages_written: written,
+        coarse_written: chunks_written,
         bytes_written,
         incremental: true,
     };
@@ -542,38 +733,44 @@ fn located(
         .collect()
 }
 
+fn located_chunks(chunks: &ChunkPlacement, file: &Rc<PageFile>) -> Vec<([u32; 2], DiskLoc)> {
+    chunks
+        .iter()
+        .map(|&(c, offset, len, checksum)| {
+            let loc = DiskLoc {
+                file: file.clone(),
+                offset,
+                len,
+                checksum,
+            };
+            (c, loc)
+        })
+        .collect()
+}
+
 /// A whole new file, written atomically.
 fn whole(
     path: &Path,
-    meta: &Meta,
-    pages: &[PageToSave],
+    w: &Writing,
     read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
-    fail_after: Option<usize>,
 ) -> Result<(SparseProject, SaveReport), FileError> {
     let mut result = None;
-    write_atomic(path, |w| {
+    write_atomic(path, |out| {
         let io = FileError::io(path);
         let mut head = [0u8; DATA_START as usize];
         head[..8].copy_from_slice(MAGIC);
         head[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        w.write_all(&head).map_err(io)?;
+        out.write_all(&head).map_err(io)?;
         let mut end = DATA_START;
-        let (placement, written) = write_pages(
-            path,
-            meta,
-            pages,
-            |_| false,
-            read,
-            fail_after,
-            |b| {
-                w.write_all(b).map_err(FileError::io(path))?;
-                end += b.len() as u64;
-                Ok(end - b.len() as u64)
-            },
-        )?;
-        let index =
-            index_bytes(meta, pages, &placement).map_err(|e| FileError::invalid(path, e))?;
-        w.write_all(&index).map_err(FileError::io(path))?;
+        let mut put = |b: &[u8]| {
+            out.write_all(b).map_err(FileError::io(path))?;
+            end += b.len() as u64;
+            Ok(end - b.len() as u64)
+        };
+        let (placement, written) = write_pages(path, w, |_| false, read, &mut put)?;
+        let (chunks, chunks_written) = write_chunks(w, None, &mut put)?;
+        let index = index_bytes(w, &placement, &chunks).map_err(|e| FileError::invalid(path, e))?;
+        out.write_all(&index).map_err(FileError::io(path))?;
         let sb = Superblock {
             seq: 1,
             index_offset: end,
@@ -581,26 +778,28 @@ fn whole(
             data_end: end + index.len() as u64,
             index_crc: crc32fast::hash(&index),
         };
-        w.flush().map_err(FileError::io(path))?;
-        w.get_ref()
+        out.flush().map_err(FileError::io(path))?;
+        out.get_ref()
             .write_all_at(&sb.to_bytes(), SUPERBLOCK[0])
             .map_err(FileError::io(path))?;
-        result = Some((placement, written, sb));
+        result = Some((placement, written, chunks, chunks_written, sb));
         Ok::<(), FileError>(())
     })?;
-    let (placement, written, sb) = result.expect("set by the body");
+    let (placement, written, chunks, chunks_written, sb) = result.expect("set by the body");
     let file = Rc::new(PageFile::open(path).map_err(FileError::io(path))?);
     let saved = SparseProject {
         path: path.to_path_buf(),
         file: file.clone(),
-        meta: meta.clone(),
-        pages: located(pages, &placement, &file),
+        meta: w.meta.clone(),
+        pages: located(w.pages, &placement, &file),
+        coarse: located_chunks(&chunks, &file),
         superblock: sb,
         slot: 0,
     };
     let report = SaveReport {
-        pages: pages.len(),
+        pages: w.pages.len(),
         pages_written: written,
+        coarse_written: chunks_written,
         bytes_written: sb.data_end,
         incremental: false,
     };
