@@ -1,7 +1,8 @@
 //! Paging bandwidth: page versions brought onto the GPU from host memory (page-in) and moved off
 //! it (page-out) by the page store's residency, wall clock, against a host→device copy ceiling
 //! measured in the same run (a GPU-timed copy from pinned host memory into device memory: the
-//! link's rate).
+//! link's rate). Page-in and page-out are timed in the steady state of a budget (the residency's
+//! own clocks while halves swap, image pairs reused), and cold (pairs allocated, then freed).
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
 use super::{median, BenchOptions};
@@ -24,10 +25,17 @@ pub struct PagingResult {
     pub pages: usize,
     /// Host (pinned) → device buffer copy, GPU-timed.
     pub host_to_device_gb_s: f64,
-    /// Pages from host memory onto the GPU, wall clock (allocation, copies, waits).
+    /// Pages from host memory onto the GPU under a full budget (image pairs reused), wall
+    /// clock of the page-ins (copies and waits).
     pub page_in_gb_s: f64,
-    /// Pages from the GPU to host memory, wall clock.
+    /// Pages from the GPU to host memory under a full budget, wall clock of the page-outs.
     pub page_out_gb_s: f64,
+    /// Pages from host memory onto the GPU with no pair to reuse (allocated), wall clock.
+    #[serde(default)]
+    pub cold_page_in_gb_s: f64,
+    /// Every page off the GPU at once (pairs freed), wall clock.
+    #[serde(default)]
+    pub cold_page_out_gb_s: f64,
     /// Steady state under a budget: half the pages move out while the other half come in
     /// (their image pairs reused), bytes in + out per second, wall clock.
     #[serde(default)]
@@ -109,21 +117,35 @@ pub(super) fn measure(
         versions[half..2 * half].iter().map(|v| &**v).collect(),
     );
     places.ensure(&a, None)?;
-    let mut swaps = Vec::new();
+    // SCARP_PROFILE=1: the residency's phases while swapping.
+    let _ = crate::profile::report();
+    let (mut swaps, mut swap_ins, mut swap_outs) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..o.warmup.max(1) + o.repeats {
         heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+        let before = places.report().traffic;
         let t = Instant::now();
         places.ensure(if k % 2 == 0 { &b } else { &a }, None)?;
         swaps.push(t.elapsed().as_secs_f64());
+        let after = places.report().traffic;
+        swap_ins.push(after.in_seconds - before.in_seconds);
+        swap_outs.push(after.out_seconds - before.out_seconds);
+    }
+    let profile = crate::profile::report();
+    if !profile.is_empty() {
+        eprintln!("CPU profile (swaps):\n{profile}");
     }
     let skip = o.warmup.max(1);
-    let swap = 2.0 * (page_bytes * half as u64) as f64 / median(&swaps[skip..]) * 1e-9;
+    let moved = (page_bytes * half as u64) as f64;
+    let swap = 2.0 * moved / median(&swaps[skip..]) * 1e-9;
+    let page_in = moved / median(&swap_ins[skip..]) * 1e-9;
+    let page_out = moved / median(&swap_outs[skip..]) * 1e-9;
     let total = (page_bytes * pages as u64) as f64;
-    let page_in = total / median(&ins[skip..]) * 1e-9;
-    let page_out = total / median(&outs[skip..]) * 1e-9;
+    let cold_in = total / median(&ins[skip..]) * 1e-9;
+    let cold_out = total / median(&outs[skip..]) * 1e-9;
     eprintln!(
-        "paging: {pages} pages of {} KiB: in {page_in:.1} GB/s, out {page_out:.1} GB/s, \
-         swapping {swap:.1} GB/s in + out; host→device copy {ceiling:.1} GB/s",
+        "paging: {pages} pages of {} KiB: in {page_in:.1} GB/s, out {page_out:.1} GB/s \
+         (cold: {cold_in:.1} and {cold_out:.1}), swapping {swap:.1} GB/s in + out; \
+         host→device copy {ceiling:.1} GB/s",
         page_bytes >> 10
     );
     Ok(Some(PagingResult {
@@ -132,6 +154,8 @@ pub(super) fn measure(
         host_to_device_gb_s: ceiling,
         page_in_gb_s: page_in,
         page_out_gb_s: page_out,
+        cold_page_in_gb_s: cold_in,
+        cold_page_out_gb_s: cold_out,
         swap_gb_s: swap,
         page_in_fraction_of_ceiling: super::ratio(page_in, ceiling),
     }))

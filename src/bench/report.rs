@@ -180,14 +180,20 @@ pub fn markdown(r: &Report) -> String {
         );
         let _ = writeln!(
             o,
-            "| page-in (host memory → GPU) | **{}** ({} of the ceiling) |",
+            "| page-in (host memory → GPU, under a full budget) | **{}** ({} of the ceiling) |",
             num(p.page_in_gb_s),
             pct(p.page_in_fraction_of_ceiling)
         );
         let _ = writeln!(
             o,
-            "| page-out (GPU → host memory) | {} |",
+            "| page-out (GPU → host memory, under a full budget) | {} |",
             num(p.page_out_gb_s)
+        );
+        let _ = writeln!(
+            o,
+            "| cold page-in (image pairs allocated) / page-out (freed) | {} / {} |",
+            num(p.cold_page_in_gb_s),
+            num(p.cold_page_out_gb_s)
         );
         let _ = writeln!(
             o,

@@ -2,8 +2,9 @@
 //!
 //! A [`Recorder`] records one command buffer. Every resource it touches is borrowed for the
 //! recorder's lifetime `'a`, and [`Recorder::submit_and_wait`] consumes it and returns only after
-//! the submission's fence has signalled: so no resource can be dropped, or changed by the host,
-//! while the GPU may still use it. Accesses are declared per resource ([`Access`]); the recorder
+//! the submission's fence has signalled ([`Recorder::submit`] returns an [`InFlight`] that holds
+//! the borrows until waited for): so no resource can be dropped, or changed by the host, while
+//! the GPU may still use it. Accesses are declared per resource ([`Access`]); the recorder
 //! turns them into batched synchronization2 barriers, flushed right before the next command.
 //! Compute work goes through [`Pass`]: declare what it reads and writes, push its parameters,
 //! dispatch.
@@ -419,11 +420,26 @@ impl<'a> Recorder<'a> {
     /// for it) before executing and signalling `signal` when done: a frame drawn into a swapchain
     /// image.
     pub fn submit_and_wait_with(
-        mut self,
+        self,
         wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
         signal: Option<vk::Semaphore>,
     ) -> Result<()> {
         let _p = crate::profile::scope("gpu: submit and wait");
+        self.submit_with(wait, signal)?.wait()
+    }
+
+    /// Ends recording and submits without waiting: the returned [`InFlight`] keeps every
+    /// resource borrowed until it is waited for (dropping it waits too), so the host can prepare
+    /// the next submission while this one runs.
+    pub fn submit(self) -> Result<InFlight<'a>> {
+        self.submit_with(None, None)
+    }
+
+    fn submit_with(
+        mut self,
+        wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
+        signal: Option<vk::Semaphore>,
+    ) -> Result<InFlight<'a>> {
         self.flush_barriers();
         let device = self.gpu.device();
         {
@@ -441,31 +457,68 @@ impl<'a> Recorder<'a> {
             .wait_semaphores(&wait_sems)
             .wait_dst_stage_mask(&wait_stages)
             .signal_semaphores(&signal_sems);
-        let result = {
+        let submitted = {
             let _s = crate::profile::scope("gpu: queue submit");
             let queue = self.gpu.queue();
             // SAFETY: the queue is externally synchronized by its mutex; the command buffer is
             // executable and every resource it references is borrowed for 'a.
             unsafe { device.queue_submit(*queue, &[submit], fence) }
+        };
+        if let Err(e) = submitted {
+            // Never submitted: the fence is unused.
+            self.gpu.return_fence(fence);
+            return Err(e.into());
         }
-        .and_then(|_| {
-            let _w = crate::profile::scope("gpu: fence wait");
-            wait_briefly_then_block(device, fence)
-        });
-        // SAFETY: signalled or never submitted; either way no longer in use... unless the wait
-        // timed out, in which case we wait for idle before destroying.
+        Ok(InFlight {
+            rec: self,
+            fence,
+            waited: false,
+        })
+    }
+}
+
+/// A submission not waited for yet (see [`Recorder::submit`]).
+pub struct InFlight<'a> {
+    rec: Recorder<'a>,
+    fence: vk::Fence,
+    waited: bool,
+}
+
+impl InFlight<'_> {
+    /// Waits until the GPU has finished the submission.
+    pub fn wait(mut self) -> Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.waited, true) {
+            return Ok(());
+        }
+        let _w = crate::profile::scope("gpu: fence wait");
+        let (gpu, fence) = (self.rec.gpu, self.fence);
+        let device = gpu.device();
+        let result = wait_briefly_then_block(device, fence);
+        // SAFETY: signalled, so no longer in use... unless the wait timed out, in which case we
+        // wait for idle before reusing the fence or freeing the command buffer.
         unsafe {
             if result == Err(vk::Result::TIMEOUT) {
                 let _ = device.device_wait_idle();
             }
         }
-        self.gpu.return_fence(fence);
+        gpu.return_fence(fence);
         result.map_err(|e| match e {
             vk::Result::TIMEOUT => GpuError::Timeout {
                 seconds: SUBMIT_TIMEOUT.as_secs(),
             },
             e => GpuError::from(e),
         })
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        // The recorder (its command buffer and borrows) goes only after the GPU is done.
+        let _ = self.finish();
     }
 }
 

@@ -16,7 +16,7 @@ pub mod timestamps;
 pub use ash::vk;
 pub use barrier::Access;
 pub use buffer::{Buffer, BufferDesc};
-pub use command::{Pass, Recorder};
+pub use command::{InFlight, Pass, Recorder};
 pub use context::{list_devices, DeviceInfo, DeviceSummary, Gpu, GpuOptions};
 pub use error::{GpuError, Result};
 pub use gpu_allocator::MemoryLocation;

@@ -26,6 +26,7 @@ use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -34,11 +35,18 @@ use std::sync::Arc;
 const PAGES_PER_TRANSFER: usize = 64;
 /// Versions made by GPU copies or clears per submission.
 const COPIES_PER_SUBMIT: usize = 4096;
-/// Image pairs and host buffers kept for reuse when versions move or die (allocating pinned or
-/// device memory is far slower than a page's copy), at most.
+/// Image pairs kept for reuse when versions move or die (allocating device memory is far slower
+/// than a page's copy), at most.
 const RECYCLED: usize = 64;
-/// Pinned memory pages move through (at least one page).
+/// Host memory kept for reuse by the next page-outs (allocating and freeing it costs as much as
+/// copying it; within the host budget, which drops it first), at most.
+const RECYCLED_HOST_BYTES: u64 = 512 << 20;
+/// Pinned memory pages move through, in [`STAGING_PARTS`] buffers (each at least one page): the
+/// host copies into (or out of) one while the GPU copies another.
 const STAGING_BYTES: u64 = 64 << 20;
+const STAGING_PARTS: usize = 8;
+/// Bytes each thread copies at a time between host pages and staging memory.
+const COPY_SLICE: usize = 256 << 10;
 
 /// Memory the pages of a document may use; `None`: no limit.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -151,6 +159,10 @@ pub struct Traffic {
     pub bytes_out: u64,
     /// Versions written to the spill file.
     pub spills: u64,
+    /// Wall-clock seconds spent bringing versions in from host memory or disk, and moving
+    /// them off (host copies and GPU transfers).
+    pub in_seconds: f64,
+    pub out_seconds: f64,
 }
 
 /// Where a field's page versions are now.
@@ -211,6 +223,32 @@ enum Source {
     Clear,
 }
 
+/// One GPU timing across the submissions of a batch: from the first one's start to the last
+/// one's end.
+struct BatchTiming<'t> {
+    timer: Option<&'t GpuTimer>,
+    query: Option<u32>,
+    last: usize,
+    n: usize,
+}
+
+impl<'t> BatchTiming<'t> {
+    fn start(&mut self, rec: &mut Recorder<'t>) -> Result<()> {
+        if let (0, Some(t)) = (self.n, self.timer) {
+            rec.reset_timer(t);
+            self.query = Some(rec.timer_begin(t, "copies")?);
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, rec: &mut Recorder<'t>) {
+        if let (true, Some(t), Some(q)) = (self.n == self.last, self.timer, self.query) {
+            rec.timer_end(t, q);
+        }
+        self.n += 1;
+    }
+}
+
 /// The places of one field's page versions.
 pub struct Residency {
     gpu: Arc<Gpu>,
@@ -235,9 +273,11 @@ pub struct Residency {
     /// Host memory of versions brought back or dropped, reused by the next page-outs (counted in
     /// `host_bytes`).
     host_free: Vec<Vec<u8>>,
+    host_free_bytes: u64,
     /// Pinned memory every page-in and page-out goes through (made on first use): pinning is
-    /// slow, so host pages live in pageable memory and are copied through this, in parallel.
-    staging: Option<Buffer>,
+    /// slow, so host pages live in pageable memory and are copied through these, in parallel,
+    /// one part while the GPU transfers another.
+    staging: Vec<Buffer>,
 }
 
 impl Residency {
@@ -268,7 +308,8 @@ impl Residency {
             traffic: Traffic::default(),
             spare: Vec::new(),
             host_free: Vec::new(),
-            staging: None,
+            host_free_bytes: 0,
+            staging: Vec::new(),
         }
     }
 
@@ -308,8 +349,8 @@ impl Residency {
         self.insert(id, Place::Host(bytes), None)
     }
 
-    /// Host memory for `bytes` of texels: a recycled vector, else a new one (empty, with the
-    /// capacity).
+    /// Empty host memory with room for `bytes` of texels: a recycled vector, else a new one
+    /// (allocated, not zeroed: the page-out writes every byte).
     fn take_host_vec(&mut self, bytes: u64) -> Vec<u8> {
         if let Some(i) = self
             .host_free
@@ -317,6 +358,7 @@ impl Residency {
             .position(|v| v.capacity() as u64 == bytes)
         {
             let mut v = self.host_free.swap_remove(i);
+            self.host_free_bytes -= v.capacity() as u64;
             v.clear();
             return v;
         }
@@ -324,20 +366,39 @@ impl Residency {
         Vec::with_capacity(bytes as usize)
     }
 
-    /// The staging buffer, taken out (give it back with `self.staging = Some(..)`).
-    fn take_staging(&mut self) -> Result<Buffer> {
-        if let Some(b) = self.staging.take() {
-            return Ok(b);
+    /// The staging buffers, taken out (give them back with `self.staging = ..`).
+    fn take_staging(&mut self) -> Result<Vec<Buffer>> {
+        if !self.staging.is_empty() {
+            return Ok(std::mem::take(&mut self.staging));
         }
-        let desc = BufferDesc::readback(self.staging_bytes())
+        let desc = BufferDesc::readback(self.part_bytes())
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
-        Ok(Buffer::new(&self.gpu, "page staging", desc)?)
+        (0..STAGING_PARTS)
+            .map(|_| Ok(Buffer::new(&self.gpu, "page staging", desc)?))
+            .collect()
     }
 
-    /// Size of the staging buffer: 64 MiB, or one page if larger.
-    fn staging_bytes(&self) -> u64 {
+    /// Size of one staging buffer: an eighth of 64 MiB, or one page if larger.
+    fn part_bytes(&self) -> u64 {
         let page = u64::from(self.desc.page_size).pow(2) * self.desc.texel_bytes();
-        (STAGING_BYTES).max(page)
+        (STAGING_BYTES / STAGING_PARTS as u64).max(page)
+    }
+
+    /// Packs transfers of `sizes` bytes, in order, into staging parts: per part, the indices of
+    /// its transfers and their offsets in it.
+    fn pack(&self, sizes: impl IntoIterator<Item = u64>) -> Vec<Vec<(usize, u64)>> {
+        let cap = self.part_bytes();
+        let mut parts: Vec<Vec<(usize, u64)>> = Vec::new();
+        let mut fill = cap;
+        for (i, size) in sizes.into_iter().enumerate() {
+            if fill + size > cap {
+                parts.push(Vec::new());
+                fill = 0;
+            }
+            parts.last_mut().expect("pushed above").push((i, fill));
+            fill += size;
+        }
+        parts
     }
 
     /// A version of `id` whose bytes lie in a saved project, read when first needed.
@@ -398,12 +459,14 @@ impl Residency {
         }
     }
 
-    /// Recycles what a place held (up to [`RECYCLED`] of each kind), else frees it.
+    /// Recycles what a place held (up to [`RECYCLED`] pairs, [`RECYCLED_HOST_BYTES`]), else
+    /// frees it.
     fn retire(&mut self, place: Place) {
         match place {
             Place::Gpu(page) => self.recycle_pair(*page),
             Place::Host(v) => {
-                if self.host_free.len() < RECYCLED {
+                if self.host_free_bytes + v.capacity() as u64 <= RECYCLED_HOST_BYTES {
+                    self.host_free_bytes += v.capacity() as u64;
                     self.host_free.push(v);
                 } else {
                     self.host_bytes -= v.capacity() as u64;
@@ -481,12 +544,13 @@ impl Residency {
         Ok((changed, ns))
     }
 
-    /// Splits versions to make into submissions: their uploads fit the staging buffer, and
-    /// [`COPIES_PER_SUBMIT`] versions in all.
+    /// Splits versions to make into calls of [`Self::make`]: their uploads fit the staging
+    /// parts, and [`COPIES_PER_SUBMIT`] versions in all.
     fn batches(&self, keys: &[u64]) -> Vec<Vec<u64>> {
-        let cap = self.staging_bytes();
+        // Parts are filled as `pack` fills them.
+        let part = self.part_bytes();
         let mut out: Vec<Vec<u64>> = Vec::new();
-        let mut uploads = 0;
+        let (mut parts, mut fill) = (0, part);
         for &k in keys {
             let upload = match &self.slots[&k].place {
                 Place::Pending(None) => false,
@@ -501,14 +565,20 @@ impl Residency {
             } else {
                 0
             };
+            let opens_part = bytes > 0 && fill + bytes > part;
             let full = out.last().map_or(true, |b| {
-                b.len() >= COPIES_PER_SUBMIT || (uploads > 0 && uploads + bytes > cap)
+                b.len() >= COPIES_PER_SUBMIT || (opens_part && parts == STAGING_PARTS)
             });
             if full {
                 out.push(Vec::new());
-                uploads = 0;
+                (parts, fill) = (0, part);
             }
-            uploads += bytes;
+            if bytes > 0 {
+                if fill + bytes > part {
+                    (parts, fill) = (parts + 1, 0);
+                }
+                fill += bytes;
+            }
             out.last_mut().expect("pushed above").push(k);
         }
         out
@@ -580,55 +650,81 @@ impl Residency {
         }
     }
 
-    /// Moves GPU versions to host memory (through the staging buffer, copied out in parallel),
-    /// or, when their saved bytes are still theirs, simply back to the saved project. Their image
-    /// pairs are kept in `self.spare` for the versions coming in.
+    /// Moves GPU versions to host memory (through the staging parts: the host copies one out,
+    /// in parallel, while the GPU fills the next), or, when their saved bytes are still theirs,
+    /// simply back to the saved project. Their image pairs are kept in `self.spare` for the
+    /// versions coming in.
     fn move_off(&mut self, keys: &[u64]) -> Result<()> {
+        let started = std::time::Instant::now();
         let dirty: Vec<u64> = keys
             .iter()
             .copied()
             .filter(|k| self.slots[k].saved.is_none())
             .collect();
-        let mut host: HashMap<u64, Vec<u8>> = HashMap::new();
-        let cap = self.staging_bytes();
+        let sizes: Vec<u64> = dirty
+            .iter()
+            .map(|k| self.pair_bytes(self.slots[k].id) / 2)
+            .collect();
+        let parts = self.pack(sizes.iter().copied());
         let staging = self.take_staging()?;
-        let mut first = 0;
-        while first < dirty.len() {
-            // As many as the staging buffer holds.
-            let mut jobs: Vec<(u64, usize, usize)> = Vec::new();
-            let mut at = 0usize;
-            while first < dirty.len() {
-                let k = dirty[first];
-                let size = (self.pair_bytes(self.slots[&k].id) / 2) as usize;
-                if !jobs.is_empty() && (at + size) as u64 > cap {
-                    break;
-                }
-                jobs.push((k, at, size));
-                at += size;
-                first += 1;
-            }
-            {
-                let mut rec = Recorder::new(&self.gpu)?;
-                for &(k, offset, _) in &jobs {
-                    let Place::Gpu(page) = &self.slots[&k].place else {
-                        unreachable!("victims are on the GPU")
-                    };
-                    rec.copy_image_to_buffer_at(page.front(), &staging, offset as u64);
-                }
-                rec.buffer(&staging, Access::HostRead);
-                rec.submit_and_wait()?;
-            }
-            let mut out: Vec<(u64, Vec<u8>, usize, usize)> = jobs
+        let mut host: HashMap<u64, Vec<u8>> = HashMap::new();
+        for round in parts.chunks(staging.len()) {
+            let mut vecs: Vec<Vec<Vec<u8>>> = round
                 .iter()
-                .map(|&(k, offset, size)| (k, self.take_host_vec(size as u64), offset, size))
+                .map(|part| {
+                    part.iter()
+                        .map(|&(i, _)| self.take_host_vec(sizes[i]))
+                        .collect()
+                })
                 .collect();
-            let data = staging.mapped(at)?;
-            out.par_iter_mut().for_each(|(_, v, offset, size)| {
-                v.extend_from_slice(&data[*offset..*offset + *size]);
-            });
-            host.extend(out.into_iter().map(|(k, v, _, _)| (k, v)));
+            // Every part's GPU copies first, then each part copied out once its own are done.
+            let flights = round
+                .iter()
+                .zip(&staging)
+                .map(|(part, buf)| {
+                    let mut rec = Recorder::new(&self.gpu)?;
+                    for &(i, offset) in part {
+                        let Place::Gpu(page) = &self.slots[&dirty[i]].place else {
+                            unreachable!("victims are on the GPU")
+                        };
+                        rec.copy_image_to_buffer_at(page.front(), buf, offset);
+                    }
+                    rec.buffer(buf, Access::HostRead);
+                    Ok(rec.submit()?)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let _p = crate::profile::scope("page-out: wait and host copy");
+            for (((part, buf), flight), out) in
+                round.iter().zip(&staging).zip(flights).zip(&mut vecs)
+            {
+                flight.wait()?;
+                let data = buf.mapped(self.part_bytes() as usize)?;
+                let mut jobs: Vec<(&mut [MaybeUninit<u8>], &[u8])> = Vec::new();
+                for (&(i, offset), v) in part.iter().zip(out.iter_mut()) {
+                    let src = &data[offset as usize..(offset + sizes[i]) as usize];
+                    let dst = &mut v.spare_capacity_mut()[..src.len()];
+                    jobs.extend(dst.chunks_mut(COPY_SLICE).zip(src.chunks(COPY_SLICE)));
+                }
+                jobs.into_par_iter().for_each(|(d, s)| {
+                    // SAFETY: `d` and `s` have the same length (chunks of equal slices) and do
+                    // not overlap (host memory and mapped staging memory).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast(), s.len())
+                    };
+                });
+                for (&(i, _), v) in part.iter().zip(out.iter_mut()) {
+                    // SAFETY: the copies above wrote the first `sizes[i]` bytes (the capacity
+                    // is `sizes[i]`).
+                    unsafe { v.set_len(sizes[i] as usize) };
+                }
+            }
+            for (part, out) in round.iter().zip(vecs) {
+                for (&(i, _), v) in part.iter().zip(out) {
+                    host.insert(dirty[i], v);
+                }
+            }
         }
-        self.staging = Some(staging);
+        self.staging = staging;
         for &k in keys {
             let pair = self.pair_bytes(self.slots[&k].id);
             let slot = self.slots.get_mut(&k).expect("victim slot");
@@ -643,6 +739,7 @@ impl Residency {
             self.traffic.page_outs += 1;
             self.traffic.bytes_out += pair / 2;
         }
+        self.traffic.out_seconds += started.elapsed().as_secs_f64();
         Ok(())
     }
 
@@ -661,6 +758,7 @@ impl Residency {
             let Some(v) = self.host_free.pop() else {
                 break;
             };
+            self.host_free_bytes -= v.capacity() as u64;
             self.host_bytes -= v.capacity() as u64;
         }
         if self.host_bytes <= budget {
@@ -725,8 +823,10 @@ impl Residency {
         format!("page {},{}", id.x, id.y)
     }
 
-    /// Makes the listed (non-GPU) versions on the GPU, in one submission.
+    /// Makes the listed (non-GPU) versions on the GPU: a submission per staging part of
+    /// uploads, and one for the copies and clears.
     fn make(&mut self, keys: &[u64], timer: Option<&GpuTimer>) -> Result<f64> {
+        let started = std::time::Instant::now();
         let sources: Vec<Source> = keys
             .iter()
             .map(|&k| self.source_of(k))
@@ -746,87 +846,120 @@ impl Residency {
             };
             pages.push(page);
         }
-        // Texels from host memory or disk go through the staging buffer, copied in parallel.
-        let upload_bytes: usize = sources
+        // Texels from host memory or disk go through the staging parts: the host copies into
+        // one (in parallel) while the GPU copies the previous one into its images.
+        let any_upload = sources
             .iter()
-            .map(|s| match s {
-                Source::Upload(b) => b.len(),
+            .any(|s| matches!(s, Source::Upload(_) | Source::Host(_)));
+        let mut staging = if any_upload {
+            self.take_staging()?
+        } else {
+            Vec::new()
+        };
+        let uploads: Vec<(usize, &[u8])> = sources
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Source::Upload(b) => Some((i, &b[..])),
                 Source::Host(k) => match &self.slots[k].place {
-                    Place::Host(v) => v.len(),
+                    Place::Host(v) => Some((i, &v[..])),
                     _ => unreachable!("host sources are in host memory"),
                 },
-                _ => 0,
+                _ => None,
             })
-            .sum();
-        let mut staging = None;
-        if upload_bytes > 0 {
-            let mut buf = self.take_staging()?;
-            let mut rest: &mut [u8] = &mut buf.mapped_mut()?[..upload_bytes];
-            // Disjoint ranges of the mapped memory, one per page, in source order.
-            let mut parts: Vec<(&mut [u8], &[u8])> = Vec::new();
-            for src in &sources {
-                let bytes: &[u8] = match src {
-                    Source::Upload(b) => b,
-                    Source::Host(k) => match &self.slots[k].place {
-                        Place::Host(v) => v,
-                        _ => unreachable!("host sources are in host memory"),
-                    },
-                    _ => continue,
-                };
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(bytes.len());
-                parts.push((head, bytes));
-                rest = tail;
-            }
-            parts.par_iter_mut().for_each(|(d, b)| d.copy_from_slice(b));
-            staging = Some(buf);
-        }
+            .collect();
+        let parts = self.pack(uploads.iter().map(|(_, b)| b.len() as u64));
+        assert!(
+            parts.len() <= staging.len(),
+            "batches fit the staging parts"
+        );
         let mut ns = 0.0;
         {
-            let mut rec = Recorder::new(&self.gpu)?;
-            let mut query = None;
-            if let Some(t) = timer {
-                rec.reset_timer(t);
-                query = Some((t, rec.timer_begin(t, "copies")?));
-            }
-            if let Some(st) = &staging {
-                rec.buffer(st, Access::HostWrite);
-            }
-            let mut offset = 0u64;
-            for (s, page) in sources.iter().zip(&pages) {
-                let [first, second] = &page.images;
-                match s {
-                    Source::Upload(_) | Source::Host(_) => {
-                        // Across the bus once, then the second image from the first on the GPU.
-                        let staging = staging.as_ref().expect("made above");
-                        rec.copy_buffer_to_image_at(staging, offset, first);
-                        rec.copy_image(first, second);
-                        offset += page.bytes() / 2;
+            let mut flights = Vec::new();
+            let has_on_gpu = sources
+                .iter()
+                .any(|s| matches!(s, Source::Copy(_) | Source::Clear));
+            let mut timing = BatchTiming {
+                timer,
+                query: None,
+                last: parts.len() + usize::from(has_on_gpu) - 1,
+                n: 0,
+            };
+            for (part, buf) in parts.iter().zip(staging.iter_mut()) {
+                {
+                    let _p = crate::profile::scope("page-in: host copy");
+                    let mapped = buf.mapped_mut()?;
+                    let mut jobs: Vec<(&mut [u8], &[u8])> = Vec::new();
+                    let mut rest: &mut [u8] = mapped;
+                    let mut at = 0u64;
+                    for &(u, offset) in part {
+                        let bytes = uploads[u].1;
+                        let (_, tail) =
+                            std::mem::take(&mut rest).split_at_mut((offset - at) as usize);
+                        let (head, tail) = tail.split_at_mut(bytes.len());
+                        jobs.extend(head.chunks_mut(COPY_SLICE).zip(bytes.chunks(COPY_SLICE)));
+                        rest = tail;
+                        at = offset + bytes.len() as u64;
                     }
-                    Source::Copy(k) => {
-                        let Place::Gpu(src) = &self.slots[k].place else {
-                            unreachable!("copy sources are on the GPU")
-                        };
-                        rec.copy_image(src.front(), first);
-                        rec.copy_image(src.front(), second);
-                    }
-                    Source::Clear => {
-                        rec.clear_image(first, self.clear);
-                        rec.clear_image(second, self.clear);
+                    jobs.into_par_iter().for_each(|(d, b)| d.copy_from_slice(b));
+                }
+                let buf: &Buffer = buf;
+                let _p = crate::profile::scope("page-in: record and submit");
+                let mut rec = Recorder::new(&self.gpu)?;
+                timing.start(&mut rec)?;
+                rec.buffer(buf, Access::HostWrite);
+                for &(u, offset) in part {
+                    // Across the bus once, then the second image from the first on the GPU.
+                    let [front, back] = &pages[uploads[u].0].images;
+                    rec.copy_buffer_to_image_at(buf, offset, front);
+                    rec.copy_image(front, back);
+                }
+                timing.end(&mut rec);
+                flights.push(rec.submit()?);
+            }
+            let on_gpu: Vec<(&Source, &GpuPage)> = sources
+                .iter()
+                .zip(&pages)
+                .filter(|(s, _)| matches!(s, Source::Copy(_) | Source::Clear))
+                .collect();
+            if !on_gpu.is_empty() {
+                let mut rec = Recorder::new(&self.gpu)?;
+                timing.start(&mut rec)?;
+                for (s, page) in on_gpu {
+                    let [front, back] = &page.images;
+                    match s {
+                        Source::Copy(k) => {
+                            let Place::Gpu(src) = &self.slots[k].place else {
+                                unreachable!("copy sources are on the GPU")
+                            };
+                            rec.copy_image(src.front(), front);
+                            rec.copy_image(src.front(), back);
+                        }
+                        _ => {
+                            rec.clear_image(front, self.clear);
+                            rec.clear_image(back, self.clear);
+                        }
                     }
                 }
-                page.set_stale(Rect::EMPTY);
+                timing.end(&mut rec);
+                flights.push(rec.submit()?);
             }
-            if let Some((t, q)) = query {
-                rec.timer_end(t, q);
+            let _p = crate::profile::scope("page-in: wait");
+            for f in flights {
+                f.wait()?;
             }
-            rec.submit_and_wait()?;
             if let Some(t) = timer {
                 ns = t.results()?.iter().map(|p| p.gpu_ns).sum();
             }
         }
-        if let Some(st) = staging {
-            self.staging = Some(st);
+        for page in &pages {
+            page.set_stale(Rect::EMPTY);
         }
+        if !uploads.is_empty() {
+            self.staging = staging;
+            self.traffic.in_seconds += started.elapsed().as_secs_f64();
+        }
+        let _p = crate::profile::scope("page-in: retire");
         for ((&k, page), source) in keys.iter().zip(pages).zip(&sources) {
             let pair = self.pair_bytes(self.slots[&k].id);
             let old = std::mem::replace(
