@@ -1079,6 +1079,26 @@ fn assert_coarse_matches(t: &mut Document, label: &str) {
         }
     }
     assert_eq!(compared, got.len(), "{label}: every coarse texel compared");
+    // Every pyramid level equals the CPU reduction of the level below.
+    let coarse = field.coarse().unwrap().expect("a coarse level");
+    let (mut below, [mut w, mut h]) = (got, scarp::pages::coarse::size_of(&d));
+    let sizes = scarp::pages::coarse::pyramid_sizes(&d);
+    assert_eq!(coarse.pyramid().len(), sizes.len());
+    assert_eq!(sizes.last(), Some(&[1, 1]), "{label}: down to one texel");
+    for (k, size) in sizes.iter().enumerate() {
+        let want = scarp::pages::coarse::reduce_level(&below, w, h);
+        let level = coarse.read_pyramid(k + 1).unwrap();
+        assert!(level == want, "{label}: pyramid level {}", k + 1);
+        (below, [w, h]) = (level, *size);
+    }
+    // The top texel bounds the whole document and holds its first height.
+    let lo = dense.iter().copied().fold(f32::MAX, f32::min);
+    let hi = dense.iter().copied().fold(f32::MIN, f32::max);
+    assert_eq!(
+        [below[0][0], below[0][1], below[0][3]],
+        [lo, hi, dense[0]],
+        "{label}"
+    );
 }
 
 #[test]

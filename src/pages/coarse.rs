@@ -5,6 +5,14 @@
 //! whatever the budgets, so far regions can be drawn and picked without their pages
 //! (65536² → 1024², 16 MiB). Version-2 projects store it, so opening one reads no page.
 //!
+//! Above it sits its **pyramid**: levels 1, 2, … each the 2x2 reduction of the level below (the
+//! same four values: lowest, highest, sum, and the top-left child's first height), down to one
+//! texel for the whole document, so bounds of any square of 64·2^k texels are one texel. The
+//! renderer's finest node spans 64² texels, so this is every level of the page mip chain it reads
+//! bounds from; below 64 it samples the pages' own texels (the first height of a block is the
+//! page texel at its corner). Refreshes reduce the rectangle of each level that the refreshed
+//! pages cover.
+//!
 //! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks when the
 //! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing):
 //! on the GPU (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`],
@@ -12,8 +20,8 @@
 
 use super::geometry::{DocumentDesc, HeightFormat, PageId};
 use crate::gpu::{
-    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, Image, ImageDesc,
-    Recorder, Resource, Result,
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, Image,
+    ImageDesc, Recorder, Resource, Result,
 };
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
@@ -24,6 +32,14 @@ use std::sync::Arc;
 pub const FACTOR: u32 = crate::shared_constants::COARSE_FACTOR as u32;
 /// Largest coarse level kept, per side (documents up to 131072² have one).
 pub const MAX_SIDE: u32 = 2048;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct ReducePush {
+    below_size: [i32; 2],
+    origin: [i32; 2],
+    size: [i32; 2],
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
@@ -73,6 +89,53 @@ pub fn reduce_page(desc: &DocumentDesc, id: PageId, heights: &[f32]) -> Vec<[f32
         .flat_map(|by| (0..bw).map(move |bx| (bx, by)))
         .map(|(bx, by)| reduce_block(heights, w, h, bx, by))
         .collect()
+}
+
+/// The 2x2 reduction of texel (x, y) of the level above `below` (`w` x `h`, row-major): the CPU
+/// twin of `pages/coarse_reduce.comp`, in its order (sums: top row, bottom row, then both).
+pub fn reduce_2x2(below: &[[f32; 4]], w: u32, h: u32, x: u32, y: u32) -> [f32; 4] {
+    let at = |cx: u32, cy: u32| below[(cy * w + cx) as usize];
+    let (cx, cy) = (2 * x, 2 * y);
+    let (right, down) = (cx + 1 < w, cy + 1 < h);
+    let a = at(cx, cy);
+    let (mut lo, mut hi, mut top) = (a[0], a[1], a[2]);
+    if right {
+        let b = at(cx + 1, cy);
+        (lo, hi, top) = (lo.min(b[0]), hi.max(b[1]), top + b[2]);
+    }
+    let mut sum = top;
+    if down {
+        let d0 = at(cx, cy + 1);
+        (lo, hi) = (lo.min(d0[0]), hi.max(d0[1]));
+        let mut bottom = d0[2];
+        if right {
+            let d1 = at(cx + 1, cy + 1);
+            (lo, hi, bottom) = (lo.min(d1[0]), hi.max(d1[1]), bottom + d1[2]);
+        }
+        sum = top + bottom;
+    }
+    [lo, hi, sum, a[3]]
+}
+
+/// The level above `below` (`w` x `h`), reduced on the CPU (see [`reduce_2x2`]).
+pub fn reduce_level(below: &[[f32; 4]], w: u32, h: u32) -> Vec<[f32; 4]> {
+    let [aw, ah] = [w.div_ceil(2), h.div_ceil(2)];
+    (0..ah)
+        .flat_map(|y| (0..aw).map(move |x| (x, y)))
+        .map(|(x, y)| reduce_2x2(below, w, h, x, y))
+        .collect()
+}
+
+/// Sizes of the levels of the pyramid over the coarse level of `desc` (level 1 first), down to
+/// one texel.
+pub fn pyramid_sizes(desc: &DocumentDesc) -> Vec<[u32; 2]> {
+    let mut sizes = Vec::new();
+    let [mut w, mut h] = size_of(desc);
+    while w > 1 || h > 1 {
+        (w, h) = (w.div_ceil(2), h.div_ceil(2));
+        sizes.push([w, h]);
+    }
+    sizes
 }
 
 /// Size of the coarse level of `desc`, per side.
@@ -179,6 +242,11 @@ pub struct CoarseLevel {
     desc: DocumentDesc,
     image: Image,
     kernel: ComputeKernel<CoarsePush>,
+    /// Levels 1, 2, … of the pyramid, and the kernel reducing one into the next (with its set
+    /// per level: reads the one below, writes this one).
+    pyramid: Vec<Image>,
+    reduce: ComputeKernel<ReducePush>,
+    reduce_sets: Vec<DescriptorSet>,
     pending: BTreeSet<PageId>,
 }
 
@@ -212,11 +280,37 @@ impl CoarseLevel {
         let pending = (0..desc.pages_y())
             .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
             .collect();
+        let pyramid = pyramid_sizes(&desc)
+            .into_iter()
+            .map(|size| {
+                let d = ImageDesc::new_2d(vk::Format::R32G32B32A32_SFLOAT, size)
+                    .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC);
+                Image::new(gpu, "coarse pyramid level", d)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let reduce = ComputeKernel::new(
+            gpu,
+            &shaders::PAGES_COARSE_REDUCE_COMP,
+            &[BindingKind::StorageImage, BindingKind::StorageImage],
+            &[],
+        )?;
+        let reduce_sets = (0..pyramid.len())
+            .map(|k| {
+                let below = if k == 0 { &image } else { &pyramid[k - 1] };
+                reduce.bind(&[
+                    Resource::StorageImage(below),
+                    Resource::StorageImage(&pyramid[k]),
+                ])
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some(Self {
             gpu: gpu.clone(),
             desc,
             image,
             kernel,
+            pyramid,
+            reduce,
+            reduce_sets,
             pending,
         }))
     }
@@ -239,6 +333,7 @@ impl CoarseLevel {
         let mut rec = Recorder::new(gpu)?;
         rec.buffer(&up, Access::HostWrite);
         rec.copy_buffer_to_image_region(&up, 0, &level.image, [0, 0], [w, h]);
+        level.record_pyramid(&mut rec, [0, 0, w, h])?;
         rec.submit_and_wait()?;
         level.pending.clear();
         Ok(Some(level))
@@ -321,6 +416,18 @@ impl CoarseLevel {
                 at += texels.len() as u64 * 16;
             }
         }
+        // The rectangle of the level the refreshed pages cover, then the pyramid above it.
+        let mut dirty = [u32::MAX, u32::MAX, 0, 0];
+        for (id, _) in pages {
+            let (origin, size) = page_blocks(&d, *id);
+            let (x, y) = (origin[0] as u32, origin[1] as u32);
+            dirty = [
+                dirty[0].min(x),
+                dirty[1].min(y),
+                dirty[2].max(x + size[0]),
+                dirty[3].max(y + size[1]),
+            ];
+        }
         for (id, img, set) in &sets {
             let r = d.page_rect(*id);
             let (origin, size) = page_blocks(&d, *id);
@@ -335,6 +442,7 @@ impl CoarseLevel {
                 })
                 .dispatch([size[0], size[1], 1])?;
         }
+        self.record_pyramid(&mut rec, dirty)?;
         rec.submit_and_wait()?;
         for (id, _) in pages {
             self.pending.remove(id);
@@ -342,19 +450,62 @@ impl CoarseLevel {
         Ok(())
     }
 
+    /// Records the reduction of every pyramid level over the texels above `rect` (`[x0, y0, x1,
+    /// y1)` of the coarse level), after the coarse level's writes.
+    fn record_pyramid<'a>(&'a self, rec: &mut Recorder<'a>, rect: [u32; 4]) -> Result<()> {
+        let [mut x0, mut y0, mut x1, mut y1] = rect;
+        let mut below_size = size_of(&self.desc);
+        for (k, level) in self.pyramid.iter().enumerate() {
+            (x0, y0, x1, y1) = (x0 / 2, y0 / 2, x1.div_ceil(2), y1.div_ceil(2));
+            let below = if k == 0 {
+                &self.image
+            } else {
+                &self.pyramid[k - 1]
+            };
+            rec.image(below, Access::ComputeStorageRead);
+            rec.image(level, Access::ComputeStorageWrite);
+            let size = [x1 - x0, y1 - y0];
+            rec.pass(&self.reduce, &self.reduce_sets[k])
+                .push(&ReducePush {
+                    below_size: [below_size[0] as i32, below_size[1] as i32],
+                    origin: [x0 as i32, y0 as i32],
+                    size: [size[0] as i32, size[1] as i32],
+                })
+                .dispatch([size[0].div_ceil(8), size[1].div_ceil(8), 1])?;
+            below_size = [level.desc.extent.width, level.desc.extent.height];
+        }
+        Ok(())
+    }
+
+    /// Levels of the pyramid above the coarse level (level 1 first).
+    pub fn pyramid(&self) -> &[Image] {
+        &self.pyramid
+    }
+
+    /// The texels of pyramid level `k` (1: the first above the coarse level), row-major (read
+    /// back; for tests and tools).
+    pub fn read_pyramid(&self, k: usize) -> Result<Vec<[f32; 4]>> {
+        read_texels(&self.gpu, &self.pyramid[k - 1])
+    }
+
     /// The coarse texels, row-major (read back; for tests and tools).
     pub fn read(&self) -> Result<Vec<[f32; 4]>> {
-        let [w, h] = size_of(&self.desc);
-        let bytes = u64::from(w) * u64::from(h) * 16;
-        let readback = Buffer::new(&self.gpu, "coarse readback", BufferDesc::readback(bytes))?;
-        let mut rec = Recorder::new(&self.gpu)?;
-        rec.copy_image_to_buffer(&self.image, &readback);
-        rec.buffer(&readback, Access::HostRead);
-        rec.submit_and_wait()?;
-        let data: &[f32] = bytemuck::cast_slice(readback.mapped(bytes as usize)?);
-        Ok(data
-            .chunks_exact(4)
-            .map(|c| [c[0], c[1], c[2], c[3]])
-            .collect())
+        read_texels(&self.gpu, &self.image)
     }
+}
+
+/// The RGBA32F texels of `image`, row-major.
+fn read_texels(gpu: &Arc<Gpu>, image: &Image) -> Result<Vec<[f32; 4]>> {
+    let (w, h) = (image.desc.extent.width, image.desc.extent.height);
+    let bytes = u64::from(w) * u64::from(h) * 16;
+    let readback = Buffer::new(gpu, "coarse readback", BufferDesc::readback(bytes))?;
+    let mut rec = Recorder::new(gpu)?;
+    rec.copy_image_to_buffer(image, &readback);
+    rec.buffer(&readback, Access::HostRead);
+    rec.submit_and_wait()?;
+    let data: &[f32] = bytemuck::cast_slice(readback.mapped(bytes as usize)?);
+    Ok(data
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect())
 }
