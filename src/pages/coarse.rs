@@ -222,18 +222,11 @@ fn page_blocks(desc: &DocumentDesc, id: PageId) -> ([i32; 2], [u32; 2]) {
 /// Coarse texels reduced on the CPU: where they go (first block, blocks) and their values.
 type Uploaded = ([i32; 2], [u32; 2], Vec<[f32; 4]>);
 
-/// A page whose blocks are recomputed: its front image on the GPU, its heights, or its coarse
-/// texels already reduced (flat pages: one reduction per page size).
+/// A page whose blocks are recomputed: its front image on the GPU, or its coarse texels reduced
+/// on the CPU ([`reduce_page`], where its bytes lie; flat pages: one reduction per page size).
 pub enum PageSource<'a> {
     Gpu(&'a Image),
-    Heights(Vec<f32>),
     Texels(Vec<[f32; 4]>),
-}
-
-/// A [`PageSource`] off the GPU, borrowed for the parallel CPU reduction.
-enum OnCpu<'a> {
-    Heights(&'a [f32]),
-    Texels(&'a [[f32; 4]]),
 }
 
 /// The coarse image of one field and the pages waiting to be reduced into it.
@@ -355,30 +348,21 @@ impl CoarseLevel {
     }
 
     /// Recomputes the blocks of `pages` (the pending ones, each with where its values are now),
-    /// in one submission: GPU pages by the kernel, the others by the CPU twin and an upload.
+    /// in one submission: GPU pages by the kernel, the others uploaded.
     pub fn refresh(&mut self, pages: &[(PageId, PageSource<'_>)]) -> Result<()> {
         if pages.is_empty() {
             return Ok(());
         }
         let d = self.desc;
-        // Pages off the GPU, reduced on the CPU in parallel (in page order).
-        let off_gpu: Vec<(PageId, OnCpu)> = pages
+        // Pages off the GPU: their texels, uploaded (in page order).
+        let cpu: Vec<Uploaded> = pages
             .iter()
             .filter_map(|(id, s)| match s {
-                PageSource::Heights(h) => Some((*id, OnCpu::Heights(h))),
-                PageSource::Texels(t) => Some((*id, OnCpu::Texels(t))),
+                PageSource::Texels(t) => {
+                    let (origin, size) = page_blocks(&d, *id);
+                    Some((origin, size, t.clone()))
+                }
                 PageSource::Gpu(_) => None,
-            })
-            .collect();
-        let cpu: Vec<Uploaded> = off_gpu
-            .par_iter()
-            .map(|(id, values)| {
-                let (origin, size) = page_blocks(&d, *id);
-                let texels = match values {
-                    OnCpu::Heights(h) => reduce_page(&d, *id, h),
-                    OnCpu::Texels(t) => t.to_vec(),
-                };
-                (origin, size, texels)
             })
             .collect();
         let bytes: u64 = cpu.iter().map(|c| c.2.len() as u64 * 16).sum();

@@ -460,21 +460,21 @@ impl Field {
                 .filter_map(|&id| visible(id).map(|v| (id, &**v)))
                 .filter(|(_, v)| self.places.gpu_page(v).is_none())
                 .collect();
+            // Pages off the GPU are reduced where their bytes lie, in parallel.
             let refs: Vec<&Version> = off_gpu.iter().map(|(_, v)| *v).collect();
-            let mut bytes: HashMap<PageId, Vec<u8>> = off_gpu
-                .iter()
-                .map(|(id, _)| *id)
-                .zip(self.read_bytes(&refs)?)
-                .collect();
+            let ids: Vec<PageId> = off_gpu.iter().map(|(id, _)| *id).collect();
+            let d = &self.desc;
+            let reduced = self.places.map_bytes(&refs, |i, b| {
+                super::coarse::reduce_page(d, ids[i], &decode(d, b))
+            })?;
+            let mut texels: HashMap<PageId, Vec<[f32; 4]>> =
+                off_gpu.iter().map(|(id, _)| *id).zip(reduced).collect();
             let mut pages = Vec::with_capacity(chunk.len());
             for &id in chunk {
                 let source = match visible(id) {
                     Some(v) => match self.places.gpu_page(v) {
                         Some(p) => PageSource::Gpu(p.front()),
-                        None => PageSource::Heights(decode(
-                            &self.desc,
-                            &bytes.remove(&id).expect("read above"),
-                        )),
+                        None => PageSource::Texels(texels.remove(&id).expect("reduced above")),
                     },
                     None => PageSource::Texels(
                         super::coarse::flat_page(&mut flat, &self.desc, id, self.flat).to_vec(),

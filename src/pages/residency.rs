@@ -995,21 +995,38 @@ impl Residency {
     /// The texels of each version, as stored: GPU versions read back (one submission per
     /// batch), the others from host memory or disk; pending ones as their source.
     pub fn read(&self, versions: &[&Version]) -> Result<Vec<Vec<u8>>> {
-        let mut out: Vec<Option<Vec<u8>>> = vec![None; versions.len()];
+        self.map_bytes(versions, |_, b| b.to_vec())
+    }
+
+    /// `f(i, texels of versions[i])` for each version, run in parallel, as [`Self::read`] finds
+    /// the texels (host memory is lent, not copied).
+    pub fn map_bytes<T: Send>(
+        &self,
+        versions: &[&Version],
+        f: impl Fn(usize, &[u8]) -> T + Sync,
+    ) -> Result<Vec<T>> {
+        /// Texels found off the GPU: lent from host memory, or read or made.
+        enum Found<'r> {
+            Lent(&'r [u8]),
+            Made(Vec<u8>),
+        }
+        let mut out: Vec<Option<T>> = (0..versions.len()).map(|_| None).collect();
+        let mut found: Vec<(usize, Found)> = Vec::new();
         let mut on_gpu: Vec<(usize, &GpuPage, u64)> = Vec::new();
         for (i, v) in versions.iter().enumerate() {
             let id = self.slots[&v.key].id;
             match self.source_of(v.key)? {
-                Source::Upload(b) => out[i] = Some(b),
+                Source::Upload(b) => found.push((i, Found::Made(b))),
                 Source::Host(k) => {
                     let Place::Host(v) = &self.slots[&k].place else {
                         unreachable!()
                     };
-                    out[i] = Some(v.clone());
+                    found.push((i, Found::Lent(v)));
                 }
                 Source::Clear => {
                     let r = self.desc.page_rect(id);
-                    out[i] = Some(self.flat_texel.repeat((r.width() * r.height()) as usize));
+                    let flat = self.flat_texel.repeat((r.width() * r.height()) as usize);
+                    found.push((i, Found::Made(flat)));
                 }
                 Source::Copy(k) => {
                     let Place::Gpu(p) = &self.slots[&k].place else {
@@ -1018,6 +1035,19 @@ impl Residency {
                     on_gpu.push((i, p, v.bytes / 2));
                 }
             }
+        }
+        let results: Vec<(usize, T)> = found
+            .par_iter()
+            .map(|(i, b)| {
+                let bytes = match b {
+                    Found::Lent(b) => b,
+                    Found::Made(b) => &b[..],
+                };
+                (*i, f(*i, bytes))
+            })
+            .collect();
+        for (i, t) in results {
+            out[i] = Some(t);
         }
         for chunk in on_gpu.chunks(PAGES_PER_TRANSFER) {
             let total: u64 = chunk.iter().map(|c| c.2).sum();
@@ -1031,15 +1061,20 @@ impl Residency {
             rec.buffer(&readback, Access::HostRead);
             rec.submit_and_wait()?;
             let data = readback.mapped(total as usize)?;
+            let mut parts: Vec<(usize, &[u8])> = Vec::with_capacity(chunk.len());
             let mut at = 0usize;
             for (i, _, size) in chunk {
-                out[*i] = Some(data[at..at + *size as usize].to_vec());
+                parts.push((*i, &data[at..at + *size as usize]));
                 at += *size as usize;
+            }
+            let results: Vec<(usize, T)> = parts.par_iter().map(|&(i, b)| (i, f(i, b))).collect();
+            for (i, t) in results {
+                out[i] = Some(t);
             }
         }
         Ok(out
             .into_iter()
-            .map(|b| b.expect("every version read"))
+            .map(|t| t.expect("every version read"))
             .collect())
     }
 
