@@ -1102,6 +1102,45 @@ fn assert_coarse_matches(t: &mut Document, label: &str) {
 }
 
 #[test]
+fn the_coarse_level_follows_small_strokes_across_its_blocks() {
+    // Edits refresh only the 64² blocks they wrote: small strokes over block edges, one wave
+    // per instance, must leave no block stale.
+    let gpu = gpu();
+    let tables = NoiseTables::default();
+    for format in [HeightFormat::R32f, HeightFormat::R16] {
+        let d = DocumentDesc {
+            format,
+            ..doc(512, 384, 256)
+        };
+        let mut t = Document::from_heights(&gpu, d, &initial(&d), &tables).unwrap();
+        t.set_batch(1).unwrap();
+        assert_coarse_matches(&mut t, &format!("{format:?} initial"));
+        let line = |y: f32| -> Vec<StrokeSample> {
+            (0..6)
+                .map(|i| StrokeSample {
+                    x: 50.0 + 30.0 * i as f32,
+                    y,
+                    pressure: 1.0,
+                    t: i as f32,
+                })
+                .collect()
+        };
+        for (brush, y) in [(BrushType::Raise, 63.0), (BrushType::Smooth, 131.5)] {
+            let b = BrushSettings {
+                radius: 6.0,
+                inner_radius: 1.0,
+                strength: 0.5,
+                spacing: 0.5,
+                ..BrushSettings::new(brush)
+            };
+            t.apply_stroke(&b, &stroke_instances(&b, &line(y))).unwrap();
+            assert_coarse_matches(&mut t, &format!("{format:?} {brush:?}"));
+        }
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
 fn the_coarse_level_equals_a_cpu_reduction_after_edits_undo_and_eviction() {
     let gpu = gpu();
     let tables = NoiseTables::default();

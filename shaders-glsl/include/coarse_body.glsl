@@ -1,5 +1,5 @@
 // Coarse level: for each block of COARSE_FACTOR x COARSE_FACTOR texels of one page (fewer at the
-// document's edge), the lowest height, the highest, their sum (mean = sum / texels) and the
+// document's edge; one workgroup per block from `block_origin`), the lowest height, the highest, their sum (mean = sum / texels) and the
 // block's first (top-left) height, written to one texel of the field's coarse image. One workgroup per block; invocation r sums row r of
 // the block left to right, then a tree halves the rows (strides 32, 16, ..., 1). CPU twin (same
 // order, so the same sums): pages::coarse::reduce_block.
@@ -15,6 +15,7 @@ layout(push_constant) uniform Push {
     ivec2 coarse_origin;
     float height_min;
     float height_range;
+    ivec2 block_origin;
 } pc;
 
 shared float s_lo[COARSE_FACTOR];
@@ -22,7 +23,7 @@ shared float s_hi[COARSE_FACTOR];
 shared float s_sum[COARSE_FACTOR];
 
 void main() {
-    ivec2 block = ivec2(gl_WorkGroupID.xy);
+    ivec2 block = ivec2(gl_WorkGroupID.xy) + pc.block_origin;
     ivec2 o = block * COARSE_FACTOR;
     ivec2 size = min(ivec2(COARSE_FACTOR), pc.page_size - o);
     int r = int(gl_LocalInvocationID.x);

@@ -72,6 +72,43 @@ struct ActiveStroke {
     stats: StrokeStats,
 }
 
+/// The page-local rectangles that units `range` of `stroke` wrote, per working page of `field`.
+fn touched_rects(
+    field: &Field,
+    stroke: &ActiveStroke,
+    range: std::ops::Range<usize>,
+) -> Vec<(PageId, Rect)> {
+    let d = field.desc();
+    let ids = field.working().0;
+    if stroke.brush.brush.is_multitap() {
+        let working: std::collections::HashSet<PageId> = ids.iter().copied().collect();
+        let mut rects: std::collections::BTreeMap<PageId, Rect> = Default::default();
+        for b in &stroke.instances[range] {
+            let r = reach(b);
+            for id in d.pages_in(&r).into_iter().filter(|id| working.contains(id)) {
+                let p = d.page_rect(id);
+                let local = r.intersect(&p).translate(-p.x0, -p.y0);
+                let e = rects.entry(id).or_insert(Rect::EMPTY);
+                *e = e.union(&local);
+            }
+        }
+        rects.into_iter().collect()
+    } else {
+        ids.iter()
+            .zip(&stroke.page_passes)
+            .map(|(&id, passes)| {
+                let waves = passes.get(range.start.min(passes.len())..range.end.min(passes.len()));
+                let r = waves
+                    .unwrap_or(&[])
+                    .iter()
+                    .fold(Rect::EMPTY, |acc, p| acc.union(&p.2));
+                (id, r)
+            })
+            .filter(|(_, r)| !r.is_empty())
+            .collect()
+    }
+}
+
 /// What one [`BrushEngine::pump`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PumpReport {
@@ -333,12 +370,13 @@ impl BrushEngine {
             let before = stroke.stats.gpu_ns.unwrap_or(0.0);
             let range = stroke.done..stroke.done + count;
             if stroke.brush.brush.is_multitap() {
-                self.record_multitap(field, &mut stroke, range)?;
+                self.record_multitap(field, &mut stroke, range.clone())?;
             } else {
-                self.record_pointwise(field, &mut stroke, range)?;
+                self.record_pointwise(field, &mut stroke, range.clone())?;
             }
             stroke.done += count;
-            field.mark_changed(field.working().0.to_vec());
+            let touched = touched_rects(field, &stroke, range);
+            field.mark_changed_in(field.working().0.to_vec(), &touched);
             let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
             report.gpu_ns += spent;
             report.units += count;

@@ -11,21 +11,22 @@
 //! renderer's finest node spans 64² texels, so this is every level of the page mip chain it reads
 //! bounds from; below 64 it samples the pages' own texels (the first height of a block is the
 //! page texel at its corner). Refreshes reduce the rectangle of each level that the refreshed
-//! pages cover.
+//! pages cover. Edits note the page-local rectangles they wrote; a page on the GPU reduces only
+//! the blocks they cover.
 //!
 //! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks when the
 //! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing):
 //! on the GPU (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`],
 //! the same order of operations, so the same values) for pages in host memory, on disk or flat.
 
-use super::geometry::{DocumentDesc, HeightFormat, PageId};
+use super::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, Image,
     ImageDesc, Recorder, Resource, Result,
 };
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Document texels per coarse texel, per side.
@@ -48,6 +49,8 @@ struct CoarsePush {
     coarse_origin: [i32; 2],
     height_min: f32,
     height_range: f32,
+    /// First block of the page to reduce (the dispatch covers the rest of the rectangle).
+    block_origin: [i32; 2],
 }
 
 /// Lowest, highest, summed and first height of block (bx, by) of a page of `w` x `h` heights
@@ -207,6 +210,12 @@ pub fn put_page(level: &mut [[f32; 4]], desc: &DocumentDesc, id: PageId, texels:
     }
 }
 
+/// Page `id` whole, in its own coordinates.
+fn whole_page(desc: &DocumentDesc, id: PageId) -> Rect {
+    let r = desc.page_rect(id);
+    Rect::new(0, 0, r.width(), r.height())
+}
+
 /// Where page `id`'s blocks start in the coarse level, and how many there are.
 fn page_blocks(desc: &DocumentDesc, id: PageId) -> ([i32; 2], [u32; 2]) {
     let r = desc.page_rect(id);
@@ -240,7 +249,8 @@ pub struct CoarseLevel {
     pyramid: Vec<Image>,
     reduce: ComputeKernel<ReducePush>,
     reduce_sets: Vec<DescriptorSet>,
-    pending: BTreeSet<PageId>,
+    /// Pages waiting to be reduced, with the page-local rectangle whose values changed.
+    pending: BTreeMap<PageId, Rect>,
 }
 
 impl CoarseLevel {
@@ -272,6 +282,7 @@ impl CoarseLevel {
         )?;
         let pending = (0..desc.pages_y())
             .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+            .map(|id| (id, whole_page(&desc, id)))
             .collect();
         let pyramid = pyramid_sizes(&desc)
             .into_iter()
@@ -339,12 +350,25 @@ impl CoarseLevel {
 
     /// Notes that pages' values changed.
     pub fn note(&mut self, ids: impl IntoIterator<Item = PageId>) {
-        self.pending.extend(ids);
+        for id in ids {
+            self.pending.insert(id, whole_page(&self.desc, id));
+        }
+    }
+
+    /// Notes that values changed inside page-local rectangles of pages.
+    pub fn note_rects(&mut self, rects: &[(PageId, Rect)]) {
+        for &(id, r) in rects {
+            let r = r.intersect(&whole_page(&self.desc, id));
+            if !r.is_empty() {
+                let e = self.pending.entry(id).or_insert(Rect::EMPTY);
+                *e = e.union(&r);
+            }
+        }
     }
 
     /// Pages waiting to be reduced.
     pub fn pending(&self) -> Vec<PageId> {
-        self.pending.iter().copied().collect()
+        self.pending.keys().copied().collect()
     }
 
     /// Recomputes the blocks of `pages` (the pending ones, each with where its values are now),
@@ -400,21 +424,43 @@ impl CoarseLevel {
                 at += texels.len() as u64 * 16;
             }
         }
-        // The rectangle of the level the refreshed pages cover, then the pyramid above it.
+        // Blocks to reduce per page (GPU pages: those the changed rectangle covers; the others
+        // are uploaded whole), then the rectangle of the level they cover for the pyramid.
+        let blocks = |id: PageId, s: &PageSource| -> ([u32; 2], [u32; 2]) {
+            let (_, size) = page_blocks(&d, id);
+            match s {
+                PageSource::Gpu(_) => {
+                    let r = self.pending.get(&id).copied().unwrap_or(whole_page(&d, id));
+                    let f = FACTOR as i32;
+                    let (x0, y0) = ((r.x0 / f) as u32, (r.y0 / f) as u32);
+                    let (x1, y1) = ((r.x1 + f - 1) / f, (r.y1 + f - 1) / f);
+                    (
+                        [x0, y0],
+                        [(x1 as u32).min(size[0]) - x0, (y1 as u32).min(size[1]) - y0],
+                    )
+                }
+                PageSource::Texels(_) => ([0, 0], size),
+            }
+        };
         let mut dirty = [u32::MAX, u32::MAX, 0, 0];
-        for (id, _) in pages {
-            let (origin, size) = page_blocks(&d, *id);
-            let (x, y) = (origin[0] as u32, origin[1] as u32);
+        for (id, s) in pages {
+            let (origin, _) = page_blocks(&d, *id);
+            let (first, count) = blocks(*id, s);
+            let (x, y) = (origin[0] as u32 + first[0], origin[1] as u32 + first[1]);
             dirty = [
                 dirty[0].min(x),
                 dirty[1].min(y),
-                dirty[2].max(x + size[0]),
-                dirty[3].max(y + size[1]),
+                dirty[2].max(x + count[0]),
+                dirty[3].max(y + count[1]),
             ];
         }
         for (id, img, set) in &sets {
             let r = d.page_rect(*id);
-            let (origin, size) = page_blocks(&d, *id);
+            let (origin, _) = page_blocks(&d, *id);
+            let (first, count) = blocks(*id, &PageSource::Gpu(img));
+            if count[0] == 0 || count[1] == 0 {
+                continue;
+            }
             rec.image(img, Access::ComputeStorageRead);
             rec.image(&self.image, Access::ComputeStorageWrite);
             rec.pass(&self.kernel, set)
@@ -423,8 +469,9 @@ impl CoarseLevel {
                     coarse_origin: origin,
                     height_min: d.height_min,
                     height_range: d.height_range(),
+                    block_origin: [first[0] as i32, first[1] as i32],
                 })
-                .dispatch([size[0], size[1], 1])?;
+                .dispatch([count[0], count[1], 1])?;
         }
         self.record_pyramid(&mut rec, dirty)?;
         rec.submit_and_wait()?;

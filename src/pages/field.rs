@@ -18,7 +18,7 @@
 use super::coarse::{CoarseLevel, PageSource};
 use super::disk::DiskLoc;
 use super::error::{PageError, Result};
-use super::geometry::{DocumentDesc, HeightFormat, PageId};
+use super::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 use super::history::{History, DEFAULT_UNDO_BUDGET};
 use super::page::GpuPage;
 use super::residency::{Budgets, MemoryReport, Residency, Version};
@@ -415,6 +415,15 @@ impl Field {
         let ids: Vec<PageId> = ids.into_iter().collect();
         if let Some(c) = &mut self.coarse {
             c.note(ids.iter().copied());
+        }
+        self.mark_moved(ids);
+    }
+
+    /// Notes that pages `ids` show new images whose values changed only inside the page-local
+    /// `rects` (readers follow the pages; the coarse level reduces those rectangles).
+    pub fn mark_changed_in(&mut self, ids: Vec<PageId>, rects: &[(PageId, Rect)]) {
+        if let Some(c) = &mut self.coarse {
+            c.note_rects(rects);
         }
         self.mark_moved(ids);
     }
