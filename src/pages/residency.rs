@@ -909,10 +909,11 @@ impl Residency {
                 timing.start(&mut rec)?;
                 rec.buffer(buf, Access::HostWrite);
                 for &(u, offset) in part {
-                    // Across the bus once, then the second image from the first on the GPU.
-                    let [front, back] = &pages[uploads[u].0].images;
-                    rec.copy_buffer_to_image_at(buf, offset, front);
-                    rec.copy_image(front, back);
+                    // Across the bus into the first image only: the second is marked stale, and
+                    // the first pass that writes the page brings it up to date (most page-ins
+                    // are only read: neighbours, drawing).
+                    let page = &pages[uploads[u].0];
+                    rec.copy_buffer_to_image_at(buf, offset, &page.images[0]);
                 }
                 timing.end(&mut rec);
                 flights.push(rec.submit()?);
@@ -952,8 +953,16 @@ impl Residency {
                 ns = t.results()?.iter().map(|p| p.gpu_ns).sum();
             }
         }
-        for page in &pages {
-            page.set_stale(Rect::EMPTY);
+        for (page, source) in pages.iter().zip(&sources) {
+            let stale = match source {
+                Source::Upload(_) | Source::Host(_) => {
+                    let [w, h] = page.extent();
+                    page.set_front(0);
+                    Rect::new(0, 0, w as i32, h as i32)
+                }
+                _ => Rect::EMPTY,
+            };
+            page.set_stale(stale);
         }
         if !uploads.is_empty() {
             self.staging = staging;
