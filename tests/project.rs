@@ -108,6 +108,9 @@ fn opening_a_project_reads_its_coarse_level_not_its_pages() {
         let path = dir.path().join(format!("{format:?}.scarp"));
         let r = save_whole(&mut t, &path);
         assert_eq!(r.coarse_written, 1, "{r:?}");
+        let whole = dir.path().join(format!("{format:?}-chunk.scarp"));
+        save_whole(&mut t, &whole);
+        let dense = t.to_dense().unwrap();
         // Every page record damaged: the coarse level still opens, the heights do not.
         let sp = project::v2::open(&path).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
@@ -119,6 +122,17 @@ fn opening_a_project_reads_its_coarse_level_not_its_pages() {
         assert!(coarse_of(&mut back) == want, "{format:?}: the stored level");
         let e = back.to_dense().unwrap_err().to_string();
         assert!(e.contains("checksum"), "{e}");
+        // A damaged chunk with sound pages: the project opens, the level is made from them.
+        let at = project::v2::open(&whole).unwrap().coarse[0].1.offset as usize;
+        let mut bytes = std::fs::read(&whole).unwrap();
+        bytes[at + 7] ^= 0x5a;
+        std::fs::write(&whole, &bytes).unwrap();
+        let mut back = reopen(&gpu, &whole);
+        assert!(
+            coarse_of(&mut back) == want,
+            "{format:?}: made from the pages"
+        );
+        assert!(back.to_dense().unwrap() == dense);
 
         // A file saved without the level (as the first version-2 files were) makes it from the
         // pages.

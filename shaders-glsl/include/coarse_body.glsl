@@ -1,7 +1,8 @@
 // Coarse level: for each block of COARSE_FACTOR x COARSE_FACTOR texels of one page (fewer at the
-// document's edge; one workgroup per block from `block_origin`), the lowest height, the highest, their sum (mean = sum / texels) and the
-// block's first (top-left) height, written to one texel of the field's coarse image. One workgroup per block; invocation r sums row r of
-// the block left to right, then a tree halves the rows (strides 32, 16, ..., 1). CPU twin (same
+// document's edge), the lowest height, the highest, their sum (mean = sum / texels) and the
+// block's first (top-left) height, written to one texel of the field's coarse image. One
+// workgroup per block, from block `block_origin` of the page; invocation r sums row r of the
+// block left to right, then a tree halves the rows (strides 32, 16, ..., 1). CPU twin (same
 // order, so the same sums): pages::coarse::reduce_block.
 #extension GL_GOOGLE_include_directive : require
 #include "constants.glsl"

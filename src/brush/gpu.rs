@@ -369,14 +369,16 @@ impl BrushEngine {
             let count = count.min(left);
             let before = stroke.stats.gpu_ns.unwrap_or(0.0);
             let range = stroke.done..stroke.done + count;
-            if stroke.brush.brush.is_multitap() {
-                self.record_multitap(field, &mut stroke, range.clone())?;
+            let recorded = if stroke.brush.brush.is_multitap() {
+                self.record_multitap(field, &mut stroke, range.clone())
             } else {
-                self.record_pointwise(field, &mut stroke, range.clone())?;
-            }
-            stroke.done += count;
+                self.record_pointwise(field, &mut stroke, range.clone())
+            };
+            // Noted even when recording failed part way: some of those pages may be written.
             let touched = touched_rects(field, &stroke, range);
             field.mark_changed_in(field.working().0.to_vec(), &touched);
+            recorded?;
+            stroke.done += count;
             let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
             report.gpu_ns += spent;
             report.units += count;

@@ -431,7 +431,11 @@ impl<'a> Recorder<'a> {
     /// Ends recording and submits without waiting: the returned [`InFlight`] keeps every
     /// resource borrowed until it is waited for (dropping it waits too), so the host can prepare
     /// the next submission while this one runs.
-    pub fn submit(self) -> Result<InFlight<'a>> {
+    ///
+    /// # Safety
+    /// The [`InFlight`] must be waited for or dropped, never leaked (`mem::forget`, a cycle of
+    /// `Rc`s): leaking it ends the borrows while the GPU may still use the resources.
+    pub unsafe fn submit(self) -> Result<InFlight<'a>> {
         self.submit_with(None, None)
     }
 

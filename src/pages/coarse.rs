@@ -11,13 +11,14 @@
 //! renderer's finest node spans 64² texels, so this is every level of the page mip chain it reads
 //! bounds from; below 64 it samples the pages' own texels (the first height of a block is the
 //! page texel at its corner). Refreshes reduce the rectangle of each level that the refreshed
-//! pages cover. Edits note the page-local rectangles they wrote; a page on the GPU reduces only
-//! the blocks they cover.
+//! pages cover.
 //!
-//! Edits note the pages they change; [`CoarseLevel::refresh`] recomputes their blocks when the
-//! level is read ([`super::Field::coarse`]; nothing draws from it yet, so frames pay nothing):
-//! on the GPU (`pages/coarse.comp`) for pages on the GPU, with the CPU twin ([`reduce_block`],
-//! the same order of operations, so the same values) for pages in host memory, on disk or flat.
+//! Edits note the page-local rectangles they wrote (undo, redo and loads whole pages);
+//! [`CoarseLevel::refresh`] recomputes those blocks when the level is read
+//! ([`super::Field::coarse`]; frames do not read it yet, so they pay nothing): on the GPU
+//! (`pages/coarse.comp`) for pages on the GPU, only the blocks the rectangle covers, with the CPU
+//! twin ([`reduce_block`], the same order of operations, so the same values) for whole pages in
+//! host memory, on disk or flat.
 
 use super::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 use crate::gpu::{
@@ -513,9 +514,10 @@ impl CoarseLevel {
         &self.pyramid
     }
 
-    /// The texels of pyramid level `k` (1: the first above the coarse level), row-major (read
-    /// back; for tests and tools).
+    /// The texels of pyramid level `k` (1 is the first above the coarse level; panics outside
+    /// 1..=levels), row-major (read back; for tests and tools).
     pub fn read_pyramid(&self, k: usize) -> Result<Vec<[f32; 4]>> {
+        assert!((1..=self.pyramid.len()).contains(&k), "pyramid level {k}");
         read_texels(&self.gpu, &self.pyramid[k - 1])
     }
 

@@ -41,8 +41,9 @@ const RECYCLED: usize = 64;
 /// Host memory kept for reuse by the next page-outs (allocating and freeing it costs as much as
 /// copying it; within the host budget, which drops it first), at most.
 const RECYCLED_HOST_BYTES: u64 = 512 << 20;
-/// Pinned memory pages move through, in [`STAGING_PARTS`] buffers (each at least one page): the
-/// host copies into (or out of) one while the GPU copies another.
+/// Pinned memory pages move through, in [`STAGING_PARTS`] buffers: the host copies into (or out
+/// of) one while the GPU copies another. Each part holds at least one page, so documents of
+/// 2048² r32f pages (16 MiB) use 128 MiB.
 const STAGING_BYTES: u64 = 64 << 20;
 const STAGING_PARTS: usize = 8;
 /// Bytes each thread copies at a time between host pages and staging memory.
@@ -677,46 +678,13 @@ impl Residency {
                         .collect()
                 })
                 .collect();
-            // Every part's GPU copies first, then each part copied out once its own are done.
-            let flights = round
-                .iter()
-                .zip(&staging)
-                .map(|(part, buf)| {
-                    let mut rec = Recorder::new(&self.gpu)?;
-                    for &(i, offset) in part {
-                        let Place::Gpu(page) = &self.slots[&dirty[i]].place else {
-                            unreachable!("victims are on the GPU")
-                        };
-                        rec.copy_image_to_buffer_at(page.front(), buf, offset);
-                    }
-                    rec.buffer(buf, Access::HostRead);
-                    Ok(rec.submit()?)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let _p = crate::profile::scope("page-out: wait and host copy");
-            for (((part, buf), flight), out) in
-                round.iter().zip(&staging).zip(flights).zip(&mut vecs)
-            {
-                flight.wait()?;
-                let data = buf.mapped(self.part_bytes() as usize)?;
-                let mut jobs: Vec<(&mut [MaybeUninit<u8>], &[u8])> = Vec::new();
-                for (&(i, offset), v) in part.iter().zip(out.iter_mut()) {
-                    let src = &data[offset as usize..(offset + sizes[i]) as usize];
-                    let dst = &mut v.spare_capacity_mut()[..src.len()];
-                    jobs.extend(dst.chunks_mut(COPY_SLICE).zip(src.chunks(COPY_SLICE)));
+            if let Err(e) = self.copy_out(round, &staging, &dirty, &sizes, &mut vecs) {
+                // The host memory taken for them goes back where it came from.
+                for v in vecs.into_iter().flatten() {
+                    self.retire(Place::Host(v));
                 }
-                jobs.into_par_iter().for_each(|(d, s)| {
-                    // SAFETY: `d` and `s` have the same length (chunks of equal slices) and do
-                    // not overlap (host memory and mapped staging memory).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast(), s.len())
-                    };
-                });
-                for (&(i, _), v) in part.iter().zip(out.iter_mut()) {
-                    // SAFETY: the copies above wrote the first `sizes[i]` bytes (the capacity
-                    // is `sizes[i]`).
-                    unsafe { v.set_len(sizes[i] as usize) };
-                }
+                self.staging = staging;
+                return Err(e);
             }
             for (part, out) in round.iter().zip(vecs) {
                 for (&(i, _), v) in part.iter().zip(out) {
@@ -740,6 +708,62 @@ impl Residency {
             self.traffic.bytes_out += pair / 2;
         }
         self.traffic.out_seconds += started.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// Copies the pages of one round of staging parts off the GPU into `vecs` (per part, per
+    /// page, empty with room for `sizes[i]`): every part's transfers submitted first, then each
+    /// part copied out, in parallel, as soon as its own have landed.
+    fn copy_out(
+        &self,
+        round: &[Vec<(usize, u64)>],
+        staging: &[Buffer],
+        keys: &[u64],
+        sizes: &[u64],
+        vecs: &mut [Vec<Vec<u8>>],
+    ) -> Result<()> {
+        // Every part's GPU copies first, then each part copied out once its own are done.
+        let flights = round
+            .iter()
+            .zip(staging)
+            .map(|(part, buf)| {
+                let mut rec = Recorder::new(&self.gpu)?;
+                for &(i, offset) in part {
+                    let Place::Gpu(page) = &self.slots[&keys[i]].place else {
+                        unreachable!("victims are on the GPU")
+                    };
+                    rec.copy_image_to_buffer_at(page.front(), buf, offset);
+                }
+                rec.buffer(buf, Access::HostRead);
+                // SAFETY: kept in `flights`, each waited below (or dropped on an error).
+                Ok(unsafe { rec.submit()? })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let _p = crate::profile::scope("page-out: wait and host copy");
+        for (((part, buf), flight), out) in
+            round.iter().zip(staging).zip(flights).zip(vecs.iter_mut())
+        {
+            flight.wait()?;
+            let data = buf.mapped(self.part_bytes() as usize)?;
+            let mut jobs: Vec<(&mut [MaybeUninit<u8>], &[u8])> = Vec::new();
+            for (&(i, offset), v) in part.iter().zip(out.iter_mut()) {
+                let src = &data[offset as usize..(offset + sizes[i]) as usize];
+                let dst = &mut v.spare_capacity_mut()[..src.len()];
+                jobs.extend(dst.chunks_mut(COPY_SLICE).zip(src.chunks(COPY_SLICE)));
+            }
+            jobs.into_par_iter().for_each(|(d, s)| {
+                // SAFETY: `d` and `s` have the same length (chunks of equal slices) and do
+                // not overlap (host memory and mapped staging memory).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast(), s.len())
+                };
+            });
+            for (&(i, _), v) in part.iter().zip(out.iter_mut()) {
+                // SAFETY: the copies above wrote the first `sizes[i]` bytes (within the
+                // capacity, which is at least that).
+                unsafe { v.set_len(sizes[i] as usize) };
+            }
+        }
         Ok(())
     }
 
@@ -826,6 +850,9 @@ impl Residency {
     /// Makes the listed (non-GPU) versions on the GPU: a submission per staging part of
     /// uploads, and one for the copies and clears.
     fn make(&mut self, keys: &[u64], timer: Option<&GpuTimer>) -> Result<f64> {
+        if keys.is_empty() {
+            return Ok(0.0);
+        }
         let started = std::time::Instant::now();
         let sources: Vec<Source> = keys
             .iter()
@@ -916,7 +943,8 @@ impl Residency {
                     rec.copy_buffer_to_image_at(buf, offset, &page.images[0]);
                 }
                 timing.end(&mut rec);
-                flights.push(rec.submit()?);
+                // SAFETY: kept in `flights`, all waited below (or dropped on an error).
+                flights.push(unsafe { rec.submit()? });
             }
             let on_gpu: Vec<(&Source, &GpuPage)> = sources
                 .iter()
@@ -943,7 +971,8 @@ impl Residency {
                     }
                 }
                 timing.end(&mut rec);
-                flights.push(rec.submit()?);
+                // SAFETY: as above.
+                flights.push(unsafe { rec.submit()? });
             }
             let _p = crate::profile::scope("page-in: wait");
             for f in flights {

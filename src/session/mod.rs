@@ -131,7 +131,7 @@ pub fn open_project_file(
     match opened {
         Opened::V1(p) => Ok((open_project(gpu, &p, tables)?, meta, None)),
         Opened::V2(sp) => {
-            let coarse = sp.coarse_level()?;
+            let coarse = sp.coarse_level();
             let doc = Document::from_disk(
                 gpu,
                 meta.document,

@@ -144,21 +144,20 @@ impl SparseProject {
     }
 
     /// The whole coarse level (row-major), read from the stored chunks (checksums checked) and
-    /// the flat height; None when the document keeps none or the file lacks chunks.
-    pub fn coarse_level(&self) -> Result<Option<Vec<[f32; 4]>>, FileError> {
+    /// the flat height; None when the document keeps none, the file lacks chunks or one cannot
+    /// be read (the level is then made from the pages, which hold the same values).
+    pub fn coarse_level(&self) -> Option<Vec<[f32; 4]>> {
         let d = &self.meta.document;
         let stored: std::collections::BTreeSet<[u32; 2]> =
             self.coarse.iter().map(|(c, _)| *c).collect();
         let needed = chunks_of(d, self.pages.iter().map(|(id, _)| *id));
         if !coarse::kept(d) || !needed.is_subset(&stored) {
-            return Ok(None);
+            return None;
         }
         let mut level = coarse::flat_level(d, self.meta.flat);
         let [w, _] = coarse::size_of(d);
         for (c, loc) in &self.coarse {
-            let bytes = loc
-                .read(&format!("coarse chunk {},{}", c[0], c[1]))
-                .map_err(|e| FileError::invalid(&self.path, e.to_string()))?;
+            let bytes = loc.read(&format!("coarse chunk {},{}", c[0], c[1])).ok()?;
             let texels: Vec<[f32; 4]> = bytes
                 .chunks_exact(COARSE_TEXEL as usize)
                 .map(bytemuck::pod_read_unaligned)
@@ -169,7 +168,7 @@ impl SparseProject {
                 level[at..at + line.len()].copy_from_slice(line);
             }
         }
-        Ok(Some(level))
+        Some(level)
     }
 
     /// The heights of every stored page, read on the CPU (checksums checked), in page order.
@@ -233,7 +232,7 @@ fn chunk_area(d: &DocumentDesc, c: [u32; 2]) -> ([u32; 2], [u32; 2]) {
 /// Stored bytes of chunk `c`, or None when it lies outside the level.
 fn chunk_len(d: &DocumentDesc, c: [u32; 2]) -> Option<u64> {
     let [w, h] = coarse::size_of(d);
-    (c[0] * CHUNK < w && c[1] * CHUNK < h).then(|| {
+    (c[0] < w.div_ceil(CHUNK) && c[1] < h.div_ceil(CHUNK)).then(|| {
         let (_, size) = chunk_area(d, c);
         u64::from(size[0]) * u64::from(size[1]) * COARSE_TEXEL
     })
