@@ -224,6 +224,39 @@ enum Source {
     Clear,
 }
 
+/// Next-fit packing of transfers into staging parts of `cap` bytes.
+struct Packer {
+    cap: u64,
+    /// Parts opened so far, and the bytes of the last one.
+    parts: usize,
+    fill: u64,
+}
+
+impl Packer {
+    fn new(cap: u64) -> Self {
+        Self {
+            cap,
+            parts: 0,
+            fill: cap,
+        }
+    }
+
+    /// Whether placing `size` bytes opens a new part (the first placement always does).
+    fn opens_part(&self, size: u64) -> bool {
+        self.parts == 0 || (size > 0 && self.fill + size > self.cap)
+    }
+
+    /// Places `size` bytes: the part (from 0) and the offset in it.
+    fn place(&mut self, size: u64) -> (usize, u64) {
+        if self.opens_part(size) {
+            (self.parts, self.fill) = (self.parts + 1, 0);
+        }
+        let offset = self.fill;
+        self.fill += size;
+        (self.parts - 1, offset)
+    }
+}
+
 /// One GPU timing across the submissions of a batch: from the first one's start to the last
 /// one's end.
 struct BatchTiming<'t> {
@@ -388,16 +421,12 @@ impl Residency {
     /// Packs transfers of `sizes` bytes, in order, into staging parts: per part, the indices of
     /// its transfers and their offsets in it.
     fn pack(&self, sizes: impl IntoIterator<Item = u64>) -> Vec<Vec<(usize, u64)>> {
-        let cap = self.part_bytes();
+        let mut packer = Packer::new(self.part_bytes());
         let mut parts: Vec<Vec<(usize, u64)>> = Vec::new();
-        let mut fill = cap;
         for (i, size) in sizes.into_iter().enumerate() {
-            if fill + size > cap {
-                parts.push(Vec::new());
-                fill = 0;
-            }
-            parts.last_mut().expect("pushed above").push((i, fill));
-            fill += size;
+            let (part, offset) = packer.place(size);
+            parts.resize_with(part + 1, Vec::new);
+            parts[part].push((i, offset));
         }
         parts
     }
@@ -548,37 +577,29 @@ impl Residency {
     /// Splits versions to make into calls of [`Self::make`]: their uploads fit the staging
     /// parts, and [`COPIES_PER_SUBMIT`] versions in all.
     fn batches(&self, keys: &[u64]) -> Vec<Vec<u64>> {
-        // Parts are filled as `pack` fills them.
-        let part = self.part_bytes();
+        // Parts are filled as `pack` fills them in `make`.
         let mut out: Vec<Vec<u64>> = Vec::new();
-        let (mut parts, mut fill) = (0, part);
+        let mut packer = Packer::new(self.part_bytes());
         for &k in keys {
-            let upload = match &self.slots[&k].place {
-                Place::Pending(None) => false,
-                Place::Pending(Some(v)) => !matches!(
-                    self.slots[&v.key].place,
-                    Place::Gpu(_) | Place::Pending(None)
-                ),
-                _ => true,
-            };
+            let upload = matches!(
+                self.slots[&self.origin(k)].place,
+                Place::Host(_) | Place::Disk(_)
+            );
             let bytes = if upload {
                 self.pair_bytes(self.slots[&k].id) / 2
             } else {
                 0
             };
-            let opens_part = bytes > 0 && fill + bytes > part;
             let full = out.last().map_or(true, |b| {
-                b.len() >= COPIES_PER_SUBMIT || (opens_part && parts == STAGING_PARTS)
+                b.len() >= COPIES_PER_SUBMIT
+                    || (packer.opens_part(bytes) && packer.parts == STAGING_PARTS)
             });
             if full {
                 out.push(Vec::new());
-                (parts, fill) = (0, part);
+                packer = Packer::new(self.part_bytes());
             }
             if bytes > 0 {
-                if fill + bytes > part {
-                    (parts, fill) = (parts + 1, 0);
-                }
-                fill += bytes;
+                packer.place(bytes);
             }
             out.last_mut().expect("pushed above").push(k);
         }
@@ -827,20 +848,23 @@ impl Residency {
 
     /// How version `key` is made on the GPU, from wherever it (or its source) lies now.
     fn source_of(&self, key: u64) -> Result<Source> {
-        let mut key = key;
-        loop {
-            let slot = &self.slots[&key];
-            return Ok(match &slot.place {
-                Place::Gpu(_) => Source::Copy(key),
-                Place::Host(_) => Source::Host(key),
-                Place::Disk(loc) => Source::Upload(loc.read(&self.page_name(slot.id))?),
-                Place::Pending(None) => Source::Clear,
-                Place::Pending(Some(v)) => {
-                    key = v.key;
-                    continue;
-                }
-            });
+        let key = self.origin(key);
+        let slot = &self.slots[&key];
+        Ok(match &slot.place {
+            Place::Gpu(_) => Source::Copy(key),
+            Place::Host(_) => Source::Host(key),
+            Place::Disk(loc) => Source::Upload(loc.read(&self.page_name(slot.id))?),
+            Place::Pending(_) => Source::Clear,
+        })
+    }
+
+    /// The version whose place version `key` is made from: itself, or the end of its chain of
+    /// pending sources (a pending version without a source is the flat value).
+    fn origin(&self, mut key: u64) -> u64 {
+        while let Place::Pending(Some(v)) = &self.slots[&key].place {
+            key = v.key;
         }
+        key
     }
 
     fn page_name(&self, id: PageId) -> String {
@@ -1136,5 +1160,19 @@ impl Residency {
             }
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Packer;
+
+    #[test]
+    fn transfers_fill_staging_parts_in_order() {
+        let mut p = Packer::new(10);
+        assert!(p.opens_part(0), "the first placement opens a part");
+        let placed: Vec<(usize, u64)> = [5, 5, 3, 8, 2].iter().map(|&s| p.place(s)).collect();
+        assert_eq!(placed, [(0, 0), (0, 5), (1, 0), (2, 0), (2, 8)]);
+        assert!(p.opens_part(1) && !p.opens_part(0));
     }
 }
