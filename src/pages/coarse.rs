@@ -203,12 +203,47 @@ pub fn dense_level(desc: &DocumentDesc, heights: &[f32]) -> Vec<[f32; 4]> {
 
 /// Writes page `id`'s texels (row-major over its blocks) into the whole `level`.
 pub fn put_page(level: &mut [[f32; 4]], desc: &DocumentDesc, id: PageId, texels: &[[f32; 4]]) {
-    let [w, _] = size_of(desc);
     let (origin, size) = page_blocks(desc, id);
-    for (row, line) in texels.chunks_exact(size[0] as usize).enumerate() {
+    put_rect(
+        level,
+        desc,
+        [origin[0] as u32, origin[1] as u32],
+        size[0],
+        texels,
+    );
+}
+
+/// Writes `texels` (row-major, `width` per row) into the whole `level` of `desc`, from texel
+/// `origin`.
+pub fn put_rect(
+    level: &mut [[f32; 4]],
+    desc: &DocumentDesc,
+    origin: [u32; 2],
+    width: u32,
+    texels: &[[f32; 4]],
+) {
+    let [w, _] = size_of(desc);
+    for (row, line) in texels.chunks_exact(width as usize).enumerate() {
         let at = (origin[1] as usize + row) * w as usize + origin[0] as usize;
         level[at..at + line.len()].copy_from_slice(line);
     }
+}
+
+/// The texels of the `size` rectangle from texel `origin` of the whole `level` of `desc`,
+/// row-major.
+pub fn take_rect(
+    level: &[[f32; 4]],
+    desc: &DocumentDesc,
+    origin: [u32; 2],
+    size: [u32; 2],
+) -> Vec<[f32; 4]> {
+    let [w, _] = size_of(desc);
+    (origin[1]..origin[1] + size[1])
+        .flat_map(|y| {
+            let at = y as usize * w as usize + origin[0] as usize;
+            level[at..at + size[0] as usize].iter().copied()
+        })
+        .collect()
 }
 
 /// Page `id` whole, in its own coordinates.

@@ -155,7 +155,6 @@ impl SparseProject {
             return None;
         }
         let mut level = coarse::flat_level(d, self.meta.flat);
-        let [w, _] = coarse::size_of(d);
         for (c, loc) in &self.coarse {
             let bytes = loc.read(&format!("coarse chunk {},{}", c[0], c[1])).ok()?;
             let texels: Vec<[f32; 4]> = bytes
@@ -163,10 +162,7 @@ impl SparseProject {
                 .map(bytemuck::pod_read_unaligned)
                 .collect();
             let (origin, size) = chunk_area(d, *c);
-            for (row, line) in texels.chunks_exact(size[0] as usize).enumerate() {
-                let at = (origin[1] as usize + row) * w as usize + origin[0] as usize;
-                level[at..at + line.len()].copy_from_slice(line);
-            }
+            coarse::put_rect(&mut level, d, origin, size[0], &texels);
         }
         Some(level)
     }
@@ -240,14 +236,8 @@ fn chunk_len(d: &DocumentDesc, c: [u32; 2]) -> Option<u64> {
 
 /// The bytes of chunk `c` of the whole coarse `level` of `d`.
 fn chunk_bytes(d: &DocumentDesc, level: &[[f32; 4]], c: [u32; 2]) -> Vec<u8> {
-    let [w, _] = coarse::size_of(d);
     let (origin, size) = chunk_area(d, c);
-    let mut out = Vec::with_capacity((size[0] * size[1]) as usize * COARSE_TEXEL as usize);
-    for row in 0..size[1] {
-        let at = (origin[1] + row) as usize * w as usize + origin[0] as usize;
-        out.extend_from_slice(bytemuck::cast_slice(&level[at..at + size[0] as usize]));
-    }
-    out
+    bytemuck::cast_slice(&coarse::take_rect(level, d, origin, size)).to_vec()
 }
 
 /// What a save wrote.
