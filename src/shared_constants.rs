@@ -48,6 +48,10 @@ pub const TILE_VERTS: i32 = 65;
 pub const VIEW_LOD_COLOURS: u32 = 1;
 pub const VIEW_CURSOR: u32 = 2;
 pub const VIEW_WIREFRAME: u32 = 4;
+/// `TileDraw.flags`: the node's level sits at this bit (5 bits).
+pub const TILE_LEVEL_SHIFT: u32 = 4;
+/// `TileDraw.flags`: heights from the coarse level, not the pages.
+pub const TILE_COARSE: u32 = 512;
 /// Pages per side of a block: one descriptor set binds a block and the ring of pages around it.
 pub const PAGE_BLOCK: i32 = 4;
 /// Pages per side of a block's set (the block and its ring): PAGE_BLOCK + 2.

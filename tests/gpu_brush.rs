@@ -1043,9 +1043,6 @@ fn a_budget_smaller_than_one_wave_is_a_clear_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("budget") && e.contains("too small"), "{e}");
-    // Drawing needs every visible page: 25 pages do not fit 3.
-    let e = t.ensure_visible().unwrap_err().to_string();
-    assert!(e.contains("too small"), "{e}");
     assert_no_validation_messages(&gpu);
 }
 

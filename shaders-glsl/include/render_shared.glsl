@@ -16,11 +16,12 @@ struct FrameData {
     vec4 heights;    // flat height, r16 height_min, r16 height_range, unused
 };
 
-// One drawn tile (storage buffer, std430): 16 bytes.
+// One drawn node, or part of one (storage buffer, std430): 16 bytes.
 struct TileDraw {
-    ivec2 origin;    // document texel of vertex (0, 0)
-    uint level;      // LOD: vertex step 2^level
-    uint stitch;     // sides stitched to a coarser neighbour (bit 0 N, 1 E, 2 S, 3 W)
+    ivec2 origin;    // document texel of grid vertex (0, 0)
+    uint scale;      // texels per grid step (the index list may use every 2^l-th vertex)
+    uint flags;      // bits 0-3: stitched sides (N, E, S, W); TILE_LEVEL_SHIFT: the node's
+                     // level (vertex spacing 2^level); TILE_COARSE: heights from the coarse level
 };
 
 // Per draw (push constants): which block's set is bound.

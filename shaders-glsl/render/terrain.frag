@@ -11,10 +11,10 @@ layout(location = 1) in vec3 in_normal;
 layout(location = 2) flat in uint in_level;
 layout(location = 0) out vec4 out_color;
 
-const vec3 LOD_COLOURS[7] = vec3[7](
+const vec3 LOD_COLOURS[8] = vec3[8](
     vec3(0.90, 0.20, 0.20), vec3(0.95, 0.60, 0.15), vec3(0.90, 0.90, 0.20),
     vec3(0.30, 0.85, 0.30), vec3(0.20, 0.70, 0.90), vec3(0.35, 0.35, 0.95),
-    vec3(0.75, 0.35, 0.90));
+    vec3(0.75, 0.35, 0.90), vec3(0.55, 0.55, 0.55));
 
 float ring(float d, float r) {
     float w = max(fwidth(d) * 1.5, 1e-3);
@@ -36,7 +36,9 @@ void main() {
     vec3 albedo = mix(mix(low, mid, smoothstep(0.15, 0.6, t)), high, smoothstep(0.75, 0.92, t));
     albedo = mix(albedo, rock, smoothstep(0.25, 0.55, slope));
     if ((flags & VIEW_LOD_COLOURS) != 0u) {
-        albedo = LOD_COLOURS[min(in_level, 6u)];
+        // Levels 7 and up (coarse, far) alternate two greys.
+        albedo = in_level < 7u ? LOD_COLOURS[in_level]
+                               : LOD_COLOURS[7] * (in_level % 2u == 0u ? 0.8 : 1.2);
     }
     vec3 l = normalize(frame.light.xyz);
     vec3 c = albedo * (frame.light.w + (1.0 - frame.light.w) * max(dot(n, l), 0.0));

@@ -17,5 +17,5 @@ void main() {
     }
     putF4(frame.eye); putF4(frame.light); putF4(frame.cursor); putF4(frame.shade);
     putI4(frame.doc); putF4(frame.heights);
-    putI2(tile.origin); putU(tile.level); putU(tile.stitch);
+    putI2(tile.origin); putU(tile.scale); putU(tile.flags);
 }

@@ -84,8 +84,7 @@ pub(super) fn measure(
         })?;
         let desc = *terrain.desc();
         let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
-        terrain.ensure_visible()?;
-        renderer.refresh(&terrain.store)?;
+        renderer.refresh(&mut terrain.store)?;
         let vs = default_vertical_scale(&desc);
         let camera = framing_camera(&renderer, &desc, vs);
         let view = default_view(&desc, vs);

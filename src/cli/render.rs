@@ -19,6 +19,9 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// Most frames `scarp render` draws while the pages its view wants come onto the GPU.
+const SETTLE_ROUNDS: usize = 16;
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["journal", "heights"])))]
 pub struct RenderArgs {
@@ -101,8 +104,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             gpu.info().name
         );
     }
-    terrain.ensure_visible()?;
-    renderer.refresh(&terrain.store)?;
+    renderer.refresh(&mut terrain.store)?;
     let (camera, view) = camera_and_view(a, &renderer, &terrain);
     let size = [a.image.0, a.image.1];
     let mut target = Offscreen::new(&gpu, size)?;
@@ -122,20 +124,29 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         )?;
         print_frames(a, &terrain, size, &log);
     }
-    if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
-        // The triangle budget needs a covered-pixel count: one frame measures it.
-        target.render(&mut renderer, &terrain.store, &camera, &view, false, None)?;
-    }
-    let f = target.render(&mut renderer, &terrain.store, &camera, &view, true, None)?;
+    // Frames until every page the view wants is on the GPU (or the budget holds no more); the
+    // first also measures the covered pixels the triangle budget needs.
+    let f = target.render_settled(
+        &mut renderer,
+        &mut terrain.store,
+        &camera,
+        &view,
+        true,
+        None,
+        SETTLE_ROUNDS,
+    )?;
     let pixels = f.pixels.expect("read back");
     let covered = renderer.covered_pixels().unwrap_or(0);
     let s = &renderer.stats;
     println!(
-        "final frame: {} tiles drawn ({} culled) in {} draws, per level {:?}, {} triangles, {:.2} triangles per covered pixel ({covered} pixels), error bound {:.2} px, draw GPU {:.3} ms",
-        s.tiles_drawn,
-        s.tiles_culled,
+        "final frame: {} nodes drawn ({} culled, {} visited) as {} instances in {} draws, per level {:?}, {} pages still wanted, {} triangles, {:.2} triangles per covered pixel ({covered} pixels), error bound {:.2} px, draw GPU {:.3} ms",
+        s.nodes_drawn,
+        s.nodes_culled,
+        s.nodes_visited,
+        s.instances,
         s.draws,
-        s.tiles_per_level,
+        s.nodes_per_level,
+        s.pages_requested,
         s.triangles,
         s.triangles as f64 / covered.max(1) as f64,
         s.pixel_error_used,

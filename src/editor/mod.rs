@@ -18,7 +18,7 @@ use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Reco
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
 use crate::render::camera::{Camera, CameraMode};
-use crate::render::frame::{picked_point, FrameTargets};
+use crate::render::frame::{picked_point, serve_requests, FrameTargets, PAGE_INS_PER_FRAME};
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -227,7 +227,6 @@ fn renderer_for(
     session: &mut Session,
     format: vk::Format,
 ) -> Result<TerrainRenderer> {
-    session.doc.ensure_visible()?;
     let mut renderer = TerrainRenderer::new(
         gpu,
         *session.doc.desc(),
@@ -235,7 +234,7 @@ fn renderer_for(
             color_format: format,
         },
     )?;
-    renderer.refresh(&session.doc.store)?;
+    renderer.refresh(&mut session.doc.store)?;
     Ok(renderer)
 }
 
@@ -822,8 +821,7 @@ impl Editor {
         self.move_camera(dt);
         self.autosave();
         let report = self.paint_and_pump()?;
-        self.session.doc.ensure_visible()?;
-        self.renderer.refresh(&self.session.doc.store)?;
+        self.renderer.refresh(&mut self.session.doc.store)?;
         self.update_panels(&report);
         self.build_ui()?;
         let Some(index) = self.presenter.acquire()? else {
@@ -839,6 +837,12 @@ impl Editor {
         }
         self.frames += 1;
         self.read_back(&drawn, now)?;
+        // Pages the view wants and lacks come in between frames, a bounded amount each.
+        serve_requests(
+            &self.renderer,
+            &mut self.session.doc.store,
+            PAGE_INS_PER_FRAME,
+        )?;
         let scripted_done = self.replay.is_none() && self.idle_since.is_some();
         if self.quit && self.screenshot.is_none() && scripted_done {
             return Ok(Flow::Exit);

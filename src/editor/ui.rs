@@ -4,7 +4,6 @@ use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::NoiseKind;
 use crate::pages::geometry::DocumentDesc;
 use crate::pages::MemoryReport;
-use crate::render::lod::LEVELS;
 use crate::render::{FrameStats, ViewSettings};
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
 use std::collections::VecDeque;
@@ -385,14 +384,20 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
             ));
             let st = &p.stats;
             ui.text(format!(
-                "tiles {} drawn, {} culled, {} draws, {} triangles",
-                st.tiles_drawn, st.tiles_culled, st.draws, st.triangles
+                "nodes {} drawn, {} culled, {} draws, {} triangles",
+                st.nodes_drawn, st.nodes_culled, st.draws, st.triangles
             ));
-            let mut per = String::from("per LOD:");
-            for l in 0..LEVELS {
-                per.push_str(&format!(" {}", st.tiles_per_level[l]));
+            let mut per = String::from("per level:");
+            for n in &st.nodes_per_level {
+                per.push_str(&format!(" {n}"));
             }
             ui.text(per);
+            if st.pages_requested > 0 {
+                ui.text(format!(
+                    "{} page(s) coming in (drawn coarse)",
+                    st.pages_requested
+                ));
+            }
             ui.text(format!(
                 "bounds recomputed for {} page(s); error bound used {:.2} px",
                 st.bounds_pages, st.pixel_error_used

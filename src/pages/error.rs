@@ -25,12 +25,6 @@ pub enum PageError {
         mib(*budget), mib(*needed)
     )]
     BudgetTooSmall { needed: u64, budget: u64 },
-    #[error(
-        "the GPU page budget of {} is too small to draw: the renderer draws every page at full \
-         resolution, {} here (raise --gpu-budget)",
-        mib(*budget), mib(*needed)
-    )]
-    DrawBudgetTooSmall { needed: u64, budget: u64 },
     #[error("page {x},{y} is not on the GPU (internal error: it was not brought there first)")]
     NotResident { x: u32, y: u32 },
     #[error("{}: {problem}", path.display())]

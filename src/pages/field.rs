@@ -10,7 +10,7 @@
 //!   versions as one undo step. Untouched pages stay shared between versions.
 //! * **Places.** Versions live on the GPU, in host memory or on disk under the field's budgets
 //!   ([`super::residency`]); whoever reads a version on the GPU asks for it first
-//!   ([`Field::ensure_working`], [`Field::ensure_visible`]).
+//!   ([`Field::ensure_working`], [`Field::bring_in`]).
 //! * **Changes.** Every change of what a page shows bumps the field's epoch and stamps the page;
 //!   a reader (the renderer) keeps the epoch it has seen and asks what changed since
 //!   ([`Field::changed_since`]), so any number of readers can follow one field through `&`.
@@ -48,8 +48,10 @@ pub struct Field {
     /// The coarse level, made when first read (None before, and for documents past its largest
     /// size).
     coarse: Option<CoarseLevel>,
-    /// Epoch of each page's last visible change.
+    /// Epoch of each page's last visible change (values changed, or its image moved).
     changes: BTreeMap<PageId, u64>,
+    /// Epoch of each page's last change of values.
+    value_changes: BTreeMap<PageId, u64>,
     epoch: u64,
 }
 
@@ -79,6 +81,7 @@ impl Field {
             working: None,
             places,
             changes: BTreeMap::new(),
+            value_changes: BTreeMap::new(),
             epoch: 0,
         })
     }
@@ -329,17 +332,6 @@ impl Field {
         self.ensure(&pins, timer)
     }
 
-    /// Brings every page as it should be shown onto the GPU (what a frame draws).
-    pub fn ensure_visible(&mut self) -> Result<()> {
-        let pins: Vec<Rc<Version>> = self.visible_versions().into_values().cloned().collect();
-        match self.ensure(&pins, None) {
-            Err(PageError::BudgetTooSmall { needed, budget }) => {
-                Err(PageError::DrawBudgetTooSmall { needed, budget })
-            }
-            other => other.map(|_| ()),
-        }
-    }
-
     fn ensure(&mut self, pins: &[Rc<Version>], timer: Option<&GpuTimer>) -> Result<f64> {
         let refs: Vec<&Version> = pins.iter().map(|v| &**v).collect();
         let (moved, ns) = self.places.ensure(&refs, timer)?;
@@ -404,7 +396,7 @@ impl Field {
 
     /// The image holding page `id`'s values as they should be shown now: its working version if
     /// an edit is under way there, else the committed one; None for a flat page, or one not on
-    /// the GPU (call [`Self::ensure_visible`] before drawing).
+    /// the GPU (renderers draw such pages coarse and ask for them: [`Self::bring_in`]).
     pub fn visible_image(&self, id: PageId) -> Option<&Image> {
         let v = self.visible_version(id)?;
         self.places.gpu_page(v).map(GpuPage::front)
@@ -416,7 +408,14 @@ impl Field {
         if let Some(c) = &mut self.coarse {
             c.note(ids.iter().copied());
         }
+        self.mark_values(&ids);
         self.mark_moved(ids);
+    }
+
+    fn mark_values(&mut self, ids: &[PageId]) {
+        for &id in ids {
+            self.value_changes.insert(id, self.epoch + 1);
+        }
     }
 
     /// Notes that pages `ids` show new images whose values changed only inside the page-local
@@ -425,6 +424,7 @@ impl Field {
         if let Some(c) = &mut self.coarse {
             c.note_rects(rects);
         }
+        self.mark_values(&ids);
         self.mark_moved(ids);
     }
 
@@ -435,6 +435,12 @@ impl Field {
         for id in ids {
             self.changes.insert(id, self.epoch);
         }
+    }
+
+    /// The coarse level as it is (call [`Self::refresh_coarse`] first for the latest values);
+    /// None before its first refresh and past its largest size.
+    pub fn coarse_level(&self) -> Option<&CoarseLevel> {
+        self.coarse.as_ref()
     }
 
     /// The coarse level, brought up to date with every change (None for documents past its
@@ -494,6 +500,84 @@ impl Field {
             coarse.refresh(&pages)?;
         }
         Ok(())
+    }
+
+    /// Pages whose values changed after epoch `seen` (a subset of [`Self::changed_since`]'s:
+    /// those not merely moved between places).
+    pub fn values_changed_since(&self, seen: u64) -> Vec<PageId> {
+        self.value_changes
+            .iter()
+            .filter(|(_, &e)| e > seen)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+
+    /// Whether page `id` can be drawn now: flat (no memory: it reads as [`Self::flat`]), or its
+    /// visible version on the GPU.
+    pub fn drawable(&self, id: PageId) -> bool {
+        self.visible_version(id)
+            .map_or(true, |v| self.places.gpu_page(v).is_some())
+    }
+
+    /// Whether page `id` holds no memory (every height is [`Self::flat`]).
+    pub fn is_flat(&self, id: PageId) -> bool {
+        self.visible_version(id).is_none()
+    }
+
+    /// Brings as many of `wanted` (in order: a prefix) onto the GPU as the budget allows while
+    /// `keep` stays there (what frames draw from), with at most `max_bytes` of page-ins; pages of
+    /// `wanted` already there count as brought and stay. Returns how many pages came. Never
+    /// fails for lack of room: it brings fewer.
+    pub fn bring_in(
+        &mut self,
+        wanted: &[PageId],
+        keep: &[PageId],
+        max_bytes: u64,
+    ) -> Result<usize> {
+        let visible = |ids: &[PageId]| -> Vec<Rc<Version>> {
+            ids.iter()
+                .filter_map(|&id| self.visible_version(id).cloned())
+                .collect()
+        };
+        let kept = visible(keep);
+        let mut want = Vec::new();
+        let mut missing = Vec::new();
+        let mut bytes = 0u64;
+        for v in visible(wanted) {
+            let absent = self.places.gpu_page(&v).is_none();
+            if absent {
+                if bytes + v.bytes() > max_bytes && bytes > 0 {
+                    break;
+                }
+                bytes += v.bytes();
+            }
+            missing.push(absent);
+            want.push(v);
+        }
+        // The longest prefix that fits the budget beside what is kept.
+        let mut n = want.len();
+        if let Some(budget) = self.gpu_budget() {
+            let kept_keys: std::collections::HashSet<u64> = kept.iter().map(|v| v.key()).collect();
+            let mut used: u64 = kept.iter().map(|v| v.bytes()).sum();
+            n = want
+                .iter()
+                .take_while(|v| {
+                    if !kept_keys.contains(&v.key()) {
+                        used += v.bytes();
+                    }
+                    used <= budget
+                })
+                .count();
+        }
+        loop {
+            let pins: Vec<Rc<Version>> = kept.iter().chain(&want[..n]).cloned().collect();
+            match self.ensure(&pins, None) {
+                Ok(_) => return Ok(missing[..n].iter().filter(|&&m| m).count()),
+                Err(PageError::BudgetTooSmall { .. }) if n > 0 => n /= 2,
+                Err(PageError::BudgetTooSmall { .. }) => return Ok(0),
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The current change epoch (0: nothing ever changed).

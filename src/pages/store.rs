@@ -50,14 +50,6 @@ impl PageStore {
         self.fields.get_mut(name)
     }
 
-    /// Brings every field's visible pages onto the GPU (before drawing).
-    pub fn ensure_visible(&mut self) -> Result<()> {
-        for f in self.fields.values_mut() {
-            f.ensure_visible()?;
-        }
-        Ok(())
-    }
-
     /// The names of the fields, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.fields.keys().map(String::as_str)

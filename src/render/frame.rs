@@ -61,3 +61,24 @@ pub fn picked_point(
     let d = f32::from_le_bytes(pick.mapped(4)?.try_into().expect("4 bytes"));
     Ok(unproject(&camera.view_proj(viewport), viewport, pixel, d))
 }
+
+/// Most bytes of page-ins served between two frames ([`serve_requests`]): about 2 ms of bus time
+/// on a desktop GPU, so a frame never stalls long on pages it could draw coarse.
+pub const PAGE_INS_PER_FRAME: u64 = 64 << 20;
+
+/// Brings the pages the last prepared frame asked for onto the GPU (most wanted first, at most
+/// `max_bytes`), keeping the pages it drew from; returns how many came. Call between frames,
+/// after the frame's submission completed.
+pub fn serve_requests(
+    renderer: &TerrainRenderer,
+    store: &mut PageStore,
+    max_bytes: u64,
+) -> std::result::Result<usize, crate::pages::PageError> {
+    if renderer.stats.pages_requested == 0 {
+        return Ok(0);
+    }
+    let _p = crate::profile::scope("render: page-ins");
+    store
+        .height_mut()
+        .bring_in(renderer.requests(), renderer.pages_in_use(), max_bytes)
+}

@@ -4,21 +4,21 @@
 //! `scarp render --frames` and the benchmarks.
 
 use super::camera::Camera;
+use super::frame::{serve_requests, PAGE_INS_PER_FRAME};
 use super::offscreen::Offscreen;
 use super::terrain::{TerrainRenderer, ViewSettings};
 use crate::gpu::GpuError;
 use crate::pages::geometry::DocumentDesc;
-use crate::pages::PageStore;
+use crate::pages::{PageError, PageStore};
 use std::time::Instant;
 
 /// What changes the document between frames.
 pub trait FrameWork {
-    /// The work's errors; drawing errors convert into them.
-    type Error: From<GpuError>;
+    /// The work's errors; drawing and paging errors convert into them.
+    type Error: From<GpuError> + From<PageError>;
     /// The pages drawn.
-    fn store(&self) -> &PageStore;
-    /// Runs frame `frame`'s work and leaves the pages it shows on the GPU
-    /// ([`PageStore::ensure_visible`]); returns its GPU time in ms.
+    fn store(&mut self) -> &mut PageStore;
+    /// Runs frame `frame`'s work; returns its GPU time in ms.
     fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error>;
     /// Finishes any work still queued once the frames are done.
     fn finish(&mut self) -> Result<(), Self::Error>;
@@ -43,6 +43,10 @@ pub struct FrameLog {
     pub pump_ms: Vec<f64>,
     /// Wall-clock time of bringing the tile bounds up to date (its submission waited for), ms.
     pub refresh_ms: Vec<f64>,
+    /// Wall-clock time of serving the frame's page requests after it, ms.
+    pub page_in_ms: Vec<f64>,
+    /// Pages the frames asked for (drawn coarse meanwhile).
+    pub pages_requested: Vec<u32>,
     pub instances_applied: usize,
 }
 
@@ -117,12 +121,17 @@ pub fn run_frames<W: FrameWork>(
         let refresh_ms = t1.elapsed().as_secs_f64() * 1e3;
         let bounds_gpu_ms = renderer.stats.bounds_gpu_ms;
         let f = target.render(renderer, work.store(), camera, view, false, None)?;
+        let t2 = Instant::now();
+        serve_requests(renderer, work.store(), PAGE_INS_PER_FRAME)?;
+        let page_in_ms = t2.elapsed().as_secs_f64() * 1e3;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         if frame >= warmup {
             log.frame_ms.push(ms);
             log.brush_gpu_ms.push(brush_ms);
             log.pump_ms.push(pump_ms);
             log.refresh_ms.push(refresh_ms);
+            log.page_in_ms.push(page_in_ms);
+            log.pages_requested.push(renderer.stats.pages_requested);
             log.bounds_gpu_ms.push(bounds_gpu_ms);
             log.draw_gpu_ms.push(f.draw_gpu_ms);
             let st = &renderer.stats;

@@ -1,11 +1,13 @@
-//! GeoMipMapping on the CPU side: the tile grid, the index lists of every level and stitching
-//! combination, the tile-bounds twin of `tile_bounds.comp`, and LOD selection.
+//! The mesh pieces of the LOD quadtree ([`super::quadtree`]): the tile grid, the index lists of
+//! every mesh level and stitching combination, the tile-bounds twin of `tile_bounds.comp`, the
+//! projected error and frustum culling.
 //!
-//! A tile is 65x65 vertices (64 quads) of document texels; level l draws every 2^l-th vertex
-//! (l = 0..=6). Neighbouring tiles differ by at most one level; a tile whose neighbour on a side
-//! is coarser "stitches" that side: its odd edge vertices snap onto the even ones, so the edge
-//! has exactly the coarser tile's vertices (no cracks, no T-junctions). One index list exists
-//! per (level, stitched sides) pair, all over one shared 65x65 vertex grid.
+//! A tile is 65x65 vertices (64 quads) of document texels; mesh level l draws every 2^l-th vertex
+//! (l = 0..=6), which is what a quadtree node of level l draws over that tile. A node whose
+//! neighbour on a side is one level coarser "stitches" that side: its odd edge vertices snap onto
+//! the even ones, so the edge has exactly the coarser node's vertices (no cracks, no
+//! T-junctions). One index list exists per (mesh level, stitched sides) pair, all over one shared
+//! 65x65 vertex grid.
 
 use super::shared::{TILE_QUADS, TILE_VERTS};
 use bytemuck::{Pod, Zeroable};
@@ -229,90 +231,12 @@ impl LodView {
     }
 }
 
-/// World-space box of a tile.
-pub fn tile_box(grid: &TileGrid, b: &TileBounds, tx: u32, ty: u32, vs: f32) -> (Vec3, Vec3) {
-    let [ox, oy] = grid.origin(tx, ty);
-    let x1 = (ox as u32 + TILE_QUADS).min(grid.width - 1) as f32;
-    let y1 = (oy as u32 + TILE_QUADS).min(grid.height - 1) as f32;
-    let (lo, hi) = (b.min * vs, b.max * vs);
-    (
-        Vec3::new(ox as f32, lo.min(hi), oy as f32),
-        Vec3::new(x1, hi.max(lo), y1),
-    )
-}
-
 /// Pixels per height unit of error for a tile with box (lo, hi): its nearest point's distance
 /// from the eye decides.
 pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
     let nearest = view.eye.clamp(lo, hi);
     let distance = (view.eye - nearest).length().max(1e-3);
     view.pixels_per_unit() * view.vertical_scale.abs() / distance
-}
-
-/// Coarsest level whose projected error stays within `tau` pixels, given the projected error of
-/// every level (`thresholds[l - 1]`, monotone in l).
-pub fn level_within(thresholds: &[f32; LEVELS - 1], tau: f32) -> u8 {
-    thresholds.iter().take_while(|&&e| e <= tau).count() as u8
-}
-
-/// Coarsest level whose projected error stays within the pixel budget, seen from `eye`.
-pub fn level_for(view: &LodView, b: &TileBounds, lo: Vec3, hi: Vec3) -> u8 {
-    let k = error_factor(view, lo, hi);
-    level_within(&b.monotone_errors().map(|e| e * k), view.pixel_error)
-}
-
-/// Lowers levels until no two edge-neighbours differ by more than one (a tile never gets
-/// coarser, so screen-space error bounds still hold). The result is
-/// `min_j(level_j + |dx| + |dy|)`, a city-block distance transform: exact in one forward and one
-/// backward raster pass.
-pub fn restrict_neighbours(grid: &TileGrid, levels: &mut [u8]) {
-    let (w, h) = (grid.tiles_x as usize, grid.tiles_y as usize);
-    for y in 0..h {
-        for x in 0..w {
-            let i = y * w + x;
-            let mut l = levels[i];
-            if x > 0 {
-                l = l.min(levels[i - 1] + 1);
-            }
-            if y > 0 {
-                l = l.min(levels[i - w] + 1);
-            }
-            levels[i] = l;
-        }
-    }
-    for y in (0..h).rev() {
-        for x in (0..w).rev() {
-            let i = y * w + x;
-            let mut l = levels[i];
-            if x + 1 < w {
-                l = l.min(levels[i + 1] + 1);
-            }
-            if y + 1 < h {
-                l = l.min(levels[i + w] + 1);
-            }
-            levels[i] = l;
-        }
-    }
-}
-
-/// Sides of tile (tx, ty) whose neighbour is coarser.
-pub fn stitch_of(grid: &TileGrid, levels: &[u8], tx: u32, ty: u32) -> u8 {
-    let own = levels[grid.index(tx, ty)];
-    let mut s = 0;
-    let coarser = |x: u32, y: u32| levels[grid.index(x, y)] > own;
-    if ty > 0 && coarser(tx, ty - 1) {
-        s |= NORTH;
-    }
-    if tx + 1 < grid.tiles_x && coarser(tx + 1, ty) {
-        s |= EAST;
-    }
-    if ty + 1 < grid.tiles_y && coarser(tx, ty + 1) {
-        s |= SOUTH;
-    }
-    if tx > 0 && coarser(tx - 1, ty) {
-        s |= WEST;
-    }
-    s
 }
 
 /// The side and near planes of a reverse-Z view-projection (the far plane is at infinity), each
@@ -338,16 +262,6 @@ pub fn box_visible(planes: &[Vec4; 5], lo: Vec3, hi: Vec3) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn view_at(eye: Vec3, pixel_error: f32) -> LodView {
-        LodView {
-            eye,
-            viewport_height: 1000,
-            fov_y: 1.0,
-            vertical_scale: 1.0,
-            pixel_error,
-        }
-    }
 
     fn bumpy(n: u32) -> Vec<f32> {
         (0..n * n)
@@ -438,75 +352,6 @@ mod tests {
                 if x == 0 || x == TILE_QUADS {
                     assert_eq!(y % step, 0, "level {level}: ({x},{y}) on a stitched edge");
                 }
-            }
-        }
-    }
-
-    #[test]
-    fn nearer_tiles_get_finer_levels_and_flat_ones_the_coarsest() {
-        let g = TileGrid::new(65, 65);
-        let h = bumpy(65);
-        let b = tile_bounds(&h, &g, 0, 0);
-        let (lo, hi) = tile_box(&g, &b, 0, 0, 1.0);
-        let near = level_for(&view_at(Vec3::new(32.0, 50.0, 32.0), 1.0), &b, lo, hi);
-        let far = level_for(&view_at(Vec3::new(32.0, 50.0, 1.0e5), 1.0), &b, lo, hi);
-        assert!(near < far, "near {near} far {far}");
-        assert_eq!(near, 0, "at ~40 units the bumps need every vertex");
-        let flat = TileBounds::default();
-        assert_eq!(
-            level_for(&view_at(Vec3::new(32.0, 1.0, 32.0), 1.0), &flat, lo, hi),
-            MAX_LEVEL
-        );
-        // A larger pixel budget never selects a finer level.
-        let loose = level_for(&view_at(Vec3::new(32.0, 50.0, 2000.0), 8.0), &b, lo, hi);
-        let tight = level_for(&view_at(Vec3::new(32.0, 50.0, 2000.0), 0.5), &b, lo, hi);
-        assert!(loose >= tight);
-    }
-
-    #[test]
-    fn neighbour_restriction_keeps_differences_within_one() {
-        let g = TileGrid::new(64 * 6 + 1, 64 * 5 + 1);
-        let mut levels = vec![MAX_LEVEL; g.count()];
-        levels[g.index(2, 2)] = 0;
-        restrict_neighbours(&g, &mut levels);
-        for ty in 0..g.tiles_y {
-            for tx in 0..g.tiles_x {
-                let own = levels[g.index(tx, ty)];
-                let d = (tx as i32 - 2).unsigned_abs() + (ty as i32 - 2).unsigned_abs();
-                assert_eq!(own, (d as u8).min(MAX_LEVEL), "({tx},{ty})");
-                let s = stitch_of(&g, &levels, tx, ty);
-                if (tx, ty) == (2, 2) {
-                    assert_eq!(s, NORTH | EAST | SOUTH | WEST);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn restriction_equals_the_brute_force_minimum() {
-        let g = TileGrid::new(64 * 9 + 1, 64 * 7 + 1);
-        let mut seed = 12345u64;
-        for _ in 0..20 {
-            let original: Vec<u8> = (0..g.count())
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    ((seed >> 33) % 7) as u8
-                })
-                .collect();
-            let mut fast = original.clone();
-            restrict_neighbours(&g, &mut fast);
-            for (i, &got) in fast.iter().enumerate() {
-                let (x, y) = ((i % 9) as i32, (i / 9) as i32);
-                let brute = (0..g.count())
-                    .map(|j| {
-                        let (u, v) = ((j % 9) as i32, (j / 9) as i32);
-                        original[j] as i32 + (x - u).abs() + (y - v).abs()
-                    })
-                    .min()
-                    .unwrap();
-                assert_eq!(got as i32, brute);
             }
         }
     }

@@ -5,6 +5,7 @@
 pub mod camera;
 pub mod frame;
 pub mod lod;
+pub mod quadtree;
 pub mod shared;
 
 pub use camera::Camera;

@@ -1,13 +1,13 @@
 //! Drawing without a window: a colour and a depth target, read back to the host.
 
 use super::camera::Camera;
-use super::frame::{picked_point, FrameTargets};
+use super::frame::{picked_point, serve_requests, FrameTargets, PAGE_INS_PER_FRAME};
 use super::terrain::{RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
 use crate::gpu::{
     vk, Access, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder,
     Result,
 };
-use crate::pages::PageStore;
+use crate::pages::{PageError, PageStore};
 use glam::Vec3;
 use std::sync::Arc;
 
@@ -79,18 +79,46 @@ impl Offscreen {
         })
     }
 
-    /// Brings `renderer` up to date with `store`'s height field, draws it from `camera` and, as
-    /// asked, reads the image back and picks the terrain point under pixel `pick`.
-    pub fn render(
+    /// Draws until a frame needs no page it lacks, or no more of them fit the budget (at most
+    /// `rounds` frames, serving the renderer's page requests between them,
+    /// [`PAGE_INS_PER_FRAME`] each); returns the last frame. What `scarp render` writes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_settled(
         &mut self,
         renderer: &mut TerrainRenderer,
-        store: &PageStore,
+        store: &mut PageStore,
         camera: &Camera,
         view: &ViewSettings,
         read_pixels: bool,
         pick: Option<[u32; 2]>,
-    ) -> Result<OffscreenFrame> {
+        rounds: usize,
+    ) -> Result<OffscreenFrame, PageError> {
+        for _ in 1..rounds.max(1) {
+            let f = self.render(renderer, store, camera, view, read_pixels, pick)?;
+            if renderer.stats.pages_requested == 0
+                || serve_requests(renderer, store, PAGE_INS_PER_FRAME)? == 0
+            {
+                return Ok(f);
+            }
+        }
+        self.render(renderer, store, camera, view, read_pixels, pick)
+    }
+
+    /// Brings `renderer` up to date with `store`'s height field, draws it from `camera` and, as
+    /// asked, reads the image back and picks the terrain point under pixel `pick`. Regions whose
+    /// pages are not on the GPU are drawn coarse; their pages are in
+    /// [`TerrainRenderer::requests`].
+    pub fn render(
+        &mut self,
+        renderer: &mut TerrainRenderer,
+        store: &mut PageStore,
+        camera: &Camera,
+        view: &ViewSettings,
+        read_pixels: bool,
+        pick: Option<[u32; 2]>,
+    ) -> Result<OffscreenFrame, PageError> {
         renderer.refresh(store)?;
+        let store = &*store;
         renderer.prepare(store, camera, self.size, view)?;
         let _p = crate::profile::scope("render: record and submit");
         if self.coverage.is_none() {

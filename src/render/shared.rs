@@ -11,7 +11,7 @@ pub const TILE_QUADS: u32 = k::TILE_QUADS as u32;
 pub const TILE_VERTS: u32 = k::TILE_VERTS as u32;
 const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
 
-pub use k::{VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME};
+pub use k::{TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME};
 
 /// Per-frame uniforms (std140).
 #[repr(C)]
@@ -32,13 +32,16 @@ pub struct FrameData {
     pub heights: [f32; 4],
 }
 
-/// One drawn tile (std430).
+/// One drawn node, or part of one (std430).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct TileDraw {
+    /// Document texel of grid vertex (0, 0).
     pub origin: [i32; 2],
-    pub level: u32,
-    pub stitch: u32,
+    /// Texels per grid step.
+    pub scale: u32,
+    /// Stitched sides (bits 0-3), the node's level at [`TILE_LEVEL_SHIFT`], [`TILE_COARSE`].
+    pub flags: u32,
 }
 
 /// Pages per block side: one descriptor set binds a block and the ring of pages around it.

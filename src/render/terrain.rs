@@ -1,34 +1,38 @@
-//! The GPU terrain renderer. It draws the height field of a page store (`&PageStore`) and
-//! follows its edits by change epoch; it knows nothing about brushes.
+//! The GPU terrain renderer. It draws the height field of a page store and follows its edits by
+//! change epoch; it knows nothing about brushes.
 //!
-//! * **Heights from the pages.** Every draw binds a block of PAGE_BLOCK x PAGE_BLOCK pages and
-//!   the ring of pages around it (PAGE_SLOTS storage images: the block's own, and its neighbours'
-//!   for tile edges and normals); the vertex shader reads heights with constant binding indices,
-//!   so no descriptor indexing is needed (lavapipe has none). An edit never touches geometry: the
-//!   sets are re-pointed at the pages' current images, that is all.
-//! * **Tiles.** One shared 65x65 grid (the vertex index is the grid position, no vertex buffer),
-//!   one index list per (level, stitched sides); tiles of one page with the same list are one
-//!   instanced draw, their origins and levels in a storage buffer.
-//! * **LOD.** Per-tile bounds (min, max, error per level) come from `tile_bounds.comp`, run only
-//!   for pages an edit changed (and the neighbours whose tiles reach into them), read back once;
-//!   selection, neighbour restriction, stitching and frustum culling run on the CPU
-//!   ([`super::lod`]).
+//! * **A quadtree of nodes** ([`super::quadtree`]): every node is the same 65x65 vertex grid at
+//!   spacing 2^level, so the far field is a few large nodes and a frame's cost follows the
+//!   screen, not the world. Selection walks only the nodes it refines.
+//! * **Heights from the pages, or the coarse level.** Page nodes (spacing up to 32) bind a block
+//!   of PAGE_BLOCK x PAGE_BLOCK pages and the ring of pages around it (PAGE_SLOTS storage images)
+//!   and read heights with constant binding indices, so no descriptor indexing is needed
+//!   (lavapipe has none). Coarse nodes (spacing 64 and up) read the field's coarse level, which
+//!   stays on the GPU whatever the budget: a region whose pages are not on the GPU is drawn
+//!   coarse while its pages are requested ([`TerrainRenderer::requests`]), never as a hole.
+//! * **Index lists.** One per (mesh level, stitched sides) over the shared grid; nodes with the
+//!   same list and block are one instanced draw. A page node wider than a block is drawn as one
+//!   part per block, at a sparser mesh level of a smaller scale.
+//! * **Bounds.** Per-tile bounds (min, max, error per level) come from `tile_bounds.comp`, run
+//!   only for pages an edit changed (and the neighbours whose tiles reach into them) that are on
+//!   the GPU, read back once; tiles of pages elsewhere take their bounds from the coarse level.
+//!   The quadtree's node bounds are kept above them.
 
 use super::camera::Camera;
 use super::lod::{
-    self, box_visible, frustum_planes, stitch_of, tile_box, IndexRange, LodView, TileBounds,
-    TileGrid, LEVELS, STITCHES,
+    self, frustum_planes, IndexRange, LodView, TileBounds, TileGrid, LEVELS, STITCHES,
 };
+use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
-    BoundsPush, FrameData, PagePush, TileDraw, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_QUADS,
-    VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
+    BoundsPush, FrameData, PagePush, TileDraw, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_COARSE,
+    TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
     GpuError, GpuTimer, Image, ImageDesc, MemoryLocation, Recorder, Resource, Result, Shader,
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
-use crate::pages::{Field, PageStore};
+use crate::pages::{Field, PageError, PageStore};
 use glam::Vec3;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -64,8 +68,9 @@ pub struct ViewSettings {
     /// Fog density per world unit (0 = none).
     pub fog: f32,
     pub cursor: Option<CursorRing>,
-    /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging); still
-    /// restricted so neighbours differ by at most one.
+    /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): nodes are
+    /// split while a tile inside wants finer; still restricted so neighbours differ by at most
+    /// one level, and page nodes only where their pages are on the GPU.
     pub force_levels: Option<fn(u32, u32) -> u8>,
 }
 
@@ -87,12 +92,20 @@ impl Default for ViewSettings {
 /// What the last prepared frame draws.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FrameStats {
-    pub tiles_drawn: u32,
-    pub tiles_culled: u32,
-    pub tiles_per_level: [u32; LEVELS],
+    /// Quadtree nodes drawn, and leaves outside the frustum.
+    pub nodes_drawn: u32,
+    pub nodes_culled: u32,
+    /// Nodes whose bounds the selection looked at.
+    pub nodes_visited: u32,
+    /// Nodes drawn per level (index: level; vertex spacing 2^level).
+    pub nodes_per_level: Vec<u32>,
+    /// Instances drawn (page nodes wider than a block are one per block).
+    pub instances: u32,
     pub triangles: u64,
     pub draws: u32,
-    /// Pages whose tile bounds the last refresh recomputed, and its GPU time.
+    /// Pages the frame asked for that are not on the GPU (drawn coarse until they are).
+    pub pages_requested: u32,
+    /// Pages whose tile bounds the last refresh recomputed on the GPU, and its GPU time.
     pub bounds_pages: u32,
     pub bounds_gpu_ms: f64,
     /// The error bound the selection used (above the asked one when the budget bit).
@@ -129,10 +142,13 @@ struct PageSet {
     stale: bool,
 }
 
-/// One instanced draw: tiles of block `block` with the same index list.
+/// What instances share to be one draw: their block (None: coarse), mesh level and stitch.
+type DrawKey = (Option<PageId>, u8, u8);
+
+/// One instanced draw: nodes of block `block` (None: coarse nodes) with the same index list.
 #[derive(Clone, Copy, Debug)]
 struct DrawGroup {
-    block: PageId,
+    block: Option<PageId>,
     range: IndexRange,
     first_instance: u32,
     count: u32,
@@ -142,7 +158,6 @@ struct DrawGroup {
 pub struct TerrainRenderer {
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
-    grid: TileGrid,
     frame_layout: vk::DescriptorSetLayout,
     page_layout: vk::DescriptorSetLayout,
     out_layout: vk::DescriptorSetLayout,
@@ -163,21 +178,25 @@ pub struct TerrainRenderer {
     bounds_buffer: Buffer,
     /// Bytes of one page's bounds in `bounds_buffer` (aligned for dynamic offsets).
     bounds_stride: u64,
-    bounds: Vec<TileBounds>,
-    /// Per tile, `TileBounds::monotone_errors`, kept with `bounds`.
-    monotone: Vec<[f32; 6]>,
+    /// Tile bounds and the quadtree's node bounds above them.
+    nodes: NodeBounds,
     coverage_kernel: ComputeKernel<()>,
     coverage_buffer: Buffer,
     covered_pixels: Option<u64>,
     /// Error bound the last frame used (warm start of the triangle budget).
     last_tau: f32,
-    height_lo: f32,
-    height_hi: f32,
     initialized: bool,
     /// Change epoch of the height field this renderer has caught up with.
     seen_epoch: u64,
     dummy: Image,
+    /// A page set of placeholders, bound for coarse nodes.
+    flat_set: vk::DescriptorSet,
+    /// The coarse image the frame set points at.
+    coarse_view: vk::ImageView,
     groups: Vec<DrawGroup>,
+    /// Pages the last frame draws from, and pages it asked for (most wanted first).
+    in_use: Vec<PageId>,
+    requests: Vec<PageId>,
     wireframe: bool,
     timer: Option<GpuTimer>,
     pub stats: FrameStats,
@@ -311,6 +330,14 @@ impl TerrainRenderer {
                 gpu.info().name
             )));
         }
+        if !crate::pages::coarse::kept(&desc) {
+            return Err(GpuError::Unsupported(format!(
+                "a {}x{} document has no coarse level (past {}² texels): it cannot be drawn",
+                desc.width,
+                desc.height,
+                crate::pages::coarse::MAX_SIDE * crate::pages::coarse::FACTOR
+            )));
+        }
         let l = Self::make_layouts(gpu)?;
         let (fill_pipeline, wire_pipeline, bounds_pipeline) =
             Self::make_pipelines(gpu, desc, &l, options.color_format)?;
@@ -324,12 +351,7 @@ impl TerrainRenderer {
                 .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
                 .location(MemoryLocation::CpuToGpu),
         )?;
-        let tile_buffer = Buffer::new(
-            gpu,
-            "tile draws",
-            BufferDesc::new((grid.count() * std::mem::size_of::<TileDraw>()) as u64)
-                .location(MemoryLocation::CpuToGpu),
-        )?;
+        let tile_buffer = Self::tile_buffer(gpu, 4096)?;
         let (bounds_buffer, bounds_stride) = Self::make_bounds_buffer(gpu, &desc)?;
         Self::write_fixed_sets(
             gpu,
@@ -351,10 +373,9 @@ impl TerrainRenderer {
                 .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST)
                 .location(MemoryLocation::GpuToCpu),
         )?;
-        Ok(Self {
+        let mut r = Self {
             gpu: gpu.clone(),
             desc,
-            grid,
             frame_layout: l.frame,
             page_layout: l.page,
             out_layout: l.out,
@@ -374,22 +395,75 @@ impl TerrainRenderer {
             tile_buffer,
             bounds_buffer,
             bounds_stride,
-            bounds: vec![TileBounds::default(); grid.count()],
-            monotone: vec![[0.0; 6]; grid.count()],
+            nodes: NodeBounds::new(grid),
             coverage_kernel,
             coverage_buffer,
             covered_pixels: None,
             last_tau: 0.0,
-            height_lo: 0.0,
-            height_hi: 0.0,
             initialized: false,
             seen_epoch: 0,
             dummy,
+            flat_set: vk::DescriptorSet::null(),
+            coarse_view: vk::ImageView::null(),
             groups: Vec::new(),
+            in_use: Vec::new(),
+            requests: Vec::new(),
             wireframe: false,
             timer: GpuTimer::new(gpu, 4)?,
             stats: FrameStats::default(),
-        })
+        };
+        r.flat_set = r.allocate_page_set()?;
+        r.write_page_set(r.flat_set, &[r.dummy.view; PAGE_SLOTS]);
+        Ok(r)
+    }
+
+    /// A host-visible buffer for `instances` tile draws.
+    fn tile_buffer(gpu: &Arc<Gpu>, instances: usize) -> Result<Buffer> {
+        Buffer::new(
+            gpu,
+            "tile draws",
+            BufferDesc::new((instances * std::mem::size_of::<TileDraw>()) as u64)
+                .location(MemoryLocation::CpuToGpu),
+        )
+    }
+
+    /// Points page set `set` at `views`.
+    fn write_page_set(&self, set: vk::DescriptorSet, views: &[vk::ImageView; PAGE_SLOTS]) {
+        let infos: Vec<vk::DescriptorImageInfo> = views
+            .iter()
+            .map(|&v| vk::DescriptorImageInfo {
+                sampler: vk::Sampler::null(),
+                image_view: v,
+                image_layout: vk::ImageLayout::GENERAL,
+            })
+            .collect();
+        let writes = [vk::WriteDescriptorSet::default()
+            .dst_set(set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&infos)];
+        // SAFETY: no submission using the set is pending (every submission is waited for).
+        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
+    }
+
+    /// Points the frame set's coarse binding at `image` (when it is not already).
+    fn bind_coarse(&mut self, image: &Image) {
+        if self.coarse_view == image.view {
+            return;
+        }
+        let info = [vk::DescriptorImageInfo {
+            sampler: vk::Sampler::null(),
+            image_view: image.view,
+            image_layout: vk::ImageLayout::GENERAL,
+        }];
+        let writes = [vk::WriteDescriptorSet::default()
+            .dst_set(self.frame_set)
+            .dst_binding(2)
+            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
+            .image_info(&info)];
+        // SAFETY: as in `write_page_set`.
+        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
+        self.coarse_view = image.view;
     }
 
     /// The descriptor set and pipeline layouts of drawing and of the tile-bounds kernel.
@@ -406,6 +480,10 @@ impl TerrainRenderer {
                 ),
                 (
                     vk::DescriptorType::STORAGE_BUFFER,
+                    vk::ShaderStageFlags::VERTEX,
+                ),
+                (
+                    vk::DescriptorType::STORAGE_IMAGE,
                     vk::ShaderStageFlags::VERTEX,
                 ),
             ],
@@ -539,6 +617,10 @@ impl TerrainRenderer {
                 ty: vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
                 descriptor_count: 1,
             },
+            vk::DescriptorPoolSize {
+                ty: vk::DescriptorType::STORAGE_IMAGE,
+                descriptor_count: 1,
+            },
         ];
         // SAFETY: valid device.
         let fixed_pool = unsafe {
@@ -664,17 +746,30 @@ impl TerrainRenderer {
     }
 
     pub fn grid(&self) -> &TileGrid {
-        &self.grid
+        self.nodes.grid()
     }
 
     /// Tile bounds as of the last [`Self::refresh`].
     pub fn bounds(&self) -> &[TileBounds] {
-        &self.bounds
+        self.nodes.tiles()
     }
 
     /// Lowest and highest height of the document (from the tile bounds).
     pub fn height_range(&self) -> (f32, f32) {
-        (self.height_lo, self.height_hi)
+        self.nodes.range()
+    }
+
+    /// Pages the last prepared frame asked to have on the GPU, most wanted first (with those of
+    /// the same nodes already there): the regions they cover are drawn from the coarse level
+    /// until they are all there. Serve them between frames ([`Field::bring_in`], keeping
+    /// [`Self::pages_in_use`]).
+    pub fn requests(&self) -> &[PageId] {
+        &self.requests
+    }
+
+    /// Pages the last prepared frame draws from (keep them on the GPU while it is drawn).
+    pub fn pages_in_use(&self) -> &[PageId] {
+        &self.in_use
     }
 
     /// Covered pixels of the last frame whose coverage was read.
@@ -776,21 +871,7 @@ impl TerrainRenderer {
             Some(s) => s.set,
             None => self.allocate_page_set()?,
         };
-        let infos: Vec<vk::DescriptorImageInfo> = views
-            .iter()
-            .map(|&v| vk::DescriptorImageInfo {
-                sampler: vk::Sampler::null(),
-                image_view: v,
-                image_layout: vk::ImageLayout::GENERAL,
-            })
-            .collect();
-        let writes = [vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-            .image_info(&infos)];
-        // SAFETY: no submission using the set is pending (every submission is waited for).
-        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
+        self.write_page_set(set, &views);
         self.page_sets.insert(
             block,
             PageSet {
@@ -845,15 +926,28 @@ impl TerrainRenderer {
         })
     }
 
-    /// Catches up with `terrain`'s edits: re-points the sets of changed neighbourhoods and
-    /// recomputes the tile bounds of changed pages (whole pages), and of the tiles of their
-    /// west, north and north-west neighbours that reach into them (an edge column, row or
-    /// corner), then reads them back. The first call computes every tile. All dispatches run
-    /// behind one barrier: each writes its own page's range of the bounds buffer.
-    pub fn refresh(&mut self, store: &PageStore) -> Result<()> {
+    /// Catches up with `store`'s edits: brings the height field's coarse level up to date (the
+    /// frame set points at it), re-points the sets of changed neighbourhoods and recomputes the
+    /// tile bounds of changed pages (whole pages) and of the tiles of their west, north and
+    /// north-west neighbours that reach into them (an edge column, row or corner), then the node
+    /// bounds above them. Where a tile's pages (its own and those it reaches into) are all flat,
+    /// its bounds are flat; where they are all on the GPU, `tile_bounds.comp` computes them (one
+    /// submission, read back); elsewhere a tile keeps its bounds if its page only moved, else
+    /// takes them from the coarse level (a bound, until its pages come). The first call covers
+    /// every tile.
+    pub fn refresh(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let _p = crate::profile::scope("render: refresh");
+        store.height_mut().refresh_coarse()?;
         let terrain = store.height();
+        let coarse = terrain
+            .coarse_level()
+            .ok_or_else(|| GpuError::usage("a drawable document has a coarse level"))?;
+        self.bind_coarse(coarse.image());
         let (changed, epoch) = terrain.changed_since(self.seen_epoch);
+        let values: BTreeSet<PageId> = terrain
+            .values_changed_since(self.seen_epoch)
+            .into_iter()
+            .collect();
         self.seen_epoch = epoch;
         let tpp = self.desc.page_size / TILE_QUADS;
         // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
@@ -867,17 +961,8 @@ impl TerrainRenderer {
                 e[3].max(r[3]),
             ];
         };
-        // A page whose version is not on the GPU cannot be drawn (moving one marks it changed).
-        if let Some(id) = changed
-            .iter()
-            .find(|&&id| terrain.page(id).is_some() && terrain.visible_image(id).is_none())
-        {
-            return Err(GpuError::usage(format!(
-                "page {},{} is not on the GPU: bring the visible pages there before drawing                  (PageStore::ensure_visible)",
-                id.x, id.y
-            )));
-        }
-        if !self.initialized {
+        let first = !self.initialized;
+        if first {
             for id in self.page_ids() {
                 add(id, [0, 0, tpp, tpp]);
             }
@@ -903,17 +988,110 @@ impl TerrainRenderer {
             }
         }
         // Clip to tiles that exist.
-        let grid = self.grid;
+        let grid = *self.nodes.grid();
         dirty.retain(|id, r| {
             r[2] = r[2].min(grid.tiles_x.saturating_sub(id.x * tpp));
             r[3] = r[3].min(grid.tiles_y.saturating_sub(id.y * tpp));
             r[0] < r[2] && r[1] < r[3]
         });
-        self.stats.bounds_pages = dirty.len() as u32;
-        self.stats.bounds_gpu_ms = 0.0;
-        if dirty.is_empty() {
-            return Ok(());
+        // Where each dirty page's tiles get their bounds: the pages its tiles reach into.
+        let this = &*self;
+        let reach = |id: PageId| {
+            [(0, 0), (1, 0), (0, 1), (1, 1)]
+                .into_iter()
+                .filter_map(move |(dx, dy)| this.neighbour(id, dx, dy))
+        };
+        let mut on_gpu = BTreeMap::new();
+        let mut flat = Vec::new();
+        let mut estimated = Vec::new();
+        for (&id, &r) in &dirty {
+            if reach(id).all(|n| terrain.is_flat(n)) {
+                flat.push((id, r));
+            } else if reach(id).all(|n| terrain.drawable(n)) {
+                on_gpu.insert(id, r);
+            } else if first || reach(id).any(|n| values.contains(&n)) {
+                estimated.push((id, r));
+            }
         }
+        let mut touched = [u32::MAX, u32::MAX, 0, 0];
+        let mut set = |nodes: &mut NodeBounds,
+                       id: PageId,
+                       r: [u32; 4],
+                       b: &dyn Fn(u32, u32) -> TileBounds| {
+            for ly in r[1]..r[3] {
+                for lx in r[0]..r[2] {
+                    let (tx, ty) = (id.x * tpp + lx, id.y * tpp + ly);
+                    nodes.set_tile(grid.index(tx, ty), b(tx, ty));
+                }
+            }
+            let (x0, y0) = (id.x * tpp + r[0], id.y * tpp + r[1]);
+            let (x1, y1) = (id.x * tpp + r[2], id.y * tpp + r[3]);
+            touched = [
+                touched[0].min(x0),
+                touched[1].min(y0),
+                touched[2].max(x1),
+                touched[3].max(y1),
+            ];
+        };
+        let level = terrain.flat();
+        for &(id, r) in &flat {
+            set(&mut self.nodes, id, r, &|_, _| TileBounds {
+                min: level,
+                max: level,
+                error: [0.0; LEVELS - 1],
+            });
+        }
+        if !estimated.is_empty() {
+            let texels = coarse.read()?;
+            let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
+            let estimate = |tx: u32, ty: u32| {
+                // The tile's 65 x 65 texels lie in coarse texels (tx..=tx+1, ty..=ty+1).
+                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                for y in ty..(ty + 2).min(ch) {
+                    for x in tx..(tx + 2).min(cw) {
+                        let t = texels[(y * cw + x) as usize];
+                        lo = lo.min(t[0]);
+                        hi = hi.max(t[1]);
+                    }
+                }
+                TileBounds {
+                    min: lo,
+                    max: hi,
+                    error: [hi - lo; LEVELS - 1],
+                }
+            };
+            for &(id, r) in &estimated {
+                set(&mut self.nodes, id, r, &estimate);
+            }
+        }
+        self.stats.bounds_pages = on_gpu.len() as u32;
+        self.stats.bounds_gpu_ms = 0.0;
+        if !on_gpu.is_empty() {
+            let computed = self.compute_bounds(terrain, &on_gpu)?;
+            for ((&id, r), bounds) in on_gpu.iter().zip(computed) {
+                let w = r[2] - r[0];
+                set(&mut self.nodes, id, *r, &|tx, ty| {
+                    let (lx, ly) = (tx - id.x * tpp - r[0], ty - id.y * tpp - r[1]);
+                    bounds[(ly * w + lx) as usize]
+                });
+            }
+        }
+        if touched[0] < touched[2] {
+            let _n = crate::profile::scope("render: node bounds");
+            self.nodes.update(touched);
+        }
+        Ok(())
+    }
+
+    /// Tile bounds of the rectangles of `dirty` pages (all on the GPU with the pages their tiles
+    /// reach into), computed by `tile_bounds.comp` in one submission, rectangle by rectangle in
+    /// row-major order.
+    fn compute_bounds(
+        &mut self,
+        terrain: &Field,
+        dirty: &BTreeMap<PageId, [u32; 4]>,
+    ) -> Result<Vec<Vec<TileBounds>>> {
+        let tpp = self.desc.page_size / TILE_QUADS;
         let blocks: BTreeSet<PageId> = dirty.keys().map(|&id| Self::block_of(id)).collect();
         let sets = crate::profile::scope("render: refresh sets");
         for &b in &blocks {
@@ -941,7 +1119,7 @@ impl TerrainRenderer {
         unsafe {
             device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, this.bounds_pipeline)
         };
-        for (&id, r) in &dirty {
+        for (&id, r) in dirty {
             let block = Self::block_of(id);
             let set = &this.page_sets[&block];
             let page0 = [(id.x * tpp) as i32, (id.y * tpp) as i32];
@@ -996,57 +1174,22 @@ impl TerrainRenderer {
             .bounds_buffer
             .mapped(this.bounds_buffer.desc.size as usize)?;
         let all: &[TileBounds] = bytemuck::cast_slice(mapped);
-        let mut updated = Vec::new();
-        for (&id, r) in &dirty {
-            let base = (id.y as usize * pages_x + id.x as usize) * stride_tiles;
-            for ly in r[1]..r[3] {
-                for lx in r[0]..r[2] {
-                    let g = grid.index(id.x * tpp + lx, id.y * tpp + ly);
-                    updated.push((g, all[base + (ly * tpp + lx) as usize]));
-                }
-            }
-        }
-        for (g, b) in updated {
-            self.bounds[g] = b;
-            self.monotone[g] = b.monotone_errors();
-        }
-        self.height_lo = self
-            .bounds
+        let out = dirty
             .iter()
-            .map(|b| b.min)
-            .fold(f32::INFINITY, f32::min);
-        self.height_hi = self
-            .bounds
-            .iter()
-            .map(|b| b.max)
-            .fold(f32::NEG_INFINITY, f32::max);
+            .map(|(&id, r)| {
+                let base = (id.y as usize * pages_x + id.x as usize) * stride_tiles;
+                (r[1]..r[3])
+                    .flat_map(|ly| (r[0]..r[2]).map(move |lx| all[base + (ly * tpp + lx) as usize]))
+                    .collect()
+            })
+            .collect();
         self.stats.bounds_gpu_ms = gpu_ms;
-        Ok(())
+        Ok(out)
     }
 
-    /// Levels of every tile for error bound `tau` given each tile's per-level projected errors
-    /// (`thresholds[i][l - 1]`, pixels), before neighbour restriction.
-    fn unrestricted_levels(thresholds: &[[f32; 6]], tau: f32) -> Vec<u8> {
-        use rayon::prelude::*;
-        thresholds
-            .par_iter()
-            .map(|t| lod::level_within(t, tau))
-            .collect()
-    }
-
-    /// Triangles the visible tiles draw at `levels` (stitching ignored: an upper bound).
-    fn triangles(levels: &[u8], visible: &[bool]) -> u64 {
-        use rayon::prelude::*;
-        levels
-            .par_iter()
-            .zip(visible)
-            .filter(|(_, &v)| v)
-            .map(|(&l, _)| lod::triangles_at(l))
-            .sum()
-    }
-
-    /// Selects levels, culls, groups the tiles into draws and writes the frame's uniforms for a
-    /// `viewport` of pixels seen by `camera`.
+    /// Selects the nodes, groups them into draws and writes the frame's uniforms for a
+    /// `viewport` of pixels seen by `camera`; notes the pages the frame wanted and could not draw
+    /// ([`Self::requests`]).
     pub fn prepare(
         &mut self,
         store: &PageStore,
@@ -1059,7 +1202,7 @@ impl TerrainRenderer {
         let t0 = std::time::Instant::now();
         let vs = view.vertical_scale;
         let view_proj = camera.view_proj(viewport);
-        let lod_view = LodView {
+        let lod = LodView {
             eye: camera.eye(),
             viewport_height: viewport[1],
             fov_y: camera.fov_y,
@@ -1067,70 +1210,36 @@ impl TerrainRenderer {
             pixel_error: view.pixel_error.max(0.01),
         };
         let planes = frustum_planes(&view_proj);
-        let grid = self.grid;
-        use rayon::prelude::*;
-        let phase = crate::profile::scope("prepare: cull and project");
-        // One pass: visibility and, per level, the projected error (pixels) of every tile; level
-        // l is allowed when its threshold is within the error bound.
-        let (visible, thresholds): (Vec<bool>, Vec<[f32; 6]>) = (0..grid.count())
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|i| {
-                let (tx, ty) = (i as u32 % grid.tiles_x, i as u32 / grid.tiles_x);
-                let (lo, hi) = tile_box(&grid, &self.bounds[i], tx, ty, vs);
-                let k = lod::error_factor(&lod_view, lo, hi);
-                let m = &self.monotone[i];
-                (
-                    box_visible(&planes, lo, hi),
-                    std::array::from_fn(|l| m[l] * k),
-                )
-            })
-            .unzip();
-        drop(phase);
         let phase = crate::profile::scope("prepare: select");
-        let mut tau = lod_view.pixel_error;
-        let levels = match view.force_levels {
-            Some(f) => {
-                let mut levels: Vec<u8> = (0..grid.count() as u32)
-                    .map(|i| f(i % grid.tiles_x, i / grid.tiles_x).min(lod::MAX_LEVEL))
-                    .collect();
-                lod::restrict_neighbours(&grid, &mut levels);
-                levels
+        let desc = self.desc;
+        let mut ready = |level: u8, x: u32, y: u32| {
+            node_pages(&desc, level, x, y).all(|id| terrain.drawable(id))
+        };
+        let budget = match self.covered_pixels {
+            Some(c) if view.max_triangles_per_pixel > 0.0 && view.force_levels.is_none() => {
+                Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
             }
-            None => {
-                let budget = match self.covered_pixels {
-                    Some(c) if view.max_triangles_per_pixel > 0.0 => {
-                        Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
-                    }
-                    _ => None,
-                };
-                // With a triangle budget, start from last frame's bound a little lowered (it
-                // relaxes back toward the asked bound as the view allows) and raise it in 15%
-                // steps until the mesh fits: one evaluation per frame once settled. Restriction
-                // only adds triangles, so the cheaper unrestricted count is checked first.
-                let cap = tau * 65536.0;
-                let mut t = match budget {
-                    Some(_) => (self.last_tau / 1.05).max(tau),
-                    None => tau,
-                };
-                let chosen = loop {
-                    let mut l = Self::unrestricted_levels(&thresholds, t);
-                    let over = |l: &[u8]| {
-                        t < cap && budget.is_some_and(|b| Self::triangles(l, &visible) > b)
-                    };
-                    if over(&l) {
-                        t *= 1.15;
-                        continue;
-                    }
-                    lod::restrict_neighbours(&grid, &mut l);
-                    if over(&l) {
-                        t *= 1.15;
-                        continue;
-                    }
-                    break l;
-                };
-                tau = t;
-                chosen
+            _ => None,
+        };
+        // With a triangle budget, start from last frame's bound a little lowered (it relaxes
+        // back toward the asked bound as the view allows) and raise it in 15% steps until the
+        // mesh fits: one selection per frame once settled.
+        let mut tau = lod.pixel_error;
+        let cap = tau * 65536.0;
+        if budget.is_some() {
+            tau = (self.last_tau / 1.05).max(tau);
+        }
+        let sel = loop {
+            let sv = SelectView {
+                lod,
+                planes,
+                tau,
+                force: view.force_levels,
+            };
+            let sel = quadtree::select(&self.nodes, &sv, &mut ready);
+            match budget {
+                Some(b) if tau < cap && self.triangles_of(&sel) > b => tau *= 1.15,
+                _ => break sel,
             }
         };
         self.last_tau = tau;
@@ -1141,61 +1250,69 @@ impl TerrainRenderer {
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
             pixel_error_used: tau,
             covered_pixels: self.covered_pixels,
+            nodes_drawn: sel.drawn.len() as u32,
+            nodes_culled: sel.culled,
+            nodes_visited: sel.visited,
+            nodes_per_level: vec![0; usize::from(self.nodes.top()) + 1],
             ..FrameStats::default()
         };
-        // Tiles of each block of pages, bucketed by index list: one instanced draw each.
-        let tiles_per_block = self.desc.page_size / TILE_QUADS * PAGE_BLOCK;
-        let mut buckets: Vec<Vec<TileDraw>> = vec![Vec::new(); LEVELS * STITCHES];
-        let mut draws: Vec<TileDraw> = Vec::with_capacity(grid.count());
-        self.groups.clear();
-        let mut blocks: Vec<PageId> = Vec::new();
-        for by in 0..grid.tiles_y.div_ceil(tiles_per_block) {
-            for bx in 0..grid.tiles_x.div_ceil(tiles_per_block) {
-                let block = PageId { x: bx, y: by };
-                for ty in by * tiles_per_block..((by + 1) * tiles_per_block).min(grid.tiles_y) {
-                    for tx in bx * tiles_per_block..((bx + 1) * tiles_per_block).min(grid.tiles_x) {
-                        let i = grid.index(tx, ty);
-                        if !visible[i] {
-                            stats.tiles_culled += 1;
-                            continue;
-                        }
-                        let level = levels[i];
-                        let stitch = stitch_of(&grid, &levels, tx, ty);
-                        buckets[level as usize * STITCHES + stitch as usize].push(TileDraw {
-                            origin: grid.origin(tx, ty),
-                            level: u32::from(level),
-                            stitch: u32::from(stitch),
-                        });
-                        stats.tiles_drawn += 1;
-                        stats.tiles_per_level[level as usize] += 1;
-                    }
-                }
-                for (b, tiles) in buckets.iter_mut().enumerate() {
-                    if tiles.is_empty() {
-                        continue;
-                    }
-                    let range = self.ranges[b / STITCHES][b % STITCHES];
-                    self.groups.push(DrawGroup {
-                        block,
-                        range,
-                        first_instance: draws.len() as u32,
-                        count: tiles.len() as u32,
-                    });
-                    stats.triangles += u64::from(range.count / 3) * tiles.len() as u64;
-                    if blocks.last() != Some(&block) {
-                        blocks.push(block);
-                    }
-                    draws.append(tiles);
-                }
+        // Instances keyed by (block or coarse, index list), sorted: one instanced draw per key.
+        let mut keyed: Vec<(DrawKey, TileDraw)> = Vec::new();
+        let mut used = BTreeSet::new();
+        for d in &sel.drawn {
+            stats.nodes_per_level[usize::from(d.level)] += 1;
+            if !d.coarse {
+                used.extend(node_pages(&desc, d.level, d.x, d.y));
             }
+            self.instances_of(d, &mut |block, mesh, stitch, draw| {
+                keyed.push(((block, mesh, stitch), draw))
+            });
         }
+        keyed.sort_by_key(|(k, _)| *k);
+        self.groups.clear();
+        let mut draws: Vec<TileDraw> = Vec::with_capacity(keyed.len());
+        for (k, draw) in keyed {
+            let range = self.ranges[usize::from(k.1)][usize::from(k.2)];
+            match self.groups.last_mut() {
+                Some(g) if g.block == k.0 && g.range == range => g.count += 1,
+                _ => self.groups.push(DrawGroup {
+                    block: k.0,
+                    range,
+                    first_instance: draws.len() as u32,
+                    count: 1,
+                }),
+            }
+            stats.triangles += u64::from(range.count / 3);
+            draws.push(draw);
+        }
+        stats.instances = draws.len() as u32;
         stats.draws = self.groups.len() as u32;
+        // Pages drawn from, and pages wanted.
+        self.in_use = used.into_iter().collect();
+        let mut seen = BTreeSet::new();
+        self.requests = sel
+            .requests
+            .iter()
+            .flat_map(|&(l, x, y)| node_pages(&desc, l, x, y))
+            .filter(|&id| seen.insert(id))
+            .collect();
+        stats.pages_requested = self
+            .requests
+            .iter()
+            .filter(|&&id| !terrain.drawable(id))
+            .count() as u32;
         drop(phase);
         let _phase = crate::profile::scope("prepare: sets and uploads");
+        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         for block in blocks {
             self.update_set(terrain, block)?;
         }
         if !draws.is_empty() {
+            if self.tile_buffer.desc.size < std::mem::size_of_val(draws.as_slice()) as u64 {
+                // No frame is in flight while preparing: the old buffer can go.
+                self.tile_buffer = Self::tile_buffer(&self.gpu, draws.len().next_power_of_two())?;
+                self.write_tile_binding();
+            }
             self.tile_buffer.write(&draws)?;
         }
         let mut flags = 0;
@@ -1214,12 +1331,13 @@ impl TerrainRenderer {
         });
         let light = Vec3::new(-0.4, 0.8, -0.45).normalize();
         let eye = camera.eye();
+        let (height_lo, height_hi) = self.nodes.range();
         let frame = FrameData {
             view_proj: view_proj.to_cols_array_2d(),
             eye: [eye.x, eye.y, eye.z, vs],
             light: [light.x, light.y, light.z, 0.28],
             cursor,
-            shade: [view.fog, self.height_lo, self.height_hi, 0.0],
+            shade: [view.fog, height_lo, height_hi, 0.0],
             doc: [
                 self.desc.width as i32,
                 self.desc.height as i32,
@@ -1237,6 +1355,105 @@ impl TerrainRenderer {
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.stats = stats;
         Ok(())
+    }
+
+    /// Triangles the nodes of `sel` draw (stitching ignored: an upper bound).
+    fn triangles_of(&self, sel: &Selection) -> u64 {
+        sel.drawn.len() as u64 * lod::triangles_at(0)
+    }
+
+    /// Level of the largest page node that fits in one block (whose set it binds).
+    fn block_level(&self) -> u8 {
+        let block_tiles = self.desc.page_size * PAGE_BLOCK / TILE_QUADS;
+        (block_tiles.trailing_zeros() as u8).min(PAGE_LEVEL)
+    }
+
+    /// The instances that draw node `d`: (block or None for coarse, mesh level, stitch, draw).
+    /// A page node wider than a block is drawn as one part per block: the block's width at
+    /// the node's spacing, a sparser mesh level over a smaller scale.
+    fn instances_of(
+        &self,
+        d: &quadtree::Drawn,
+        out: &mut dyn FnMut(Option<PageId>, u8, u8, TileDraw),
+    ) {
+        let grid = self.nodes.grid();
+        let level_bits = u32::from(d.level) << TILE_LEVEL_SHIFT;
+        let side = TILE_QUADS << d.level;
+        let origin = [(d.x * side) as i32, (d.y * side) as i32];
+        if d.coarse {
+            let draw = TileDraw {
+                origin,
+                scale: 1 << d.level,
+                flags: u32::from(d.stitch) | level_bits | TILE_COARSE,
+            };
+            out(None, 0, d.stitch, draw);
+            return;
+        }
+        let kb = self.block_level();
+        let page_of = |o: [i32; 2]| PageId {
+            x: o[0] as u32 / self.desc.page_size,
+            y: o[1] as u32 / self.desc.page_size,
+        };
+        if d.level <= kb {
+            let draw = TileDraw {
+                origin,
+                scale: 1 << d.level,
+                flags: u32::from(d.stitch) | level_bits,
+            };
+            out(Some(Self::block_of(page_of(origin))), 0, d.stitch, draw);
+            return;
+        }
+        let mesh = d.level - kb;
+        let parts = 1u32 << mesh;
+        let part_tiles = 1u32 << kb;
+        for py in 0..parts {
+            for px in 0..parts {
+                let (tx, ty) = (
+                    (d.x << d.level) + px * part_tiles,
+                    (d.y << d.level) + py * part_tiles,
+                );
+                if tx >= grid.tiles_x || ty >= grid.tiles_y {
+                    continue;
+                }
+                // Only the node's own sides stitch.
+                let mut stitch = d.stitch;
+                if py > 0 {
+                    stitch &= !lod::NORTH;
+                }
+                if py + 1 < parts {
+                    stitch &= !lod::SOUTH;
+                }
+                if px > 0 {
+                    stitch &= !lod::WEST;
+                }
+                if px + 1 < parts {
+                    stitch &= !lod::EAST;
+                }
+                let o = [(tx * TILE_QUADS) as i32, (ty * TILE_QUADS) as i32];
+                let draw = TileDraw {
+                    origin: o,
+                    scale: 1 << kb,
+                    flags: u32::from(stitch) | level_bits,
+                };
+                out(Some(Self::block_of(page_of(o))), mesh, stitch, draw);
+            }
+        }
+    }
+
+    /// Points the frame set's tile binding at the current tile buffer.
+    fn write_tile_binding(&self) {
+        let tiles = [vk::DescriptorBufferInfo {
+            buffer: self.tile_buffer.raw,
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        }];
+        let writes = [vk::WriteDescriptorSet::default()
+            .dst_set(self.frame_set)
+            .dst_binding(1)
+            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+            .buffer_info(&tiles)];
+        // SAFETY: no submission using the set is pending (every submission is waited for).
+        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
     }
 
     /// A descriptor set for [`Self::record_coverage`] of `depth` (keep it while `depth` lives).
@@ -1286,12 +1503,16 @@ impl TerrainRenderer {
         timer: Option<(&'a GpuTimer, &str)>,
     ) -> Result<()> {
         let terrain = store.height();
+        let coarse = terrain
+            .coarse_level()
+            .ok_or_else(|| GpuError::usage("record before refresh: no coarse level"))?;
         let mut declared = BTreeSet::new();
-        for g in &self.groups {
-            if declared.insert(g.block) {
-                self.declare_block(rec, terrain, g.block, Access::VertexStorageRead);
+        for block in self.groups.iter().filter_map(|g| g.block) {
+            if declared.insert(block) {
+                self.declare_block(rec, terrain, block, Access::VertexStorageRead);
             }
         }
+        rec.image(coarse.image(), Access::VertexStorageRead);
         rec.image(&self.dummy, Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);
         let query = match timer {
@@ -1319,13 +1540,19 @@ impl TerrainRenderer {
             );
             device.cmd_bind_index_buffer(cmd, self.index_buffer.raw, 0, vk::IndexType::UINT16);
         }
-        let mut bound: Option<PageId> = None;
+        let mut bound: Option<Option<PageId>> = None;
         for g in &self.groups {
             if bound != Some(g.block) {
-                let set = &self.page_sets[&g.block];
-                let push = PagePush {
-                    block_origin: self.block_origin(g.block),
-                    present: set.present,
+                let (set, push) = match g.block {
+                    Some(b) => {
+                        let s = &self.page_sets[&b];
+                        let push = PagePush {
+                            block_origin: self.block_origin(b),
+                            present: s.present,
+                        };
+                        (s.set, push)
+                    }
+                    None => (self.flat_set, PagePush::default()),
                 };
                 // SAFETY: as above.
                 unsafe {
@@ -1334,7 +1561,7 @@ impl TerrainRenderer {
                         vk::PipelineBindPoint::GRAPHICS,
                         self.draw_layout,
                         1,
-                        &[set.set],
+                        &[set],
                         &[],
                     );
                     device.cmd_push_constants(
@@ -1364,6 +1591,20 @@ impl TerrainRenderer {
         }
         Ok(())
     }
+}
+
+/// Pages that page node (level, x, y) reads: those under its texels and under the one-texel ring
+/// around them (edges and normals).
+fn node_pages(desc: &DocumentDesc, level: u8, x: u32, y: u32) -> impl Iterator<Item = PageId> {
+    let side = TILE_QUADS << level;
+    let ps = desc.page_size;
+    let span = |v: u32, n: u32| {
+        let first = (v * side).saturating_sub(1).min(n - 1) / ps;
+        let last = (v * side + side + 1).min(n - 1) / ps;
+        first..=last
+    };
+    let (xs, ys) = (span(x, desc.width), span(y, desc.height));
+    ys.flat_map(move |py| xs.clone().map(move |px| PageId { x: px, y: py }))
 }
 
 /// The clear colour, gamma-encoded like the shader's output.

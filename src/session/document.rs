@@ -159,11 +159,6 @@ impl Document {
         self.brushes.pump(self.store.height_mut(), budget_ms)
     }
 
-    /// Brings the pages as they should be shown onto the GPU: call before a renderer catches up.
-    pub fn ensure_visible(&mut self) -> Result<()> {
-        Ok(self.store.ensure_visible()?)
-    }
-
     /// Sets the memory budgets of the document's pages.
     pub fn set_budgets(&mut self, budgets: Budgets) {
         self.store.height_mut().set_budgets(budgets);

@@ -78,13 +78,12 @@ impl<'a> PaintLoop<'a> {
 impl FrameWork for PaintLoop<'_> {
     type Error = BrushError;
 
-    fn store(&self) -> &PageStore {
-        &self.doc.store
+    fn store(&mut self) -> &mut PageStore {
+        &mut self.doc.store
     }
 
     fn before_frame(&mut self, frame: usize) -> Result<f64> {
         let Some(p) = self.load else {
-            self.doc.ensure_visible()?;
             return Ok(0.0);
         };
         let d = *self.doc.desc();
@@ -93,9 +92,7 @@ impl FrameWork for PaintLoop<'_> {
         let inst = circle_instances(&p.brush, centre, ring, self.next, p.instances_per_frame);
         self.next += inst.len();
         self.doc.enqueue_stroke_part(&p.brush, &inst, frame > 0);
-        let ms = self.doc.pump(p.budget_ms)?.gpu_ns * 1e-6;
-        self.doc.ensure_visible()?;
-        Ok(ms)
+        Ok(self.doc.pump(p.budget_ms)?.gpu_ns * 1e-6)
     }
 
     fn finish(&mut self) -> Result<()> {
