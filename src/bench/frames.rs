@@ -41,6 +41,22 @@ const FULL: &[FrameCase] = &[
         radius: 512.0,
         rate: 4,
     },
+    FrameCase {
+        name: "frame/16384",
+        journal: "journals/bench/lvp-world-16384.json",
+        image: [1920, 1080],
+        frames: 300,
+        radius: 512.0,
+        rate: 4,
+    },
+    FrameCase {
+        name: "frame/65536",
+        journal: "journals/bench/world-65536.json",
+        image: [1920, 1080],
+        frames: 300,
+        radius: 512.0,
+        rate: 4,
+    },
 ];
 
 const QUICK: &[FrameCase] = &[FrameCase {

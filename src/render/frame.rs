@@ -80,5 +80,5 @@ pub fn serve_requests(
     let _p = crate::profile::scope("render: page-ins");
     store
         .height_mut()
-        .bring_in(renderer.requests(), renderer.pages_in_use(), max_bytes)
+        .bring_in(renderer.requests(), &renderer.pages_in_use(), max_bytes)
 }

@@ -194,8 +194,8 @@ pub struct TerrainRenderer {
     /// The coarse image the frame set points at.
     coarse_view: vk::ImageView,
     groups: Vec<DrawGroup>,
-    /// Pages the last frame draws from, and pages it asked for (most wanted first).
-    in_use: Vec<PageId>,
+    /// Page nodes (level, x, y) the last frame draws, and pages it asked for (most wanted first).
+    page_nodes: Vec<(u8, u32, u32)>,
     requests: Vec<PageId>,
     wireframe: bool,
     timer: Option<GpuTimer>,
@@ -406,7 +406,7 @@ impl TerrainRenderer {
             flat_set: vk::DescriptorSet::null(),
             coarse_view: vk::ImageView::null(),
             groups: Vec::new(),
-            in_use: Vec::new(),
+            page_nodes: Vec::new(),
             requests: Vec::new(),
             wireframe: false,
             timer: GpuTimer::new(gpu, 4)?,
@@ -768,8 +768,13 @@ impl TerrainRenderer {
     }
 
     /// Pages the last prepared frame draws from (keep them on the GPU while it is drawn).
-    pub fn pages_in_use(&self) -> &[PageId] {
-        &self.in_use
+    pub fn pages_in_use(&self) -> Vec<PageId> {
+        let pages: BTreeSet<PageId> = self
+            .page_nodes
+            .iter()
+            .flat_map(|&(l, x, y)| node_pages(&self.desc, l, x, y))
+            .collect();
+        pages.into_iter().collect()
     }
 
     /// Covered pixels of the last frame whose coverage was read.
@@ -1212,8 +1217,16 @@ impl TerrainRenderer {
         let planes = frustum_planes(&view_proj);
         let phase = crate::profile::scope("prepare: select");
         let desc = self.desc;
+        // Whether each page can be drawn, looked up once a frame (0: not yet, 1: yes, 2: no).
+        let mut drawable = vec![0u8; (desc.pages_x() * desc.pages_y()) as usize];
         let mut ready = |level: u8, x: u32, y: u32| {
-            node_pages(&desc, level, x, y).all(|id| terrain.drawable(id))
+            node_pages(&desc, level, x, y).all(|id| {
+                let i = (id.y * desc.pages_x() + id.x) as usize;
+                if drawable[i] == 0 {
+                    drawable[i] = if terrain.drawable(id) { 1 } else { 2 };
+                }
+                drawable[i] == 1
+            })
         };
         let budget = match self.covered_pixels {
             Some(c) if view.max_triangles_per_pixel > 0.0 && view.force_levels.is_none() => {
@@ -1258,11 +1271,11 @@ impl TerrainRenderer {
         };
         // Instances keyed by (block or coarse, index list), sorted: one instanced draw per key.
         let mut keyed: Vec<(DrawKey, TileDraw)> = Vec::new();
-        let mut used = BTreeSet::new();
+        self.page_nodes.clear();
         for d in &sel.drawn {
             stats.nodes_per_level[usize::from(d.level)] += 1;
             if !d.coarse {
-                used.extend(node_pages(&desc, d.level, d.x, d.y));
+                self.page_nodes.push((d.level, d.x, d.y));
             }
             self.instances_of(d, &mut |block, mesh, stitch, draw| {
                 keyed.push(((block, mesh, stitch), draw))
@@ -1288,7 +1301,6 @@ impl TerrainRenderer {
         stats.instances = draws.len() as u32;
         stats.draws = self.groups.len() as u32;
         // Pages drawn from, and pages wanted.
-        self.in_use = used.into_iter().collect();
         let mut seen = BTreeSet::new();
         self.requests = sel
             .requests
