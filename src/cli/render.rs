@@ -124,8 +124,18 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         )?;
         print_frames(a, &terrain, size, &log);
     }
-    // Frames until every page the view wants is on the GPU (or the budget holds no more); the
-    // first also measures the covered pixels the triangle budget needs.
+    if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
+        // The triangle budget needs a covered-pixel count: one frame measures it.
+        target.render(
+            &mut renderer,
+            &mut terrain.store,
+            &camera,
+            &view,
+            false,
+            None,
+        )?;
+    }
+    // Frames until every page the view wants is on the GPU (or the budget holds no more).
     let f = target.render_settled(
         &mut renderer,
         &mut terrain.store,

@@ -293,6 +293,8 @@ impl Field {
             let source = self.pages.get(&id).cloned();
             versions.push(self.places.pending(id, source));
         }
+        // Readers now see the working versions' images.
+        self.mark_moved(ids.iter().copied());
         self.working = Some(Working { ids, versions });
         Ok(())
     }

@@ -866,12 +866,12 @@ impl TerrainRenderer {
 
     /// Makes `block`'s set point at its pages' current images.
     fn update_set(&mut self, terrain: &Field, block: PageId) -> Result<()> {
-        let (views, present) = self.neighbourhood(terrain, block);
-        if let Some(s) = self.page_sets.get(&block) {
-            if !s.stale && s.views == views {
-                return Ok(());
-            }
+        // A set goes stale when a page of its neighbourhood changes image (every change of a
+        // visible image is marked: edits, moves, undo, the start of an edit).
+        if self.page_sets.get(&block).is_some_and(|s| !s.stale) {
+            return Ok(());
         }
+        let (views, present) = self.neighbourhood(terrain, block);
         let set = match self.page_sets.get(&block) {
             Some(s) => s.set,
             None => self.allocate_page_set()?,
