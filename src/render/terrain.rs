@@ -132,13 +132,11 @@ struct Layouts {
     bounds: vk::PipelineLayout,
 }
 
-/// One block's set (its pages and the ring around them) and the views it points at.
+/// One block's set (its pages and the ring around them).
 struct PageSet {
     set: vk::DescriptorSet,
-    views: [vk::ImageView; PAGE_SLOTS],
     present: [u32; 2],
-    /// An edit changed a page of the neighbourhood: rewrite before use even if the handles match
-    /// (a freed view's handle may be reused).
+    /// A page of the neighbourhood changed image: rewrite before use.
     stale: bool,
 }
 
@@ -881,7 +879,6 @@ impl TerrainRenderer {
             block,
             PageSet {
                 set,
-                views,
                 present,
                 stale: false,
             },
