@@ -13,6 +13,7 @@ use super::barrier::{Access, Transition};
 use super::buffer::Buffer;
 use super::context::Gpu;
 use super::error::{GpuError, Result};
+use super::graphics::{ComputePipeline, GraphicsPipeline, PipelineLayout, SetHandle};
 use super::image::{Image, COLOR_LAYERS, COLOR_RANGE};
 use super::pipeline::{ComputeKernel, DescriptorSet};
 use super::timestamps::GpuTimer;
@@ -327,10 +328,121 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// The command buffer being recorded, for draw commands the recorder does not wrap. The
-    /// caller declares every access first and calls [`Self::flush_barriers`].
+    /// The command buffer being recorded, for commands the recorder does not wrap (imgui's
+    /// renderer). The caller declares every access first and calls [`Self::flush_barriers`].
     pub fn raw(&self) -> vk::CommandBuffer {
         self.cmd
+    }
+
+    /// Binds a graphics pipeline for the draws that follow.
+    pub fn bind_graphics(&mut self, pipeline: &'a GraphicsPipeline) {
+        // SAFETY: the pipeline is borrowed for 'a.
+        unsafe {
+            self.gpu.device().cmd_bind_pipeline(
+                self.cmd,
+                vk::PipelineBindPoint::GRAPHICS,
+                pipeline.raw,
+            )
+        };
+    }
+
+    /// Binds a compute pipeline for the dispatches that follow; flushes the queued barriers.
+    pub fn bind_compute(&mut self, pipeline: &'a ComputePipeline) {
+        self.flush_barriers();
+        // SAFETY: the pipeline is borrowed for 'a.
+        unsafe {
+            self.gpu.device().cmd_bind_pipeline(
+                self.cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                pipeline.raw,
+            )
+        };
+    }
+
+    /// Binds `sets` at set numbers `first`.. of `layout` for graphics (`graphics`) or compute,
+    /// with the offsets of their dynamic bindings in order.
+    pub fn bind_sets(
+        &mut self,
+        graphics: bool,
+        layout: &'a PipelineLayout,
+        first: u32,
+        sets: &[SetHandle],
+        dynamic_offsets: &[u32],
+    ) {
+        let point = if graphics {
+            vk::PipelineBindPoint::GRAPHICS
+        } else {
+            vk::PipelineBindPoint::COMPUTE
+        };
+        let raw: Vec<vk::DescriptorSet> = sets.iter().map(|s| s.0).collect();
+        // SAFETY: the layout is borrowed for 'a; the sets' pools outlive the submission (their
+        // owners wait for it).
+        unsafe {
+            self.gpu.device().cmd_bind_descriptor_sets(
+                self.cmd,
+                point,
+                layout.raw,
+                first,
+                &raw,
+                dynamic_offsets,
+            )
+        };
+    }
+
+    /// Pushes `params` at offset 0 for the stages of `layout`'s push-constant range.
+    pub fn push_constants<P: bytemuck::Pod>(&mut self, layout: &'a PipelineLayout, params: &P) {
+        // SAFETY: the layout is borrowed for 'a.
+        unsafe {
+            self.gpu.device().cmd_push_constants(
+                self.cmd,
+                layout.raw,
+                layout.push_stages,
+                0,
+                bytemuck::bytes_of(params),
+            )
+        };
+    }
+
+    /// Binds `buffer` as the index buffer (16-bit indices).
+    pub fn bind_index_buffer_u16(&mut self, buffer: &'a Buffer) {
+        // SAFETY: the buffer is borrowed for 'a.
+        unsafe {
+            self.gpu
+                .device()
+                .cmd_bind_index_buffer(self.cmd, buffer.raw, 0, vk::IndexType::UINT16)
+        };
+    }
+
+    /// Draws `instances` instances of `count` indices from `first_index`, instance ids from
+    /// `first_instance` (inside a rendering, with a graphics pipeline bound).
+    pub fn draw_indexed(
+        &mut self,
+        count: u32,
+        instances: u32,
+        first_index: u32,
+        first_instance: u32,
+    ) {
+        // SAFETY: what the draw reads was declared and bound by the caller for 'a.
+        unsafe {
+            self.gpu.device().cmd_draw_indexed(
+                self.cmd,
+                count,
+                instances,
+                first_index,
+                0,
+                first_instance,
+            )
+        };
+    }
+
+    /// Dispatches `groups` workgroups with the bound compute pipeline and sets.
+    pub fn dispatch(&mut self, groups: [u32; 3]) {
+        // SAFETY: as for `draw_indexed`.
+        unsafe {
+            self.gpu
+                .device()
+                .cmd_dispatch(self.cmd, groups[0], groups[1], groups[2])
+        };
     }
 
     /// Starts dynamic rendering into `color` (cleared to `clear` when given, else loaded) and

@@ -1,5 +1,6 @@
 //! The Vulkan layer. It knows nothing about terrain: a context ([`Gpu`]), named buffers and
-//! images, access-type barriers, typed compute kernels, command recording with fenced submission,
+//! images, access-type barriers, typed compute kernels, graphics and compute pipelines over
+//! descriptor layouts of any kind ([`graphics`]), command recording with fenced submission,
 //! timestamp timing and the validation messenger.
 
 pub mod barrier;
@@ -8,6 +9,7 @@ pub mod command;
 pub mod context;
 pub mod debug;
 pub mod error;
+pub mod graphics;
 pub mod image;
 pub mod pipeline;
 pub mod shaders;
@@ -20,6 +22,10 @@ pub use command::{InFlight, Pass, Recorder};
 pub use context::{list_devices, DeviceInfo, DeviceSummary, Gpu, GpuOptions};
 pub use error::{GpuError, Result};
 pub use gpu_allocator::MemoryLocation;
+pub use graphics::{
+    Bound, ComputePipeline, DescriptorKind, GraphicsDesc, GraphicsPipeline, LayoutBinding,
+    PipelineLayout, SetHandle, SetLayout, SetPool,
+};
 pub use image::{Image, ImageDesc};
 pub use pipeline::{BindingKind, ComputeKernel, DescriptorSet, Resource};
 pub use shaders::Shader;

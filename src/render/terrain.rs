@@ -28,8 +28,10 @@ use super::shared::{
     TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
 };
 use crate::gpu::{
-    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
-    GpuError, GpuTimer, Image, ImageDesc, MemoryLocation, Recorder, Resource, Result, Shader,
+    shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
+    DescriptorSet, Gpu, GpuError, GpuTimer, GraphicsDesc, GraphicsPipeline, Image, ImageDesc,
+    LayoutBinding, MemoryLocation, PipelineLayout, Recorder, Resource, Result, SetHandle,
+    SetLayout, SetPool,
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use crate::pages::{Field, PageError, PageStore};
@@ -123,18 +125,22 @@ pub struct RenderOptions {
     pub color_format: vk::Format,
 }
 
-/// The layouts a renderer creates (and destroys on drop).
-struct Layouts {
-    frame: vk::DescriptorSetLayout,
-    page: vk::DescriptorSetLayout,
-    out: vk::DescriptorSetLayout,
-    draw: vk::PipelineLayout,
-    bounds: vk::PipelineLayout,
+/// The renderer's set layouts, pipeline layouts and pipelines.
+struct Pipelines {
+    frame: SetLayout,
+    page: SetLayout,
+    out: SetLayout,
+    draw: PipelineLayout,
+    bounds: PipelineLayout,
+    fill: GraphicsPipeline,
+    /// Where the device has fillModeNonSolid.
+    wire: Option<GraphicsPipeline>,
+    tile_bounds: ComputePipeline,
 }
 
 /// One block's set (its pages and the ring around them).
 struct PageSet {
-    set: vk::DescriptorSet,
+    set: SetHandle,
     present: [u32; 2],
     /// A page of the neighbourhood changed image: rewrite before use.
     stale: bool,
@@ -156,18 +162,14 @@ struct DrawGroup {
 pub struct TerrainRenderer {
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
-    frame_layout: vk::DescriptorSetLayout,
-    page_layout: vk::DescriptorSetLayout,
-    out_layout: vk::DescriptorSetLayout,
-    draw_layout: vk::PipelineLayout,
-    bounds_layout: vk::PipelineLayout,
-    fill_pipeline: vk::Pipeline,
-    wire_pipeline: Option<vk::Pipeline>,
-    bounds_pipeline: vk::Pipeline,
-    fixed_pool: vk::DescriptorPool,
-    page_pools: Vec<vk::DescriptorPool>,
-    frame_set: vk::DescriptorSet,
-    out_set: vk::DescriptorSet,
+    pipelines: Pipelines,
+    /// Sets of the frame (uniforms, tile draws, coarse level), of the bounds output (kept: it
+    /// owns `out_set`), of pages.
+    frame_pool: SetPool,
+    _out_pool: SetPool,
+    page_pool: SetPool,
+    frame_set: SetHandle,
+    out_set: SetHandle,
     page_sets: BTreeMap<PageId, PageSet>,
     index_buffer: Buffer,
     ranges: [[IndexRange; STITCHES]; LEVELS],
@@ -188,7 +190,7 @@ pub struct TerrainRenderer {
     seen_epoch: u64,
     dummy: Image,
     /// A page set of placeholders, bound for coarse nodes.
-    flat_set: vk::DescriptorSet,
+    flat_set: SetHandle,
     /// The coarse image the frame set points at.
     coarse_view: vk::ImageView,
     groups: Vec<DrawGroup>,
@@ -198,125 +200,6 @@ pub struct TerrainRenderer {
     wireframe: bool,
     timer: Option<GpuTimer>,
     pub stats: FrameStats,
-}
-
-fn module(gpu: &Gpu, shader: &Shader) -> Result<vk::ShaderModule> {
-    let code = shader.words()?;
-    // SAFETY: SPIR-V produced by shaderc at build time.
-    Ok(unsafe {
-        gpu.device()
-            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)?
-    })
-}
-
-fn set_layout(
-    gpu: &Gpu,
-    bindings: &[(vk::DescriptorType, vk::ShaderStageFlags)],
-) -> Result<vk::DescriptorSetLayout> {
-    let b: Vec<_> = bindings
-        .iter()
-        .enumerate()
-        .map(|(i, &(ty, stages))| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(i as u32)
-                .descriptor_type(ty)
-                .descriptor_count(1)
-                .stage_flags(stages)
-        })
-        .collect();
-    // SAFETY: valid device and bindings.
-    Ok(unsafe {
-        gpu.device().create_descriptor_set_layout(
-            &vk::DescriptorSetLayoutCreateInfo::default().bindings(&b),
-            None,
-        )?
-    })
-}
-
-fn pipeline_layout(
-    gpu: &Gpu,
-    sets: &[vk::DescriptorSetLayout],
-    stages: vk::ShaderStageFlags,
-    push_bytes: u32,
-) -> Result<vk::PipelineLayout> {
-    let ranges = [vk::PushConstantRange::default()
-        .stage_flags(stages)
-        .size(push_bytes)];
-    // SAFETY: valid device and set layouts.
-    Ok(unsafe {
-        gpu.device().create_pipeline_layout(
-            &vk::PipelineLayoutCreateInfo::default()
-                .set_layouts(sets)
-                .push_constant_ranges(&ranges),
-            None,
-        )?
-    })
-}
-
-fn graphics_pipeline(
-    gpu: &Gpu,
-    layout: vk::PipelineLayout,
-    vert: vk::ShaderModule,
-    frag: vk::ShaderModule,
-    color_format: vk::Format,
-    polygon_mode: vk::PolygonMode,
-) -> Result<vk::Pipeline> {
-    let stages = [
-        vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::VERTEX)
-            .module(vert)
-            .name(c"main"),
-        vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::FRAGMENT)
-            .module(frag)
-            .name(c"main"),
-    ];
-    let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
-    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
-        .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-    let viewport = vk::PipelineViewportStateCreateInfo::default()
-        .viewport_count(1)
-        .scissor_count(1);
-    let raster = vk::PipelineRasterizationStateCreateInfo::default()
-        .polygon_mode(polygon_mode)
-        .cull_mode(vk::CullModeFlags::NONE)
-        .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-        .line_width(1.0);
-    let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-        .rasterization_samples(vk::SampleCountFlags::TYPE_1);
-    // Reverse-Z: nearer is larger.
-    let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-        .depth_test_enable(true)
-        .depth_write_enable(true)
-        .depth_compare_op(vk::CompareOp::GREATER_OR_EQUAL);
-    let attachments = [vk::PipelineColorBlendAttachmentState::default()
-        .color_write_mask(vk::ColorComponentFlags::RGBA)];
-    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
-    let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-    let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-    let formats = [color_format];
-    let mut rendering = vk::PipelineRenderingCreateInfo::default()
-        .color_attachment_formats(&formats)
-        .depth_attachment_format(DEPTH_FORMAT);
-    let info = vk::GraphicsPipelineCreateInfo::default()
-        .stages(&stages)
-        .vertex_input_state(&vertex_input)
-        .input_assembly_state(&assembly)
-        .viewport_state(&viewport)
-        .rasterization_state(&raster)
-        .multisample_state(&multisample)
-        .depth_stencil_state(&depth)
-        .color_blend_state(&blend)
-        .dynamic_state(&dynamic)
-        .layout(layout)
-        .push_next(&mut rendering);
-    // SAFETY: every pointer in `info` outlives the call.
-    let pipelines = unsafe {
-        gpu.device()
-            .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
-    }
-    .map_err(|(_, e)| GpuError::from(e))?;
-    Ok(pipelines[0])
 }
 
 impl TerrainRenderer {
@@ -336,10 +219,11 @@ impl TerrainRenderer {
                 crate::pages::coarse::MAX_SIDE * crate::pages::coarse::FACTOR
             )));
         }
-        let l = Self::make_layouts(gpu)?;
-        let (fill_pipeline, wire_pipeline, bounds_pipeline) =
-            Self::make_pipelines(gpu, desc, &l, options.color_format)?;
-        let (fixed_pool, sets) = Self::make_fixed_sets(gpu, &l)?;
+        let pipelines = Self::make_pipelines(gpu, desc, options.color_format)?;
+        let mut frame_pool = SetPool::new(&pipelines.frame, 1);
+        let mut out_pool = SetPool::new(&pipelines.out, 1);
+        let frame_set = frame_pool.allocate()?;
+        let out_set = out_pool.allocate()?;
         let grid = TileGrid::new(desc.width, desc.height);
         let (index_buffer, ranges) = Self::upload_index_lists(gpu)?;
         let frame_buffer = Buffer::new(
@@ -351,12 +235,13 @@ impl TerrainRenderer {
         )?;
         let tile_buffer = Self::tile_buffer(gpu, 4096)?;
         let (bounds_buffer, bounds_stride) = Self::make_bounds_buffer(gpu, &desc)?;
-        Self::write_fixed_sets(
-            gpu,
-            &sets,
-            [&frame_buffer, &tile_buffer, &bounds_buffer],
-            bounds_stride,
-        );
+        frame_pool.write(frame_set, 0, Bound::Buffer(&frame_buffer, None))?;
+        frame_pool.write(frame_set, 1, Bound::Buffer(&tile_buffer, None))?;
+        out_pool.write(
+            out_set,
+            0,
+            Bound::Buffer(&bounds_buffer, Some(bounds_stride)),
+        )?;
         let dummy = Self::flat_placeholder(gpu, &desc)?;
         let coverage_kernel = ComputeKernel::new(
             gpu,
@@ -374,18 +259,12 @@ impl TerrainRenderer {
         let mut r = Self {
             gpu: gpu.clone(),
             desc,
-            frame_layout: l.frame,
-            page_layout: l.page,
-            out_layout: l.out,
-            draw_layout: l.draw,
-            bounds_layout: l.bounds,
-            fill_pipeline,
-            wire_pipeline,
-            bounds_pipeline,
-            fixed_pool,
-            page_pools: Vec::new(),
-            frame_set: sets[0],
-            out_set: sets[1],
+            page_pool: SetPool::new(&pipelines.page, SETS_PER_POOL),
+            pipelines,
+            frame_pool,
+            _out_pool: out_pool,
+            frame_set,
+            out_set,
             page_sets: BTreeMap::new(),
             index_buffer,
             ranges,
@@ -401,7 +280,7 @@ impl TerrainRenderer {
             initialized: false,
             seen_epoch: 0,
             dummy,
-            flat_set: vk::DescriptorSet::null(),
+            flat_set: SetHandle::default(),
             coarse_view: vk::ImageView::null(),
             groups: Vec::new(),
             page_nodes: Vec::new(),
@@ -410,8 +289,10 @@ impl TerrainRenderer {
             timer: GpuTimer::new(gpu, 4)?,
             stats: FrameStats::default(),
         };
-        r.flat_set = r.allocate_page_set()?;
-        r.write_page_set(r.flat_set, &[r.dummy.view; PAGE_SLOTS]);
+        r.flat_set = r.page_pool.allocate()?;
+        let flat = [&r.dummy; PAGE_SLOTS];
+        r.page_pool
+            .write(r.flat_set, 0, Bound::StorageImages(&flat))?;
         Ok(r)
     }
 
@@ -425,116 +306,59 @@ impl TerrainRenderer {
         )
     }
 
-    /// Points page set `set` at `views`.
-    fn write_page_set(&self, set: vk::DescriptorSet, views: &[vk::ImageView; PAGE_SLOTS]) {
-        let infos: Vec<vk::DescriptorImageInfo> = views
-            .iter()
-            .map(|&v| vk::DescriptorImageInfo {
-                sampler: vk::Sampler::null(),
-                image_view: v,
-                image_layout: vk::ImageLayout::GENERAL,
-            })
-            .collect();
-        let writes = [vk::WriteDescriptorSet::default()
-            .dst_set(set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-            .image_info(&infos)];
-        // SAFETY: no submission using the set is pending (every submission is waited for).
-        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
-    }
-
     /// Points the frame set's coarse binding at `image` (when it is not already).
-    fn bind_coarse(&mut self, image: &Image) {
-        if self.coarse_view == image.view {
-            return;
+    fn bind_coarse(&mut self, image: &Image) -> Result<()> {
+        if self.coarse_view != image.view {
+            self.frame_pool
+                .write(self.frame_set, 2, Bound::StorageImages(&[image]))?;
+            self.coarse_view = image.view;
         }
-        let info = [vk::DescriptorImageInfo {
-            sampler: vk::Sampler::null(),
-            image_view: image.view,
-            image_layout: vk::ImageLayout::GENERAL,
-        }];
-        let writes = [vk::WriteDescriptorSet::default()
-            .dst_set(self.frame_set)
-            .dst_binding(2)
-            .descriptor_type(vk::DescriptorType::STORAGE_IMAGE)
-            .image_info(&info)];
-        // SAFETY: as in `write_page_set`.
-        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
-        self.coarse_view = image.view;
+        Ok(())
     }
 
-    /// The descriptor set and pipeline layouts of drawing and of the tile-bounds kernel.
-    fn make_layouts(gpu: &Arc<Gpu>) -> Result<Layouts> {
-        let device = gpu.device();
-        let storage_image = vk::DescriptorType::STORAGE_IMAGE;
-        let vc = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::COMPUTE;
-        let frame_layout = set_layout(
-            gpu,
-            &[
-                (
-                    vk::DescriptorType::UNIFORM_BUFFER,
-                    vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
-                ),
-                (
-                    vk::DescriptorType::STORAGE_BUFFER,
-                    vk::ShaderStageFlags::VERTEX,
-                ),
-                (
-                    vk::DescriptorType::STORAGE_IMAGE,
-                    vk::ShaderStageFlags::VERTEX,
-                ),
-            ],
-        )?;
-        let page_binding = [vk::DescriptorSetLayoutBinding::default()
-            .binding(0)
-            .descriptor_type(storage_image)
-            .descriptor_count(PAGE_SLOTS as u32)
-            .stage_flags(vc)];
-        // SAFETY: valid device and binding.
-        let page_layout = unsafe {
-            device.create_descriptor_set_layout(
-                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&page_binding),
-                None,
-            )?
-        };
-        let out_layout = set_layout(
-            gpu,
-            &[(
-                vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
-                vk::ShaderStageFlags::COMPUTE,
-            )],
-        )?;
-        let draw_layout = pipeline_layout(
-            gpu,
-            &[frame_layout, page_layout],
-            vk::ShaderStageFlags::VERTEX,
-            std::mem::size_of::<PagePush>() as u32,
-        )?;
-        let bounds_layout = pipeline_layout(
-            gpu,
-            &[page_layout, out_layout],
-            vk::ShaderStageFlags::COMPUTE,
-            std::mem::size_of::<BoundsPush>() as u32,
-        )?;
-        Ok(Layouts {
-            frame: frame_layout,
-            page: page_layout,
-            out: out_layout,
-            draw: draw_layout,
-            bounds: bounds_layout,
-        })
-    }
-
-    /// The fill and wireframe (where the device has it) draw pipelines and the tile-bounds one.
+    /// The set layouts, pipeline layouts and pipelines: drawing (fill, and wireframe where the
+    /// device has it) and the tile-bounds kernel.
     fn make_pipelines(
         gpu: &Arc<Gpu>,
         desc: DocumentDesc,
-        l: &Layouts,
         color_format: vk::Format,
-    ) -> Result<(vk::Pipeline, Option<vk::Pipeline>, vk::Pipeline)> {
-        let device = gpu.device();
-        let (draw_layout, bounds_layout) = (l.draw, l.bounds);
+    ) -> Result<Pipelines> {
+        use crate::gpu::DescriptorKind as K;
+        let vertex = vk::ShaderStageFlags::VERTEX;
+        let frame = SetLayout::new(
+            gpu,
+            &[
+                LayoutBinding::new(K::UniformBuffer, vertex | vk::ShaderStageFlags::FRAGMENT),
+                LayoutBinding::new(K::StorageBuffer, vertex),
+                LayoutBinding::new(K::StorageImage, vertex),
+            ],
+        )?;
+        let page = SetLayout::new(
+            gpu,
+            &[
+                LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
+                    .array(PAGE_SLOTS as u32),
+            ],
+        )?;
+        let out = SetLayout::new(
+            gpu,
+            &[LayoutBinding::new(
+                K::StorageBufferDynamic,
+                vk::ShaderStageFlags::COMPUTE,
+            )],
+        )?;
+        let draw = PipelineLayout::new(
+            gpu,
+            &[&frame, &page],
+            vertex,
+            std::mem::size_of::<PagePush>() as u32,
+        )?;
+        let bounds = PipelineLayout::new(
+            gpu,
+            &[&page, &out],
+            vk::ShaderStageFlags::COMPUTE,
+            std::mem::size_of::<BoundsPush>() as u32,
+        )?;
         let (vert_shader, bounds_shader) = match desc.format {
             HeightFormat::R32f => (
                 &shaders::RENDER_TERRAIN_VERT,
@@ -545,100 +369,38 @@ impl TerrainRenderer {
                 &shaders::RENDER_TILE_BOUNDS_R16_COMP,
             ),
         };
-        let vert = module(gpu, vert_shader)?;
-        let frag = module(gpu, &shaders::RENDER_TERRAIN_FRAG)?;
-        let comp = module(gpu, bounds_shader)?;
-        let fill_pipeline = graphics_pipeline(
-            gpu,
-            draw_layout,
-            vert,
-            frag,
-            color_format,
-            vk::PolygonMode::FILL,
-        )?;
-        let wire_pipeline = if gpu.fill_mode_non_solid() {
-            Some(graphics_pipeline(
+        let graphics = |name, polygon_mode| {
+            GraphicsPipeline::new(
                 gpu,
-                draw_layout,
-                vert,
-                frag,
-                color_format,
-                vk::PolygonMode::LINE,
-            )?)
-        } else {
-            None
-        };
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(comp)
-            .name(c"main");
-        // SAFETY: module and layout are valid for the call.
-        let bounds_pipeline = unsafe {
-            device.create_compute_pipelines(
-                vk::PipelineCache::null(),
-                &[vk::ComputePipelineCreateInfo::default()
-                    .stage(stage)
-                    .layout(bounds_layout)],
-                None,
+                &draw,
+                &GraphicsDesc {
+                    name,
+                    vertex: vert_shader,
+                    fragment: &shaders::RENDER_TERRAIN_FRAG,
+                    color_format,
+                    depth_format: DEPTH_FORMAT,
+                    polygon_mode,
+                    // Reverse-Z: nearer is larger.
+                    depth_compare: vk::CompareOp::GREATER_OR_EQUAL,
+                },
             )
-        }
-        .map_err(|(_, e)| GpuError::from(e))?[0];
-        // SAFETY: the pipelines hold what they need of the modules.
-        unsafe {
-            device.destroy_shader_module(vert, None);
-            device.destroy_shader_module(frag, None);
-            device.destroy_shader_module(comp, None);
-        }
-        gpu.set_name(fill_pipeline, "terrain draw");
-        gpu.set_name(bounds_pipeline, "tile bounds");
-
-        Ok((fill_pipeline, wire_pipeline, bounds_pipeline))
-    }
-
-    /// The pool and the two sets that never change: frame data + tile draws, bounds output.
-    fn make_fixed_sets(
-        gpu: &Arc<Gpu>,
-        l: &Layouts,
-    ) -> Result<(vk::DescriptorPool, Vec<vk::DescriptorSet>)> {
-        let device = gpu.device();
-        let (frame_layout, out_layout) = (l.frame, l.out);
-        let sizes = [
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::UNIFORM_BUFFER,
-                descriptor_count: 1,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER,
-                descriptor_count: 1,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
-                descriptor_count: 1,
-            },
-            vk::DescriptorPoolSize {
-                ty: vk::DescriptorType::STORAGE_IMAGE,
-                descriptor_count: 1,
-            },
-        ];
-        // SAFETY: valid device.
-        let fixed_pool = unsafe {
-            device.create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(2)
-                    .pool_sizes(&sizes),
-                None,
-            )?
         };
-        // SAFETY: the pool has room for both sets.
-        let sets = unsafe {
-            device.allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(fixed_pool)
-                    .set_layouts(&[frame_layout, out_layout]),
-            )?
+        let fill = graphics("terrain draw", vk::PolygonMode::FILL)?;
+        let wire = match gpu.fill_mode_non_solid() {
+            true => Some(graphics("terrain wireframe", vk::PolygonMode::LINE)?),
+            false => None,
         };
-
-        Ok((fixed_pool, sets))
+        let tile_bounds = ComputePipeline::new(gpu, "tile bounds", &bounds, bounds_shader)?;
+        Ok(Pipelines {
+            frame,
+            page,
+            out,
+            draw,
+            bounds,
+            fill,
+            wire,
+            tile_bounds,
+        })
     }
 
     /// Every (level, stitch) index list in one device-local index buffer.
@@ -675,50 +437,6 @@ impl TerrainRenderer {
             BufferDesc::new(pages * bounds_stride).location(MemoryLocation::GpuToCpu),
         )?;
         Ok((bounds_buffer, bounds_stride))
-    }
-
-    /// Points the fixed sets at the frame uniforms, the tile draws and the bounds buffer.
-    fn write_fixed_sets(
-        gpu: &Gpu,
-        sets: &[vk::DescriptorSet],
-        [frame_buffer, tile_buffer, bounds_buffer]: [&Buffer; 3],
-        bounds_stride: u64,
-    ) {
-        let device = gpu.device();
-        let ubo = [vk::DescriptorBufferInfo {
-            buffer: frame_buffer.raw,
-            offset: 0,
-            range: vk::WHOLE_SIZE,
-        }];
-        let tiles = [vk::DescriptorBufferInfo {
-            buffer: tile_buffer.raw,
-            offset: 0,
-            range: vk::WHOLE_SIZE,
-        }];
-        let out = [vk::DescriptorBufferInfo {
-            buffer: bounds_buffer.raw,
-            offset: 0,
-            range: bounds_stride,
-        }];
-        let writes = [
-            vk::WriteDescriptorSet::default()
-                .dst_set(sets[0])
-                .dst_binding(0)
-                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-                .buffer_info(&ubo),
-            vk::WriteDescriptorSet::default()
-                .dst_set(sets[0])
-                .dst_binding(1)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .buffer_info(&tiles),
-            vk::WriteDescriptorSet::default()
-                .dst_set(sets[1])
-                .dst_binding(0)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER_DYNAMIC)
-                .buffer_info(&out),
-        ];
-        // SAFETY: sets and buffers are live.
-        unsafe { device.update_descriptor_sets(&writes, &[]) };
     }
 
     /// A 1x1 image bound in place of pages that hold no memory.
@@ -782,7 +500,7 @@ impl TerrainRenderer {
 
     /// Whether wireframe views are available (fillModeNonSolid).
     pub fn has_wireframe(&self) -> bool {
-        self.wire_pipeline.is_some()
+        self.pipelines.wire.is_some()
     }
 
     fn page_ids(&self) -> impl Iterator<Item = PageId> + '_ {
@@ -831,20 +549,20 @@ impl TerrainRenderer {
     }
 
     /// Views and present-bits of `block`'s set as `terrain` shows it now.
-    fn neighbourhood(
-        &self,
-        terrain: &Field,
+    fn neighbourhood<'s>(
+        &'s self,
+        terrain: &'s Field,
         block: PageId,
-    ) -> ([vk::ImageView; PAGE_SLOTS], [u32; 2]) {
-        let mut views = [self.dummy.view; PAGE_SLOTS];
+    ) -> ([&'s Image; PAGE_SLOTS], [u32; 2]) {
+        let mut images = [&self.dummy; PAGE_SLOTS];
         let mut present = [0u32; 2];
         for (slot, page) in self.block_span(block) {
             if let Some(img) = page.and_then(|n| terrain.visible_image(n)) {
-                views[slot] = img.view;
+                images[slot] = img;
                 present[slot / 32] |= 1 << (slot % 32);
             }
         }
-        (views, present)
+        (images, present)
     }
 
     /// Declares that this recording reads every image of `block`'s set in `access`.
@@ -869,12 +587,13 @@ impl TerrainRenderer {
         if self.page_sets.get(&block).is_some_and(|s| !s.stale) {
             return Ok(());
         }
-        let (views, present) = self.neighbourhood(terrain, block);
         let set = match self.page_sets.get(&block) {
             Some(s) => s.set,
-            None => self.allocate_page_set()?,
+            None => self.page_pool.allocate()?,
         };
-        self.write_page_set(set, &views);
+        let (images, present) = self.neighbourhood(terrain, block);
+        self.page_pool
+            .write(set, 0, Bound::StorageImages(&images))?;
         self.page_sets.insert(
             block,
             PageSet {
@@ -884,48 +603,6 @@ impl TerrainRenderer {
             },
         );
         Ok(())
-    }
-
-    fn allocate_page_set(&mut self) -> Result<vk::DescriptorSet> {
-        let device = self.gpu.device();
-        let layouts = [self.page_layout];
-        if let Some(&pool) = self.page_pools.last() {
-            // SAFETY: valid pool and layout.
-            let r = unsafe {
-                device.allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(pool)
-                        .set_layouts(&layouts),
-                )
-            };
-            match r {
-                Ok(s) => return Ok(s[0]),
-                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::STORAGE_IMAGE,
-            descriptor_count: PAGE_SLOTS as u32 * SETS_PER_POOL,
-        }];
-        // SAFETY: valid device.
-        let pool = unsafe {
-            device.create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(SETS_PER_POOL)
-                    .pool_sizes(&sizes),
-                None,
-            )?
-        };
-        self.page_pools.push(pool);
-        // SAFETY: fresh pool with room.
-        Ok(unsafe {
-            device.allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(pool)
-                    .set_layouts(&layouts),
-            )?[0]
-        })
     }
 
     /// Catches up with `store`'s edits: brings the height field's coarse level up to date (the
@@ -944,7 +621,7 @@ impl TerrainRenderer {
         let coarse = terrain
             .coarse_level()
             .ok_or_else(|| GpuError::usage("a drawable document has a coarse level"))?;
-        self.bind_coarse(coarse.image());
+        self.bind_coarse(coarse.image())?;
         let (changed, epoch) = terrain.changed_since(self.seen_epoch);
         let values: BTreeSet<PageId> = terrain
             .values_changed_since(self.seen_epoch)
@@ -1114,13 +791,8 @@ impl TerrainRenderer {
         if let Some(t) = &this.timer {
             query = Some((t, rec.timer_begin(t, "tile bounds")?));
         }
-        rec.flush_barriers();
-        let device = this.gpu.device();
-        let cmd = rec.raw();
-        // SAFETY: live pipeline; accesses declared above.
-        unsafe {
-            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, this.bounds_pipeline)
-        };
+        let p = &this.pipelines;
+        rec.bind_compute(&p.tile_bounds);
         for (&id, r) in dirty {
             let block = Self::block_of(id);
             let set = &this.page_sets[&block];
@@ -1138,27 +810,18 @@ impl TerrainRenderer {
                 first_tile: [page0[0] + r[0] as i32, page0[1] + r[1] as i32],
                 page_tile0: page0,
             };
+            // The dynamic offset keeps each dispatch inside its page's range of the output.
             let offset = (u64::from(id.y) * u64::from(this.desc.pages_x()) + u64::from(id.x))
                 * this.bounds_stride;
-            // SAFETY: as above; the dynamic offset keeps each dispatch inside its page's range.
-            unsafe {
-                device.cmd_bind_descriptor_sets(
-                    cmd,
-                    vk::PipelineBindPoint::COMPUTE,
-                    this.bounds_layout,
-                    0,
-                    &[set.set, this.out_set],
-                    &[offset as u32],
-                );
-                device.cmd_push_constants(
-                    cmd,
-                    this.bounds_layout,
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    bytemuck::bytes_of(&push),
-                );
-                device.cmd_dispatch(cmd, r[2] - r[0], r[3] - r[1], 1);
-            }
+            rec.bind_sets(
+                false,
+                &p.bounds,
+                0,
+                &[set.set, this.out_set],
+                &[offset as u32],
+            );
+            rec.push_constants(&p.bounds, &push);
+            rec.dispatch([r[2] - r[0], r[3] - r[1], 1]);
         }
         if let Some((t, q)) = query {
             rec.timer_end(t, q);
@@ -1320,7 +983,7 @@ impl TerrainRenderer {
             if self.tile_buffer.desc.size < std::mem::size_of_val(draws.as_slice()) as u64 {
                 // No frame is in flight while preparing: the old buffer can go.
                 self.tile_buffer = Self::tile_buffer(&self.gpu, draws.len().next_power_of_two())?;
-                self.write_tile_binding();
+                self.write_tile_binding()?;
             }
             self.tile_buffer.write(&draws)?;
         }
@@ -1331,7 +994,7 @@ impl TerrainRenderer {
         if view.cursor.is_some() {
             flags |= VIEW_CURSOR;
         }
-        self.wireframe = view.wireframe && self.wire_pipeline.is_some();
+        self.wireframe = view.wireframe && self.pipelines.wire.is_some();
         if self.wireframe {
             flags |= VIEW_WIREFRAME;
         }
@@ -1450,19 +1113,9 @@ impl TerrainRenderer {
     }
 
     /// Points the frame set's tile binding at the current tile buffer.
-    fn write_tile_binding(&self) {
-        let tiles = [vk::DescriptorBufferInfo {
-            buffer: self.tile_buffer.raw,
-            offset: 0,
-            range: vk::WHOLE_SIZE,
-        }];
-        let writes = [vk::WriteDescriptorSet::default()
-            .dst_set(self.frame_set)
-            .dst_binding(1)
-            .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-            .buffer_info(&tiles)];
-        // SAFETY: no submission using the set is pending (every submission is waited for).
-        unsafe { self.gpu.device().update_descriptor_sets(&writes, &[]) };
+    fn write_tile_binding(&self) -> Result<()> {
+        self.frame_pool
+            .write(self.frame_set, 1, Bound::Buffer(&self.tile_buffer, None))
     }
 
     /// A descriptor set for [`Self::record_coverage`] of `depth` (keep it while `depth` lives).
@@ -1529,26 +1182,14 @@ impl TerrainRenderer {
             None => None,
         };
         rec.begin_rendering(color, Some(sky_encoded()), Some((depth, 0.0)));
-        let device = self.gpu.device();
-        let cmd = rec.raw();
-        let pipeline = if self.wireframe {
-            self.wire_pipeline.unwrap_or(self.fill_pipeline)
-        } else {
-            self.fill_pipeline
+        let p = &self.pipelines;
+        let pipeline = match (&p.wire, self.wireframe) {
+            (Some(wire), true) => wire,
+            _ => &p.fill,
         };
-        // SAFETY: pipelines, sets and buffers live as long as `self` ('a); accesses declared.
-        unsafe {
-            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
-            device.cmd_bind_descriptor_sets(
-                cmd,
-                vk::PipelineBindPoint::GRAPHICS,
-                self.draw_layout,
-                0,
-                &[self.frame_set],
-                &[],
-            );
-            device.cmd_bind_index_buffer(cmd, self.index_buffer.raw, 0, vk::IndexType::UINT16);
-        }
+        rec.bind_graphics(pipeline);
+        rec.bind_sets(true, &p.draw, 0, &[self.frame_set], &[]);
+        rec.bind_index_buffer_u16(&self.index_buffer);
         let mut bound: Option<Option<PageId>> = None;
         for g in &self.groups {
             if bound != Some(g.block) {
@@ -1563,37 +1204,11 @@ impl TerrainRenderer {
                     }
                     None => (self.flat_set, PagePush::default()),
                 };
-                // SAFETY: as above.
-                unsafe {
-                    device.cmd_bind_descriptor_sets(
-                        cmd,
-                        vk::PipelineBindPoint::GRAPHICS,
-                        self.draw_layout,
-                        1,
-                        &[set],
-                        &[],
-                    );
-                    device.cmd_push_constants(
-                        cmd,
-                        self.draw_layout,
-                        vk::ShaderStageFlags::VERTEX,
-                        0,
-                        bytemuck::bytes_of(&push),
-                    );
-                }
+                rec.bind_sets(true, &p.draw, 1, &[set], &[]);
+                rec.push_constants(&p.draw, &push);
                 bound = Some(g.block);
             }
-            // SAFETY: as above; the range lies inside the index buffer.
-            unsafe {
-                device.cmd_draw_indexed(
-                    cmd,
-                    g.range.count,
-                    g.count,
-                    g.range.first,
-                    0,
-                    g.first_instance,
-                )
-            };
+            rec.draw_indexed(g.range.count, g.count, g.range.first, g.first_instance);
         }
         if let Some((t, q)) = query {
             rec.timer_end(t, q);
@@ -1620,27 +1235,4 @@ fn node_pages(desc: &DocumentDesc, level: u8, x: u32, y: u32) -> impl Iterator<I
 pub fn sky_encoded() -> [f32; 4] {
     let g = |c: f32| c.powf(1.0 / 2.2);
     [g(SKY[0]), g(SKY[1]), g(SKY[2]), 1.0]
-}
-
-impl Drop for TerrainRenderer {
-    fn drop(&mut self) {
-        let device = self.gpu.device();
-        // SAFETY: every submission was waited for; nothing uses these objects any more.
-        unsafe {
-            for &p in &self.page_pools {
-                device.destroy_descriptor_pool(p, None);
-            }
-            device.destroy_descriptor_pool(self.fixed_pool, None);
-            device.destroy_pipeline(self.fill_pipeline, None);
-            if let Some(p) = self.wire_pipeline {
-                device.destroy_pipeline(p, None);
-            }
-            device.destroy_pipeline(self.bounds_pipeline, None);
-            device.destroy_pipeline_layout(self.draw_layout, None);
-            device.destroy_pipeline_layout(self.bounds_layout, None);
-            device.destroy_descriptor_set_layout(self.frame_layout, None);
-            device.destroy_descriptor_set_layout(self.page_layout, None);
-            device.destroy_descriptor_set_layout(self.out_layout, None);
-        }
-    }
 }
