@@ -395,7 +395,10 @@ pub fn select(
             stand_ins.insert(key(level - 1, cx, cy));
         }
         for (cx, cy) in children(x, y) {
-            if cx < w && cy < h && !stand_ins.contains(&key(level - 1, cx, cy)) {
+            if cx < w
+                && cy < h
+                && (missing.is_empty() || !stand_ins.contains(&key(level - 1, cx, cy)))
+            {
                 stack.push((level - 1, cx, cy));
             }
         }
@@ -442,11 +445,13 @@ pub fn select(
         let dims = b.dims(level);
         let mut next = Vec::new();
         for &(x, y) in &existing {
+            let is_stand_in =
+                |nx: u32, ny: u32| !stand_ins.is_empty() && stand_ins.contains(&key(level, nx, ny));
             let exists = |nx: u32, ny: u32| {
                 (level == top || split.contains(&key(level + 1, nx / 2, ny / 2)))
-                    && !stand_ins.contains(&key(level, nx, ny))
+                    && !is_stand_in(nx, ny)
             };
-            let stand_in = stand_ins.contains(&key(level, x, y));
+            let stand_in = is_stand_in(x, y);
             let splits = level > 0
                 && !stand_in
                 && wanted.contains(&key(level, x, y))

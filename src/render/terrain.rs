@@ -894,15 +894,17 @@ impl TerrainRenderer {
             }
             _ => None,
         };
-        // With a triangle budget, start from last frame's bound a little lowered (it relaxes
-        // back toward the asked bound as the view allows) and raise it in 15% steps until the
-        // mesh fits: one selection per frame once settled.
-        let mut tau = lod.pixel_error;
-        let cap = tau * 65536.0;
-        if budget.is_some() {
-            tau = (self.last_tau / 1.05).max(tau);
-        }
-        let sel = loop {
+        // With a triangle budget, start from last frame's bound and raise it in 15% steps until
+        // the mesh fits; when it fits with room to spare, the next frame starts 5% lower (it
+        // relaxes back toward the asked bound as the view allows): one selection per frame once
+        // settled.
+        let asked = lod.pixel_error;
+        let cap = asked * 65536.0;
+        let mut tau = match budget {
+            Some(_) => self.last_tau.max(asked),
+            None => asked,
+        };
+        let (sel, next) = loop {
             let sv = SelectView {
                 lod,
                 planes,
@@ -910,12 +912,14 @@ impl TerrainRenderer {
                 force: view.force_levels,
             };
             let sel = quadtree::select(&self.nodes, &sv, &mut ready);
+            let triangles = self.triangles_of(&sel);
             match budget {
-                Some(b) if tau < cap && self.triangles_of(&sel) > b => tau *= 1.15,
-                _ => break sel,
+                Some(b) if tau < cap && triangles > b => tau *= 1.15,
+                Some(b) if (triangles as f64) < 0.85 * b as f64 => break (sel, tau / 1.05),
+                _ => break (sel, tau),
             }
         };
-        self.last_tau = tau;
+        self.last_tau = next.max(asked);
         drop(phase);
         let phase = crate::profile::scope("prepare: group");
         let mut stats = FrameStats {
@@ -1168,10 +1172,20 @@ impl TerrainRenderer {
         let coarse = terrain
             .coarse_level()
             .ok_or_else(|| GpuError::usage("record before refresh: no coarse level"))?;
-        let mut declared = BTreeSet::new();
-        for block in self.groups.iter().filter_map(|g| g.block) {
-            if declared.insert(block) {
-                self.declare_block(rec, terrain, block, Access::VertexStorageRead);
+        // Every page of the drawn blocks' sets, once (neighbouring sets share their rings).
+        let mut pages: Vec<PageId> = self
+            .groups
+            .iter()
+            .filter_map(|g| g.block)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .flat_map(|b| self.block_span(b).filter_map(|(_, p)| p))
+            .collect();
+        pages.sort_unstable();
+        pages.dedup();
+        for id in pages {
+            if let Some(img) = terrain.visible_image(id) {
+                rec.image(img, Access::VertexStorageRead);
             }
         }
         rec.image(coarse.image(), Access::VertexStorageRead);
