@@ -194,6 +194,8 @@ pub struct TerrainRenderer {
     /// The coarse image the frame set points at.
     coarse_view: vk::ImageView,
     groups: Vec<DrawGroup>,
+    /// Per page (row-major), whether it can be drawn: 0 not known, 1 yes, 2 no.
+    page_drawable: Vec<u8>,
     /// Page nodes (level, x, y) the last frame draws, and pages it asked for (most wanted first).
     page_nodes: Vec<(u8, u32, u32)>,
     requests: Vec<PageId>,
@@ -283,6 +285,7 @@ impl TerrainRenderer {
             flat_set: SetHandle::default(),
             coarse_view: vk::ImageView::null(),
             groups: Vec::new(),
+            page_drawable: Vec::new(),
             page_nodes: Vec::new(),
             requests: Vec::new(),
             wireframe: false,
@@ -647,7 +650,11 @@ impl TerrainRenderer {
             }
             self.initialized = true;
         }
+        let pages_x = self.desc.pages_x();
         for &c in &changed {
+            if let Some(d) = self.page_drawable.get_mut((c.y * pages_x + c.x) as usize) {
+                *d = 0;
+            }
             for dy in -1..=1 {
                 for dx in -1..=1 {
                     let Some(n) = self.neighbour(c, dx, dy) else {
@@ -877,8 +884,10 @@ impl TerrainRenderer {
         let planes = frustum_planes(&view_proj);
         let phase = crate::profile::scope("prepare: select");
         let desc = self.desc;
-        // Whether each page can be drawn, looked up once a frame (0: not yet, 1: yes, 2: no).
-        let mut drawable = vec![0u8; (desc.pages_x() * desc.pages_y()) as usize];
+        // Whether each page can be drawn (0: not known, 1: yes, 2: no), kept across frames:
+        // `refresh` forgets the pages that changed.
+        let mut drawable = std::mem::take(&mut self.page_drawable);
+        drawable.resize((desc.pages_x() * desc.pages_y()) as usize, 0);
         let mut ready = |level: u8, x: u32, y: u32| {
             node_pages(&desc, level, x, y).all(|id| {
                 let i = (id.y * desc.pages_x() + id.x) as usize;
@@ -920,6 +929,7 @@ impl TerrainRenderer {
             }
         };
         self.last_tau = next.max(asked);
+        self.page_drawable = drawable;
         drop(phase);
         let phase = crate::profile::scope("prepare: group");
         let mut stats = FrameStats {
