@@ -758,11 +758,11 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
         // SAFETY: kernel, set and the resources they reference are borrowed for 'a; the barriers
         // above order this dispatch after earlier accesses.
         unsafe {
-            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline);
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline.raw);
             device.cmd_bind_descriptor_sets(
                 cmd,
                 vk::PipelineBindPoint::COMPUTE,
-                kernel.layout,
+                kernel.layout.raw,
                 0,
                 &sets,
                 &[],
@@ -770,7 +770,7 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
             if let Some(p) = params.as_ref() {
                 device.cmd_push_constants(
                     cmd,
-                    kernel.layout,
+                    kernel.layout.raw,
                     vk::ShaderStageFlags::COMPUTE,
                     0,
                     bytemuck::bytes_of(p),

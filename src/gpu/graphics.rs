@@ -20,15 +20,18 @@ pub enum DescriptorKind {
     /// A storage buffer whose offset is given when the set is bound.
     StorageBufferDynamic,
     StorageImage,
+    /// An image read through the device's nearest sampler (combined image sampler).
+    SampledImage,
 }
 
 impl DescriptorKind {
-    fn raw(self) -> vk::DescriptorType {
+    pub(crate) fn raw(self) -> vk::DescriptorType {
         match self {
             Self::UniformBuffer => vk::DescriptorType::UNIFORM_BUFFER,
             Self::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
             Self::StorageBufferDynamic => vk::DescriptorType::STORAGE_BUFFER_DYNAMIC,
             Self::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
+            Self::SampledImage => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
         }
     }
 }
@@ -60,7 +63,7 @@ impl LayoutBinding {
 pub struct SetLayout {
     gpu: Arc<Gpu>,
     pub(crate) raw: vk::DescriptorSetLayout,
-    bindings: Vec<LayoutBinding>,
+    pub(crate) bindings: Vec<LayoutBinding>,
 }
 
 impl SetLayout {
@@ -202,7 +205,10 @@ impl SetPool {
             .descriptor_type(b.kind.raw());
         match what {
             Bound::Buffer(buffer, range) => {
-                if matches!(b.kind, DescriptorKind::StorageImage) {
+                if matches!(
+                    b.kind,
+                    DescriptorKind::StorageImage | DescriptorKind::SampledImage
+                ) {
                     return Err(GpuError::usage(format!("binding {binding} takes images")));
                 }
                 let info = [vk::DescriptorBufferInfo {
@@ -427,11 +433,33 @@ impl ComputePipeline {
         layout: &PipelineLayout,
         shader: &Shader,
     ) -> Result<Self> {
+        Self::specialized(gpu, name, layout, shader, &[])
+    }
+
+    /// Like [`Self::new`] with specialization constants `spec[i]` at `constant_id = i`.
+    pub fn specialized(
+        gpu: &Arc<Gpu>,
+        name: &str,
+        layout: &PipelineLayout,
+        shader: &Shader,
+        spec: &[i32],
+    ) -> Result<Self> {
         let module = Module::new(gpu, shader)?;
+        let entries: Vec<_> = (0..spec.len())
+            .map(|i| vk::SpecializationMapEntry {
+                constant_id: i as u32,
+                offset: (i * 4) as u32,
+                size: 4,
+            })
+            .collect();
+        let spec_info = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(bytemuck::cast_slice(spec));
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module.raw)
-            .name(c"main");
+            .name(c"main")
+            .specialization_info(&spec_info);
         // SAFETY: module and layout are valid for the call.
         let raw = unsafe {
             gpu.device().create_compute_pipelines(

@@ -1,11 +1,12 @@
 //! Typed compute kernels. A [`ComputeKernel<P>`] owns its pipeline, pipeline layout and descriptor
-//! set layout; `P` is its push-constant struct (`#[repr(C)]` + `Pod`, mirrored in GLSL), so a
-//! kernel can't be dispatched with the wrong parameters. Bindings are numbered in the order they
-//! are declared, all in set 0.
+//! set layouts (the [`super::graphics`] objects); `P` is its push-constant struct (`#[repr(C)]` +
+//! `Pod`, mirrored in GLSL), so a kernel can't be dispatched with the wrong parameters. Bindings
+//! are numbered in the order they are declared, all in set 0 unless several sets are given.
 
 use super::buffer::Buffer;
 use super::context::Gpu;
 use super::error::{GpuError, Result};
+use super::graphics::{ComputePipeline, DescriptorKind, LayoutBinding, PipelineLayout, SetLayout};
 use super::image::Image;
 use super::shaders::Shader;
 use ash::vk;
@@ -24,12 +25,16 @@ pub enum BindingKind {
 }
 
 impl BindingKind {
-    fn descriptor_type(self) -> vk::DescriptorType {
+    fn kind(self) -> DescriptorKind {
         match self {
-            BindingKind::SampledImage => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-            BindingKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
-            BindingKind::StorageBuffer => vk::DescriptorType::STORAGE_BUFFER,
+            BindingKind::SampledImage => DescriptorKind::SampledImage,
+            BindingKind::StorageImage => DescriptorKind::StorageImage,
+            BindingKind::StorageBuffer => DescriptorKind::StorageBuffer,
         }
+    }
+
+    fn descriptor_type(self) -> vk::DescriptorType {
+        self.kind().raw()
     }
 }
 
@@ -57,9 +62,9 @@ pub struct ComputeKernel<P> {
     name: String,
     /// Bindings of set i, numbered in order.
     sets: Vec<Vec<BindingKind>>,
-    set_layouts: Vec<vk::DescriptorSetLayout>,
-    pub(crate) layout: vk::PipelineLayout,
-    pub(crate) pipeline: vk::Pipeline,
+    pub(crate) pipeline: ComputePipeline,
+    pub(crate) layout: PipelineLayout,
+    set_layouts: Vec<SetLayout>,
     _params: PhantomData<fn(P)>,
 }
 
@@ -90,83 +95,28 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
                 shader.name
             )));
         }
-        let device = gpu.device();
-        let code = shader.words()?;
-        // SAFETY: `code` is SPIR-V produced by shaderc at build time.
-        let module = unsafe {
-            device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&code), None)?
-        };
-        let mut handles = Handles {
-            device,
-            module,
-            set_layouts: Vec::new(),
-            layout: vk::PipelineLayout::null(),
-        };
-        for bindings in sets {
-            let layout_bindings: Vec<_> = bindings
-                .iter()
-                .enumerate()
-                .map(|(i, b)| {
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(i as u32)
-                        .descriptor_type(b.descriptor_type())
-                        .descriptor_count(1)
-                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
-                })
-                .collect();
-            // SAFETY: valid device and bindings.
-            let set_layout = unsafe {
-                device.create_descriptor_set_layout(
-                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings),
-                    None,
-                )?
-            };
-            handles.set_layouts.push(set_layout);
-        }
-        let ranges = [vk::PushConstantRange::default()
-            .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            .size(push_bytes as u32)];
-        let mut layout_info =
-            vk::PipelineLayoutCreateInfo::default().set_layouts(&handles.set_layouts);
-        if push_bytes > 0 {
-            layout_info = layout_info.push_constant_ranges(&ranges);
-        }
-        // SAFETY: valid device and set layouts.
-        handles.layout = unsafe { device.create_pipeline_layout(&layout_info, None)? };
-
-        let entries: Vec<_> = (0..spec.len())
-            .map(|i| vk::SpecializationMapEntry {
-                constant_id: i as u32,
-                offset: (i * 4) as u32,
-                size: 4,
+        let set_layouts = sets
+            .iter()
+            .map(|bindings| {
+                let b: Vec<LayoutBinding> = bindings
+                    .iter()
+                    .map(|k| LayoutBinding::new(k.kind(), vk::ShaderStageFlags::COMPUTE))
+                    .collect();
+                SetLayout::new(gpu, &b)
             })
-            .collect();
-        let spec_data: &[u8] = bytemuck::cast_slice(spec);
-        let spec_info = vk::SpecializationInfo::default()
-            .map_entries(&entries)
-            .data(spec_data);
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module)
-            .name(c"main")
-            .specialization_info(&spec_info);
-        let info = vk::ComputePipelineCreateInfo::default()
-            .stage(stage)
-            .layout(handles.layout);
-        // SAFETY: module, layout and specialization data are valid for the call.
-        let pipeline =
-            unsafe { device.create_compute_pipelines(vk::PipelineCache::null(), &[info], None) }
-                .map_err(|(_, e)| GpuError::from(e))?[0];
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&SetLayout> = set_layouts.iter().collect();
+        let layout =
+            PipelineLayout::new(gpu, &refs, vk::ShaderStageFlags::COMPUTE, push_bytes as u32)?;
         let name = format!("{}{spec:?}", shader.name);
-        gpu.set_name(pipeline, &name);
-        let (set_layouts, layout) = handles.keep();
+        let pipeline = ComputePipeline::specialized(gpu, &name, &layout, shader, spec)?;
         Ok(Self {
             gpu: gpu.clone(),
             name,
             sets: sets.iter().map(|b| b.to_vec()).collect(),
-            set_layouts,
-            layout,
             pipeline,
+            layout,
+            set_layouts,
             _params: PhantomData,
         })
     }
@@ -196,56 +146,12 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
                 bindings
             )));
         }
-        DescriptorSet::new(&self.gpu, self.set_layouts[index], resources)
+        DescriptorSet::new(&self.gpu, self.set_layouts[index].raw, resources)
     }
 
     /// Number of descriptor sets the kernel binds.
     pub fn set_count(&self) -> usize {
         self.sets.len()
-    }
-}
-
-impl<P> Drop for ComputeKernel<P> {
-    fn drop(&mut self) {
-        let device = self.gpu.device();
-        // SAFETY: submissions complete before recording APIs return; no set outlives its use.
-        unsafe {
-            device.destroy_pipeline(self.pipeline, None);
-            device.destroy_pipeline_layout(self.layout, None);
-            for &l in &self.set_layouts {
-                device.destroy_descriptor_set_layout(l, None);
-            }
-        }
-    }
-}
-
-/// Objects of a kernel under construction: destroyed on an early return, kept by `keep`.
-struct Handles<'d> {
-    device: &'d ash::Device,
-    module: vk::ShaderModule,
-    set_layouts: Vec<vk::DescriptorSetLayout>,
-    layout: vk::PipelineLayout,
-}
-
-impl Handles<'_> {
-    fn keep(mut self) -> (Vec<vk::DescriptorSetLayout>, vk::PipelineLayout) {
-        let kept = (std::mem::take(&mut self.set_layouts), self.layout);
-        self.layout = vk::PipelineLayout::null();
-        kept
-    }
-}
-
-impl Drop for Handles<'_> {
-    fn drop(&mut self) {
-        // SAFETY: these objects are not used by any pipeline still being created; destroying a
-        // null handle is a no-op.
-        unsafe {
-            self.device.destroy_shader_module(self.module, None);
-            self.device.destroy_pipeline_layout(self.layout, None);
-            for &l in &self.set_layouts {
-                self.device.destroy_descriptor_set_layout(l, None);
-            }
-        }
     }
 }
 
