@@ -419,8 +419,8 @@ impl Drop for GraphicsPipeline {
     }
 }
 
-/// A compute pipeline over a [`PipelineLayout`] (for kernels whose sets a [`super::ComputeKernel`]
-/// cannot describe: arrays, dynamic offsets).
+/// A compute pipeline over a [`PipelineLayout`]: what [`super::ComputeKernel`] is built on, and
+/// what kernels use directly whose sets it cannot describe (arrays, dynamic offsets).
 pub struct ComputePipeline {
     gpu: Arc<Gpu>,
     pub(crate) raw: vk::Pipeline,

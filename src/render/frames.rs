@@ -43,10 +43,6 @@ pub struct FrameLog {
     pub pump_ms: Vec<f64>,
     /// Wall-clock time of bringing the tile bounds up to date (its submission waited for), ms.
     pub refresh_ms: Vec<f64>,
-    /// Wall-clock time of serving the frame's page requests after it, ms.
-    pub page_in_ms: Vec<f64>,
-    /// Pages the frames asked for (drawn coarse meanwhile).
-    pub pages_requested: Vec<u32>,
     pub instances_applied: usize,
 }
 
@@ -121,17 +117,13 @@ pub fn run_frames<W: FrameWork>(
         let refresh_ms = t1.elapsed().as_secs_f64() * 1e3;
         let bounds_gpu_ms = renderer.stats.bounds_gpu_ms;
         let f = target.render(renderer, work.store(), camera, view, false, None)?;
-        let t2 = Instant::now();
         serve_requests(renderer, work.store(), PAGE_INS_PER_FRAME)?;
-        let page_in_ms = t2.elapsed().as_secs_f64() * 1e3;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         if frame >= warmup {
             log.frame_ms.push(ms);
             log.brush_gpu_ms.push(brush_ms);
             log.pump_ms.push(pump_ms);
             log.refresh_ms.push(refresh_ms);
-            log.page_in_ms.push(page_in_ms);
-            log.pages_requested.push(renderer.stats.pages_requested);
             log.bounds_gpu_ms.push(bounds_gpu_ms);
             log.draw_gpu_ms.push(f.draw_gpu_ms);
             let st = &renderer.stats;

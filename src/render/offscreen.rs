@@ -95,9 +95,7 @@ impl Offscreen {
     ) -> Result<OffscreenFrame, PageError> {
         for _ in 1..rounds.max(1) {
             let f = self.render(renderer, store, camera, view, read_pixels, pick)?;
-            if renderer.stats.pages_requested == 0
-                || serve_requests(renderer, store, PAGE_INS_PER_FRAME)? == 0
-            {
+            if serve_requests(renderer, store, PAGE_INS_PER_FRAME)? == 0 {
                 return Ok(f);
             }
         }

@@ -231,6 +231,14 @@ fn children(x: u32, y: u32) -> [(u32, u32); 4] {
     ]
 }
 
+/// The children of node (level, x, y) that lie inside the grid (level ≥ 1).
+fn children_in(b: &NodeBounds, level: u8, x: u32, y: u32) -> impl Iterator<Item = (u32, u32)> {
+    let (w, h) = b.dims(level - 1);
+    children(x, y)
+        .into_iter()
+        .filter(move |&(cx, cy)| cx < w && cy < h)
+}
+
 /// Texel rectangle [x0, x1] x [y0, y1] (inclusive: the last vertex) that node (level, x, y)
 /// draws, clamped to the document.
 pub fn node_texels(grid: &TileGrid, level: u8, x: u32, y: u32) -> [u32; 4] {
@@ -316,10 +324,7 @@ pub fn select(
         if level > COARSE_LEVEL {
             return Vec::new();
         }
-        let (w, h) = b.dims(level - 1);
-        children(x, y)
-            .into_iter()
-            .filter(|&(cx, cy)| cx < w && cy < h)
+        children_in(b, level, x, y)
             .filter(|&(cx, cy)| {
                 !*ready_cache
                     .entry(key(level - 1, cx, cy))
@@ -366,11 +371,7 @@ pub fn select(
             continue;
         }
         let missing = unready_children(level, x, y, b);
-        let (w, h) = b.dims(level - 1);
-        let inside = children(x, y)
-            .into_iter()
-            .filter(|&(cx, cy)| cx < w && cy < h)
-            .count();
+        let inside = children_in(b, level, x, y).count();
         // A coarse node may split with some children unready (they are drawn from the coarse
         // level); a page node only when all are ready.
         let partial = level == COARSE_LEVEL && missing.len() < inside;
@@ -394,11 +395,8 @@ pub fn select(
         for &(_, cx, cy) in &missing {
             stand_ins.insert(key(level - 1, cx, cy));
         }
-        for (cx, cy) in children(x, y) {
-            if cx < w
-                && cy < h
-                && (missing.is_empty() || !stand_ins.contains(&key(level - 1, cx, cy)))
-            {
+        for (cx, cy) in children_in(b, level, x, y) {
+            if missing.is_empty() || !stand_ins.contains(&key(level - 1, cx, cy)) {
                 stack.push((level - 1, cx, cy));
             }
         }
@@ -458,12 +456,7 @@ pub fn select(
                 && neighbours(x, y, dims).all(|(_, nx, ny)| exists(nx, ny));
             if splits {
                 split.insert(key(level, x, y));
-                let (w, h) = b.dims(level - 1);
-                next.extend(
-                    children(x, y)
-                        .into_iter()
-                        .filter(|&(cx, cy)| cx < w && cy < h),
-                );
+                next.extend(children_in(b, level, x, y));
                 continue;
             }
             let (lo, hi) = b.node_box(level, x, y, vs);

@@ -568,19 +568,28 @@ impl TerrainRenderer {
         (images, present)
     }
 
-    /// Declares that this recording reads every image of `block`'s set in `access`.
-    fn declare_block<'a>(
+    /// Declares that this recording reads, in `access`, every image of the sets of `blocks`
+    /// and the placeholder they bind for flat pages (each page once: neighbouring sets share
+    /// their rings).
+    fn declare_blocks<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
         terrain: &'a Field,
-        block: PageId,
+        blocks: impl IntoIterator<Item = PageId>,
         access: Access,
     ) {
-        for (_, page) in self.block_span(block) {
-            if let Some(img) = page.and_then(|n| terrain.visible_image(n)) {
+        let mut pages: Vec<PageId> = blocks
+            .into_iter()
+            .flat_map(|b| self.block_span(b).filter_map(|(_, p)| p))
+            .collect();
+        pages.sort_unstable();
+        pages.dedup();
+        for id in pages {
+            if let Some(img) = terrain.visible_image(id) {
                 rec.image(img, access);
             }
         }
+        rec.image(&self.dummy, access);
     }
 
     /// Makes `block`'s set point at its pages' current images.
@@ -790,10 +799,7 @@ impl TerrainRenderer {
         if let Some(t) = &this.timer {
             rec.reset_timer(t);
         }
-        for &b in &blocks {
-            this.declare_block(&mut rec, terrain, b, Access::ComputeStorageRead);
-        }
-        rec.image(&this.dummy, Access::ComputeStorageRead);
+        this.declare_blocks(&mut rec, terrain, blocks, Access::ComputeStorageRead);
         rec.buffer(&this.bounds_buffer, Access::ComputeStorageWrite);
         if let Some(t) = &this.timer {
             query = Some((t, rec.timer_begin(t, "tile bounds")?));
@@ -1182,24 +1188,9 @@ impl TerrainRenderer {
         let coarse = terrain
             .coarse_level()
             .ok_or_else(|| GpuError::usage("record before refresh: no coarse level"))?;
-        // Every page of the drawn blocks' sets, once (neighbouring sets share their rings).
-        let mut pages: Vec<PageId> = self
-            .groups
-            .iter()
-            .filter_map(|g| g.block)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .flat_map(|b| self.block_span(b).filter_map(|(_, p)| p))
-            .collect();
-        pages.sort_unstable();
-        pages.dedup();
-        for id in pages {
-            if let Some(img) = terrain.visible_image(id) {
-                rec.image(img, Access::VertexStorageRead);
-            }
-        }
+        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
+        self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
         rec.image(coarse.image(), Access::VertexStorageRead);
-        rec.image(&self.dummy, Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);
         let query = match timer {
             Some((t, label)) => Some((t, rec.timer_begin(t, label)?)),
