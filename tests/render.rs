@@ -6,6 +6,7 @@ mod common;
 use common::{assert_no_validation_messages, doc, gpu};
 use glam::Vec3;
 use scarp::noise::NoiseTables;
+use scarp::pages::geometry::PageId;
 use scarp::pages::Budgets;
 use scarp::render::camera::{pixel_ray, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
@@ -542,5 +543,115 @@ fn triangle_budget_caps_triangles_per_covered_pixel() {
     let tpp = r.stats.triangles as f64 / covered as f64;
     assert!(tpp <= 2.0 * 1.05, "{tpp} triangles per covered pixel");
     assert!(r.stats.pixel_error_used > 0.25);
+    assert_no_validation_messages(&gpu);
+}
+
+/// Two frames in flight while strokes and an undo change the pages every frame: results come
+/// back two frames late and in order, and the tile bounds recorded into the frames reach the CPU
+/// twin once the frames are finished. Then frames in flight under a tiny GPU budget that pages
+/// out right after each submission (page images dropped while a frame that binds them may still
+/// run). Synchronization validation stays clean, and a waited render then equals a fresh
+/// renderer's.
+#[test]
+fn frames_in_flight_follow_edits_with_validation_clean() {
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::render::SLOTS;
+    let gpu = gpu();
+    let d = doc(512, 384, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [240, 180];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let mut cam = Camera::default();
+    cam.frame_all(d.width, d.height, 0.0, 110.0);
+    let view = ViewSettings::default();
+    let mut b = BrushSettings::new(BrushType::Raise);
+    b.radius = 24.0;
+    b.strength = 4.0;
+    let stroke = |terrain: &mut Document, f: usize| {
+        let (x, y) = (60.0 + 45.0 * (f % 9) as f32, 60.0 + 30.0 * (f % 10) as f32);
+        let samples: Vec<StrokeSample> = (0..3)
+            .map(|i| StrokeSample {
+                x: x + 6.0 * i as f32,
+                y,
+                pressure: 1.0,
+                t: 0.0,
+            })
+            .collect();
+        terrain
+            .apply_stroke(&b, &stroke_instances(&b, &samples))
+            .unwrap();
+    };
+    let frames = 8;
+    let mut retired = Vec::new();
+    for f in 0..frames {
+        if f == 5 {
+            assert!(terrain.undo().unwrap());
+        } else {
+            stroke(&mut terrain, f);
+        }
+        let done = off.draw(&mut r, &mut terrain.store, &cam, &view).unwrap();
+        // Frame f's results come back when its slot is next used: SLOTS frames later.
+        assert_eq!(done.is_some(), f >= SLOTS, "frame {f}");
+        assert!(r.frames_in_flight());
+        retired.extend(done.map(|d| d.stats.nodes_drawn));
+    }
+    let rest = r.finish_frames().unwrap();
+    assert_eq!(rest.len(), SLOTS);
+    assert!(!r.frames_in_flight());
+    retired.extend(rest.iter().map(|d| d.stats.nodes_drawn));
+    assert_eq!(retired.len(), frames);
+    assert!(rest.iter().all(|d| d.covered_pixels > 0));
+    // The bounds recorded into the last frames have been taken.
+    let grid = TileGrid::new(d.width, d.height);
+    let now = terrain.to_dense().unwrap();
+    assert_ne!(now, heights, "the strokes changed the terrain");
+    for ty in 0..grid.tiles_y {
+        for tx in 0..grid.tiles_x {
+            let cpu = tile_bounds(&now, &grid, tx, ty);
+            let g = r.bounds()[grid.index(tx, ty)];
+            assert_eq!((g.min, g.max), (cpu.min, cpu.max), "tile {tx},{ty}");
+        }
+    }
+    // Pages out right after each submission, drawn pages included.
+    let page_bytes = 128 * 128 * 4;
+    terrain.set_budgets(Budgets {
+        gpu: Some(4 * page_bytes),
+        ..Budgets::default()
+    });
+    for f in frames..frames + 4 {
+        stroke(&mut terrain, f);
+        off.draw(&mut r, &mut terrain.store, &cam, &view).unwrap();
+        terrain.store.height_mut().bring_in(&[], &[], 0).unwrap();
+        let on_gpu = terrain.memory().gpu_bytes;
+        assert!(on_gpu <= 4 * page_bytes, "{on_gpu} bytes on the GPU");
+    }
+    r.finish_frames().unwrap();
+    terrain.set_budgets(Budgets::default());
+    let all: Vec<PageId> = (0..d.pages_y())
+        .flat_map(|y| (0..d.pages_x()).map(move |x| PageId { x, y }))
+        .collect();
+    terrain
+        .store
+        .height_mut()
+        .bring_in(&all, &[], u64::MAX)
+        .unwrap();
+    let waited = off
+        .render(&mut r, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    let mut fresh = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let reference = off
+        .render(&mut fresh, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    assert!(
+        waited.pixels == reference.pixels,
+        "the renderer that drew frames in flight draws what a fresh one draws"
+    );
+    // The document goes while a frame that binds its pages may still run: its images wait.
+    off.draw(&mut r, &mut terrain.store, &cam, &view).unwrap();
+    drop(terrain);
+    r.finish_frames().unwrap();
     assert_no_validation_messages(&gpu);
 }

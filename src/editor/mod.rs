@@ -14,12 +14,12 @@ use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
 use crate::brush::journal::{brush_json, parse_brush, RecordedStep, Step};
 use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
-use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, GpuTimer, Recorder};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, Recorder};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
 use crate::render::camera::{Camera, CameraMode};
-use crate::render::frame::{picked_point, serve_requests, FrameTargets, PAGE_INS_PER_FRAME};
-use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
+use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
+use crate::render::{CursorRing, FrameResults, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
@@ -196,11 +196,7 @@ struct Editor {
     renderer: TerrainRenderer,
     presenter: Presenter,
     session: Session,
-    timer: Option<GpuTimer>,
-    pick_buffer: Buffer,
     shot_buffer: Option<Buffer>,
-    /// Coverage-count set of the current depth image, and the presenter generation it is for.
-    coverage: Option<(u64, crate::gpu::DescriptorSet)>,
     window: Arc<Window>,
     camera: Camera,
     ui: UiState,
@@ -236,14 +232,6 @@ fn renderer_for(
     )?;
     renderer.refresh(&mut session.doc.store)?;
     Ok(renderer)
-}
-
-/// What [`Editor::draw`] leaves for the read-backs after the submission.
-struct DrawnFrame {
-    viewport: [u32; 2],
-    /// The pixel under the cursor whose depth was copied for picking.
-    cursor_pixel: Option<[u32; 2]>,
-    take_shot: bool,
 }
 
 fn list_presets() -> Vec<String> {
@@ -334,7 +322,6 @@ impl Editor {
         if let Some(b) = current_brush(session.presets(), &source) {
             ui.brush = b;
         }
-        let pick_buffer = Buffer::new(&gpu, "pick readback", BufferDesc::readback(4))?;
         Ok(Self {
             imgui_renderer,
             imgui,
@@ -342,10 +329,7 @@ impl Editor {
             renderer,
             presenter,
             session,
-            timer: GpuTimer::new(&gpu, 4)?,
-            pick_buffer,
             shot_buffer: None,
-            coverage: None,
             window,
             camera,
             ui,
@@ -487,7 +471,7 @@ impl Editor {
             },
             &mut imgui,
             Some(imgui_rs_vulkan_renderer::Options {
-                in_flight_frames: 1,
+                in_flight_frames: crate::render::SLOTS,
                 ..Default::default()
             }),
         )
@@ -649,7 +633,6 @@ impl Editor {
         let tables = NoiseTables::new(self.table_seed);
         let mut session = Session::recover_untitled(&self.gpu, path, &tables)?;
         self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
-        self.coverage = None;
         self.session = session;
         self.frame_all();
         Ok(())
@@ -809,10 +792,14 @@ impl Editor {
         Ok(())
     }
 
-    /// One frame: input, brush work under the GPU budget, the renderer catching up, panels, the
-    /// drawing (terrain, imgui, coverage and pick readback in one submission), then read-backs.
+    /// One frame: the results of the frame two back (the GPU drew it while the host went on),
+    /// input, brush work under the GPU budget, the renderer catching up, panels, the drawing
+    /// (tile bounds, terrain, imgui, coverage and pick in one submission, not waited for).
     fn frame(&mut self) -> Result<Flow> {
         let now = Instant::now();
+        if let Some(done) = self.renderer.begin_frame()? {
+            self.take_results(&done);
+        }
         let dt = (now - self.last_frame).as_secs_f32().min(0.1);
         self.last_frame = now;
         self.imgui
@@ -824,19 +811,28 @@ impl Editor {
         self.renderer.refresh(&mut self.session.doc.store)?;
         self.update_panels(&report);
         self.build_ui()?;
-        let Some(index) = self.presenter.acquire()? else {
+        let Some((index, acquired)) = self.presenter.acquire()? else {
             let s = self.window.inner_size();
             self.presenter.recreate([s.width, s.height])?;
             let _ = self.imgui.render();
             return Ok(Flow::Continue);
         };
-        let drawn = self.draw(index)?;
+        let shot = self.draw(index, acquired)?;
         if !self.presenter.present(index)? {
             let s = self.window.inner_size();
             self.presenter.recreate([s.width, s.height])?;
         }
         self.frames += 1;
-        self.read_back(&drawn, now)?;
+        self.ui
+            .profile
+            .push_frame(now.elapsed().as_secs_f32() * 1e3);
+        if let Some(size) = shot {
+            // The screenshot's frame is waited for (and the one before it).
+            for done in self.renderer.finish_frames()? {
+                self.take_results(&done);
+            }
+            self.save_screenshot(size)?;
+        }
         // Pages the view wants and lacks come in between frames, a bounded amount each.
         serve_requests(
             &self.renderer,
@@ -925,7 +921,6 @@ impl Editor {
         });
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
         self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;
-        self.ui.profile.bounds_gpu_ms = self.renderer.stats.bounds_gpu_ms;
         self.ui.profile.queue_len = doc.pending_strokes();
         let (since, n) = self.instances_window;
         let secs = since.elapsed().as_secs_f64();
@@ -967,9 +962,11 @@ impl Editor {
         Ok(())
     }
 
-    /// Draws swapchain image `index`: the shared frame recording (terrain, coverage, pick) with
-    /// imgui as its overlay, the screenshot copy when one is due, submitted and waited for.
-    fn draw(&mut self, index: u32) -> Result<DrawnFrame> {
+    /// Draws swapchain image `index` (acquired with semaphore `acquired`): the shared frame
+    /// recording (tile bounds, terrain, coverage, pick) with imgui as its overlay and the
+    /// screenshot copy when one is due, submitted without waiting. Returns the screenshot's size
+    /// when one was taken.
+    fn draw(&mut self, index: u32, acquired: vk::Semaphore) -> Result<Option<[u32; 2]>> {
         let extent = self.presenter.extent;
         let viewport = [extent.width, extent.height];
         let mut view = self.ui.view;
@@ -996,27 +993,17 @@ impl Editor {
                 BufferDesc::readback(u64::from(extent.width) * u64::from(extent.height) * 4),
             )?);
         }
-        let generation = self.presenter.generation;
-        if !self.coverage.as_ref().is_some_and(|c| c.0 == generation) {
-            let depth = self.presenter.depth.as_ref().expect("depth with images");
-            self.coverage = Some((generation, self.renderer.coverage_set(depth)?));
-        }
         let draw_data = self.imgui.render();
         let image = &self.presenter.images[index as usize];
         let targets = FrameTargets {
             color: image,
             depth: self.presenter.depth.as_ref().expect("depth with images"),
-            coverage: &self.coverage.as_ref().expect("made above").1,
-            timer: self.timer.as_ref(),
-            pick: cursor_pixel.map(|p| (p, &self.pick_buffer)),
+            pick: cursor_pixel,
         };
         let mut rec = Recorder::new(&self.gpu)?;
-        if let Some(t) = &self.timer {
-            rec.reset_timer(t);
-        }
-        let (imgui_renderer, timer) = (&mut self.imgui_renderer, self.timer.as_ref());
+        let imgui_renderer = &mut self.imgui_renderer;
         self.renderer
-            .record_frame(&mut rec, &self.session.doc.store, &targets, |rec| {
+            .record_frame(&mut rec, &self.session.doc.store, &targets, |rec, timer| {
                 let q = match timer {
                     Some(t) => Some((t, rec.timer_begin(t, "ui")?)),
                     None => None,
@@ -1034,49 +1021,28 @@ impl Editor {
             rec.buffer(b, Access::HostRead);
         }
         rec.image(image, Access::Present);
-        rec.submit_and_wait_with(
+        let ticket = submit_frame(
+            rec,
             Some((
-                self.presenter.acquire,
+                acquired,
                 vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::TRANSFER,
             )),
             Some(self.presenter.finished(index)),
         )?;
-        Ok(DrawnFrame {
-            viewport,
-            cursor_pixel,
-            take_shot,
-        })
+        self.renderer.frame_submitted(ticket);
+        Ok(take_shot.then_some(viewport))
     }
 
-    /// After the frame's submission: coverage, GPU times, the picked point (used by the next
-    /// frame), the frame time and the screenshot.
-    fn read_back(&mut self, drawn: &DrawnFrame, started: Instant) -> Result<()> {
-        self.renderer.read_coverage()?;
-        if let Some(t) = &self.timer {
-            let times = t.results()?;
-            let ms = |label: &str| {
-                times
-                    .iter()
-                    .filter(|p| p.label == label)
-                    .map(|p| p.gpu_ns)
-                    .sum::<f64>()
-                    * 1e-6
-            };
-            self.ui.profile.draw_gpu_ms = ms("terrain draw");
-            self.ui.profile.ui_gpu_ms = ms("ui");
+    /// What a finished frame measured: GPU times, renderer figures and the picked point (the
+    /// brush follows it).
+    fn take_results(&mut self, done: &FrameResults) {
+        self.ui.profile.draw_gpu_ms = done.gpu_ms("terrain draw");
+        self.ui.profile.ui_gpu_ms = done.gpu_ms("ui");
+        self.ui.profile.bounds_gpu_ms = done.gpu_ms("tile bounds");
+        self.ui.profile.stats = done.stats.clone();
+        if let Some((_, point)) = done.picked {
+            self.pick = point;
         }
-        self.ui.profile.stats = self.renderer.stats.clone();
-        self.pick = match drawn.cursor_pixel {
-            Some(p) => picked_point(&self.pick_buffer, &self.camera, drawn.viewport, p)?,
-            None => None,
-        };
-        self.ui
-            .profile
-            .push_frame(started.elapsed().as_secs_f32() * 1e3);
-        if drawn.take_shot {
-            self.save_screenshot(drawn.viewport)?;
-        }
-        Ok(())
     }
 
     /// Writes the read-back swapchain image as the screenshot PNG.

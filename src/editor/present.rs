@@ -1,7 +1,8 @@
 //! The window's surface and swapchain: format and present-mode choice (vsync on: FIFO; off:
 //! MAILBOX, else IMMEDIATE), re-creation on resize or when out of date, a depth buffer of the
-//! same size, one acquire semaphore (frames are waited for) and one render-finished semaphore per
-//! swapchain image (the presentation engine may still hold the previous one).
+//! same size, one acquire semaphore per frame in flight (used in turn: the frame that waited on
+//! one has finished before it comes round again) and one render-finished semaphore per swapchain
+//! image (the presentation engine may still hold the previous one).
 
 use crate::gpu::{vk, Gpu, GpuError, Image, ImageDesc, Result};
 use crate::render::terrain::DEPTH_FORMAT;
@@ -17,7 +18,8 @@ pub struct Presenter {
     pub extent: vk::Extent2D,
     pub images: Vec<Image>,
     pub depth: Option<Image>,
-    pub acquire: vk::Semaphore,
+    acquire: Vec<vk::Semaphore>,
+    next_acquire: usize,
     finished: Vec<vk::Semaphore>,
     pub vsync: bool,
     /// The swapchain images can be copied from (screenshots).
@@ -47,11 +49,15 @@ impl Presenter {
                 gpu.info().name
             )));
         }
-        // SAFETY: valid device.
-        let acquire = unsafe {
-            gpu.device()
-                .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)?
-        };
+        let acquire = (0..crate::render::SLOTS)
+            .map(|_| {
+                // SAFETY: valid device.
+                unsafe {
+                    gpu.device()
+                        .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+                }
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         // SAFETY: as above.
         let formats = unsafe {
             surface_fn.get_physical_device_surface_formats(gpu.physical_device(), surface)?
@@ -73,6 +79,7 @@ impl Presenter {
             images: Vec::new(),
             depth: None,
             acquire,
+            next_acquire: 0,
             finished: Vec::new(),
             vsync: true,
             can_copy: false,
@@ -184,26 +191,30 @@ impl Presenter {
         Ok(())
     }
 
-    /// The next image to draw into (its state reset to undefined), or None when the swapchain
-    /// is out of date or the window minimised: recreate and try next frame.
-    pub fn acquire(&mut self) -> Result<Option<u32>> {
+    /// The next image to draw into (its state reset to undefined) and the semaphore its
+    /// acquisition signals (the frame's submission waits on it), or None when the swapchain is
+    /// out of date or the window minimised: recreate and try next frame.
+    pub fn acquire(&mut self) -> Result<Option<(u32, vk::Semaphore)>> {
         if self.images.is_empty() {
             return Ok(None);
         }
-        // SAFETY: valid swapchain and semaphore; the semaphore is unsignalled (the previous
-        // frame's submission waited on it and completed).
+        let semaphore = self.acquire[self.next_acquire];
+        // SAFETY: valid swapchain and semaphore; the semaphore is unsignalled with no pending
+        // wait: the frame that waited on it was submitted SLOTS acquisitions ago, and the
+        // renderer waited for that frame before beginning this one.
         let r = unsafe {
             self.swapchain_fn.acquire_next_image(
                 self.swapchain,
                 u64::MAX,
-                self.acquire,
+                semaphore,
                 vk::Fence::null(),
             )
         };
         match r {
             Ok((i, _suboptimal)) => {
+                self.next_acquire = (self.next_acquire + 1) % self.acquire.len();
                 self.images[i as usize].reset_state();
-                Ok(Some(i))
+                Ok(Some((i, semaphore)))
             }
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => Ok(None),
             Err(e) => Err(e.into()),
@@ -245,7 +256,9 @@ impl Drop for Presenter {
             for &s in &self.finished {
                 device.destroy_semaphore(s, None);
             }
-            device.destroy_semaphore(self.acquire, None);
+            for &s in &self.acquire {
+                device.destroy_semaphore(s, None);
+            }
             self.swapchain_fn.destroy_swapchain(self.swapchain, None);
             self.surface_fn.destroy_surface(self.surface, None);
         }

@@ -5,6 +5,7 @@
 use super::barrier::ResourceState;
 use super::context::Gpu;
 use super::error::{GpuError, Result};
+use super::retire::Garbage;
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
@@ -167,12 +168,10 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if let Some(a) = self.allocation.take() {
-            if let Err(e) = self.gpu.allocator().free(a) {
-                eprintln!("scarp: freeing buffer '{}' failed: {e}", self.name);
-            }
-        }
-        // SAFETY: submissions wait for completion before returning, so the GPU no longer uses it.
-        unsafe { self.gpu.device().destroy_buffer(self.raw, None) };
+        // Destroyed once no detached submission that may use it is pending.
+        self.gpu.release(Garbage::Buffer {
+            raw: self.raw,
+            allocation: self.allocation.take(),
+        });
     }
 }

@@ -16,6 +16,7 @@ use super::error::{GpuError, Result};
 use super::graphics::{ComputePipeline, GraphicsPipeline, PipelineLayout, SetHandle};
 use super::image::{Image, COLOR_LAYERS, COLOR_RANGE};
 use super::pipeline::{ComputeKernel, DescriptorSet};
+use super::retire::Ticket;
 use super::timestamps::GpuTimer;
 use ash::vk;
 use std::marker::PhantomData;
@@ -551,6 +552,26 @@ impl<'a> Recorder<'a> {
         self.submit_with(None, None)
     }
 
+    /// Ends recording and submits without waiting or borrowing: a frame in flight. Returns the
+    /// submission's [`Ticket`] ([`Gpu::wait_for`]). Resources dropped while it may run are
+    /// released only after it ([`super::retire`]).
+    ///
+    /// # Safety
+    /// Until the ticket is waited for (or seen [`Gpu::finished`]), the host must not write or read
+    /// the mapped memory of a buffer this submission uses, nor rewrite a descriptor set it binds.
+    pub unsafe fn submit_detached(
+        self,
+        wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
+        signal: Option<vk::Semaphore>,
+    ) -> Result<Ticket> {
+        let gpu = self.gpu;
+        let mut flight = self.submit_with(wait, signal)?;
+        flight.waited = true;
+        let cmd = std::mem::replace(&mut flight.rec.cmd, vk::CommandBuffer::null());
+        let ticket = gpu.retirement().push(flight.fence, cmd);
+        Ok(ticket)
+    }
+
     fn submit_with(
         mut self,
         wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
@@ -638,6 +659,17 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// Waits for the fence of a submission, mapping a wait past [`SUBMIT_TIMEOUT`] to
+/// [`GpuError::Timeout`].
+pub(crate) fn wait_for_fence(device: &ash::Device, fence: vk::Fence) -> Result<()> {
+    wait_briefly_then_block(device, fence).map_err(|e| match e {
+        vk::Result::TIMEOUT => GpuError::Timeout {
+            seconds: SUBMIT_TIMEOUT.as_secs(),
+        },
+        e => GpuError::from(e),
+    })
+}
+
 /// How long a submission's fence is polled (yielding the core) before the thread blocks: short
 /// submissions (a frame's brush pass, its tile bounds) come back faster than a blocking wait
 /// wakes up on some drivers.
@@ -659,6 +691,9 @@ fn wait_briefly_then_block(device: &ash::Device, fence: vk::Fence) -> ash::prelu
 
 impl Drop for Recorder<'_> {
     fn drop(&mut self) {
+        if self.cmd == vk::CommandBuffer::null() {
+            return; // detached: released when its submission finishes
+        }
         let pool = self.gpu.command_pool();
         // SAFETY: either never submitted or its submission has completed (submit_and_wait waits).
         unsafe { self.gpu.device().free_command_buffers(*pool, &[self.cmd]) };

@@ -12,6 +12,7 @@
 
 use super::debug::{messenger_info, MessageCounter};
 use super::error::{GpuError, Result};
+use super::retire::Retirement;
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::ffi::{CStr, CString};
@@ -125,6 +126,8 @@ pub struct Gpu {
     command_pool: Mutex<vk::CommandPool>,
     /// Unsignalled fences for submissions to reuse.
     fences: Mutex<Vec<vk::Fence>>,
+    /// Detached submissions and the resources dropped while they may run.
+    retirement: Mutex<Retirement>,
     nearest_sampler: vk::Sampler,
     info: DeviceInfo,
     /// `shaderStorageImageExtendedFormats` was enabled (r16 storage images, among others).
@@ -499,6 +502,7 @@ impl Gpu {
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             command_pool: Mutex::new(command_pool),
             fences: Mutex::new(Vec::new()),
+            retirement: Mutex::new(Retirement::default()),
             nearest_sampler,
             extended_storage_formats,
             dynamic_rendering,
@@ -596,6 +600,10 @@ impl Gpu {
 
     pub(crate) fn queue(&self) -> MutexGuard<'_, vk::Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn retirement(&self) -> MutexGuard<'_, Retirement> {
+        self.retirement.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub(crate) fn command_pool(&self) -> MutexGuard<'_, vk::CommandPool> {
@@ -736,6 +744,7 @@ impl Drop for Gpu {
         // device executes nothing. The allocator is dropped before the device it allocates from.
         unsafe {
             let _ = self.device.device_wait_idle();
+            self.retire_all_idle();
             self.device.destroy_sampler(self.nearest_sampler, None);
             for &f in self.fences.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                 self.device.destroy_fence(f, None);

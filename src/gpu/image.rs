@@ -5,6 +5,7 @@
 use super::barrier::ResourceState;
 use super::context::Gpu;
 use super::error::{GpuError, Result};
+use super::retire::Garbage;
 use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
@@ -214,16 +215,15 @@ impl Image {
 
 impl Drop for Image {
     fn drop(&mut self) {
-        // SAFETY: submissions complete before recording APIs return, so the GPU no longer uses it.
-        unsafe { self.gpu.device().destroy_image_view(self.view, None) };
-        if let Some(a) = self.allocation.take() {
-            if let Err(e) = self.gpu.allocator().free(a) {
-                eprintln!("scarp: freeing image '{}' failed: {e}", self.name);
-            }
-        }
-        if self.owned {
-            // SAFETY: as above.
-            unsafe { self.gpu.device().destroy_image(self.raw, None) };
-        }
+        // Destroyed once no detached submission that may use it is pending.
+        self.gpu.release(Garbage::Image {
+            raw: if self.owned {
+                self.raw
+            } else {
+                vk::Image::null()
+            },
+            view: self.view,
+            allocation: self.allocation.take(),
+        });
     }
 }

@@ -1,7 +1,8 @@
 //! The Vulkan layer. It knows nothing about terrain: a context ([`Gpu`]), named buffers and
 //! images, access-type barriers, typed compute kernels, graphics and compute pipelines over
 //! descriptor layouts of any kind ([`graphics`]), command recording with fenced submission,
-//! timestamp timing and the validation messenger.
+//! detached submissions for frames in flight with deferred release of what they use
+//! ([`retire`]), timestamp timing and the validation messenger.
 
 pub mod barrier;
 pub mod buffer;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod graphics;
 pub mod image;
 pub mod pipeline;
+pub mod retire;
 pub mod shaders;
 pub mod timestamps;
 
@@ -28,5 +30,6 @@ pub use graphics::{
 };
 pub use image::{Image, ImageDesc};
 pub use pipeline::{BindingKind, ComputeKernel, DescriptorSet, Resource};
+pub use retire::Ticket;
 pub use shaders::Shader;
 pub use timestamps::{GpuTimer, PassTime};

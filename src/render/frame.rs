@@ -1,65 +1,77 @@
 //! One frame's recording, the same for the editor's swapchain images, offscreen targets and the
-//! frame benchmark: the terrain into colour and depth, an overlay drawn in the same rendering (the
-//! editor's imgui), the covered-pixel count behind the triangle budget, and the depth under a
-//! picked pixel. The caller submits, then reads back with [`TerrainRenderer::read_coverage`]
-//! and [`picked_point`].
+//! frame benchmark: the tile bounds of edited pages, the terrain into colour and depth, an
+//! overlay drawn in the same rendering (the editor's imgui), the covered-pixel count behind the
+//! triangle budget, and the depth under a picked pixel. [`submit_frame`] submits it without
+//! waiting (two frames in flight); its results come back from
+//! [`TerrainRenderer::begin_frame`] when the slot comes round again, or
+//! [`TerrainRenderer::finish_frames`].
 
-use super::camera::{unproject, Camera};
 use super::terrain::TerrainRenderer;
-use crate::gpu::{Access, Buffer, DescriptorSet, GpuTimer, Image, Recorder, Result};
+use crate::gpu::{vk, Access, GpuTimer, Image, Recorder, Result, Ticket};
 use crate::pages::PageStore;
-use glam::Vec3;
 
-/// What one frame draws into and reads back.
+/// What one frame draws into.
 pub struct FrameTargets<'a> {
     pub color: &'a Image,
     pub depth: &'a Image,
-    /// The coverage-count set of `depth` ([`TerrainRenderer::coverage_set`]).
-    pub coverage: &'a DescriptorSet,
-    /// Times the terrain draw ("terrain draw"); the overlay may add its own queries.
-    pub timer: Option<&'a GpuTimer>,
-    /// A pixel whose depth is copied into the buffer (4 bytes, host-visible) for picking.
-    pub pick: Option<([u32; 2], &'a Buffer)>,
+    /// A pixel whose terrain point the frame's results report ([`super::FrameResults::picked`]).
+    pub pick: Option<[u32; 2]>,
 }
 
 impl TerrainRenderer {
-    /// Records a prepared frame ([`Self::prepare`]) into `t`, with `overlay` drawn inside the same
-    /// rendering after the terrain.
+    /// Records the frame begun by [`Self::begin_frame`], caught up by [`Self::refresh`] and
+    /// prepared by [`Self::prepare`] into `t`, with `overlay` (given the frame's timer) drawn
+    /// inside the same rendering after the terrain. Submit it with [`submit_frame`].
     pub fn record_frame<'a>(
-        &'a self,
+        &'a mut self,
         rec: &mut Recorder<'a>,
         store: &'a PageStore,
         t: &FrameTargets<'a>,
-        overlay: impl FnOnce(&mut Recorder<'a>) -> Result<()>,
+        overlay: impl FnOnce(&mut Recorder<'a>, Option<&'a GpuTimer>) -> Result<()>,
     ) -> Result<()> {
-        self.record(
+        self.bind_depth(t.depth)?;
+        self.current_slot_mut().pick_at = t.pick;
+        let this = &*self;
+        let timer = this.frame_timer();
+        if let Some(timer) = timer {
+            rec.reset_timer(timer);
+        }
+        // Tile bounds of pages edited since the last frame (results taken when it is retired).
+        this.record_frame_bounds(rec, store.height(), timer)?;
+        this.record(
             rec,
             store,
             t.color,
             t.depth,
-            t.timer.map(|timer| (timer, "terrain draw")),
+            timer.map(|t| (t, "terrain draw")),
         )?;
-        overlay(rec)?;
+        overlay(rec, timer)?;
         rec.end_rendering();
-        self.record_coverage(rec, t.depth, t.coverage)?;
-        if let Some((p, buffer)) = t.pick {
-            rec.copy_image_region_to_buffer(t.depth, [p[0] as i32, p[1] as i32], [1, 1], buffer, 0);
-            rec.buffer(buffer, Access::HostRead);
+        this.record_coverage(rec, t.depth)?;
+        if let Some(p) = t.pick {
+            let pick = this.pick_buffer();
+            rec.copy_image_region_to_buffer(t.depth, [p[0] as i32, p[1] as i32], [1, 1], pick, 0);
+            rec.buffer(pick, Access::HostRead);
         }
         Ok(())
     }
 }
 
-/// The terrain point under `pixel` of a `viewport` seen by `camera`, from the depth a frame
-/// copied into `pick` (None: the sky).
-pub fn picked_point(
-    pick: &Buffer,
-    camera: &Camera,
-    viewport: [u32; 2],
-    pixel: [u32; 2],
-) -> Result<Option<Vec3>> {
-    let d = f32::from_le_bytes(pick.mapped(4)?.try_into().expect("4 bytes"));
-    Ok(unproject(&camera.view_proj(viewport), viewport, pixel, d))
+/// Submits a frame recorded by [`TerrainRenderer::record_frame`] without waiting for it
+/// (waiting for `wait` before executing and signalling `signal` when done, for a swapchain
+/// image). Hand the ticket to [`TerrainRenderer::frame_submitted`] before the next frame.
+#[must_use = "the renderer needs the ticket to know when the frame has finished"]
+pub fn submit_frame(
+    rec: Recorder<'_>,
+    wait: Option<(vk::Semaphore, vk::PipelineStageFlags)>,
+    signal: Option<vk::Semaphore>,
+) -> Result<Ticket> {
+    let _p = crate::profile::scope("render: submit frame");
+    // SAFETY: what the host writes or reads of a frame (uniforms, tile draws, bounds, coverage,
+    // pick, timer, frame and page sets) lives in the renderer's slot for this frame, which it
+    // touches again only after waiting for this ticket (`begin_frame`, `finish_frames`); what is
+    // dropped meanwhile is released after the frame (gpu::retire).
+    unsafe { rec.submit_detached(wait, signal) }
 }
 
 /// Most bytes of page-ins served between two frames ([`serve_requests`]): about 2 ms of bus time

@@ -11,7 +11,9 @@ pub mod shared;
 pub use camera::Camera;
 pub mod terrain;
 
-pub use terrain::{CursorRing, FrameStats, RenderOptions, TerrainRenderer, ViewSettings};
+pub use terrain::{
+    CursorRing, FrameResults, FrameStats, RenderOptions, TerrainRenderer, ViewSettings, SLOTS,
+};
 pub mod offscreen;
 pub use offscreen::{Offscreen, OffscreenFrame};
 pub mod frames;

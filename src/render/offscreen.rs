@@ -1,12 +1,9 @@
 //! Drawing without a window: a colour and a depth target, read back to the host.
 
 use super::camera::Camera;
-use super::frame::{picked_point, serve_requests, FrameTargets, PAGE_INS_PER_FRAME};
-use super::terrain::{RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
-use crate::gpu::{
-    vk, Access, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder,
-    Result,
-};
+use super::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
+use super::terrain::{FrameResults, RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
+use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, Image, ImageDesc, Recorder, Result};
 use crate::pages::{PageError, PageStore};
 use glam::Vec3;
 use std::sync::Arc;
@@ -39,9 +36,6 @@ pub struct Offscreen {
     color: Image,
     depth: Image,
     readback: Buffer,
-    pick: Buffer,
-    timer: Option<GpuTimer>,
-    coverage: Option<DescriptorSet>,
 }
 
 impl Offscreen {
@@ -66,21 +60,17 @@ impl Offscreen {
             "offscreen readback",
             BufferDesc::readback(u64::from(size[0]) * u64::from(size[1]) * 4),
         )?;
-        let pick = Buffer::new(gpu, "pick readback", BufferDesc::readback(4))?;
         Ok(Self {
             gpu: gpu.clone(),
             size,
             color,
             depth,
             readback,
-            pick,
-            timer: GpuTimer::new(gpu, 2)?,
-            coverage: None,
         })
     }
 
     /// Draws until a frame needs no page it lacks, or no more of them fit the budget (at most
-    /// `rounds` frames, serving the renderer's page requests between them,
+    /// `rounds` frames, each waited for, serving the renderer's page requests between them,
     /// [`PAGE_INS_PER_FRAME`] each); returns the last frame. What `scarp render` writes.
     #[allow(clippy::too_many_arguments)]
     pub fn render_settled(
@@ -102,10 +92,22 @@ impl Offscreen {
         self.render(renderer, store, camera, view, read_pixels, pick)
     }
 
-    /// Brings `renderer` up to date with `store`'s height field, draws it from `camera` and, as
-    /// asked, reads the image back and picks the terrain point under pixel `pick`. Regions whose
-    /// pages are not on the GPU are drawn coarse; their pages are in
-    /// [`TerrainRenderer::requests`].
+    /// One frame in flight: begins a frame, brings `renderer` up to date with `store`'s height
+    /// field, draws it from `camera` and submits without waiting. Returns the results of the
+    /// frame that finished to make room (two frames earlier). Regions whose pages are not on the
+    /// GPU are drawn coarse; their pages are in [`TerrainRenderer::requests`].
+    pub fn draw(
+        &mut self,
+        renderer: &mut TerrainRenderer,
+        store: &mut PageStore,
+        camera: &Camera,
+        view: &ViewSettings,
+    ) -> Result<Option<FrameResults>, PageError> {
+        self.submit(renderer, store, camera, view, false, None)
+    }
+
+    /// One frame waited for: [`Self::draw`], then the wait for every frame in flight; reads the
+    /// image back and picks the terrain point under pixel `pick` as asked.
     pub fn render(
         &mut self,
         renderer: &mut TerrainRenderer,
@@ -115,45 +117,48 @@ impl Offscreen {
         read_pixels: bool,
         pick: Option<[u32; 2]>,
     ) -> Result<OffscreenFrame, PageError> {
-        renderer.refresh(store)?;
-        let store = &*store;
-        renderer.prepare(store, camera, self.size, view)?;
-        let _p = crate::profile::scope("render: record and submit");
-        if self.coverage.is_none() {
-            self.coverage = Some(renderer.coverage_set(&self.depth)?);
-        }
-        let coverage = self.coverage.as_ref().expect("made above");
-        let renderer_mut = renderer;
-        let renderer = &*renderer_mut;
-        let mut rec = Recorder::new(&self.gpu)?;
-        if let Some(t) = &self.timer {
-            rec.reset_timer(t);
-        }
-        let targets = FrameTargets {
-            color: &self.color,
-            depth: &self.depth,
-            coverage,
-            timer: self.timer.as_ref(),
-            pick: pick.map(|p| (p, &self.pick)),
+        self.submit(renderer, store, camera, view, read_pixels, pick)?;
+        let done = renderer.finish_frames()?;
+        let last = done.last().cloned().unwrap_or_default();
+        let mut frame = OffscreenFrame {
+            picked: last.picked.and_then(|p| p.1),
+            draw_gpu_ms: last.gpu_ms("terrain draw"),
+            ..OffscreenFrame::default()
         };
-        renderer.record_frame(&mut rec, store, &targets, |_| Ok(()))?;
-        if read_pixels {
-            rec.copy_image_to_buffer(&self.color, &self.readback);
-            rec.buffer(&self.readback, Access::HostRead);
-        }
-        rec.submit_and_wait()?;
-        renderer_mut.read_coverage()?;
-        let mut frame = OffscreenFrame::default();
-        if let Some(t) = &self.timer {
-            frame.draw_gpu_ms = t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6;
-        }
         if read_pixels {
             let n = self.size[0] as usize * self.size[1] as usize * 4;
             frame.pixels = Some(self.readback.mapped(n)?.to_vec());
         }
-        if let Some(p) = pick {
-            frame.picked = picked_point(&self.pick, camera, self.size, p)?;
-        }
         Ok(frame)
+    }
+
+    fn submit(
+        &mut self,
+        renderer: &mut TerrainRenderer,
+        store: &mut PageStore,
+        camera: &Camera,
+        view: &ViewSettings,
+        read_pixels: bool,
+        pick: Option<[u32; 2]>,
+    ) -> Result<Option<FrameResults>, PageError> {
+        let finished = renderer.begin_frame()?;
+        renderer.refresh(store)?;
+        let store = &*store;
+        renderer.prepare(store, camera, self.size, view)?;
+        let _p = crate::profile::scope("render: record and submit");
+        let mut rec = Recorder::new(&self.gpu)?;
+        let targets = FrameTargets {
+            color: &self.color,
+            depth: &self.depth,
+            pick,
+        };
+        renderer.record_frame(&mut rec, store, &targets, |_, _| Ok(()))?;
+        if read_pixels {
+            rec.copy_image_to_buffer(&self.color, &self.readback);
+            rec.buffer(&self.readback, Access::HostRead);
+        }
+        let ticket = submit_frame(rec, None, None)?;
+        renderer.frame_submitted(ticket);
+        Ok(finished)
     }
 }

@@ -13,10 +13,20 @@
 //! * **Index lists.** One per (mesh level, stitched sides) over the shared grid; nodes with the
 //!   same list and block are one instanced draw. A page node wider than a block is drawn as one
 //!   part per block, at a sparser mesh level of a smaller scale.
-//! * **Bounds.** Per-tile bounds (min, max, error per level) come from `tile_bounds.comp`, run
-//!   only for pages an edit changed (and the neighbours whose tiles reach into them) that are on
-//!   the GPU, read back once; tiles of pages elsewhere take their bounds from the coarse level.
-//!   The quadtree's node bounds are kept above them.
+//! * **Bounds** ([`bounds`]). Per-tile bounds (min, max, error per level) come from
+//!   `tile_bounds.comp`, run only for pages an edit changed (and the neighbours whose tiles reach
+//!   into them) that are on the GPU, recorded into the frame's own submission; tiles of pages
+//!   elsewhere take their bounds from the coarse level. The quadtree's node bounds sit on them.
+//! * **Frames in flight** ([`slots`]): what a frame writes from the host lives in one of two
+//!   slots, so the host prepares the next frame while the GPU draws this one; page sets a frame in
+//!   flight binds are replaced, not rewritten.
+
+mod bounds;
+mod slots;
+
+use bounds::BoundsJob;
+use slots::FrameSlot;
+pub use slots::{FrameResults, SLOTS};
 
 use super::camera::Camera;
 use super::lod::{
@@ -29,14 +39,13 @@ use super::shared::{
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
-    DescriptorSet, Gpu, GpuError, GpuTimer, GraphicsDesc, GraphicsPipeline, Image, ImageDesc,
-    LayoutBinding, MemoryLocation, PipelineLayout, Recorder, Resource, Result, SetHandle,
-    SetLayout, SetPool,
+    Gpu, GpuError, GpuTimer, GraphicsDesc, GraphicsPipeline, Image, ImageDesc, LayoutBinding,
+    PipelineLayout, Recorder, Result, SetHandle, SetLayout, SetPool,
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
-use crate::pages::{Field, PageError, PageStore};
+use crate::pages::{Field, PageStore};
 use glam::Vec3;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Depth format of every target the renderer draws into.
@@ -116,6 +125,8 @@ pub struct FrameStats {
     pub covered_pixels: Option<u64>,
     /// CPU time of `prepare` (selection, culling, grouping, uploads), ms.
     pub prepare_cpu_ms: f64,
+    /// Wall-clock time of `refresh` (coarse level, sets, bounds bookkeeping), ms.
+    pub refresh_ms: f64,
 }
 
 /// Options fixed at creation.
@@ -142,8 +153,10 @@ struct Pipelines {
 struct PageSet {
     set: SetHandle,
     present: [u32; 2],
-    /// A page of the neighbourhood changed image: rewrite before use.
+    /// A page of the neighbourhood changed image: rewrite (or replace) before use.
     stale: bool,
+    /// The last frame that binds it (a set a frame in flight binds is replaced, not rewritten).
+    used: u64,
 }
 
 /// What instances share to be one draw: their block (None: coarse), mesh level and stitch.
@@ -163,25 +176,31 @@ pub struct TerrainRenderer {
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
     pipelines: Pipelines,
-    /// Sets of the frame (uniforms, tile draws, coarse level), of the bounds output (kept: it
-    /// owns `out_set`), of pages.
+    /// Sets of the frames (uniforms, tile draws, coarse level), of the bounds outputs, of pages.
     frame_pool: SetPool,
-    _out_pool: SetPool,
+    out_pool: SetPool,
     page_pool: SetPool,
-    frame_set: SetHandle,
-    out_set: SetHandle,
     page_sets: BTreeMap<PageId, PageSet>,
+    /// Page sets replaced while a frame in flight bound them, with that frame: reused after it.
+    spare_sets: Vec<(u64, SetHandle)>,
     index_buffer: Buffer,
     ranges: [[IndexRange; STITCHES]; LEVELS],
-    frame_buffer: Buffer,
-    tile_buffer: Buffer,
-    bounds_buffer: Buffer,
-    /// Bytes of one page's bounds in `bounds_buffer` (aligned for dynamic offsets).
+    /// What each frame in flight owns; `slot` is the current frame's.
+    slots: Vec<FrameSlot>,
+    slot: usize,
+    /// Frames begun, and the newest frame known finished.
+    frame_no: u64,
+    retired_through: u64,
+    /// Bytes of one page's bounds in a bounds output (aligned for dynamic offsets).
     bounds_stride: u64,
+    /// Pages whose GPU tile bounds are in flight: the tiles and the newest job's number.
+    bounds_pending: HashMap<PageId, ([u32; 4], u64)>,
+    bounds_seq: u64,
+    /// Pages whose tiles hold bounds estimated from the coarse level.
+    estimated: BTreeSet<PageId>,
     /// Tile bounds and the quadtree's node bounds above them.
     nodes: NodeBounds,
     coverage_kernel: ComputeKernel<()>,
-    coverage_buffer: Buffer,
     covered_pixels: Option<u64>,
     /// Error bound the last frame used (warm start of the triangle budget).
     last_tau: f32,
@@ -191,8 +210,6 @@ pub struct TerrainRenderer {
     dummy: Image,
     /// A page set of placeholders, bound for coarse nodes.
     flat_set: SetHandle,
-    /// The coarse image the frame set points at.
-    coarse_view: vk::ImageView,
     groups: Vec<DrawGroup>,
     /// Per page (row-major), whether it can be drawn: 0 not known, 1 yes, 2 no.
     page_drawable: Vec<u8>,
@@ -200,7 +217,6 @@ pub struct TerrainRenderer {
     page_nodes: Vec<(u8, u32, u32)>,
     requests: Vec<PageId>,
     wireframe: bool,
-    timer: Option<GpuTimer>,
     pub stats: FrameStats,
 }
 
@@ -222,28 +238,14 @@ impl TerrainRenderer {
             )));
         }
         let pipelines = Self::make_pipelines(gpu, desc, options.color_format)?;
-        let mut frame_pool = SetPool::new(&pipelines.frame, 1);
-        let mut out_pool = SetPool::new(&pipelines.out, 1);
-        let frame_set = frame_pool.allocate()?;
-        let out_set = out_pool.allocate()?;
+        let mut frame_pool = SetPool::new(&pipelines.frame, SLOTS as u32);
+        let mut out_pool = SetPool::new(&pipelines.out, SLOTS as u32);
         let grid = TileGrid::new(desc.width, desc.height);
         let (index_buffer, ranges) = Self::upload_index_lists(gpu)?;
-        let frame_buffer = Buffer::new(
-            gpu,
-            "frame uniforms",
-            BufferDesc::new(std::mem::size_of::<FrameData>() as u64)
-                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
-                .location(MemoryLocation::CpuToGpu),
-        )?;
-        let tile_buffer = Self::tile_buffer(gpu, 4096)?;
-        let (bounds_buffer, bounds_stride) = Self::make_bounds_buffer(gpu, &desc)?;
-        frame_pool.write(frame_set, 0, Bound::Buffer(&frame_buffer, None))?;
-        frame_pool.write(frame_set, 1, Bound::Buffer(&tile_buffer, None))?;
-        out_pool.write(
-            out_set,
-            0,
-            Bound::Buffer(&bounds_buffer, Some(bounds_stride)),
-        )?;
+        let bounds_stride = Self::bounds_stride(gpu, &desc);
+        let slots = (0..SLOTS)
+            .map(|_| FrameSlot::new(gpu, &mut frame_pool, &mut out_pool, bounds_stride))
+            .collect::<Result<_>>()?;
         let dummy = Self::flat_placeholder(gpu, &desc)?;
         let coverage_kernel = ComputeKernel::new(
             gpu,
@@ -251,45 +253,38 @@ impl TerrainRenderer {
             &[BindingKind::SampledImage, BindingKind::StorageBuffer],
             &[],
         )?;
-        let coverage_buffer = Buffer::new(
-            gpu,
-            "covered pixels",
-            BufferDesc::new(4)
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST)
-                .location(MemoryLocation::GpuToCpu),
-        )?;
         let mut r = Self {
             gpu: gpu.clone(),
             desc,
             page_pool: SetPool::new(&pipelines.page, SETS_PER_POOL),
             pipelines,
             frame_pool,
-            _out_pool: out_pool,
-            frame_set,
-            out_set,
+            out_pool,
             page_sets: BTreeMap::new(),
+            spare_sets: Vec::new(),
             index_buffer,
             ranges,
-            frame_buffer,
-            tile_buffer,
-            bounds_buffer,
+            slots,
+            slot: 0,
+            frame_no: 0,
+            retired_through: 0,
             bounds_stride,
+            bounds_pending: HashMap::new(),
+            bounds_seq: 0,
+            estimated: BTreeSet::new(),
             nodes: NodeBounds::new(grid),
             coverage_kernel,
-            coverage_buffer,
             covered_pixels: None,
             last_tau: 0.0,
             initialized: false,
             seen_epoch: 0,
             dummy,
             flat_set: SetHandle::default(),
-            coarse_view: vk::ImageView::null(),
             groups: Vec::new(),
             page_drawable: Vec::new(),
             page_nodes: Vec::new(),
             requests: Vec::new(),
             wireframe: false,
-            timer: GpuTimer::new(gpu, 4)?,
             stats: FrameStats::default(),
         };
         r.flat_set = r.page_pool.allocate()?;
@@ -297,26 +292,6 @@ impl TerrainRenderer {
         r.page_pool
             .write(r.flat_set, 0, Bound::StorageImages(&flat))?;
         Ok(r)
-    }
-
-    /// A host-visible buffer for `instances` tile draws.
-    fn tile_buffer(gpu: &Arc<Gpu>, instances: usize) -> Result<Buffer> {
-        Buffer::new(
-            gpu,
-            "tile draws",
-            BufferDesc::new((instances * std::mem::size_of::<TileDraw>()) as u64)
-                .location(MemoryLocation::CpuToGpu),
-        )
-    }
-
-    /// Points the frame set's coarse binding at `image` (when it is not already).
-    fn bind_coarse(&mut self, image: &Image) -> Result<()> {
-        if self.coarse_view != image.view {
-            self.frame_pool
-                .write(self.frame_set, 2, Bound::StorageImages(&[image]))?;
-            self.coarse_view = image.view;
-        }
-        Ok(())
     }
 
     /// The set layouts, pipeline layouts and pipelines: drawing (fill, and wireframe where the
@@ -428,18 +403,11 @@ impl TerrainRenderer {
         Ok((index_buffer, ranges))
     }
 
-    /// The tile bounds buffer, one range per page (aligned for dynamic offsets), and the stride.
-    fn make_bounds_buffer(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> Result<(Buffer, u64)> {
+    /// Bytes of one page's range of tile bounds (aligned for dynamic offsets).
+    fn bounds_stride(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> u64 {
         let tiles_per_page = u64::from(desc.page_size / TILE_QUADS);
         let align = gpu.info().min_storage_buffer_offset_alignment.max(1);
-        let bounds_stride = (tiles_per_page * tiles_per_page * 32).div_ceil(align) * align;
-        let pages = u64::from(desc.pages_x()) * u64::from(desc.pages_y());
-        let bounds_buffer = Buffer::new(
-            gpu,
-            "tile bounds",
-            BufferDesc::new(pages * bounds_stride).location(MemoryLocation::GpuToCpu),
-        )?;
-        Ok((bounds_buffer, bounds_stride))
+        (tiles_per_page * tiles_per_page * 32).div_ceil(align) * align
     }
 
     /// A 1x1 image bound in place of pages that hold no memory.
@@ -592,16 +560,24 @@ impl TerrainRenderer {
         rec.image(&self.dummy, access);
     }
 
-    /// Makes `block`'s set point at its pages' current images.
+    /// Makes `block`'s set point at its pages' current images, and notes that this frame binds
+    /// it. A stale set that a frame in flight binds is replaced by a spare one (rewriting a bound
+    /// set is not allowed); it becomes spare once that frame has finished.
     fn update_set(&mut self, terrain: &Field, block: PageId) -> Result<()> {
         // A set goes stale when a page of its neighbourhood changes image (every change of a
         // visible image is marked: edits, moves, undo, the start of an edit).
-        if self.page_sets.get(&block).is_some_and(|s| !s.stale) {
+        let frame = self.frame_no;
+        if let Some(s) = self.page_sets.get_mut(&block).filter(|s| !s.stale) {
+            s.used = frame;
             return Ok(());
         }
         let set = match self.page_sets.get(&block) {
-            Some(s) => s.set,
-            None => self.page_pool.allocate()?,
+            Some(s) if s.used <= self.retired_through => s.set,
+            Some(s) => {
+                self.spare_sets.push((s.used, s.set));
+                self.spare_set()?
+            }
+            None => self.spare_set()?,
         };
         let (images, present) = self.neighbourhood(terrain, block);
         self.page_pool
@@ -612,257 +588,19 @@ impl TerrainRenderer {
                 set,
                 present,
                 stale: false,
+                used: frame,
             },
         );
         Ok(())
     }
 
-    /// Catches up with `store`'s edits: brings the height field's coarse level up to date (the
-    /// frame set points at it), re-points the sets of changed neighbourhoods and recomputes the
-    /// tile bounds of changed pages (whole pages) and of the tiles of their west, north and
-    /// north-west neighbours that reach into them (an edge column, row or corner), then the node
-    /// bounds above them. Where a tile's pages (its own and those it reaches into) are all flat,
-    /// its bounds are flat; where they are all on the GPU, `tile_bounds.comp` computes them (one
-    /// submission, read back); elsewhere a tile keeps its bounds if its page only moved, else
-    /// takes them from the coarse level (a bound, until its pages come). The first call covers
-    /// every tile.
-    pub fn refresh(&mut self, store: &mut PageStore) -> Result<(), PageError> {
-        let _p = crate::profile::scope("render: refresh");
-        store.height_mut().refresh_coarse()?;
-        let terrain = store.height();
-        let coarse = terrain
-            .coarse_level()
-            .ok_or_else(|| GpuError::usage("a drawable document has a coarse level"))?;
-        self.bind_coarse(coarse.image())?;
-        let (changed, epoch) = terrain.changed_since(self.seen_epoch);
-        let values: BTreeSet<PageId> = terrain
-            .values_changed_since(self.seen_epoch)
-            .into_iter()
-            .collect();
-        self.seen_epoch = epoch;
-        let tpp = self.desc.page_size / TILE_QUADS;
-        // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
-        let mut dirty: BTreeMap<PageId, [u32; 4]> = BTreeMap::new();
-        let mut add = |id: PageId, r: [u32; 4]| {
-            let e = dirty.entry(id).or_insert(r);
-            *e = [
-                e[0].min(r[0]),
-                e[1].min(r[1]),
-                e[2].max(r[2]),
-                e[3].max(r[3]),
-            ];
-        };
-        let first = !self.initialized;
-        if first {
-            for id in self.page_ids() {
-                add(id, [0, 0, tpp, tpp]);
-            }
-            self.initialized = true;
+    /// A page set no frame in flight binds: a spare one, else a new one.
+    fn spare_set(&mut self) -> Result<SetHandle> {
+        let done = self.retired_through;
+        match self.spare_sets.iter().position(|&(used, _)| used <= done) {
+            Some(i) => Ok(self.spare_sets.swap_remove(i).1),
+            None => self.page_pool.allocate(),
         }
-        let pages_x = self.desc.pages_x();
-        for &c in &changed {
-            if let Some(d) = self.page_drawable.get_mut((c.y * pages_x + c.x) as usize) {
-                *d = 0;
-            }
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    let Some(n) = self.neighbour(c, dx, dy) else {
-                        continue;
-                    };
-                    // Every block whose set holds c has n (c itself or a neighbour) inside.
-                    if let Some(s) = self.page_sets.get_mut(&Self::block_of(n)) {
-                        s.stale = true;
-                    }
-                    // Tiles of pages west/north of c end on c's first column/row.
-                    let xs = if dx < 0 { [tpp - 1, tpp] } else { [0, tpp] };
-                    let ys = if dy < 0 { [tpp - 1, tpp] } else { [0, tpp] };
-                    if dx <= 0 && dy <= 0 {
-                        add(n, [xs[0], ys[0], xs[1], ys[1]]);
-                    }
-                }
-            }
-        }
-        // Clip to tiles that exist.
-        let grid = *self.nodes.grid();
-        dirty.retain(|id, r| {
-            r[2] = r[2].min(grid.tiles_x.saturating_sub(id.x * tpp));
-            r[3] = r[3].min(grid.tiles_y.saturating_sub(id.y * tpp));
-            r[0] < r[2] && r[1] < r[3]
-        });
-        // Where each dirty page's tiles get their bounds: the pages its tiles reach into.
-        let this = &*self;
-        let reach = |id: PageId| {
-            [(0, 0), (1, 0), (0, 1), (1, 1)]
-                .into_iter()
-                .filter_map(move |(dx, dy)| this.neighbour(id, dx, dy))
-        };
-        let mut on_gpu = BTreeMap::new();
-        let mut flat = Vec::new();
-        let mut estimated = Vec::new();
-        for (&id, &r) in &dirty {
-            if reach(id).all(|n| terrain.is_flat(n)) {
-                flat.push((id, r));
-            } else if reach(id).all(|n| terrain.drawable(n)) {
-                on_gpu.insert(id, r);
-            } else if first || reach(id).any(|n| values.contains(&n)) {
-                estimated.push((id, r));
-            }
-        }
-        let mut touched = [u32::MAX, u32::MAX, 0, 0];
-        let mut set = |nodes: &mut NodeBounds,
-                       id: PageId,
-                       r: [u32; 4],
-                       b: &dyn Fn(u32, u32) -> TileBounds| {
-            for ly in r[1]..r[3] {
-                for lx in r[0]..r[2] {
-                    let (tx, ty) = (id.x * tpp + lx, id.y * tpp + ly);
-                    nodes.set_tile(grid.index(tx, ty), b(tx, ty));
-                }
-            }
-            let (x0, y0) = (id.x * tpp + r[0], id.y * tpp + r[1]);
-            let (x1, y1) = (id.x * tpp + r[2], id.y * tpp + r[3]);
-            touched = [
-                touched[0].min(x0),
-                touched[1].min(y0),
-                touched[2].max(x1),
-                touched[3].max(y1),
-            ];
-        };
-        let level = terrain.flat();
-        for &(id, r) in &flat {
-            set(&mut self.nodes, id, r, &|_, _| TileBounds {
-                min: level,
-                max: level,
-                error: [0.0; LEVELS - 1],
-            });
-        }
-        if !estimated.is_empty() {
-            let texels = coarse.read()?;
-            let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
-            let estimate = |tx: u32, ty: u32| {
-                // The tile's 65 x 65 texels lie in coarse texels (tx..=tx+1, ty..=ty+1).
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                for y in ty..(ty + 2).min(ch) {
-                    for x in tx..(tx + 2).min(cw) {
-                        let t = texels[(y * cw + x) as usize];
-                        lo = lo.min(t[0]);
-                        hi = hi.max(t[1]);
-                    }
-                }
-                TileBounds {
-                    min: lo,
-                    max: hi,
-                    error: [hi - lo; LEVELS - 1],
-                }
-            };
-            for &(id, r) in &estimated {
-                set(&mut self.nodes, id, r, &estimate);
-            }
-        }
-        self.stats.bounds_pages = on_gpu.len() as u32;
-        self.stats.bounds_gpu_ms = 0.0;
-        if !on_gpu.is_empty() {
-            let computed = self.compute_bounds(terrain, &on_gpu)?;
-            for ((&id, r), bounds) in on_gpu.iter().zip(computed) {
-                let w = r[2] - r[0];
-                set(&mut self.nodes, id, *r, &|tx, ty| {
-                    let (lx, ly) = (tx - id.x * tpp - r[0], ty - id.y * tpp - r[1]);
-                    bounds[(ly * w + lx) as usize]
-                });
-            }
-        }
-        if touched[0] < touched[2] {
-            let _n = crate::profile::scope("render: node bounds");
-            self.nodes.update(touched);
-        }
-        Ok(())
-    }
-
-    /// Tile bounds of the rectangles of `dirty` pages (all on the GPU with the pages their tiles
-    /// reach into), computed by `tile_bounds.comp` in one submission, rectangle by rectangle in
-    /// row-major order.
-    fn compute_bounds(
-        &mut self,
-        terrain: &Field,
-        dirty: &BTreeMap<PageId, [u32; 4]>,
-    ) -> Result<Vec<Vec<TileBounds>>> {
-        let tpp = self.desc.page_size / TILE_QUADS;
-        let blocks: BTreeSet<PageId> = dirty.keys().map(|&id| Self::block_of(id)).collect();
-        let sets = crate::profile::scope("render: refresh sets");
-        for &b in &blocks {
-            self.update_set(terrain, b)?;
-        }
-        drop(sets);
-        let this = &*self;
-        let mut rec = Recorder::new(&this.gpu)?;
-        let mut query = None;
-        if let Some(t) = &this.timer {
-            rec.reset_timer(t);
-        }
-        this.declare_blocks(&mut rec, terrain, blocks, Access::ComputeStorageRead);
-        rec.buffer(&this.bounds_buffer, Access::ComputeStorageWrite);
-        if let Some(t) = &this.timer {
-            query = Some((t, rec.timer_begin(t, "tile bounds")?));
-        }
-        let p = &this.pipelines;
-        rec.bind_compute(&p.tile_bounds);
-        for (&id, r) in dirty {
-            let block = Self::block_of(id);
-            let set = &this.page_sets[&block];
-            let page0 = [(id.x * tpp) as i32, (id.y * tpp) as i32];
-            let push = BoundsPush {
-                block_origin: this.block_origin(block),
-                present: set.present,
-                tiles_per_page: tpp as i32,
-                page_size: this.desc.page_size as i32,
-                doc: [this.desc.width as i32, this.desc.height as i32],
-                flat_height: terrain.flat(),
-                height_min: this.desc.height_min,
-                height_range: this.desc.height_range(),
-                unused: 0,
-                first_tile: [page0[0] + r[0] as i32, page0[1] + r[1] as i32],
-                page_tile0: page0,
-            };
-            // The dynamic offset keeps each dispatch inside its page's range of the output.
-            let offset = (u64::from(id.y) * u64::from(this.desc.pages_x()) + u64::from(id.x))
-                * this.bounds_stride;
-            rec.bind_sets(
-                false,
-                &p.bounds,
-                0,
-                &[set.set, this.out_set],
-                &[offset as u32],
-            );
-            rec.push_constants(&p.bounds, &push);
-            rec.dispatch([r[2] - r[0], r[3] - r[1], 1]);
-        }
-        if let Some((t, q)) = query {
-            rec.timer_end(t, q);
-        }
-        rec.buffer(&this.bounds_buffer, Access::HostRead);
-        rec.submit_and_wait()?;
-        let gpu_ms = match &this.timer {
-            Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6,
-            None => 0.0,
-        };
-        let _read = crate::profile::scope("render: refresh readback");
-        let stride_tiles = (this.bounds_stride / 32) as usize;
-        let pages_x = this.desc.pages_x() as usize;
-        let mapped = this
-            .bounds_buffer
-            .mapped(this.bounds_buffer.desc.size as usize)?;
-        let all: &[TileBounds] = bytemuck::cast_slice(mapped);
-        let out = dirty
-            .iter()
-            .map(|(&id, r)| {
-                let base = (id.y as usize * pages_x + id.x as usize) * stride_tiles;
-                (r[1]..r[3])
-                    .flat_map(|ly| (r[0]..r[2]).map(move |lx| all[base + (ly * tpp + lx) as usize]))
-                    .collect()
-            })
-            .collect();
-        self.stats.bounds_gpu_ms = gpu_ms;
-        Ok(out)
     }
 
     /// Selects the nodes, groups them into draws and writes the frame's uniforms for a
@@ -941,6 +679,7 @@ impl TerrainRenderer {
         let mut stats = FrameStats {
             bounds_pages: self.stats.bounds_pages,
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
+            refresh_ms: self.stats.refresh_ms,
             pixel_error_used: tau,
             covered_pixels: self.covered_pixels,
             nodes_drawn: sel.drawn.len() as u32,
@@ -1000,12 +739,7 @@ impl TerrainRenderer {
             self.update_set(terrain, block)?;
         }
         if !draws.is_empty() {
-            if self.tile_buffer.desc.size < std::mem::size_of_val(draws.as_slice()) as u64 {
-                // No frame is in flight while preparing: the old buffer can go.
-                self.tile_buffer = Self::tile_buffer(&self.gpu, draws.len().next_power_of_two())?;
-                self.write_tile_binding()?;
-            }
-            self.tile_buffer.write(&draws)?;
+            self.upload_draws(&draws)?;
         }
         let mut flags = 0;
         if view.lod_colours {
@@ -1043,8 +777,11 @@ impl TerrainRenderer {
                 0.0,
             ],
         };
-        self.frame_buffer.write(&[frame])?;
+        let slot = &mut self.slots[self.slot];
+        slot.uniforms.write(&[frame])?;
+        slot.view = (view_proj, viewport);
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
+        slot.stats = stats.clone();
         self.stats = stats;
         Ok(())
     }
@@ -1132,51 +869,32 @@ impl TerrainRenderer {
         }
     }
 
-    /// Points the frame set's tile binding at the current tile buffer.
-    fn write_tile_binding(&self) -> Result<()> {
-        self.frame_pool
-            .write(self.frame_set, 1, Bound::Buffer(&self.tile_buffer, None))
-    }
-
-    /// A descriptor set for [`Self::record_coverage`] of `depth` (keep it while `depth` lives).
-    pub fn coverage_set(&self, depth: &Image) -> Result<DescriptorSet> {
-        self.coverage_kernel.bind(&[
-            Resource::SampledImage(depth),
-            Resource::StorageBuffer(&self.coverage_buffer),
-        ])
-    }
-
-    /// Records the count of covered pixels of `depth` (after the frame's drawing; `set` from
-    /// [`Self::coverage_set`]); read it with [`Self::read_coverage`] after the submission: the
-    /// next frame's triangle budget uses it.
-    pub fn record_coverage<'a>(
+    /// Records the count of covered pixels of `depth` into the current slot (after the
+    /// frame's drawing; the set from [`Self::bind_depth`]): the triangle budget of the frame
+    /// that next uses the slot's results.
+    pub(in crate::render) fn record_coverage<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
         depth: &'a Image,
-        set: &'a DescriptorSet,
     ) -> Result<()> {
-        rec.fill_buffer(&self.coverage_buffer, 0, 4, 0);
+        let slot = &self.slots[self.slot];
+        let set = match &slot.coverage_set {
+            Some((view, set)) if *view == depth.view => set,
+            _ => return Err(GpuError::usage("coverage of a depth target not bound")),
+        };
+        rec.fill_buffer(&slot.coverage, 0, 4, 0);
         let e = depth.desc.extent;
         rec.pass(&self.coverage_kernel, set)
             .read_image(depth)
-            .read_write_buffer(&self.coverage_buffer)
+            .read_write_buffer(&slot.coverage)
             .dispatch([e.width.div_ceil(16), e.height.div_ceil(16), 1])?;
-        rec.buffer(&self.coverage_buffer, Access::HostRead);
+        rec.buffer(&slot.coverage, Access::HostRead);
         Ok(())
-    }
-
-    /// Takes the count recorded by [`Self::record_coverage`] (after its submission completed).
-    pub fn read_coverage(&mut self) -> Result<u64> {
-        let c = u64::from(u32::from_le_bytes(
-            self.coverage_buffer.mapped(4)?.try_into().expect("4 bytes"),
-        ));
-        self.covered_pixels = Some(c);
-        Ok(c)
     }
 
     /// Records the prepared frame: begins rendering into `color` (cleared to the sky) and `depth`
     /// and draws the tiles. The caller may draw more (imgui) and ends rendering.
-    pub fn record<'a>(
+    pub(in crate::render) fn record<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
         store: &'a PageStore,
@@ -1203,7 +921,7 @@ impl TerrainRenderer {
             _ => &p.fill,
         };
         rec.bind_graphics(pipeline);
-        rec.bind_sets(true, &p.draw, 0, &[self.frame_set], &[]);
+        rec.bind_sets(true, &p.draw, 0, &[self.slots[self.slot].set], &[]);
         rec.bind_index_buffer_u16(&self.index_buffer);
         let mut bound: Option<Option<PageId>> = None;
         for g in &self.groups {
@@ -1229,6 +947,15 @@ impl TerrainRenderer {
             rec.timer_end(t, q);
         }
         Ok(())
+    }
+}
+
+impl Drop for TerrainRenderer {
+    fn drop(&mut self) {
+        // Its pipelines, layouts and descriptor pools go now: no frame may still use them.
+        if let Err(e) = self.finish_frames() {
+            eprintln!("scarp: waiting for the renderer's frames failed: {e}");
+        }
     }
 }
 

@@ -1,0 +1,364 @@
+//! Following the height field's edits: the coarse level, stale page sets and the tile bounds of
+//! changed pages, which the quadtree's node bounds sit on.
+//!
+//! Tile bounds of pages on the GPU come from `tile_bounds.comp`, recorded into the frame's own
+//! submission when a frame is in flight ([`BoundsJob`]s, read back when the frame is retired,
+//! a frame or two later; until then the tiles keep their previous bounds), else computed and read
+//! back at once (the first frame, single offscreen renders: nothing to overlap with).
+
+use super::TerrainRenderer;
+use crate::gpu::{Access, GpuError, GpuTimer, Recorder, Result};
+use crate::pages::geometry::PageId;
+use crate::pages::{Field, PageError, PageStore};
+use crate::render::lod::{TileBounds, LEVELS};
+use crate::render::quadtree::NodeBounds;
+use crate::render::shared::{BoundsPush, TILE_QUADS};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Tile bounds to compute on the GPU: tiles `rect` ([x0, y0, x1, y1), page-local) of `page`.
+/// A job's results apply only while it is its page's newest (`seq`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BoundsJob {
+    pub page: PageId,
+    pub rect: [u32; 4],
+    pub seq: u64,
+}
+
+/// The union of two tile rectangles.
+fn union(a: [u32; 4], b: [u32; 4]) -> [u32; 4] {
+    [
+        a[0].min(b[0]),
+        a[1].min(b[1]),
+        a[2].max(b[2]),
+        a[3].max(b[3]),
+    ]
+}
+
+impl TerrainRenderer {
+    /// Catches up with `store`'s edits: brings the height field's coarse level up to date (the
+    /// frame set points at it), re-points the sets of changed neighbourhoods and recomputes the
+    /// tile bounds of changed pages (whole pages) and of the tiles of their west, north and
+    /// north-west neighbours that reach into them (an edge column, row or corner), then the node
+    /// bounds above them. Where a tile's pages (its own and those it reaches into) are all flat,
+    /// its bounds are flat; where they are all on the GPU, `tile_bounds.comp` computes them (see
+    /// the module docs); elsewhere a tile keeps its bounds if its page only moved, else takes
+    /// them from the coarse level (a bound, until its pages come). The first call covers every
+    /// tile. Call after [`Self::begin_frame`].
+    pub fn refresh(&mut self, store: &mut PageStore) -> Result<(), PageError> {
+        let t0 = std::time::Instant::now();
+        let r = self.catch_up(store);
+        self.stats.refresh_ms = t0.elapsed().as_secs_f64() * 1e3;
+        r
+    }
+
+    fn catch_up(&mut self, store: &mut PageStore) -> Result<(), PageError> {
+        let _p = crate::profile::scope("render: refresh");
+        store.height_mut().refresh_coarse()?;
+        let terrain = store.height();
+        let coarse = terrain
+            .coarse_level()
+            .ok_or_else(|| GpuError::usage("a drawable document has a coarse level"))?;
+        self.bind_coarse(self.slot, coarse.image())?;
+        let (changed, epoch) = terrain.changed_since(self.seen_epoch);
+        let values: BTreeSet<PageId> = terrain
+            .values_changed_since(self.seen_epoch)
+            .into_iter()
+            .collect();
+        self.seen_epoch = epoch;
+        let tpp = self.desc.page_size / TILE_QUADS;
+        // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
+        let mut dirty: BTreeMap<PageId, [u32; 4]> = BTreeMap::new();
+        let mut add = |id: PageId, r: [u32; 4]| {
+            let e = dirty.entry(id).or_insert(r);
+            *e = union(*e, r);
+        };
+        let first = !self.initialized;
+        if first {
+            for id in self.page_ids() {
+                add(id, [0, 0, tpp, tpp]);
+            }
+            self.initialized = true;
+        }
+        let pages_x = self.desc.pages_x();
+        for &c in &changed {
+            if let Some(d) = self.page_drawable.get_mut((c.y * pages_x + c.x) as usize) {
+                *d = 0;
+            }
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let Some(n) = self.neighbour(c, dx, dy) else {
+                        continue;
+                    };
+                    // Every block whose set holds c has n (c itself or a neighbour) inside.
+                    if let Some(s) = self.page_sets.get_mut(&Self::block_of(n)) {
+                        s.stale = true;
+                    }
+                    // Tiles of pages west/north of c end on c's first column/row.
+                    let xs = if dx < 0 { [tpp - 1, tpp] } else { [0, tpp] };
+                    let ys = if dy < 0 { [tpp - 1, tpp] } else { [0, tpp] };
+                    if dx <= 0 && dy <= 0 {
+                        add(n, [xs[0], ys[0], xs[1], ys[1]]);
+                    }
+                }
+            }
+        }
+        // Pages whose tiles hold coarse estimates are redone once their pages are all back.
+        if !changed.is_empty() {
+            let back: Vec<PageId> = self
+                .estimated
+                .iter()
+                .copied()
+                .filter(|&id| {
+                    [(0, 0), (1, 0), (0, 1), (1, 1)]
+                        .into_iter()
+                        .filter_map(|(dx, dy)| self.neighbour(id, dx, dy))
+                        .all(|n| terrain.drawable(n))
+                })
+                .collect();
+            for id in back {
+                add(id, [0, 0, tpp, tpp]);
+            }
+        }
+        // A page whose GPU bounds are still in flight is redone whole (the new job supersedes).
+        for (id, r) in dirty.iter_mut() {
+            if let Some((pending, _)) = self.bounds_pending.get(id) {
+                *r = union(*r, *pending);
+            }
+        }
+        // Clip to tiles that exist.
+        let grid = *self.nodes.grid();
+        dirty.retain(|id, r| {
+            r[2] = r[2].min(grid.tiles_x.saturating_sub(id.x * tpp));
+            r[3] = r[3].min(grid.tiles_y.saturating_sub(id.y * tpp));
+            r[0] < r[2] && r[1] < r[3]
+        });
+        // Where each dirty page's tiles get their bounds: the pages its tiles reach into.
+        let this = &*self;
+        let reach = |id: PageId| {
+            [(0, 0), (1, 0), (0, 1), (1, 1)]
+                .into_iter()
+                .filter_map(move |(dx, dy)| this.neighbour(id, dx, dy))
+        };
+        let mut jobs = Vec::new();
+        let mut flat = Vec::new();
+        let mut estimated = Vec::new();
+        for (&id, &r) in &dirty {
+            if reach(id).all(|n| terrain.is_flat(n)) {
+                flat.push((id, r));
+            } else if reach(id).all(|n| terrain.drawable(n)) {
+                jobs.push((id, r));
+            } else if first || reach(id).any(|n| values.contains(&n)) {
+                estimated.push((id, r));
+            }
+        }
+        let mut touched = [u32::MAX, u32::MAX, 0, 0];
+        let level = terrain.flat();
+        for &(id, r) in &flat {
+            self.bounds_pending.remove(&id);
+            self.estimated.remove(&id);
+            set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &|_, _| {
+                TileBounds {
+                    min: level,
+                    max: level,
+                    error: [0.0; LEVELS - 1],
+                }
+            });
+        }
+        if !estimated.is_empty() {
+            let texels = coarse.read()?;
+            let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
+            let estimate = |tx: u32, ty: u32| {
+                // The tile's 65 x 65 texels lie in coarse texels (tx..=tx+1, ty..=ty+1).
+                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                for y in ty..(ty + 2).min(ch) {
+                    for x in tx..(tx + 2).min(cw) {
+                        let t = texels[(y * cw + x) as usize];
+                        lo = lo.min(t[0]);
+                        hi = hi.max(t[1]);
+                    }
+                }
+                TileBounds {
+                    min: lo,
+                    max: hi,
+                    error: [hi - lo; LEVELS - 1],
+                }
+            };
+            for &(id, r) in &estimated {
+                self.bounds_pending.remove(&id);
+                self.estimated.insert(id);
+                set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &estimate);
+            }
+        }
+        if touched[0] < touched[2] {
+            let _n = crate::profile::scope("render: node bounds");
+            self.nodes.update(touched);
+        }
+        self.stats.bounds_pages = jobs.len() as u32;
+        self.stats.bounds_gpu_ms = 0.0;
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let jobs: Vec<BoundsJob> = jobs
+            .into_iter()
+            .map(|(page, rect)| {
+                self.estimated.remove(&page);
+                self.bounds_seq += 1;
+                self.bounds_pending.insert(page, (rect, self.bounds_seq));
+                BoundsJob {
+                    page,
+                    rect,
+                    seq: self.bounds_seq,
+                }
+            })
+            .collect();
+        let sets = crate::profile::scope("render: refresh sets");
+        let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Self::block_of(j.page)).collect();
+        for &b in &blocks {
+            self.update_set(terrain, b)?;
+        }
+        drop(sets);
+        self.reserve_bounds(jobs.len())?;
+        if self.frames_in_flight() {
+            // Recorded into this frame's submission, taken when the frame is retired.
+            self.slots[self.slot].bounds_jobs = jobs;
+            return Ok(());
+        }
+        let this = &*self;
+        let mut rec = Recorder::new(&this.gpu)?;
+        let timer = this.slots[this.slot].timer.as_ref();
+        if let Some(t) = timer {
+            rec.reset_timer(t);
+        }
+        this.record_bounds(&mut rec, terrain, &jobs, timer)?;
+        rec.submit_and_wait()?;
+        if let Some(t) = timer {
+            self.stats.bounds_gpu_ms = t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6;
+        }
+        self.apply_bounds(self.slot, &jobs)?;
+        Ok(())
+    }
+
+    /// Records `jobs` into `rec`: `tile_bounds.comp` per job, writing the current slot's bounds
+    /// output (job k at range k), timed as "tile bounds", then made readable by the host.
+    pub(super) fn record_bounds<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        terrain: &'a Field,
+        jobs: &[BoundsJob],
+        timer: Option<&'a GpuTimer>,
+    ) -> Result<()> {
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let tpp = self.desc.page_size / TILE_QUADS;
+        let slot = &self.slots[self.slot];
+        let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Self::block_of(j.page)).collect();
+        self.declare_blocks(rec, terrain, blocks, Access::ComputeStorageRead);
+        rec.buffer(&slot.bounds, Access::ComputeStorageWrite);
+        let query = match timer {
+            Some(t) => Some((t, rec.timer_begin(t, "tile bounds")?)),
+            None => None,
+        };
+        let p = &self.pipelines;
+        rec.bind_compute(&p.tile_bounds);
+        for (k, job) in jobs.iter().enumerate() {
+            let (id, r) = (job.page, job.rect);
+            let block = Self::block_of(id);
+            let set = &self.page_sets[&block];
+            let page0 = [(id.x * tpp) as i32, (id.y * tpp) as i32];
+            let push = BoundsPush {
+                block_origin: self.block_origin(block),
+                present: set.present,
+                tiles_per_page: tpp as i32,
+                page_size: self.desc.page_size as i32,
+                doc: [self.desc.width as i32, self.desc.height as i32],
+                flat_height: terrain.flat(),
+                height_min: self.desc.height_min,
+                height_range: self.desc.height_range(),
+                unused: 0,
+                first_tile: [page0[0] + r[0] as i32, page0[1] + r[1] as i32],
+                page_tile0: page0,
+            };
+            // The dynamic offset keeps each dispatch inside its job's range of the output.
+            let offset = k as u64 * self.bounds_stride;
+            rec.bind_sets(
+                false,
+                &p.bounds,
+                0,
+                &[set.set, slot.bounds_set],
+                &[offset as u32],
+            );
+            rec.push_constants(&p.bounds, &push);
+            rec.dispatch([r[2] - r[0], r[3] - r[1], 1]);
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        rec.buffer(&slot.bounds, Access::HostRead);
+        Ok(())
+    }
+
+    /// Records the tile bounds `refresh` left for the current frame (see [`Self::record_bounds`]).
+    pub(in crate::render) fn record_frame_bounds<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        terrain: &'a Field,
+        timer: Option<&'a GpuTimer>,
+    ) -> Result<()> {
+        self.record_bounds(rec, terrain, &self.slots[self.slot].bounds_jobs, timer)
+    }
+
+    /// Takes the tile bounds slot `i`'s submission computed for `jobs` (finished) into the
+    /// quadtree, skipping jobs a newer one superseded.
+    pub(super) fn apply_bounds(&mut self, i: usize, jobs: &[BoundsJob]) -> Result<()> {
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let _read = crate::profile::scope("render: bounds readback");
+        let tpp = self.desc.page_size / TILE_QUADS;
+        let stride_tiles = (self.bounds_stride / 32) as usize;
+        let slot = &self.slots[i];
+        let mapped = slot.bounds.mapped(slot.bounds.desc.size as usize)?;
+        let all: &[TileBounds] = bytemuck::cast_slice(mapped);
+        let mut touched = [u32::MAX, u32::MAX, 0, 0];
+        for (k, job) in jobs.iter().enumerate() {
+            if self.bounds_pending.get(&job.page).map(|p| p.1) != Some(job.seq) {
+                continue;
+            }
+            self.bounds_pending.remove(&job.page);
+            let base = k * stride_tiles;
+            let (id, r) = (job.page, job.rect);
+            set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &|tx, ty| {
+                let (lx, ly) = (tx - id.x * tpp, ty - id.y * tpp);
+                all[base + (ly * tpp + lx) as usize]
+            });
+        }
+        if touched[0] < touched[2] {
+            let _n = crate::profile::scope("render: node bounds");
+            self.nodes.update(touched);
+        }
+        Ok(())
+    }
+}
+
+/// Sets the bounds of tiles `r` of page `id` (tiles per page side `tpp`) to `b(tx, ty)` and
+/// widens `touched` (document tiles) over them.
+fn set_tiles(
+    nodes: &mut NodeBounds,
+    touched: &mut [u32; 4],
+    tpp: u32,
+    id: PageId,
+    r: [u32; 4],
+    b: &dyn Fn(u32, u32) -> TileBounds,
+) {
+    let grid = *nodes.grid();
+    for ly in r[1]..r[3] {
+        for lx in r[0]..r[2] {
+            let (tx, ty) = (id.x * tpp + lx, id.y * tpp + ly);
+            nodes.set_tile(grid.index(tx, ty), b(tx, ty));
+        }
+    }
+    let (x0, y0) = (id.x * tpp + r[0], id.y * tpp + r[1]);
+    let (x1, y1) = (id.x * tpp + r[2], id.y * tpp + r[3]);
+    *touched = union(*touched, [x0, y0, x1, y1]);
+}

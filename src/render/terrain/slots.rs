@@ -1,0 +1,283 @@
+//! Frames in flight: what one frame owns while the GPU may still draw it (its uniforms, tile
+//! draws, frame set, tile-bounds output, covered-pixel count, picked depth and timer), in
+//! [`SLOTS`] copies used in turn. A slot is written by the host only after the frame that last
+//! used it has finished ([`TerrainRenderer::begin_frame`] waits for it and takes its results), so
+//! the host prepares frame N+1 while the GPU draws frame N.
+
+use super::{BoundsJob, FrameStats, TerrainRenderer};
+use crate::gpu::{
+    vk, Bound, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, MemoryLocation, PassTime,
+    Resource, Result, SetHandle, SetPool, Ticket,
+};
+use crate::render::camera::unproject;
+use crate::render::shared::{FrameData, TileDraw};
+use glam::{Mat4, Vec3};
+use std::sync::Arc;
+
+/// Frames the host may run ahead of the GPU by: two frames in flight.
+pub const SLOTS: usize = 2;
+
+/// What a finished frame measured and read back.
+#[derive(Clone, Debug, Default)]
+pub struct FrameResults {
+    /// What the frame drew (as prepared), with the tile-bounds GPU time it recorded.
+    pub stats: FrameStats,
+    /// Pixels the terrain covered.
+    pub covered_pixels: u64,
+    /// GPU times of its timed passes ("tile bounds", "terrain draw", and the overlay's).
+    pub times: Vec<PassTime>,
+    /// The pixel the frame picked and the terrain point under it (None: the sky).
+    pub picked: Option<([u32; 2], Option<Vec3>)>,
+}
+
+impl FrameResults {
+    /// GPU time of the passes labelled `label`, ms (0 without timestamps).
+    pub fn gpu_ms(&self, label: &str) -> f64 {
+        pass_ms(&self.times, label)
+    }
+}
+
+/// GPU time of the passes of `times` labelled `label`, ms.
+fn pass_ms(times: &[PassTime], label: &str) -> f64 {
+    times
+        .iter()
+        .filter(|p| p.label == label)
+        .map(|p| p.gpu_ns)
+        .sum::<f64>()
+        * 1e-6
+}
+
+/// One frame's resources; see the module docs.
+pub(crate) struct FrameSlot {
+    /// The submission of the frame that last used the slot, until taken.
+    pub ticket: Option<Ticket>,
+    /// Number of that frame ([`TerrainRenderer::begin_frame`] counts them).
+    pub frame: u64,
+    pub uniforms: Buffer,
+    pub tiles: Buffer,
+    /// Uniforms, tile draws, coarse level.
+    pub set: SetHandle,
+    pub coarse_view: vk::ImageView,
+    /// Tile bounds the frame computes: one page range (`bounds_stride`) per job, in order.
+    pub bounds: Buffer,
+    pub bounds_set: SetHandle,
+    pub(super) bounds_jobs: Vec<BoundsJob>,
+    pub coverage: Buffer,
+    /// The coverage kernel's set for the depth target of that view.
+    pub coverage_set: Option<(vk::ImageView, DescriptorSet)>,
+    pub pick: Buffer,
+    /// The pixel the frame picks.
+    pub pick_at: Option<[u32; 2]>,
+    /// The frame's view-projection and viewport.
+    pub view: (Mat4, [u32; 2]),
+    pub timer: Option<GpuTimer>,
+    /// What the frame drew.
+    pub stats: FrameStats,
+}
+
+impl FrameSlot {
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        frame_pool: &mut SetPool,
+        out_pool: &mut SetPool,
+        bounds_stride: u64,
+    ) -> Result<Self> {
+        let uniforms = Buffer::new(
+            gpu,
+            "frame uniforms",
+            BufferDesc::new(std::mem::size_of::<FrameData>() as u64)
+                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        let tiles = tile_buffer(gpu, 4096)?;
+        let bounds = bounds_buffer(gpu, bounds_stride, 64)?;
+        let set = frame_pool.allocate()?;
+        frame_pool.write(set, 0, Bound::Buffer(&uniforms, None))?;
+        frame_pool.write(set, 1, Bound::Buffer(&tiles, None))?;
+        let bounds_set = out_pool.allocate()?;
+        out_pool.write(bounds_set, 0, Bound::Buffer(&bounds, Some(bounds_stride)))?;
+        Ok(Self {
+            ticket: None,
+            frame: 0,
+            uniforms,
+            tiles,
+            set,
+            coarse_view: vk::ImageView::null(),
+            bounds,
+            bounds_set,
+            bounds_jobs: Vec::new(),
+            coverage: Buffer::new(
+                gpu,
+                "covered pixels",
+                BufferDesc::new(4)
+                    .usage(
+                        vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
+                    )
+                    .location(MemoryLocation::GpuToCpu),
+            )?,
+            coverage_set: None,
+            pick: Buffer::new(gpu, "pick readback", BufferDesc::readback(4))?,
+            pick_at: None,
+            view: (Mat4::IDENTITY, [0, 0]),
+            timer: GpuTimer::new(gpu, 4)?,
+            stats: FrameStats::default(),
+        })
+    }
+}
+
+/// A host-visible buffer for `instances` tile draws.
+fn tile_buffer(gpu: &Arc<Gpu>, instances: usize) -> Result<Buffer> {
+    Buffer::new(
+        gpu,
+        "tile draws",
+        BufferDesc::new((instances * std::mem::size_of::<TileDraw>()) as u64)
+            .location(MemoryLocation::CpuToGpu),
+    )
+}
+
+/// A host-readable buffer for the tile bounds of `pages` pages.
+fn bounds_buffer(gpu: &Arc<Gpu>, stride: u64, pages: usize) -> Result<Buffer> {
+    Buffer::new(
+        gpu,
+        "tile bounds",
+        BufferDesc::new(stride * pages as u64).location(MemoryLocation::GpuToCpu),
+    )
+}
+
+impl TerrainRenderer {
+    /// Starts a frame: takes the next slot, waiting for the frame that last used it and taking
+    /// its results (its tile bounds go into the quadtree's bounds; its covered pixels set the
+    /// next triangle budget). Call before [`Self::refresh`] and [`Self::prepare`].
+    pub fn begin_frame(&mut self) -> Result<Option<FrameResults>> {
+        self.slot = (self.slot + 1) % SLOTS;
+        self.frame_no += 1;
+        let results = self.retire(self.slot)?;
+        self.slots[self.slot].frame = self.frame_no;
+        Ok(results)
+    }
+
+    /// Notes the submission of the frame recorded by [`Self::record_frame`].
+    pub fn frame_submitted(&mut self, ticket: Ticket) {
+        self.slots[self.slot].ticket = Some(ticket);
+    }
+
+    /// Waits for every frame in flight, oldest first, and returns their results.
+    pub fn finish_frames(&mut self) -> Result<Vec<FrameResults>> {
+        let mut out = Vec::new();
+        for k in 1..=SLOTS {
+            let i = (self.slot + k) % SLOTS;
+            out.extend(self.retire(i)?);
+        }
+        Ok(out)
+    }
+
+    /// Whether a frame submitted earlier may still run.
+    pub fn frames_in_flight(&self) -> bool {
+        self.slots.iter().any(|s| s.ticket.is_some())
+    }
+
+    /// Waits for slot `i`'s frame (if one was submitted) and takes its results.
+    fn retire(&mut self, i: usize) -> Result<Option<FrameResults>> {
+        let Some(ticket) = self.slots[i].ticket.take() else {
+            return Ok(None);
+        };
+        self.gpu.wait_for(ticket)?;
+        self.retired_through = self.retired_through.max(self.slots[i].frame);
+        let slot = &mut self.slots[i];
+        let covered = u64::from(u32::from_le_bytes(
+            slot.coverage.mapped(4)?.try_into().expect("4 bytes"),
+        ));
+        let times = match &slot.timer {
+            Some(t) => t.results()?,
+            None => Vec::new(),
+        };
+        let picked = match slot.pick_at.take() {
+            Some(pixel) => {
+                let d = f32::from_le_bytes(slot.pick.mapped(4)?.try_into().expect("4 bytes"));
+                let (view_proj, viewport) = slot.view;
+                Some((pixel, unproject(&view_proj, viewport, pixel, d)))
+            }
+            None => None,
+        };
+        let mut stats = std::mem::take(&mut slot.stats);
+        stats.bounds_gpu_ms = pass_ms(&times, "tile bounds");
+        let jobs = std::mem::take(&mut slot.bounds_jobs);
+        self.covered_pixels = Some(covered);
+        self.apply_bounds(i, &jobs)?;
+        Ok(Some(FrameResults {
+            stats,
+            covered_pixels: covered,
+            times,
+            picked,
+        }))
+    }
+
+    pub(in crate::render) fn current_slot_mut(&mut self) -> &mut FrameSlot {
+        &mut self.slots[self.slot]
+    }
+
+    /// The current frame's timer (none without timestamps).
+    pub(in crate::render) fn frame_timer(&self) -> Option<&GpuTimer> {
+        self.slots[self.slot].timer.as_ref()
+    }
+
+    /// The current frame's pick readback.
+    pub(in crate::render) fn pick_buffer(&self) -> &Buffer {
+        &self.slots[self.slot].pick
+    }
+
+    /// Makes slot `i`'s frame set point at `coarse` (when it does not already).
+    pub(super) fn bind_coarse(&mut self, i: usize, coarse: &Image) -> Result<()> {
+        if self.slots[i].coarse_view != coarse.view {
+            self.frame_pool
+                .write(self.slots[i].set, 2, Bound::StorageImages(&[coarse]))?;
+            self.slots[i].coarse_view = coarse.view;
+        }
+        Ok(())
+    }
+
+    /// Writes `draws` into the current slot's tile buffer (grown as needed).
+    pub(super) fn upload_draws(&mut self, draws: &[TileDraw]) -> Result<()> {
+        let slot = &mut self.slots[self.slot];
+        if slot.tiles.desc.size < std::mem::size_of_val(draws) as u64 {
+            // The slot's last frame has finished: the old buffer can go.
+            slot.tiles = tile_buffer(&self.gpu, draws.len().next_power_of_two())?;
+            self.frame_pool
+                .write(slot.set, 1, Bound::Buffer(&slot.tiles, None))?;
+        }
+        slot.tiles.write(draws)
+    }
+
+    /// Makes the current slot's bounds output hold `pages` page ranges.
+    pub(super) fn reserve_bounds(&mut self, pages: usize) -> Result<()> {
+        let stride = self.bounds_stride;
+        let slot = &mut self.slots[self.slot];
+        if slot.bounds.desc.size < stride * pages as u64 {
+            slot.bounds = bounds_buffer(&self.gpu, stride, pages.next_power_of_two())?;
+            self.out_pool.write(
+                slot.bounds_set,
+                0,
+                Bound::Buffer(&slot.bounds, Some(stride)),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Makes the current slot's coverage set read `depth`.
+    pub(in crate::render) fn bind_depth(&mut self, depth: &Image) -> Result<()> {
+        let slot = &self.slots[self.slot];
+        if slot
+            .coverage_set
+            .as_ref()
+            .is_some_and(|c| c.0 == depth.view)
+        {
+            return Ok(());
+        }
+        let set = self.coverage_kernel.bind(&[
+            Resource::SampledImage(depth),
+            Resource::StorageBuffer(&slot.coverage),
+        ])?;
+        self.slots[self.slot].coverage_set = Some((depth.view, set));
+        Ok(())
+    }
+}
