@@ -1,11 +1,12 @@
-//! The windowed editor: winit window, swapchain, GeoMipMapping terrain, picking and the brush
+//! The windowed editor: winit window, swapchain, quadtree terrain, picking and the brush
 //! cursor, painting (live strokes, the same instances a journal replays), undo/redo, imgui panels
 //! with a GPU profiler, presets and journal saving. `scarp edit --replay J --screenshot F --quit`
 //! drives it from a journal through the same painting path (CI runs it under Xvfb).
 //!
-//! Frames are synchronous: each frame pumps the stroke queue under a GPU budget, brings the
-//! renderer up to date, draws terrain and UI into the acquired image, reads back the depth under
-//! the cursor (picking, used by the next frame) and waits for its fence.
+//! Two frames are in flight: each frame takes the results of the frame two back (GPU times, the
+//! picked point under the cursor), pumps the stroke queue under a GPU budget, brings the renderer
+//! up to date, and draws terrain and UI into the acquired image in one submission that it does
+//! not wait for (a screenshot's frame is waited for).
 
 pub mod present;
 pub mod ui;
