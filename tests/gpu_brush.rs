@@ -584,6 +584,63 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
     assert_no_validation_messages(&gpu);
 }
 
+/// With frames in flight the pump leaves its waves running (no wait) and paces itself by the
+/// time per unit earlier waves measured: the heights equal a drained queue's for pointwise,
+/// level and multi-tap brushes, an undo in between is exact, and validation stays clean.
+#[test]
+fn detached_pumps_give_the_same_heights_as_draining() {
+    let gpu = gpu();
+    let d = doc(300, 260, 128);
+    let strokes: Vec<(BrushSettings, Vec<StrokeSample>)> = brushes()
+        .into_iter()
+        .filter(|b| {
+            matches!(
+                b.brush,
+                BrushType::Raise | BrushType::Level | BrushType::Smooth | BrushType::Noise
+            )
+        })
+        .take(5)
+        .map(|b| (b, corner_stroke()))
+        .collect();
+    let drained = run_gpu(&gpu, d, 4, &strokes);
+
+    let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
+    t.set_batch(4).unwrap();
+    t.set_frames_in_flight(true);
+    let (mut calls, mut units, mut measured) = (0, 0, 0.0);
+    let mut pump_all = |t: &mut Document| {
+        while t.pending_strokes() > 0 {
+            let report = t.pump(Some(0.05)).unwrap();
+            assert!(report.units >= 1);
+            units += report.units;
+            measured += report.gpu_ns;
+            calls += 1;
+            assert!(calls < 10_000, "the queue must drain");
+        }
+    };
+    // A stroke undone while its last waves may still run.
+    let (extra_brush, extra) = &strokes[0];
+    t.enqueue_stroke(extra_brush, &stroke_instances(extra_brush, extra));
+    pump_all(&mut t);
+    assert!(t.undo().unwrap());
+    for (b, samples) in &strokes {
+        t.enqueue_stroke(b, &stroke_instances(b, samples));
+    }
+    pump_all(&mut t);
+    assert!(units > 0 && calls > 1);
+    if gpu.info().timestamp_valid_bits > 0 {
+        assert!(
+            measured > 0.0,
+            "later pumps report the GPU time of earlier waves"
+        );
+    }
+    t.set_frames_in_flight(false);
+    let now = t.to_dense().unwrap();
+    let differ = now.iter().zip(&drained).filter(|(a, b)| a != b).count();
+    assert_eq!(differ, 0, "detached pumping changed {differ} heights");
+    assert_no_validation_messages(&gpu);
+}
+
 /// Tile culling (the default from batch 8) changes no height: every pointwise brush, full and
 /// partial batches, both formats, pages smaller than the brush and larger.
 #[test]

@@ -20,6 +20,7 @@
 //!   and commits them as one undo step when its last wave has run.
 
 use super::error::{BrushError, Result};
+use super::flights::Submitter;
 use super::shared::{BrushInstance, BrushPass, SmoothPass};
 use super::stamp::Stamp;
 use super::{instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType};
@@ -198,7 +199,10 @@ pub struct BrushEngine {
     in_place: bool,
     /// Pointwise kernels cull the batch's instances per 16x16 tile.
     tile_culling: bool,
+    /// Times the page copies `Field::ensure_working` makes (waited for).
     timer: Option<GpuTimer>,
+    /// Submits waves and uploads: waited for, or left running with frames in flight.
+    submitter: Submitter,
     pub last_stroke: StrokeStats,
     queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>, bool)>,
     /// Level target of the last stroke, kept for its continuations.
@@ -229,6 +233,7 @@ impl BrushEngine {
             in_place: false,
             tile_culling: true,
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
+            submitter: Submitter::new(gpu),
             last_stroke: StrokeStats::default(),
             queue: Default::default(),
             no_stamp,
@@ -342,12 +347,27 @@ impl BrushEngine {
     /// order. With a budget it stops once the measured GPU time of this call reaches `budget_ms`
     /// (at least one unit runs, and each submission is sized from the units measured so far), so
     /// a huge brush never holds a frame; `None` drains everything, and so does any budget on a
-    /// queue without timestamps (nothing to measure against). Every queued stroke must be for
+    /// queue without timestamps (nothing to measure against). Detached
+    /// ([`Self::set_detached`]), the time is planned from the time per unit that earlier pumps'
+    /// waves measured (one unit while nothing has been measured). Every queued stroke must be for
     /// the same field.
     pub fn pump(&mut self, field: &mut Field, budget_ms: Option<f64>) -> Result<PumpReport> {
         let mut report = PumpReport::default();
         let budget_ns = budget_ms.map(|ms| ms * 1e6);
-        let mut per_unit_ns: Option<f64> = None;
+        // Detached, the waves are timed when they have finished: the report gives what earlier
+        // pumps' waves took, and the budget is paced by their time per unit.
+        let detached = self.submitter.detached;
+        let finished = self.submitter.collect()?;
+        if detached {
+            report.gpu_ns = finished.wave_ns;
+            self.copy_ns += finished.copy_ns;
+        }
+        let mut per_unit_ns: Option<f64> = if detached {
+            self.submitter.unit_ns
+        } else {
+            None
+        };
+        let mut planned_ns = 0.0;
         loop {
             let mut stroke = match self.active.take() {
                 Some(s) => s,
@@ -363,7 +383,7 @@ impl BrushEngine {
                 (None, _) => left,
                 (Some(_), None) => 1,
                 (Some(b), Some(u)) => {
-                    (((b - report.gpu_ns) / u.max(1.0)).floor() as usize).clamp(1, left.max(1))
+                    (((b - planned_ns) / u.max(1.0)).floor() as usize).clamp(1, left.max(1))
                 }
             };
             let count = count.min(left);
@@ -379,11 +399,20 @@ impl BrushEngine {
             field.mark_changed_in(field.working().0.to_vec(), &touched);
             recorded?;
             stroke.done += count;
-            let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
-            report.gpu_ns += spent;
             report.units += count;
-            if count > 0 {
-                per_unit_ns = Some(spent / count as f64);
+            if detached {
+                // Not measured yet: planned from the time per unit (unknown at first: one unit).
+                match per_unit_ns {
+                    Some(u) => planned_ns += u * count as f64,
+                    None => planned_ns = f64::INFINITY,
+                }
+            } else {
+                let spent = stroke.stats.gpu_ns.unwrap_or(0.0) - before;
+                report.gpu_ns += spent;
+                planned_ns += spent;
+                if count > 0 {
+                    per_unit_ns = Some(spent / count as f64);
+                }
             }
             if stroke.done >= stroke.units {
                 field.commit_versions(stroke.join);
@@ -392,13 +421,20 @@ impl BrushEngine {
             } else {
                 self.active = Some(stroke);
             }
-            if budget_ns.is_some_and(|b| report.gpu_ns >= b) {
+            if budget_ns.is_some_and(|b| planned_ns >= b) {
                 break;
             }
         }
         report.pending_strokes = self.pending_strokes();
         report.copy_ns = std::mem::take(&mut self.copy_ns);
         Ok(report)
+    }
+
+    /// Leaves the engine's submissions running instead of waiting for them (frames in flight:
+    /// a pump then never waits for the frame the GPU is drawing). Stroke statistics then lack
+    /// the waves' GPU times; [`PumpReport::gpu_ns`] gives those of earlier pumps as they finish.
+    pub fn set_detached(&mut self, detached: bool) {
+        self.submitter.detached = detached;
     }
 
     /// Prepares the stroke at the front of the queue: level target, per-page instance lists,
@@ -470,9 +506,10 @@ impl BrushEngine {
                     vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
                 ),
             )?;
+            let timer = self.submitter.timer()?;
             let mut rec = Recorder::new(&self.gpu)?;
             let mut query = None;
-            if let Some(t) = &self.timer {
+            if let Some(t) = &timer {
                 rec.reset_timer(t);
                 query = Some((t, rec.timer_begin(t, "copies")?));
             }
@@ -481,9 +518,9 @@ impl BrushEngine {
             if let Some((t, q)) = query {
                 rec.timer_end(t, q);
             }
-            rec.submit_and_wait()?;
-            if let Some(t) = &self.timer {
-                self.copy_ns += t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>();
+            let ticket = self.submitter.send(rec)?;
+            if let Some(times) = self.submitter.finish(ticket, timer, 0)? {
+                self.copy_ns += times.iter().map(|p| p.gpu_ns).sum::<f64>();
             }
             Some(buf)
         };
@@ -591,8 +628,9 @@ impl BrushEngine {
         let label = format!("brush {}", brush.brush.name());
         let wave_ids: Vec<usize> = units.collect();
         for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {
+            let timer = self.submitter.timer()?;
             let mut rec = Recorder::new(&self.gpu)?;
-            if let Some(t) = &self.timer {
+            if let Some(t) = &timer {
                 rec.reset_timer(t);
             }
             rec.image(perm, Access::ComputeSampledRead);
@@ -617,7 +655,7 @@ impl BrushEngine {
                     }
                 }
                 rec.flush_barriers();
-                let query = match &self.timer {
+                let query = match &timer {
                     Some(t) => Some((t, rec.timer_begin(t, &label)?)),
                     None => None,
                 };
@@ -670,9 +708,9 @@ impl BrushEngine {
                 stats.passes += active.len();
                 stats.waves += 1;
             }
-            rec.submit_and_wait()?;
-            if let Some(t) = &self.timer {
-                stats.add_waves(&t.results()?);
+            let ticket = self.submitter.send(rec)?;
+            if let Some(times) = self.submitter.finish(ticket, timer, chunk.len())? {
+                stats.add_waves(&times);
             }
         }
         Ok(())
@@ -890,8 +928,9 @@ impl BrushEngine {
                 plan.push(wave);
             }
 
+            let timer = self.submitter.timer()?;
             let mut rec = Recorder::new(&self.gpu)?;
-            if let Some(t) = &self.timer {
+            if let Some(t) = &timer {
                 rec.reset_timer(t);
             }
             for wave in &plan {
@@ -902,7 +941,7 @@ impl BrushEngine {
                     rec.image(w.back, Access::ComputeStorageWrite);
                 }
                 rec.flush_barriers();
-                let query = match &self.timer {
+                let query = match &timer {
                     Some(t) => Some((t, rec.timer_begin(t, &label)?)),
                     None => None,
                 };
@@ -921,13 +960,13 @@ impl BrushEngine {
                 stats.passes += wave.len();
                 stats.waves += 1;
             }
-            rec.submit_and_wait()?;
+            let ticket = self.submitter.send(rec)?;
             for (i, page) in &fresh {
                 page.set_front(front[i]);
                 page.set_stale(stale[i]);
             }
-            if let Some(t) = &self.timer {
-                stats.add_waves(&t.results()?);
+            if let Some(times) = self.submitter.finish(ticket, timer, plan.len())? {
+                stats.add_waves(&times);
             }
         }
         Ok(())

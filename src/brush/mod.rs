@@ -6,6 +6,7 @@
 
 pub mod cpu;
 pub mod error;
+mod flights;
 pub mod gpu;
 pub mod journal;
 pub mod shared;

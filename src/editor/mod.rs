@@ -902,6 +902,8 @@ impl Editor {
                 self.instances_window.1 += stroke.add(&mut self.session.doc, sample);
             }
         }
+        // Frames are in flight: the brush work is not waited for either.
+        self.session.doc.set_frames_in_flight(true);
         Ok(self.session.doc.pump(Some(f64::from(self.ui.budget_ms)))?)
     }
 

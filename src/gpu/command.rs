@@ -565,6 +565,8 @@ impl<'a> Recorder<'a> {
         signal: Option<vk::Semaphore>,
     ) -> Result<Ticket> {
         let gpu = self.gpu;
+        // Retire what finished meanwhile (nobody may wait for every ticket).
+        gpu.collect()?;
         let mut flight = self.submit_with(wait, signal)?;
         flight.waited = true;
         let cmd = std::mem::replace(&mut flight.rec.cmd, vk::CommandBuffer::null());

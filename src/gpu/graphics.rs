@@ -8,6 +8,7 @@ use super::buffer::Buffer;
 use super::context::Gpu;
 use super::error::{GpuError, Result};
 use super::image::Image;
+use super::retire::Garbage;
 use super::shaders::Shader;
 use ash::vk;
 use std::sync::Arc;
@@ -254,11 +255,9 @@ impl SetPool {
 
 impl Drop for SetPool {
     fn drop(&mut self) {
-        // SAFETY: every submission using these sets was waited for.
-        unsafe {
-            for &p in &self.pools {
-                self.gpu.device().destroy_descriptor_pool(p, None);
-            }
+        // Destroyed once no detached submission that may bind their sets is pending.
+        for &p in &self.pools {
+            self.gpu.release(Garbage::DescriptorPool(p));
         }
     }
 }

@@ -8,6 +8,7 @@ use super::context::Gpu;
 use super::error::{GpuError, Result};
 use super::graphics::{ComputePipeline, DescriptorKind, LayoutBinding, PipelineLayout, SetLayout};
 use super::image::Image;
+use super::retire::Garbage;
 use super::shaders::Shader;
 use ash::vk;
 use std::marker::PhantomData;
@@ -254,7 +255,7 @@ impl DescriptorSet {
 
 impl Drop for DescriptorSet {
     fn drop(&mut self) {
-        // SAFETY: submissions complete before recording APIs return.
-        unsafe { self.gpu.device().destroy_descriptor_pool(self.pool, None) };
+        // Destroyed once no detached submission that may bind it is pending.
+        self.gpu.release(Garbage::DescriptorPool(self.pool));
     }
 }

@@ -2,7 +2,8 @@
 //! flight) and deferred release. Each such submission gets a [`Ticket`], in submission order. A
 //! buffer, image or command buffer dropped while any detached submission may still run is kept
 //! until every submission made before the drop has finished, then destroyed: dropping a resource
-//! never pulls it from under the GPU, whoever drops it (a page-out, a grown buffer, undo).
+//! never pulls it from under the GPU, whoever drops it (a page-out, a grown buffer, undo, a
+//! stroke's descriptor sets). Descriptor pools are released the same way.
 
 use super::context::Gpu;
 use super::error::Result;
@@ -26,6 +27,8 @@ pub(crate) enum Garbage {
         raw: vk::Buffer,
         allocation: Option<Allocation>,
     },
+    /// A descriptor pool (and every set allocated from it).
+    DescriptorPool(vk::DescriptorPool),
 }
 
 /// Detached submissions not known to be finished, and garbage waiting for them.
@@ -165,6 +168,8 @@ impl Gpu {
                 // SAFETY: as above.
                 unsafe { device.destroy_buffer(raw, None) };
             }
+            // SAFETY: no submission that may bind its sets is pending.
+            Garbage::DescriptorPool(pool) => unsafe { device.destroy_descriptor_pool(pool, None) },
         }
     }
 }

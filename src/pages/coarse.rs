@@ -510,7 +510,12 @@ impl CoarseLevel {
                 .dispatch([count[0], count[1], 1])?;
         }
         self.record_pyramid(&mut rec, dirty)?;
-        rec.submit_and_wait()?;
+        // Not waited for: later work on the queue (a frame's draw, a readback) orders after it
+        // through the images' barriers.
+        // SAFETY: the host never maps the upload buffer again nor rewrites these sets (both go
+        // with this call, released after the submission by the gpu layer); the coarse images
+        // are not host-visible.
+        let _ticket = unsafe { rec.submit_detached(None, None)? };
         for (id, _) in pages {
             self.pending.remove(id);
         }

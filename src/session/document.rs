@@ -159,6 +159,12 @@ impl Document {
         self.brushes.pump(self.store.height_mut(), budget_ms)
     }
 
+    /// With frames in flight, the brush work a pump submits is left running behind the frame the
+    /// GPU draws instead of waited for ([`crate::brush::gpu::BrushEngine::set_detached`]).
+    pub fn set_frames_in_flight(&mut self, on: bool) {
+        self.brushes.set_detached(on);
+    }
+
     /// Sets the memory budgets of the document's pages.
     pub fn set_budgets(&mut self, budgets: Budgets) {
         self.store.height_mut().set_budgets(budgets);

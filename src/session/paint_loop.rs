@@ -70,8 +70,16 @@ pub struct PaintLoop<'a> {
 }
 
 impl<'a> PaintLoop<'a> {
+    /// Paints `doc` with `load` (None: idle), its pumps not waiting for the frames in flight.
     pub fn new(doc: &'a mut Document, load: Option<&'a PaintLoad>) -> Self {
+        doc.set_frames_in_flight(true);
         Self { doc, load, next: 0 }
+    }
+}
+
+impl Drop for PaintLoop<'_> {
+    fn drop(&mut self) {
+        self.doc.set_frames_in_flight(false);
     }
 }
 
