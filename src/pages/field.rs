@@ -452,6 +452,12 @@ impl Field {
         Ok(self.coarse.as_ref())
     }
 
+    /// With frames in flight, the copies and clears that make page versions (copy-on-write) are
+    /// not waited for ([`Residency::detached`]).
+    pub fn set_frames_in_flight(&mut self, on: bool) {
+        self.places.detached = on;
+    }
+
     /// Reduces the pages changed since the last refresh into the coarse level: pages on the GPU
     /// there, the others (host memory, disk, flat) with the CPU twin.
     pub fn refresh_coarse(&mut self) -> Result<()> {

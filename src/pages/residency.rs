@@ -312,6 +312,9 @@ pub struct Residency {
     /// slow, so host pages live in pageable memory and are copied through these, in parallel,
     /// one part while the GPU transfers another.
     staging: Vec<Buffer>,
+    /// Frames are in flight: copies and clears that make versions (copy-on-write, no upload)
+    /// are submitted without waiting, so they never wait for the frame the GPU draws.
+    pub detached: bool,
 }
 
 impl Residency {
@@ -344,6 +347,7 @@ impl Residency {
             host_free: Vec::new(),
             host_free_bytes: 0,
             staging: Vec::new(),
+            detached: false,
         }
     }
 
@@ -975,6 +979,11 @@ impl Residency {
                 .zip(&pages)
                 .filter(|(s, _)| matches!(s, Source::Copy(_) | Source::Clear))
                 .collect();
+            // Copies and clears alone, with frames in flight: not waited for (nor timed).
+            let detach = self.detached && flights.is_empty();
+            if detach {
+                timing.timer = None;
+            }
             if !on_gpu.is_empty() {
                 let mut rec = Recorder::new(&self.gpu)?;
                 timing.start(&mut rec)?;
@@ -995,14 +1004,20 @@ impl Residency {
                     }
                 }
                 timing.end(&mut rec);
-                // SAFETY: as above.
-                flights.push(unsafe { rec.submit()? });
+                if detach {
+                    // SAFETY: copies and clears between images: no host-visible memory, no set
+                    // written; images dropped meanwhile are released after it (gpu::retire).
+                    let _ticket = unsafe { rec.submit_detached(None, None)? };
+                } else {
+                    // SAFETY: as above.
+                    flights.push(unsafe { rec.submit()? });
+                }
             }
             let _p = crate::profile::scope("page-in: wait");
             for f in flights {
                 f.wait()?;
             }
-            if let Some(t) = timer {
+            if let Some(t) = timing.timer {
                 ns = t.results()?.iter().map(|p| p.gpu_ns).sum();
             }
         }

@@ -13,11 +13,11 @@
 //! * **Index lists.** One per (mesh level, stitched sides) over the shared grid; nodes with the
 //!   same list and block are one instanced draw. A page node wider than a block is drawn as one
 //!   part per block, at a sparser mesh level of a smaller scale.
-//! * **Bounds** ([`bounds`]). Per-tile bounds (min, max, error per level) come from
+//! * **Bounds** (`terrain/bounds.rs`). Per-tile bounds (min, max, error per level) come from
 //!   `tile_bounds.comp`, run only for pages an edit changed (and the neighbours whose tiles reach
 //!   into them) that are on the GPU, recorded into the frame's own submission; tiles of pages
 //!   elsewhere take their bounds from the coarse level. The quadtree's node bounds sit on them.
-//! * **Frames in flight** ([`slots`]): what a frame writes from the host lives in one of two
+//! * **Frames in flight** (`terrain/slots.rs`): what a frame writes from the host lives in one of two
 //!   slots, so the host prepares the next frame while the GPU draws this one; page sets a frame in
 //!   flight binds are replaced, not rewritten.
 

@@ -159,10 +159,12 @@ impl Document {
         self.brushes.pump(self.store.height_mut(), budget_ms)
     }
 
-    /// With frames in flight, the brush work a pump submits is left running behind the frame the
-    /// GPU draws instead of waited for ([`crate::brush::gpu::BrushEngine::set_detached`]).
+    /// With frames in flight, the brush work a pump submits and the copy-on-write copies it
+    /// needs are left running behind the frame the GPU draws instead of waited for
+    /// ([`crate::brush::gpu::BrushEngine::set_detached`], [`Field::set_frames_in_flight`]).
     pub fn set_frames_in_flight(&mut self, on: bool) {
         self.brushes.set_detached(on);
+        self.store.height_mut().set_frames_in_flight(on);
     }
 
     /// Sets the memory budgets of the document's pages.
