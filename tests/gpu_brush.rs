@@ -541,11 +541,9 @@ fn undo_budget_forgets_the_oldest_strokes() {
     assert_no_validation_messages(&gpu);
 }
 
-#[test]
-fn budgeted_queue_gives_the_same_heights_as_draining() {
-    let gpu = gpu();
-    let d = doc(300, 260, 128);
-    let strokes: Vec<(BrushSettings, Vec<StrokeSample>)> = brushes()
+/// Five corner strokes of pointwise, level and multi-tap brushes, for the queue tests.
+fn queued_strokes() -> Vec<(BrushSettings, Vec<StrokeSample>)> {
+    brushes()
         .into_iter()
         .filter(|b| {
             matches!(
@@ -555,7 +553,14 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
         })
         .take(5)
         .map(|b| (b, corner_stroke()))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn budgeted_queue_gives_the_same_heights_as_draining() {
+    let gpu = gpu();
+    let d = doc(300, 260, 128);
+    let strokes = queued_strokes();
     let drained = run_gpu(&gpu, d, 4, &strokes);
 
     let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
@@ -591,17 +596,7 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
 fn detached_pumps_give_the_same_heights_as_draining() {
     let gpu = gpu();
     let d = doc(300, 260, 128);
-    let strokes: Vec<(BrushSettings, Vec<StrokeSample>)> = brushes()
-        .into_iter()
-        .filter(|b| {
-            matches!(
-                b.brush,
-                BrushType::Raise | BrushType::Level | BrushType::Smooth | BrushType::Noise
-            )
-        })
-        .take(5)
-        .map(|b| (b, corner_stroke()))
-        .collect();
+    let strokes = queued_strokes();
     let drained = run_gpu(&gpu, d, 4, &strokes);
 
     let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
