@@ -239,3 +239,74 @@ fn filters_select_measurements_and_bad_flags_are_refused() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// `--compare`: a made-up regression in one measurement is flagged, and only it; reports of
+/// another device or schema, files that are not reports, and measuring flags are refused.
+#[test]
+fn compare_flags_exactly_the_regressed_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench-report.json");
+    let text = std::fs::read_to_string(&old).unwrap();
+    let write = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        edit(&mut v);
+        let p = dir.path().join(name);
+        std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+        p
+    };
+    // The brush measurement whose repeats agreed best, made twice as slow as its band allows.
+    let report: Report = serde_json::from_str(&text).unwrap();
+    let results = &report.brushes.as_ref().unwrap().results;
+    let (i, spread) = results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i, r.gpu_spread))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    let name = &results[i].name;
+    let slower = write("slower.json", &|v| {
+        let r = &mut v["brushes"]["results"][i];
+        let us = r["us_per_instance"].as_f64().unwrap();
+        r["us_per_instance"] = (us * 2.0 * (1.0 + spread.max(0.05))).into();
+    });
+    let md = dir.path().join("cmp.md");
+    let (o, s) = (old.to_str().unwrap(), slower.to_str().unwrap());
+    let out = scarp(&["bench", "--compare", o, s, "--md", md.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let flagged: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with("regression: "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    assert!(flagged[0].contains(&format!("{name} us_per_instance")));
+    let table = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        table.contains("1 regression beyond the noise band"),
+        "{table}"
+    );
+    assert_eq!(table.matches("REGRESSION").count(), 1);
+    // The same report against itself: nothing flagged.
+    let out = scarp(&["bench", "--compare", o, o]);
+    assert!(out.status.success() && !stderr(&out).contains("regression"));
+
+    let other = write("other.json", &|v| {
+        v["system"]["device"] = "Other GPU".into()
+    });
+    let newer = write("newer.json", &|v| v["schema"] = 999.into());
+    let bad: &[(&[&str], &str)] = &[
+        (&[o, other.to_str().unwrap()], "different devices"),
+        (&[o, newer.to_str().unwrap()], "different schemas"),
+        (&[o, "Cargo.toml"], "not a Scarp bench report"),
+        (&[o, "/no/such/report.json"], "cannot read"),
+    ];
+    for (files, needle) in bad {
+        let mut all = vec!["bench", "--compare"];
+        all.extend_from_slice(files);
+        let out = scarp(&all);
+        assert!(!out.status.success(), "{files:?} was accepted");
+        assert!(stderr(&out).contains(needle), "{files:?}: {}", stderr(&out));
+    }
+    let out = scarp(&["bench", "--compare", o, s, "--json", "x.json"]);
+    assert!(!out.status.success() && stderr(&out).contains("takes only --md"));
+}

@@ -4,8 +4,8 @@
 use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
 use super::noise::flops_per_sample;
 use super::{
-    median, ratio, BenchOptions, BrushCost, BrushResult, BrushSection, Ceilings, CpuTwinResult,
-    REFERENCE_BATCH, REFERENCE_PAGE,
+    median, ratio, spread, BenchOptions, BrushCost, BrushResult, BrushSection, Ceilings,
+    CpuTwinResult, REFERENCE_BATCH, REFERENCE_PAGE,
 };
 use crate::brush::cpu::CpuTerrain;
 use crate::brush::shared::BrushInstance;
@@ -299,6 +299,7 @@ pub(super) fn measure(
         }
         let st = stats.expect("at least one repeat");
         let gpu_ms = median(&times);
+        let gpu_spread = spread(&times);
         let gpu_s = gpu_ms * 1e-3;
         let covered: u64 = instances.iter().map(|b| disc_texels(b, &desc)).sum();
         let model = cost(&brush);
@@ -328,6 +329,7 @@ pub(super) fn measure(
             covered_texels: covered,
             texels_written: st.texels_written,
             gpu_ms,
+            gpu_spread,
             us_per_instance: ratio(gpu_ms * 1e3, instances.len() as f64),
             instances_per_s: ratio(instances.len() as f64, gpu_s),
             mtexel_s: ratio(covered as f64, gpu_s * 1e6),

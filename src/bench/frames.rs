@@ -130,6 +130,7 @@ pub(super) fn measure(
             brush_radius: c.radius,
             instances_per_frame: c.rate as u32,
             mean_ms,
+            mean_spread: mean_uncertainty(&log.frame_ms),
             p99_ms,
             fps: super::ratio(1e3, mean_ms),
             gpu_brush_ms: mean(&log.brush_gpu_ms),
@@ -153,4 +154,15 @@ pub(super) fn measure(
         out.push(r);
     }
     Ok(Some(out))
+}
+
+/// Three standard errors of the mean of `v`, over the mean (0 for fewer than two values).
+fn mean_uncertainty(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    super::ratio(3.0 * (var / n).sqrt(), mean)
 }

@@ -8,6 +8,7 @@
 
 mod brushes;
 mod ceilings;
+pub mod compare;
 mod frames;
 mod noise;
 mod paging;
@@ -149,6 +150,10 @@ pub struct NoiseResult {
     pub octaves: u32,
     /// Median GPU time of the whole grid (gradients fetched from the table, the default).
     pub gpu_ms: f64,
+    /// Spread of the repeats of `gpu_ms`: (slowest - fastest) / median (0 in reports made
+    /// before it was recorded, or with one repeat).
+    #[serde(default)]
+    pub gpu_spread: f64,
     /// The same with the gradient table staged in shared memory per workgroup.
     pub gpu_ms_shared_gradients: f64,
     /// `gpu_ms / gpu_ms_shared_gradients` (above 1: shared memory is faster).
@@ -218,6 +223,10 @@ pub struct BrushResult {
     /// Texels the passes wrote (each also read once).
     pub texels_written: u64,
     pub gpu_ms: f64,
+    /// Spread of the repeats of `gpu_ms`: (slowest - fastest) / median (0 in reports made
+    /// before it was recorded, or with one repeat).
+    #[serde(default)]
+    pub gpu_spread: f64,
     pub us_per_instance: f64,
     pub instances_per_s: f64,
     /// Covered texels per second.
@@ -275,6 +284,10 @@ pub struct FrameResult {
     pub brush_radius: f32,
     pub instances_per_frame: u32,
     pub mean_ms: f64,
+    /// Relative uncertainty of `mean_ms`: three standard errors of the mean over the mean
+    /// (0 in reports made before it was recorded).
+    #[serde(default)]
+    pub mean_spread: f64,
     pub p99_ms: f64,
     pub fps: f64,
     pub gpu_brush_ms: f64,
@@ -338,6 +351,20 @@ pub(crate) fn reference_config(results: &[BrushResult]) -> (u32, u32, String) {
 }
 
 /// Median of `v` (the mean of the middle two for even lengths); NaN when empty.
+/// (largest - smallest) / median of `v`: how far repeats of one measurement spread (0 for fewer
+/// than two).
+pub fn spread(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    ratio(hi - lo, median(v))
+}
+
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;

@@ -2,7 +2,9 @@
 //! crate's `Fbm<Perlin>` with the same octaves (one thread and all cores).
 
 use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
-use super::{median, ratio, BenchOptions, Ceilings, NoiseResult, NoiseSection, PeerBaseline};
+use super::{
+    median, ratio, spread, BenchOptions, Ceilings, NoiseResult, NoiseSection, PeerBaseline,
+};
 use crate::gpu::Gpu;
 use crate::noise::{CpuTables, GpuNoise, NoiseKind, NoiseSettings, NoiseTables};
 use anyhow::{anyhow, Result};
@@ -141,7 +143,7 @@ pub(super) fn measure(
         heater.heat(HEAT_LONG_MS)?;
         // The shared-memory gradient path, then the default table-fetch path.
         let mut heights = Vec::new();
-        let mut timed = |noise: &mut GpuNoise| -> Result<f64> {
+        let mut timed = |noise: &mut GpuNoise| -> Result<(f64, f64)> {
             let mut times = Vec::new();
             for i in 0..o.warmup + o.repeats {
                 heater.heat(HEAT_SHORT_MS)?;
@@ -152,12 +154,12 @@ pub(super) fn measure(
                 }
                 heights = run.heights;
             }
-            Ok(median(&times))
+            Ok((median(&times), spread(&times)))
         };
         gpu_noise.set_shared_gradients(true);
-        let shared_ms = timed(&mut gpu_noise)?;
+        let (shared_ms, _) = timed(&mut gpu_noise)?;
         gpu_noise.set_shared_gradients(false);
-        let gpu_ms = timed(&mut gpu_noise)?;
+        let (gpu_ms, gpu_spread) = timed(&mut gpu_noise)?;
         let diff = heights
             .iter()
             .zip(&cpu_heights)
@@ -173,6 +175,7 @@ pub(super) fn measure(
             kind: kind.name().to_string(),
             octaves: octaves(&s),
             gpu_ms,
+            gpu_spread,
             gpu_ms_shared_gradients: shared_ms,
             shared_gradients_speedup: ratio(gpu_ms, shared_ms),
             gpu_msamples_s: gpu_msps,

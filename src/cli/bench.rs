@@ -1,4 +1,4 @@
-//! `scarp bench`: ceilings, noise, brushes and frames (docs/bench.md).
+//! `scarp bench`: ceilings, noise, brushes and frames (docs/bench.md); `--compare` of two reports.
 
 use super::{check_validation, open_gpu};
 use crate::noise::DEFAULT_TABLE_SEED;
@@ -36,10 +36,57 @@ pub struct BenchArgs {
     assets: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
+    /// Compare two reports instead of measuring: new/old per measurement with a noise band from
+    /// the repeats, regressions flagged (`--md` writes the table). Same schema and device only.
+    #[arg(long, num_args = 2, value_names = ["OLD.json", "NEW.json"])]
+    compare: Option<Vec<PathBuf>>,
+}
+
+/// `--compare OLD NEW`: reads both reports and prints (or writes with `--md`) the comparison.
+fn compare(a: &BenchArgs, files: &[PathBuf]) -> Result<()> {
+    use crate::bench::{compare, Report};
+    if a.quick || a.json.is_some() || a.plot.is_some() || !a.filter.is_empty() {
+        bail!("--compare measures nothing: it takes only --md");
+    }
+    let read = |p: &PathBuf| -> Result<Report> {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", p.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not a Scarp bench report: {e}", p.display()))
+    };
+    let (old, new) = (read(&files[0])?, read(&files[1])?);
+    let c = compare::compare(&old, &new)
+        .map_err(|e| anyhow::anyhow!("{} vs {}: {e}", files[0].display(), files[1].display()))?;
+    let md = compare::markdown(&c);
+    match &a.md {
+        Some(p) => {
+            crate::atomic_file::write_bytes_atomic(p, md.as_bytes()).map_err(anyhow::Error::msg)?;
+            println!("-> {}", p.display());
+        }
+        None => print!("{md}"),
+    }
+    for r in c.regressions() {
+        eprintln!(
+            "regression: {} {:.3}x (band ±{:.1}%)",
+            r.name,
+            r.ratio,
+            r.band * 100.0
+        );
+    }
+    Ok(())
 }
 
 pub fn run(a: &BenchArgs) -> Result<()> {
     use crate::bench::{self, BenchOptions};
+    if let Some(files) = &a.compare {
+        if let Some(p) = &a.md {
+            if p.extension().and_then(|e| e.to_str()) != Some("md") {
+                bail!("{}: --md must be a .md file", p.display());
+            }
+            crate::atomic_file::check_folder(p).map_err(anyhow::Error::msg)?;
+        }
+        return compare(a, files);
+    }
     for (path, ext, flag) in [
         (&a.json, "json", "--json"),
         (&a.md, "md", "--md"),
