@@ -23,3 +23,4 @@ pub mod render;
 pub mod session;
 pub mod shared_constants;
 pub mod terrain;
+pub mod trace;

@@ -1,5 +1,6 @@
 //! Opt-in CPU phase timing (`SCARP_PROFILE=1`): named scopes accumulate wall-clock time per
-//! thread; [`report`] lists them. Off, a scope costs one relaxed atomic load.
+//! thread; [`report`] lists them. While a trace records ([`crate::trace`]), each scope is also an
+//! event on its thread's track. Off, a scope costs two relaxed atomic loads.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -28,19 +29,26 @@ fn enabled() -> bool {
 pub struct Scope {
     label: &'static str,
     start: Option<Instant>,
+    totals: bool,
 }
 
-/// Starts timing `label` (when profiling is on).
+/// Starts timing `label` (when profiling is on or a trace records).
 pub fn scope(label: &'static str) -> Scope {
+    let totals = enabled();
     Scope {
         label,
-        start: enabled().then(Instant::now),
+        start: (totals || crate::trace::recording()).then(Instant::now),
+        totals,
     }
 }
 
 impl Drop for Scope {
     fn drop(&mut self) {
-        if let Some(s) = self.start {
+        let Some(s) = self.start else {
+            return;
+        };
+        crate::trace::cpu_span(self.label, s);
+        if self.totals {
             let ms = s.elapsed().as_secs_f64() * 1e3;
             TOTALS.with(|t| {
                 let mut t = t.borrow_mut();

@@ -659,10 +659,12 @@ impl BrushEngine {
                     Some(t) => Some((t, rec.timer_begin(t, &label)?)),
                     None => None,
                 };
+                let (mut wave_texels, mut wave_instances) = (0u64, 0u32);
                 for &i in &active {
                     let page = fresh[&i];
                     let r = desc.page_rect(ids[i]);
                     let (first, count, dirty) = page_passes[i][wave];
+                    wave_instances += count;
                     // Ping-pong passes also bring the back image up to date where the previous
                     // pass wrote.
                     let write = if self.in_place {
@@ -683,7 +685,7 @@ impl BrushEngine {
                         (write.height() as u32).div_ceil(GROUP[1]),
                         1,
                     ];
-                    stats.texels_written += write.width() as u64 * write.height() as u64;
+                    wave_texels += write.width() as u64 * write.height() as u64;
                     // Accesses were declared for the whole wave above.
                     let sets = page.sets(bind)?;
                     let set = if self.in_place {
@@ -704,7 +706,12 @@ impl BrushEngine {
                 }
                 if let Some((t, q)) = query {
                     rec.timer_end(t, q);
+                    t.note(
+                        q,
+                        wave_args(self.batch, wave_instances, active.len(), wave_texels),
+                    );
                 }
+                stats.texels_written += wave_texels;
                 stats.passes += active.len();
                 stats.waves += 1;
             }
@@ -956,6 +963,8 @@ impl BrushEngine {
                 }
                 if let Some((t, q)) = query {
                     rec.timer_end(t, q);
+                    let texels = wave.iter().map(|w| w.write.texels()).sum::<u64>();
+                    t.note(q, wave_args(1, 1, wave.len(), texels));
                 }
                 stats.passes += wave.len();
                 stats.waves += 1;
@@ -971,6 +980,11 @@ impl BrushEngine {
         }
         Ok(())
     }
+}
+
+/// What a trace shows with a wave: batch size, instances, pages and texels written.
+fn wave_args(batch: usize, instances: u32, pages: usize, texels: u64) -> String {
+    format!(r#"{{"batch":{batch},"instances":{instances},"pages":{pages},"texels":{texels}}}"#)
 }
 
 /// Splits `items` into consecutive groups whose `bytes` sum to at most `budget` (one item per

@@ -590,6 +590,12 @@ impl Journal {
         mut after_stroke: impl FnMut(usize, &R),
     ) -> Result<(), R::Error> {
         for (i, step) in self.steps.iter().enumerate() {
+            // A span per step in traces (and in SCARP_PROFILE's totals).
+            let _step = crate::profile::scope(match step {
+                Step::Stroke { .. } => "step: stroke",
+                Step::Undo(_) => "step: undo",
+                Step::Redo(_) => "step: redo",
+            });
             match step {
                 Step::Stroke {
                     brush, instances, ..

@@ -49,6 +49,10 @@ pub struct ApplyArgs {
     memory: MemoryArgs,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
+    /// Write a timeline trace of the replay (Chrome trace-event JSON: CPU phases per thread,
+    /// GPU passes on the queue's track; opens in Perfetto). GPU backend.
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
 }
 
 /// What a checked `scarp apply` will do.
@@ -105,6 +109,12 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
     }
     if !(1..=MAX_BATCH).contains(&a.batch) {
         bail!("--batch must be between 1 and {MAX_BATCH}, got {}", a.batch);
+    }
+    if let Some(t) = &a.trace {
+        if a.backend != Backend::Gpu {
+            bail!("--trace records the GPU backend");
+        }
+        super::check_trace_path(t)?;
     }
     let doc = journal.document;
     let to_project = a.out.extension().is_some_and(|e| e == "scarp");
@@ -235,6 +245,9 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
         }
     };
     terrain.set_batch(a.batch)?;
+    if a.trace.is_some() {
+        crate::gpu::start_trace(&gpu)?;
+    }
     let (mut total_ns, mut total_passes) = (0.0, 0);
     plan.journal.replay(&mut terrain, |i, t| {
         let s = t.last_stroke();
@@ -242,6 +255,9 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
         total_passes += s.passes;
         print_stroke(i, s, a.passes);
     })?;
+    if let Some(t) = &a.trace {
+        super::write_trace(t)?;
+    }
     println!(
         "total: {totals}, {total_passes} passes, GPU {:.3} ms, {} pages in memory",
         total_ns * 1e-6,

@@ -128,6 +128,27 @@ fn open_gpu() -> Result<Arc<Gpu>> {
 }
 
 /// Fails if validation is on and reported anything: a CLI run is then as strict as a test.
+/// Checks a `--trace` path before any work: a .json file in a folder that exists.
+fn check_trace_path(p: &Path) -> Result<()> {
+    if p.extension().and_then(|e| e.to_str()) != Some("json") {
+        bail!("{}: --trace must be a .json file", p.display());
+    }
+    crate::atomic_file::check_folder(p).map_err(anyhow::Error::msg)
+}
+
+/// Stops the trace recording and writes it (Chrome trace-event JSON) to `p`.
+fn write_trace(p: &Path) -> Result<()> {
+    let trace = crate::trace::stop().ok_or_else(|| anyhow::anyhow!("no trace was recording"))?;
+    crate::atomic_file::write_bytes_atomic(p, trace.to_json().as_bytes())
+        .map_err(anyhow::Error::msg)?;
+    println!(
+        "trace: {} events -> {} (open in Perfetto or chrome://tracing)",
+        trace.events.len(),
+        p.display()
+    );
+    Ok(())
+}
+
 fn check_validation(gpu: &Gpu) -> Result<()> {
     if gpu.validation_messages() > 0 {
         bail!(

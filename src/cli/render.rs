@@ -82,6 +82,10 @@ pub struct RenderArgs {
     budget_ms: Option<f64>,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
+    /// Write a timeline trace of the timed frames (Chrome trace-event JSON: CPU phases per
+    /// thread, GPU passes on the queue's track, a "frame" span per frame; opens in Perfetto).
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
 }
 
 pub fn run(a: &RenderArgs) -> Result<()> {
@@ -113,6 +117,9 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             budget_ms: a.budget_ms,
             ..PaintLoad::noise(kind, a.paint_radius, a.paint_strength, a.paint_rate)
         });
+        if a.trace.is_some() {
+            crate::gpu::start_trace(&gpu)?;
+        }
         let log = run_frames(
             &mut PaintLoop::new(&mut terrain, paint.as_ref()),
             &mut renderer,
@@ -122,6 +129,9 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             10,
             a.frames,
         )?;
+        if let Some(t) = &a.trace {
+            super::write_trace(t)?;
+        }
         print_frames(a, &terrain, size, &log);
     }
     if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
@@ -189,6 +199,12 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
     }
     if a.paint.is_some() && a.frames == 0 {
         bail!("--paint needs --frames N (it paints while timing frames)");
+    }
+    if let Some(t) = &a.trace {
+        if a.frames == 0 {
+            bail!("--trace needs --frames N (it records the timed frames)");
+        }
+        super::check_trace_path(t)?;
     }
     if !(0.5..=65536.0).contains(&a.paint_radius) {
         bail!(

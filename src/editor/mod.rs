@@ -728,6 +728,7 @@ impl Editor {
                 UiAction::Undo => self.undo()?,
                 UiAction::Redo => self.redo()?,
                 UiAction::FrameAll => self.frame_all(),
+                UiAction::ToggleTrace => self.toggle_trace(),
                 UiAction::SavePreset(name) => {
                     self.ui.message = match save_preset(&name, &self.ui.brush) {
                         Ok(p) => format!("saved {}", p.display()),
@@ -797,6 +798,7 @@ impl Editor {
     /// input, brush work under the GPU budget, the renderer catching up, panels, the drawing
     /// (tile bounds, terrain, imgui, coverage and pick in one submission, not waited for).
     fn frame(&mut self) -> Result<Flow> {
+        let _frame = crate::profile::scope("frame");
         let now = Instant::now();
         if let Some(done) = self.renderer.begin_frame()? {
             self.take_results(&done);
@@ -1046,6 +1048,33 @@ impl Editor {
         if let Some((_, point)) = done.picked {
             self.pick = point;
         }
+    }
+
+    /// Starts recording a trace, or stops and writes it to `scarp-trace-SECONDS.json` in the
+    /// working folder (the message says where).
+    fn toggle_trace(&mut self) {
+        if !crate::trace::recording() {
+            self.ui.message = match crate::gpu::start_trace(&self.gpu) {
+                Ok(()) => "recording a trace: press stop trace to write it".into(),
+                Err(e) => format!("trace not started: {e}"),
+            };
+            return;
+        }
+        let Some(trace) = crate::trace::stop() else {
+            return;
+        };
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let path = PathBuf::from(format!("scarp-trace-{secs}.json"));
+        self.ui.message = match write_bytes_atomic(&path, trace.to_json().as_bytes()) {
+            Ok(()) => format!(
+                "trace of {} events -> {} (open in Perfetto)",
+                trace.events.len(),
+                path.display()
+            ),
+            Err(e) => format!("trace not written: {e}"),
+        };
     }
 
     /// Writes the read-back swapchain image as the screenshot PNG.

@@ -33,6 +33,8 @@ pub enum UiAction {
     Undo,
     Redo,
     FrameAll,
+    /// Start recording a trace, or stop and write it.
+    ToggleTrace,
 }
 
 /// Measurements the profiler panel shows.
@@ -368,6 +370,20 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 .scale_min(0.0)
                 .scale_max(worst.max(1.0) * 1.1)
                 .build();
+            let recording = crate::trace::recording();
+            if ui.button(if recording {
+                "stop trace"
+            } else {
+                "record trace"
+            }) {
+                s.actions.push(UiAction::ToggleTrace);
+            }
+            if ui.is_item_hovered() {
+                ui.tooltip_text(
+                    "Record a timeline of every frame (CPU phases, GPU passes) and write it as \
+                     scarp-trace-*.json when stopped: open it in Perfetto or chrome://tracing",
+                );
+            }
             if p.timestamps {
                 ui.text("GPU ms per pass (timestamps):");
                 ui.text(format!("  brush batches    {:8.3}", p.brush_gpu_ms));

@@ -1,7 +1,8 @@
 //! GPU pass timing from timestamp queries. A [`GpuTimer`] holds a query pool with two queries per
 //! pass; a timed pass writes one timestamp before and one after its dispatch (both at
 //! ALL_COMMANDS, after its barriers), and [`GpuTimer::results`] turns tick differences into
-//! nanoseconds with the device's timestamp period.
+//! nanoseconds with the device's timestamp period. While a trace records, `results` also puts
+//! each pass on the trace's GPU track ([`start_trace`] measures the GPU clock's offset).
 
 use super::context::Gpu;
 use super::error::{GpuError, Result};
@@ -22,6 +23,8 @@ pub struct GpuTimer {
     pool: vk::QueryPool,
     capacity: u32,
     labels: RefCell<Vec<String>>,
+    /// Per pass: arguments shown with it in traces (a JSON object's text).
+    args: RefCell<Vec<Option<String>>>,
 }
 
 impl GpuTimer {
@@ -40,12 +43,14 @@ impl GpuTimer {
             pool,
             capacity,
             labels: RefCell::new(Vec::new()),
+            args: RefCell::new(Vec::new()),
         }))
     }
 
     /// Records the reset of every query; call once at the start of a submission.
     pub(crate) fn reset(&self, cmd: vk::CommandBuffer) {
         self.labels.borrow_mut().clear();
+        self.args.borrow_mut().clear();
         // SAFETY: `cmd` is recording on this device; the range is within the pool.
         unsafe {
             self.gpu
@@ -65,6 +70,7 @@ impl GpuTimer {
             )));
         }
         labels.push(label.to_owned());
+        self.args.borrow_mut().push(None);
         self.gpu.cmd_write_timestamp2(
             cmd,
             vk::PipelineStageFlags2::ALL_COMMANDS,
@@ -83,13 +89,18 @@ impl GpuTimer {
         );
     }
 
-    /// Times of the passes of the last completed submission, in recording order.
-    pub fn results(&self) -> Result<Vec<PassTime>> {
-        let labels = self.labels.borrow();
-        if labels.is_empty() {
-            return Ok(Vec::new());
+    /// Attaches `args` (a JSON object's text, e.g. `{"batch":16}`) to pass `index`: traces show
+    /// them with the pass.
+    pub fn note(&self, index: u32, args: String) {
+        if let Some(a) = self.args.borrow_mut().get_mut(index as usize) {
+            *a = Some(args);
         }
-        let mut ticks = vec![0u64; labels.len() * 2];
+    }
+
+    /// Raw (begin, end) ticks of the passes of the last completed submission, masked to the
+    /// valid bits.
+    fn ticks(&self, passes: usize) -> Result<Vec<(u64, u64)>> {
+        let mut ticks = vec![0u64; passes * 2];
         // SAFETY: these queries were written by a submission that has completed.
         unsafe {
             self.gpu.device().get_query_pool_results(
@@ -105,19 +116,79 @@ impl GpuTimer {
         } else {
             (1u64 << bits) - 1
         };
+        Ok(ticks
+            .chunks(2)
+            .map(|t| (t[0] & mask, t[1] & mask))
+            .collect())
+    }
+
+    /// Times of the passes of the last completed submission, in recording order (and, while a
+    /// trace records, the passes on its GPU track).
+    pub fn results(&self) -> Result<Vec<PassTime>> {
+        let labels = self.labels.borrow();
+        if labels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ticks = self.ticks(labels.len())?;
         let period = self.gpu.info().timestamp_period_ns;
+        let bits = self.gpu.info().timestamp_valid_bits;
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        if crate::trace::recording() {
+            let args = self.args.borrow();
+            for (i, label) in labels.iter().enumerate() {
+                let (b, e) = ticks[i];
+                crate::trace::gpu_span(label, b, e, args.get(i).cloned().flatten());
+            }
+        }
         Ok(labels
             .iter()
-            .enumerate()
-            .map(|(i, label)| {
-                let delta = ticks[2 * i + 1].wrapping_sub(ticks[2 * i]) & mask;
-                PassTime {
-                    label: label.clone(),
-                    gpu_ns: delta as f64 * period,
-                }
+            .zip(ticks)
+            .map(|(label, (b, e))| PassTime {
+                label: label.clone(),
+                gpu_ns: (e.wrapping_sub(b) & mask) as f64 * period,
             })
             .collect())
     }
+}
+
+/// Starts recording a trace ([`crate::trace::start`]) and measures where GPU timestamps fall on
+/// its clock: a timestamp written by a submission waited for lies between the host times just
+/// before the submission and just after the wait; the midpoint of the shortest of five such
+/// round trips gives the offset, half of it the uncertainty. (VK_EXT_calibrated_timestamps
+/// would be tighter; this works on every device with timestamps.)
+pub fn start_trace(gpu: &Arc<Gpu>) -> Result<()> {
+    let epoch = crate::trace::start();
+    let Some(timer) = GpuTimer::new(gpu, 1)? else {
+        return Ok(());
+    };
+    let period = gpu.info().timestamp_period_ns;
+    let mut best: Option<crate::trace::GpuClock> = None;
+    for _ in 0..5 {
+        let mut rec = super::Recorder::new(gpu)?;
+        rec.reset_timer(&timer);
+        let q = rec.timer_begin(&timer, "calibration")?;
+        rec.timer_end(&timer, q);
+        let t0 = epoch.elapsed().as_secs_f64() * 1e6;
+        rec.submit_and_wait()?;
+        let t1 = epoch.elapsed().as_secs_f64() * 1e6;
+        let (tick, _) = timer.ticks(1)?[0];
+        let clock = crate::trace::GpuClock {
+            offset_us: 0.5 * (t0 + t1) - tick as f64 * period * 1e-3,
+            period_ns: period,
+            uncertainty_us: 0.5 * (t1 - t0),
+        };
+        if best.map_or(true, |b| clock.uncertainty_us < b.uncertainty_us) {
+            best = Some(clock);
+        }
+    }
+    if let Some(c) = best {
+        crate::trace::set_gpu_clock(c);
+    }
+    Ok(())
 }
 
 impl Drop for GpuTimer {

@@ -120,6 +120,7 @@ pub fn run_frames<W: FrameWork>(
         if frame == warmup {
             crate::profile::take(); // profile the timed frames only
         }
+        let _frame = crate::profile::scope("frame");
         let t0 = Instant::now();
         let brush_ms = {
             let _s = crate::profile::scope("frame: enqueue and pump");
