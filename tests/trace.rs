@@ -1,7 +1,8 @@
 //! Timeline traces (`--trace`, lavapipe, validation on): Chrome trace-event JSON whose GPU track
 //! holds every brush wave of the journal once, with its instances, pages and texels; whose GPU
 //! events lie inside the journal step that ran them (within the measured clock uncertainty);
-//! whose timestamps increase; and a frame span per timed frame in `scarp render`.
+//! whose timestamps increase; a frame span per timed frame in `scarp render`; and RenderDoc
+//! captures that report their absence.
 
 mod common;
 
@@ -194,4 +195,25 @@ fn render_trace_has_a_frame_span_per_frame_and_bad_flags_are_refused() {
         assert!(!out.status.success(), "{args:?} was accepted");
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
+}
+
+/// Without RenderDoc, `scarp render --capture` says so and still writes its image.
+#[test]
+fn render_capture_without_renderdoc_reports_it_and_succeeds() {
+    let journal = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/journals/demo.json");
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("c.png");
+    let out = scarp_ok(&[
+        "render",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--image",
+        "160x100",
+        "--out",
+        png.to_str().unwrap(),
+        "--capture",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("RenderDoc is not attached"), "{text}");
+    assert!(png.is_file());
 }

@@ -86,6 +86,9 @@ pub struct RenderArgs {
     /// thread, GPU passes on the queue's track, a "frame" span per frame; opens in Perfetto).
     #[arg(long, value_name = "FILE.json")]
     trace: Option<PathBuf>,
+    /// Capture the final frame in RenderDoc (when running under it; otherwise says so).
+    #[arg(long)]
+    capture: bool,
 }
 
 pub fn run(a: &RenderArgs) -> Result<()> {
@@ -146,7 +149,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         )?;
     }
     // Frames until every page the view wants is on the GPU (or the budget holds no more).
-    let f = target.render_settled(
+    let mut f = target.render_settled(
         &mut renderer,
         &mut terrain.store,
         &camera,
@@ -155,6 +158,20 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         None,
         SETTLE_ROUNDS,
     )?;
+    if a.capture {
+        // The final frame again, inside a RenderDoc capture.
+        let mut capture = crate::gpu::Capture::new();
+        capture.start();
+        f = target.render(
+            &mut renderer,
+            &mut terrain.store,
+            &camera,
+            &view,
+            true,
+            None,
+        )?;
+        println!("{}", capture.end());
+    }
     let pixels = f.pixels.expect("read back");
     let covered = renderer.covered_pixels().unwrap_or(0);
     let s = &renderer.stats;

@@ -198,6 +198,8 @@ struct Editor {
     presenter: Presenter,
     session: Session,
     shot_buffer: Option<Buffer>,
+    /// RenderDoc's in-application API, when running under RenderDoc (F12, the profiler button).
+    capture: crate::gpu::Capture,
     window: Arc<Window>,
     camera: Camera,
     ui: UiState,
@@ -331,6 +333,7 @@ impl Editor {
             presenter,
             session,
             shot_buffer: None,
+            capture: crate::gpu::Capture::new(),
             window,
             camera,
             ui,
@@ -582,6 +585,7 @@ impl Editor {
             KeyCode::Tab => self.ui.fly = !self.ui.fly,
             KeyCode::KeyV => self.ui.vsync = !self.ui.vsync,
             KeyCode::KeyL => self.ui.view.lod_colours = !self.ui.view.lod_colours,
+            KeyCode::F12 => self.ui.message = self.capture.trigger(),
             _ => {}
         }
         Ok(())
@@ -729,6 +733,7 @@ impl Editor {
                 UiAction::Redo => self.redo()?,
                 UiAction::FrameAll => self.frame_all(),
                 UiAction::ToggleTrace => self.toggle_trace(),
+                UiAction::CaptureFrame => self.ui.message = self.capture.trigger(),
                 UiAction::SavePreset(name) => {
                     self.ui.message = match save_preset(&name, &self.ui.brush) {
                         Ok(p) => format!("saved {}", p.display()),

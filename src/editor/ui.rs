@@ -35,6 +35,8 @@ pub enum UiAction {
     FrameAll,
     /// Start recording a trace, or stop and write it.
     ToggleTrace,
+    /// Capture the next frame in RenderDoc.
+    CaptureFrame,
 }
 
 /// Measurements the profiler panel shows.
@@ -382,6 +384,16 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 ui.tooltip_text(
                     "Record a timeline of every frame (CPU phases, GPU passes) and write it as \
                      scarp-trace-*.json when stopped: open it in Perfetto or chrome://tracing",
+                );
+            }
+            ui.same_line();
+            if ui.button("capture frame (F12)") {
+                s.actions.push(UiAction::CaptureFrame);
+            }
+            if ui.is_item_hovered() {
+                ui.tooltip_text(
+                    "Capture the next frame, brush passes included, in RenderDoc (when Scarp \
+                     runs under RenderDoc)",
                 );
             }
             if p.timestamps {

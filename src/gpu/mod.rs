@@ -6,6 +6,7 @@
 
 pub mod barrier;
 pub mod buffer;
+pub mod capture;
 pub mod command;
 pub mod context;
 pub mod debug;
@@ -20,6 +21,7 @@ pub mod timestamps;
 pub use ash::vk;
 pub use barrier::Access;
 pub use buffer::{Buffer, BufferDesc};
+pub use capture::Capture;
 pub use command::{InFlight, Pass, Recorder};
 pub use context::{list_devices, DeviceInfo, DeviceSummary, Gpu, GpuOptions};
 pub use error::{GpuError, Result};
