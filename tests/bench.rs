@@ -64,6 +64,13 @@ fn quick_bench_writes_a_complete_report() {
     let brushes = report.brushes.as_ref().expect("brush section");
     let frames = report.frames.as_ref().expect("frame section");
     assert_eq!(noise.kinds.len(), scarp::noise::NoiseKind::ALL.len());
+    // Both CPU peers measured, and every kind compared with the SIMD one.
+    let simd = noise.simd_peer.as_ref().expect("the SIMD peer");
+    assert!(simd.one_thread_msamples_s > 0.0 && simd.all_cores_msamples_s > 0.0);
+    assert!(noise
+        .kinds
+        .iter()
+        .all(|k| k.gpu_over_simd_peer_all_cores > 0.0));
     let expected: Vec<String> = scarp::bench::names(true)
         .into_iter()
         .filter(|n| n.starts_with("brush/"))

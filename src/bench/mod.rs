@@ -164,6 +164,9 @@ pub struct NoiseResult {
     pub gpu_over_cpu_twin: f64,
     pub gpu_over_peer_all_cores: f64,
     pub cpu_twin_over_peer_all_cores: f64,
+    /// GPU rate / the SIMD peer's rate on all cores (0 in reports made before it was measured).
+    #[serde(default)]
+    pub gpu_over_simd_peer_all_cores: f64,
     /// Output bytes (4 per sample) per second.
     pub gpu_write_gb_s: f64,
     pub fraction_of_copy: f64,
@@ -183,6 +186,9 @@ pub struct NoiseSection {
     pub width: u32,
     pub height: u32,
     pub peer: PeerBaseline,
+    /// The strongest CPU peer: SIMD fBm (absent from reports made before it was measured).
+    #[serde(default)]
+    pub simd_peer: Option<PeerBaseline>,
     pub kinds: Vec<NoiseResult>,
 }
 

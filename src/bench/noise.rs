@@ -1,5 +1,8 @@
-//! Noise generation: every kind on the GPU and on its CPU twin (all cores), against the `noise`
-//! crate's `Fbm<Perlin>` with the same octaves (one thread and all cores).
+//! Noise generation: every kind on the GPU and on its CPU twin (all cores), against two CPU
+//! peers with the same octaves, lacunarity and gain (one thread and all cores): the `noise`
+//! crate's `Fbm<Perlin>` (scalar f64, slow) and `simdnoise`'s fBm (SIMD f32 with runtime
+//! SSE4.1/AVX2 dispatch, the strongest CPU library that builds from the registry; the honest
+//! peer).
 
 use super::ceilings::{Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
 use super::{
@@ -93,6 +96,52 @@ fn peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings) -> 
     }
 }
 
+/// `simdnoise`'s fBm over the same grid: one thread on a sixteenth of the rows, then all cores
+/// on stripes of 64 rows.
+fn simd_peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings) -> PeerBaseline {
+    let fbm = |y0: u32, rows: u32| {
+        let mut b =
+            simdnoise::NoiseBuilder::fbm_2d_offset(0.0, width as usize, y0 as f32, rows as usize);
+        b.with_seed(settings.seed)
+            .with_freq(settings.scale)
+            .with_octaves(settings.octaves.clamp(1, 255) as u8)
+            .with_lacunarity(settings.lacunarity)
+            .with_gain(settings.gain);
+        b.generate().0
+    };
+    let reps = if o.quick { 1 } else { 3 };
+    let rows_1t = (height / 16).max(1);
+    let time = |f: &dyn Fn()| {
+        median(
+            &(0..reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    f();
+                    t.elapsed().as_secs_f64()
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    let one = time(&|| {
+        std::hint::black_box(fbm(0, rows_1t));
+    });
+    let all = time(&|| {
+        let stripes: Vec<u32> = (0..height).step_by(64).collect();
+        let v: Vec<Vec<f32>> = stripes
+            .par_iter()
+            .map(|&y| fbm(y, 64.min(height - y)))
+            .collect();
+        std::hint::black_box(v);
+    });
+    PeerBaseline {
+        implementation: "simdnoise 3.1 fbm_2d (f32 SIMD, runtime dispatch)".to_string(),
+        octaves: settings.octaves as u32,
+        one_thread_msamples_s: ratio(f64::from(rows_1t) * f64::from(width), one * 1e6),
+        all_cores_msamples_s: ratio(f64::from(width) * f64::from(height), all * 1e6),
+        threads: rayon::current_num_threads(),
+    }
+}
+
 /// Every noise measurement.
 pub(super) fn names() -> Vec<String> {
     NoiseKind::ALL
@@ -118,10 +167,13 @@ pub(super) fn measure(
     let side: u32 = if o.quick { 1024 } else { 4096 };
     let samples = f64::from(side) * f64::from(side);
     let peer = peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
-    eprintln!(
-        "noise: peer {}: {:.1} Msamples/s on 1 thread, {:.1} on {}",
-        peer.implementation, peer.one_thread_msamples_s, peer.all_cores_msamples_s, peer.threads
-    );
+    let simd = simd_peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
+    for p in [&peer, &simd] {
+        eprintln!(
+            "noise: peer {}: {:.1} Msamples/s on 1 thread, {:.1} on {}",
+            p.implementation, p.one_thread_msamples_s, p.all_cores_msamples_s, p.threads
+        );
+    }
     let mut gpu_noise = GpuNoise::new(gpu, tables)?;
     let cpu = CpuTables::new(tables);
     let cpu_reps = if o.quick { 1 } else { 3 };
@@ -184,6 +236,7 @@ pub(super) fn measure(
             gpu_over_cpu_twin: ratio(gpu_msps, cpu_msps),
             gpu_over_peer_all_cores: ratio(gpu_msps, peer.all_cores_msamples_s),
             cpu_twin_over_peer_all_cores: ratio(cpu_msps, peer.all_cores_msamples_s),
+            gpu_over_simd_peer_all_cores: ratio(gpu_msps, simd.all_cores_msamples_s),
             gpu_write_gb_s: write_gb_s,
             fraction_of_copy: ratio(write_gb_s, ceilings.copy_image.gb_s),
             flops_per_sample: flops,
@@ -193,14 +246,15 @@ pub(super) fn measure(
             max_rel_diff_vs_cpu_twin: diff,
         };
         eprintln!(
-            "{}: GPU {:.3} ms ({:.0} Msamples/s, {:.1}% of FMA), CPU twin {:.1} Msamples/s, GPU/twin {:.2}x, GPU/peer {:.2}x",
+            "{}: GPU {:.3} ms ({:.0} Msamples/s, {:.1}% of FMA), CPU twin {:.1} Msamples/s, GPU/twin {:.2}x, GPU/peer {:.2}x, GPU/SIMD peer {:.2}x",
             r.name,
             r.gpu_ms,
             r.gpu_msamples_s,
             r.fraction_of_fma * 100.0,
             r.cpu_twin_msamples_s,
             r.gpu_over_cpu_twin,
-            r.gpu_over_peer_all_cores
+            r.gpu_over_peer_all_cores,
+            r.gpu_over_simd_peer_all_cores
         );
         results.push(r);
     }
@@ -208,6 +262,7 @@ pub(super) fn measure(
         width: side,
         height: side,
         peer,
+        simd_peer: Some(simd),
         kinds: results,
     }))
 }

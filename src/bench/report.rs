@@ -98,15 +98,26 @@ pub fn markdown(r: &Report) -> String {
             num(n.peer.all_cores_msamples_s),
             n.peer.threads
         );
-        let _ = writeln!(o, "| kind | octaves | GPU ms | GPU ms, gradients in shared memory | shared-memory gain | GPU Msamples/s | CPU twin Msamples/s | GPU / twin | GPU / peer | twin / peer | GB/s written (of copy) | GFLOP/s (of FMA) | G table lookups/s | max rel. diff |");
+        if let Some(p) = &n.simd_peer {
+            let _ = writeln!(
+                o,
+                "Strongest CPU peer (the honest comparison): {} with {} octaves: {} Msamples/s on one thread, {} on {} threads.\n",
+                p.implementation,
+                p.octaves,
+                num(p.one_thread_msamples_s),
+                num(p.all_cores_msamples_s),
+                p.threads
+            );
+        }
+        let _ = writeln!(o, "| kind | octaves | GPU ms | GPU ms, gradients in shared memory | shared-memory gain | GPU Msamples/s | CPU twin Msamples/s | GPU / twin | GPU / peer | GPU / SIMD peer | twin / peer | GB/s written (of copy) | GFLOP/s (of FMA) | G table lookups/s | max rel. diff |");
         let _ = writeln!(
             o,
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for k in &n.kinds {
             let _ = writeln!(
                 o,
-                "| {} | {} | {} | {} | {}× | {} | {} | {}× | {}× | {}× | {} ({}) | {} ({}) | {} | {:.1e} |",
+                "| {} | {} | {} | {} | {}× | {} | {} | {}× | {}× | {}× | {}× | {} ({}) | {} ({}) | {} | {:.1e} |",
                 k.kind,
                 k.octaves,
                 num(k.gpu_ms),
@@ -116,6 +127,7 @@ pub fn markdown(r: &Report) -> String {
                 num(k.cpu_twin_msamples_s),
                 num(k.gpu_over_cpu_twin),
                 num(k.gpu_over_peer_all_cores),
+                num(k.gpu_over_simd_peer_all_cores),
                 num(k.cpu_twin_over_peer_all_cores),
                 num(k.gpu_write_gb_s),
                 pct(k.fraction_of_copy),
