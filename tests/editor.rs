@@ -1,6 +1,7 @@
 //! The windowed editor under Xvfb (lavapipe, validation on: the editor exits non-zero on any
-//! message): `scarp edit --replay J --screenshot F --quit` paints the demo journal through the
-//! input path, and the screenshot shows the terrain and the imgui panels. Presets shipped in
+//! message): `scarp edit --replay J --screenshot F --trace T --quit` paints the demo journal
+//! through the input path, the screenshot shows the terrain and the imgui panels, and the
+//! session's trace holds frame spans, draws, UI passes and brush waves. Presets shipped in
 //! assets/presets all load.
 
 use std::io::{BufRead, BufReader};
@@ -53,6 +54,7 @@ fn scripted_replay_draws_terrain_and_panels_and_exits_cleanly() {
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("edit.png");
+    let trace = dir.path().join("trace.json");
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
     let out = Command::new(env!("CARGO_BIN_EXE_scarp"))
         .env("DISPLAY", &x.display)
@@ -61,12 +63,37 @@ fn scripted_replay_draws_terrain_and_panels_and_exits_cleanly() {
         .env("XDG_STATE_HOME", dir.path())
         .args(["edit", "--replay", demo, "--screenshot"])
         .arg(&shot)
+        .arg("--trace")
+        .arg(&trace)
         .arg("--quit")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "editor failed: {stderr}");
     assert!(!stderr.contains("VUID"), "{stderr}");
+    // The trace of the session: a frame span per frame, the painting's waves, draws and UI on
+    // the GPU track.
+    let t: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).expect("the trace is JSON");
+    let spans: Vec<&serde_json::Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    let count =
+        |pred: &dyn Fn(&serde_json::Value) -> bool| spans.iter().filter(|e| pred(e)).count();
+    assert!(count(&|e| e["name"] == "frame") >= 3, "frame spans");
+    for pass in ["terrain draw", "ui"] {
+        assert!(
+            count(&|e| e["tid"] == 1000 && e["name"] == pass) >= 3,
+            "{pass}"
+        );
+    }
+    assert!(
+        count(&|e| e["tid"] == 1000 && e["name"].as_str().unwrap().starts_with("brush ")) >= 1,
+        "the replay's brush waves"
+    );
     let img = image::open(&shot).unwrap().to_rgb8();
     let (w, h) = img.dimensions();
     assert!(w >= 800 && h >= 500, "{w}x{h}");

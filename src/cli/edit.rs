@@ -20,6 +20,10 @@ pub struct EditArgs {
     /// Exit after the replay and the screenshot.
     #[arg(long)]
     quit: bool,
+    /// Record a timeline trace from the start and write it here on exit (Chrome trace-event
+    /// JSON; opens in Perfetto). The profiler's record button does the same interactively.
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
     /// Reopen the newest untitled session that ended without saving, without asking.
     #[arg(long, conflicts_with = "replay")]
     recover: bool,
@@ -40,11 +44,15 @@ impl EditArgs {
 }
 
 pub fn run(a: EditArgs) -> Result<()> {
+    if let Some(t) = &a.trace {
+        super::check_trace_path(t)?;
+    }
     crate::editor::run(EditOptions {
         file: a.file,
         replay: a.replay,
         screenshot: a.screenshot,
         quit: a.quit,
+        trace: a.trace,
         recover: a.recover,
         table_seed: a.table_seed,
         memory: a.memory.request(),

@@ -59,6 +59,8 @@ pub struct EditOptions {
     pub screenshot: Option<PathBuf>,
     /// Exit once the replay and screenshot are done.
     pub quit: bool,
+    /// Record a trace from the start and write it here on exit.
+    pub trace: Option<PathBuf>,
     /// Reopen the newest untitled session left by a crash without asking.
     pub recover: bool,
     pub table_seed: u64,
@@ -145,6 +147,11 @@ impl ApplicationHandler for App {
         match editor.window_event(id, event) {
             Ok(Flow::Continue) => {}
             Ok(Flow::Exit) => {
+                if let Some(path) = editor.trace_out.take() {
+                    if let Err(e) = editor.write_trace(&path) {
+                        self.error = Some(e);
+                    }
+                }
                 // Validation messages fail a scripted run like a test.
                 let messages = editor.gpu.validation_messages();
                 self.editor = None;
@@ -200,6 +207,8 @@ struct Editor {
     shot_buffer: Option<Buffer>,
     /// RenderDoc's in-application API, when running under RenderDoc (F12, the profiler button).
     capture: crate::gpu::Capture,
+    /// Where `--trace` writes the trace recorded since the start, on exit.
+    trace_out: Option<PathBuf>,
     window: Arc<Window>,
     camera: Camera,
     ui: UiState,
@@ -283,6 +292,9 @@ impl Editor {
             Self::open_session(&gpu, options)?;
         let desc = *session.doc.desc();
         let renderer = renderer_for(&gpu, &mut session, presenter.format)?;
+        if options.trace.is_some() {
+            crate::gpu::start_trace(&gpu)?;
+        }
 
         let (imgui, platform, imgui_renderer) = Self::make_imgui(&gpu, &window, presenter.format)?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
@@ -347,6 +359,7 @@ impl Editor {
             frames: 0,
             idle_since: None,
             screenshot: options.screenshot.clone(),
+            trace_out: options.trace.clone(),
             quit: options.quit,
             instances_window: (Instant::now(), 0),
             table_seed: options.table_seed,
@@ -1065,21 +1078,25 @@ impl Editor {
             };
             return;
         }
-        let Some(trace) = crate::trace::stop() else {
-            return;
-        };
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let path = PathBuf::from(format!("scarp-trace-{secs}.json"));
-        self.ui.message = match write_bytes_atomic(&path, trace.to_json().as_bytes()) {
-            Ok(()) => format!(
-                "trace of {} events -> {} (open in Perfetto)",
-                trace.events.len(),
+        self.ui.message = match self.write_trace(&path) {
+            Ok(n) => format!(
+                "trace of {n} events -> {} (open in Perfetto)",
                 path.display()
             ),
-            Err(e) => format!("trace not written: {e}"),
+            Err(e) => format!("trace not written: {e:#}"),
         };
+    }
+
+    /// Stops the trace recording and writes it to `path`; returns its event count.
+    fn write_trace(&mut self, path: &Path) -> Result<usize> {
+        let trace = crate::trace::stop().ok_or_else(|| anyhow!("no trace was recording"))?;
+        write_bytes_atomic(path, trace.to_json().as_bytes())
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        Ok(trace.events.len())
     }
 
     /// Writes the read-back swapchain image as the screenshot PNG.
