@@ -25,6 +25,8 @@ thread_local! {
 /// How GPU timestamps map onto the trace's CPU clock: `cpu_us = offset_us + ticks * period`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GpuClock {
+    /// How the offset was found.
+    pub method: &'static str,
     /// CPU time (µs since the trace's start) of GPU tick 0.
     pub offset_us: f64,
     /// Nanoseconds per tick.
@@ -208,8 +210,8 @@ impl Trace {
             Some(c) => {
                 let _ = write!(
                     s,
-                    "\"gpu_clock\":\"offset measured at start\",\"gpu_offset_us\":{:.3},\"gpu_period_ns\":{},\"gpu_uncertainty_us\":{:.3}",
-                    c.offset_us, c.period_ns, c.uncertainty_us
+                    "\"gpu_clock\":{},\"gpu_offset_us\":{:.3},\"gpu_period_ns\":{},\"gpu_uncertainty_us\":{:.3}",
+                    json_string(c.method), c.offset_us, c.period_ns, c.uncertainty_us
                 );
             }
             None => s.push_str("\"gpu_clock\":\"none (no timestamps)\""),

@@ -217,3 +217,49 @@ fn render_capture_without_renderdoc_reports_it_and_succeeds() {
     assert!(text.contains("RenderDoc is not attached"), "{text}");
     assert!(png.is_file());
 }
+
+/// Both ways of placing GPU timestamps on the trace's clock (calibrated timestamps where the
+/// device has them, the measured round trip everywhere) put a noise pass inside the CPU span of
+/// the call that ran and waited for it.
+#[test]
+fn gpu_passes_land_inside_the_cpu_span_that_waited_for_them() {
+    use scarp::noise::{GpuNoise, NoiseKind, NoiseSettings};
+    let gpu = gpu();
+    let mut noise = GpuNoise::new(&gpu, &NoiseTables::default()).unwrap();
+    let settings = NoiseSettings::new(NoiseKind::Fbm);
+    type Start = fn(&std::sync::Arc<scarp::gpu::Gpu>) -> scarp::gpu::Result<()>;
+    let starts: [Start; 2] = [scarp::gpu::start_trace, scarp::gpu::start_trace_measured];
+    for (i, start) in starts.into_iter().enumerate() {
+        start(&gpu).unwrap();
+        {
+            let _s = scarp::profile::scope("generate");
+            noise.generate(&settings, 256, 256).unwrap();
+        }
+        let trace = scarp::trace::stop().unwrap();
+        let Some(clock) = trace.gpu else {
+            return; // no timestamps on this device
+        };
+        assert_eq!(
+            clock.method == "offset measured at start",
+            i == 1 || gpu.calibrated_timestamps().is_none()
+        );
+        let span = trace.events.iter().find(|e| e.name == "generate").unwrap();
+        let passes: Vec<_> = trace
+            .events
+            .iter()
+            .filter(|e| e.track == scarp::trace::GPU_TRACK)
+            .collect();
+        assert!(!passes.is_empty());
+        let slack = clock.uncertainty_us + 5.0;
+        for p in passes {
+            assert!(
+                span.ts_us - slack <= p.ts_us
+                    && p.ts_us + p.dur_us <= span.ts_us + span.dur_us + slack,
+                "{} ({:?}): {p:?} outside {span:?}",
+                clock.method,
+                clock.uncertainty_us
+            );
+        }
+    }
+    common::assert_no_validation_messages(&gpu);
+}

@@ -114,6 +114,9 @@ pub struct Gpu {
     instance: ash::Instance,
     debug_utils: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     debug_device: Option<ash::ext::debug_utils::Device>,
+    /// VK_EXT_calibrated_timestamps, enabled where the device's clock calibrates against
+    /// CLOCK_MONOTONIC.
+    calibrated: Option<ash::ext::calibrated_timestamps::Device>,
     // Shared so its address stays fixed for the messenger's user-data pointer, also while a failed
     // construction destroys the instance.
     messages: Arc<MessageCounter>,
@@ -201,6 +204,30 @@ fn enumerate(instance: &ash::Instance) -> Result<Vec<Candidate>> {
         });
     }
     Ok(out)
+}
+
+/// Whether `physical` has VK_EXT_calibrated_timestamps with both the device and the
+/// CLOCK_MONOTONIC time domains.
+fn calibrates_with_monotonic(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+) -> bool {
+    // SAFETY: `physical` comes from `instance`.
+    let has_ext =
+        unsafe { instance.enumerate_device_extension_properties(physical) }.is_ok_and(|exts| {
+            exts.iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(ash::ext::calibrated_timestamps::NAME))
+        });
+    if !has_ext || !cfg!(unix) {
+        return false;
+    }
+    let ext = ash::ext::calibrated_timestamps::Instance::new(entry, instance);
+    // SAFETY: as above; the extension is present.
+    let domains = unsafe { ext.get_physical_device_calibrateable_time_domains(physical) };
+    domains.is_ok_and(|d| {
+        d.contains(&vk::TimeDomainEXT::DEVICE) && d.contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC)
+    })
 }
 
 fn check_device(
@@ -380,6 +407,11 @@ impl Gpu {
         if options.swapchain {
             dev_exts.push(ash::khr::swapchain::NAME.as_ptr());
         }
+        // Calibrated timestamps (traces), where the device pairs its clock with CLOCK_MONOTONIC.
+        let calibrated = calibrates_with_monotonic(&entry, &instance, physical);
+        if calibrated {
+            dev_exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+        }
         let mut info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)
             .enabled_features(&features);
@@ -488,11 +520,14 @@ impl Gpu {
         let debug_device = debug_utils
             .as_ref()
             .map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
+        let calibrated =
+            calibrated.then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
         Ok(Self {
             _entry: entry,
             instance,
             debug_utils,
             debug_device,
+            calibrated,
             messages,
             physical,
             device,
@@ -591,6 +626,20 @@ impl Gpu {
 
     pub fn validation_enabled(&self) -> bool {
         self.debug_utils.is_some()
+    }
+
+    /// A GPU timestamp tick and CLOCK_MONOTONIC (ns) sampled together, with the largest
+    /// deviation between the two samples (ns); None without calibrated timestamps.
+    pub fn calibrated_timestamps(&self) -> Option<(u64, u64, u64)> {
+        let ext = self.calibrated.as_ref()?;
+        let infos = [
+            vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE),
+            vk::CalibratedTimestampInfoEXT::default()
+                .time_domain(vk::TimeDomainEXT::CLOCK_MONOTONIC),
+        ];
+        // SAFETY: the extension is enabled on this device; both domains are supported.
+        let (t, deviation) = unsafe { ext.get_calibrated_timestamps(&infos) }.ok()?;
+        Some((t[0], t[1], deviation))
     }
 
     pub(crate) fn allocator(&self) -> MutexGuard<'_, Allocator> {

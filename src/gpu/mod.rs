@@ -34,4 +34,4 @@ pub use image::{Image, ImageDesc};
 pub use pipeline::{BindingKind, ComputeKernel, DescriptorSet, Resource};
 pub use retire::Ticket;
 pub use shaders::Shader;
-pub use timestamps::{start_trace, GpuTimer, PassTime};
+pub use timestamps::{start_trace, start_trace_measured, GpuTimer, PassTime};

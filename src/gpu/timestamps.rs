@@ -155,17 +155,41 @@ impl GpuTimer {
     }
 }
 
-/// Starts recording a trace ([`crate::trace::start`]) and measures where GPU timestamps fall on
-/// its clock: a timestamp written by a submission waited for lies between the host times just
-/// before the submission and just after the wait; the midpoint of the shortest of five such
-/// round trips gives the offset, half of it the uncertainty. (VK_EXT_calibrated_timestamps
-/// would be tighter; this works on every device with timestamps.)
+/// Starts recording a trace ([`crate::trace::start`]) and places GPU timestamps on its clock.
+/// With VK_EXT_calibrated_timestamps (device clock and CLOCK_MONOTONIC sampled together, the
+/// clock of Rust's `Instant` on Linux), the uncertainty is the driver's reported deviation.
+/// Elsewhere a timestamp written by a submission waited for lies between the host times just
+/// before the submission and just after the wait: the midpoint of the shortest of five such round
+/// trips gives the offset, half of it the uncertainty.
 pub fn start_trace(gpu: &Arc<Gpu>) -> Result<()> {
+    start_trace_by(gpu, true)
+}
+
+/// [`start_trace`] with the round-trip measurement even where calibrated timestamps exist (to
+/// compare the two).
+pub fn start_trace_measured(gpu: &Arc<Gpu>) -> Result<()> {
+    start_trace_by(gpu, false)
+}
+
+fn start_trace_by(gpu: &Arc<Gpu>, calibrated: bool) -> Result<()> {
     let epoch = crate::trace::start();
+    let period = gpu.info().timestamp_period_ns;
+    if gpu.info().timestamp_valid_bits == 0 {
+        return Ok(());
+    }
+    let sample = calibrated.then(|| gpu.calibrated_timestamps()).flatten();
+    if let (Some(epoch_mono), Some((tick, mono, deviation))) = (monotonic_ns_of(epoch), sample) {
+        crate::trace::set_gpu_clock(crate::trace::GpuClock {
+            method: "VK_EXT_calibrated_timestamps",
+            offset_us: (mono as f64 - epoch_mono) * 1e-3 - tick as f64 * period * 1e-3,
+            period_ns: period,
+            uncertainty_us: deviation as f64 * 1e-3 + 1.0,
+        });
+        return Ok(());
+    }
     let Some(timer) = GpuTimer::new(gpu, 1)? else {
         return Ok(());
     };
-    let period = gpu.info().timestamp_period_ns;
     let mut best: Option<crate::trace::GpuClock> = None;
     for _ in 0..5 {
         let mut rec = super::Recorder::new(gpu)?;
@@ -177,6 +201,7 @@ pub fn start_trace(gpu: &Arc<Gpu>) -> Result<()> {
         let t1 = epoch.elapsed().as_secs_f64() * 1e6;
         let (tick, _) = timer.ticks(1)?[0];
         let clock = crate::trace::GpuClock {
+            method: "offset measured at start",
             offset_us: 0.5 * (t0 + t1) - tick as f64 * period * 1e-3,
             period_ns: period,
             uncertainty_us: 0.5 * (t1 - t0),
@@ -189,6 +214,28 @@ pub fn start_trace(gpu: &Arc<Gpu>) -> Result<()> {
         crate::trace::set_gpu_clock(c);
     }
     Ok(())
+}
+
+/// CLOCK_MONOTONIC at `instant`, ns (unix; ~1 µs: the clock is read right after `instant`).
+fn monotonic_ns_of(instant: std::time::Instant) -> Option<f64> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid timespec to write into.
+        if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+            return None;
+        }
+        let now = ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64;
+        Some(now - instant.elapsed().as_secs_f64() * 1e9)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = instant;
+        None
+    }
 }
 
 impl Drop for GpuTimer {
