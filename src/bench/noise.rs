@@ -45,6 +45,19 @@ pub(super) fn flops_per_sample(s: &NoiseSettings) -> f64 {
     4.0 + flops_per_octave(s.kind) * f64::from(octaves(s))
 }
 
+/// Median wall time of `f`, seconds, over the peers' repeats (1 with `--quick`, else 3).
+fn median_seconds(o: &BenchOptions, mut f: impl FnMut()) -> f64 {
+    let reps = if o.quick { 1 } else { 3 };
+    let times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    median(&times)
+}
+
 fn peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings) -> PeerBaseline {
     use noise::{Fbm, MultiFractal, NoiseFn, Perlin};
     let fbm = Fbm::<Perlin>::new(settings.seed as u32)
@@ -58,35 +71,22 @@ fn peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings) -> 
             *h = fbm.get([x as f64 * scale, f64::from(y) * scale]) as f32;
         }
     };
-    let reps = if o.quick { 1 } else { 3 };
     // One thread: a sixteenth of the rows is plenty to time.
     let rows_1t = (height / 16).max(1);
     let mut line = vec![0.0f32; width as usize];
-    let one = median(
-        &(0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                for y in 0..rows_1t {
-                    row(y, &mut line);
-                }
-                std::hint::black_box(&line);
-                t.elapsed().as_secs_f64()
-            })
-            .collect::<Vec<_>>(),
-    );
+    let one = median_seconds(o, || {
+        for y in 0..rows_1t {
+            row(y, &mut line);
+        }
+        std::hint::black_box(&line);
+    });
     let mut grid = vec![0.0f32; width as usize * height as usize];
-    let all = median(
-        &(0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                grid.par_chunks_mut(width as usize)
-                    .enumerate()
-                    .for_each(|(y, out)| row(y as u32, out));
-                std::hint::black_box(&grid);
-                t.elapsed().as_secs_f64()
-            })
-            .collect::<Vec<_>>(),
-    );
+    let all = median_seconds(o, || {
+        grid.par_chunks_mut(width as usize)
+            .enumerate()
+            .for_each(|(y, out)| row(y as u32, out));
+        std::hint::black_box(&grid);
+    });
     PeerBaseline {
         implementation: "noise 0.9 Fbm<Perlin> (f64)".to_string(),
         octaves: settings.octaves as u32,
@@ -109,23 +109,11 @@ fn simd_peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings
             .with_gain(settings.gain);
         b.generate().0
     };
-    let reps = if o.quick { 1 } else { 3 };
     let rows_1t = (height / 16).max(1);
-    let time = |f: &dyn Fn()| {
-        median(
-            &(0..reps)
-                .map(|_| {
-                    let t = Instant::now();
-                    f();
-                    t.elapsed().as_secs_f64()
-                })
-                .collect::<Vec<_>>(),
-        )
-    };
-    let one = time(&|| {
+    let one = median_seconds(o, || {
         std::hint::black_box(fbm(0, rows_1t));
     });
-    let all = time(&|| {
+    let all = median_seconds(o, || {
         let stripes: Vec<u32> = (0..height).step_by(64).collect();
         let v: Vec<Vec<f32>> = stripes
             .par_iter()
