@@ -92,6 +92,13 @@ pub fn stop() -> Option<Trace> {
     })
 }
 
+/// Stops recording and writes the trace to `path` (atomically); returns its event count.
+pub fn stop_into(path: &std::path::Path) -> Result<usize, String> {
+    let trace = stop().ok_or("no trace was recording")?;
+    crate::atomic_file::write_bytes_atomic(path, trace.to_json().as_bytes())?;
+    Ok(trace.events.len())
+}
+
 /// This thread's track, named on first use.
 fn thread_track(r: &mut Recording) -> u32 {
     THREAD.with(|t| {
@@ -149,13 +156,6 @@ pub fn gpu_span(name: &str, begin: u64, end: u64, args: Option<String>) {
             args,
         });
     }
-}
-
-/// Microseconds since the recording trace's start (None when not recording).
-pub fn now_us() -> Option<f64> {
-    lock()
-        .as_ref()
-        .map(|r| r.epoch.elapsed().as_secs_f64() * 1e6)
 }
 
 /// A finished trace.

@@ -78,15 +78,6 @@ fn compare(a: &BenchArgs, files: &[PathBuf]) -> Result<()> {
 
 pub fn run(a: &BenchArgs) -> Result<()> {
     use crate::bench::{self, BenchOptions};
-    if let Some(files) = &a.compare {
-        if let Some(p) = &a.md {
-            if p.extension().and_then(|e| e.to_str()) != Some("md") {
-                bail!("{}: --md must be a .md file", p.display());
-            }
-            crate::atomic_file::check_folder(p).map_err(anyhow::Error::msg)?;
-        }
-        return compare(a, files);
-    }
     for (path, ext, flag) in [
         (&a.json, "json", "--json"),
         (&a.md, "md", "--md"),
@@ -98,6 +89,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
             }
             crate::atomic_file::check_folder(p).map_err(anyhow::Error::msg)?;
         }
+    }
+    if let Some(files) = &a.compare {
+        return compare(a, files);
     }
     if let Some(f) = a.filter.iter().find(|f| f.trim().is_empty()) {
         bail!("--filter {f:?}: empty name");

@@ -127,7 +127,6 @@ fn open_gpu() -> Result<Arc<Gpu>> {
     Ok(gpu)
 }
 
-/// Fails if validation is on and reported anything: a CLI run is then as strict as a test.
 /// Checks a `--trace` path before any work: a .json file in a folder that exists.
 fn check_trace_path(p: &Path) -> Result<()> {
     if p.extension().and_then(|e| e.to_str()) != Some("json") {
@@ -138,17 +137,15 @@ fn check_trace_path(p: &Path) -> Result<()> {
 
 /// Stops the trace recording and writes it (Chrome trace-event JSON) to `p`.
 fn write_trace(p: &Path) -> Result<()> {
-    let trace = crate::trace::stop().ok_or_else(|| anyhow::anyhow!("no trace was recording"))?;
-    crate::atomic_file::write_bytes_atomic(p, trace.to_json().as_bytes())
-        .map_err(anyhow::Error::msg)?;
+    let events = crate::trace::stop_into(p).map_err(anyhow::Error::msg)?;
     println!(
-        "trace: {} events -> {} (open in Perfetto or chrome://tracing)",
-        trace.events.len(),
+        "trace: {events} events -> {} (open in Perfetto or chrome://tracing)",
         p.display()
     );
     Ok(())
 }
 
+/// Fails if validation is on and reported anything: a CLI run is then as strict as a test.
 fn check_validation(gpu: &Gpu) -> Result<()> {
     if gpu.validation_messages() > 0 {
         bail!(

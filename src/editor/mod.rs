@@ -148,8 +148,8 @@ impl ApplicationHandler for App {
             Ok(Flow::Continue) => {}
             Ok(Flow::Exit) => {
                 if let Some(path) = editor.trace_out.take() {
-                    if let Err(e) = editor.write_trace(&path) {
-                        self.error = Some(e);
+                    if let Err(e) = crate::trace::stop_into(&path) {
+                        self.error = Some(anyhow!("{}: trace not written: {e}", path.display()));
                     }
                 }
                 // Validation messages fail a scripted run like a test.
@@ -1061,7 +1061,7 @@ impl Editor {
     fn take_results(&mut self, done: &FrameResults) {
         self.ui.profile.draw_gpu_ms = done.gpu_ms("terrain draw");
         self.ui.profile.ui_gpu_ms = done.gpu_ms("ui");
-        self.ui.profile.bounds_gpu_ms = done.gpu_ms("tile bounds");
+        self.ui.profile.bounds_gpu_ms = done.stats.bounds_gpu_ms;
         self.ui.profile.stats = done.stats.clone();
         if let Some((_, point)) = done.picked {
             self.pick = point;
@@ -1082,21 +1082,13 @@ impl Editor {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let path = PathBuf::from(format!("scarp-trace-{secs}.json"));
-        self.ui.message = match self.write_trace(&path) {
+        self.ui.message = match crate::trace::stop_into(&path) {
             Ok(n) => format!(
                 "trace of {n} events -> {} (open in Perfetto)",
                 path.display()
             ),
-            Err(e) => format!("trace not written: {e:#}"),
+            Err(e) => format!("trace not written: {e}"),
         };
-    }
-
-    /// Stops the trace recording and writes it to `path`; returns its event count.
-    fn write_trace(&mut self, path: &Path) -> Result<usize> {
-        let trace = crate::trace::stop().ok_or_else(|| anyhow!("no trace was recording"))?;
-        write_bytes_atomic(path, trace.to_json().as_bytes())
-            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        Ok(trace.events.len())
     }
 
     /// Writes the read-back swapchain image as the screenshot PNG.
@@ -1128,6 +1120,16 @@ impl Editor {
         }
         let since = *self.idle_since.get_or_insert(self.frames);
         self.frames >= since + 2
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        // imgui's renderer (dropped first) destroys its buffers and pipeline itself: the frames
+        // and brush work still in flight finish before any field goes.
+        if let Err(e) = self.gpu.wait_detached() {
+            eprintln!("scarp: waiting for the GPU on exit failed: {e}");
+        }
     }
 }
 

@@ -24,8 +24,6 @@ pub struct Presenter {
     pub vsync: bool,
     /// The swapchain images can be copied from (screenshots).
     pub can_copy: bool,
-    /// Bumped by every re-creation: what was made for the old images (sets) must be remade.
-    pub generation: u64,
 }
 
 impl Presenter {
@@ -83,7 +81,6 @@ impl Presenter {
             finished: Vec::new(),
             vsync: true,
             can_copy: false,
-            generation: 0,
         };
         p.recreate(size)?;
         Ok(p)
@@ -95,7 +92,6 @@ impl Presenter {
         let device = self.gpu.device();
         // SAFETY: valid device; frames are waited for, this only covers presentation.
         unsafe { device.device_wait_idle()? };
-        self.generation += 1;
         self.images.clear();
         self.depth = None;
         // SAFETY: valid physical device and surface.

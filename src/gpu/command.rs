@@ -376,8 +376,8 @@ impl<'a> Recorder<'a> {
             vk::PipelineBindPoint::COMPUTE
         };
         let raw: Vec<vk::DescriptorSet> = sets.iter().map(|s| s.0).collect();
-        // SAFETY: the layout is borrowed for 'a; the sets' pools outlive the submission (their
-        // owners wait for it).
+        // SAFETY: the layout is borrowed for 'a; the sets' pools outlive the submission (released
+        // after it, gpu::retire).
         unsafe {
             self.gpu.device().cmd_bind_descriptor_sets(
                 self.cmd,

@@ -413,8 +413,8 @@ impl GraphicsPipeline {
 
 impl Drop for GraphicsPipeline {
     fn drop(&mut self) {
-        // SAFETY: every submission using the pipeline was waited for.
-        unsafe { self.gpu.device().destroy_pipeline(self.raw, None) };
+        // Destroyed once no detached submission that may use it is pending.
+        self.gpu.release(Garbage::Pipeline(self.raw));
     }
 }
 
@@ -480,7 +480,7 @@ impl ComputePipeline {
 
 impl Drop for ComputePipeline {
     fn drop(&mut self) {
-        // SAFETY: every submission using the pipeline was waited for.
-        unsafe { self.gpu.device().destroy_pipeline(self.raw, None) };
+        // Destroyed once no detached submission that may use it is pending.
+        self.gpu.release(Garbage::Pipeline(self.raw));
     }
 }

@@ -3,7 +3,8 @@
 //! buffer, image or command buffer dropped while any detached submission may still run is kept
 //! until every submission made before the drop has finished, then destroyed: dropping a resource
 //! never pulls it from under the GPU, whoever drops it (a page-out, a grown buffer, undo, a
-//! stroke's descriptor sets). Descriptor pools are released the same way.
+//! stroke's descriptor sets, a closed document's kernels). Descriptor pools, pipelines and query
+//! pools are released the same way.
 
 use super::context::Gpu;
 use super::error::Result;
@@ -29,6 +30,10 @@ pub(crate) enum Garbage {
     },
     /// A descriptor pool (and every set allocated from it).
     DescriptorPool(vk::DescriptorPool),
+    /// A graphics or compute pipeline.
+    Pipeline(vk::Pipeline),
+    /// A timestamp query pool.
+    QueryPool(vk::QueryPool),
 }
 
 /// Detached submissions not known to be finished, and garbage waiting for them.
@@ -71,6 +76,16 @@ impl Gpu {
         let fence = self.retirement().fence_of(t);
         if let Some(fence) = fence {
             let _w = crate::profile::scope("gpu: frame wait");
+            super::command::wait_for_fence(self.device(), fence)?;
+        }
+        self.collect()
+    }
+
+    /// Waits for every detached submission made so far (before destroying what the gpu layer does
+    /// not release itself, such as imgui's renderer).
+    pub fn wait_detached(&self) -> Result<()> {
+        let fences: Vec<vk::Fence> = self.retirement().flights.iter().map(|f| f.1).collect();
+        for fence in fences {
             super::command::wait_for_fence(self.device(), fence)?;
         }
         self.collect()
@@ -168,8 +183,10 @@ impl Gpu {
                 // SAFETY: as above.
                 unsafe { device.destroy_buffer(raw, None) };
             }
-            // SAFETY: no submission that may bind its sets is pending.
+            // SAFETY (these three): no submission that may use it is pending.
             Garbage::DescriptorPool(pool) => unsafe { device.destroy_descriptor_pool(pool, None) },
+            Garbage::Pipeline(p) => unsafe { device.destroy_pipeline(p, None) },
+            Garbage::QueryPool(q) => unsafe { device.destroy_query_pool(q, None) },
         }
     }
 }

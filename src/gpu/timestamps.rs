@@ -6,6 +6,7 @@
 
 use super::context::Gpu;
 use super::error::{GpuError, Result};
+use super::retire::Garbage;
 use ash::vk;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -97,6 +98,14 @@ impl GpuTimer {
         }
     }
 
+    /// The timestamps' valid bits.
+    fn mask(&self) -> u64 {
+        match self.gpu.info().timestamp_valid_bits {
+            bits if bits >= 64 => u64::MAX,
+            bits => (1u64 << bits) - 1,
+        }
+    }
+
     /// Raw (begin, end) ticks of the passes of the last completed submission, masked to the
     /// valid bits.
     fn ticks(&self, passes: usize) -> Result<Vec<(u64, u64)>> {
@@ -110,12 +119,7 @@ impl GpuTimer {
                 vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
             )?
         };
-        let bits = self.gpu.info().timestamp_valid_bits;
-        let mask = if bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        };
+        let mask = self.mask();
         Ok(ticks
             .chunks(2)
             .map(|t| (t[0] & mask, t[1] & mask))
@@ -131,12 +135,7 @@ impl GpuTimer {
         }
         let ticks = self.ticks(labels.len())?;
         let period = self.gpu.info().timestamp_period_ns;
-        let bits = self.gpu.info().timestamp_valid_bits;
-        let mask = if bits >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << bits) - 1
-        };
+        let mask = self.mask();
         if crate::trace::recording() {
             let args = self.args.borrow();
             for (i, label) in labels.iter().enumerate() {
@@ -240,7 +239,7 @@ fn monotonic_ns_of(instant: std::time::Instant) -> Option<f64> {
 
 impl Drop for GpuTimer {
     fn drop(&mut self) {
-        // SAFETY: submissions complete before recording APIs return.
-        unsafe { self.gpu.device().destroy_query_pool(self.pool, None) };
+        // Destroyed once no detached submission that may write it is pending.
+        self.gpu.release(Garbage::QueryPool(self.pool));
     }
 }

@@ -83,13 +83,14 @@ impl Offscreen {
         pick: Option<[u32; 2]>,
         rounds: usize,
     ) -> Result<OffscreenFrame, PageError> {
+        let mut f = self.render(renderer, store, camera, view, read_pixels, pick)?;
         for _ in 1..rounds.max(1) {
-            let f = self.render(renderer, store, camera, view, read_pixels, pick)?;
             if serve_requests(renderer, store, PAGE_INS_PER_FRAME)? == 0 {
-                return Ok(f);
+                break;
             }
+            f = self.render(renderer, store, camera, view, read_pixels, pick)?;
         }
-        self.render(renderer, store, camera, view, read_pixels, pick)
+        Ok(f)
     }
 
     /// One frame in flight: begins a frame, brings `renderer` up to date with `store`'s height

@@ -58,7 +58,7 @@ impl TerrainRenderer {
         let coarse = terrain
             .coarse_level()
             .ok_or_else(|| GpuError::usage("a drawable document has a coarse level"))?;
-        self.bind_coarse(self.slot, coarse.image())?;
+        self.bind_coarse(coarse.image())?;
         let (changed, epoch) = terrain.changed_since(self.seen_epoch);
         let values: BTreeSet<PageId> = terrain
             .values_changed_since(self.seen_epoch)

@@ -200,7 +200,8 @@ impl TerrainRenderer {
             None => None,
         };
         let mut stats = std::mem::take(&mut slot.stats);
-        stats.bounds_gpu_ms = pass_ms(&times, "tile bounds");
+        // Bounds computed in the frame, beside any computed at once by its refresh.
+        stats.bounds_gpu_ms += pass_ms(&times, "tile bounds");
         let jobs = std::mem::take(&mut slot.bounds_jobs);
         self.covered_pixels = Some(covered);
         self.apply_bounds(i, &jobs)?;
@@ -226,12 +227,13 @@ impl TerrainRenderer {
         &self.slots[self.slot].pick
     }
 
-    /// Makes slot `i`'s frame set point at `coarse` (when it does not already).
-    pub(super) fn bind_coarse(&mut self, i: usize, coarse: &Image) -> Result<()> {
-        if self.slots[i].coarse_view != coarse.view {
+    /// Makes the current slot's frame set point at `coarse` (when it does not already).
+    pub(super) fn bind_coarse(&mut self, coarse: &Image) -> Result<()> {
+        let slot = &mut self.slots[self.slot];
+        if slot.coarse_view != coarse.view {
             self.frame_pool
-                .write(self.slots[i].set, 2, Bound::StorageImages(&[coarse]))?;
-            self.slots[i].coarse_view = coarse.view;
+                .write(slot.set, 2, Bound::StorageImages(&[coarse]))?;
+            slot.coarse_view = coarse.view;
         }
         Ok(())
     }
