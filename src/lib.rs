@@ -5,6 +5,7 @@
 //! * [`pages`]: the page store: a document's named sparse fields of GPU pages, versions, history.
 //! * [`noise`], [`brush`]: noise and brush kernels with their CPU twins; the brush engine paints a
 //!   field of the page store. [`render`] draws the page store and never sees the brush engine.
+//! * [`layers`]: the layer stack and its composite, folded on the GPU per dirty page.
 //! * [`session`]: the open document (store + engine), its journal, saving and recovery.
 //! * [`terrain`]: height files and projects. [`shared_constants`]: constants GLSL shares.
 //! * The edges: [`editor`] (the window), [`cli`] (the command line), [`bench`], [`gallery`].
@@ -16,6 +17,7 @@ pub mod cli;
 pub mod editor;
 pub mod gallery;
 pub mod gpu;
+pub mod layers;
 pub mod noise;
 pub mod pages;
 pub mod profile;

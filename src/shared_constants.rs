@@ -28,6 +28,16 @@ pub const FALLOFF_SMOOTH: i32 = 1;
 pub const FALLOFF_LINEAR: i32 = 2;
 pub const FALLOFF_POWER: i32 = 3;
 
+// Layer blend modes (include/fold_body.glsl; layers::Mode::index).
+pub const LAYER_ADD: i32 = 0;
+pub const LAYER_MAX: i32 = 1;
+pub const LAYER_MIN: i32 = 2;
+pub const LAYER_REPLACE: i32 = 3;
+// Steps of include/fold_body.glsl (layers/load.comp, blend.comp, store.comp).
+pub const FOLD_LOAD: i32 = 0;
+pub const FOLD_BLEND: i32 = 1;
+pub const FOLD_STORE: i32 = 2;
+
 // Workgroup sizes.
 /// Brush kernels (pointwise and smooth): a 16x16 tile of texels per workgroup.
 pub const BRUSH_GROUP_X: u32 = 16;

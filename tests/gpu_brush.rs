@@ -566,7 +566,7 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
     let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
     t.set_batch(4).unwrap();
     for (b, samples) in &strokes {
-        t.enqueue_stroke(b, &stroke_instances(b, samples));
+        t.enqueue_stroke(b, &stroke_instances(b, samples)).unwrap();
     }
     assert_eq!(t.pending_strokes(), strokes.len());
     // A budget far below one wave's time: every call runs exactly one unit of work.
@@ -615,11 +615,12 @@ fn detached_pumps_give_the_same_heights_as_draining() {
     };
     // A stroke undone while its last waves may still run.
     let (extra_brush, extra) = &strokes[0];
-    t.enqueue_stroke(extra_brush, &stroke_instances(extra_brush, extra));
+    t.enqueue_stroke(extra_brush, &stroke_instances(extra_brush, extra))
+        .unwrap();
     pump_all(&mut t);
     assert!(t.undo().unwrap());
     for (b, samples) in &strokes {
-        t.enqueue_stroke(b, &stroke_instances(b, samples));
+        t.enqueue_stroke(b, &stroke_instances(b, samples)).unwrap();
     }
     pump_all(&mut t);
     assert!(units > 0 && calls > 1);
@@ -723,10 +724,10 @@ fn in_place_passes_equal_ping_pong() {
                 let inst = stroke_instances(b, &corner_stroke());
                 let (p1, p2) = inst.split_at(inst.len() / 2);
                 t.set_in_place(first_in_place);
-                t.enqueue_stroke_part(b, p1, false);
+                t.enqueue_stroke_part(b, p1, false).unwrap();
                 t.pump(None).unwrap();
                 t.set_in_place(!first_in_place);
-                t.enqueue_stroke_part(b, p2, true);
+                t.enqueue_stroke_part(b, p2, true).unwrap();
                 t.pump(None).unwrap();
                 t.to_dense().unwrap()
             };
@@ -942,11 +943,11 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
         let mut live = Document::from_heights(&gpu, d, &start, &tables).unwrap();
         let mut stroke = LiveStroke::new(brush.clone());
         for s in &samples {
-            stroke.add(&mut live, *s);
+            stroke.add(&mut live, *s).unwrap();
             // A small budget leaves parts queued and strokes half-applied between samples.
             live.pump(Some(0.05)).unwrap();
         }
-        let (step, _) = stroke.finish(&mut live);
+        let (step, _) = stroke.finish(&mut live).unwrap();
         assert!(matches!(step, Some(RecordedStep::Stroke { .. })));
         let painted = live.to_dense().unwrap();
         assert_eq!(live.undo_steps(), 1, "{}", brush.brush.name());

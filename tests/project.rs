@@ -367,18 +367,20 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
         let mut stroke = LiveStroke::new(brush);
         for i in 0..12 {
             let t = i as f32 / 11.0;
-            stroke.add(
-                &mut session,
-                StrokeSample {
-                    x: 40.0 + 200.0 * t,
-                    y: 50.0 + 30.0 * k as f32 + 60.0 * (t * 5.0).sin(),
-                    pressure: 1.0,
-                    t,
-                },
-            );
+            stroke
+                .add(
+                    &mut session,
+                    StrokeSample {
+                        x: 40.0 + 200.0 * t,
+                        y: 50.0 + 30.0 * k as f32 + 60.0 * (t * 5.0).sin(),
+                        pressure: 1.0,
+                        t,
+                    },
+                )
+                .unwrap();
             session.pump(Some(0.1)).unwrap();
         }
-        let (step, _) = stroke.finish(&mut session);
+        let (step, _) = stroke.finish(&mut session).unwrap();
         steps.push(step.unwrap());
         if k == 1 {
             assert!(session.undo().unwrap());

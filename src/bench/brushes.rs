@@ -132,7 +132,7 @@ fn flops_per_texel_instance(brush: BrushType) -> f64 {
     match brush {
         BrushType::Raise | BrushType::Lower | BrushType::Noise => BASE,
         // clamp and lerp toward the target
-        BrushType::Level => BASE + 4.0,
+        BrushType::Level | BrushType::Mask | BrushType::Erase => BASE + 4.0,
         // the instance's input transform
         BrushType::Directional => BASE + 8.0,
         // 3x3 binomial average (9 multiply-adds) and the move toward it

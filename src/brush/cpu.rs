@@ -93,10 +93,22 @@ impl CpuTerrain {
 
     /// Applies one stroke's instances in order, as one undo step.
     pub fn apply_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        self.apply_stroke_toward(brush, instances, None);
+    }
+
+    /// [`Self::apply_stroke`] with the level target given (`None`: the height under the first
+    /// instance, as the engine's `StrokeOrder::level_target`).
+    pub fn apply_stroke_toward(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        level_target: Option<f32>,
+    ) {
         if brush.brush.is_multitap() {
             return self.apply_multitap(brush, instances);
         }
-        let target = level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y));
+        let target = level_target
+            .unwrap_or_else(|| level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y)));
         let mut previous = Vec::new();
         for id in touched_pages(&self.desc, instances) {
             let r = self.desc.page_rect(id);

@@ -29,7 +29,7 @@ use crate::gpu::{
     GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource,
 };
 use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
-use crate::pages::{Field, GpuPage, HeightFormat, PageError, PageId, Rect};
+use crate::pages::{Field, GpuPage, HeightFormat, PageError, PageId, PageStore, Rect};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -56,6 +56,8 @@ const STROKE_BINDINGS: [BindingKind; 4] = [
 /// A stroke being applied and how far its work got; its new page versions are the field's
 /// working versions (in the order of the field's working ids).
 struct ActiveStroke {
+    /// The field it paints.
+    field: String,
     brush: BrushSettings,
     instances: Vec<BrushInstance>,
     /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
@@ -187,6 +189,39 @@ impl StrokeStats {
     }
 }
 
+/// One queued stroke: the field it paints and what paints it.
+#[derive(Clone, Debug)]
+pub struct StrokeOrder {
+    /// Name of the page-store field it paints.
+    pub field: String,
+    pub brush: BrushSettings,
+    pub instances: Vec<BrushInstance>,
+    /// Continues the previous stroke on the same field (same undo step, same level target).
+    pub join: bool,
+    /// Level brushes: the target height, when not the height under the first sample of the
+    /// field painted (layers level toward the composite).
+    pub level_target: Option<f32>,
+}
+
+impl StrokeOrder {
+    /// A stroke of `brush` on `field`, its own undo step.
+    pub fn new(field: &str, brush: &BrushSettings, instances: &[BrushInstance]) -> Self {
+        Self {
+            field: field.to_string(),
+            brush: brush.clone(),
+            instances: instances.to_vec(),
+            join: false,
+            level_target: None,
+        }
+    }
+}
+
+fn field_named<'s>(store: &'s mut PageStore, name: &str) -> Result<&'s mut Field> {
+    store
+        .field_mut(name)
+        .ok_or_else(|| BrushError::NoField(name.to_string()))
+}
+
 /// The brush kernels, the stroke queue and the stroke under way.
 pub struct BrushEngine {
     gpu: Arc<Gpu>,
@@ -204,7 +239,7 @@ pub struct BrushEngine {
     /// Submits waves and uploads: waited for, or left running with frames in flight.
     submitter: Submitter,
     pub last_stroke: StrokeStats,
-    queue: std::collections::VecDeque<(BrushSettings, Vec<BrushInstance>, bool)>,
+    queue: std::collections::VecDeque<StrokeOrder>,
     /// Level target of the last stroke, kept for its continuations.
     last_level_target: f32,
     /// GPU time of instance uploads and copy-on-write page copies since the last pump report.
@@ -306,36 +341,13 @@ impl BrushEngine {
         Ok(&self.kernels[&key])
     }
 
-    /// Applies one stroke's instances to `field` in order, as one undo step, draining the queue
-    /// fully (headless replay).
-    pub fn apply_stroke(
-        &mut self,
-        field: &mut Field,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-    ) -> Result<()> {
-        self.enqueue_stroke(brush, instances);
-        self.pump(field, None).map(|_| ())
-    }
-
     /// Queues a stroke (FIFO). Nothing runs until [`Self::pump`]; its pages are prepared when it
-    /// reaches the front, so it sees every stroke queued before it.
-    pub fn enqueue_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
-        self.queue
-            .push_back((brush.clone(), instances.to_vec(), false));
-    }
-
-    /// Queues the next part of a stroke being painted live: with `join` it continues the
-    /// previous stroke (same undo step, same level target), so a stroke painted part by part
-    /// ends bit-identical to the same instances applied as one stroke.
-    pub fn enqueue_stroke_part(
-        &mut self,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-        join: bool,
-    ) {
-        self.queue
-            .push_back((brush.clone(), instances.to_vec(), join));
+    /// reaches the front, so it sees every stroke queued before it. With `join` it continues the
+    /// previous stroke on its field (a stroke painted live, part by part: same undo step, same
+    /// level target), so a stroke painted part by part ends bit-identical to the same instances
+    /// applied as one stroke.
+    pub fn enqueue(&mut self, order: StrokeOrder) {
+        self.queue.push_back(order);
     }
 
     /// Strokes queued or in progress.
@@ -349,9 +361,9 @@ impl BrushEngine {
     /// a huge brush never holds a frame; `None` drains everything, and so does any budget on a
     /// queue without timestamps (nothing to measure against). Detached
     /// ([`Self::set_detached`]), the time is planned from the time per unit that earlier pumps'
-    /// waves measured (one unit while nothing has been measured). Every queued stroke must be for
-    /// the same field.
-    pub fn pump(&mut self, field: &mut Field, budget_ms: Option<f64>) -> Result<PumpReport> {
+    /// waves measured (one unit while nothing has been measured). Each stroke paints the field of
+    /// `store` its order names.
+    pub fn pump(&mut self, store: &mut PageStore, budget_ms: Option<f64>) -> Result<PumpReport> {
         let mut report = PumpReport::default();
         let budget_ns = budget_ms.map(|ms| ms * 1e6);
         // Detached, the waves are timed when they have finished: the report gives what earlier
@@ -372,12 +384,14 @@ impl BrushEngine {
             let mut stroke = match self.active.take() {
                 Some(s) => s,
                 None => match self.queue.pop_front() {
-                    Some((brush, instances, join)) => {
-                        self.activate(field, brush, instances, join)?
+                    Some(order) => {
+                        let field = field_named(store, &order.field)?;
+                        self.activate(field, order)?
                     }
                     None => break,
                 },
             };
+            let field = field_named(store, &stroke.field)?;
             let left = stroke.units - stroke.done;
             let count = match (budget_ns, per_unit_ns) {
                 (None, _) => left,
@@ -439,17 +453,19 @@ impl BrushEngine {
 
     /// Prepares the stroke at the front of the queue: level target, per-page instance lists,
     /// new page versions (copy-on-write) and the instance upload.
-    fn activate(
-        &mut self,
-        field: &mut Field,
-        brush: BrushSettings,
-        instances: Vec<BrushInstance>,
-        join: bool,
-    ) -> Result<ActiveStroke> {
+    fn activate(&mut self, field: &mut Field, order: StrokeOrder) -> Result<ActiveStroke> {
         let _p = crate::profile::scope("brush: activate");
-        let level_target = match (brush.brush, level_texel(&instances)) {
-            (BrushType::Level, _) if join => self.last_level_target,
-            (BrushType::Level, Some((x, y))) => field.height_at(x, y)?,
+        let StrokeOrder {
+            field: field_name,
+            brush,
+            instances,
+            join,
+            level_target,
+        } = order;
+        let level_target = match (brush.brush, level_target, level_texel(&instances)) {
+            (BrushType::Level, Some(t), _) => t,
+            (BrushType::Level, None, _) if join => self.last_level_target,
+            (BrushType::Level, None, Some((x, y))) => field.height_at(x, y)?,
             _ => 0.0,
         };
         self.last_level_target = level_target;
@@ -529,6 +545,7 @@ impl BrushEngine {
             _ => None,
         };
         Ok(ActiveStroke {
+            field: field_name,
             brush,
             instances,
             page_passes,

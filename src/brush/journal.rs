@@ -6,13 +6,16 @@
 use super::stroke::{stroke_instances, StrokeSample};
 use super::{BrushSettings, BrushType, Falloff};
 use crate::brush::shared::BrushInstance;
+use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack};
 use crate::noise::NoiseSettings;
 use crate::pages::geometry::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The journal version this build reads and writes.
-pub const JOURNAL_VERSION: u32 = 1;
+pub const JOURNAL_VERSION: u32 = 2;
+/// The oldest journal version this scarp reads (version 1 has no layer steps).
+pub const OLDEST_JOURNAL_VERSION: u32 = 1;
 /// Most instances one stroke may produce (a guard against spacing/length bombs).
 pub const MAX_STROKE_INSTANCES: usize = 10_000_000;
 /// Most samples in one stroke.
@@ -179,13 +182,163 @@ impl Default for Initial {
     }
 }
 
-/// One step of a journal file: a stroke, or undo/redo counts.
+/// One step of a journal file: a stroke, undo/redo counts, or (version 2) a layer step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum StepEntry {
     Stroke(Box<StrokeEntry>),
     Undo(u32),
     Redo(u32),
+    Layer(Box<LayerEntry>),
+}
+
+/// A layer step as a journal holds it: `op` (add, select, set, move, delete, merge_down,
+/// duplicate), the layer's `name` and the fields that op takes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerEntry {
+    pub op: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opacity: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visible: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locked: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rename: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// add: height files the layer's fields start from, relative to the journal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mask: Option<String>,
+}
+
+impl LayerEntry {
+    /// The entry that reads back as `op`.
+    pub fn of(op: &LayerOp) -> Self {
+        let mut e = LayerEntry {
+            op: op.op_name().to_string(),
+            name: op.name().to_string(),
+            ..Default::default()
+        };
+        match op {
+            LayerOp::Add {
+                mode,
+                opacity,
+                files,
+                ..
+            } => {
+                e.mode = Some(mode.name().to_string());
+                e.opacity = Some(*opacity);
+                e.value = files.value.clone();
+                e.alpha = files.alpha.clone();
+                e.mask = files.mask.clone();
+            }
+            LayerOp::Set { changes: c, .. } => {
+                e.opacity = c.opacity;
+                e.visible = c.visible;
+                e.mode = c.mode.map(|m| m.name().to_string());
+                e.locked = c.locked;
+                e.rename = c.rename.clone();
+            }
+            LayerOp::Move { index, .. } => e.index = Some(*index),
+            LayerOp::Duplicate { rename, .. } => e.rename = Some(rename.clone()),
+            LayerOp::Select { .. } | LayerOp::Delete { .. } | LayerOp::MergeDown { .. } => {}
+        }
+        e
+    }
+
+    /// The step as an operation; `field: problem` for a field it lacks, has in excess or holds
+    /// a bad value in. Files resolve against `base_dir` and must exist.
+    fn op(&self, base_dir: &Path) -> Result<LayerOp, String> {
+        let allowed: &[&str] = match self.op.as_str() {
+            "add" => &["mode", "opacity", "value", "alpha", "mask"],
+            "set" => &["mode", "opacity", "visible", "locked", "rename"],
+            "move" => &["index"],
+            "duplicate" => &["rename"],
+            "select" | "delete" | "merge_down" => &[],
+            other => {
+                return Err(format!(
+                    "op: unknown layer op '{other}' (add, select, set, move, delete, merge_down, duplicate)"
+                ))
+            }
+        };
+        let given = [
+            ("mode", self.mode.is_some()),
+            ("opacity", self.opacity.is_some()),
+            ("visible", self.visible.is_some()),
+            ("locked", self.locked.is_some()),
+            ("rename", self.rename.is_some()),
+            ("index", self.index.is_some()),
+            ("value", self.value.is_some()),
+            ("alpha", self.alpha.is_some()),
+            ("mask", self.mask.is_some()),
+        ];
+        if let Some((field, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
+            return Err(format!("{field}: a {} step takes no {field}", self.op));
+        }
+        let mode = match &self.mode {
+            Some(m) => Some(
+                Mode::from_name(m)
+                    .ok_or_else(|| format!("mode: unknown mode '{m}' (add, max, min, replace)"))?,
+            ),
+            None => None,
+        };
+        let file = |what: &str, f: &Option<String>| -> Result<Option<String>, String> {
+            let Some(f) = f else { return Ok(None) };
+            let path = base_dir.join(f);
+            if !path.is_file() {
+                return Err(format!("{what}: {} is not a file", path.display()));
+            }
+            Ok(Some(path.to_string_lossy().into_owned()))
+        };
+        let name = self.name.clone();
+        Ok(match self.op.as_str() {
+            "add" => LayerOp::Add {
+                name,
+                mode: mode.unwrap_or(Mode::Add),
+                opacity: self.opacity.unwrap_or(1.0),
+                files: LayerFiles {
+                    value: file("value", &self.value)?,
+                    alpha: file("alpha", &self.alpha)?,
+                    mask: file("mask", &self.mask)?,
+                },
+            },
+            "select" => LayerOp::Select { name },
+            "set" => LayerOp::Set {
+                name,
+                changes: Changes {
+                    opacity: self.opacity,
+                    visible: self.visible,
+                    mode,
+                    locked: self.locked,
+                    rename: self.rename.clone(),
+                },
+            },
+            "move" => LayerOp::Move {
+                name,
+                index: self
+                    .index
+                    .ok_or("index: a move step needs the index to move to")?,
+            },
+            "delete" => LayerOp::Delete { name },
+            "merge_down" => LayerOp::MergeDown { name },
+            _ => LayerOp::Duplicate {
+                name,
+                rename: self
+                    .rename
+                    .clone()
+                    .ok_or("rename: a duplicate step needs the copy's name (rename)")?,
+            },
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -230,6 +383,9 @@ pub struct BrushEntry {
     pub stamp_scale: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stamp_follow: Option<bool>,
+    /// Mask: the value painted toward (0..1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f32>,
 }
 
 fn default_strength() -> f32 {
@@ -261,6 +417,7 @@ impl BrushEntry {
             stamp_size: None,
             stamp_scale: None,
             stamp_follow: None,
+            value: (b.brush == BrushType::Mask).then_some(b.value),
         }
     }
 
@@ -276,7 +433,7 @@ impl BrushEntry {
     fn settings(&self, base_dir: &Path) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, mask, erase)",
                 self.brush_type
             )
         })?;
@@ -308,6 +465,7 @@ impl BrushEntry {
             },
             stamp_scale: self.stamp_scale.unwrap_or(1.0),
             stamp_follow: self.stamp_follow.unwrap_or(true),
+            value: self.value.unwrap_or(0.0),
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)
@@ -335,6 +493,7 @@ impl JournalFile {
                     }
                     RecordedStep::Undo => StepEntry::Undo(1),
                     RecordedStep::Redo => StepEntry::Redo(1),
+                    RecordedStep::Layer(op) => StepEntry::Layer(Box::new(LayerEntry::of(op))),
                 })
             })
             .collect::<Result<_, JournalError>>()?;
@@ -377,6 +536,7 @@ pub enum Step {
     },
     Undo(u32),
     Redo(u32),
+    Layer(LayerOp),
 }
 
 /// A checked journal.
@@ -398,6 +558,7 @@ pub fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
             }),
             Step::Undo(n) => out.extend((0..*n).map(|_| RecordedStep::Undo)),
             Step::Redo(n) => out.extend((0..*n).map(|_| RecordedStep::Redo)),
+            Step::Layer(op) => out.push(RecordedStep::Layer(op.clone())),
         }
     }
     out
@@ -413,6 +574,9 @@ pub trait Replayer {
     ) -> Result<(), Self::Error>;
     fn undo(&mut self) -> Result<bool, Self::Error>;
     fn redo(&mut self) -> Result<bool, Self::Error>;
+    /// A layer step (checked against the stack by [`Journal::check`]); `base_dir` is where the
+    /// journal lies (files are already resolved).
+    fn layer(&mut self, op: &LayerOp, base_dir: &Path) -> Result<(), Self::Error>;
 }
 
 impl Journal {
@@ -426,11 +590,11 @@ impl Journal {
 
     /// Checks a journal file; relative initial files resolve against `base_dir`.
     pub fn check(raw: &JournalFile, base_dir: &Path) -> Result<Self, JournalError> {
-        if raw.version != JOURNAL_VERSION {
+        if !(OLDEST_JOURNAL_VERSION..=JOURNAL_VERSION).contains(&raw.version) {
             return Err(JournalError::at(
                 "version",
                 format!(
-                    "{} is not supported (this scarp reads version {JOURNAL_VERSION})",
+                    "{} is not supported (this scarp reads versions {OLDEST_JOURNAL_VERSION} to {JOURNAL_VERSION})",
                     raw.version
                 ),
             ));
@@ -471,11 +635,38 @@ impl Journal {
         };
         let mut steps = Vec::with_capacity(raw.steps.len());
         let (mut undoable, mut redoable) = (0u64, 0u64);
+        // The stack after each undoable step (undo and redo move along it), so layer steps and
+        // strokes are checked against the layers they will meet.
+        let mut stacks = vec![Stack::default()];
         for (i, step) in raw.steps.iter().enumerate() {
             let at = |e: String| JournalError::in_step(i, e);
+            let stack = stacks[undoable as usize].clone();
             steps.push(match step {
+                StepEntry::Layer(l) => {
+                    if raw.version < 2 {
+                        return Err(at("layer: layer steps need journal version 2".into()));
+                    }
+                    let op = l.op(base_dir).map_err(|e| at(format!("layer.{e}")))?;
+                    stack.check(&op).map_err(|e| at(format!("layer.{e}")))?;
+                    let mut next = stack;
+                    next.apply(&op);
+                    undoable += 1;
+                    redoable = 0;
+                    stacks.truncate(undoable as usize);
+                    stacks.push(next);
+                    Step::Layer(op)
+                }
                 StepEntry::Stroke(s) => {
                     let brush = s.brush.settings(base_dir).map_err(|e| at(format!("stroke.{e}")))?;
+                    match stack.selected_layer() {
+                        None if BrushType::LAYER_ONLY.contains(&brush.brush) => {
+                            return Err(at(format!("stroke.brush.type: {} brushes paint layers, and the base is selected", brush.brush.name())));
+                        }
+                        Some(l) if l.locked => {
+                            return Err(at(format!("stroke: layer {:?} is locked", l.name)));
+                        }
+                        _ => {}
+                    }
                     if s.samples.is_empty() || s.samples.len() > MAX_STROKE_SAMPLES {
                         return Err(at(format!("stroke.samples: needs 1 to {MAX_STROKE_SAMPLES} samples, got {}", s.samples.len())));
                     }
@@ -501,11 +692,13 @@ impl Journal {
                     let instances = stroke_instances(&brush, &s.samples);
                     undoable += 1;
                     redoable = 0;
+                    stacks.truncate(undoable as usize);
+                    stacks.push(stack);
                     Step::Stroke { brush, samples: s.samples.clone(), instances }
                 }
                 StepEntry::Undo(n) => {
                     if *n == 0 || u64::from(*n) > undoable {
-                        return Err(at(format!("undo: {n} requested, {undoable} stroke(s) can be undone here")));
+                        return Err(at(format!("undo: {n} requested, {undoable} step(s) can be undone here")));
                     }
                     undoable -= u64::from(*n);
                     redoable += u64::from(*n);
@@ -595,6 +788,7 @@ impl Journal {
                 Step::Stroke { .. } => "step: stroke",
                 Step::Undo(_) => "step: undo",
                 Step::Redo(_) => "step: redo",
+                Step::Layer(_) => "step: layer",
             });
             match step {
                 Step::Stroke {
@@ -614,6 +808,7 @@ impl Journal {
                         target.redo()?;
                     }
                 }
+                Step::Layer(op) => target.layer(op, Path::new("."))?,
             }
         }
         Ok(())
@@ -632,6 +827,10 @@ impl Replayer for super::cpu::CpuTerrain {
     }
     fn undo(&mut self) -> Result<bool, Self::Error> {
         Ok(super::cpu::CpuTerrain::undo(self))
+    }
+    fn layer(&mut self, op: &LayerOp, _base_dir: &Path) -> Result<(), Self::Error> {
+        // The twin of one height field; layered documents have theirs in tests/layers.rs.
+        panic!("the CPU twin of a height field cannot replay layer step {op:?}")
     }
     fn redo(&mut self) -> Result<bool, Self::Error> {
         Ok(super::cpu::CpuTerrain::redo(self))
@@ -805,6 +1004,7 @@ pub enum RecordedStep {
     },
     Undo,
     Redo,
+    Layer(LayerOp),
 }
 
 /// A brush as a preset file (or a project's preset list) holds it; see [`BrushEntry::of`].

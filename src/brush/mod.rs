@@ -39,6 +39,11 @@ pub enum BrushType {
     /// Adds a stamp image through each instance's transform (paper eq. 3):
     /// h += strength x pressure x falloff x S(T_i p).
     Stamp,
+    /// Layers only: paints the selected layer's mask toward `value` (0..1), as `level` does
+    /// toward its target.
+    Mask,
+    /// Layers only: lowers the selected layer's alpha (and an `add` layer's value) toward 0.
+    Erase,
 }
 
 impl BrushType {
@@ -53,8 +58,13 @@ impl BrushType {
         BrushType::Stamp,
     ];
 
+    /// Brushes that paint layers' alpha and mask only.
+    pub const LAYER_ONLY: [BrushType; 2] = [BrushType::Mask, BrushType::Erase];
+
     pub fn name(self) -> &'static str {
         match self {
+            BrushType::Mask => "mask",
+            BrushType::Erase => "erase",
             BrushType::Raise => "raise",
             BrushType::Lower => "lower",
             BrushType::Noise => "noise",
@@ -67,7 +77,10 @@ impl BrushType {
     }
 
     pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|b| b.name() == s)
+        Self::ALL
+            .into_iter()
+            .chain(Self::LAYER_ONLY)
+            .find(|b| b.name() == s)
     }
 
     /// `BRUSH_*` of `src/shared_constants.rs` (the pointwise kernel's specialization); -1 for
@@ -77,7 +90,8 @@ impl BrushType {
         match self {
             BrushType::Raise | BrushType::Lower => k::BRUSH_RAISE,
             BrushType::Noise => k::BRUSH_NOISE,
-            BrushType::Level => k::BRUSH_LEVEL,
+            // Mask and erase run as level strokes on a layer's fields.
+            BrushType::Level | BrushType::Mask | BrushType::Erase => k::BRUSH_LEVEL,
             BrushType::Directional => k::BRUSH_DIRECTIONAL,
             BrushType::Stamp => k::BRUSH_STAMP,
             BrushType::Smooth | BrushType::Contrast => -1,
@@ -174,6 +188,8 @@ pub struct BrushSettings {
     pub stamp_scale: f32,
     /// Stamp brushes: rotate with the stroke (the angle is then relative to its direction).
     pub stamp_follow: bool,
+    /// Mask brushes: the mask value painted toward (0 hides the layer, 1 shows it).
+    pub value: f32,
 }
 
 impl BrushSettings {
@@ -192,6 +208,7 @@ impl BrushSettings {
             stamp: None,
             stamp_scale: 1.0,
             stamp_follow: true,
+            value: 0.0,
         }
     }
 
@@ -269,6 +286,14 @@ impl BrushSettings {
                     self.dir_angle_deg
                 ));
             }
+        }
+        if self.brush == BrushType::Mask
+            && !(self.value.is_finite() && (0.0..=1.0).contains(&self.value))
+        {
+            return Err(format!(
+                "value must be in [0, 1] (the mask painted toward), got {}",
+                self.value
+            ));
         }
         if matches!(self.brush, BrushType::Noise | BrushType::Directional) {
             self.noise

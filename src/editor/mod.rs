@@ -623,16 +623,24 @@ impl Editor {
             self.ui.message = format!("cannot paint: {e}");
             return;
         }
+        if let Err(e) = self.session.doc.check_stroke(&brush) {
+            self.ui.message = format!("cannot paint: {e}");
+            return;
+        }
         self.stroke = Some(LiveStroke::new(brush));
         self.stroke_start = Instant::now();
     }
 
     fn end_stroke(&mut self) {
         if let Some(s) = self.stroke.take() {
-            let (step, n) = s.finish(&mut self.session.doc);
-            self.instances_window.1 += n;
-            if let Some(step) = step {
-                self.record(step);
+            match s.finish(&mut self.session.doc) {
+                Ok((step, n)) => {
+                    self.instances_window.1 += n;
+                    if let Some(step) = step {
+                        self.record(step);
+                    }
+                }
+                Err(e) => self.ui.message = format!("cannot paint: {e}"),
             }
         }
     }
@@ -682,6 +690,18 @@ impl Editor {
         Ok(())
     }
 
+    /// Runs a layer step (the layers panel, a replayed journal) and records it; a step the
+    /// stack refuses is shown, not run.
+    fn layer_op(&mut self, op: crate::layers::LayerOp) -> Result<()> {
+        self.end_stroke();
+        match self.session.doc.layer_op(&op, std::path::Path::new(".")) {
+            Ok(()) => self.record(RecordedStep::Layer(op)),
+            Err(crate::brush::error::BrushError::Layer(problem)) => self.ui.message = problem,
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
     fn redo(&mut self) -> Result<()> {
         self.end_stroke();
         if self.session.doc.redo()? {
@@ -708,7 +728,7 @@ impl Editor {
                     while budget > 0 && r.sample < samples.len() {
                         let s = samples[r.sample];
                         if let Some(stroke) = self.stroke.as_mut() {
-                            self.instances_window.1 += stroke.add(&mut self.session.doc, s);
+                            self.instances_window.1 += stroke.add(&mut self.session.doc, s)?;
                         }
                         r.sample += 1;
                         budget -= 1;
@@ -729,6 +749,10 @@ impl Editor {
                     for _ in 0..*n {
                         self.redo()?;
                     }
+                    r.step += 1;
+                }
+                Step::Layer(op) => {
+                    self.layer_op(op.clone())?;
                     r.step += 1;
                 }
             }
@@ -919,7 +943,13 @@ impl Editor {
                     pressure: self.input.force.unwrap_or(1.0).clamp(0.0, 1.0),
                     t: self.stroke_start.elapsed().as_secs_f32(),
                 };
-                self.instances_window.1 += stroke.add(&mut self.session.doc, sample);
+                match stroke.add(&mut self.session.doc, sample) {
+                    Ok(n) => self.instances_window.1 += n,
+                    Err(e) => {
+                        self.ui.message = format!("cannot paint: {e}");
+                        self.stroke = None;
+                    }
+                }
             }
         }
         // Frames are in flight: the brush work is not waited for either.

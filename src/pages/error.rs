@@ -20,6 +20,8 @@ pub enum PageError {
     FieldGrid(String),
     #[error("the document has a field {0:?} already")]
     FieldExists(String),
+    #[error("the document has no field {0:?}")]
+    NoField(String),
     #[error(
         "the GPU page budget of {} is too small: one wave needs {} of pages (raise --gpu-budget)",
         mib(*budget), mib(*needed)

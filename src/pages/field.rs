@@ -588,6 +588,80 @@ impl Field {
         }
     }
 
+    /// Brings the versions shown now of pages `ids` (working or committed; flat pages have
+    /// none) onto the GPU, for a reader that records work on them.
+    pub fn ensure_visible(&mut self, ids: &[PageId]) -> Result<()> {
+        let pins: Vec<Rc<Version>> = ids
+            .iter()
+            .filter_map(|&id| self.visible_version(id).cloned())
+            .collect();
+        self.ensure(&pins, None).map(|_| ())
+    }
+
+    /// For a derived field (one that keeps no undo steps: a composite, a cache): gives each of
+    /// `ids` a committed version on the GPU for its writer to overwrite whole, in place (a page
+    /// that was flat gets a new version holding the flat value until then). The writer then
+    /// calls [`Self::mark_changed`].
+    pub fn overwrite_pages(&mut self, ids: &[PageId]) -> Result<()> {
+        debug_assert!(self.working.is_none(), "a derived field is never edited");
+        for &id in ids {
+            if !self.pages.contains_key(&id) {
+                let v = self.places.pending(id, None);
+                self.pages.insert(id, v);
+            }
+        }
+        let pins: Vec<Rc<Version>> = ids.iter().map(|id| self.pages[id].clone()).collect();
+        self.ensure(&pins, None)?;
+        for id in ids {
+            let v = &self.pages[id];
+            if let Some(page) = self.places.gpu_page(v) {
+                // The writer fills the front image: the back one is stale everywhere.
+                let r = self.desc.page_rect(*id);
+                page.set_stale(Rect::new(0, 0, r.width(), r.height()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes over from `old`, the field this one replaces under the same name: its change epoch
+    /// continues `old`'s and every page counts as changed, so readers that followed `old`
+    /// rebind every page.
+    pub fn succeed(&mut self, old: &Field) {
+        self.epoch = self.epoch.max(old.epoch);
+        let all: Vec<PageId> = (0..self.desc.pages_y())
+            .flat_map(|y| (0..self.desc.pages_x()).map(move |x| PageId { x, y }))
+            .collect();
+        self.mark_changed(all);
+    }
+
+    /// Brings the committed versions of pages `ids` (flat pages have none) onto the GPU.
+    pub fn ensure_committed(&mut self, ids: &[PageId]) -> Result<()> {
+        let pins: Vec<Rc<Version>> = ids
+            .iter()
+            .filter_map(|id| self.pages.get(id).cloned())
+            .collect();
+        self.ensure(&pins, None).map(|_| ())
+    }
+
+    /// Whether copies that make versions are left running ([`Self::set_frames_in_flight`]).
+    pub fn frames_in_flight(&self) -> bool {
+        self.places.detached
+    }
+
+    /// The field's memory budgets.
+    pub fn budgets(&self) -> Budgets {
+        self.places.budgets().clone()
+    }
+
+    /// Drops pages `ids` of a derived field: they read as the flat value again.
+    pub fn drop_pages(&mut self, ids: &[PageId]) {
+        debug_assert!(self.working.is_none(), "a derived field is never edited");
+        for id in ids {
+            self.pages.remove(id);
+        }
+        self.mark_changed(ids.iter().copied());
+    }
+
     /// The current change epoch (0: nothing ever changed).
     pub fn epoch(&self) -> u64 {
         self.epoch

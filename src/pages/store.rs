@@ -67,4 +67,22 @@ impl PageStore {
         let field = Field::new(&self.gpu, desc, flat)?;
         Ok(self.fields.entry(name.to_string()).or_insert(field))
     }
+
+    /// Puts `field` under `name`, returning the field it replaces.
+    pub fn insert_field(&mut self, name: &str, field: Field) -> Result<Option<Field>> {
+        let grid = self.height().desc();
+        let desc = field.desc();
+        if (desc.width, desc.height, desc.page_size) != (grid.width, grid.height, grid.page_size) {
+            return Err(PageError::FieldGrid(name.to_string()));
+        }
+        Ok(self.fields.insert(name.to_string(), field))
+    }
+
+    /// Removes the field called `name` (never `height`).
+    pub fn remove_field(&mut self, name: &str) -> Option<Field> {
+        if name == HEIGHT {
+            return None;
+        }
+        self.fields.remove(name)
+    }
 }

@@ -1,23 +1,57 @@
-//! The open document: its page store and the brush engine that paints its height field. The two
-//! stay apart (the engine owns kernels and queued strokes, the store owns pages); this type only
-//! pairs them so that reads, undo and redo see every queued stroke first.
+//! The open document: its page store, the brush engine that paints it and its layer stack. The
+//! engine and the store stay apart (the engine owns kernels and queued strokes, the store owns
+//! pages); this type pairs them so that reads, undo and redo see every queued stroke first,
+//! routes strokes to the selected layer's fields, keeps the document's undo log across fields
+//! and keeps the composite up to date.
+//!
+//! A document without layers is its `height` field, painted directly. The first layer makes it
+//! *layered*: the base moves to the `base` field (its undo steps with it) and `height` becomes
+//! the composite, which the [`Compositor`] folds per dirty page (docs/layers.md).
 
 use crate::brush::error::{BrushError, Result};
-use crate::brush::gpu::{BrushEngine, PumpReport, StrokeStats};
+use crate::brush::gpu::{BrushEngine, PumpReport, StrokeOrder, StrokeStats};
 use crate::brush::journal::Replayer;
 use crate::brush::shared::BrushInstance;
-use crate::brush::BrushSettings;
+use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::Gpu;
+use crate::layers::composite::f32_desc;
+use crate::layers::{
+    CompositeStats, Compositor, LayerFiles, LayerOp, Mode, Part, Stack, BASE_FIELD,
+};
 use crate::noise::NoiseTables;
 use crate::pages::disk::DiskLoc;
-use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, Version};
+use crate::pages::{
+    Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, Version, HEIGHT,
+};
+use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// A document's pages and the engine painting them.
+/// What one document step changed, for undo and redo.
+#[derive(Clone, Debug)]
+enum LogEntry {
+    /// Undo steps of these fields (a stroke: the fields its orders painted).
+    Fields(Vec<String>),
+    /// A layer step: the stack before and after, and the fields it wrote an undo step in.
+    Stack {
+        before: Box<Stack>,
+        after: Box<Stack>,
+        fields: Vec<String>,
+    },
+}
+
+/// A document's pages, the engine painting them and its layers.
 pub struct Document {
     pub store: PageStore,
     pub brushes: BrushEngine,
+    layers: Stack,
+    compositor: Option<Compositor>,
+    undo_log: Vec<LogEntry>,
+    redo_log: Vec<LogEntry>,
+    /// Level strokes on a layered document: the composite height the stroke under way levels to.
+    level_target: f32,
+    /// Composite work since the last [`Self::take_composite_stats`].
+    composite_stats: CompositeStats,
 }
 
 impl Document {
@@ -26,6 +60,12 @@ impl Document {
         Ok(Self {
             store: PageStore::new(field),
             brushes,
+            layers: Stack::default(),
+            compositor: None,
+            undo_log: Vec::new(),
+            redo_log: Vec::new(),
+            level_target: 0.0,
+            composite_stats: CompositeStats::default(),
         })
     }
 
@@ -135,28 +175,316 @@ impl Document {
         brush: &BrushSettings,
         instances: &[BrushInstance],
     ) -> Result<()> {
-        self.brushes
-            .apply_stroke(self.store.height_mut(), brush, instances)
+        self.enqueue_stroke_part(brush, instances, false)?;
+        self.pump(None).map(|_| ())
     }
 
-    /// Queues a stroke; see [`BrushEngine::enqueue_stroke`].
-    pub fn enqueue_stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
-        self.brushes.enqueue_stroke(brush, instances);
+    /// Queues a stroke; see [`Self::enqueue_stroke_part`].
+    pub fn enqueue_stroke(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) -> Result<()> {
+        self.enqueue_stroke_part(brush, instances, false)
     }
 
-    /// Queues part of a live stroke; see [`BrushEngine::enqueue_stroke_part`].
+    /// Queues part of a stroke on the selected layer (or the base): with `join` it continues the
+    /// stroke queued before (same undo step). A layer's value is painted as a document is; on
+    /// `max`, `min` and `replace` layers each instance also raises alpha toward 1 by its falloff;
+    /// `mask` paints the mask toward the brush's value, `erase` lowers alpha (and an `add`
+    /// layer's value) toward 0. Refused (nothing queued) on a locked layer, and for `mask` and
+    /// `erase` on the base. See [`BrushEngine::enqueue`].
     pub fn enqueue_stroke_part(
         &mut self,
         brush: &BrushSettings,
         instances: &[BrushInstance],
         join: bool,
-    ) {
-        self.brushes.enqueue_stroke_part(brush, instances, join);
+    ) -> Result<()> {
+        self.check_stroke(brush)?;
+        if !join && brush.brush == BrushType::Level && self.is_layered() {
+            // Level strokes pull toward the composite under their first sample, before them.
+            self.level_target = match crate::brush::level_texel(instances) {
+                Some((x, y)) => self.height_at(x, y)?,
+                None => 0.0,
+            };
+        }
+        let orders = self.orders(brush, instances, join);
+        if !join {
+            let fields = orders.iter().map(|o| o.field.clone()).collect();
+            self.push_log(LogEntry::Fields(fields));
+        }
+        for o in orders {
+            self.brushes.enqueue(o);
+        }
+        Ok(())
     }
 
-    /// Runs queued brush work under a GPU budget; see [`BrushEngine::pump`].
+    /// Why a stroke of `brush` cannot be painted on the current selection, if it cannot.
+    pub fn check_stroke(&self, brush: &BrushSettings) -> Result<()> {
+        let layer_only = matches!(brush.brush, BrushType::Mask | BrushType::Erase);
+        match self.layers.selected_layer() {
+            None if layer_only => Err(BrushError::Layer(format!(
+                "{} brushes paint layers: select a layer (the base is selected)",
+                brush.brush.name()
+            ))),
+            Some(l) if l.locked => Err(BrushError::Layer(format!(
+                "layer {:?} is locked: unlock it to paint",
+                l.name
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The engine orders painting one stroke (part) on the selection.
+    fn orders(
+        &self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        join: bool,
+    ) -> Vec<StrokeOrder> {
+        let level =
+            (self.is_layered() && brush.brush == BrushType::Level).then_some(self.level_target);
+        let order = |field: String,
+                     brush: BrushSettings,
+                     instances: Vec<BrushInstance>,
+                     target: Option<f32>| {
+            StrokeOrder {
+                field,
+                brush,
+                instances,
+                join,
+                level_target: target,
+            }
+        };
+        // A level stroke of `brush`'s shape toward `target` (strengths as given, or 1).
+        let toward = |target: f32, full: bool| {
+            let mut b = brush.clone();
+            b.brush = BrushType::Level;
+            let mut inst = instances.to_vec();
+            if full {
+                b.strength = 1.0;
+                for i in &mut inst {
+                    i.strength = 1.0;
+                }
+            }
+            (b, inst, Some(target))
+        };
+        let Some(layer) = self.layers.selected_layer() else {
+            return vec![order(
+                self.base_name().to_string(),
+                brush.clone(),
+                instances.to_vec(),
+                level,
+            )];
+        };
+        let mut out = Vec::new();
+        match brush.brush {
+            BrushType::Mask => {
+                let (b, i, t) = toward(brush.value, false);
+                out.push(order(layer.field(Part::Mask), b, i, t));
+            }
+            BrushType::Erase => {
+                let (b, i, t) = toward(0.0, false);
+                if layer.mode == Mode::Add {
+                    out.push(order(layer.field(Part::Value), b.clone(), i.clone(), t));
+                }
+                out.push(order(layer.field(Part::Alpha), b, i, t));
+            }
+            _ => {
+                out.push(order(
+                    layer.field(Part::Value),
+                    brush.clone(),
+                    instances.to_vec(),
+                    level,
+                ));
+                if layer.mode.reveals() {
+                    let (b, i, t) = toward(1.0, true);
+                    out.push(order(layer.field(Part::Alpha), b, i, t));
+                }
+            }
+        }
+        out
+    }
+
+    fn push_log(&mut self, entry: LogEntry) {
+        self.undo_log.push(entry);
+        self.redo_log.clear();
+    }
+
+    /// Runs queued brush work under a GPU budget (see [`BrushEngine::pump`]), then brings the
+    /// composite up to date with what it painted.
     pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
-        self.brushes.pump(self.store.height_mut(), budget_ms)
+        let report = self.brushes.pump(&mut self.store, budget_ms)?;
+        self.composite()?;
+        Ok(report)
+    }
+
+    /// Brings the composite up to date (layered documents).
+    fn composite(&mut self) -> Result<()> {
+        if let Some(c) = &mut self.compositor {
+            let stats = c.update(&mut self.store, &self.layers)?;
+            self.composite_stats.pages += stats.pages;
+            self.composite_stats.cache_pages += stats.cache_pages;
+            self.composite_stats.blends += stats.blends;
+            self.composite_stats.gpu_ns += stats.gpu_ns;
+        }
+        Ok(())
+    }
+
+    /// Composite work done since the last call.
+    pub fn take_composite_stats(&mut self) -> CompositeStats {
+        std::mem::take(&mut self.composite_stats)
+    }
+
+    /// Whether the document has (or had) layers: `height` is then the composite.
+    pub fn is_layered(&self) -> bool {
+        self.compositor.is_some()
+    }
+
+    /// The field holding the base: `height` until the document has layers, then `base`.
+    pub fn base_name(&self) -> &'static str {
+        if self.is_layered() {
+            BASE_FIELD
+        } else {
+            HEIGHT
+        }
+    }
+
+    /// The base height field.
+    pub fn base(&self) -> &Field {
+        self.store
+            .field(self.base_name())
+            .expect("a document has its base")
+    }
+
+    /// The layer stack.
+    pub fn layers(&self) -> &Stack {
+        &self.layers
+    }
+
+    /// Moves the base to `base` and makes `height` the composite (the first layer's step).
+    fn make_layered(&mut self) -> Result<()> {
+        if self.is_layered() {
+            return Ok(());
+        }
+        self.pump(None)?;
+        let base = self.store.height();
+        let desc = *base.desc();
+        let mut composite = Field::new(self.gpu(), desc, base.flat())?;
+        composite.set_budgets(base.budgets());
+        composite.set_frames_in_flight(base.frames_in_flight());
+        composite.succeed(base);
+        let base = self
+            .store
+            .insert_field(HEIGHT, composite)?
+            .expect("every store has a height field");
+        self.store.insert_field(BASE_FIELD, base)?;
+        for entry in self.undo_log.iter_mut().chain(&mut self.redo_log) {
+            let fields = match entry {
+                LogEntry::Fields(f) | LogEntry::Stack { fields: f, .. } => f,
+            };
+            for f in fields.iter_mut().filter(|f| *f == HEIGHT) {
+                *f = BASE_FIELD.to_string();
+            }
+        }
+        self.compositor = Some(Compositor::new(self.gpu(), desc.format)?);
+        Ok(())
+    }
+
+    /// Runs a layer step (after every queued stroke) as one undo step; `base_dir` resolves the
+    /// relative paths of an `add` step's files. Checked first: on error nothing changed.
+    pub fn layer_op(&mut self, op: &LayerOp, base_dir: &Path) -> Result<()> {
+        self.layers
+            .check(op)
+            .map_err(|e| BrushError::Layer(format!("{} {:?}: {e}", op.op_name(), op.name())))?;
+        let loaded = match op {
+            LayerOp::Add { files, mode, .. } => self.load_layer_files(files, *mode, base_dir)?,
+            _ => Vec::new(),
+        };
+        self.pump(None)?;
+        self.make_layered()?;
+        let before = self.layers.clone();
+        let mut fields = Vec::new();
+        match op {
+            LayerOp::MergeDown { name } => {
+                let i = self.layers.index_of(name).expect("checked");
+                let layer = self.layers.layers[i].clone();
+                let target = match i.checked_sub(1) {
+                    Some(b) => self.layers.layers[b].field(Part::Value),
+                    None => BASE_FIELD.to_string(),
+                };
+                let c = self.compositor.as_mut().expect("layered");
+                c.merge(&mut self.store, &target, &layer)?;
+                fields.push(target);
+            }
+            LayerOp::Duplicate { name, .. } => {
+                let source =
+                    self.layers.layers[self.layers.index_of(name).expect("checked")].clone();
+                let id = self.layers.next_id;
+                for part in Part::ALL {
+                    let from = self
+                        .store
+                        .field(&source.field(part))
+                        .expect("a layer's fields exist");
+                    let copy = Field::from_pages(
+                        self.gpu(),
+                        *from.desc(),
+                        from.flat(),
+                        &from.page_heights()?,
+                    )?;
+                    self.store
+                        .insert_field(&crate::layers::field_name(id, part), copy)?;
+                }
+            }
+            LayerOp::Add { mode, .. } => {
+                let id = self.layers.next_id;
+                let desc = f32_desc(self.desc());
+                for (part, values) in Part::ALL.into_iter().zip(loaded) {
+                    let name = crate::layers::field_name(id, part);
+                    let field = match values {
+                        Some(v) => Field::from_heights(self.gpu(), desc, &v)?,
+                        None => Field::new(self.gpu(), desc, part.default_value(*mode))?,
+                    };
+                    self.store.insert_field(&name, field)?;
+                }
+            }
+            _ => {}
+        }
+        self.layers.apply(op);
+        self.push_log(LogEntry::Stack {
+            before: Box::new(before),
+            after: Box::new(self.layers.clone()),
+            fields,
+        });
+        self.composite()
+    }
+
+    /// The `add` step's files, read at the document's size (value: integer files over the
+    /// document's range; alpha and mask: over 0..1), in part order.
+    fn load_layer_files(
+        &self,
+        files: &LayerFiles,
+        _mode: Mode,
+        base_dir: &Path,
+    ) -> Result<Vec<Option<Vec<f32>>>> {
+        let d = *self.desc();
+        let read =
+            |what: &str, path: &Option<String>, range: (f32, f32)| -> Result<Option<Vec<f32>>> {
+                let Some(p) = path else { return Ok(None) };
+                let options = crate::terrain::formats::ReadOptions {
+                    size: Some((d.width, d.height)),
+                    range,
+                    ..Default::default()
+                };
+                crate::terrain::formats::read(&base_dir.join(p), &options)
+                    .map(|h| Some(h.values))
+                    .map_err(|e| BrushError::Layer(format!("add: {what}: {e}")))
+            };
+        Ok(vec![
+            read("value", &files.value, (d.height_min, d.height_max))?,
+            read("alpha", &files.alpha, (0.0, 1.0))?,
+            read("mask", &files.mask, (0.0, 1.0))?,
+        ])
     }
 
     /// With frames in flight, the brush work a pump submits and the copy-on-write copies it
@@ -165,10 +493,20 @@ impl Document {
     pub fn set_frames_in_flight(&mut self, on: bool) {
         self.brushes.set_detached(on);
         self.store.height_mut().set_frames_in_flight(on);
+        if self.is_layered() {
+            if let Some(f) = self.store.field_mut(BASE_FIELD) {
+                f.set_frames_in_flight(on);
+            }
+        }
     }
 
-    /// Sets the memory budgets of the document's pages.
+    /// Sets the memory budgets of the document's pages (the base's and the composite's).
     pub fn set_budgets(&mut self, budgets: Budgets) {
+        if self.is_layered() {
+            if let Some(f) = self.store.field_mut(BASE_FIELD) {
+                f.set_budgets(budgets.clone());
+            }
+        }
         self.store.height_mut().set_budgets(budgets);
     }
 
@@ -188,31 +526,81 @@ impl Document {
         Ok(self.store.height().height_at(x, y)?)
     }
 
-    /// Undoes the last stroke (after finishing every queued one); false if there is none.
+    /// Undoes the last step, a stroke or a layer step (after finishing every queued stroke);
+    /// false if there is none.
     pub fn undo(&mut self) -> Result<bool> {
-        self.pump(None)?;
-        Ok(self.store.height_mut().undo())
+        self.step_back(true)
     }
 
-    /// Redoes the last undone stroke (after finishing every queued one); false if there is none.
+    /// Redoes the last undone step (after finishing every queued stroke); false if there is none.
     pub fn redo(&mut self) -> Result<bool> {
+        self.step_back(false)
+    }
+
+    fn step_back(&mut self, undo: bool) -> Result<bool> {
         self.pump(None)?;
-        Ok(self.store.height_mut().redo())
+        let (from, to) = if undo {
+            (&mut self.undo_log, &mut self.redo_log)
+        } else {
+            (&mut self.redo_log, &mut self.undo_log)
+        };
+        let Some(entry) = from.pop() else {
+            return Ok(false);
+        };
+        to.push(entry.clone());
+        let fields = match &entry {
+            LogEntry::Fields(f) => f,
+            LogEntry::Stack {
+                before,
+                after,
+                fields,
+            } => {
+                self.layers = if undo {
+                    (**before).clone()
+                } else {
+                    (**after).clone()
+                };
+                fields
+            }
+        };
+        for name in fields {
+            if let Some(f) = self.store.field_mut(name) {
+                if undo {
+                    f.undo();
+                } else {
+                    f.redo();
+                }
+            }
+        }
+        self.composite()?;
+        Ok(true)
     }
 
     /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
     pub fn set_undo_budget(&mut self, bytes: u64) {
-        self.store.height_mut().set_undo_budget(bytes);
+        let name = self.base_name();
+        if let Some(f) = self.store.field_mut(name) {
+            f.set_undo_budget(bytes);
+        }
     }
 
     /// GPU memory the undo/redo steps hold (upper bound).
     pub fn undo_bytes(&self) -> u64 {
-        self.height().undo_bytes()
+        self.store
+            .names()
+            .filter_map(|n| self.store.field(n))
+            .map(Field::undo_bytes)
+            .sum()
     }
 
-    /// Strokes that can be undone now.
+    /// Steps that can be undone now.
     pub fn undo_steps(&self) -> usize {
-        self.height().undo_steps()
+        if self.is_layered() {
+            self.undo_log.len()
+        } else {
+            // Steps past the undo budget are forgotten by the field.
+            self.height().undo_steps().min(self.undo_log.len())
+        }
     }
 
     /// Pages that hold GPU memory now.
@@ -245,6 +633,9 @@ impl Document {
 
 impl Replayer for Document {
     type Error = BrushError;
+    fn layer(&mut self, op: &LayerOp, base_dir: &Path) -> Result<()> {
+        self.layer_op(op, base_dir)
+    }
     fn stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) -> Result<()> {
         self.apply_stroke(brush, instances)
     }

@@ -4,6 +4,7 @@
 //! same samples replays (`stroke_instances_settled`).
 
 use super::Document;
+use crate::brush::error::BrushError;
 use crate::brush::journal::RecordedStep;
 use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
 use crate::brush::BrushSettings;
@@ -34,38 +35,45 @@ impl LiveStroke {
     }
 
     /// Queues the instances not queued yet: the settled ones, or with `all` every one.
-    fn queue(&mut self, terrain: &mut Document, all: bool) -> usize {
+    fn queue(&mut self, terrain: &mut Document, all: bool) -> Result<usize, BrushError> {
         let (instances, settled) = stroke_instances_settled(&self.brush, &self.samples);
         let end = if all { instances.len() } else { settled };
         if end <= self.emitted {
-            return 0;
+            return Ok(0);
         }
         let part = &instances[self.emitted..end];
-        terrain.enqueue_stroke_part(&self.brush, part, self.emitted > 0);
+        terrain.enqueue_stroke_part(&self.brush, part, self.emitted > 0)?;
         self.emitted = end;
-        part.len()
+        Ok(part.len())
     }
 
     /// Adds a sample (document texels, pressure 0..1, seconds since the stroke began) and
     /// queues the instances it settled; returns how many.
-    pub fn add(&mut self, terrain: &mut Document, sample: StrokeSample) -> usize {
+    pub fn add(
+        &mut self,
+        terrain: &mut Document,
+        sample: StrokeSample,
+    ) -> Result<usize, BrushError> {
         self.samples.push(sample);
         self.queue(terrain, false)
     }
 
     /// Ends the stroke: queues the remaining instances and returns the journal step (None for a
     /// stroke without samples) and how many instances were queued now.
-    pub fn finish(mut self, terrain: &mut Document) -> (Option<RecordedStep>, usize) {
+    pub fn finish(
+        mut self,
+        terrain: &mut Document,
+    ) -> Result<(Option<RecordedStep>, usize), BrushError> {
         if self.samples.is_empty() {
-            return (None, 0);
+            return Ok((None, 0));
         }
-        let n = self.queue(terrain, true);
-        (
+        let n = self.queue(terrain, true)?;
+        Ok((
             Some(RecordedStep::Stroke {
                 brush: self.brush,
                 samples: self.samples,
             }),
             n,
-        )
+        ))
     }
 }

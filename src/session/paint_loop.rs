@@ -99,7 +99,7 @@ impl FrameWork for PaintLoop<'_> {
         let ring = d.width.min(d.height) as f32 * 0.3;
         let inst = circle_instances(&p.brush, centre, ring, self.next, p.instances_per_frame);
         self.next += inst.len();
-        self.doc.enqueue_stroke_part(&p.brush, &inst, frame > 0);
+        self.doc.enqueue_stroke_part(&p.brush, &inst, frame > 0)?;
         Ok(self.doc.pump(p.budget_ms)?.gpu_ns * 1e-6)
     }
 

@@ -1,0 +1,6 @@
+#version 460
+// Layer folding, step load, r32f sources and destinations; the kernel is include/fold_body.glsl.
+#extension GL_GOOGLE_include_directive : require
+#include "constants.glsl"
+#define STEP FOLD_LOAD
+#include "fold_body.glsl"

@@ -1,0 +1,612 @@
+//! The composite on the GPU, per dirty page: `layers/load.comp` loads a page's source (the base,
+//! or the cached composite of the layers below the selected one) into an r32f scratch image,
+//! folds each visible layer above it in turn, and stores the result into the destination page
+//! (quantized there for r16 documents). The [`Compositor`] follows its input fields by epoch,
+//! like the renderer follows the height field, so a stroke, an undo or a page-in of any input
+//! recomposites exactly the pages whose values changed.
+//!
+//! **The cache below the selection.** While a layer k is selected, the fold of the base and
+//! the visible layers below k is kept in a derived field ([`BELOW`]); a page whose inputs changed
+//! only at or above k is folded from it (1 load, the visible layers from k up, 1 store) instead
+//! of from the base. Every step writes its f32 result to the scratch image, so a page folded
+//! from the cache is bit-identical to one folded from the base.
+
+use super::stack::{fold_texel, Layer, Part, Stack};
+use crate::gpu::shaders;
+use crate::gpu::{
+    vk, Access, BindingKind, ComputeKernel, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc,
+    Recorder, Resource,
+};
+use crate::pages::{DocumentDesc, Field, HeightFormat, PageError, PageId, PageStore, HEIGHT};
+use crate::shared_constants as k;
+use bytemuck::{Pod, Zeroable};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+type Result<T, E = PageError> = std::result::Result<T, E>;
+
+/// The field holding the base once a document has layers (`height` then holds the composite).
+pub const BASE_FIELD: &str = "base";
+/// The derived field caching the fold of the layers below the selected one.
+pub const BELOW: &str = "layers.below";
+
+/// Pages folded per submission (each needs a scratch image).
+const PAGES_PER_SUBMIT: usize = 16;
+
+/// Push constants of the `layers/` kernels (include/fold_body.glsl).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FoldPush {
+    pub size: [i32; 2],
+    pub mode: i32,
+    /// visible · opacity of the layer.
+    pub weight: f32,
+    /// Values of inputs without a page: V, A, M, source.
+    pub flats: [f32; 4],
+    /// Bit 0: V has a page, 1: A, 2: M, 3: the source.
+    pub present: u32,
+    pub height_min: f32,
+    pub height_range: f32,
+    pub pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<FoldPush>() == 48);
+const _: () = assert!(std::mem::offset_of!(FoldPush, flats) % 16 == 0);
+
+const FOLD_BINDINGS: [BindingKind; 5] = [BindingKind::StorageImage; 5];
+
+/// What a composite pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompositeStats {
+    /// Pages folded into the composite (and into the cache).
+    pub pages: usize,
+    pub cache_pages: usize,
+    /// Layer blends run (one per page and visible layer folded).
+    pub blends: usize,
+    /// GPU time of the folds, when timestamps are supported.
+    pub gpu_ns: f64,
+}
+
+impl CompositeStats {
+    fn add(&mut self, o: CompositeStats) {
+        self.pages += o.pages;
+        self.cache_pages += o.cache_pages;
+        self.blends += o.blends;
+        self.gpu_ns += o.gpu_ns;
+    }
+}
+
+/// A layer as the fold sees it: its mode and weight and its three fields.
+#[derive(Clone, Debug, PartialEq)]
+struct FoldLayer {
+    mode: super::Mode,
+    weight: f32,
+    fields: [String; 3],
+}
+
+impl FoldLayer {
+    fn of(l: &Layer) -> Self {
+        Self {
+            mode: l.mode,
+            weight: l.weight(),
+            fields: Part::ALL.map(|p| l.field(p)),
+        }
+    }
+}
+
+/// Which layers the composite folds, and where the cache splits them.
+#[derive(Clone, Debug, PartialEq)]
+struct Plan {
+    /// Visible layers with weight above 0, bottom first.
+    layers: Vec<FoldLayer>,
+    /// Layers `..split` are folded into the cache (0: no cache).
+    split: usize,
+}
+
+impl Plan {
+    fn of(stack: &Stack) -> Self {
+        let visible = |l: &&Layer| l.weight() > 0.0;
+        let layers: Vec<FoldLayer> = stack
+            .layers
+            .iter()
+            .filter(visible)
+            .map(FoldLayer::of)
+            .collect();
+        // The selected layer's place among the folded ones (hidden layers fold nothing).
+        let split = stack
+            .selected_index()
+            .map_or(0, |i| stack.layers[..i].iter().filter(visible).count());
+        Self { layers, split }
+    }
+
+    fn inputs(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &str> {
+        self.layers[range]
+            .iter()
+            .flat_map(|l| l.fields.iter().map(String::as_str))
+    }
+}
+
+/// Folds layers into the composite, following its inputs.
+pub struct Compositor {
+    gpu: Arc<Gpu>,
+    /// r32f kernels: load, blend, store.
+    fold: [ComputeKernel<FoldPush>; 3],
+    /// r16 kernels: load, store (of r16 bases and composites).
+    fold_r16: Option<[ComputeKernel<FoldPush>; 2]>,
+    /// Bound where an input has no page (never read: its bit in `present` is off).
+    dummy: Image,
+    scratch: Vec<Image>,
+    /// Epoch of each input field the composite has caught up with.
+    seen: HashMap<String, u64>,
+    /// The plan the composite (and cache) show; None: everything is stale.
+    shown: Option<Plan>,
+    timer: Option<GpuTimer>,
+    /// Totals since made (benchmarks read them).
+    pub totals: CompositeStats,
+}
+
+fn storage_r32(gpu: &Arc<Gpu>, name: &str, extent: [u32; 2]) -> crate::gpu::Result<Image> {
+    Image::new(
+        gpu,
+        name,
+        ImageDesc::new_2d(vk::Format::R32_SFLOAT, extent).usage(vk::ImageUsageFlags::STORAGE),
+    )
+}
+
+impl Compositor {
+    pub fn new(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Self> {
+        let kernel = |shader| ComputeKernel::new(gpu, shader, &FOLD_BINDINGS, &[]);
+        let fold = [
+            kernel(&shaders::LAYERS_LOAD_COMP)?,
+            kernel(&shaders::LAYERS_BLEND_COMP)?,
+            kernel(&shaders::LAYERS_STORE_COMP)?,
+        ];
+        let fold_r16 = match format {
+            HeightFormat::R16 => Some([
+                kernel(&shaders::LAYERS_LOAD_R16_COMP)?,
+                kernel(&shaders::LAYERS_STORE_R16_COMP)?,
+            ]),
+            HeightFormat::R32f => None,
+        };
+        Ok(Self {
+            gpu: gpu.clone(),
+            fold,
+            fold_r16,
+            dummy: storage_r32(gpu, "layers: no page", [1, 1])?,
+            scratch: Vec::new(),
+            seen: HashMap::new(),
+            shown: None,
+            timer: GpuTimer::new(gpu, 1)?,
+            totals: CompositeStats::default(),
+        })
+    }
+
+    /// Recomposites everything at the next [`Self::update`] (after the stack changed in a way
+    /// it cannot see, or a field was replaced).
+    pub fn invalidate(&mut self) {
+        self.shown = None;
+    }
+
+    /// Brings `height` (the composite) up to date with `base` and the layers of `stack`: every
+    /// page whose inputs changed since the last call, or every page that is not flat in some
+    /// input when the stack's folding settings changed.
+    pub fn update(&mut self, store: &mut PageStore, stack: &Stack) -> Result<CompositeStats> {
+        let _p = crate::profile::scope("layers: composite");
+        let plan = Plan::of(stack);
+        let mut stats = CompositeStats::default();
+        if self.shown.as_ref() != Some(&plan) {
+            stats.add(self.rebuild(store, &plan)?);
+            self.shown = Some(plan);
+            self.totals.add(stats);
+            return Ok(stats);
+        }
+        let below: BTreeSet<PageId> = self.changed(store, plan.split, &plan, true);
+        let above: BTreeSet<PageId> = self.changed(store, plan.split, &plan, false);
+        if plan.split > 0 && !below.is_empty() {
+            let ids: Vec<PageId> = below.iter().copied().collect();
+            stats.add(self.fold_into(
+                store,
+                BELOW,
+                BASE_FIELD,
+                &plan.layers[..plan.split],
+                &ids,
+            )?);
+            stats.cache_pages += ids.len();
+        }
+        let ids: Vec<PageId> = below.union(&above).copied().collect();
+        if !ids.is_empty() {
+            let source = if plan.split > 0 { BELOW } else { BASE_FIELD };
+            stats.add(self.fold_into(store, HEIGHT, source, &plan.layers[plan.split..], &ids)?);
+            stats.pages += ids.len();
+        }
+        self.totals.add(stats);
+        Ok(stats)
+    }
+
+    /// Pages whose values changed (since the last call) in the base and the layers below the
+    /// split (`below`), or in the layers from the split up; moves the seen epochs on.
+    fn changed(
+        &mut self,
+        store: &PageStore,
+        split: usize,
+        plan: &Plan,
+        below: bool,
+    ) -> BTreeSet<PageId> {
+        let names: Vec<&str> = if below {
+            std::iter::once(BASE_FIELD)
+                .chain(plan.inputs(0..split))
+                .collect()
+        } else {
+            plan.inputs(split..plan.layers.len()).collect()
+        };
+        let mut ids = BTreeSet::new();
+        for name in names {
+            let Some(f) = store.field(name) else { continue };
+            let seen = self.seen.get(name).copied().unwrap_or(0);
+            ids.extend(f.values_changed_since(seen));
+            self.seen.insert(name.to_string(), f.epoch());
+        }
+        ids
+    }
+
+    /// Recomposites every page that is not flat in some input (and drops the composite's and
+    /// cache's other pages), rebuilding the cache for the plan's split.
+    fn rebuild(&mut self, store: &mut PageStore, plan: &Plan) -> Result<CompositeStats> {
+        let desc = *store.height().desc();
+        let mut stats = CompositeStats::default();
+        // Everything seen now: later updates follow from here.
+        let all: Vec<&str> = std::iter::once(BASE_FIELD)
+            .chain(plan.inputs(0..plan.layers.len()))
+            .collect();
+        for name in &all {
+            if let Some(f) = store.field(name) {
+                self.seen.insert(name.to_string(), f.epoch());
+            }
+        }
+        let pages_of = |store: &PageStore, names: &[&str]| -> Vec<PageId> {
+            let mut ids = BTreeSet::new();
+            for n in names {
+                if let Some(f) = store.field(n) {
+                    ids.extend(f.versions_by_page().map(|(id, _)| id));
+                }
+            }
+            ids.into_iter().collect()
+        };
+        let flat_of = |store: &PageStore, name: &str| store.field(name).map_or(0.0, Field::flat);
+        let fold_flats = |store: &PageStore, layers: &[FoldLayer], h: f32| {
+            fold_texel(
+                h,
+                layers.iter().map(|l| {
+                    (
+                        l.mode,
+                        l.weight,
+                        [0, 1, 2].map(|i| flat_of(store, &l.fields[i])),
+                    )
+                }),
+            )
+        };
+        let base_flat = flat_of(store, BASE_FIELD);
+        let source = if plan.split > 0 {
+            let names: Vec<&str> = std::iter::once(BASE_FIELD)
+                .chain(plan.inputs(0..plan.split))
+                .collect();
+            let flat = fold_flats(store, &plan.layers[..plan.split], base_flat);
+            let mut cache = Field::new(&self.gpu, f32_desc(&desc), flat)?;
+            if let Some(old) = store.field(BELOW) {
+                cache.succeed(old);
+            }
+            store.insert_field(BELOW, cache)?;
+            let ids = pages_of(store, &names);
+            stats.add(self.fold_into(
+                store,
+                BELOW,
+                BASE_FIELD,
+                &plan.layers[..plan.split],
+                &ids,
+            )?);
+            stats.cache_pages += ids.len();
+            BELOW
+        } else {
+            store.remove_field(BELOW);
+            BASE_FIELD
+        };
+        let flat = desc.quantize(fold_flats(store, &plan.layers, base_flat));
+        let names: Vec<&str> = all.clone();
+        let ids = pages_of(store, &names);
+        let height = store.height();
+        if height.flat() != flat {
+            let mut fresh = Field::new(&self.gpu, desc, flat)?;
+            fresh.set_frames_in_flight(height.frames_in_flight());
+            fresh.set_budgets(height.budgets());
+            fresh.succeed(height);
+            store.insert_field(HEIGHT, fresh)?;
+        } else {
+            // Pages no input holds any more read as the (unchanged) flat value.
+            let keep: BTreeSet<PageId> = ids.iter().copied().collect();
+            let stale: Vec<PageId> = height
+                .versions_by_page()
+                .map(|(id, _)| id)
+                .filter(|id| !keep.contains(id))
+                .collect();
+            if !stale.is_empty() {
+                store.height_mut().drop_pages(&stale);
+            }
+        }
+        stats.add(self.fold_into(store, HEIGHT, source, &plan.layers[plan.split..], &ids)?);
+        stats.pages += ids.len();
+        Ok(stats)
+    }
+
+    /// Folds `layers` onto `source`'s pages `ids` and writes the results over `dest`'s pages
+    /// (a derived field: no undo step).
+    fn fold_into(
+        &mut self,
+        store: &mut PageStore,
+        dest: &str,
+        source: &str,
+        layers: &[FoldLayer],
+        ids: &[PageId],
+    ) -> Result<CompositeStats> {
+        let mut stats = CompositeStats::default();
+        for chunk in ids.chunks(PAGES_PER_SUBMIT) {
+            for name in std::iter::once(source).chain(
+                layers
+                    .iter()
+                    .flat_map(|l| l.fields.iter().map(String::as_str)),
+            ) {
+                if let Some(f) = store.field_mut(name) {
+                    f.ensure_visible(chunk)?;
+                }
+            }
+            store
+                .field_mut(dest)
+                .ok_or_else(|| PageError::NoField(dest.to_string()))?
+                .overwrite_pages(chunk)?;
+            let images: Vec<&Image> = chunk
+                .iter()
+                .map(|&id| {
+                    let f = &store.field(dest).expect("checked above");
+                    let v = f.page(id).expect("overwrite_pages made it");
+                    f.gpu_page(v)
+                        .map(|p| p.front())
+                        .ok_or(PageError::BudgetTooSmall {
+                            needed: f.page_bytes(),
+                            budget: f.gpu_budget().unwrap_or(0),
+                        })
+                })
+                .collect::<Result<_>>()?;
+            stats.add(self.record(store, source, false, layers, chunk, &images)?);
+            stats.blends += layers.len() * chunk.len();
+            store
+                .field_mut(dest)
+                .expect("checked above")
+                .mark_changed(chunk.iter().copied());
+        }
+        Ok(stats)
+    }
+
+    /// Records and runs the fold of `chunk`'s pages into `targets`.
+    fn record(
+        &mut self,
+        store: &PageStore,
+        source: &str,
+        committed_source: bool,
+        layers: &[FoldLayer],
+        chunk: &[PageId],
+        targets: &[&Image],
+    ) -> Result<CompositeStats> {
+        let desc = *store.height().desc();
+        while self.scratch.len() < chunk.len() {
+            let n = self.scratch.len();
+            self.scratch.push(storage_r32(
+                &self.gpu,
+                &format!("layers: scratch {n}"),
+                [desc.page_size, desc.page_size],
+            )?);
+        }
+        let src = store
+            .field(source)
+            .ok_or_else(|| PageError::NoField(source.to_string()))?;
+        let inputs: Vec<[Option<&Field>; 3]> = layers
+            .iter()
+            .map(|l| [0, 1, 2].map(|i| store.field(&l.fields[i])))
+            .collect();
+        let range = desc.height_max - desc.height_min;
+        let base_push = FoldPush {
+            height_min: desc.height_min,
+            height_range: range,
+            ..Default::default()
+        };
+        // Every dispatch's set, made before recording (the recorder borrows them).
+        let mut sets: Vec<DescriptorSet> = Vec::new();
+        // (kernel, push constants, images by binding, whether binding 1 is written).
+        let mut steps: Vec<(&ComputeKernel<FoldPush>, FoldPush, Vec<&Image>, bool)> = Vec::new();
+        let d = &self.dummy;
+        for (j, &id) in chunk.iter().enumerate() {
+            let r = desc.page_rect(id);
+            let size = [r.width(), r.height()];
+            let scratch = &self.scratch[j];
+            // Load.
+            let src_image = if committed_source {
+                src.page(id)
+                    .and_then(|v| src.gpu_page(v))
+                    .map(|p| p.front())
+            } else {
+                src.visible_image(id)
+            };
+            let mut push = FoldPush {
+                size,
+                present: if src_image.is_some() { 8 } else { 0 },
+                flats: [0.0, 0.0, 0.0, src.flat()],
+                ..base_push
+            };
+            let load = match (src_image, src.desc().format, &self.fold_r16) {
+                (Some(_), HeightFormat::R16, Some(r16)) => &r16[0],
+                _ => &self.fold[0],
+            };
+            if src_image.is_none() {
+                push.present = 0;
+            }
+            steps.push((
+                load,
+                push,
+                vec![scratch, src_image.unwrap_or(&self.dummy), d, d, d],
+                false,
+            ));
+            // Blends.
+            for (l, fields) in layers.iter().zip(&inputs) {
+                let mut push = FoldPush {
+                    size,
+                    mode: l.mode.index(),
+                    weight: l.weight,
+                    ..base_push
+                };
+                let mut images = vec![scratch, &self.dummy];
+                for (bit, f) in fields.iter().enumerate() {
+                    let image = f.and_then(|f| f.visible_image(id));
+                    push.flats[bit] = f.map_or(0.0, Field::flat);
+                    if image.is_some() {
+                        push.present |= 1 << bit;
+                    }
+                    images.push(image.unwrap_or(&self.dummy));
+                }
+                steps.push((&self.fold[1], push, images, false));
+            }
+            // Store.
+            let store_kernel = match (desc.format, &self.fold_r16) {
+                (HeightFormat::R16, Some(r16))
+                    if targets[j].desc.format == vk::Format::R16_UNORM =>
+                {
+                    &r16[1]
+                }
+                _ => &self.fold[2],
+            };
+            steps.push((
+                store_kernel,
+                FoldPush { size, ..base_push },
+                vec![scratch, targets[j], d, d, d],
+                true,
+            ));
+        }
+        for (kernel, _, images, _) in &steps {
+            let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
+            sets.push(kernel.bind(&res)?);
+        }
+        let mut rec = Recorder::new(&self.gpu)?;
+        let mut query = None;
+        if let Some(t) = &self.timer {
+            rec.reset_timer(t);
+            query = Some((t, rec.timer_begin(t, "layers: composite")?));
+        }
+        for ((kernel, push, images, writes), set) in steps.iter().zip(&sets) {
+            rec.image(images[0], Access::ComputeStorageReadWrite);
+            // The placeholder is only ever read (its layout set on first use).
+            for (b, image) in images.iter().enumerate().skip(1) {
+                rec.image(
+                    image,
+                    if b == 1 && *writes {
+                        Access::ComputeStorageWrite
+                    } else {
+                        Access::ComputeStorageRead
+                    },
+                );
+            }
+            let groups = [
+                (push.size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
+                (push.size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
+                1,
+            ];
+            rec.pass(kernel, set).push(push).dispatch(groups)?;
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        rec.submit_and_wait()?;
+        let gpu_ns = match &self.timer {
+            Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum(),
+            None => 0.0,
+        };
+        Ok(CompositeStats {
+            gpu_ns,
+            ..Default::default()
+        })
+    }
+}
+
+impl Compositor {
+    /// Folds `layer` into field `target` (the base, or the value of the layer below it) as one
+    /// undo step of `target`: `target ← blend(layer, target)` at every texel, on the pages where
+    /// the layer or the target is not flat (every page if the fold changes the flat value).
+    pub fn merge(&mut self, store: &mut PageStore, target: &str, layer: &Layer) -> Result<()> {
+        let fl = FoldLayer::of(layer);
+        let t = store
+            .field(target)
+            .ok_or_else(|| PageError::NoField(target.to_string()))?;
+        let desc = *t.desc();
+        let flats = [0, 1, 2].map(|i| store.field(&fl.fields[i]).map_or(0.0, Field::flat));
+        let folded = desc.quantize(fold_texel(t.flat(), [(fl.mode, fl.weight, flats)]));
+        let ids: Vec<PageId> = if folded != t.flat() {
+            (0..desc.pages_y())
+                .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+                .collect()
+        } else {
+            let mut ids = BTreeSet::new();
+            for n in std::iter::once(target).chain(fl.fields.iter().map(String::as_str)) {
+                if let Some(f) = store.field(n) {
+                    ids.extend(f.versions_by_page().map(|(id, _)| id));
+                }
+            }
+            ids.into_iter().collect()
+        };
+        let field = store.field_mut(target).expect("checked above");
+        field.begin_versions(ids.clone(), false)?;
+        let layers = [fl];
+        for (c, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
+            for name in layers[0].fields.iter() {
+                if let Some(f) = store.field_mut(name) {
+                    f.ensure_visible(chunk)?;
+                }
+            }
+            let field = store.field_mut(target).expect("checked above");
+            field.ensure_committed(chunk)?;
+            let first = c * PAGES_PER_SUBMIT;
+            let indices: Vec<usize> = (first..first + chunk.len()).collect();
+            field.ensure_working(&indices, &[], None)?;
+            let field = store.field(target).expect("checked above");
+            let images: Vec<&Image> = indices
+                .iter()
+                .map(|&i| {
+                    field
+                        .working_page(i)
+                        .map(|p| p.front())
+                        .ok_or(PageError::BudgetTooSmall {
+                            needed: field.page_bytes(),
+                            budget: field.gpu_budget().unwrap_or(0),
+                        })
+                })
+                .collect::<Result<_>>()?;
+            self.record(store, target, true, &layers, chunk, &images)?;
+            let field = store.field_mut(target).expect("checked above");
+            for (&i, id) in indices.iter().zip(chunk) {
+                let r = desc.page_rect(*id);
+                if let Some(p) = field.working_page(i) {
+                    p.set_stale(crate::pages::Rect::new(0, 0, r.width(), r.height()));
+                }
+            }
+            field.mark_changed(chunk.iter().copied());
+        }
+        store
+            .field_mut(target)
+            .expect("checked above")
+            .commit_versions(false);
+        Ok(())
+    }
+}
+
+/// The document's grid in r32f (layers and the cache hold f32 whatever the document's format).
+pub fn f32_desc(desc: &DocumentDesc) -> DocumentDesc {
+    DocumentDesc {
+        format: HeightFormat::R32f,
+        ..*desc
+    }
+}

@@ -1,0 +1,743 @@
+//! Layers and masks (docs/layers.md): the GPU composite against the CPU twin of the fold, every
+//! brush on a layer against the CPU twin of the brushes, the cache below the selected layer,
+//! undo and redo of every layer step, and the refusals. Validation on; any message fails.
+
+mod common;
+
+use common::{assert_no_validation_messages, doc, gpu, max_diff, Rng};
+use scarp::brush::cpu::CpuTerrain;
+use scarp::brush::journal::Journal;
+use scarp::brush::shared::BrushInstance;
+use scarp::brush::stroke::{stroke_instances, StrokeSample};
+use scarp::brush::{BrushSettings, BrushType, Falloff};
+use scarp::layers::{fold_texel, Changes, LayerFiles, LayerOp, Mode, Part, BASE};
+use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+use scarp::pages::geometry::{DocumentDesc, HeightFormat};
+use scarp::session::Document;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Largest relative |GPU - CPU| of the composite accepted for r32f documents (the kernels and
+/// the twin use the same operations in the same order, without fused multiply-adds).
+const COMPOSITE_TOLERANCE: f32 = 1e-5;
+/// Largest |GPU - CPU| of brushes on layers (the brush twins' tolerance, tests/gpu_brush.rs).
+const BRUSH_TOLERANCE: f32 = 1e-4;
+
+fn tables() -> NoiseTables {
+    NoiseTables::new(1)
+}
+
+fn random_grid(rng: &mut Rng, d: &DocumentDesc, lo: f32, hi: f32) -> Vec<f32> {
+    (0..d.width * d.height).map(|_| rng.range(lo, hi)).collect()
+}
+
+fn write_r32(dir: &Path, name: &str, values: &[f32]) -> String {
+    let path = dir.join(name);
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+fn add_op(name: &str, mode: Mode, opacity: f32, files: LayerFiles) -> LayerOp {
+    LayerOp::Add {
+        name: name.into(),
+        mode,
+        opacity,
+        files,
+    }
+}
+
+fn set(name: &str, changes: Changes) -> LayerOp {
+    LayerOp::Set {
+        name: name.into(),
+        changes,
+    }
+}
+
+fn select(name: &str) -> LayerOp {
+    LayerOp::Select { name: name.into() }
+}
+
+/// A layer's field as a dense grid.
+fn field(d: &mut Document, layer: &str, part: Part) -> Vec<f32> {
+    d.pump(None).unwrap();
+    let i = d.layers().index_of(layer).unwrap();
+    let name = d.layers().layers[i].field(part);
+    d.store.field(&name).unwrap().to_dense().unwrap()
+}
+
+/// The CPU twin of the composite: the base and every layer's fields read back, folded texel by
+/// texel in stack order.
+fn cpu_composite(d: &mut Document) -> Vec<f32> {
+    d.pump(None).unwrap();
+    let base = d.base().to_dense().unwrap();
+    let layers: Vec<(Mode, f32, [Vec<f32>; 3])> = d
+        .layers()
+        .layers
+        .clone()
+        .iter()
+        .filter(|l| l.weight() > 0.0)
+        .map(|l| {
+            let f = Part::ALL.map(|p| d.store.field(&l.field(p)).unwrap().to_dense().unwrap());
+            (l.mode, l.weight(), f)
+        })
+        .collect();
+    let desc = *d.desc();
+    (0..base.len())
+        .map(|i| {
+            desc.quantize(fold_texel(
+                base[i],
+                layers
+                    .iter()
+                    .map(|(m, w, f)| (*m, *w, [f[0][i], f[1][i], f[2][i]])),
+            ))
+        })
+        .collect()
+}
+
+fn max_relative(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() / x.abs().max(y.abs()).max(1.0))
+        .fold(0.0, f32::max)
+}
+
+fn wavy(x0: f32, y0: f32, len: f32) -> Vec<StrokeSample> {
+    (0..10)
+        .map(|i| {
+            let t = i as f32 / 9.0;
+            StrokeSample {
+                x: x0 + len * t,
+                y: y0 + 0.4 * len * t + 9.0 * (t * 7.0).sin(),
+                pressure: 0.5 + 0.5 * t,
+                t,
+            }
+        })
+        .collect()
+}
+
+fn stroke(d: &mut Document, b: &BrushSettings, samples: &[StrokeSample]) {
+    d.apply_stroke(b, &stroke_instances(b, samples)).unwrap();
+}
+
+fn noise_brush(radius: f32) -> BrushSettings {
+    BrushSettings {
+        radius,
+        strength: 0.4,
+        noise: NoiseSettings {
+            scale: 1.0 / 40.0,
+            seed: 3,
+            octaves: 5,
+            ..NoiseSettings::new(NoiseKind::Fbm)
+        },
+        ..BrushSettings::new(BrushType::Noise)
+    }
+}
+
+#[test]
+fn gpu_composite_equals_the_cpu_fold_for_every_mode() {
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    for format in [HeightFormat::R32f, HeightFormat::R16] {
+        // Edge pages are partial (320 = 2.5 pages of 128).
+        let desc = DocumentDesc {
+            format,
+            ..doc(320, 192, 128)
+        };
+        let mut rng = Rng(17);
+        let base = random_grid(&mut rng, &desc, 0.2, 0.8);
+        let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+        for (i, mode) in Mode::ALL.into_iter().enumerate() {
+            let files = LayerFiles {
+                value: Some(write_r32(
+                    dir.path(),
+                    &format!("v{i}.r32"),
+                    &random_grid(&mut rng, &desc, -0.3, 1.2),
+                )),
+                alpha: Some(write_r32(
+                    dir.path(),
+                    &format!("a{i}.r32"),
+                    &random_grid(&mut rng, &desc, 0.0, 1.0),
+                )),
+                mask: Some(write_r32(
+                    dir.path(),
+                    &format!("m{i}.r32"),
+                    &random_grid(&mut rng, &desc, 0.0, 1.0),
+                )),
+            };
+            let opacity = rng.range(0.2, 1.0);
+            d.layer_op(&add_op(mode.name(), mode, opacity, files), dir.path())
+                .unwrap();
+        }
+        // A hidden layer folds nothing.
+        d.layer_op(
+            &add_op("hidden", Mode::Replace, 1.0, LayerFiles::default()),
+            dir.path(),
+        )
+        .unwrap();
+        d.layer_op(
+            &set(
+                "hidden",
+                Changes {
+                    visible: Some(false),
+                    ..Default::default()
+                },
+            ),
+            dir.path(),
+        )
+        .unwrap();
+        let gpu_h = d.to_dense().unwrap();
+        let cpu_h = cpu_composite(&mut d);
+        match format {
+            HeightFormat::R32f => {
+                let rel = max_relative(&gpu_h, &cpu_h);
+                assert!(rel <= COMPOSITE_TOLERANCE, "relative difference {rel}");
+            }
+            // Quantized once, at the end: the same level, or one apart where the f32 fold lands
+            // on a rounding boundary.
+            HeightFormat::R16 => {
+                let level = desc.height_range() / 65535.0;
+                let diff = max_diff(&gpu_h, &cpu_h);
+                assert!(diff <= level * 1.01, "r16 composite off by {diff}");
+            }
+        }
+        // The composite differs from the base: the layers did something.
+        assert!(max_diff(&gpu_h, &d.base().to_dense().unwrap()) > 0.05);
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn hiding_a_layer_gives_the_base_and_opacity_scales_an_add_layer() {
+    let gpu = gpu();
+    let desc = doc(384, 256, 128);
+    let mut rng = Rng(5);
+    let base = random_grid(&mut rng, &desc, 0.3, 0.5);
+    let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+    let here = Path::new(".");
+    d.layer_op(
+        &add_op("bumps", Mode::Add, 1.0, LayerFiles::default()),
+        here,
+    )
+    .unwrap();
+    d.layer_op(&select("bumps"), here).unwrap();
+    stroke(&mut d, &noise_brush(40.0), &wavy(20.0, 30.0, 150.0));
+    let full = d.to_dense().unwrap();
+    assert!(
+        max_diff(&full, &base) > 0.01,
+        "the stroke changed the composite"
+    );
+    assert_eq!(
+        d.base().to_dense().unwrap(),
+        base,
+        "strokes on a layer leave the base"
+    );
+    d.layer_op(
+        &set(
+            "bumps",
+            Changes {
+                opacity: Some(0.5),
+                ..Default::default()
+            },
+        ),
+        here,
+    )
+    .unwrap();
+    let half = d.to_dense().unwrap();
+    let worst = full
+        .iter()
+        .zip(&half)
+        .zip(&base)
+        .map(|((f, h), b)| ((h - b) - 0.5 * (f - b)).abs())
+        .fold(0.0, f32::max);
+    assert!(
+        worst < 1e-6,
+        "opacity 0.5 gives half the contribution (off by {worst})"
+    );
+    d.layer_op(
+        &set(
+            "bumps",
+            Changes {
+                visible: Some(false),
+                ..Default::default()
+            },
+        ),
+        here,
+    )
+    .unwrap();
+    let hidden = d.to_dense().unwrap();
+    assert!(
+        hidden
+            .iter()
+            .zip(&base)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "a hidden layer leaves the base bit for bit"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_stroke_on_layer_3_of_8_composites_as_a_full_recomposite() {
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let desc = doc(512, 256, 128);
+    let mut rng = Rng(99);
+    let base = random_grid(&mut rng, &desc, 0.3, 0.6);
+    let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+    let modes = [Mode::Add, Mode::Max, Mode::Min, Mode::Replace];
+    for i in 0..8 {
+        let mode = modes[i % 4];
+        // Sparse layers: a value file on some, the rest painted.
+        let files = LayerFiles {
+            value: (i % 3 == 0).then(|| {
+                write_r32(
+                    dir.path(),
+                    &format!("v{i}.r32"),
+                    &random_grid(&mut rng, &desc, 0.0, 1.0),
+                )
+            }),
+            ..Default::default()
+        };
+        d.layer_op(
+            &add_op(&format!("l{i}"), mode, rng.range(0.3, 1.0), files),
+            dir.path(),
+        )
+        .unwrap();
+        d.layer_op(&select(&format!("l{i}")), dir.path()).unwrap();
+        stroke(
+            &mut d,
+            &noise_brush(30.0),
+            &wavy(10.0 + 20.0 * i as f32, 20.0, 120.0),
+        );
+    }
+    d.layer_op(&select("l3"), dir.path()).unwrap();
+    d.take_composite_stats();
+    stroke(&mut d, &noise_brush(50.0), &wavy(40.0, 40.0, 160.0));
+    let cached = d.to_dense().unwrap();
+    let stats = d.take_composite_stats();
+    assert!(stats.pages > 0 && stats.cache_pages == 0, "{stats:?}");
+    // Layers 3..8 are folded from the cache: at most 5 blends per dirty page, not 8.
+    assert!(stats.blends <= 5 * stats.pages, "{stats:?}");
+    // Selecting the base drops the cache: every page is folded from the base.
+    d.layer_op(&select(BASE), dir.path()).unwrap();
+    let full = d.to_dense().unwrap();
+    assert!(
+        cached
+            .iter()
+            .zip(&full)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "cached and full composites differ (max {})",
+        max_diff(&cached, &full)
+    );
+    let rel = max_relative(&full, &cpu_composite(&mut d));
+    assert!(rel <= COMPOSITE_TOLERANCE, "relative difference {rel}");
+    assert_no_validation_messages(&gpu);
+}
+
+/// The document's state a step leaves: composite, base, and every layer's settings.
+fn state(d: &mut Document) -> (Vec<u32>, Vec<u32>, String) {
+    let h = d.to_dense().unwrap().iter().map(|v| v.to_bits()).collect();
+    let b = d
+        .base()
+        .to_dense()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    (h, b, format!("{:?}", d.layers()))
+}
+
+#[test]
+fn undo_and_redo_of_every_layer_step_and_layer_stroke_are_bit_exact() {
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let desc = doc(384, 256, 128);
+    let mut rng = Rng(3);
+    let base = random_grid(&mut rng, &desc, 0.3, 0.6);
+    let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+    let mask = write_r32(
+        dir.path(),
+        "mask.r32",
+        &random_grid(&mut rng, &desc, 0.0, 1.0),
+    );
+    let raise = BrushSettings {
+        radius: 35.0,
+        strength: 0.3,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let mask_brush = BrushSettings {
+        brush: BrushType::Mask,
+        radius: 30.0,
+        strength: 0.8,
+        value: 0.0,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    enum S {
+        Op(LayerOp),
+        Stroke(BrushSettings, Vec<StrokeSample>),
+    }
+    let steps = vec![
+        S::Stroke(raise.clone(), wavy(10.0, 10.0, 100.0)),
+        S::Op(add_op(
+            "a",
+            Mode::Add,
+            1.0,
+            LayerFiles {
+                mask: Some(mask),
+                ..Default::default()
+            },
+        )),
+        S::Op(select("a")),
+        S::Stroke(noise_brush(40.0), wavy(30.0, 20.0, 140.0)),
+        S::Op(add_op("b", Mode::Max, 0.8, LayerFiles::default())),
+        S::Op(select("b")),
+        S::Stroke(raise.clone(), wavy(60.0, 50.0, 90.0)),
+        S::Stroke(mask_brush, wavy(70.0, 40.0, 60.0)),
+        S::Op(set(
+            "b",
+            Changes {
+                opacity: Some(0.4),
+                mode: Some(Mode::Replace),
+                rename: Some("b2".into()),
+                ..Default::default()
+            },
+        )),
+        S::Op(LayerOp::Move {
+            name: "b2".into(),
+            index: 0,
+        }),
+        S::Op(LayerOp::Duplicate {
+            name: "a".into(),
+            rename: "a copy".into(),
+        }),
+        S::Op(LayerOp::MergeDown {
+            name: "a copy".into(),
+        }),
+        S::Op(LayerOp::MergeDown { name: "b2".into() }),
+        S::Op(select("a")),
+        S::Stroke(raise.clone(), wavy(25.0, 70.0, 120.0)),
+        S::Op(select(BASE)),
+        S::Stroke(raise, wavy(5.0, 90.0, 150.0)),
+        S::Op(LayerOp::Delete { name: "a".into() }),
+    ];
+    let mut states = vec![state(&mut d)];
+    for s in &steps {
+        match s {
+            S::Op(op) => d.layer_op(op, dir.path()).unwrap(),
+            S::Stroke(b, samples) => stroke(&mut d, b, samples),
+        }
+        let now = state(&mut d);
+        assert!(
+            &now != states.last().unwrap(),
+            "every step changes something"
+        );
+        states.push(now);
+    }
+    for i in (0..steps.len()).rev() {
+        assert!(d.undo().unwrap());
+        assert!(state(&mut d) == states[i], "undo back to step {i}");
+    }
+    assert!(!d.undo().unwrap());
+    for (i, expected) in states.iter().enumerate().skip(1) {
+        assert!(d.redo().unwrap());
+        assert!(state(&mut d) == *expected, "redo to step {i}");
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+/// The CPU twin of painting one layer: the brush twins on V, A and M as the document routes a
+/// stroke (docs/layers.md), then the fold.
+struct CpuLayer {
+    mode: Mode,
+    parts: [CpuTerrain; 3],
+}
+
+fn level(
+    b: &BrushSettings,
+    full: bool,
+    instances: &[BrushInstance],
+) -> (BrushSettings, Vec<BrushInstance>) {
+    let mut b = b.clone();
+    b.brush = BrushType::Level;
+    let mut inst = instances.to_vec();
+    if full {
+        b.strength = 1.0;
+        inst.iter_mut().for_each(|i| i.strength = 1.0);
+    }
+    (b, inst)
+}
+
+impl CpuLayer {
+    fn paint(&mut self, b: &BrushSettings, instances: &[BrushInstance], composite_target: f32) {
+        let [v, a, m] = &mut self.parts;
+        match b.brush {
+            BrushType::Mask => {
+                let (lb, li) = level(b, false, instances);
+                m.apply_stroke_toward(&lb, &li, Some(b.value));
+            }
+            BrushType::Erase => {
+                let (lb, li) = level(b, false, instances);
+                if self.mode == Mode::Add {
+                    v.apply_stroke_toward(&lb, &li, Some(0.0));
+                }
+                a.apply_stroke_toward(&lb, &li, Some(0.0));
+            }
+            _ => {
+                v.apply_stroke_toward(b, instances, Some(composite_target));
+                if self.mode != Mode::Add {
+                    let (lb, li) = level(b, true, instances);
+                    a.apply_stroke_toward(&lb, &li, Some(1.0));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_brush_on_a_layer_matches_its_cpu_twin() {
+    let gpu = gpu();
+    let desc = doc(384, 256, 128);
+    let cpu_tables = Arc::new(CpuTables::new(&tables()));
+    let mut rng = Rng(11);
+    let base: Vec<f32> = (0..desc.width * desc.height)
+        .map(|i| 0.3 + 0.001 * (i % desc.width) as f32 + rng.range(0.0, 0.02))
+        .collect();
+    let base_brush = BrushSettings {
+        radius: 28.0,
+        inner_radius: 4.0,
+        strength: 0.35,
+        spacing: 0.2,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let mut brushes: Vec<BrushSettings> = [
+        BrushType::Raise,
+        BrushType::Lower,
+        BrushType::Level,
+        BrushType::Smooth,
+        BrushType::Contrast,
+        BrushType::Noise,
+        BrushType::Directional,
+        BrushType::Mask,
+        BrushType::Erase,
+    ]
+    .into_iter()
+    .map(|t| BrushSettings {
+        brush: t,
+        value: 0.25,
+        falloff: if t == BrushType::Lower {
+            Falloff::Smooth
+        } else {
+            Falloff::Parabolic
+        },
+        ..base_brush.clone()
+    })
+    .collect();
+    brushes.push(BrushSettings {
+        brush: BrushType::Stamp,
+        stamp: Some(Arc::new(scarp::brush::stamp::Stamp {
+            width: 17,
+            height: 13,
+            values: (0..17 * 13)
+                .map(|i| ((i * 31) % 23) as f32 / 22.0)
+                .collect(),
+        })),
+        ..base_brush.clone()
+    });
+    for mode in [Mode::Add, Mode::Max] {
+        let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+        let here = Path::new(".");
+        d.layer_op(&add_op("l", mode, 0.9, LayerFiles::default()), here)
+            .unwrap();
+        d.layer_op(&select("l"), here).unwrap();
+        let mut twin = CpuLayer {
+            mode,
+            parts: Part::ALL.map(|p| {
+                CpuTerrain::new(
+                    scarp::layers::composite::f32_desc(&desc),
+                    p.default_value(mode),
+                    cpu_tables.clone(),
+                )
+            }),
+        };
+        // Raise first, so smooth, contrast, level and erase have values to work on.
+        let order = std::iter::once(&brushes[0]).chain(&brushes);
+        for (k, b) in order.enumerate() {
+            let samples = wavy(15.0 + 7.0 * k as f32, 25.0 + 5.0 * k as f32, 130.0);
+            let instances = stroke_instances(b, &samples);
+            // Level pulls toward the composite under the first sample, before the stroke.
+            let target = match scarp::brush::level_texel(&instances) {
+                Some((x, y)) => d.height_at(x, y).unwrap(),
+                None => 0.0,
+            };
+            d.apply_stroke(b, &instances).unwrap();
+            twin.paint(b, &instances, target);
+            for (i, p) in Part::ALL.into_iter().enumerate() {
+                let g = field(&mut d, "l", p);
+                let c = twin.parts[i].to_dense();
+                let diff = max_diff(&g, &c);
+                assert!(
+                    diff <= BRUSH_TOLERANCE,
+                    "{} on a {} layer: {} differs by {diff}",
+                    b.brush.name(),
+                    mode.name(),
+                    p.name()
+                );
+            }
+        }
+        let rel = max_relative(&d.to_dense().unwrap(), &cpu_composite(&mut d));
+        assert!(rel <= COMPOSITE_TOLERANCE);
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn locked_layers_and_layer_brushes_on_the_base_are_refused() {
+    let gpu = gpu();
+    let desc = doc(256, 256, 128);
+    let mut d = Document::new(&gpu, desc, 0.5, &tables()).unwrap();
+    let here = Path::new(".");
+    let mask = BrushSettings {
+        brush: BrushType::Mask,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let instances = stroke_instances(&mask, &wavy(10.0, 10.0, 50.0));
+    let e = d.apply_stroke(&mask, &instances).unwrap_err().to_string();
+    assert!(e.contains("select a layer"), "{e}");
+    d.layer_op(&add_op("rock", Mode::Max, 1.0, LayerFiles::default()), here)
+        .unwrap();
+    d.layer_op(
+        &set(
+            "rock",
+            Changes {
+                locked: Some(true),
+                ..Default::default()
+            },
+        ),
+        here,
+    )
+    .unwrap();
+    d.layer_op(&select("rock"), here).unwrap();
+    let raise = BrushSettings::new(BrushType::Raise);
+    let before = d.to_dense().unwrap();
+    let e = d
+        .apply_stroke(&raise, &stroke_instances(&raise, &wavy(10.0, 10.0, 50.0)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"rock\" is locked"), "{e}");
+    assert_eq!(d.to_dense().unwrap(), before, "nothing painted");
+    let e = d
+        .layer_op(&add_op("rock", Mode::Add, 1.0, LayerFiles::default()), here)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("name") && e.contains("already"), "{e}");
+    let steps = d.undo_steps();
+    let e = d
+        .layer_op(
+            &set(
+                "rock",
+                Changes {
+                    opacity: Some(2.0),
+                    ..Default::default()
+                },
+            ),
+            here,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("opacity"), "{e}");
+    assert_eq!(d.undo_steps(), steps, "a refused step is not a step");
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn journal_layer_steps_are_checked_by_step_and_field() {
+    let j = |steps: &str, version: u32| {
+        format!(
+            r#"{{"version": {version}, "document": {{"width": 64, "height": 64}}, "steps": [{steps}]}}"#
+        )
+    };
+    let ok = j(
+        r#"{"layer": {"op": "add", "name": "r", "mode": "max"}},
+           {"layer": {"op": "select", "name": "r"}},
+           {"stroke": {"brush": {"type": "mask", "radius": 8, "value": 0.5}, "samples": [{"x": 5, "y": 5}]}},
+           {"undo": 2}, {"redo": 1},
+           {"layer": {"op": "set", "name": "r", "opacity": 0.5, "rename": "r2"}}"#,
+        2,
+    );
+    let parsed = Journal::parse(&ok, Path::new(".")).unwrap();
+    assert_eq!(parsed.steps.len(), 6);
+    let bad = [
+        (
+            j(r#"{"layer": {"op": "add", "name": "r"}}"#, 1),
+            "steps[0]",
+            "version 2",
+        ),
+        (
+            j(r#"{"layer": {"op": "select", "name": "nope"}}"#, 2),
+            "steps[0]",
+            "nope",
+        ),
+        (
+            j(
+                r#"{"layer": {"op": "add", "name": "r"}}, {"layer": {"op": "add", "name": "r"}}"#,
+                2,
+            ),
+            "steps[1]",
+            "already",
+        ),
+        (
+            j(
+                r#"{"layer": {"op": "add", "name": "r", "mode": "screen"}}"#,
+                2,
+            ),
+            "mode",
+            "screen",
+        ),
+        (
+            j(r#"{"layer": {"op": "add", "name": "r", "opacity": -1}}"#, 2),
+            "opacity",
+            "[0, 1]",
+        ),
+        (
+            j(r#"{"layer": {"op": "add", "name": "r", "index": 0}}"#, 2),
+            "index",
+            "takes no",
+        ),
+        (
+            j(
+                r#"{"layer": {"op": "add", "name": "r", "value": "missing.r32"}}"#,
+                2,
+            ),
+            "value",
+            "not a file",
+        ),
+        (
+            j(
+                r#"{"layer": {"op": "add", "name": "r"}}, {"layer": {"op": "select", "name": "r"}}, {"undo": 1},
+                 {"stroke": {"brush": {"type": "erase", "radius": 8}, "samples": [{"x": 5, "y": 5}]}}"#,
+                2,
+            ),
+            "steps[3]",
+            "base is selected",
+        ),
+        (
+            j(
+                r#"{"layer": {"op": "add", "name": "r"}}, {"layer": {"op": "set", "name": "r", "locked": true}},
+                 {"layer": {"op": "select", "name": "r"}},
+                 {"stroke": {"brush": {"type": "raise", "radius": 8}, "samples": [{"x": 5, "y": 5}]}}"#,
+                2,
+            ),
+            "steps[3]",
+            "locked",
+        ),
+    ];
+    for (text, at, what) in bad {
+        let e = Journal::parse(&text, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(at) && e.contains(what),
+            "{e} (wanted {at}, {what})"
+        );
+    }
+}
