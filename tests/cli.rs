@@ -544,3 +544,75 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn apply_writes_a_layered_journals_composite_and_layers_and_scarp_layers_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/layers.json");
+    let o = scarp_ok(&["layers", journal]);
+    let listed = String::from_utf8_lossy(&o.stdout).into_owned();
+    // Top first, the selection starred, the base last.
+    let names: Vec<&str> = listed
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .find(|w| w.chars().all(char::is_alphabetic))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["crater", "dunes", "ridges", "base"], "{listed}");
+    assert!(listed.lines().nth(2).unwrap().starts_with('*'), "{listed}");
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let read = |name: &str| -> Vec<f32> {
+        std::fs::read(dir.path().join(name))
+            .unwrap()
+            .chunks(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let page = ["--page-size", "512"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["apply", "--journal", journal];
+        args.extend_from_slice(&page);
+        args.extend_from_slice(extra);
+        scarp(&args)
+    };
+    for (file, extra) in [
+        ("composite.r32", vec![]),
+        ("mask.r32", vec!["--layer", "dunes", "--field", "mask"]),
+        ("ridges.r32", vec!["--layer", "ridges"]),
+    ] {
+        let mut args = extra.clone();
+        let path = out(file);
+        args.extend(["--out", path.as_str()]);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let (composite, mask, ridges) = (read("composite.r32"), read("mask.r32"), read("ridges.r32"));
+    // The mask brush painted dunes' mask toward 0 in places; elsewhere it is 1.
+    assert!(mask.iter().all(|m| (0.0..=1.0).contains(m)));
+    assert!(mask.iter().any(|&m| m < 0.01) && mask.iter().any(|&m| m == 1.0));
+    // The ridges layer (max) raised the composite above the base where it was painted.
+    let top = ridges.iter().cloned().fold(f32::MIN, f32::max);
+    assert!(top > 0.3 && composite.iter().cloned().fold(f32::MIN, f32::max) > 0.3);
+    for (args, wanted) in [
+        (vec!["--layer", "nope"], "no layer called \"nope\""),
+        (vec!["--layer", "dunes", "--field", "height"], "--field"),
+        (vec!["--backend", "cpu"], "GPU backend"),
+    ] {
+        let mut args = args.clone();
+        let path = out("x.r32");
+        args.extend(["--out", path.as_str()]);
+        let o = run(&args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && e.contains(wanted) && e.lines().count() == 1,
+            "{e}"
+        );
+    }
+    let path = out("x.scarp");
+    let o = run(&["--out", path.as_str()]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("do not store layers"), "{e}");
+    assert!(!dir.path().join("x.scarp").exists(), "nothing half-written");
+}

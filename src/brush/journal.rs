@@ -545,6 +545,8 @@ pub struct Journal {
     pub document: DocumentDesc,
     pub initial: Initial,
     pub steps: Vec<Step>,
+    /// The layer stack after the last step (empty for a journal without layer steps).
+    pub layers: Stack,
 }
 
 /// Journal steps as the editor records them (undo/redo counts expanded).
@@ -718,6 +720,7 @@ impl Journal {
             document,
             initial,
             steps,
+            layers: stacks.swap_remove(undoable as usize),
         })
     }
 

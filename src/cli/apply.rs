@@ -21,9 +21,16 @@ pub struct ApplyArgs {
     /// Stroke journal (JSON, docs/journal.md).
     #[arg(long)]
     journal: PathBuf,
-    /// Output height file (any format: README, Height files) or a .scarp project.
+    /// Output height file (any format: README, Height files) or a .scarp project. Documents with
+    /// layers write their composite (or, with --layer, that layer's field).
     #[arg(long)]
     out: PathBuf,
+    /// Write this layer's field instead of the composite (the stack after the last step).
+    #[arg(long, value_name = "NAME")]
+    layer: Option<String>,
+    /// With --layer: which field (value, alpha, mask).
+    #[arg(long, value_name = "PART", default_value = "value", requires = "layer")]
+    field: String,
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     backend: Backend,
     /// Instances per dispatch for pointwise brushes (1..=256).
@@ -116,8 +123,39 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
         }
         super::check_trace_path(t)?;
     }
+    let layered = journal.steps.iter().any(|s| matches!(s, Step::Layer(_)));
+    if layered && a.backend != Backend::Gpu {
+        bail!("journals with layer steps replay on the GPU backend");
+    }
+    if crate::layers::Part::from_name(&a.field).is_none() {
+        bail!("--field must be value, alpha or mask, got {:?}", a.field);
+    }
+    if let Some(name) = &a.layer {
+        if journal.layers.index_of(name).is_none() {
+            let names: Vec<&str> = journal
+                .layers
+                .layers
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect();
+            bail!(
+                "--layer: the journal ends with no layer called {name:?} (layers: {})",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
+    }
     let doc = journal.document;
     let to_project = a.out.extension().is_some_and(|e| e == "scarp");
+    if to_project && (layered || a.layer.is_some()) {
+        bail!(
+            "{}: projects do not store layers yet; write a height file (the composite, or --layer)",
+            a.out.display()
+        );
+    }
     if !to_project && u64::from(doc.width) * u64::from(doc.height) > MAX_SAMPLES {
         bail!(
             "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels): write a \
@@ -295,7 +333,20 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
         );
         return Ok(None);
     }
-    let dense = terrain.to_dense()?;
+    let dense = match &a.layer {
+        Some(name) => {
+            terrain.pump(None)?;
+            let stack = terrain.layers();
+            let layer = &stack.layers[stack.index_of(name).expect("checked")];
+            let part = crate::layers::Part::from_name(&a.field).expect("checked");
+            let field = terrain
+                .store
+                .field(&layer.field(part))
+                .expect("a layer's fields exist");
+            field.to_dense()?
+        }
+        None => terrain.to_dense()?,
+    };
     check_validation(&gpu)?;
     Ok(Some(dense))
 }

@@ -9,6 +9,7 @@ mod convert;
 mod devices;
 mod edit;
 mod gallery;
+mod layers;
 mod noise;
 mod recover;
 mod render;
@@ -85,6 +86,11 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// List the journals of untitled sessions that ended without saving (a crash, a kill).
     Recover,
+    /// List the layer stack a journal (or a project with its recovery journal) ends with.
+    Layers {
+        /// A journal (.json) or a project (.scarp).
+        file: PathBuf,
+    },
 }
 
 /// Parses the command line, runs the command and turns an error into one line and exit status 1.
@@ -108,6 +114,7 @@ pub fn main() {
         Command::Edit(args) => edit::run(args),
         Command::Devices => devices::run(),
         Command::Bench(args) => bench::run(&args),
+        Command::Layers { file } => layers::run(&file),
         Command::Recover => recover::run(),
     };
     if let Err(e) = result {

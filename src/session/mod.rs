@@ -174,6 +174,15 @@ pub fn save_document(
     fail_after: Option<usize>,
 ) -> Result<(SparseProject, SaveReport)> {
     terrain.pump(None)?;
+    if terrain.is_layered() {
+        // Nothing is written: the stack and its fields would be lost.
+        return Err(crate::atomic_file::FileError::invalid(
+            path,
+            "this document has layers, which projects do not store yet: save a journal \
+             (File > Save journal) or export the composite",
+        )
+        .into());
+    }
     let field = terrain.store.height_mut();
     let coarse = match field.coarse()? {
         Some(level) => Some(level.read()?),

@@ -227,7 +227,7 @@ pub struct Recovery {
     pub version: u32,
     /// [`file_checksum`] of the project file the steps apply to.
     pub project_checksum: u64,
-    /// A version-1 journal of the project's document (initial heights: the project) and the
+    /// A journal of the project's document (initial heights: the project) and the
     /// steps since the save.
     pub journal: JournalFile,
 }
