@@ -308,3 +308,63 @@ fn a_tight_page_budget_draws_the_same_terrain() {
     );
     assert_eq!(differ, 0, "{differ} pixels of the terrain view differ");
 }
+
+#[test]
+fn a_layered_session_painted_in_the_editor_journals_its_layer_steps_bit_for_bit() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let journal = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/journals/layers.json"
+    ));
+    let want_steps = scarp::brush::journal::Journal::load(journal)
+        .unwrap()
+        .steps
+        .len();
+    // Layer steps and strokes on layers through the editor's input path, untitled; kill -9 once
+    // every step is journaled.
+    let mut child = editor(&x, &state)
+        .arg("--replay")
+        .arg(journal)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let folder = state.join("scarp");
+    let start = std::time::Instant::now();
+    let journaled = loop {
+        let found = std::fs::read_dir(&folder).ok().and_then(|entries| {
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+                std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|t| {
+                        serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok()
+                    })
+                    .is_some_and(|j| j.steps.len() == want_steps)
+            })
+        });
+        if let Some(p) = found {
+            break p;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("the editor ended ({status}) before journaling every step: {err}");
+        }
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "no complete untitled journal after 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&journaled).unwrap();
+    assert!(text.contains("\"layer\""), "layer steps are journaled");
+    let want = applied(journal, &dir.path().join("want.r32"));
+    let got = applied(&journaled, &dir.path().join("got.r32"));
+    assert!(
+        got == want,
+        "the editor's layered session differs from the journal's"
+    );
+}

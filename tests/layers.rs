@@ -741,3 +741,57 @@ fn journal_layer_steps_are_checked_by_step_and_field() {
         );
     }
 }
+
+#[test]
+fn live_strokes_on_layers_with_frames_in_flight_match_applied_strokes() {
+    use scarp::session::LiveStroke;
+    let gpu = gpu();
+    let desc = doc(512, 384, 128);
+    let mut rng = Rng(21);
+    let base = random_grid(&mut rng, &desc, 0.3, 0.4);
+    let here = Path::new(".");
+    let setup = |d: &mut Document| {
+        d.layer_op(&add_op("m", Mode::Max, 1.0, LayerFiles::default()), here)
+            .unwrap();
+        d.layer_op(&add_op("a", Mode::Add, 0.7, LayerFiles::default()), here)
+            .unwrap();
+        d.layer_op(&select("m"), here).unwrap();
+    };
+    let strokes = [
+        (noise_brush(60.0), wavy(40.0, 60.0, 300.0)),
+        (
+            BrushSettings {
+                brush: BrushType::Mask,
+                radius: 50.0,
+                value: 0.2,
+                ..BrushSettings::new(BrushType::Raise)
+            },
+            wavy(100.0, 100.0, 200.0),
+        ),
+    ];
+    let mut applied = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+    setup(&mut applied);
+    for (b, s) in &strokes {
+        stroke(&mut applied, b, s);
+    }
+    let mut live = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+    live.set_frames_in_flight(true);
+    setup(&mut live);
+    for (b, s) in &strokes {
+        let mut ls = LiveStroke::new(b.clone());
+        for sample in s {
+            ls.add(&mut live, *sample).unwrap();
+            live.pump(Some(0.05)).unwrap();
+        }
+        ls.finish(&mut live).unwrap();
+        live.pump(Some(0.05)).unwrap();
+    }
+    let (a, l) = (applied.to_dense().unwrap(), live.to_dense().unwrap());
+    assert!(
+        a.iter().zip(&l).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "live and applied composites differ by up to {}",
+        max_diff(&a, &l)
+    );
+    assert!(max_diff(&a, &base) > 0.01);
+    assert_no_validation_messages(&gpu);
+}

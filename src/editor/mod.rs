@@ -8,6 +8,7 @@
 //! up to date, and draws terrain and UI into the acquired image in one submission that it does
 //! not wait for (a screenshot's frame is waited for).
 
+pub mod layers_ui;
 pub mod present;
 pub mod ui;
 
@@ -331,6 +332,7 @@ impl Editor {
             },
             doc: None,
             has_wireframe: renderer.has_wireframe(),
+            layers: layers_ui::LayersUi::default(),
             show_help: true,
         };
         let mut ui = ui;
@@ -767,6 +769,11 @@ impl Editor {
         for action in std::mem::take(&mut self.ui.actions) {
             match action {
                 UiAction::Undo => self.undo()?,
+                UiAction::Layer(op) => self.layer_op(op)?,
+                UiAction::Solo(on) => {
+                    self.end_stroke();
+                    self.session.doc.set_solo(on)?;
+                }
                 UiAction::Redo => self.redo()?,
                 UiAction::FrameAll => self.frame_all(),
                 UiAction::ToggleTrace => self.toggle_trace(),
@@ -972,6 +979,9 @@ impl Editor {
             height_hi: hi,
             device: format!("{}", self.gpu.info()),
         });
+        if self.ui.layers.stack != *doc.layers() {
+            self.ui.layers.stack = doc.layers().clone();
+        }
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
         self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;
         self.ui.profile.queue_len = doc.pending_strokes();

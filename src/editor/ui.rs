@@ -1,4 +1,5 @@
-//! The imgui panels: brush, view, document, presets/journal, and the profiler.
+//! The imgui panels: brush, view, document, presets/journal, and the profiler (the layers panel
+//! is `layers_ui.rs`).
 
 use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::NoiseKind;
@@ -11,11 +12,13 @@ use std::collections::VecDeque;
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
 
-/// Brushes the panel offers: all but stamps (they need an image: journals only for now).
+/// Brushes the panel offers: all but stamps (they need an image: journals only for now), and
+/// the layer brushes (mask, erase).
 fn panel_brushes() -> Vec<BrushType> {
     BrushType::ALL
         .into_iter()
         .filter(|b| *b != BrushType::Stamp)
+        .chain(BrushType::LAYER_ONLY)
         .collect()
 }
 
@@ -37,6 +40,10 @@ pub enum UiAction {
     ToggleTrace,
     /// Capture the next frame in RenderDoc.
     CaptureFrame,
+    /// A layer step from the layers panel (one undo step).
+    Layer(crate::layers::LayerOp),
+    /// Solo view on or off.
+    Solo(bool),
 }
 
 /// Measurements the profiler panel shows.
@@ -104,6 +111,8 @@ pub struct UiState {
     pub profile: Profile,
     pub doc: Option<DocInfo>,
     pub has_wireframe: bool,
+    /// The layers panel's state.
+    pub layers: super::layers_ui::LayersUi,
     pub show_help: bool,
 }
 
@@ -120,6 +129,7 @@ fn mib(bytes: u64) -> f64 {
 /// Builds every panel for this frame.
 pub fn build(ui: &Ui, s: &mut UiState) {
     brush_panel(ui, s);
+    super::layers_ui::layers_panel(ui, s);
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {
@@ -214,6 +224,9 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             }
             if b.falloff == Falloff::Power {
                 log_slider(ui, "falloff power", 0.1, 32.0, &mut b.falloff_power);
+            }
+            if b.brush == BrushType::Mask {
+                ui.slider("mask value", 0.0, 1.0, &mut b.value);
             }
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);

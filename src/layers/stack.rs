@@ -443,6 +443,18 @@ impl Stack {
         None
     }
 
+    /// The stack as solo view shows it: every layer but the selected one hidden.
+    pub fn solo_view(&self) -> Stack {
+        let mut s = self.clone();
+        let keep = self.selected_layer().map(|l| l.id);
+        for l in &mut s.layers {
+            if Some(l.id) != keep {
+                l.visible = false;
+            }
+        }
+        s
+    }
+
     /// A name for a new layer not taken yet: `base_name`, else `base_name 2`, `base_name 3`, …
     pub fn free_name(&self, base_name: &str) -> String {
         (1..)

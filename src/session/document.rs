@@ -40,6 +40,12 @@ enum LogEntry {
     },
 }
 
+fn entry_fields(e: &LogEntry) -> impl Iterator<Item = &String> {
+    match e {
+        LogEntry::Fields(f) | LogEntry::Stack { fields: f, .. } => f.iter(),
+    }
+}
+
 /// A document's pages, the engine painting them and its layers.
 pub struct Document {
     pub store: PageStore,
@@ -52,6 +58,10 @@ pub struct Document {
     level_target: f32,
     /// Composite work since the last [`Self::take_composite_stats`].
     composite_stats: CompositeStats,
+    /// Undo memory each field may hold (new layer fields get it too).
+    undo_budget: u64,
+    /// Solo view: only the selected layer folded onto the base (not a step).
+    solo: bool,
 }
 
 impl Document {
@@ -66,6 +76,8 @@ impl Document {
             redo_log: Vec::new(),
             level_target: 0.0,
             composite_stats: CompositeStats::default(),
+            undo_budget: crate::pages::history::DEFAULT_UNDO_BUDGET,
+            solo: false,
         })
     }
 
@@ -315,14 +327,49 @@ impl Document {
     /// composite up to date with what it painted.
     pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
         let report = self.brushes.pump(&mut self.store, budget_ms)?;
+        if report.pending_strokes == 0 {
+            self.trim_log();
+        }
         self.composite()?;
         Ok(report)
+    }
+
+    /// Forgets the oldest log entries once a field has forgotten the undo steps they name (past
+    /// its undo budget), so undo stops where the fields do. Every queued stroke must be done.
+    fn trim_log(&mut self) {
+        loop {
+            let mut cut: Option<usize> = None;
+            let mut names: Vec<&String> = self.undo_log.iter().flat_map(entry_fields).collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                let held = self.store.field(name).map_or(0, Field::undo_steps);
+                let refs: Vec<usize> = (0..self.undo_log.len())
+                    .filter(|&i| entry_fields(&self.undo_log[i]).any(|f| f == name))
+                    .collect();
+                if refs.len() > held {
+                    let last_forgotten = refs[refs.len() - held - 1];
+                    cut = Some(cut.map_or(last_forgotten, |c| c.max(last_forgotten)));
+                }
+            }
+            match cut {
+                Some(i) => {
+                    self.undo_log.drain(..=i);
+                }
+                None => break,
+            }
+        }
     }
 
     /// Brings the composite up to date (layered documents).
     fn composite(&mut self) -> Result<()> {
         if let Some(c) = &mut self.compositor {
-            let stats = c.update(&mut self.store, &self.layers)?;
+            let shown = if self.solo {
+                self.layers.solo_view()
+            } else {
+                self.layers.clone()
+            };
+            let stats = c.update(&mut self.store, &shown)?;
             self.composite_stats.pages += stats.pages;
             self.composite_stats.cache_pages += stats.cache_pages;
             self.composite_stats.blends += stats.blends;
@@ -451,6 +498,14 @@ impl Document {
             _ => {}
         }
         self.layers.apply(op);
+        let budget = self.undo_budget;
+        if let Some(l) = self.layers.layers.iter().max_by_key(|l| l.id) {
+            for part in Part::ALL {
+                if let Some(f) = self.store.field_mut(&l.field(part)) {
+                    f.set_undo_budget(budget);
+                }
+            }
+        }
         self.push_log(LogEntry::Stack {
             before: Box::new(before),
             after: Box::new(self.layers.clone()),
@@ -578,10 +633,24 @@ impl Document {
 
     /// Bounds the GPU memory undo steps hold; the oldest steps are forgotten past it.
     pub fn set_undo_budget(&mut self, bytes: u64) {
-        let name = self.base_name();
-        if let Some(f) = self.store.field_mut(name) {
-            f.set_undo_budget(bytes);
+        self.undo_budget = bytes;
+        let names: Vec<String> = self.store.names().map(str::to_string).collect();
+        for name in names {
+            if let Some(f) = self.store.field_mut(&name) {
+                f.set_undo_budget(bytes);
+            }
         }
+    }
+
+    /// Solo view: the composite shows the base and the selected layer only (a view setting, not
+    /// a step; saved documents are unaffected).
+    pub fn set_solo(&mut self, on: bool) -> Result<()> {
+        self.solo = on;
+        self.composite()
+    }
+
+    pub fn solo(&self) -> bool {
+        self.solo
     }
 
     /// GPU memory the undo/redo steps hold (upper bound).
@@ -595,12 +664,7 @@ impl Document {
 
     /// Steps that can be undone now.
     pub fn undo_steps(&self) -> usize {
-        if self.is_layered() {
-            self.undo_log.len()
-        } else {
-            // Steps past the undo budget are forgotten by the field.
-            self.height().undo_steps().min(self.undo_log.len())
-        }
+        self.undo_log.len()
     }
 
     /// Pages that hold GPU memory now.

@@ -1,0 +1,220 @@
+//! The layers panel: the stack top first, each row a visibility eye, a lock, the name (click to
+//! select, drag to reorder), mode and opacity; buttons to add, duplicate, delete, merge down and
+//! rename; solo view. Every change is a [`LayerOp`] action (one undo step), except solo, which
+//! is a view setting.
+
+use super::ui::{UiAction, UiState};
+use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack, BASE};
+use imgui::{Condition, DragDropFlags, Ui};
+
+/// Drag-and-drop payload type of a layer row.
+const ROW: &str = "scarp-layer";
+
+/// What the layers panel keeps between frames.
+#[derive(Clone, Debug)]
+pub struct LayersUi {
+    /// The document's stack as of this frame (the editor copies it in).
+    pub stack: Stack,
+    /// Mode of the next layer added.
+    pub new_mode: Mode,
+    /// Name typed for a rename.
+    pub rename: String,
+    /// Opacity being dragged (layer id, value): sent as one step when the slider is released.
+    pub dragging: Option<(u32, f32)>,
+    /// Solo view: only the selected layer folded onto the base.
+    pub solo: bool,
+}
+
+impl Default for LayersUi {
+    fn default() -> Self {
+        Self {
+            stack: Stack::default(),
+            new_mode: Mode::Add,
+            rename: String::new(),
+            dragging: None,
+            solo: false,
+        }
+    }
+}
+
+fn set(name: &str, changes: Changes) -> UiAction {
+    UiAction::Layer(LayerOp::Set {
+        name: name.to_string(),
+        changes,
+    })
+}
+
+pub fn layers_panel(ui: &Ui, s: &mut UiState) {
+    ui.window("Layers")
+        .position([1030.0, 390.0], Condition::FirstUseEver)
+        .size([400.0, 300.0], Condition::FirstUseEver)
+        .build(|| {
+            let l = &mut s.layers;
+            let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+            let mut mi = Mode::ALL.iter().position(|m| *m == l.new_mode).unwrap_or(0);
+            ui.set_next_item_width(90.0);
+            if ui.combo_simple_string("##new mode", &mut mi, &modes) {
+                l.new_mode = Mode::ALL[mi];
+            }
+            ui.same_line();
+            if ui.button("add layer") {
+                let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
+                s.actions.push(UiAction::Layer(LayerOp::Add {
+                    name: name.clone(),
+                    mode: l.new_mode,
+                    opacity: 1.0,
+                    files: LayerFiles::default(),
+                }));
+                s.actions.push(UiAction::Layer(LayerOp::Select { name }));
+            }
+            ui.same_line();
+            if ui.checkbox("solo", &mut l.solo) {
+                s.actions.push(UiAction::Solo(l.solo));
+            }
+            ui.separator();
+            let selected = l.stack.selected_layer().map(|x| x.id);
+            let count = l.stack.layers.len();
+            for i in (0..count).rev() {
+                let layer = l.stack.layers[i].clone();
+                let _id = ui.push_id_usize(layer.id as usize);
+                let mut visible = layer.visible;
+                if ui.checkbox("##eye", &mut visible) {
+                    s.actions.push(set(
+                        &layer.name,
+                        Changes {
+                            visible: Some(visible),
+                            ..Default::default()
+                        },
+                    ));
+                }
+                if ui.is_item_hovered() {
+                    ui.tooltip_text("visible");
+                }
+                ui.same_line();
+                let mut locked = layer.locked;
+                if ui.checkbox("##lock", &mut locked) {
+                    s.actions.push(set(
+                        &layer.name,
+                        Changes {
+                            locked: Some(locked),
+                            ..Default::default()
+                        },
+                    ));
+                }
+                if ui.is_item_hovered() {
+                    ui.tooltip_text("locked");
+                }
+                ui.same_line();
+                let label = format!(
+                    "{}{}",
+                    layer.name,
+                    if layer.locked { " (locked)" } else { "" }
+                );
+                if ui
+                    .selectable_config(&label)
+                    .selected(selected == Some(layer.id))
+                    .size([120.0, 0.0])
+                    .build()
+                {
+                    s.actions.push(UiAction::Layer(LayerOp::Select {
+                        name: layer.name.clone(),
+                    }));
+                }
+                if let Some(tip) = ui.drag_drop_source_config(ROW).begin_payload(i) {
+                    ui.text(format!("move {}", layer.name));
+                    tip.end();
+                }
+                if let Some(target) = ui.drag_drop_target() {
+                    if let Some(Ok(p)) =
+                        target.accept_payload::<usize, _>(ROW, DragDropFlags::empty())
+                    {
+                        if let Some(moved) = l.stack.layers.get(p.data) {
+                            if p.data != i {
+                                s.actions.push(UiAction::Layer(LayerOp::Move {
+                                    name: moved.name.clone(),
+                                    index: i,
+                                }));
+                            }
+                        }
+                    }
+                    target.pop();
+                }
+                ui.same_line();
+                let mut m = Mode::ALL.iter().position(|x| *x == layer.mode).unwrap_or(0);
+                ui.set_next_item_width(70.0);
+                if ui.combo_simple_string("##mode", &mut m, &modes) {
+                    s.actions.push(set(
+                        &layer.name,
+                        Changes {
+                            mode: Some(Mode::ALL[m]),
+                            ..Default::default()
+                        },
+                    ));
+                }
+                ui.same_line();
+                let mut o = match l.dragging {
+                    Some((id, v)) if id == layer.id => v,
+                    _ => layer.opacity,
+                };
+                ui.set_next_item_width(-1.0);
+                if ui.slider("##opacity", 0.0, 1.0, &mut o) {
+                    l.dragging = Some((layer.id, o));
+                }
+                if ui.is_item_deactivated_after_edit() {
+                    l.dragging = None;
+                    s.actions.push(set(
+                        &layer.name,
+                        Changes {
+                            opacity: Some(o.clamp(0.0, 1.0)),
+                            ..Default::default()
+                        },
+                    ));
+                }
+            }
+            if ui
+                .selectable_config("base")
+                .selected(selected.is_none())
+                .build()
+            {
+                s.actions.push(UiAction::Layer(LayerOp::Select {
+                    name: BASE.to_string(),
+                }));
+            }
+            ui.separator();
+            let Some(sel) = l.stack.selected_layer().cloned() else {
+                ui.text_disabled("select a layer to rename, duplicate, merge or delete it");
+                return;
+            };
+            if ui.button("duplicate") {
+                let rename = l.stack.free_name(&format!("{} copy", sel.name));
+                s.actions.push(UiAction::Layer(LayerOp::Duplicate {
+                    name: sel.name.clone(),
+                    rename,
+                }));
+            }
+            ui.same_line();
+            if ui.button("merge down") {
+                s.actions.push(UiAction::Layer(LayerOp::MergeDown {
+                    name: sel.name.clone(),
+                }));
+            }
+            ui.same_line();
+            if ui.button("delete") {
+                s.actions.push(UiAction::Layer(LayerOp::Delete {
+                    name: sel.name.clone(),
+                }));
+            }
+            ui.set_next_item_width(160.0);
+            ui.input_text("##rename", &mut l.rename).build();
+            ui.same_line();
+            if ui.button("rename") && !l.rename.is_empty() {
+                s.actions.push(set(
+                    &sel.name,
+                    Changes {
+                        rename: Some(l.rename.clone()),
+                        ..Default::default()
+                    },
+                ));
+            }
+        });
+}
