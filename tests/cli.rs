@@ -610,9 +610,40 @@ fn apply_writes_a_layered_journals_composite_and_layers_and_scarp_layers_lists_t
             "{e}"
         );
     }
+    // A project holds the stack; scarp layers reads it back, and a journal of steps on its
+    // layers paints onto it.
     let path = out("x.scarp");
     let o = run(&["--out", path.as_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = scarp_ok(&["layers", path.as_str()]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), listed);
+    let more = dir.path().join("more.json");
+    std::fs::write(
+        &more,
+        r#"{"version": 2, "document": {"width": 2048, "height": 2048, "page_size": 512},
+            "steps": [{"layer": {"op": "select", "name": "dunes"}},
+                      {"layer": {"op": "set", "name": "dunes", "rename": "sand"}}]}"#,
+    )
+    .unwrap();
+    let more = more.to_str().unwrap();
+    let o = scarp(&[
+        "apply",
+        "--journal",
+        more,
+        "--onto",
+        path.as_str(),
+        "--out",
+        path.as_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = scarp_ok(&["layers", path.as_str()]);
+    let now = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(now.contains("sand") && !now.contains("dunes"), "{now}");
+    // Without the project the journal's names are unknown: refused before anything runs.
+    let o = scarp(&["apply", "--journal", more, "--out", out("y.r32").as_str()]);
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("do not store layers"), "{e}");
-    assert!(!dir.path().join("x.scarp").exists(), "nothing half-written");
+    assert!(
+        !o.status.success() && e.contains("no layer is called \"dunes\""),
+        "{e}"
+    );
 }

@@ -795,3 +795,93 @@ fn live_strokes_on_layers_with_frames_in_flight_match_applied_strokes() {
     assert!(max_diff(&a, &base) > 0.01);
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn projects_round_trip_the_stack_and_its_fields_sparse_and_incrementally() {
+    use scarp::session::{meta_of, open_project_file, save_document};
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let desc = DocumentDesc {
+        format: HeightFormat::R16,
+        ..doc(640, 384, 128)
+    };
+    let mut rng = Rng(8);
+    let base = random_grid(&mut rng, &desc, 0.2, 0.4);
+    let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+    let alpha = write_r32(dir.path(), "a.r32", &random_grid(&mut rng, &desc, 0.0, 1.0));
+    let here = dir.path();
+    d.layer_op(
+        &add_op("hills", Mode::Add, 0.6, LayerFiles::default()),
+        here,
+    )
+    .unwrap();
+    d.layer_op(
+        &add_op(
+            "cap",
+            Mode::Replace,
+            0.9,
+            LayerFiles {
+                alpha: Some(alpha),
+                ..Default::default()
+            },
+        ),
+        here,
+    )
+    .unwrap();
+    d.layer_op(&select("hills"), here).unwrap();
+    stroke(&mut d, &noise_brush(50.0), &wavy(30.0, 40.0, 250.0));
+    d.layer_op(
+        &set(
+            "cap",
+            Changes {
+                locked: Some(true),
+                ..Default::default()
+            },
+        ),
+        here,
+    )
+    .unwrap();
+    let path = dir.path().join("layered.scarp");
+    let meta = meta_of(&d, vec![], &[]).unwrap();
+    let (file, first) = save_document(&mut d, &path, &meta, None, None).unwrap();
+    let composite = d.to_dense().unwrap();
+    let fields = |d: &mut Document| -> Vec<Vec<f32>> {
+        let names = d.layer_field_names();
+        names
+            .iter()
+            .map(|n| d.store.field(n).unwrap().to_dense().unwrap())
+            .chain(std::iter::once(d.base().to_dense().unwrap()))
+            .collect()
+    };
+    let want_fields = fields(&mut d);
+    // The hills layer's value holds only the pages the stroke reached: sparse.
+    let hills_value = &d.layers().layers[0].field(Part::Value);
+    let painted = d.store.field(hills_value).unwrap().page_count();
+    assert!(painted > 0 && painted < desc.pages_x() as usize * desc.pages_y() as usize);
+    let (mut back, meta2, sp) = open_project_file(&gpu, &path, &tables()).unwrap();
+    assert_eq!(back.layers(), d.layers());
+    assert!(meta2.layers.is_some());
+    let got = back.to_dense().unwrap();
+    assert!(
+        got.iter()
+            .zip(&composite)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "reopened composite differs by {}",
+        max_diff(&got, &composite)
+    );
+    assert!(fields(&mut back) == want_fields, "reopened fields differ");
+    // One more stroke on the reopened document, saved incrementally: only its pages are new.
+    stroke(&mut back, &noise_brush(20.0), &wavy(400.0, 300.0, 40.0));
+    let meta3 = meta_of(&back, vec![], &[]).unwrap();
+    let (_, second) = save_document(&mut back, &path, &meta3, sp.as_ref(), None).unwrap();
+    assert!(second.incremental, "{second:?}");
+    assert!(
+        second.pages_written < first.pages_written,
+        "{first:?} then {second:?}"
+    );
+    let after = back.to_dense().unwrap();
+    let (mut third, _, _) = open_project_file(&gpu, &path, &tables()).unwrap();
+    assert!(third.to_dense().unwrap() == after);
+    drop(file);
+    assert_no_validation_messages(&gpu);
+}

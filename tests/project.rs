@@ -148,14 +148,14 @@ fn opening_a_project_reads_its_coarse_level_not_its_pages() {
             .collect();
         let heights: std::collections::HashMap<PageId, Vec<f32>> =
             t.page_heights().unwrap().into_iter().collect();
-        let read = |ids: &[PageId]| {
+        let read = |_: usize, ids: &[PageId]| {
             Ok(ids
                 .iter()
                 .map(|id| scarp::pages::field::encode(&d, &heights[id]))
                 .collect())
         };
         let meta = meta_of(&t, vec![], &[]).unwrap();
-        let (_, r) = project::v2::save(&plain, &meta, &pages, None, read, None, None).unwrap();
+        let (_, r) = project::v2::save(&plain, &meta, &pages, &[], None, read, None, None).unwrap();
         assert_eq!(r.coarse_written, 0);
         assert!(
             coarse_of(&mut reopen(&gpu, &plain)) == want,

@@ -584,14 +584,28 @@ pub trait Replayer {
 impl Journal {
     /// Parses and checks `text`; relative initial files resolve against `base_dir`.
     pub fn parse(text: &str, base_dir: &Path) -> Result<Self, JournalError> {
+        Self::parse_on(text, base_dir, &Stack::default())
+    }
+
+    fn parse_on(text: &str, base_dir: &Path, start: &Stack) -> Result<Self, JournalError> {
         let de = &mut serde_json::Deserializer::from_str(text);
         let raw: JournalFile =
             serde_path_to_error::deserialize(de).map_err(|e| path_error(e, text))?;
-        Self::check(&raw, base_dir)
+        Self::check_on(&raw, base_dir, start)
     }
 
     /// Checks a journal file; relative initial files resolve against `base_dir`.
     pub fn check(raw: &JournalFile, base_dir: &Path) -> Result<Self, JournalError> {
+        Self::check_on(raw, base_dir, &Stack::default())
+    }
+
+    /// [`Self::check`] for steps that start on a document with the layers of `start` (a
+    /// project's recovery journal, `scarp apply --onto`).
+    pub fn check_on(
+        raw: &JournalFile,
+        base_dir: &Path,
+        start: &Stack,
+    ) -> Result<Self, JournalError> {
         if !(OLDEST_JOURNAL_VERSION..=JOURNAL_VERSION).contains(&raw.version) {
             return Err(JournalError::at(
                 "version",
@@ -639,7 +653,7 @@ impl Journal {
         let (mut undoable, mut redoable) = (0u64, 0u64);
         // The stack after each undoable step (undo and redo move along it), so layer steps and
         // strokes are checked against the layers they will meet.
-        let mut stacks = vec![Stack::default()];
+        let mut stacks = vec![start.clone()];
         for (i, step) in raw.steps.iter().enumerate() {
             let at = |e: String| JournalError::in_step(i, e);
             let stack = stacks[undoable as usize].clone();
@@ -726,12 +740,17 @@ impl Journal {
 
     /// Reads and checks the journal at `path`; errors start with the file name.
     pub fn load(path: &Path) -> Result<Self, JournalError> {
+        Self::load_on(path, &Stack::default())
+    }
+
+    /// [`Self::load`] for steps that start on a document with the layers of `start`.
+    pub fn load_on(path: &Path, start: &Stack) -> Result<Self, JournalError> {
         let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
             path: path.to_path_buf(),
             source,
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::parse(&text, base).map_err(|e| JournalError::In {
+        Self::parse_on(&text, base, start).map_err(|e| JournalError::In {
             path: path.to_path_buf(),
             inner: Box::new(e),
         })

@@ -106,7 +106,17 @@ pub fn run(a: &ApplyArgs) -> Result<()> {
 
 /// Checks everything before anything runs: the journal, the flags, the output, the initial file.
 fn check(a: &ApplyArgs) -> Result<Plan> {
-    let mut journal = Journal::load(&a.journal).map_err(anyhow::Error::msg)?;
+    // Steps painted onto a layered project meet its layers.
+    let start = match &a.onto {
+        Some(onto) => match crate::terrain::project::open(onto)?.meta().layers {
+            Some(saved) => saved
+                .check()
+                .map_err(|e| anyhow!("{}: layers: {e}", onto.display()))?,
+            None => crate::layers::Stack::default(),
+        },
+        None => crate::layers::Stack::default(),
+    };
+    let mut journal = Journal::load_on(&a.journal, &start).map_err(anyhow::Error::msg)?;
     if let Some(ps) = a.page_size {
         journal.document.page_size = ps;
         journal
@@ -150,9 +160,9 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
     }
     let doc = journal.document;
     let to_project = a.out.extension().is_some_and(|e| e == "scarp");
-    if to_project && (layered || a.layer.is_some()) {
+    if to_project && a.layer.is_some() {
         bail!(
-            "{}: projects do not store layers yet; write a height file (the composite, or --layer)",
+            "{}: --layer writes a height file (a project holds every layer)",
             a.out.display()
         );
     }

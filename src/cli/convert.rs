@@ -254,8 +254,9 @@ fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
         flat: 0.0,
         presets: Vec::new(),
         journal: None,
+        layers: None,
     };
-    let read = |ids: &[PageId]| {
+    let read = |_: usize, ids: &[PageId]| {
         Ok(ids
             .iter()
             .map(|&id| encode(&document, &document.page_from_dense(&grid.values, id)))
@@ -263,6 +264,6 @@ fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
     };
     let coarse = crate::pages::coarse::kept(&document)
         .then(|| crate::pages::coarse::dense_level(&document, &grid.values));
-    let (_, report) = v2::save(out, &meta, &pages, coarse.as_deref(), read, None, None)?;
+    let (_, report) = v2::save(out, &meta, &pages, &[], coarse.as_deref(), read, None, None)?;
     Ok(report.pages)
 }

@@ -1,5 +1,5 @@
-//! `scarp layers`: the layer stack a journal (or a project's recovery journal) ends with, bottom
-//! to top, without replaying anything. Projects do not store layers yet.
+//! `scarp layers`: the layer stack a journal or a project (with its recovery journal) ends with,
+//! top first, without replaying anything.
 
 use crate::brush::journal::Journal;
 use crate::layers::Stack;
@@ -9,15 +9,22 @@ use std::path::Path;
 
 pub fn run(path: &Path) -> Result<()> {
     let stack = if path.extension().is_some_and(|e| e == "scarp") {
-        project::version_of(path).map_err(anyhow::Error::msg)?;
+        let meta = project::open(path).map_err(anyhow::Error::msg)?.meta();
+        let saved = match &meta.layers {
+            Some(s) => s
+                .check()
+                .map_err(|e| anyhow::anyhow!("{}: layers: {e}", path.display()))?,
+            None => Stack::default(),
+        };
+        // With a recovery journal, the stack its steps leave.
         match project::read_recovery(path).map_err(anyhow::Error::msg)? {
             Some(r) => {
                 let base = path.parent().unwrap_or(Path::new("."));
-                Journal::check(&r.journal, base)
+                Journal::check_on(&r.journal, base, &saved)
                     .map_err(|e| anyhow::anyhow!("{}: recovery journal: {e}", path.display()))?
                     .layers
             }
-            None => Stack::default(),
+            None => saved,
         }
     } else if path.extension().is_some_and(|e| e == "json") {
         Journal::load(path).map_err(anyhow::Error::msg)?.layers

@@ -15,5 +15,5 @@ pub mod stack;
 pub use composite::{CompositeStats, Compositor, BASE_FIELD};
 pub use stack::{
     blend, field_name, fold_texel, Changes, Layer, LayerFiles, LayerOp, Mode, OpError, Part,
-    Selection, Stack, BASE,
+    Selection, Stack, StackFile, BASE,
 };

@@ -3,6 +3,8 @@
 //! the CPU twin of the composite (`blend`, [`fold_texel`]). The layers' values live in page-store
 //! fields named by [`Layer::field`]; this file never touches them.
 
+use serde::{Deserialize, Serialize};
+
 /// How a layer folds into the height below it (`h`), with weight `w` and value `V`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -467,6 +469,88 @@ impl Stack {
             })
             .find(|n| self.index_of(n).is_none())
             .expect("some name is free")
+    }
+}
+
+/// A stack as a project stores it (the layers' fields are stored beside it, named by id).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackFile {
+    pub layers: Vec<LayerFile>,
+    /// Id of the selected layer; None: the base.
+    pub selected: Option<u32>,
+    pub next_id: u32,
+}
+
+/// One layer's settings as a project stores them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerFile {
+    pub id: u32,
+    pub name: String,
+    pub mode: String,
+    pub opacity: f32,
+    pub visible: bool,
+    pub locked: bool,
+}
+
+impl Stack {
+    /// The stack as a project stores it.
+    pub fn to_file(&self) -> StackFile {
+        StackFile {
+            layers: self
+                .layers
+                .iter()
+                .map(|l| LayerFile {
+                    id: l.id,
+                    name: l.name.clone(),
+                    mode: l.mode.name().to_string(),
+                    opacity: l.opacity,
+                    visible: l.visible,
+                    locked: l.locked,
+                })
+                .collect(),
+            selected: self.selected_layer().map(|l| l.id),
+            next_id: self.next_id,
+        }
+    }
+}
+
+impl StackFile {
+    /// The checked stack: names valid and unique, modes known, opacities in [0, 1], ids unique
+    /// and below `next_id`, the selection a layer of the stack.
+    pub fn check(&self) -> Result<Stack, String> {
+        let mut stack = Stack {
+            next_id: self.next_id,
+            ..Stack::default()
+        };
+        for (i, l) in self.layers.iter().enumerate() {
+            let at = |p: String| format!("layers[{i}]: {p}");
+            check_name("name", &l.name).map_err(|e| at(e.to_string()))?;
+            check_opacity(l.opacity).map_err(|e| at(e.to_string()))?;
+            let mode = Mode::from_name(&l.mode)
+                .ok_or_else(|| at(format!("mode: unknown mode '{}'", l.mode)))?;
+            if l.id >= self.next_id || stack.by_id(l.id).is_some() {
+                return Err(at(format!("id {} is repeated or not below next_id", l.id)));
+            }
+            if stack.index_of(&l.name).is_some() {
+                return Err(at(format!("name {:?} is repeated", l.name)));
+            }
+            stack.layers.push(Layer {
+                id: l.id,
+                name: l.name.clone(),
+                mode,
+                opacity: l.opacity,
+                visible: l.visible,
+                locked: l.locked,
+            });
+        }
+        stack.selected = match self.selected {
+            None => Selection::Base,
+            Some(id) if stack.by_id(id).is_some() => Selection::Layer(id),
+            Some(id) => return Err(format!("selected: no layer has id {id}")),
+        };
+        Ok(stack)
     }
 }
 

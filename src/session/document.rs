@@ -151,9 +151,9 @@ impl Document {
         self.store.height().desc()
     }
 
-    /// The height of pages that hold no memory.
+    /// The base height of pages that hold no memory.
     pub fn flat(&self) -> f32 {
-        self.store.height().flat()
+        self.base().flat()
     }
 
     /// The height field (committed pages and the stroke under way's working versions).
@@ -407,6 +407,48 @@ impl Document {
     /// The layer stack.
     pub fn layers(&self) -> &Stack {
         &self.layers
+    }
+
+    /// The fields of the stack's layers, bottom layer first, value, alpha, mask each.
+    pub fn layer_field_names(&self) -> Vec<String> {
+        self.layers
+            .layers
+            .iter()
+            .flat_map(|l| Part::ALL.map(|p| l.field(p)))
+            .collect()
+    }
+
+    /// Gives a document just opened from a project its stack and the layers' stored fields
+    /// (read when first needed); the composite follows. Every field the stack names must be
+    /// stored.
+    pub fn restore_layers(
+        &mut self,
+        stack: Stack,
+        stored: &[crate::terrain::project::v2::StoredField],
+    ) -> Result<()> {
+        self.make_layered()?;
+        let desc = f32_desc(self.desc());
+        let budgets = self.base().budgets();
+        for l in &stack.layers {
+            for part in Part::ALL {
+                let name = l.field(part);
+                let f = stored.iter().find(|f| f.name == name).ok_or_else(|| {
+                    BrushError::Layer(format!("layer {:?}: field {name} is not stored", l.name))
+                })?;
+                let mut field = Field::from_disk(
+                    self.gpu(),
+                    desc,
+                    f.flat,
+                    f.pages.clone(),
+                    None,
+                    budgets.clone(),
+                )?;
+                field.set_undo_budget(self.undo_budget);
+                self.store.insert_field(&name, field)?;
+            }
+        }
+        self.layers = stack;
+        self.composite()
     }
 
     /// Moves the base to `base` and makes `height` the composite (the first layer's step).

@@ -132,7 +132,7 @@ pub fn open_project_file(
         Opened::V1(p) => Ok((open_project(gpu, &p, tables)?, meta, None)),
         Opened::V2(sp) => {
             let coarse = sp.coarse_level();
-            let doc = Document::from_disk(
+            let mut doc = Document::from_disk(
                 gpu,
                 meta.document,
                 meta.flat,
@@ -140,6 +140,12 @@ pub fn open_project_file(
                 coarse.as_deref(),
                 tables,
             )?;
+            if let Some(stack) = &meta.layers {
+                let bad = |p: String| crate::atomic_file::FileError::invalid(path, p);
+                let stack = stack.check().map_err(|e| bad(format!("layers: {e}")))?;
+                doc.restore_layers(stack, &sp.fields)
+                    .map_err(|e| bad(format!("layers: {e}")))?;
+            }
             Ok((doc, meta, Some(sp)))
         }
     }
@@ -159,6 +165,7 @@ pub fn meta_of(
         flat: terrain.flat(),
         presets,
         journal: Some(journal),
+        layers: terrain.is_layered().then(|| terrain.layers().to_file()),
     })
 }
 
@@ -174,48 +181,80 @@ pub fn save_document(
     fail_after: Option<usize>,
 ) -> Result<(SparseProject, SaveReport)> {
     terrain.pump(None)?;
-    if terrain.is_layered() {
-        // Nothing is written: the stack and its fields would be lost.
-        return Err(crate::atomic_file::FileError::invalid(
-            path,
-            "this document has layers, which projects do not store yet: save a journal \
-             (File > Save journal) or export the composite",
-        )
-        .into());
-    }
-    let field = terrain.store.height_mut();
-    let coarse = match field.coarse()? {
+    // The base's pages are the project's; a layered document's layer fields go beside them.
+    let mut meta = meta.clone();
+    meta.layers = terrain.is_layered().then(|| terrain.layers().to_file());
+    let names: Vec<String> = std::iter::once(terrain.base_name().to_string())
+        .chain(terrain.layer_field_names())
+        .collect();
+    let coarse = match terrain
+        .store
+        .field_mut(&names[0])
+        .expect("a document has its base")
+        .coarse()?
+    {
         Some(level) => Some(level.read()?),
         None => None,
     };
-    let versions: Vec<(PageId, Rc<Version>)> = field
-        .versions_by_page()
-        .map(|(id, v)| (id, v.clone()))
-        .collect();
-    let pages: Vec<PageToSave> = versions
+    let store = &terrain.store;
+    let fields: Vec<&crate::pages::Field> = names
         .iter()
-        .map(|(id, v)| PageToSave {
-            id: *id,
-            saved: field.saved(v).cloned(),
+        .map(|n| store.field(n).expect("the stack's fields exist"))
+        .collect();
+    let versions: Vec<Vec<(PageId, Rc<Version>)>> = fields
+        .iter()
+        .map(|f| {
+            f.versions_by_page()
+                .map(|(id, v)| (id, v.clone()))
+                .collect()
         })
         .collect();
-    let by_id: std::collections::HashMap<PageId, &Rc<Version>> =
-        versions.iter().map(|(id, v)| (*id, v)).collect();
-    let read = |ids: &[PageId]| {
-        let vs: Vec<&Version> = ids.iter().map(|id| &**by_id[id]).collect();
-        field.read_bytes(&vs).map_err(|e| e.to_string())
+    let mut sets: Vec<Vec<PageToSave>> = fields
+        .iter()
+        .zip(&versions)
+        .map(|(f, vs)| {
+            vs.iter()
+                .map(|(id, v)| PageToSave {
+                    id: *id,
+                    saved: f.saved(v).cloned(),
+                })
+                .collect()
+        })
+        .collect();
+    let extra: Vec<project::v2::FieldToSave> = names[1..]
+        .iter()
+        .zip(&fields[1..])
+        .zip(sets.drain(1..))
+        .map(|((name, f), pages)| project::v2::FieldToSave {
+            name: name.clone(),
+            flat: f.flat(),
+            pages,
+        })
+        .collect();
+    let by_id: Vec<std::collections::HashMap<PageId, &Rc<Version>>> = versions
+        .iter()
+        .map(|vs| vs.iter().map(|(id, v)| (*id, v)).collect())
+        .collect();
+    let read = |set: usize, ids: &[PageId]| {
+        let vs: Vec<&Version> = ids.iter().map(|id| &**by_id[set][id]).collect();
+        fields[set].read_bytes(&vs).map_err(|e| e.to_string())
     };
     let (saved, report) = project::v2::save(
         path,
-        meta,
-        &pages,
+        &meta,
+        &sets[0],
+        &extra,
         coarse.as_deref(),
         read,
         previous,
         fail_after,
     )?;
-    for ((_, v), (_, loc)) in versions.iter().zip(&saved.pages) {
-        field.set_saved(v, loc.clone());
+    let located = std::iter::once(&saved.pages).chain(saved.fields.iter().map(|f| &f.pages));
+    for ((name, vs), locs) in names.iter().zip(&versions).zip(located) {
+        let field = terrain.store.field_mut(name).expect("saved above");
+        for ((_, v), (_, loc)) in vs.iter().zip(locs) {
+            field.set_saved(v, loc.clone());
+        }
     }
     Ok((saved, report))
 }
@@ -241,7 +280,7 @@ pub fn replay_recovery(
     recovery: &Recovery,
     base_dir: &Path,
 ) -> Result<Vec<RecordedStep>> {
-    let journal = Journal::check(&recovery.journal, base_dir)
+    let journal = Journal::check_on(&recovery.journal, base_dir, terrain.layers())
         .map_err(|e| SessionError::Recovery(format!("recovery journal: {e}")))?;
     if journal.document != *terrain.desc() {
         return Err(SessionError::Recovery(

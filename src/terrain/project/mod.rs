@@ -36,6 +36,10 @@ pub struct Meta {
     /// The journal of the strokes made before the save (provenance), if any.
     #[serde(default)]
     pub journal: Option<JournalFile>,
+    /// A layered document's stack (docs/layers.md): the project's pages are then the base's,
+    /// and each layer's fields are stored beside them (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<crate::layers::StackFile>,
 }
 
 /// A project file as opened: version 1 read whole, version 2 its index only.
@@ -52,6 +56,7 @@ impl Opened {
                 flat: p.flat,
                 presets: p.presets.clone(),
                 journal: p.journal.clone(),
+                layers: None,
             },
             Opened::V2(p) => p.meta.clone(),
         }
@@ -284,6 +289,7 @@ mod tests {
             flat: 0.25,
             presets: Vec::new(),
             journal: None,
+            layers: None,
         }
     }
 
@@ -298,7 +304,7 @@ mod tests {
             &[],
         )
         .unwrap();
-        v2::save(&p, &m, &[], None, |_| Ok(Vec::new()), None, None).unwrap();
+        v2::save(&p, &m, &[], &[], None, |_, _| Ok(Vec::new()), None, None).unwrap();
         assert!(read_recovery(&p).unwrap().is_none());
         let r = Recovery {
             version: RECOVERY_VERSION,
@@ -311,7 +317,17 @@ mod tests {
             flat: 0.5,
             ..meta()
         };
-        v2::save(&p, &other, &[], None, |_| Ok(Vec::new()), None, None).unwrap();
+        v2::save(
+            &p,
+            &other,
+            &[],
+            &[],
+            None,
+            |_, _| Ok(Vec::new()),
+            None,
+            None,
+        )
+        .unwrap();
         assert!(read_recovery(&p).unwrap_err().to_string().contains("stale"));
     }
 }

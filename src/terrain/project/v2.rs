@@ -110,6 +110,33 @@ struct Index {
     /// `[cx, cy, offset, len, crc]` per stored chunk of the coarse level.
     #[serde(default)]
     coarse: Vec<(u32, u32, u64, u64, u32)>,
+    /// Further fields of the document (a layered document's layer fields; r32f pages), each
+    /// with its flat value and pages as `pages` lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    fields: Vec<FieldIndex>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FieldIndex {
+    name: String,
+    flat: f32,
+    pages: Vec<(u32, u32, u64, u64, u32)>,
+}
+
+/// A further field of a saved project: its name, flat value and stored pages (r32f).
+#[derive(Clone)]
+pub struct StoredField {
+    pub name: String,
+    pub flat: f32,
+    pub pages: Vec<(PageId, DiskLoc)>,
+}
+
+/// A further field to save (r32f pages): its name, flat value and pages.
+pub struct FieldToSave {
+    pub name: String,
+    pub flat: f32,
+    pub pages: Vec<PageToSave>,
 }
 
 /// An opened (or just saved) version-2 project: what it holds and where, and the handle pages
@@ -122,6 +149,8 @@ pub struct SparseProject {
     pub pages: Vec<(PageId, DiskLoc)>,
     /// The stored chunks of the coarse level, in chunk order.
     pub coarse: Vec<([u32; 2], DiskLoc)>,
+    /// Further fields (a layered document's layers), pages in page order.
+    pub fields: Vec<StoredField>,
     superblock: Superblock,
     /// Which slot holds the superblock.
     slot: usize,
@@ -333,36 +362,28 @@ pub fn open(path: &Path) -> Result<SparseProject, FileError> {
         )));
     }
     let file = Rc::new(PageFile::from_file(path, file));
-    let mut seen = std::collections::BTreeSet::new();
-    let mut pages = Vec::with_capacity(index.pages.len());
-    for &(x, y, offset, len, checksum) in &index.pages {
-        let id = PageId { x, y };
-        if x >= d.pages_x() || y >= d.pages_y() {
-            return Err(bad(format!("page {x},{y} lies outside the document")));
-        }
-        if !seen.insert(id) {
-            return Err(bad(format!("page {x},{y} is listed twice")));
-        }
-        if len != page_len(&d, id) {
+    let pages = located_checked(path, &d, d.texel_bytes(), &index.pages, &file, &sb, "")?;
+    let mut fields: Vec<StoredField> = Vec::with_capacity(index.fields.len());
+    for f in &index.fields {
+        if f.name.is_empty() || fields.iter().any(|o| o.name == f.name) {
             return Err(bad(format!(
-                "page {x},{y} holds {len} bytes, {} expected",
-                page_len(&d, id)
+                "field {:?} is unnamed or listed twice",
+                f.name
             )));
         }
-        if offset < DATA_START || offset.checked_add(len).map_or(true, |e| e > sb.data_end) {
-            return Err(bad(format!("page {x},{y} lies outside the file's data")));
+        if !f.flat.is_finite() {
+            return Err(bad(format!(
+                "field {}: flat value {} is not finite",
+                f.name, f.flat
+            )));
         }
-        pages.push((
-            id,
-            DiskLoc {
-                file: file.clone(),
-                offset,
-                len,
-                checksum,
-            },
-        ));
+        let at = format!("field {}: ", f.name);
+        fields.push(StoredField {
+            name: f.name.clone(),
+            flat: f.flat,
+            pages: located_checked(path, &d, 4, &f.pages, &file, &sb, &at)?,
+        });
     }
-    pages.sort_by_key(|(id, _)| (id.y, id.x));
     let mut chunks = Vec::with_capacity(index.coarse.len());
     for &(cx, cy, offset, len, checksum) in &index.coarse {
         let c = [cx, cy];
@@ -399,9 +420,55 @@ pub fn open(path: &Path) -> Result<SparseProject, FileError> {
         meta: index.meta,
         pages,
         coarse: chunks,
+        fields,
         superblock: sb,
         slot,
     })
+}
+
+/// The pages an index lists for one field (`texel` bytes per texel), each checked: inside the
+/// document, listed once, of the right length, inside the save's data; in page order.
+fn located_checked(
+    path: &Path,
+    d: &DocumentDesc,
+    texel: u64,
+    listed: &[(u32, u32, u64, u64, u32)],
+    file: &Rc<PageFile>,
+    sb: &Superblock,
+    at: &str,
+) -> Result<Vec<(PageId, DiskLoc)>, FileError> {
+    let bad = |p: String| FileError::invalid(path, format!("{at}{p}"));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pages = Vec::with_capacity(listed.len());
+    for &(x, y, offset, len, checksum) in listed {
+        let id = PageId { x, y };
+        if x >= d.pages_x() || y >= d.pages_y() {
+            return Err(bad(format!("page {x},{y} lies outside the document")));
+        }
+        if !seen.insert(id) {
+            return Err(bad(format!("page {x},{y} is listed twice")));
+        }
+        let expected = d.page_rect(id).texels() * texel;
+        if len != expected {
+            return Err(bad(format!(
+                "page {x},{y} holds {len} bytes, {expected} expected"
+            )));
+        }
+        if offset < DATA_START || offset.checked_add(len).map_or(true, |e| e > sb.data_end) {
+            return Err(bad(format!("page {x},{y} lies outside the file's data")));
+        }
+        pages.push((
+            id,
+            DiskLoc {
+                file: file.clone(),
+                offset,
+                len,
+                checksum,
+            },
+        ));
+    }
+    pages.sort_by_key(|(id, _)| (id.y, id.x));
+    Ok(pages)
 }
 
 /// Stored bytes of page `id`.
@@ -416,12 +483,14 @@ fn page_len(d: &DocumentDesc, id: PageId) -> u64 {
 /// bytes it lacks are written (appended; see the module docs), unless the file would then hold
 /// more dead bytes than live ones. `fail_after`, for tests, stops a save with an error after
 /// that many pages, as a crash would.
+#[allow(clippy::too_many_arguments)]
 pub fn save(
     path: &Path,
     meta: &Meta,
     pages: &[PageToSave],
+    extra: &[FieldToSave],
     coarse: Option<&[[f32; 4]]>,
-    mut read: impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    mut read: impl FnMut(usize, &[PageId]) -> Result<Vec<Vec<u8>>, String>,
     previous: Option<&SparseProject>,
     fail_after: Option<usize>,
 ) -> Result<(SparseProject, SaveReport), FileError> {
@@ -435,9 +504,12 @@ pub fn save(
             "the coarse level has the wrong size",
         ));
     }
+    let mut sets = vec![pages];
+    sets.extend(extra.iter().map(|f| f.pages.as_slice()));
     let to_write = Writing {
         meta,
-        pages,
+        sets,
+        extra,
         coarse,
         fail_after,
     };
@@ -452,9 +524,9 @@ pub fn save(
             .filter(|(c, _)| coarse.is_some() && chunks.contains(c))
             .map(|(_, l)| l.len)
             .sum();
-        let reused: u64 = pages
-            .iter()
-            .filter_map(|p| p.saved.as_ref())
+        let reused: u64 = to_write
+            .all_pages()
+            .filter_map(|(_, p)| p.saved.as_ref())
             .filter(|l| Rc::ptr_eq(&l.file, &prev.file))
             .map(|l| l.len)
             .sum::<u64>()
@@ -463,7 +535,11 @@ pub fn save(
             Some(_) => chunks.iter().filter_map(|c| chunk_len(d, *c)).sum(),
             None => 0,
         };
-        let total: u64 = pages.iter().map(|p| page_len(d, p.id)).sum::<u64>() + chunk_bytes;
+        let total: u64 = to_write
+            .all_pages()
+            .map(|(set, p)| to_write.page_len(set, p.id))
+            .sum::<u64>()
+            + chunk_bytes;
         let new = total.saturating_sub(reused);
         let dead = prev.superblock.data_end - DATA_START - reused;
         if dead + new <= total.max(1 << 20) {
@@ -476,9 +552,35 @@ pub fn save(
 /// What one save writes.
 struct Writing<'a> {
     meta: &'a Meta,
-    pages: &'a [PageToSave],
+    /// Pages per field: the document's (set 0), then `extra`'s in order.
+    sets: Vec<&'a [PageToSave]>,
+    extra: &'a [FieldToSave],
     coarse: Option<&'a [[f32; 4]]>,
     fail_after: Option<usize>,
+}
+
+impl Writing<'_> {
+    /// Every page to save with its set.
+    fn all_pages(&self) -> impl Iterator<Item = (usize, &PageToSave)> {
+        self.sets
+            .iter()
+            .enumerate()
+            .flat_map(|(set, pages)| pages.iter().map(move |p| (set, p)))
+    }
+
+    /// Stored bytes of page `id` of set `set` (further fields hold f32).
+    fn page_len(&self, set: usize, id: PageId) -> u64 {
+        let d = &self.meta.document;
+        if set == 0 {
+            page_len(d, id)
+        } else {
+            d.page_rect(id).texels() * 4
+        }
+    }
+
+    fn page_count(&self) -> usize {
+        self.sets.iter().map(|s| s.len()).sum()
+    }
 }
 
 /// Per stored chunk of the coarse level: (chunk, offset, length, CRC-32) in the file written.
@@ -496,7 +598,7 @@ fn write_chunks(
     };
     let d = &w.meta.document;
     let (mut placed, mut written) = (Vec::new(), 0);
-    for c in chunks_of(d, w.pages.iter().map(|p| p.id)) {
+    for c in chunks_of(d, w.sets[0].iter().map(|p| p.id)) {
         let bytes = chunk_bytes(d, level, c);
         let crc = crc32fast::hash(&bytes);
         let kept = previous
@@ -528,7 +630,8 @@ type Placement = Vec<Option<(u64, u64, u32)>>;
 
 fn check_batch(
     path: &Path,
-    meta: &Meta,
+    w: &Writing,
+    set: usize,
     ids: &[PageId],
     bytes: &[Vec<u8>],
 ) -> Result<(), FileError> {
@@ -539,7 +642,7 @@ fn check_batch(
         ));
     }
     for (id, b) in ids.iter().zip(bytes) {
-        if b.len() as u64 != page_len(&meta.document, *id) {
+        if b.len() as u64 != w.page_len(set, *id) {
             return Err(FileError::invalid(
                 path,
                 format!(
@@ -547,7 +650,7 @@ fn check_batch(
                     id.x,
                     id.y,
                     b.len(),
-                    page_len(&meta.document, *id)
+                    w.page_len(set, *id)
                 ),
             ));
         }
@@ -555,68 +658,82 @@ fn check_batch(
     Ok(())
 }
 
-/// Writes the pages that `reuse` does not hold, a batch at a time, through `put` (which returns
-/// where the bytes went); pages `reuse` holds keep their place.
+/// Writes the pages that `reuse` does not hold, a batch at a time per set, through `put`
+/// (which returns where the bytes went); pages `reuse` holds keep their place.
 fn write_pages(
     path: &Path,
     w: &Writing,
     reuse: impl Fn(&DiskLoc) -> bool,
-    read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    read: &mut impl FnMut(usize, &[PageId]) -> Result<Vec<Vec<u8>>, String>,
     mut put: impl FnMut(&[u8]) -> Result<u64, FileError>,
-) -> Result<(Placement, usize), FileError> {
-    let (meta, pages, fail_after) = (w.meta, w.pages, w.fail_after);
-    let mut placement: Placement = vec![None; pages.len()];
-    let mut todo: Vec<usize> = Vec::new();
-    for (i, p) in pages.iter().enumerate() {
-        match &p.saved {
-            Some(l) if reuse(l) => placement[i] = Some((l.offset, l.len, l.checksum)),
-            // Bytes saved elsewhere (another project) are copied, checksum checked.
-            _ => todo.push(i),
-        }
-    }
+) -> Result<(Vec<Placement>, usize), FileError> {
+    let mut placements = Vec::with_capacity(w.sets.len());
     let mut written = 0;
-    for batch in todo.chunks(64) {
-        let mut bytes = Vec::with_capacity(batch.len());
-        let mut ask = Vec::new();
-        for &i in batch {
-            match &pages[i].saved {
-                Some(l) => bytes.push(Some(read_page_bytes(path, pages[i].id, l)?)),
-                None => {
-                    bytes.push(None);
-                    ask.push(pages[i].id);
+    for (set, pages) in w.sets.iter().enumerate() {
+        let mut placement: Placement = vec![None; pages.len()];
+        let mut todo: Vec<usize> = Vec::new();
+        for (i, p) in pages.iter().enumerate() {
+            match &p.saved {
+                Some(l) if reuse(l) => placement[i] = Some((l.offset, l.len, l.checksum)),
+                // Bytes saved elsewhere (another project) are copied, checksum checked.
+                _ => todo.push(i),
+            }
+        }
+        for batch in todo.chunks(64) {
+            let mut bytes = Vec::with_capacity(batch.len());
+            let mut ask = Vec::new();
+            for &i in batch {
+                match &pages[i].saved {
+                    Some(l) => bytes.push(Some(read_page_bytes(path, pages[i].id, l)?)),
+                    None => {
+                        bytes.push(None);
+                        ask.push(pages[i].id);
+                    }
                 }
             }
-        }
-        let mut asked = if ask.is_empty() {
-            Vec::new()
-        } else {
-            let got = read(&ask).map_err(|e| FileError::invalid(path, e))?;
-            check_batch(path, meta, &ask, &got)?;
-            got
-        }
-        .into_iter();
-        for (&i, b) in batch.iter().zip(bytes) {
-            let b = match b {
-                Some(b) => b,
-                None => asked.next().expect("one per asked page"),
-            };
-            if fail_after.is_some_and(|n| written >= n) {
-                return Err(FileError::invalid(
-                    path,
-                    "save interrupted (injected failure)",
-                ));
+            let mut asked = if ask.is_empty() {
+                Vec::new()
+            } else {
+                let got = read(set, &ask).map_err(|e| FileError::invalid(path, e))?;
+                check_batch(path, w, set, &ask, &got)?;
+                got
             }
-            let offset = put(&b)?;
-            placement[i] = Some((offset, b.len() as u64, crc32fast::hash(&b)));
-            written += 1;
+            .into_iter();
+            for (&i, b) in batch.iter().zip(bytes) {
+                let b = match b {
+                    Some(b) => b,
+                    None => asked.next().expect("one per asked page"),
+                };
+                if w.fail_after.is_some_and(|n| written >= n) {
+                    return Err(FileError::invalid(
+                        path,
+                        "save interrupted (injected failure)",
+                    ));
+                }
+                let offset = put(&b)?;
+                placement[i] = Some((offset, b.len() as u64, crc32fast::hash(&b)));
+                written += 1;
+            }
         }
+        placements.push(placement);
     }
-    Ok((placement, written))
+    Ok((placements, written))
+}
+
+fn listed(pages: &[PageToSave], placement: &Placement) -> Vec<(u32, u32, u64, u64, u32)> {
+    pages
+        .iter()
+        .zip(placement)
+        .map(|(p, l)| {
+            let (offset, len, crc) = l.expect("every page placed");
+            (p.id.x, p.id.y, offset, len, crc)
+        })
+        .collect()
 }
 
 fn index_bytes(
     w: &Writing,
-    placement: &Placement,
+    placements: &[Placement],
     chunks: &ChunkPlacement,
 ) -> Result<Vec<u8>, String> {
     let index = Index {
@@ -625,13 +742,15 @@ fn index_bytes(
             .iter()
             .map(|&(c, o, l, crc)| (c[0], c[1], o, l, crc))
             .collect(),
-        pages: w
-            .pages
+        pages: listed(w.sets[0], &placements[0]),
+        fields: w
+            .extra
             .iter()
-            .zip(placement)
-            .map(|(p, l)| {
-                let (offset, len, crc) = l.expect("every page placed");
-                (p.id.x, p.id.y, offset, len, crc)
+            .zip(&placements[1..])
+            .map(|(f, p)| FieldIndex {
+                name: f.name.clone(),
+                flat: f.flat,
+                pages: listed(&f.pages, p),
             })
             .collect(),
     };
@@ -642,7 +761,7 @@ fn index_bytes(
 fn append(
     prev: &SparseProject,
     w: &Writing,
-    read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    read: &mut impl FnMut(usize, &[PageId]) -> Result<Vec<Vec<u8>>, String>,
 ) -> Result<(SparseProject, SaveReport), FileError> {
     let path = &prev.path;
     let file = OpenOptions::new()
@@ -684,13 +803,14 @@ fn append(
         path: path.clone(),
         file: prev.file.clone(),
         meta: w.meta.clone(),
-        pages: located(w.pages, &placement, &prev.file),
+        pages: located(w.sets[0], &placement[0], &prev.file),
         coarse: located_chunks(&chunks, &prev.file),
+        fields: stored_fields(w, &placement, &prev.file),
         superblock: sb,
         slot,
     };
     let report = SaveReport {
-        pages: w.pages.len(),
+        pages: w.page_count(),
         pages_written: written,
         coarse_written: chunks_written,
         bytes_written,
@@ -722,6 +842,18 @@ fn located(
         .collect()
 }
 
+fn stored_fields(w: &Writing, placements: &[Placement], file: &Rc<PageFile>) -> Vec<StoredField> {
+    w.extra
+        .iter()
+        .zip(&placements[1..])
+        .map(|(f, p)| StoredField {
+            name: f.name.clone(),
+            flat: f.flat,
+            pages: located(&f.pages, p, file),
+        })
+        .collect()
+}
+
 fn located_chunks(chunks: &ChunkPlacement, file: &Rc<PageFile>) -> Vec<([u32; 2], DiskLoc)> {
     chunks
         .iter()
@@ -741,7 +873,7 @@ fn located_chunks(chunks: &ChunkPlacement, file: &Rc<PageFile>) -> Vec<([u32; 2]
 fn whole(
     path: &Path,
     w: &Writing,
-    read: &mut impl FnMut(&[PageId]) -> Result<Vec<Vec<u8>>, String>,
+    read: &mut impl FnMut(usize, &[PageId]) -> Result<Vec<Vec<u8>>, String>,
 ) -> Result<(SparseProject, SaveReport), FileError> {
     let mut result = None;
     write_atomic(path, |out| {
@@ -780,13 +912,14 @@ fn whole(
         path: path.to_path_buf(),
         file: file.clone(),
         meta: w.meta.clone(),
-        pages: located(w.pages, &placement, &file),
+        pages: located(w.sets[0], &placement[0], &file),
         coarse: located_chunks(&chunks, &file),
+        fields: stored_fields(w, &placement, &file),
         superblock: sb,
         slot: 0,
     };
     let report = SaveReport {
-        pages: w.pages.len(),
+        pages: w.page_count(),
         pages_written: written,
         coarse_written: chunks_written,
         bytes_written: sb.data_end,
