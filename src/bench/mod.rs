@@ -10,6 +10,7 @@ mod brushes;
 mod ceilings;
 pub mod compare;
 mod frames;
+pub mod layers;
 mod noise;
 mod paging;
 pub mod plot;
@@ -320,6 +321,9 @@ pub struct Report {
     /// Page-in and page-out rates (absent from reports made before they were measured).
     #[serde(default)]
     pub paging: Option<paging::PagingResult>,
+    /// A stroke and frames on a layer of a layered document (absent from earlier reports).
+    #[serde(default)]
+    pub layers: Option<layers::LayersResult>,
 }
 
 /// Batch and page size of the reference configuration: CPU twins are compared with it, the
@@ -444,6 +448,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let brushes = brushes::measure(gpu, options, &ceilings, &tables, &heater)?;
     let frames = frames::measure(gpu, options, &tables, &heater)?;
     let paging = paging::measure(gpu, options, &heater)?;
+    let layers = layers::measure(gpu, options, &tables, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,
@@ -460,6 +465,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
         brushes,
         frames,
         paging,
+        layers,
     })
 }
 
@@ -470,6 +476,7 @@ pub fn names(quick: bool) -> Vec<String> {
     n.extend(brushes::names(quick));
     n.extend(frames::names(quick));
     n.extend(paging::names());
+    n.extend(layers::names(quick));
     n
 }
 

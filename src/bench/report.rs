@@ -175,6 +175,64 @@ pub fn markdown(r: &Report) -> String {
             );
         }
     }
+    if let Some(l) = &r.layers {
+        let _ = writeln!(o, "\n## Layers\n");
+        let _ = writeln!(
+            o,
+            "{}×{} document with {} layers (modes add, max, min, replace in turn, opacity 0.8, each \
+             painted where the stroke goes); a radius-{} noise stroke of {} instances on layer {}, \
+             GPU-timed, against the same stroke on the document without layers (docs/layers.md).\n",
+            l.terrain[0], l.terrain[1], l.layers, l.brush_radius, l.instances, l.painted_layer
+        );
+        let _ = writeln!(o, "| measurement | value |\n|---|---:|");
+        let _ = writeln!(
+            o,
+            "| without layers: µs per instance | {} |",
+            num(l.plain_us_per_instance)
+        );
+        let _ = writeln!(
+            o,
+            "| on layer {}: waves (value + alpha) µs per instance | {} |",
+            l.painted_layer,
+            num(l.layered_brush_us_per_instance)
+        );
+        let _ = writeln!(
+            o,
+            "| on layer {}: composite µs per instance | {} |",
+            l.painted_layer,
+            num(l.layered_composite_us_per_instance)
+        );
+        let _ = writeln!(
+            o,
+            "| layered over plain (target ≤ 2) | **{}** |",
+            num(l.layered_over_plain)
+        );
+        let _ = writeln!(
+            o,
+            "| composite µs per dirty page (from the cache; {} pages, {} blends each) | {} |",
+            l.dirty_pages,
+            num(l.blends_per_page),
+            num(l.composite_us_per_page)
+        );
+        let _ = writeln!(
+            o,
+            "| full fold of every layer, µs per page | {} |",
+            num(l.full_fold_us_per_page)
+        );
+        let _ = writeln!(
+            o,
+            "| editor frame while painting, without layers / on layer {} (ms, {} frames) | {} / {} |",
+            l.painted_layer,
+            l.frames,
+            num(l.frame_plain_ms),
+            num(l.frame_layered_ms)
+        );
+        let _ = writeln!(
+            o,
+            "| layered frame over plain (target ≤ 1.1) | **{}** |",
+            num(l.frame_layered_over_plain)
+        );
+    }
     if let Some(p) = &r.paging {
         let _ = writeln!(o, "\n## Paging\n");
         let _ = writeln!(
