@@ -33,9 +33,8 @@ pub const LAYER_ADD: i32 = 0;
 pub const LAYER_MAX: i32 = 1;
 pub const LAYER_MIN: i32 = 2;
 pub const LAYER_REPLACE: i32 = 3;
-// Steps of include/fold_body.glsl (layers/load.comp, blend.comp, store.comp).
+// Steps of include/fold_body.glsl (layers/load.comp, store.comp).
 pub const FOLD_LOAD: i32 = 0;
-pub const FOLD_BLEND: i32 = 1;
 pub const FOLD_STORE: i32 = 2;
 
 // Workgroup sizes.

@@ -33,27 +33,64 @@ pub const BELOW: &str = "layers.below";
 /// Pages folded per submission (each needs a scratch image).
 const PAGES_PER_SUBMIT: usize = 16;
 
-/// Push constants of the `layers/` kernels (include/fold_body.glsl).
+/// Push constants of `layers/load.comp` and `store.comp` (include/fold_body.glsl).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct FoldPush {
     pub size: [i32; 2],
-    pub mode: i32,
-    /// visible · opacity of the layer.
-    pub weight: f32,
-    /// Values of inputs without a page: V, A, M, source.
-    pub flats: [f32; 4],
-    /// Bit 0: V has a page, 1: A, 2: M, 3: the source.
+    /// Height where the source has no page.
+    pub flat_height: f32,
+    /// 1: the source has a page.
     pub present: u32,
     pub height_min: f32,
     pub height_range: f32,
-    pub pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<FoldPush>() == 48);
-const _: () = assert!(std::mem::offset_of!(FoldPush, flats) % 16 == 0);
+/// Push constants of `layers/blend.comp`: up to [`BLEND_LAYERS`] layers folded in one pass.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BlendPush {
+    pub size: [i32; 2],
+    pub count: i32,
+    /// Bit 3i + part: that field of layer i has a page.
+    pub present: u32,
+    /// `LAYER_*` of layer i in bits 2i..2i+1.
+    pub modes: u32,
+    pub pad: [u32; 3],
+    pub weights: [f32; 4],
+    pub flat_value: [f32; 4],
+    pub flat_alpha: [f32; 4],
+    pub flat_mask: [f32; 4],
+}
 
-const FOLD_BINDINGS: [BindingKind; 5] = [BindingKind::StorageImage; 5];
+const _: () = assert!(std::mem::size_of::<FoldPush>() == 24);
+const _: () = assert!(std::mem::size_of::<BlendPush>() == 96);
+const _: () = assert!(std::mem::offset_of!(BlendPush, weights) % 16 == 0);
+
+/// Layers one blend pass folds.
+pub const BLEND_LAYERS: usize = 4;
+
+const FOLD_BINDINGS: [BindingKind; 2] = [BindingKind::StorageImage; 2];
+const BLEND_BINDINGS: [BindingKind; 1 + 3 * BLEND_LAYERS] =
+    [BindingKind::StorageImage; 1 + 3 * BLEND_LAYERS];
+
+/// A layer's value, alpha and mask fields (None: the store lacks it).
+type Inputs<'f> = [Option<&'f Field>; 3];
+
+/// One dispatch of a composite: its kernel, push constants and images by binding.
+enum Step<'a> {
+    /// Load (binding 1 read) or store (binding 1 written).
+    Fold {
+        kernel: &'a ComputeKernel<FoldPush>,
+        push: FoldPush,
+        images: [&'a Image; 2],
+        store: bool,
+    },
+    Blend {
+        push: BlendPush,
+        images: Vec<&'a Image>,
+    },
+}
 
 /// What a composite pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -129,8 +166,9 @@ impl Plan {
 /// Folds layers into the composite, following its inputs.
 pub struct Compositor {
     gpu: Arc<Gpu>,
-    /// r32f kernels: load, blend, store.
-    fold: [ComputeKernel<FoldPush>; 3],
+    /// r32f kernels: load, store.
+    fold: [ComputeKernel<FoldPush>; 2],
+    blend: ComputeKernel<BlendPush>,
     /// r16 kernels: load, store (of r16 bases and composites).
     fold_r16: Option<[ComputeKernel<FoldPush>; 2]>,
     /// Bound where an input has no page (never read: its bit in `present` is off).
@@ -141,6 +179,8 @@ pub struct Compositor {
     /// The plan the composite (and cache) show; None: everything is stale.
     shown: Option<Plan>,
     timer: Option<GpuTimer>,
+    /// With frames in flight: folds are submitted without waiting (and not timed).
+    pub detached: bool,
     /// Totals since made (benchmarks read them).
     pub totals: CompositeStats,
 }
@@ -158,9 +198,9 @@ impl Compositor {
         let kernel = |shader| ComputeKernel::new(gpu, shader, &FOLD_BINDINGS, &[]);
         let fold = [
             kernel(&shaders::LAYERS_LOAD_COMP)?,
-            kernel(&shaders::LAYERS_BLEND_COMP)?,
             kernel(&shaders::LAYERS_STORE_COMP)?,
         ];
+        let blend = ComputeKernel::new(gpu, &shaders::LAYERS_BLEND_COMP, &BLEND_BINDINGS, &[])?;
         let fold_r16 = match format {
             HeightFormat::R16 => Some([
                 kernel(&shaders::LAYERS_LOAD_R16_COMP)?,
@@ -171,12 +211,14 @@ impl Compositor {
         Ok(Self {
             gpu: gpu.clone(),
             fold,
+            blend,
             fold_r16,
             dummy: storage_r32(gpu, "layers: no page", [1, 1])?,
             scratch: Vec::new(),
             seen: HashMap::new(),
             shown: None,
             timer: GpuTimer::new(gpu, 1)?,
+            detached: false,
             totals: CompositeStats::default(),
         })
     }
@@ -292,6 +334,7 @@ impl Compositor {
                 .collect();
             let flat = fold_flats(store, &plan.layers[..plan.split], base_flat);
             let mut cache = Field::new(&self.gpu, f32_desc(&desc), flat)?;
+            cache.set_frames_in_flight(self.detached);
             if let Some(old) = store.field(BELOW) {
                 cache.succeed(old);
             }
@@ -407,7 +450,7 @@ impl Compositor {
         let src = store
             .field(source)
             .ok_or_else(|| PageError::NoField(source.to_string()))?;
-        let inputs: Vec<[Option<&Field>; 3]> = layers
+        let inputs: Vec<Inputs> = layers
             .iter()
             .map(|l| [0, 1, 2].map(|i| store.field(&l.fields[i])))
             .collect();
@@ -417,16 +460,20 @@ impl Compositor {
             height_range: range,
             ..Default::default()
         };
-        // Every dispatch's set, made before recording (the recorder borrows them).
-        let mut sets: Vec<DescriptorSet> = Vec::new();
-        // (kernel, push constants, images by binding, whether binding 1 is written).
-        let mut steps: Vec<(&ComputeKernel<FoldPush>, FoldPush, Vec<&Image>, bool)> = Vec::new();
         let d = &self.dummy;
+        // Waves: the loads of every page, each blend pass of every page, the stores; a wave's
+        // dispatches touch disjoint images and run behind one barrier.
+        let groups_of_layers: Vec<(&[FoldLayer], &[Inputs])> = layers
+            .chunks(BLEND_LAYERS)
+            .zip(inputs.chunks(BLEND_LAYERS))
+            .collect();
+        let mut waves: Vec<Vec<Step>> = (0..groups_of_layers.len() + 2)
+            .map(|_| Vec::new())
+            .collect();
         for (j, &id) in chunk.iter().enumerate() {
             let r = desc.page_rect(id);
             let size = [r.width(), r.height()];
             let scratch = &self.scratch[j];
-            // Load.
             let src_image = if committed_source {
                 src.page(id)
                     .and_then(|v| src.gpu_page(v))
@@ -434,95 +481,150 @@ impl Compositor {
             } else {
                 src.visible_image(id)
             };
-            let mut push = FoldPush {
-                size,
-                present: if src_image.is_some() { 8 } else { 0 },
-                flats: [0.0, 0.0, 0.0, src.flat()],
-                ..base_push
-            };
             let load = match (src_image, src.desc().format, &self.fold_r16) {
                 (Some(_), HeightFormat::R16, Some(r16)) => &r16[0],
                 _ => &self.fold[0],
             };
-            if src_image.is_none() {
-                push.present = 0;
-            }
-            steps.push((
-                load,
-                push,
-                vec![scratch, src_image.unwrap_or(&self.dummy), d, d, d],
-                false,
-            ));
-            // Blends.
-            for (l, fields) in layers.iter().zip(&inputs) {
-                let mut push = FoldPush {
+            waves[0].push(Step::Fold {
+                kernel: load,
+                push: FoldPush {
                     size,
-                    mode: l.mode.index(),
-                    weight: l.weight,
+                    flat_height: src.flat(),
+                    present: u32::from(src_image.is_some()),
                     ..base_push
+                },
+                images: [scratch, src_image.unwrap_or(d)],
+                store: false,
+            });
+            for (g, (ls, fields)) in groups_of_layers.iter().enumerate() {
+                let mut push = BlendPush {
+                    size,
+                    count: ls.len() as i32,
+                    ..Default::default()
                 };
-                let mut images = vec![scratch, &self.dummy];
-                for (bit, f) in fields.iter().enumerate() {
-                    let image = f.and_then(|f| f.visible_image(id));
-                    push.flats[bit] = f.map_or(0.0, Field::flat);
-                    if image.is_some() {
-                        push.present |= 1 << bit;
+                let mut images = vec![scratch];
+                for (i, (l, f)) in ls.iter().zip(fields.iter()).enumerate() {
+                    push.modes |= (l.mode.index() as u32) << (2 * i);
+                    push.weights[i] = l.weight;
+                    let flats = [
+                        &mut push.flat_value[i],
+                        &mut push.flat_alpha[i],
+                        &mut push.flat_mask[i],
+                    ];
+                    for (part, flat) in flats.into_iter().enumerate() {
+                        *flat = f[part].map_or(0.0, Field::flat);
+                        let image = f[part].and_then(|f| f.visible_image(id));
+                        if image.is_some() {
+                            push.present |= 1 << (3 * i + part);
+                        }
+                        images.push(image.unwrap_or(d));
                     }
-                    images.push(image.unwrap_or(&self.dummy));
                 }
-                steps.push((&self.fold[1], push, images, false));
+                images.resize(1 + 3 * BLEND_LAYERS, d);
+                waves[g + 1].push(Step::Blend { push, images });
             }
-            // Store.
             let store_kernel = match (desc.format, &self.fold_r16) {
                 (HeightFormat::R16, Some(r16))
                     if targets[j].desc.format == vk::Format::R16_UNORM =>
                 {
                     &r16[1]
                 }
-                _ => &self.fold[2],
+                _ => &self.fold[1],
             };
-            steps.push((
-                store_kernel,
-                FoldPush { size, ..base_push },
-                vec![scratch, targets[j], d, d, d],
-                true,
-            ));
+            waves
+                .last_mut()
+                .expect("load and store waves")
+                .push(Step::Fold {
+                    kernel: store_kernel,
+                    push: FoldPush { size, ..base_push },
+                    images: [scratch, targets[j]],
+                    store: true,
+                });
         }
-        for (kernel, _, images, _) in &steps {
-            let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
-            sets.push(kernel.bind(&res)?);
+        // Every dispatch's set, made before recording (the recorder borrows them).
+        let mut sets: Vec<Vec<DescriptorSet>> = Vec::with_capacity(waves.len());
+        for wave in &waves {
+            let mut made = Vec::with_capacity(wave.len());
+            for step in wave {
+                let set = match step {
+                    Step::Fold { kernel, images, .. } => {
+                        kernel.bind(&images.map(Resource::StorageImage))?
+                    }
+                    Step::Blend { images, .. } => {
+                        let res: Vec<Resource> =
+                            images.iter().map(|i| Resource::StorageImage(i)).collect();
+                        self.blend.bind(&res)?
+                    }
+                };
+                made.push(set);
+            }
+            sets.push(made);
         }
         let mut rec = Recorder::new(&self.gpu)?;
         let mut query = None;
-        if let Some(t) = &self.timer {
+        let timer = if self.detached {
+            None
+        } else {
+            self.timer.as_ref()
+        };
+        if let Some(t) = timer {
             rec.reset_timer(t);
             query = Some((t, rec.timer_begin(t, "layers: composite")?));
         }
-        for ((kernel, push, images, writes), set) in steps.iter().zip(&sets) {
-            rec.image(images[0], Access::ComputeStorageReadWrite);
-            // The placeholder is only ever read (its layout set on first use).
-            for (b, image) in images.iter().enumerate().skip(1) {
-                rec.image(
-                    image,
-                    if b == 1 && *writes {
-                        Access::ComputeStorageWrite
-                    } else {
-                        Access::ComputeStorageRead
-                    },
-                );
-            }
-            let groups = [
-                (push.size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
-                (push.size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
+        let groups = |size: [i32; 2]| {
+            [
+                (size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
+                (size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
                 1,
-            ];
-            rec.pass(kernel, set).push(push).dispatch(groups)?;
+            ]
+        };
+        for (wave, sets) in waves.iter().zip(&sets) {
+            // Every access of the wave first, then one barrier, then the dispatches.
+            for step in wave {
+                match step {
+                    Step::Fold { images, store, .. } => {
+                        let (scratch, other) = if *store {
+                            (Access::ComputeStorageRead, Access::ComputeStorageWrite)
+                        } else {
+                            (Access::ComputeStorageWrite, Access::ComputeStorageRead)
+                        };
+                        rec.image(images[0], scratch);
+                        rec.image(images[1], other);
+                    }
+                    Step::Blend { images, .. } => {
+                        rec.image(images[0], Access::ComputeStorageReadWrite);
+                        // The placeholder is only ever read (its layout set on first use).
+                        for image in &images[1..] {
+                            rec.image(image, Access::ComputeStorageRead);
+                        }
+                    }
+                }
+            }
+            rec.flush_barriers();
+            for (step, set) in wave.iter().zip(sets) {
+                match step {
+                    Step::Fold { kernel, push, .. } => rec
+                        .pass(kernel, set)
+                        .push(push)
+                        .dispatch(groups(push.size))?,
+                    Step::Blend { push, .. } => rec
+                        .pass(&self.blend, set)
+                        .push(push)
+                        .dispatch(groups(push.size))?,
+                }
+            }
         }
         if let Some((t, q)) = query {
             rec.timer_end(t, q);
         }
+        if self.detached {
+            // SAFETY: the sets made above are never rewritten (dropped, they are released after
+            // the submission); no mapped memory is used.
+            let _ticket = unsafe { rec.submit_detached(None, None)? };
+            return Ok(CompositeStats::default());
+        }
         rec.submit_and_wait()?;
-        let gpu_ns = match &self.timer {
+        let gpu_ns = match timer {
             Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum(),
             None => 0.0,
         };

@@ -62,6 +62,8 @@ pub struct Document {
     undo_budget: u64,
     /// Solo view: only the selected layer folded onto the base (not a step).
     solo: bool,
+    /// See [`Self::set_frames_in_flight`] (fields made later follow it too).
+    frames_in_flight: bool,
 }
 
 impl Document {
@@ -78,6 +80,7 @@ impl Document {
             composite_stats: CompositeStats::default(),
             undo_budget: crate::pages::history::DEFAULT_UNDO_BUDGET,
             solo: false,
+            frames_in_flight: false,
         })
     }
 
@@ -444,6 +447,7 @@ impl Document {
                     budgets.clone(),
                 )?;
                 field.set_undo_budget(self.undo_budget);
+                field.set_frames_in_flight(self.frames_in_flight);
                 self.store.insert_field(&name, field)?;
             }
         }
@@ -476,7 +480,9 @@ impl Document {
                 *f = BASE_FIELD.to_string();
             }
         }
-        self.compositor = Some(Compositor::new(self.gpu(), desc.format)?);
+        let mut compositor = Compositor::new(self.gpu(), desc.format)?;
+        compositor.detached = self.frames_in_flight;
+        self.compositor = Some(compositor);
         Ok(())
     }
 
@@ -540,11 +546,12 @@ impl Document {
             _ => {}
         }
         self.layers.apply(op);
-        let budget = self.undo_budget;
+        let (budget, detached) = (self.undo_budget, self.frames_in_flight);
         if let Some(l) = self.layers.layers.iter().max_by_key(|l| l.id) {
             for part in Part::ALL {
                 if let Some(f) = self.store.field_mut(&l.field(part)) {
                     f.set_undo_budget(budget);
+                    f.set_frames_in_flight(detached);
                 }
             }
         }
@@ -588,10 +595,14 @@ impl Document {
     /// needs are left running behind the frame the GPU draws instead of waited for
     /// ([`crate::brush::gpu::BrushEngine::set_detached`], [`Field::set_frames_in_flight`]).
     pub fn set_frames_in_flight(&mut self, on: bool) {
+        self.frames_in_flight = on;
         self.brushes.set_detached(on);
-        self.store.height_mut().set_frames_in_flight(on);
-        if self.is_layered() {
-            if let Some(f) = self.store.field_mut(BASE_FIELD) {
+        if let Some(c) = &mut self.compositor {
+            c.detached = on;
+        }
+        let names: Vec<String> = self.store.names().map(str::to_string).collect();
+        for name in names {
+            if let Some(f) = self.store.field_mut(&name) {
                 f.set_frames_in_flight(on);
             }
         }
