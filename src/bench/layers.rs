@@ -1,6 +1,6 @@
 //! Layers (docs/layers.md): a radius-512 noise stroke on layer 8 of 16 against the same stroke on
-//! the document without layers — GPU time per instance of the stroke's waves plus the composite
-//! folds it causes — the composite's µs per dirty page (from the cache below the selection, and
+//! the only layer of a one-layer document and on the document without layers — GPU time per
+//! instance of the stroke's waves plus the composite folds it causes — the composite's µs per dirty page (from the cache below the selection, and
 //! a full fold of every layer), and editor frames while a brush paints layer 8 against the
 //! frames of the document without layers.
 
@@ -39,8 +39,14 @@ pub struct LayersResult {
     pub layered_brush_us_per_instance: f64,
     /// The composite folds the stroke caused, per instance.
     pub layered_composite_us_per_instance: f64,
-    /// (waves + folds) on the layer over the waves without layers (target ≤ 2).
+    /// (waves + folds) on the layer over the waves without layers.
     pub layered_over_plain: f64,
+    /// The stroke on the only layer of a one-layer document: waves and folds per instance.
+    #[serde(default)]
+    pub one_layer_us_per_instance: f64,
+    /// (waves + folds) on layer 8 of 16 over the same on a one-layer document (target ≤ 2).
+    #[serde(default)]
+    pub layered_over_one_layer: f64,
     /// Pages the stroke's composite folded, and layer blends per page.
     pub dirty_pages: usize,
     pub blends_per_page: f64,
@@ -115,11 +121,20 @@ fn stroke(desc: [u32; 2], radius: f32, seed: i32) -> (BrushSettings, Vec<StrokeS
     (b, samples)
 }
 
-fn layered(gpu: &Arc<Gpu>, path: &Path, c: &Case, tables: &NoiseTables) -> Result<Document> {
+/// The bench document with `count` layers, each painted where the stroke goes, layer `painted`
+/// (0-based) selected.
+fn layered(
+    gpu: &Arc<Gpu>,
+    path: &Path,
+    count: usize,
+    painted: usize,
+    radius: f32,
+    tables: &NoiseTables,
+) -> Result<Document> {
     let mut d = crate::session::replay_journal(gpu, path, tables)?;
     let size = [d.desc().width, d.desc().height];
     let here = Path::new(".");
-    for i in 0..c.layers {
+    for i in 0..count {
         let name = format!("layer {}", i + 1);
         d.layer_op(
             &LayerOp::Add {
@@ -132,12 +147,12 @@ fn layered(gpu: &Arc<Gpu>, path: &Path, c: &Case, tables: &NoiseTables) -> Resul
         )?;
         d.layer_op(&LayerOp::Select { name }, here)?;
         // Every layer holds values where the measured stroke goes.
-        let (b, s) = stroke(size, c.radius, i as i32);
+        let (b, s) = stroke(size, radius, i as i32);
         d.apply_stroke(&b, &stroke_instances(&b, &s))?;
     }
     d.layer_op(
         &LayerOp::Select {
-            name: format!("layer {}", c.painted + 1),
+            name: format!("layer {}", painted + 1),
         },
         here,
     )?;
@@ -210,12 +225,15 @@ pub(super) fn measure(
         anyhow!("{e:#} (the layers benchmark replays the repository's journals: run from its root, or leave it out with --filter)")
     };
     let mut plain = crate::session::replay_journal(gpu, &path, tables).map_err(hint)?;
-    let mut lay = layered(gpu, &path, c, tables)?;
+    let mut lay = layered(gpu, &path, c.layers, c.painted, c.radius, tables)?;
+    let mut one = layered(gpu, &path, 1, 0, c.radius, tables)?;
     let desc = *plain.desc();
     let (b, samples) = stroke([desc.width, desc.height], c.radius, 99);
     heater.heat(HEAT_LONG_MS)?;
     let (plain_waves, _, _, _) = time_stroke(&mut plain, &b, &samples, o)?;
     let (waves, folds, pages, blends) = time_stroke(&mut lay, &b, &samples, o)?;
+    let (one_waves, one_folds, _, _) = time_stroke(&mut one, &b, &samples, o)?;
+    drop(one);
     let instances = stroke_instances(&b, &samples).len();
     // A full fold: selecting the base drops the cache and folds every page from the base.
     let here = Path::new(".");
@@ -242,6 +260,8 @@ pub(super) fn measure(
         layered_brush_us_per_instance: waves,
         layered_composite_us_per_instance: folds,
         layered_over_plain: super::ratio(waves + folds, plain_waves),
+        one_layer_us_per_instance: one_waves + one_folds,
+        layered_over_one_layer: super::ratio(waves + folds, one_waves + one_folds),
         dirty_pages: pages,
         blends_per_page: if pages > 0 {
             blends as f64 / pages as f64
@@ -264,9 +284,9 @@ pub(super) fn measure(
         frames: c.frames as u32,
     };
     eprintln!(
-        "{}: r{} noise on layer {} of {}: {:.2} µs/instance (waves {:.2} + composite {:.2}) vs {:.2} without layers ({:.2}x); composite {:.1} µs per dirty page ({} pages, {:.1} blends each), full fold {:.1} µs/page; frames {:.2} vs {:.2} ms ({:.2}x)",
+        "{}: r{} noise on layer {} of {}: {:.2} µs/instance (waves {:.2} + composite {:.2}) vs {:.2} on a one-layer document ({:.2}x), {:.2} without layers ({:.2}x); composite {:.1} µs per dirty page ({} pages, {:.1} blends each), full fold {:.1} µs/page; frames {:.2} vs {:.2} ms ({:.2}x)",
         r.name, c.radius, r.painted_layer, r.layers,
-        waves + folds, waves, folds, plain_waves, r.layered_over_plain,
+        waves + folds, waves, folds, r.one_layer_us_per_instance, r.layered_over_one_layer, plain_waves, r.layered_over_plain,
         r.composite_us_per_page, pages, r.blends_per_page, r.full_fold_us_per_page,
         frame_layered_ms, frame_plain_ms, r.frame_layered_over_plain
     );

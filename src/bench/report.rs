@@ -204,7 +204,21 @@ pub fn markdown(r: &Report) -> String {
         );
         let _ = writeln!(
             o,
-            "| layered over plain (target ≤ 2) | **{}** |",
+            "| one-layer document: waves + composite µs per instance | {} |",
+            num(l.one_layer_us_per_instance)
+        );
+        let _ = writeln!(
+            o,
+            "| layer {} of {} over the one-layer document (target ≤ 2) | **{}** |",
+            l.painted_layer,
+            l.layers,
+            num(l.layered_over_one_layer)
+        );
+        let _ = writeln!(
+            o,
+            "| layer {} of {} over the document without layers | {} |",
+            l.painted_layer,
+            l.layers,
             num(l.layered_over_plain)
         );
         let _ = writeln!(
