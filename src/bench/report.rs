@@ -181,7 +181,8 @@ pub fn markdown(r: &Report) -> String {
             o,
             "{}×{} document with {} layers (modes add, max, min, replace in turn, opacity 0.8, each \
              painted where the stroke goes); a radius-{} noise stroke of {} instances on layer {}, \
-             GPU-timed, against the same stroke on the document without layers (docs/layers.md).\n",
+             GPU-timed, against the same stroke on the only layer of a one-layer document and on \
+             the document without layers (docs/layers.md).\n",
             l.terrain[0], l.terrain[1], l.layers, l.brush_radius, l.instances, l.painted_layer
         );
         let _ = writeln!(o, "| measurement | value |\n|---|---:|");
