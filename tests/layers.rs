@@ -661,11 +661,13 @@ fn journal_layer_steps_are_checked_by_step_and_field() {
            {"layer": {"op": "select", "name": "r"}},
            {"stroke": {"brush": {"type": "mask", "radius": 8, "value": 0.5}, "samples": [{"x": 5, "y": 5}]}},
            {"undo": 2}, {"redo": 1},
-           {"layer": {"op": "set", "name": "r", "opacity": 0.5, "rename": "r2"}}"#,
+           {"layer": {"op": "set", "name": "r", "opacity": 0.5, "rename": "r2"}},
+           {"layer": {"op": "fill_mask", "name": "r2",
+                      "rules": {"height": {"lo": 0.2, "hi": 0.8, "soft": 0.1}}}}"#,
         2,
     );
     let parsed = Journal::parse(&ok, Path::new(".")).unwrap();
-    assert_eq!(parsed.steps.len(), 6);
+    assert_eq!(parsed.steps.len(), 7);
     let bad = [
         (
             j(r#"{"layer": {"op": "add", "name": "r"}}"#, 1),
@@ -883,5 +885,114 @@ fn projects_round_trip_the_stack_and_its_fields_sparse_and_incrementally() {
     let (mut third, _, _) = open_project_file(&gpu, &path, &tables()).unwrap();
     assert!(third.to_dense().unwrap() == after);
     drop(file);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn procedural_masks_match_their_cpu_twin_and_undo() {
+    use scarp::layers::{rules::mask_at, Band, MaskRules};
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    // Partial edge pages (400 = 3 pages and a bit of 128), slopes and curvature across seams.
+    let desc = doc(400, 272, 128);
+    let heights: Vec<f32> = (0..desc.height)
+        .flat_map(|y| {
+            (0..desc.width).map(move |x| {
+                let (x, y) = (x as f32, y as f32);
+                0.4 + 0.25 * (x * 0.031).sin() * (y * 0.027).cos() + 0.0005 * x
+            })
+        })
+        .collect();
+    let mut d = Document::from_heights(&gpu, desc, &heights, &tables()).unwrap();
+    let here = dir.path();
+    // A layer under the masked one: the mask reads the fold below the masked layer.
+    let bump = write_r32(
+        here,
+        "bump.r32",
+        &vec![0.05; (desc.width * desc.height) as usize],
+    );
+    d.layer_op(
+        &add_op(
+            "lift",
+            Mode::Add,
+            0.5,
+            LayerFiles {
+                value: Some(bump),
+                ..Default::default()
+            },
+        ),
+        here,
+    )
+    .unwrap();
+    d.layer_op(
+        &add_op("snow", Mode::Replace, 1.0, LayerFiles::default()),
+        here,
+    )
+    .unwrap();
+    let rules = MaskRules {
+        height: Some(Band {
+            lo: 0.45,
+            hi: 0.9,
+            soft: 0.05,
+        }),
+        slope: Some(Band {
+            lo: 0.0,
+            hi: 0.004,
+            soft: 0.002,
+        }),
+        curvature: Some(Band {
+            lo: -0.001,
+            hi: 0.0002,
+            soft: 0.0003,
+        }),
+    };
+    let before = field(&mut d, "snow", Part::Mask);
+    d.layer_op(
+        &LayerOp::FillMask {
+            name: "snow".into(),
+            rules,
+        },
+        here,
+    )
+    .unwrap();
+    let got = field(&mut d, "snow", Part::Mask);
+    // The twin: the base plus half the lift, folded on the CPU, then the rules per texel.
+    let below: Vec<f32> = heights
+        .iter()
+        .map(|&h| fold_texel(h, [(Mode::Add, 0.5, [0.05, 1.0, 1.0])]))
+        .collect();
+    let (w, h) = (desc.width as i32, desc.height as i32);
+    let want: Vec<f32> = (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| mask_at(&rules, [w, h], |x, y| below[(y * w + x) as usize], x, y))
+        .collect();
+    let diff = max_diff(&got, &want);
+    assert!(diff <= 1e-5, "mask differs from its twin by {diff}");
+    // The rules select something, not everything.
+    assert!(got.contains(&0.0) && got.contains(&1.0));
+    assert!(got.iter().any(|&m| m > 0.0 && m < 1.0), "soft edges");
+    assert!(d.undo().unwrap());
+    assert_eq!(field(&mut d, "snow", Part::Mask), before);
+    assert!(d.redo().unwrap());
+    assert_eq!(field(&mut d, "snow", Part::Mask), got);
+    let bad = MaskRules {
+        height: Some(Band {
+            lo: 1.0,
+            hi: 0.0,
+            soft: 0.0,
+        }),
+        ..Default::default()
+    };
+    let e = d
+        .layer_op(
+            &LayerOp::FillMask {
+                name: "snow".into(),
+                rules: bad,
+            },
+            here,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("rules") && e.contains("height"), "{e}");
     assert_no_validation_messages(&gpu);
 }

@@ -193,7 +193,7 @@ pub enum StepEntry {
 }
 
 /// A layer step as a journal holds it: `op` (add, select, set, move, delete, merge_down,
-/// duplicate), the layer's `name` and the fields that op takes.
+/// duplicate, fill_mask), the layer's `name` and the fields that op takes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayerEntry {
@@ -218,6 +218,9 @@ pub struct LayerEntry {
     pub alpha: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mask: Option<String>,
+    /// fill_mask: the height, slope and curvature bands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<crate::layers::MaskRules>,
 }
 
 impl LayerEntry {
@@ -250,6 +253,7 @@ impl LayerEntry {
             }
             LayerOp::Move { index, .. } => e.index = Some(*index),
             LayerOp::Duplicate { rename, .. } => e.rename = Some(rename.clone()),
+            LayerOp::FillMask { rules, .. } => e.rules = Some(*rules),
             LayerOp::Select { .. } | LayerOp::Delete { .. } | LayerOp::MergeDown { .. } => {}
         }
         e
@@ -263,10 +267,11 @@ impl LayerEntry {
             "set" => &["mode", "opacity", "visible", "locked", "rename"],
             "move" => &["index"],
             "duplicate" => &["rename"],
+            "fill_mask" => &["rules"],
             "select" | "delete" | "merge_down" => &[],
             other => {
                 return Err(format!(
-                    "op: unknown layer op '{other}' (add, select, set, move, delete, merge_down, duplicate)"
+                    "op: unknown layer op '{other}' (add, select, set, move, delete, merge_down, duplicate, fill_mask)"
                 ))
             }
         };
@@ -280,6 +285,7 @@ impl LayerEntry {
             ("value", self.value.is_some()),
             ("alpha", self.alpha.is_some()),
             ("mask", self.mask.is_some()),
+            ("rules", self.rules.is_some()),
         ];
         if let Some((field, _)) = given.iter().find(|(f, g)| *g && !allowed.contains(f)) {
             return Err(format!("{field}: a {} step takes no {field}", self.op));
@@ -330,6 +336,12 @@ impl LayerEntry {
             },
             "delete" => LayerOp::Delete { name },
             "merge_down" => LayerOp::MergeDown { name },
+            "fill_mask" => LayerOp::FillMask {
+                name,
+                rules: self
+                    .rules
+                    .ok_or("rules: a fill_mask step needs rules (height, slope, curvature)")?,
+            },
             _ => LayerOp::Duplicate {
                 name,
                 rename: self

@@ -23,6 +23,8 @@ pub struct LayersUi {
     pub dragging: Option<(u32, f32)>,
     /// Solo view: only the selected layer folded onto the base.
     pub solo: bool,
+    /// Procedural mask: (enabled, [lo, hi, soft]) of the height, slope and curvature bands.
+    pub rules: [(bool, [f32; 3]); 3],
 }
 
 impl Default for LayersUi {
@@ -33,6 +35,11 @@ impl Default for LayersUi {
             rename: String::new(),
             dragging: None,
             solo: false,
+            rules: [
+                (true, [0.5, 1.0, 0.05]),
+                (true, [0.0, 0.002, 0.001]),
+                (false, [-0.01, 0.0, 0.002]),
+            ],
         }
     }
 }
@@ -203,6 +210,34 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 s.actions.push(UiAction::Layer(LayerOp::Delete {
                     name: sel.name.clone(),
                 }));
+            }
+            if ui.collapsing_header("procedural mask", imgui::TreeNodeFlags::empty()) {
+                ui.text_wrapped(
+                    "fills the mask from the height below the layer: lo, hi, soft edge of each band \
+                     (slope: height per texel; curvature: the 5-point Laplacian, < 0 on ridges)",
+                );
+                for (label, (on, band)) in ["height", "slope", "curvature"].iter().zip(&mut l.rules) {
+                    ui.checkbox(format!("##{label} on"), on);
+                    ui.same_line();
+                    ui.input_float3(label, band).build();
+                }
+                if ui.button("fill mask") {
+                    let band = |(on, b): (bool, [f32; 3])| {
+                        on.then_some(crate::layers::Band {
+                            lo: b[0],
+                            hi: b[1],
+                            soft: b[2],
+                        })
+                    };
+                    s.actions.push(UiAction::Layer(LayerOp::FillMask {
+                        name: sel.name.clone(),
+                        rules: crate::layers::MaskRules {
+                            height: band(l.rules[0]),
+                            slope: band(l.rules[1]),
+                            curvature: band(l.rules[2]),
+                        },
+                    }));
+                }
             }
             ui.set_next_item_width(160.0);
             ui.input_text("##rename", &mut l.rename).build();

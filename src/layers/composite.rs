@@ -705,6 +705,251 @@ impl Compositor {
     }
 }
 
+/// Push constants of `layers/mask_rules.comp`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct RulesPush {
+    pub origin: [i32; 2],
+    pub size: [i32; 2],
+    pub doc: [i32; 2],
+    pub side: i32,
+    pub present: u32,
+    pub flat_height: f32,
+    pub rules: u32,
+    pub pad: [u32; 2],
+    pub height_band: [f32; 4],
+    pub slope_band: [f32; 4],
+    pub curvature_band: [f32; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<RulesPush>() == 96);
+const _: () = assert!(std::mem::offset_of!(RulesPush, height_band) % 16 == 0);
+
+const RULES_BINDINGS: [BindingKind; 10] = [BindingKind::StorageImage; 10];
+
+/// The derived field holding the height below a layer while its procedural mask is made.
+const RULES_SOURCE: &str = "layers.rules_source";
+
+impl Compositor {
+    /// Fills the mask of layer `index` of `stack` from the height below it (the base and the
+    /// visible layers under it, folded) by `rules`, as one undo step of the mask field; the
+    /// mask's every page that can differ from its flat value is written.
+    pub fn fill_mask(
+        &mut self,
+        store: &mut PageStore,
+        stack: &Stack,
+        index: usize,
+        rules: &super::rules::MaskRules,
+    ) -> Result<()> {
+        let desc = *store.height().desc();
+        // The height below the layer, in a derived r32f field.
+        let below: Vec<FoldLayer> = stack.layers[..index]
+            .iter()
+            .filter(|l| l.weight() > 0.0)
+            .map(FoldLayer::of)
+            .collect();
+        let flat_of = |store: &PageStore, name: &str| store.field(name).map_or(0.0, Field::flat);
+        let flat = fold_texel(
+            flat_of(store, BASE_FIELD),
+            below.iter().map(|l| {
+                (
+                    l.mode,
+                    l.weight,
+                    [0, 1, 2].map(|i| flat_of(store, &l.fields[i])),
+                )
+            }),
+        );
+        let mut inputs = BTreeSet::new();
+        for n in std::iter::once(BASE_FIELD).chain(
+            below
+                .iter()
+                .flat_map(|l| l.fields.iter().map(String::as_str)),
+        ) {
+            if let Some(f) = store.field(n) {
+                inputs.extend(f.versions_by_page().map(|(id, _)| id));
+            }
+        }
+        let inputs: Vec<PageId> = inputs.into_iter().collect();
+        let mut source = Field::new(&self.gpu, f32_desc(&desc), flat)?;
+        source.set_frames_in_flight(self.detached);
+        store.insert_field(RULES_SOURCE, source)?;
+        let r = self.fill_from(
+            store,
+            &below,
+            &inputs,
+            stack.layers[index].field(super::Part::Mask),
+            rules,
+        );
+        store.remove_field(RULES_SOURCE);
+        r
+    }
+
+    fn fill_from(
+        &mut self,
+        store: &mut PageStore,
+        below: &[FoldLayer],
+        inputs: &[PageId],
+        mask: String,
+        rules: &super::rules::MaskRules,
+    ) -> Result<()> {
+        let desc = *store.height().desc();
+        self.fold_into(store, RULES_SOURCE, BASE_FIELD, below, inputs)?;
+        // Pages whose mask can differ from the flat one: those within a page of the source's
+        // pages (slope and curvature reach one texel across), those the mask holds now, or all
+        // when the flat source gives another mask than the field's flat value.
+        let flat_height = store.field(RULES_SOURCE).expect("made above").flat();
+        let flat_mask = super::rules::mask_at(rules, [1, 1], |_, _| flat_height, 0, 0);
+        let m = store
+            .field(&mask)
+            .ok_or_else(|| PageError::NoField(mask.clone()))?;
+        let all = |desc: &DocumentDesc| -> Vec<PageId> {
+            (0..desc.pages_y())
+                .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+                .collect()
+        };
+        let ids: Vec<PageId> = if flat_mask != m.flat() {
+            all(&desc)
+        } else {
+            let mut ids: BTreeSet<PageId> = m.versions_by_page().map(|(id, _)| id).collect();
+            for id in inputs {
+                ids.extend(
+                    NEIGHBOURS
+                        .into_iter()
+                        .filter_map(|(dx, dy)| neighbour(&desc, *id, dx, dy)),
+                );
+            }
+            ids.into_iter().collect()
+        };
+        let kernel = ComputeKernel::<RulesPush>::new(
+            &self.gpu,
+            &shaders::LAYERS_MASK_RULES_COMP,
+            &RULES_BINDINGS,
+            &[],
+        )?;
+        let band =
+            |b: Option<super::rules::Band>| b.map_or([0.0; 4], |b| [b.lo, b.hi, b.soft, 0.0]);
+        let rule_bits = u32::from(rules.height.is_some())
+            | u32::from(rules.slope.is_some()) << 1
+            | u32::from(rules.curvature.is_some()) << 2;
+        store
+            .field_mut(&mask)
+            .expect("checked above")
+            .begin_versions(ids.clone(), false)?;
+        for (c, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
+            let mut around: BTreeSet<PageId> = BTreeSet::new();
+            for id in chunk {
+                for (dx, dy) in NEIGHBOURS {
+                    if let Some(n) = neighbour(&desc, *id, dx, dy) {
+                        around.insert(n);
+                    }
+                }
+            }
+            let around: Vec<PageId> = around.into_iter().collect();
+            store
+                .field_mut(RULES_SOURCE)
+                .expect("made above")
+                .ensure_visible(&around)?;
+            let first = c * PAGES_PER_SUBMIT;
+            let indices: Vec<usize> = (first..first + chunk.len()).collect();
+            let m = store.field_mut(&mask).expect("checked above");
+            m.ensure_working(&indices, &[], None)?;
+            let (src, m) = (
+                store.field(RULES_SOURCE).expect("made above"),
+                store.field(&mask).expect("checked above"),
+            );
+            let mut sets = Vec::with_capacity(chunk.len());
+            let mut work = Vec::with_capacity(chunk.len());
+            for (&i, &id) in indices.iter().zip(chunk) {
+                let target =
+                    m.working_page(i)
+                        .map(|p| p.front())
+                        .ok_or(PageError::BudgetTooSmall {
+                            needed: m.page_bytes(),
+                            budget: m.gpu_budget().unwrap_or(0),
+                        })?;
+                let r = desc.page_rect(id);
+                let mut push = RulesPush {
+                    origin: [r.x0, r.y0],
+                    size: [r.width(), r.height()],
+                    doc: [desc.width as i32, desc.height as i32],
+                    side: desc.page_size as i32,
+                    flat_height,
+                    rules: rule_bits,
+                    height_band: band(rules.height),
+                    slope_band: band(rules.slope),
+                    curvature_band: band(rules.curvature),
+                    ..Default::default()
+                };
+                let mut images: Vec<&Image> = Vec::with_capacity(10);
+                for (slot, (dx, dy)) in NEIGHBOURS.into_iter().enumerate() {
+                    let image = neighbour(&desc, id, dx, dy).and_then(|n| src.visible_image(n));
+                    if image.is_some() {
+                        push.present |= 1 << slot;
+                    }
+                    images.push(image.unwrap_or(&self.dummy));
+                }
+                images.push(target);
+                let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
+                sets.push(kernel.bind(&res)?);
+                work.push((push, images));
+            }
+            let mut rec = Recorder::new(&self.gpu)?;
+            for (_, images) in &work {
+                for image in &images[..9] {
+                    rec.image(image, Access::ComputeStorageRead);
+                }
+                rec.image(images[9], Access::ComputeStorageWrite);
+            }
+            rec.flush_barriers();
+            for ((push, _), set) in work.iter().zip(&sets) {
+                let groups = [
+                    (push.size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
+                    (push.size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
+                    1,
+                ];
+                rec.pass(&kernel, set).push(push).dispatch(groups)?;
+            }
+            rec.submit_and_wait()?;
+            let m = store.field_mut(&mask).expect("checked above");
+            for (&i, id) in indices.iter().zip(chunk) {
+                let r = desc.page_rect(*id);
+                if let Some(p) = m.working_page(i) {
+                    p.set_stale(crate::pages::Rect::new(0, 0, r.width(), r.height()));
+                }
+            }
+            m.mark_changed(chunk.iter().copied());
+        }
+        store
+            .field_mut(&mask)
+            .expect("checked above")
+            .commit_versions(false);
+        Ok(())
+    }
+}
+
+/// The page and its eight neighbours, in `mask_rules.comp`'s slot order.
+const NEIGHBOURS: [(i64, i64); 9] = [
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (0, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
+
+fn neighbour(desc: &DocumentDesc, id: PageId, dx: i64, dy: i64) -> Option<PageId> {
+    let (x, y) = (i64::from(id.x) + dx, i64::from(id.y) + dy);
+    let inside =
+        (0..i64::from(desc.pages_x())).contains(&x) && (0..i64::from(desc.pages_y())).contains(&y);
+    inside.then_some(PageId {
+        x: x as u32,
+        y: y as u32,
+    })
+}
+
 /// The document's grid in r32f (layers and the cache hold f32 whatever the document's format).
 pub fn f32_desc(desc: &DocumentDesc) -> DocumentDesc {
     DocumentDesc {

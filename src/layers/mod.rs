@@ -3,6 +3,7 @@
 //! `A`, mask `M`), folded into the composite the renderer draws (docs/layers.md).
 //!
 //! * [`stack`]: the stack as data, the operations on it, and the CPU twin of the fold.
+//! * [`rules`]: procedural masks (height, slope, curvature bands) and their CPU twin.
 //! * [`composite`]: the fold on the GPU, per dirty page, with a cache of the layers below the
 //!   selected one ([`composite::Compositor`]).
 //!
@@ -10,9 +11,11 @@
 //! strokes to the selected layer's fields).
 
 pub mod composite;
+pub mod rules;
 pub mod stack;
 
 pub use composite::{CompositeStats, Compositor, BASE_FIELD};
+pub use rules::{Band, MaskRules};
 pub use stack::{
     blend, field_name, fold_texel, Changes, Layer, LayerFiles, LayerOp, Mode, OpError, Part,
     Selection, Stack, StackFile, BASE,

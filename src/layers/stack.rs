@@ -191,6 +191,12 @@ pub enum LayerOp {
         name: String,
         rename: String,
     },
+    /// Fills the layer's mask from the height below it by height, slope and curvature bands
+    /// (a procedural mask, [`super::rules`]).
+    FillMask {
+        name: String,
+        rules: super::rules::MaskRules,
+    },
 }
 
 /// What a `set` step changes (None: left as it is).
@@ -221,7 +227,8 @@ impl LayerOp {
             | LayerOp::Move { name, .. }
             | LayerOp::Delete { name }
             | LayerOp::MergeDown { name }
-            | LayerOp::Duplicate { name, .. } => name,
+            | LayerOp::Duplicate { name, .. }
+            | LayerOp::FillMask { name, .. } => name,
         }
     }
 
@@ -234,6 +241,7 @@ impl LayerOp {
             LayerOp::Delete { .. } => "delete",
             LayerOp::MergeDown { .. } => "merge_down",
             LayerOp::Duplicate { .. } => "duplicate",
+            LayerOp::FillMask { .. } => "fill_mask",
         }
     }
 }
@@ -361,6 +369,13 @@ impl Stack {
                 }
                 Ok(())
             }
+            LayerOp::FillMask { name, rules } => {
+                let i = self.existing(name)?;
+                if self.layers[i].locked {
+                    return Err(op_error("name", format!("layer {name:?} is locked")));
+                }
+                rules.check().map_err(|e| op_error("rules", e))
+            }
             LayerOp::Duplicate { name, rename } => {
                 self.existing(name)?;
                 check_name("rename", rename)?;
@@ -430,6 +445,7 @@ impl Stack {
                     };
                 }
             }
+            LayerOp::FillMask { .. } => {}
             LayerOp::Duplicate { name, rename } => {
                 let i = self.index_of(name)?;
                 let id = self.next_id;

@@ -512,6 +512,13 @@ impl Document {
                 c.merge(&mut self.store, &target, &layer)?;
                 fields.push(target);
             }
+            LayerOp::FillMask { name, rules } => {
+                let i = self.layers.index_of(name).expect("checked");
+                let mask = self.layers.layers[i].field(Part::Mask);
+                let c = self.compositor.as_mut().expect("layered");
+                c.fill_mask(&mut self.store, &self.layers, i, rules)?;
+                fields.push(mask);
+            }
             LayerOp::Duplicate { name, .. } => {
                 let source =
                     self.layers.layers[self.layers.index_of(name).expect("checked")].clone();
