@@ -129,6 +129,41 @@ fn editor(x: &Xvfb, state: &Path) -> Command {
     c
 }
 
+/// Waits (up to 300 s) for an untitled journal in `folder` that `done` accepts; fails if the
+/// editor ends first. Returns its path.
+fn wait_for_journal(
+    child: &mut std::process::Child,
+    folder: &Path,
+    done: impl Fn(&scarp::brush::journal::JournalFile) -> bool,
+) -> std::path::PathBuf {
+    let start = std::time::Instant::now();
+    loop {
+        let found = std::fs::read_dir(folder).ok().and_then(|entries| {
+            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+                std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|t| {
+                        serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok()
+                    })
+                    .is_some_and(|j| done(&j))
+            })
+        });
+        if let Some(p) = found {
+            return p;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("the editor ended ({status}) before journaling: {err}");
+        }
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "no untitled journal after 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// `scarp apply` of `journal` to an .r32 file; the heights as bytes.
 fn applied(journal: &Path, out: &Path) -> Vec<u8> {
     let o = Command::new(env!("CARGO_BIN_EXE_scarp"))
@@ -167,32 +202,7 @@ fn an_untitled_session_killed_after_one_stroke_is_recovered_bit_for_bit() {
         .spawn()
         .unwrap();
     let folder = state.join("scarp");
-    let start = std::time::Instant::now();
-    let journaled = loop {
-        let found = std::fs::read_dir(&folder).ok().and_then(|entries| {
-            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-                std::fs::read_to_string(p)
-                    .ok()
-                    .and_then(|t| {
-                        serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok()
-                    })
-                    .is_some_and(|j| j.stroke_count() == 1)
-            })
-        });
-        if let Some(p) = found {
-            break p;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-            panic!("the editor ended ({status}) before journaling its stroke: {err}");
-        }
-        assert!(
-            start.elapsed().as_secs() < 300,
-            "no untitled journal after 300 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let journaled = wait_for_journal(&mut child, &folder, |j| j.stroke_count() == 1);
     child.kill().unwrap(); // SIGKILL: no chance to save or clean up
     child.wait().unwrap();
 
@@ -331,32 +341,7 @@ fn a_layered_session_painted_in_the_editor_journals_its_layer_steps_bit_for_bit(
         .spawn()
         .unwrap();
     let folder = state.join("scarp");
-    let start = std::time::Instant::now();
-    let journaled = loop {
-        let found = std::fs::read_dir(&folder).ok().and_then(|entries| {
-            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-                std::fs::read_to_string(p)
-                    .ok()
-                    .and_then(|t| {
-                        serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok()
-                    })
-                    .is_some_and(|j| j.steps.len() == want_steps)
-            })
-        });
-        if let Some(p) = found {
-            break p;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
-            panic!("the editor ended ({status}) before journaling every step: {err}");
-        }
-        assert!(
-            start.elapsed().as_secs() < 300,
-            "no complete untitled journal after 300 s"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let journaled = wait_for_journal(&mut child, &folder, |j| j.steps.len() == want_steps);
     child.kill().unwrap();
     child.wait().unwrap();
     let text = std::fs::read_to_string(&journaled).unwrap();

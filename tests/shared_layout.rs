@@ -157,3 +157,11 @@ fn frame_data_and_tile_draw_layout_match_glsl() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn layer_push_layouts_match_glsl() {
+    use scarp::layers::shared::{BlendPush, FoldPush, RulesPush};
+    check_push::<FoldPush>(&shaders::TEST_ECHO_FOLD_PUSH_COMP, "FoldPush");
+    check_push::<BlendPush>(&shaders::TEST_ECHO_BLEND_PUSH_COMP, "BlendPush");
+    check_push::<RulesPush>(&shaders::TEST_ECHO_RULES_PUSH_COMP, "RulesPush");
+}

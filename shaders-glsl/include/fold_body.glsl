@@ -7,6 +7,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "constants.glsl"
 #include "height_format.glsl"
+#include "layers_shared.glsl"
 
 layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y) in;
 #if STEP == FOLD_LOAD
@@ -16,28 +17,20 @@ layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform readonly image2D other
 layout(set = 0, binding = 0, r32f) uniform readonly image2D scratch;
 layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform writeonly image2D other;
 #endif
-layout(push_constant) uniform Push {
-    ivec2 size;
-    // Height where the source has no page.
-    float flat_height;
-    // 1: the source has a page.
-    uint present;
-    float height_min;
-    float height_range;
-} pc;
+layout(push_constant) uniform Push { FoldPush p; } pc;
 
 void main() {
     ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (any(greaterThanEqual(p, pc.size))) {
+    if (any(greaterThanEqual(p, pc.p.size))) {
         return;
     }
 #if STEP == FOLD_LOAD
-    float h = pc.present != 0u
-        ? decodeHeight(imageLoad(other, p).r, pc.height_min, pc.height_range)
-        : pc.flat_height;
+    float h = pc.p.present != 0u
+        ? decodeHeight(imageLoad(other, p).r, pc.p.height_min, pc.p.height_range)
+        : pc.p.flat_height;
     imageStore(scratch, p, vec4(h));
 #else
     float h = imageLoad(scratch, p).r;
-    imageStore(other, p, vec4(encodeHeight(h, pc.height_min, pc.height_range)));
+    imageStore(other, p, vec4(encodeHeight(h, pc.p.height_min, pc.p.height_range)));
 #endif
 }

@@ -4,6 +4,7 @@
 // multiply-adds, so the twins agree bit for bit). See include/fold_body.glsl for the other steps.
 #extension GL_GOOGLE_include_directive : require
 #include "constants.glsl"
+#include "layers_shared.glsl"
 
 layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y) in;
 layout(set = 0, binding = 0, r32f) uniform image2D scratch;
@@ -20,24 +21,7 @@ layout(set = 0, binding = 9, r32f) uniform readonly image2D m2;
 layout(set = 0, binding = 10, r32f) uniform readonly image2D v3;
 layout(set = 0, binding = 11, r32f) uniform readonly image2D a3;
 layout(set = 0, binding = 12, r32f) uniform readonly image2D m3;
-layout(push_constant) uniform Push {
-    ivec2 size;
-    // Layers folded (1..4).
-    int count;
-    // Bit 3i + part: that field of layer i has a page (else its flat value).
-    uint present;
-    // Mode of layer i (LAYER_*) in bits 2i..2i+1.
-    uint modes;
-    uint pad0;
-    uint pad1;
-    uint pad2;
-    // visible x opacity of each layer.
-    vec4 weights;
-    // Values of inputs without a page: value, alpha, mask of each layer.
-    vec4 flat_value;
-    vec4 flat_alpha;
-    vec4 flat_mask;
-} pc;
+layout(push_constant) uniform Push { BlendPush p; } pc;
 
 float loadBit(int bit, ivec2 p) {
     switch (bit) {
@@ -58,25 +42,25 @@ float loadBit(int bit, ivec2 p) {
 
 float fetch(int layer, int part, ivec2 p) {
     int bit = layer * 3 + part;
-    if ((pc.present & (1u << uint(bit))) != 0u) {
+    if ((pc.p.present & (1u << uint(bit))) != 0u) {
         return loadBit(bit, p);
     }
-    return part == 0 ? pc.flat_value[layer] : (part == 1 ? pc.flat_alpha[layer] : pc.flat_mask[layer]);
+    return part == 0 ? pc.p.flat_value[layer] : (part == 1 ? pc.p.flat_alpha[layer] : pc.p.flat_mask[layer]);
 }
 
 void main() {
     ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (any(greaterThanEqual(p, pc.size))) {
+    if (any(greaterThanEqual(p, pc.p.size))) {
         return;
     }
     precise float h = imageLoad(scratch, p).r;
     for (int i = 0; i < 4; ++i) {
-        if (i >= pc.count) {
+        if (i >= pc.p.count) {
             break;
         }
-        int mode = int((pc.modes >> uint(2 * i)) & 3u);
+        int mode = int((pc.p.modes >> uint(2 * i)) & 3u);
         float v = fetch(i, 0, p);
-        precise float w = pc.weights[i] * fetch(i, 1, p) * fetch(i, 2, p);
+        precise float w = pc.p.weights[i] * fetch(i, 1, p) * fetch(i, 2, p);
         precise float d;
         if (mode == LAYER_ADD) {
             d = v;

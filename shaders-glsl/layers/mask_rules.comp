@@ -4,6 +4,7 @@
 // CPU twin: layers::rules::mask_at (same taps, same operations in the same order).
 #extension GL_GOOGLE_include_directive : require
 #include "constants.glsl"
+#include "layers_shared.glsl"
 
 layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y) in;
 // Source pages at (dx, dy) in -1..1 around the page: binding (dy + 1) * 3 + (dx + 1).
@@ -17,25 +18,7 @@ layout(set = 0, binding = 6, r32f) uniform readonly image2D s6;
 layout(set = 0, binding = 7, r32f) uniform readonly image2D s7;
 layout(set = 0, binding = 8, r32f) uniform readonly image2D s8;
 layout(set = 0, binding = 9, r32f) uniform writeonly image2D mask_page;
-layout(push_constant) uniform Push {
-    // First document texel of the page, and its size.
-    ivec2 origin;
-    ivec2 size;
-    ivec2 doc;
-    // Page side of the document (texels).
-    int side;
-    // Bit slot: that source page has an image (else `flat_height`).
-    uint present;
-    float flat_height;
-    // Bit 0: height band, 1: slope band, 2: curvature band.
-    uint rules;
-    uint pad0;
-    uint pad1;
-    // lo, hi, soft of each band.
-    vec4 height_band;
-    vec4 slope_band;
-    vec4 curvature_band;
-} pc;
+layout(push_constant) uniform Push { RulesPush p; } pc;
 
 float loadSlot(int s, ivec2 p) {
     switch (s) {
@@ -53,15 +36,15 @@ float loadSlot(int s, ivec2 p) {
 
 // Height below the layer at document texel g, clamped into the document.
 float heightAt(ivec2 g) {
-    g = clamp(g, ivec2(0), pc.doc - 1);
-    ivec2 rel = g - pc.origin;
-    ivec2 d = ivec2(rel.x < 0 ? -1 : (rel.x >= pc.side ? 1 : 0),
-                    rel.y < 0 ? -1 : (rel.y >= pc.side ? 1 : 0));
+    g = clamp(g, ivec2(0), pc.p.doc - 1);
+    ivec2 rel = g - pc.p.origin;
+    ivec2 d = ivec2(rel.x < 0 ? -1 : (rel.x >= pc.p.side ? 1 : 0),
+                    rel.y < 0 ? -1 : (rel.y >= pc.p.side ? 1 : 0));
     int slot = (d.y + 1) * 3 + (d.x + 1);
-    if ((pc.present & (1u << uint(slot))) == 0u) {
-        return pc.flat_height;
+    if ((pc.p.present & (1u << uint(slot))) == 0u) {
+        return pc.p.flat_height;
     }
-    return loadSlot(slot, rel - d * pc.side);
+    return loadSlot(slot, rel - d * pc.p.side);
 }
 
 float ramp(float d, float e) {
@@ -80,10 +63,10 @@ float band(vec4 b, float v) {
 
 void main() {
     ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (any(greaterThanEqual(p, pc.size))) {
+    if (any(greaterThanEqual(p, pc.p.size))) {
         return;
     }
-    ivec2 g = pc.origin + p;
+    ivec2 g = pc.p.origin + p;
     float c = heightAt(g);
     float l = heightAt(g + ivec2(-1, 0));
     float r = heightAt(g + ivec2(1, 0));
@@ -94,14 +77,14 @@ void main() {
     precise float slope = 0.5 * sqrt(gx * gx + gy * gy);
     precise float curvature = ((l + r) + (u + d)) - 4.0 * c;
     precise float m = 1.0;
-    if ((pc.rules & 1u) != 0u) {
-        m *= band(pc.height_band, c);
+    if ((pc.p.rules & 1u) != 0u) {
+        m *= band(pc.p.height_band, c);
     }
-    if ((pc.rules & 2u) != 0u) {
-        m *= band(pc.slope_band, slope);
+    if ((pc.p.rules & 2u) != 0u) {
+        m *= band(pc.p.slope_band, slope);
     }
-    if ((pc.rules & 4u) != 0u) {
-        m *= band(pc.curvature_band, curvature);
+    if ((pc.p.rules & 4u) != 0u) {
+        m *= band(pc.p.curvature_band, curvature);
     }
     imageStore(mask_page, p, vec4(m));
 }

@@ -6,11 +6,11 @@ use super::{BenchOptions, FrameResult};
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::frames::{
-    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames,
+    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, FrameLog,
 };
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::TerrainRenderer;
-use crate::session::{PaintLoad, PaintLoop};
+use crate::session::{Document, PaintLoad, PaintLoop};
 use anyhow::{anyhow, Result};
 use std::sync::Arc;
 
@@ -99,23 +99,14 @@ pub(super) fn measure(
             anyhow!("{e:#} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
         })?;
         let desc = *terrain.desc();
-        let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
-        renderer.refresh(&mut terrain.store)?;
-        let vs = default_vertical_scale(&desc);
-        let camera = framing_camera(&renderer, &desc, vs);
-        let view = default_view(&desc, vs);
-        let mut target = Offscreen::new(gpu, c.image)?;
-        let paint = PaintLoad::noise(NoiseKind::Jordan, c.radius, 0.005, c.rate);
-        // The frame loop keeps the GPU busy enough to hold its clocks once they are up.
-        heater.heat(HEAT_LONG_MS)?;
-        let log = run_frames(
-            &mut PaintLoop::new(&mut terrain, Some(&paint)),
-            &mut renderer,
-            &mut target,
-            &camera,
-            &view,
-            WARMUP_FRAMES,
+        let log = paint_frames(
+            gpu,
+            &mut terrain,
+            c.image,
+            c.radius,
+            c.rate,
             c.frames,
+            heater,
         )?;
         let mean = |v: &[f64]| mean_p99(v).0;
         let (mean_ms, p99_ms) = mean_p99(&log.frame_ms);
@@ -154,6 +145,40 @@ pub(super) fn measure(
         out.push(r);
     }
     Ok(Some(out))
+}
+
+/// Offscreen frames of `terrain` at `image` pixels, framed whole, while a Jordan noise brush of
+/// `radius` paints `rate` instances per frame around its centre: 10 warm-up frames, then
+/// `frames` timed ones (the editor's pump / refresh / draw sequence, two frames in flight).
+pub(super) fn paint_frames(
+    gpu: &Arc<Gpu>,
+    terrain: &mut Document,
+    image: [u32; 2],
+    radius: f32,
+    rate: usize,
+    frames: usize,
+    heater: &Heater,
+) -> Result<FrameLog> {
+    let desc = *terrain.desc();
+    let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
+    renderer.refresh(&mut terrain.store)?;
+    let vs = default_vertical_scale(&desc);
+    let camera = framing_camera(&renderer, &desc, vs);
+    let view = default_view(&desc, vs);
+    let mut target = Offscreen::new(gpu, image)?;
+    let paint = PaintLoad::noise(NoiseKind::Jordan, radius, 0.005, rate);
+    // The frame loop keeps the GPU busy enough to hold its clocks once they are up.
+    heater.heat(HEAT_LONG_MS)?;
+    let log = run_frames(
+        &mut PaintLoop::new(terrain, Some(&paint)),
+        &mut renderer,
+        &mut target,
+        &camera,
+        &view,
+        WARMUP_FRAMES,
+        frames,
+    )?;
+    Ok(log)
 }
 
 /// Three standard errors of the mean of `v`, over the mean (0 for fewer than two values).

@@ -10,13 +10,9 @@ use crate::brush::stroke::{stroke_instances, StrokeSample};
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::Gpu;
 use crate::layers::{LayerFiles, LayerOp, Mode, BASE};
-use crate::noise::{NoiseKind, NoiseTables};
-use crate::render::frames::{
-    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames,
-};
-use crate::render::offscreen::{offscreen_options, Offscreen};
-use crate::render::TerrainRenderer;
-use crate::session::{Document, PaintLoad, PaintLoop};
+use crate::noise::NoiseTables;
+use crate::render::frames::mean_p99;
+use crate::session::Document;
 use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -189,24 +185,7 @@ fn time_stroke(
 }
 
 fn frames(gpu: &Arc<Gpu>, d: &mut Document, c: &Case, heater: &Heater) -> Result<f64> {
-    let desc = *d.desc();
-    let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
-    renderer.refresh(&mut d.store)?;
-    let vs = default_vertical_scale(&desc);
-    let camera = framing_camera(&renderer, &desc, vs);
-    let view = default_view(&desc, vs);
-    let mut target = Offscreen::new(gpu, c.image)?;
-    let paint = PaintLoad::noise(NoiseKind::Jordan, c.radius, 0.005, c.rate);
-    heater.heat(HEAT_LONG_MS)?;
-    let log = run_frames(
-        &mut PaintLoop::new(d, Some(&paint)),
-        &mut renderer,
-        &mut target,
-        &camera,
-        &view,
-        10,
-        c.frames,
-    )?;
+    let log = super::frames::paint_frames(gpu, d, c.image, c.radius, c.rate, c.frames, heater)?;
     Ok(mean_p99(&log.frame_ms).0)
 }
 

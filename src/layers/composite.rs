@@ -11,6 +11,7 @@
 //! of from the base. Every step writes its f32 result to the scratch image, so a page folded
 //! from the cache is bit-identical to one folded from the base.
 
+use super::shared::{BlendPush, FoldPush, RulesPush, BLEND_LAYERS};
 use super::stack::{fold_texel, Layer, Part, Stack};
 use crate::gpu::shaders;
 use crate::gpu::{
@@ -19,7 +20,6 @@ use crate::gpu::{
 };
 use crate::pages::{DocumentDesc, Field, HeightFormat, PageError, PageId, PageStore, HEIGHT};
 use crate::shared_constants as k;
-use bytemuck::{Pod, Zeroable};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -32,43 +32,6 @@ pub const BELOW: &str = "layers.below";
 
 /// Pages folded per submission (each needs a scratch image).
 const PAGES_PER_SUBMIT: usize = 16;
-
-/// Push constants of `layers/load.comp` and `store.comp` (include/fold_body.glsl).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct FoldPush {
-    pub size: [i32; 2],
-    /// Height where the source has no page.
-    pub flat_height: f32,
-    /// 1: the source has a page.
-    pub present: u32,
-    pub height_min: f32,
-    pub height_range: f32,
-}
-
-/// Push constants of `layers/blend.comp`: up to [`BLEND_LAYERS`] layers folded in one pass.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct BlendPush {
-    pub size: [i32; 2],
-    pub count: i32,
-    /// Bit 3i + part: that field of layer i has a page.
-    pub present: u32,
-    /// `LAYER_*` of layer i in bits 2i..2i+1.
-    pub modes: u32,
-    pub pad: [u32; 3],
-    pub weights: [f32; 4],
-    pub flat_value: [f32; 4],
-    pub flat_alpha: [f32; 4],
-    pub flat_mask: [f32; 4],
-}
-
-const _: () = assert!(std::mem::size_of::<FoldPush>() == 24);
-const _: () = assert!(std::mem::size_of::<BlendPush>() == 96);
-const _: () = assert!(std::mem::offset_of!(BlendPush, weights) % 16 == 0);
-
-/// Layers one blend pass folds.
-pub const BLEND_LAYERS: usize = 4;
 
 const FOLD_BINDINGS: [BindingKind; 2] = [BindingKind::StorageImage; 2];
 const BLEND_BINDINGS: [BindingKind; 1 + 3 * BLEND_LAYERS] =
@@ -688,14 +651,10 @@ impl Compositor {
                 })
                 .collect::<Result<_>>()?;
             self.record(store, target, true, &layers, chunk, &images)?;
-            let field = store.field_mut(target).expect("checked above");
-            for (&i, id) in indices.iter().zip(chunk) {
-                let r = desc.page_rect(*id);
-                if let Some(p) = field.working_page(i) {
-                    p.set_stale(crate::pages::Rect::new(0, 0, r.width(), r.height()));
-                }
-            }
-            field.mark_changed(chunk.iter().copied());
+            store
+                .field_mut(target)
+                .expect("checked above")
+                .wrote_working(&indices, chunk);
         }
         store
             .field_mut(target)
@@ -704,26 +663,6 @@ impl Compositor {
         Ok(())
     }
 }
-
-/// Push constants of `layers/mask_rules.comp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct RulesPush {
-    pub origin: [i32; 2],
-    pub size: [i32; 2],
-    pub doc: [i32; 2],
-    pub side: i32,
-    pub present: u32,
-    pub flat_height: f32,
-    pub rules: u32,
-    pub pad: [u32; 2],
-    pub height_band: [f32; 4],
-    pub slope_band: [f32; 4],
-    pub curvature_band: [f32; 4],
-}
-
-const _: () = assert!(std::mem::size_of::<RulesPush>() == 96);
-const _: () = assert!(std::mem::offset_of!(RulesPush, height_band) % 16 == 0);
 
 const RULES_BINDINGS: [BindingKind; 10] = [BindingKind::StorageImage; 10];
 
@@ -910,14 +849,10 @@ impl Compositor {
                 rec.pass(&kernel, set).push(push).dispatch(groups)?;
             }
             rec.submit_and_wait()?;
-            let m = store.field_mut(&mask).expect("checked above");
-            for (&i, id) in indices.iter().zip(chunk) {
-                let r = desc.page_rect(*id);
-                if let Some(p) = m.working_page(i) {
-                    p.set_stale(crate::pages::Rect::new(0, 0, r.width(), r.height()));
-                }
-            }
-            m.mark_changed(chunk.iter().copied());
+            store
+                .field_mut(&mask)
+                .expect("checked above")
+                .wrote_working(&indices, chunk);
         }
         store
             .field_mut(&mask)

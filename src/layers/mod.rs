@@ -3,6 +3,7 @@
 //! `A`, mask `M`), folded into the composite the renderer draws (docs/layers.md).
 //!
 //! * [`stack`]: the stack as data, the operations on it, and the CPU twin of the fold.
+//! * [`shared`]: the push-constant structs of the layer kernels (mirrored in GLSL).
 //! * [`rules`]: procedural masks (height, slope, curvature bands) and their CPU twin.
 //! * [`composite`]: the fold on the GPU, per dirty page, with a cache of the layers below the
 //!   selected one ([`composite::Compositor`]).
@@ -12,6 +13,7 @@
 
 pub mod composite;
 pub mod rules;
+pub mod shared;
 pub mod stack;
 
 pub use composite::{CompositeStats, Compositor, BASE_FIELD};

@@ -643,6 +643,18 @@ impl Field {
         self.ensure(&pins, None).map(|_| ())
     }
 
+    /// Notes that working versions `indices` (of pages `ids`) had their front images written
+    /// whole by a kernel: their back images are stale everywhere, and their values changed.
+    pub fn wrote_working(&mut self, indices: &[usize], ids: &[PageId]) {
+        for (&i, id) in indices.iter().zip(ids) {
+            let r = self.desc.page_rect(*id);
+            if let Some(p) = self.working_page(i) {
+                p.set_stale(Rect::new(0, 0, r.width(), r.height()));
+            }
+        }
+        self.mark_changed(ids.iter().copied());
+    }
+
     /// Whether copies that make versions are left running ([`Self::set_frames_in_flight`]).
     pub fn frames_in_flight(&self) -> bool {
         self.places.detached
