@@ -996,3 +996,59 @@ fn procedural_masks_match_their_cpu_twin_and_undo() {
     assert!(e.contains("rules") && e.contains("height"), "{e}");
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn a_tight_gpu_budget_never_changes_a_layered_composite() {
+    use scarp::pages::Budgets;
+    let gpu = gpu();
+    let desc = doc(1024, 768, 128);
+    let mut rng = Rng(31);
+    let base = random_grid(&mut rng, &desc, 0.2, 0.5);
+    let here = Path::new(".");
+    let build = |budgets: Option<Budgets>| {
+        let mut d = Document::from_heights(&gpu, desc, &base, &tables()).unwrap();
+        if let Some(b) = budgets {
+            d.set_budgets(b);
+        }
+        for (i, mode) in [Mode::Max, Mode::Add, Mode::Replace]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("l{i}");
+            d.layer_op(&add_op(&name, mode, 0.8, LayerFiles::default()), here)
+                .unwrap();
+            d.layer_op(&select(&name), here).unwrap();
+            stroke(
+                &mut d,
+                &noise_brush(90.0),
+                &wavy(60.0 + 200.0 * i as f32, 80.0, 600.0),
+            );
+        }
+        d.layer_op(&select("l1"), here).unwrap();
+        stroke(&mut d, &noise_brush(70.0), &wavy(100.0, 400.0, 700.0));
+        d
+    };
+    let mut free = build(None);
+    // 24 page pairs of 128² r32f per field, of the 48 pages each field could hold.
+    let tight = Budgets {
+        gpu: Some(24 * 128 * 128 * 4 * 2),
+        ..Budgets::default()
+    };
+    let mut paged = build(Some(tight));
+    let (a, b) = (free.to_dense().unwrap(), paged.to_dense().unwrap());
+    assert!(
+        a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "the budget changed the composite (max {})",
+        max_diff(&a, &b)
+    );
+    for name in free.layer_field_names() {
+        let f = free.store.field(&name).unwrap().to_dense().unwrap();
+        let p = paged.store.field(&name).unwrap().to_dense().unwrap();
+        assert!(f == p, "{name} differs under the budget");
+    }
+    assert!(
+        paged.memory().traffic.page_outs > 0,
+        "the budget made the composite page out"
+    );
+    assert_no_validation_messages(&gpu);
+}

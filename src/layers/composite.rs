@@ -298,6 +298,7 @@ impl Compositor {
             let flat = fold_flats(store, &plan.layers[..plan.split], base_flat);
             let mut cache = Field::new(&self.gpu, f32_desc(&desc), flat)?;
             cache.set_frames_in_flight(self.detached);
+            cache.set_budgets(store.height().budgets());
             if let Some(old) = store.field(BELOW) {
                 cache.succeed(old);
             }
@@ -711,6 +712,7 @@ impl Compositor {
         let inputs: Vec<PageId> = inputs.into_iter().collect();
         let mut source = Field::new(&self.gpu, f32_desc(&desc), flat)?;
         source.set_frames_in_flight(self.detached);
+        source.set_budgets(store.height().budgets());
         store.insert_field(RULES_SOURCE, source)?;
         let r = self.fill_from(
             store,

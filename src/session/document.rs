@@ -554,11 +554,13 @@ impl Document {
         }
         self.layers.apply(op);
         let (budget, detached) = (self.undo_budget, self.frames_in_flight);
+        let budgets = self.base().budgets();
         if let Some(l) = self.layers.layers.iter().max_by_key(|l| l.id) {
             for part in Part::ALL {
                 if let Some(f) = self.store.field_mut(&l.field(part)) {
                     f.set_undo_budget(budget);
                     f.set_frames_in_flight(detached);
+                    f.set_budgets(budgets.clone());
                 }
             }
         }
@@ -616,13 +618,14 @@ impl Document {
     }
 
     /// Sets the memory budgets of the document's pages (the base's and the composite's).
+    /// Each field (the base, the composite, every layer field) pages under them on its own.
     pub fn set_budgets(&mut self, budgets: Budgets) {
-        if self.is_layered() {
-            if let Some(f) = self.store.field_mut(BASE_FIELD) {
+        let names: Vec<String> = self.store.names().map(str::to_string).collect();
+        for name in names {
+            if let Some(f) = self.store.field_mut(&name) {
                 f.set_budgets(budgets.clone());
             }
         }
-        self.store.height_mut().set_budgets(budgets);
     }
 
     /// Where the document's pages are, its budgets and its traffic.
