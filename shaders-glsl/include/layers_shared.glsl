@@ -23,7 +23,8 @@ struct BlendPush {
     uint present;
     // Mode of layer i (LAYER_*) in bits 2i..2i+1.
     uint modes;
-    uint pad0;
+    // Height where the source has no page (blend_from, blend_through; bit 12 of `present`).
+    float flat_height;
     uint pad1;
     uint pad2;
     // visible x opacity of each layer.

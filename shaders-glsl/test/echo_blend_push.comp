@@ -11,6 +11,6 @@ layout(push_constant) uniform Push { BlendPush p; } pc;
 
 void main() {
     putI2(pc.p.size); putI(pc.p.count); putU(pc.p.present); putU(pc.p.modes);
-    putU(pc.p.pad0); putU(pc.p.pad1); putU(pc.p.pad2);
+    putF(pc.p.flat_height); putU(pc.p.pad1); putU(pc.p.pad2);
     putF4(pc.p.weights); putF4(pc.p.flat_value); putF4(pc.p.flat_alpha); putF4(pc.p.flat_mask);
 }

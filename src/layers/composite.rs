@@ -34,8 +34,11 @@ pub const BELOW: &str = "layers.below";
 const PAGES_PER_SUBMIT: usize = 16;
 
 const FOLD_BINDINGS: [BindingKind; 2] = [BindingKind::StorageImage; 2];
-const BLEND_BINDINGS: [BindingKind; 1 + 3 * BLEND_LAYERS] =
-    [BindingKind::StorageImage; 1 + 3 * BLEND_LAYERS];
+/// Scratch, value/alpha/mask of each layer, source, destination.
+const BLEND_BINDINGS: [BindingKind; 3 + 3 * BLEND_LAYERS] =
+    [BindingKind::StorageImage; 3 + 3 * BLEND_LAYERS];
+/// `present` bit of a blend pass's source page.
+const SOURCE_BIT: u32 = 1 << (3 * BLEND_LAYERS);
 
 /// A layer's value, alpha and mask fields (None: the store lacks it).
 type Inputs<'f> = [Option<&'f Field>; 3];
@@ -49,9 +52,13 @@ enum Step<'a> {
         images: [&'a Image; 2],
         store: bool,
     },
+    /// A blend pass; `from`: it reads the source page, `to`: it writes the destination page
+    /// (else the scratch image, both ways).
     Blend {
         push: BlendPush,
         images: Vec<&'a Image>,
+        from: bool,
+        to: bool,
     },
 }
 
@@ -131,7 +138,8 @@ pub struct Compositor {
     gpu: Arc<Gpu>,
     /// r32f kernels: load, store.
     fold: [ComputeKernel<FoldPush>; 2],
-    blend: ComputeKernel<BlendPush>,
+    /// Blend passes by `from | to << 1` (scratch or source in, scratch or destination out).
+    blend: [ComputeKernel<BlendPush>; 4],
     /// r16 kernels: load, store (of r16 bases and composites).
     fold_r16: Option<[ComputeKernel<FoldPush>; 2]>,
     /// Bound where an input has no page (never read: its bit in `present` is off).
@@ -163,7 +171,13 @@ impl Compositor {
             kernel(&shaders::LAYERS_LOAD_COMP)?,
             kernel(&shaders::LAYERS_STORE_COMP)?,
         ];
-        let blend = ComputeKernel::new(gpu, &shaders::LAYERS_BLEND_COMP, &BLEND_BINDINGS, &[])?;
+        let blend_kernel = |shader| ComputeKernel::new(gpu, shader, &BLEND_BINDINGS, &[]);
+        let blend = [
+            blend_kernel(&shaders::LAYERS_BLEND_COMP)?,
+            blend_kernel(&shaders::LAYERS_BLEND_FROM_COMP)?,
+            blend_kernel(&shaders::LAYERS_BLEND_TO_COMP)?,
+            blend_kernel(&shaders::LAYERS_BLEND_THROUGH_COMP)?,
+        ];
         let fold_r16 = match format {
             HeightFormat::R16 => Some([
                 kernel(&shaders::LAYERS_LOAD_R16_COMP)?,
@@ -425,15 +439,28 @@ impl Compositor {
             ..Default::default()
         };
         let d = &self.dummy;
-        // Waves: the loads of every page, each blend pass of every page, the stores; a wave's
-        // dispatches touch disjoint images and run behind one barrier.
-        let groups_of_layers: Vec<(&[FoldLayer], &[Inputs])> = layers
+        // Waves: (r16 sources) the loads of every page, each blend pass of every page, (r16
+        // destinations) the stores; a wave's dispatches touch disjoint images and run behind one
+        // barrier. r32f sources are read by the first blend pass, r32f destinations written by
+        // the last (every step keeps f32 values: the same results as separate passes).
+        let separate_load = src.desc().format == HeightFormat::R16;
+        let separate_store = targets
+            .first()
+            .is_some_and(|t| t.desc.format == vk::Format::R16_UNORM);
+        let mut groups_of_layers: Vec<(&[FoldLayer], &[Inputs])> = layers
             .chunks(BLEND_LAYERS)
             .zip(inputs.chunks(BLEND_LAYERS))
             .collect();
-        let mut waves: Vec<Vec<Step>> = (0..groups_of_layers.len() + 2)
-            .map(|_| Vec::new())
-            .collect();
+        if groups_of_layers.is_empty() && !(separate_load && separate_store) {
+            // No layer: one pass copies the source to the destination.
+            groups_of_layers.push((&[], &[]));
+        }
+        let blend_waves = groups_of_layers.len();
+        let mut waves: Vec<Vec<Step>> =
+            (0..blend_waves + usize::from(separate_load) + usize::from(separate_store))
+                .map(|_| Vec::new())
+                .collect();
+        let first_blend = usize::from(separate_load);
         for (j, &id) in chunk.iter().enumerate() {
             let r = desc.page_rect(id);
             let size = [r.width(), r.height()];
@@ -445,25 +472,30 @@ impl Compositor {
             } else {
                 src.visible_image(id)
             };
-            let load = match (src_image, src.desc().format, &self.fold_r16) {
-                (Some(_), HeightFormat::R16, Some(r16)) => &r16[0],
-                _ => &self.fold[0],
-            };
-            waves[0].push(Step::Fold {
-                kernel: load,
-                push: FoldPush {
-                    size,
-                    flat_height: src.flat(),
-                    present: u32::from(src_image.is_some()),
-                    ..base_push
-                },
-                images: [scratch, src_image.unwrap_or(d)],
-                store: false,
-            });
+            if separate_load {
+                let load = match &self.fold_r16 {
+                    Some(r16) if src_image.is_some() => &r16[0],
+                    _ => &self.fold[0],
+                };
+                waves[0].push(Step::Fold {
+                    kernel: load,
+                    push: FoldPush {
+                        size,
+                        flat_height: src.flat(),
+                        present: u32::from(src_image.is_some()),
+                        ..base_push
+                    },
+                    images: [scratch, src_image.unwrap_or(d)],
+                    store: false,
+                });
+            }
             for (g, (ls, fields)) in groups_of_layers.iter().enumerate() {
+                let from = g == 0 && !separate_load;
+                let to = g + 1 == blend_waves && !separate_store;
                 let mut push = BlendPush {
                     size,
                     count: ls.len() as i32,
+                    flat_height: src.flat(),
                     ..Default::default()
                 };
                 let mut images = vec![scratch];
@@ -485,25 +517,30 @@ impl Compositor {
                     }
                 }
                 images.resize(1 + 3 * BLEND_LAYERS, d);
-                waves[g + 1].push(Step::Blend { push, images });
-            }
-            let store_kernel = match (desc.format, &self.fold_r16) {
-                (HeightFormat::R16, Some(r16))
-                    if targets[j].desc.format == vk::Format::R16_UNORM =>
-                {
-                    &r16[1]
+                if from && src_image.is_some() {
+                    push.present |= SOURCE_BIT;
                 }
-                _ => &self.fold[1],
-            };
-            waves
-                .last_mut()
-                .expect("load and store waves")
-                .push(Step::Fold {
+                images.push(if from { src_image.unwrap_or(d) } else { d });
+                images.push(if to { targets[j] } else { d });
+                waves[first_blend + g].push(Step::Blend {
+                    push,
+                    images,
+                    from,
+                    to,
+                });
+            }
+            if separate_store {
+                let store_kernel = match &self.fold_r16 {
+                    Some(r16) => &r16[1],
+                    None => &self.fold[1],
+                };
+                waves.last_mut().expect("a store wave").push(Step::Fold {
                     kernel: store_kernel,
                     push: FoldPush { size, ..base_push },
                     images: [scratch, targets[j]],
                     store: true,
                 });
+            }
         }
         // Every dispatch's set, made before recording (the recorder borrows them).
         let mut sets: Vec<Vec<DescriptorSet>> = Vec::with_capacity(waves.len());
@@ -514,10 +551,12 @@ impl Compositor {
                     Step::Fold { kernel, images, .. } => {
                         kernel.bind(&images.map(Resource::StorageImage))?
                     }
-                    Step::Blend { images, .. } => {
+                    Step::Blend {
+                        images, from, to, ..
+                    } => {
                         let res: Vec<Resource> =
                             images.iter().map(|i| Resource::StorageImage(i)).collect();
-                        self.blend.bind(&res)?
+                        self.blend[usize::from(*from) | usize::from(*to) << 1].bind(&res)?
                     }
                 };
                 made.push(set);
@@ -555,12 +594,26 @@ impl Compositor {
                         rec.image(images[0], scratch);
                         rec.image(images[1], other);
                     }
-                    Step::Blend { images, .. } => {
-                        rec.image(images[0], Access::ComputeStorageReadWrite);
+                    Step::Blend {
+                        images, from, to, ..
+                    } => {
+                        let scratch = match (from, to) {
+                            (false, false) => Access::ComputeStorageReadWrite,
+                            (true, false) => Access::ComputeStorageWrite,
+                            _ => Access::ComputeStorageRead,
+                        };
+                        rec.image(images[0], scratch);
                         // The placeholder is only ever read (its layout set on first use).
-                        for image in &images[1..] {
+                        let last = images.len() - 1;
+                        for image in &images[1..last] {
                             rec.image(image, Access::ComputeStorageRead);
                         }
+                        let out = if *to {
+                            Access::ComputeStorageWrite
+                        } else {
+                            Access::ComputeStorageRead
+                        };
+                        rec.image(images[last], out);
                     }
                 }
             }
@@ -571,8 +624,8 @@ impl Compositor {
                         .pass(kernel, set)
                         .push(push)
                         .dispatch(groups(push.size))?,
-                    Step::Blend { push, .. } => rec
-                        .pass(&self.blend, set)
+                    Step::Blend { push, from, to, .. } => rec
+                        .pass(&self.blend[usize::from(*from) | usize::from(*to) << 1], set)
                         .push(push)
                         .dispatch(groups(push.size))?,
                 }

@@ -29,7 +29,9 @@ pub struct BlendPush {
     pub present: u32,
     /// `LAYER_*` of layer i in bits 2i..2i+1.
     pub modes: u32,
-    pub pad: [u32; 3],
+    /// Height where the source has no page (passes that read the source; bit 12 of `present`).
+    pub flat_height: f32,
+    pub pad: [u32; 2],
     pub weights: [f32; 4],
     pub flat_value: [f32; 4],
     pub flat_alpha: [f32; 4],
