@@ -245,8 +245,8 @@ fn print_written(input: &Path, out: &Path, grid: &Heights, report: &WriteReport)
 fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
     use crate::terrain::project::v2::{self, PageToSave};
     let document = DocumentDesc::for_heights(grid.width, grid.height);
-    let pages: Vec<PageToSave> = (0..document.pages_y())
-        .flat_map(|y| (0..document.pages_x()).map(move |x| PageId { x, y }))
+    let pages: Vec<PageToSave> = document
+        .page_ids()
         .map(|id| PageToSave { id, saved: None })
         .collect();
     let meta = crate::terrain::project::Meta {

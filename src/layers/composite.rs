@@ -133,6 +133,37 @@ impl Plan {
     }
 }
 
+/// The flat value of field `name` (0 where the store lacks it).
+fn flat_of(store: &PageStore, name: &str) -> f32 {
+    store.field(name).map_or(0.0, Field::flat)
+}
+
+/// `layers` folded onto height `h` with their fields' flat values: what the fold gives where no
+/// input holds a page.
+fn fold_flats(store: &PageStore, layers: &[FoldLayer], h: f32) -> f32 {
+    fold_texel(
+        h,
+        layers.iter().map(|l| {
+            (
+                l.mode,
+                l.weight,
+                [0, 1, 2].map(|i| flat_of(store, &l.fields[i])),
+            )
+        }),
+    )
+}
+
+/// The pages some field of `names` holds, in page order.
+fn held_pages<'n>(store: &PageStore, names: impl IntoIterator<Item = &'n str>) -> Vec<PageId> {
+    let mut ids = BTreeSet::new();
+    for n in names {
+        if let Some(f) = store.field(n) {
+            ids.extend(f.versions_by_page().map(|(id, _)| id));
+        }
+    }
+    ids.into_iter().collect()
+}
+
 /// Folds layers into the composite, following its inputs.
 pub struct Compositor {
     gpu: Arc<Gpu>,
@@ -219,8 +250,8 @@ impl Compositor {
             self.totals.add(stats);
             return Ok(stats);
         }
-        let below: BTreeSet<PageId> = self.changed(store, plan.split, &plan, true);
-        let above: BTreeSet<PageId> = self.changed(store, plan.split, &plan, false);
+        let below: BTreeSet<PageId> = self.changed(store, &plan, true);
+        let above: BTreeSet<PageId> = self.changed(store, &plan, false);
         if plan.split > 0 && !below.is_empty() {
             let ids: Vec<PageId> = below.iter().copied().collect();
             stats.add(self.fold_into(
@@ -244,13 +275,8 @@ impl Compositor {
 
     /// Pages whose values changed (since the last call) in the base and the layers below the
     /// split (`below`), or in the layers from the split up; moves the seen epochs on.
-    fn changed(
-        &mut self,
-        store: &PageStore,
-        split: usize,
-        plan: &Plan,
-        below: bool,
-    ) -> BTreeSet<PageId> {
+    fn changed(&mut self, store: &PageStore, plan: &Plan, below: bool) -> BTreeSet<PageId> {
+        let split = plan.split;
         let names: Vec<&str> = if below {
             std::iter::once(BASE_FIELD)
                 .chain(plan.inputs(0..split))
@@ -282,28 +308,6 @@ impl Compositor {
                 self.seen.insert(name.to_string(), f.epoch());
             }
         }
-        let pages_of = |store: &PageStore, names: &[&str]| -> Vec<PageId> {
-            let mut ids = BTreeSet::new();
-            for n in names {
-                if let Some(f) = store.field(n) {
-                    ids.extend(f.versions_by_page().map(|(id, _)| id));
-                }
-            }
-            ids.into_iter().collect()
-        };
-        let flat_of = |store: &PageStore, name: &str| store.field(name).map_or(0.0, Field::flat);
-        let fold_flats = |store: &PageStore, layers: &[FoldLayer], h: f32| {
-            fold_texel(
-                h,
-                layers.iter().map(|l| {
-                    (
-                        l.mode,
-                        l.weight,
-                        [0, 1, 2].map(|i| flat_of(store, &l.fields[i])),
-                    )
-                }),
-            )
-        };
         let base_flat = flat_of(store, BASE_FIELD);
         let source = if plan.split > 0 {
             let names: Vec<&str> = std::iter::once(BASE_FIELD)
@@ -317,7 +321,7 @@ impl Compositor {
                 cache.succeed(old);
             }
             store.insert_field(BELOW, cache)?;
-            let ids = pages_of(store, &names);
+            let ids = held_pages(store, names.iter().copied());
             stats.add(self.fold_into(
                 store,
                 BELOW,
@@ -333,7 +337,7 @@ impl Compositor {
         };
         let flat = desc.quantize(fold_flats(store, &plan.layers, base_flat));
         let names: Vec<&str> = all.clone();
-        let ids = pages_of(store, &names);
+        let ids = held_pages(store, names.iter().copied());
         let height = store.height();
         if height.flat() != flat {
             let mut fresh = Field::new(&self.gpu, desc, flat)?;
@@ -662,20 +666,14 @@ impl Compositor {
             .field(target)
             .ok_or_else(|| PageError::NoField(target.to_string()))?;
         let desc = *t.desc();
-        let flats = [0, 1, 2].map(|i| store.field(&fl.fields[i]).map_or(0.0, Field::flat));
-        let folded = desc.quantize(fold_texel(t.flat(), [(fl.mode, fl.weight, flats)]));
+        let folded = desc.quantize(fold_flats(store, std::slice::from_ref(&fl), t.flat()));
         let ids: Vec<PageId> = if folded != t.flat() {
-            (0..desc.pages_y())
-                .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
-                .collect()
+            desc.page_ids().collect()
         } else {
-            let mut ids = BTreeSet::new();
-            for n in std::iter::once(target).chain(fl.fields.iter().map(String::as_str)) {
-                if let Some(f) = store.field(n) {
-                    ids.extend(f.versions_by_page().map(|(id, _)| id));
-                }
-            }
-            ids.into_iter().collect()
+            held_pages(
+                store,
+                std::iter::once(target).chain(fl.fields.iter().map(String::as_str)),
+            )
         };
         let field = store.field_mut(target).expect("checked above");
         field.begin_versions(ids.clone(), false)?;
@@ -741,28 +739,15 @@ impl Compositor {
             .filter(|l| l.weight() > 0.0)
             .map(FoldLayer::of)
             .collect();
-        let flat_of = |store: &PageStore, name: &str| store.field(name).map_or(0.0, Field::flat);
-        let flat = fold_texel(
-            flat_of(store, BASE_FIELD),
-            below.iter().map(|l| {
-                (
-                    l.mode,
-                    l.weight,
-                    [0, 1, 2].map(|i| flat_of(store, &l.fields[i])),
-                )
-            }),
+        let flat = fold_flats(store, &below, flat_of(store, BASE_FIELD));
+        let inputs = held_pages(
+            store,
+            std::iter::once(BASE_FIELD).chain(
+                below
+                    .iter()
+                    .flat_map(|l| l.fields.iter().map(String::as_str)),
+            ),
         );
-        let mut inputs = BTreeSet::new();
-        for n in std::iter::once(BASE_FIELD).chain(
-            below
-                .iter()
-                .flat_map(|l| l.fields.iter().map(String::as_str)),
-        ) {
-            if let Some(f) = store.field(n) {
-                inputs.extend(f.versions_by_page().map(|(id, _)| id));
-            }
-        }
-        let inputs: Vec<PageId> = inputs.into_iter().collect();
         let mut source = Field::new(&self.gpu, f32_desc(&desc), flat)?;
         source.set_frames_in_flight(self.detached);
         source.set_budgets(store.height().budgets());
@@ -796,13 +781,8 @@ impl Compositor {
         let m = store
             .field(&mask)
             .ok_or_else(|| PageError::NoField(mask.clone()))?;
-        let all = |desc: &DocumentDesc| -> Vec<PageId> {
-            (0..desc.pages_y())
-                .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
-                .collect()
-        };
         let ids: Vec<PageId> = if flat_mask != m.flat() {
-            all(&desc)
+            desc.page_ids().collect()
         } else {
             let mut ids: BTreeSet<PageId> = m.versions_by_page().map(|(id, _)| id).collect();
             for id in inputs {

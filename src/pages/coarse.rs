@@ -188,9 +188,7 @@ pub fn flat_level(desc: &DocumentDesc, flat: f32) -> Vec<[f32; 4]> {
 pub fn dense_level(desc: &DocumentDesc, heights: &[f32]) -> Vec<[f32; 4]> {
     let [w, h] = size_of(desc);
     let mut level = vec![[0.0; 4]; w as usize * h as usize];
-    let ids: Vec<PageId> = (0..desc.pages_y())
-        .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
-        .collect();
+    let ids: Vec<PageId> = desc.page_ids().collect();
     let texels: Vec<Vec<[f32; 4]>> = ids
         .par_iter()
         .map(|&id| reduce_page(desc, id, &desc.page_from_dense(heights, id)))
@@ -316,8 +314,8 @@ impl CoarseLevel {
             &[BindingKind::StorageImage, BindingKind::StorageImage],
             &[],
         )?;
-        let pending = (0..desc.pages_y())
-            .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
+        let pending = desc
+            .page_ids()
             .map(|id| (id, whole_page(&desc, id)))
             .collect();
         let pyramid = pyramid_sizes(&desc)

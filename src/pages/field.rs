@@ -103,9 +103,7 @@ impl Field {
         }
         let mut f = Self::new(gpu, desc, 0.0)?;
         f.set_budgets(budgets);
-        let ids: Vec<PageId> = (0..desc.pages_y())
-            .flat_map(|y| (0..desc.pages_x()).map(move |x| PageId { x, y }))
-            .collect();
+        let ids: Vec<PageId> = desc.page_ids().collect();
         f.add_pages(
             ids.into_iter()
                 .map(|id| Ok((id, desc.page_from_dense(heights, id)))),
@@ -628,9 +626,7 @@ impl Field {
     /// rebind every page.
     pub fn succeed(&mut self, old: &Field) {
         self.epoch = self.epoch.max(old.epoch);
-        let all: Vec<PageId> = (0..self.desc.pages_y())
-            .flat_map(|y| (0..self.desc.pages_x()).map(move |x| PageId { x, y }))
-            .collect();
+        let all: Vec<PageId> = self.desc.page_ids().collect();
         self.mark_changed(all);
     }
 

@@ -206,6 +206,12 @@ impl DocumentDesc {
         self.height.div_ceil(self.page_size)
     }
 
+    /// Every page of the grid, row by row.
+    pub fn page_ids(&self) -> impl Iterator<Item = PageId> {
+        let pages_x = self.pages_x();
+        (0..self.pages_y()).flat_map(move |y| (0..pages_x).map(move |x| PageId { x, y }))
+    }
+
     pub fn bounds(&self) -> Rect {
         Rect::new(0, 0, self.width as i32, self.height as i32)
     }
