@@ -663,11 +663,14 @@ fn journal_layer_steps_are_checked_by_step_and_field() {
            {"undo": 2}, {"redo": 1},
            {"layer": {"op": "set", "name": "r", "opacity": 0.5, "rename": "r2"}},
            {"layer": {"op": "fill_mask", "name": "r2",
-                      "rules": {"height": {"lo": 0.2, "hi": 0.8, "soft": 0.1}}}}"#,
+                      "rules": {"height": {"lo": 0.2, "hi": 0.8, "soft": 0.1}}}},
+           {"stroke": {"brush": {"type": "mask", "radius": 8, "value": 1,
+                                 "rules": {"slope": {"lo": 0, "hi": 0.01}}},
+                       "samples": [{"x": 9, "y": 9}]}}"#,
         2,
     );
     let parsed = Journal::parse(&ok, Path::new(".")).unwrap();
-    assert_eq!(parsed.steps.len(), 7);
+    assert_eq!(parsed.steps.len(), 8);
     let bad = [
         (
             j(r#"{"layer": {"op": "add", "name": "r"}}"#, 1),
@@ -731,6 +734,17 @@ fn journal_layer_steps_are_checked_by_step_and_field() {
             ),
             "steps[3]",
             "locked",
+        ),
+        (
+            j(
+                r#"{"layer": {"op": "add", "name": "r"}}, {"layer": {"op": "select", "name": "r"}},
+                 {"stroke": {"brush": {"type": "mask", "radius": 8,
+                                       "rules": {"height": {"lo": 1, "hi": 0}}},
+                             "samples": [{"x": 5, "y": 5}]}}"#,
+                2,
+            ),
+            "steps[2]",
+            "rules.height",
         ),
     ];
     for (text, at, what) in bad {
@@ -888,12 +902,15 @@ fn projects_round_trip_the_stack_and_its_fields_sparse_and_incrementally() {
     assert_no_validation_messages(&gpu);
 }
 
-#[test]
-fn procedural_masks_match_their_cpu_twin_and_undo() {
-    use scarp::layers::{rules::mask_at, Band, MaskRules};
-    let gpu = gpu();
-    let dir = tempfile::tempdir().unwrap();
-    // Partial edge pages (400 = 3 pages and a bit of 128), slopes and curvature across seams.
+/// A document for the procedural-mask tests (partial edge pages: 400 = 3 pages and a bit of
+/// 128, so slopes and curvature cross seams) with an `add` layer "lift" at half opacity under a
+/// `replace` layer "snow" (selected), rules that select part of it, and the height below "snow"
+/// folded on the CPU.
+fn rules_document(
+    gpu: &Arc<scarp::gpu::Gpu>,
+    here: &Path,
+) -> (Document, scarp::layers::MaskRules, Vec<f32>) {
+    use scarp::layers::{Band, MaskRules};
     let desc = doc(400, 272, 128);
     let heights: Vec<f32> = (0..desc.height)
         .flat_map(|y| {
@@ -903,8 +920,7 @@ fn procedural_masks_match_their_cpu_twin_and_undo() {
             })
         })
         .collect();
-    let mut d = Document::from_heights(&gpu, desc, &heights, &tables()).unwrap();
-    let here = dir.path();
+    let mut d = Document::from_heights(gpu, desc, &heights, &tables()).unwrap();
     // A layer under the masked one: the mask reads the fold below the masked layer.
     let bump = write_r32(
         here,
@@ -946,6 +962,32 @@ fn procedural_masks_match_their_cpu_twin_and_undo() {
             soft: 0.0003,
         }),
     };
+    let below: Vec<f32> = heights
+        .iter()
+        .map(|&h| fold_texel(h, [(Mode::Add, 0.5, [0.05, 1.0, 1.0])]))
+        .collect();
+    (d, rules, below)
+}
+
+/// The rules' mask of `below` at every texel (the CPU twin, `mask_at`).
+fn rules_twin(rules: &scarp::layers::MaskRules, desc: &DocumentDesc, below: &[f32]) -> Vec<f32> {
+    let (w, h) = (desc.width as i32, desc.height as i32);
+    (0..h)
+        .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .map(|(x, y)| {
+            scarp::layers::rules::mask_at(rules, [w, h], |x, y| below[(y * w + x) as usize], x, y)
+        })
+        .collect()
+}
+
+#[test]
+fn procedural_masks_match_their_cpu_twin_and_undo() {
+    use scarp::layers::{Band, MaskRules};
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path();
+    let (mut d, rules, below) = rules_document(&gpu, here);
+    let desc = *d.desc();
     let before = field(&mut d, "snow", Part::Mask);
     d.layer_op(
         &LayerOp::FillMask {
@@ -957,15 +999,7 @@ fn procedural_masks_match_their_cpu_twin_and_undo() {
     .unwrap();
     let got = field(&mut d, "snow", Part::Mask);
     // The twin: the base plus half the lift, folded on the CPU, then the rules per texel.
-    let below: Vec<f32> = heights
-        .iter()
-        .map(|&h| fold_texel(h, [(Mode::Add, 0.5, [0.05, 1.0, 1.0])]))
-        .collect();
-    let (w, h) = (desc.width as i32, desc.height as i32);
-    let want: Vec<f32> = (0..h)
-        .flat_map(|y| (0..w).map(move |x| (x, y)))
-        .map(|(x, y)| mask_at(&rules, [w, h], |x, y| below[(y * w + x) as usize], x, y))
-        .collect();
+    let want = rules_twin(&rules, &desc, &below);
     let diff = max_diff(&got, &want);
     assert!(diff <= 1e-5, "mask differs from its twin by {diff}");
     // The rules select something, not everything.
@@ -994,6 +1028,86 @@ fn procedural_masks_match_their_cpu_twin_and_undo() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("rules") && e.contains("height"), "{e}");
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_procedural_mask_brush_paints_where_its_rules_allow_as_its_cpu_twin() {
+    use scarp::layers::Band;
+    let gpu = gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path();
+    let (mut d, rules, below) = rules_document(&gpu, here);
+    let desc = *d.desc();
+    let brush = BrushSettings {
+        radius: 70.0,
+        inner_radius: 10.0,
+        strength: 0.8,
+        spacing: 0.2,
+        value: 0.1,
+        rules: Some(rules),
+        ..BrushSettings::new(BrushType::Mask)
+    };
+    // Across the page seams at 128 and 256, and past the partial edge page.
+    d.layer_op(&select("snow"), here).unwrap();
+    let samples = wavy(60.0, 40.0, 320.0);
+    let instances = stroke_instances(&brush, &samples);
+    let before = field(&mut d, "snow", Part::Mask);
+    d.apply_stroke(&brush, &instances).unwrap();
+    let got = field(&mut d, "snow", Part::Mask);
+    // The twin: a level stroke toward the value on the mask, each instance's weight times the
+    // rules' mask of the height below the layer.
+    let weight = rules_twin(&rules, &desc, &below);
+    let w = desc.width as i32;
+    let mut twin = CpuTerrain::new(
+        scarp::layers::composite::f32_desc(&desc),
+        1.0,
+        Arc::new(CpuTables::new(&tables())),
+    );
+    let (lb, li) = level(&brush, false, &instances);
+    let lb = BrushSettings { rules: None, ..lb };
+    twin.apply_stroke_weighted(&lb, &li, brush.value, &|x, y| weight[(y * w + x) as usize]);
+    let want = twin.to_dense();
+    let diff = max_diff(&got, &want);
+    assert!(
+        diff <= BRUSH_TOLERANCE,
+        "mask differs from its twin by {diff}"
+    );
+    // The rules filter the stroke: inside its reach, texels the rules exclude keep their mask
+    // and texels they select are painted.
+    let plain = {
+        let mut t = CpuTerrain::new(
+            scarp::layers::composite::f32_desc(&desc),
+            1.0,
+            Arc::new(CpuTables::new(&tables())),
+        );
+        t.apply_stroke_toward(&lb, &li, Some(brush.value));
+        t.to_dense()
+    };
+    let reached: Vec<usize> = (0..plain.len()).filter(|&i| plain[i] < 0.99).collect();
+    assert!(reached.iter().any(|&i| weight[i] == 0.0 && got[i] == 1.0));
+    assert!(reached.iter().any(|&i| weight[i] == 1.0 && got[i] < 0.5));
+    assert!(reached.iter().all(|&i| weight[i] > 0.0 || got[i] == 1.0));
+    // One undo step; redo brings it back bit for bit.
+    assert!(d.undo().unwrap());
+    assert_eq!(field(&mut d, "snow", Part::Mask), before);
+    assert!(d.redo().unwrap());
+    assert_eq!(field(&mut d, "snow", Part::Mask), got);
+    // Rules on another brush, and bad rules, are refused with the field named.
+    let raise = BrushSettings {
+        rules: Some(rules),
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let e = raise.validate().unwrap_err();
+    assert!(e.contains("rules") && e.contains("mask"), "{e}");
+    let mut bad = brush.clone();
+    bad.rules.as_mut().unwrap().slope = Some(Band {
+        lo: 0.0,
+        hi: 0.1,
+        soft: -1.0,
+    });
+    let e = bad.validate().unwrap_err();
+    assert!(e.contains("rules.slope") && e.contains("soft"), "{e}");
     assert_no_validation_messages(&gpu);
 }
 

@@ -28,6 +28,11 @@ layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform writeonly image2D uBac
 layout(set = 1, binding = 2, std430) readonly buffer Instances { BrushInstance instances[]; };
 // Stamp brushes: the stamp (R32F; a 1x1 placeholder for other brushes), read with texelFetch.
 layout(set = 1, binding = 3) uniform sampler2D uStamp;
+#ifdef WEIGHTED
+// Weighted level strokes (brush/pointwise_weighted.comp): each instance's weight is multiplied by
+// this page of the weight field (a procedural mask brush's rules), read at the same texel.
+layout(set = 2, binding = 0, r32f) uniform readonly image2D uWeight;
+#endif
 
 float stampTexel(ivec2 c, ivec2 size) {
     return any(lessThan(c, ivec2(0))) || any(greaterThanEqual(c, size)) ? 0.0 : texelFetch(uStamp, c, 0).r;
@@ -103,6 +108,9 @@ void main() {
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
             }
             float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power);
+#ifdef WEIGHTED
+            w *= imageLoad(uWeight, local).r;
+#endif
             if (BRUSH_TYPE == BRUSH_LEVEL) {
                 h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
             } else {

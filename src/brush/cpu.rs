@@ -24,6 +24,9 @@ pub fn falloff(d: f32, radius: f32, inner_radius: f32, kind: Falloff, power: f32
     }
 }
 
+/// Per-texel weight of a weighted stroke, at document texel (x, y).
+pub type Weight<'a> = dyn Fn(i32, i32) -> f32 + Sync + 'a;
+
 /// A paged heightfield on the CPU with undo history.
 pub struct CpuTerrain {
     desc: DocumentDesc,
@@ -109,6 +112,33 @@ impl CpuTerrain {
         }
         let target = level_target
             .unwrap_or_else(|| level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y)));
+        self.apply_pointwise(brush, instances, target, None);
+    }
+
+    /// A level stroke toward `target` whose instances' weights are multiplied by `weight(x, y)`
+    /// (the engine's `StrokeOrder::weight`: the procedural mask brush).
+    pub fn apply_stroke_weighted(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        target: f32,
+        weight: &Weight<'_>,
+    ) {
+        assert_eq!(
+            brush.brush,
+            BrushType::Level,
+            "weighted strokes are level strokes"
+        );
+        self.apply_pointwise(brush, instances, target, Some(weight));
+    }
+
+    fn apply_pointwise(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        target: f32,
+        weight: Option<&Weight<'_>>,
+    ) {
         let mut previous = Vec::new();
         for id in touched_pages(&self.desc, instances) {
             let r = self.desc.page_rect(id);
@@ -117,7 +147,7 @@ impl CpuTerrain {
                 Some(p) => p.as_ref().clone(),
                 None => vec![self.flat; (r.width() * r.height()) as usize],
             };
-            self.apply_to_page(&mut page, r, brush, instances, target);
+            self.apply_to_page(&mut page, r, brush, instances, target, weight);
             self.pages.insert(id, Arc::new(page));
             previous.push((id, old));
         }
@@ -195,6 +225,7 @@ impl CpuTerrain {
         brush: &BrushSettings,
         instances: &[BrushInstance],
         target: f32,
+        weight: Option<&Weight<'_>>,
     ) {
         let params = brush.noise.params();
         let width = r.width() as usize;
@@ -240,7 +271,7 @@ impl CpuTerrain {
                                 ];
                                 m = self.tables.noise_at(brush.noise.kind, &params, q);
                             }
-                            let w = b.strength
+                            let mut w = b.strength
                                 * falloff(
                                     d,
                                     b.radius,
@@ -248,6 +279,9 @@ impl CpuTerrain {
                                     brush.falloff,
                                     brush.falloff_power,
                                 );
+                            if let Some(f) = weight {
+                                w *= f(r.x0 + col as i32, y);
+                            }
                             if brush.brush == BrushType::Level {
                                 *h += w.clamp(0.0, 1.0) * (target - *h);
                             } else {

@@ -28,7 +28,7 @@ use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
     GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource,
 };
-use crate::noise::{GpuNoise, NoiseKind, NoiseTables};
+use crate::noise::{GpuNoise, NoiseTables};
 use crate::pages::{Field, GpuPage, HeightFormat, PageError, PageId, PageStore, Rect};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -53,6 +53,12 @@ const STROKE_BINDINGS: [BindingKind; 4] = [
     BindingKind::SampledImage,
 ];
 
+/// Set 2 of weighted kernels: the weight field's page.
+const WEIGHT_BINDINGS: [BindingKind; 1] = [BindingKind::StorageImage];
+
+/// (page format, brush, noise kind, tile culling, weighted) of a pointwise kernel.
+type KernelKey = (HeightFormat, i32, i32, bool, bool);
+
 /// A stroke being applied and how far its work got; its new page versions are the field's
 /// working versions (in the order of the field's working ids).
 struct ActiveStroke {
@@ -66,6 +72,9 @@ struct ActiveStroke {
     /// Stamp brushes: the stamp image.
     stamp_image: Option<Image>,
     level_target: f32,
+    /// Weighted strokes: the weight field's name, and a page of its flat value (bound for its
+    /// pages without memory).
+    weight: Option<(String, Image)>,
     /// A continuation of the previous stroke (a stroke painted live, part by part): joins its
     /// undo step.
     join: bool,
@@ -201,6 +210,9 @@ pub struct StrokeOrder {
     /// Level brushes: the target height, when not the height under the first sample of the
     /// field painted (layers level toward the composite).
     pub level_target: Option<f32>,
+    /// Level strokes on r32f fields: a field (same page grid, r32f) whose value multiplies each
+    /// instance's weight texel by texel (the procedural mask brush: its rules' mask).
+    pub weight: Option<String>,
 }
 
 impl StrokeOrder {
@@ -212,6 +224,7 @@ impl StrokeOrder {
             instances: instances.to_vec(),
             join: false,
             level_target: None,
+            weight: None,
         }
     }
 }
@@ -226,8 +239,8 @@ fn field_named<'s>(store: &'s mut PageStore, name: &str) -> Result<&'s mut Field
 pub struct BrushEngine {
     gpu: Arc<Gpu>,
     noise: GpuNoise,
-    /// Pointwise kernels by (page format, brush, noise kind, tile culling).
-    kernels: HashMap<(HeightFormat, i32, i32, bool), ComputeKernel<BrushPass>>,
+    /// Pointwise kernels by (page format, brush, noise kind, tile culling, weighted).
+    kernels: HashMap<KernelKey, ComputeKernel<BrushPass>>,
     smooth_kernels: HashMap<HeightFormat, ComputeKernel<SmoothPass>>,
     batch: usize,
     /// Pointwise passes read and write the front image in place instead of ping-ponging.
@@ -317,25 +330,32 @@ impl BrushEngine {
         self.tile_culling && self.batch >= 8
     }
 
-    fn kernel(
-        &mut self,
-        format: HeightFormat,
-        brush: BrushType,
-        kind: NoiseKind,
-    ) -> Result<&ComputeKernel<BrushPass>> {
+    fn kernel_key(&self, format: HeightFormat, brush: &BrushSettings, weighted: bool) -> KernelKey {
         // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
-        let (brush_index, kind_index) = brush.kernel_key(kind);
-        let key = (format, brush_index, kind_index, self.culls());
+        let (brush_index, kind_index) = brush.brush.kernel_key(brush.noise.kind);
+        (format, brush_index, kind_index, self.culls(), weighted)
+    }
+
+    fn kernel(&mut self, key: KernelKey) -> Result<&ComputeKernel<BrushPass>> {
         if !self.kernels.contains_key(&key) {
-            let k = ComputeKernel::with_sets(
-                &self.gpu,
-                match format {
-                    HeightFormat::R32f => &shaders::BRUSH_POINTWISE_COMP,
-                    HeightFormat::R16 => &shaders::BRUSH_POINTWISE_R16_COMP,
-                },
-                &[&PAGE_BINDINGS, &STROKE_BINDINGS],
-                &[key.1, key.2, i32::from(key.3)],
-            )?;
+            let (format, brush, kind, cull, weighted) = key;
+            let shader = match (format, weighted) {
+                (HeightFormat::R32f, false) => &shaders::BRUSH_POINTWISE_COMP,
+                (HeightFormat::R16, false) => &shaders::BRUSH_POINTWISE_R16_COMP,
+                (HeightFormat::R32f, true) => &shaders::BRUSH_POINTWISE_WEIGHTED_COMP,
+                (HeightFormat::R16, true) => {
+                    return Err(BrushError::Layer(
+                        "weighted strokes paint r32f fields only".into(),
+                    ))
+                }
+            };
+            let sets: &[&[BindingKind]] = if weighted {
+                &[&PAGE_BINDINGS, &STROKE_BINDINGS, &WEIGHT_BINDINGS]
+            } else {
+                &[&PAGE_BINDINGS, &STROKE_BINDINGS]
+            };
+            let k =
+                ComputeKernel::with_sets(&self.gpu, shader, sets, &[brush, kind, i32::from(cull)])?;
             self.kernels.insert(key, k);
         }
         Ok(&self.kernels[&key])
@@ -385,13 +405,21 @@ impl BrushEngine {
                 Some(s) => s,
                 None => match self.queue.pop_front() {
                     Some(order) => {
+                        let weight_flat = match &order.weight {
+                            Some(n) => Some(
+                                store
+                                    .field(n)
+                                    .ok_or_else(|| BrushError::NoField(n.clone()))?
+                                    .flat(),
+                            ),
+                            None => None,
+                        };
                         let field = field_named(store, &order.field)?;
-                        self.activate(field, order)?
+                        self.activate(field, order, weight_flat)?
                     }
                     None => break,
                 },
             };
-            let field = field_named(store, &stroke.field)?;
             let left = stroke.units - stroke.done;
             let count = match (budget_ns, per_unit_ns) {
                 (None, _) => left,
@@ -403,15 +431,21 @@ impl BrushEngine {
             let count = count.min(left);
             let before = stroke.stats.gpu_ns.unwrap_or(0.0);
             let range = stroke.done..stroke.done + count;
-            let recorded = if stroke.brush.brush.is_multitap() {
-                self.record_multitap(field, &mut stroke, range.clone())
-            } else {
-                self.record_pointwise(field, &mut stroke, range.clone())
+            // A weighted stroke's weight field is lent by the store while its waves record.
+            let mut weight = match &stroke.weight {
+                Some((n, _)) => Some(
+                    store
+                        .remove_field(n)
+                        .ok_or_else(|| BrushError::NoField(n.clone()))?,
+                ),
+                None => None,
             };
-            // Noted even when recording failed part way: some of those pages may be written.
-            let touched = touched_rects(field, &stroke, range);
-            field.mark_changed_in(field.working().0.to_vec(), &touched);
+            let recorded = self.record_units(store, &mut stroke, range, weight.as_mut());
+            if let (Some((n, _)), Some(w)) = (&stroke.weight, weight) {
+                store.insert_field(n, w)?;
+            }
             recorded?;
+            let field = field_named(store, &stroke.field)?;
             stroke.done += count;
             report.units += count;
             if detached {
@@ -444,6 +478,26 @@ impl BrushEngine {
         Ok(report)
     }
 
+    /// Records units `range` of `stroke` and notes the texels they change (even when recording
+    /// failed part way: some of those pages may be written).
+    fn record_units(
+        &mut self,
+        store: &mut PageStore,
+        stroke: &mut ActiveStroke,
+        range: std::ops::Range<usize>,
+        weight: Option<&mut Field>,
+    ) -> Result<()> {
+        let field = field_named(store, &stroke.field)?;
+        let recorded = if stroke.brush.brush.is_multitap() {
+            self.record_multitap(field, stroke, range.clone())
+        } else {
+            self.record_pointwise(field, weight, stroke, range.clone())
+        };
+        let touched = touched_rects(field, stroke, range);
+        field.mark_changed_in(field.working().0.to_vec(), &touched);
+        recorded
+    }
+
     /// Leaves the engine's submissions running instead of waiting for them (frames in flight:
     /// a pump then never waits for the frame the GPU is drawing). Stroke statistics then lack
     /// the waves' GPU times; [`PumpReport::gpu_ns`] gives those of earlier pumps as they finish.
@@ -453,7 +507,12 @@ impl BrushEngine {
 
     /// Prepares the stroke at the front of the queue: level target, per-page instance lists,
     /// new page versions (copy-on-write) and the instance upload.
-    fn activate(&mut self, field: &mut Field, order: StrokeOrder) -> Result<ActiveStroke> {
+    fn activate(
+        &mut self,
+        field: &mut Field,
+        order: StrokeOrder,
+        weight_flat: Option<f32>,
+    ) -> Result<ActiveStroke> {
         let _p = crate::profile::scope("brush: activate");
         let StrokeOrder {
             field: field_name,
@@ -461,7 +520,15 @@ impl BrushEngine {
             instances,
             join,
             level_target,
+            weight,
         } = order;
+        if weight.is_some()
+            && (brush.brush != BrushType::Level || field.desc().format != HeightFormat::R32f)
+        {
+            return Err(BrushError::Layer(
+                "only level strokes on r32f fields take a weight field".into(),
+            ));
+        }
         let level_target = match (brush.brush, level_target, level_texel(&instances)) {
             (BrushType::Level, Some(t), _) => t,
             (BrushType::Level, None, _) if join => self.last_level_target,
@@ -544,6 +611,23 @@ impl BrushEngine {
             (BrushType::Stamp, Some(stamp)) => Some(upload_stamp(&self.gpu, stamp)?),
             _ => None,
         };
+        let weight = match (weight, weight_flat) {
+            (Some(name), Some(flat)) => {
+                let side = desc.page_size;
+                let image = Image::new(
+                    &self.gpu,
+                    "flat weight page",
+                    ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
+                        .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
+                )?;
+                let mut rec = Recorder::new(&self.gpu)?;
+                rec.clear_image(&image, flat);
+                rec.image(&image, Access::ComputeStorageRead);
+                rec.submit_and_wait()?;
+                Some((name, image))
+            }
+            _ => None,
+        };
         Ok(ActiveStroke {
             field: field_name,
             brush,
@@ -552,6 +636,7 @@ impl BrushEngine {
             instance_buf,
             stamp_image,
             level_target,
+            weight,
             join,
             units,
             done: 0,
@@ -564,6 +649,7 @@ impl BrushEngine {
     fn record_pointwise(
         &mut self,
         field: &mut Field,
+        mut weight: Option<&mut Field>,
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
     ) -> Result<()> {
@@ -579,7 +665,11 @@ impl BrushEngine {
         let groups = within_budget(&all, field.gpu_budget(), pair);
         for group in groups {
             self.copy_ns += field.ensure_working(&group, &[], self.timer.as_ref())?;
-            self.record_pointwise_pages(field, stroke, units.clone(), &group)?;
+            if let Some(w) = weight.as_deref_mut() {
+                let pages: Vec<PageId> = group.iter().map(|&i| field.working().0[i]).collect();
+                w.ensure_visible(&pages)?;
+            }
+            self.record_pointwise_pages(field, weight.as_deref(), stroke, units.clone(), &group)?;
         }
         Ok(())
     }
@@ -589,15 +679,16 @@ impl BrushEngine {
     fn record_pointwise_pages(
         &mut self,
         field: &Field,
+        weight: Option<&Field>,
         stroke: &mut ActiveStroke,
         units: std::ops::Range<usize>,
         group: &[usize],
     ) -> Result<()> {
         let brush = stroke.brush.clone();
         let desc = *field.desc();
-        self.kernel(desc.format, brush.brush, brush.noise.kind)?;
-        let (brush_index, kind_index) = brush.brush.kernel_key(brush.noise.kind);
-        let kernel = &self.kernels[&(desc.format, brush_index, kind_index, self.culls())];
+        let key = self.kernel_key(desc.format, &brush, weight.is_some());
+        self.kernel(key)?;
+        let kernel = &self.kernels[&key];
         let Some(instance_buf) = stroke.instance_buf.as_ref() else {
             return Ok(());
         };
@@ -632,7 +723,6 @@ impl BrushEngine {
         // Waves: pass k of every page, which touch disjoint images, run together behind one
         // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
         // barrier (a wait for all earlier compute work) between every two small dispatches.
-        let ids = field.working().0;
         let fresh = resident_pages(field, group)?;
         let (page_passes, stats) = (&stroke.page_passes, &mut stroke.stats);
         // (read, written) image pairs bound as the kernel's set 0.
@@ -641,6 +731,21 @@ impl BrushEngine {
                 0,
                 &[Resource::StorageImage(read), Resource::StorageImage(write)],
             )
+        };
+        // Weighted strokes: each page's weight page (or the flat page), bound as set 2.
+        let ids = field.working().0;
+        let weights: HashMap<usize, (&Image, DescriptorSet)> = match (weight, &stroke.weight) {
+            (Some(w), Some((_, flat))) => group
+                .iter()
+                .map(|&i| {
+                    let image = w.visible_image(ids[i]).unwrap_or(flat);
+                    Ok((
+                        i,
+                        (image, kernel.bind_set(2, &[Resource::StorageImage(image)])?),
+                    ))
+                })
+                .collect::<Result<_>>()?,
+            _ => HashMap::new(),
         };
         let label = format!("brush {}", brush.brush.name());
         let wave_ids: Vec<usize> = units.collect();
@@ -664,6 +769,9 @@ impl BrushEngine {
                     .filter(|&i| wave < page_passes[i].len())
                     .collect();
                 for &i in &active {
+                    if let Some((image, _)) = weights.get(&i) {
+                        rec.image(image, Access::ComputeStorageRead);
+                    }
                     if self.in_place {
                         rec.image(fresh[&i].front(), Access::ComputeStorageReadWrite);
                     } else {
@@ -710,9 +818,14 @@ impl BrushEngine {
                     } else {
                         &sets.ping_pong[page.front_index()]
                     };
-                    rec.pass_sets(kernel, &[set, &stroke_set])
-                        .push(&push)
-                        .dispatch(groups)?;
+                    match weights.get(&i) {
+                        Some((_, weight_set)) => {
+                            rec.pass_sets(kernel, &[set, &stroke_set, weight_set])
+                        }
+                        None => rec.pass_sets(kernel, &[set, &stroke_set]),
+                    }
+                    .push(&push)
+                    .dispatch(groups)?;
                     if self.in_place {
                         // The back image now lacks this rectangle too.
                         page.set_stale(page.stale().union(&dirty));

@@ -398,6 +398,9 @@ pub struct BrushEntry {
     /// Mask: the value painted toward (0..1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f32>,
+    /// Mask: procedural rules filtering the brush (height, slope, curvature bands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<crate::layers::MaskRules>,
 }
 
 fn default_strength() -> f32 {
@@ -430,6 +433,7 @@ impl BrushEntry {
             stamp_scale: None,
             stamp_follow: None,
             value: (b.brush == BrushType::Mask).then_some(b.value),
+            rules: b.rules,
         }
     }
 
@@ -478,6 +482,7 @@ impl BrushEntry {
             stamp_scale: self.stamp_scale.unwrap_or(1.0),
             stamp_follow: self.stamp_follow.unwrap_or(true),
             value: self.value.unwrap_or(0.0),
+            rules: self.rules,
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)

@@ -190,6 +190,9 @@ pub struct BrushSettings {
     pub stamp_follow: bool,
     /// Mask brushes: the mask value painted toward (0 hides the layer, 1 shows it).
     pub value: f32,
+    /// Mask brushes: procedural rules (docs/layers.md) that filter the brush texel by texel:
+    /// each instance's weight is multiplied by the rules' mask of the height below the layer.
+    pub rules: Option<crate::layers::MaskRules>,
 }
 
 impl BrushSettings {
@@ -209,6 +212,7 @@ impl BrushSettings {
             stamp_scale: 1.0,
             stamp_follow: true,
             value: 0.0,
+            rules: None,
         }
     }
 
@@ -294,6 +298,18 @@ impl BrushSettings {
                 "value must be in [0, 1] (the mask painted toward), got {}",
                 self.value
             ));
+        }
+        if let Some(rules) = &self.rules {
+            if self.brush != BrushType::Mask {
+                return Err(format!(
+                    "rules: only mask brushes take rules, not {}",
+                    self.brush.name()
+                ));
+            }
+            rules.check().map_err(|e| match e.starts_with("rules") {
+                true => e,
+                false => format!("rules.{e}"),
+            })?;
         }
         if matches!(self.brush, BrushType::Noise | BrushType::Directional) {
             self.noise

@@ -25,6 +25,26 @@ pub struct LayersUi {
     pub solo: bool,
     /// Procedural mask: (enabled, [lo, hi, soft]) of the height, slope and curvature bands.
     pub rules: [(bool, [f32; 3]); 3],
+    /// The mask brush is filtered by these rules.
+    pub brush_rules: bool,
+}
+
+impl LayersUi {
+    /// The procedural mask rules as set in the panel.
+    pub fn mask_rules(&self) -> crate::layers::MaskRules {
+        let band = |(on, b): (bool, [f32; 3])| {
+            on.then_some(crate::layers::Band {
+                lo: b[0],
+                hi: b[1],
+                soft: b[2],
+            })
+        };
+        crate::layers::MaskRules {
+            height: band(self.rules[0]),
+            slope: band(self.rules[1]),
+            curvature: band(self.rules[2]),
+        }
+    }
 }
 
 impl Default for LayersUi {
@@ -40,6 +60,7 @@ impl Default for LayersUi {
                 (true, [0.0, 0.002, 0.001]),
                 (false, [-0.01, 0.0, 0.002]),
             ],
+            brush_rules: false,
         }
     }
 }
@@ -214,7 +235,8 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             if ui.collapsing_header("procedural mask", imgui::TreeNodeFlags::empty()) {
                 ui.text_wrapped(
                     "fills the mask from the height below the layer: lo, hi, soft edge of each band \
-                     (slope: height per texel; curvature: the 5-point Laplacian, < 0 on ridges)",
+                     (slope: height per texel; curvature: the 5-point Laplacian, < 0 on ridges); \
+                     the mask brush can paint only where these rules allow",
                 );
                 for (label, (on, band)) in ["height", "slope", "curvature"].iter().zip(&mut l.rules) {
                     ui.checkbox(format!("##{label} on"), on);
@@ -222,22 +244,13 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                     ui.input_float3(label, band).build();
                 }
                 if ui.button("fill mask") {
-                    let band = |(on, b): (bool, [f32; 3])| {
-                        on.then_some(crate::layers::Band {
-                            lo: b[0],
-                            hi: b[1],
-                            soft: b[2],
-                        })
-                    };
                     s.actions.push(UiAction::Layer(LayerOp::FillMask {
                         name: sel.name.clone(),
-                        rules: crate::layers::MaskRules {
-                            height: band(l.rules[0]),
-                            slope: band(l.rules[1]),
-                            curvature: band(l.rules[2]),
-                        },
+                        rules: l.mask_rules(),
                     }));
                 }
+                ui.same_line();
+                ui.checkbox("mask brush uses them", &mut l.brush_rules);
             }
             ui.set_next_item_width(160.0);
             ui.input_text("##rename", &mut l.rename).build();

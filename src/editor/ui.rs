@@ -227,7 +227,13 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             }
             if b.brush == BrushType::Mask {
                 ui.slider("mask value", 0.0, 1.0, &mut b.value);
+                ui.checkbox(
+                    "procedural (the layers panel's rules)",
+                    &mut s.layers.brush_rules,
+                );
             }
+            b.rules =
+                (b.brush == BrushType::Mask && s.layers.brush_rules).then(|| s.layers.mask_rules());
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
                 log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);

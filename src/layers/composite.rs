@@ -720,6 +720,8 @@ const RULES_BINDINGS: [BindingKind; 10] = [BindingKind::StorageImage; 10];
 
 /// The derived field holding the height below a layer while its procedural mask is made.
 const RULES_SOURCE: &str = "layers.rules_source";
+/// The weight a procedural mask brush's stroke reads ([`Compositor::rules_weight`]).
+pub const RULES_WEIGHT: &str = "layers.rules_weight";
 
 impl Compositor {
     /// Fills the mask of layer `index` of `stack` from the height below it (the base and the
@@ -732,13 +734,58 @@ impl Compositor {
         index: usize,
         rules: &super::rules::MaskRules,
     ) -> Result<()> {
-        let desc = *store.height().desc();
-        // The height below the layer, in a derived r32f field.
-        let below: Vec<FoldLayer> = stack.layers[..index]
+        self.fill_rules(
+            store,
+            stack,
+            index,
+            rules,
+            stack.layers[index].field(super::Part::Mask),
+        )
+    }
+
+    /// Makes the derived field [`RULES_WEIGHT`] (r32f, no undo) hold the mask `rules` give from
+    /// the height below layer `index` of `stack`: the weight of a procedural mask brush's
+    /// stroke on that layer. Replaces the field left by an earlier call.
+    pub fn rules_weight(
+        &mut self,
+        store: &mut PageStore,
+        stack: &Stack,
+        index: usize,
+        rules: &super::rules::MaskRules,
+    ) -> Result<()> {
+        let below: Vec<FoldLayer> = Self::folded_below(stack, index);
+        let flat = fold_flats(store, &below, flat_of(store, BASE_FIELD));
+        let flat_weight = super::rules::mask_at(rules, [1, 1], |_, _| flat, 0, 0);
+        let desc = f32_desc(store.height().desc());
+        let mut weight = Field::new(&self.gpu, desc, flat_weight)?;
+        weight.set_frames_in_flight(self.detached);
+        weight.set_budgets(store.height().budgets());
+        weight.set_undo_budget(0);
+        store.insert_field(RULES_WEIGHT, weight)?;
+        self.fill_rules(store, stack, index, rules, RULES_WEIGHT.to_string())
+    }
+
+    /// The layers below `index` that change the fold.
+    fn folded_below(stack: &Stack, index: usize) -> Vec<FoldLayer> {
+        stack.layers[..index]
             .iter()
             .filter(|l| l.weight() > 0.0)
             .map(FoldLayer::of)
-            .collect();
+            .collect()
+    }
+
+    /// Fills field `target` with the mask `rules` give from the height below layer `index`.
+    fn fill_rules(
+        &mut self,
+        store: &mut PageStore,
+        stack: &Stack,
+        index: usize,
+        rules: &super::rules::MaskRules,
+        target: String,
+    ) -> Result<()> {
+        let desc = *store.height().desc();
+        // The height below the layer, in a derived r32f field.
+        let below = Self::folded_below(stack, index);
         let flat = fold_flats(store, &below, flat_of(store, BASE_FIELD));
         let inputs = held_pages(
             store,
@@ -752,13 +799,7 @@ impl Compositor {
         source.set_frames_in_flight(self.detached);
         source.set_budgets(store.height().budgets());
         store.insert_field(RULES_SOURCE, source)?;
-        let r = self.fill_from(
-            store,
-            &below,
-            &inputs,
-            stack.layers[index].field(super::Part::Mask),
-            rules,
-        );
+        let r = self.fill_from(store, &below, &inputs, target, rules);
         store.remove_field(RULES_SOURCE);
         r
     }

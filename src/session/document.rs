@@ -223,6 +223,17 @@ impl Document {
                 None => 0.0,
             };
         }
+        if let (false, BrushType::Mask, Some(rules)) = (join, brush.brush, &brush.rules) {
+            // The rules read the height below the layer as it is when the stroke starts: after
+            // every stroke queued before it.
+            self.pump(None)?;
+            let i = self
+                .layers
+                .selected_index()
+                .expect("checked: mask strokes paint layers");
+            let c = self.compositor.as_mut().expect("a layer is selected");
+            c.rules_weight(&mut self.store, &self.layers, i, rules)?;
+        }
         let orders = self.orders(brush, instances, join);
         if !join {
             let fields = orders.iter().map(|o| o.field.clone()).collect();
@@ -269,6 +280,7 @@ impl Document {
                 instances,
                 join,
                 level_target: target,
+                weight: None,
             }
         };
         // A level stroke of `brush`'s shape toward `target` (strengths as given, or 1).
@@ -295,8 +307,13 @@ impl Document {
         let mut out = Vec::new();
         match brush.brush {
             BrushType::Mask => {
-                let (b, i, t) = toward(brush.value, false);
-                out.push(order(layer.field(Part::Mask), b, i, t));
+                let (mut b, i, t) = toward(brush.value, false);
+                b.rules = None;
+                let mut o = order(layer.field(Part::Mask), b, i, t);
+                if brush.rules.is_some() {
+                    o.weight = Some(crate::layers::composite::RULES_WEIGHT.to_string());
+                }
+                out.push(o);
             }
             BrushType::Erase => {
                 let (b, i, t) = toward(0.0, false);
