@@ -57,6 +57,8 @@ pub const TILE_VERTS: i32 = 65;
 pub const VIEW_LOD_COLOURS: u32 = 1;
 pub const VIEW_CURSOR: u32 = 2;
 pub const VIEW_WIREFRAME: u32 = 4;
+/// Tint by an overlay field (a layer's mask): 1 - value, over page nodes.
+pub const VIEW_OVERLAY: u32 = 8;
 /// `TileDraw.flags`: the node's level sits at this bit (5 bits).
 pub const TILE_LEVEL_SHIFT: u32 = 4;
 /// `TileDraw.flags`: heights from the coarse level, not the pages.
@@ -67,3 +69,7 @@ pub const PAGE_BLOCK: i32 = 4;
 pub const PAGE_SPAN: i32 = 6;
 /// Images in a block's set: PAGE_SPAN².
 pub const PAGE_SLOTS: i32 = 36;
+/// Overlay images in a block's set (binding 1): the block's own pages, PAGE_BLOCK².
+pub const OVERLAY_SLOTS: i32 = 16;
+/// `PagePush.present[1]`: the overlay slots' bits start here (slots 32..35 of the heights below).
+pub const OVERLAY_PRESENT_SHIFT: u32 = 4;

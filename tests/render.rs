@@ -655,3 +655,126 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
     r.finish_frames().unwrap();
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
+    use scarp::pages::Field;
+    let gpu = gpu();
+    // 640 = two blocks of four 128-texel pages across: the overlay's pages are found per block.
+    let d = doc(640, 512, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let f32_desc = scarp::layers::composite::f32_desc(&d);
+    // Hidden (0) left of x = 400 (inside the second block), shown (1) right of it.
+    let split: Vec<f32> = (0..d.width * d.height)
+        .map(|i| if i % d.width < 400 { 0.0 } else { 1.0 })
+        .collect();
+    let fields = [
+        ("ones", Field::new(&gpu, f32_desc, 1.0).unwrap()),
+        ("zeros", Field::new(&gpu, f32_desc, 0.0).unwrap()),
+        (
+            "split",
+            Field::from_heights(&gpu, f32_desc, &split).unwrap(),
+        ),
+    ];
+    for (name, f) in fields {
+        terrain.store.insert_field(name, f).unwrap();
+    }
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [320, 240];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let mut cam = Camera::default();
+    cam.frame_all(d.width, d.height, 0.0, 110.0);
+    let mut render = |r: &mut TerrainRenderer, terrain: &mut Document, overlay: Option<&str>| {
+        r.set_overlay(overlay);
+        // Twice: the second frame has the overlay's pages the first frame asked for.
+        for _ in 0..2 {
+            off.render(
+                r,
+                &mut terrain.store,
+                &cam,
+                &ViewSettings::default(),
+                true,
+                None,
+            )
+            .unwrap();
+        }
+        off.render(
+            r,
+            &mut terrain.store,
+            &cam,
+            &ViewSettings::default(),
+            true,
+            None,
+        )
+        .unwrap()
+        .pixels
+        .unwrap()
+    };
+    let plain = render(&mut r, &mut terrain, None);
+    // An overlay of ones changes nothing; of zeros, every terrain pixel, toward the tint (less
+    // green); the split one, some pixels and not others.
+    assert!(render(&mut r, &mut terrain, Some("ones")) == plain);
+    let zeros = render(&mut r, &mut terrain, Some("zeros"));
+    let split = render(&mut r, &mut terrain, Some("split"));
+    let terrain_px: Vec<usize> = (0..plain.len() / 4)
+        .filter(|&i| !is_sky(&plain, 4 * i))
+        .collect();
+    assert!(terrain_px.len() > 1000);
+    let changed = |img: &[u8], i: usize| img[4 * i..4 * i + 3] != plain[4 * i..4 * i + 3];
+    let same = terrain_px.iter().filter(|&&i| !changed(&zeros, i)).count();
+    assert!(
+        same == 0,
+        "{same} of {} terrain pixels untinted",
+        terrain_px.len()
+    );
+    assert!(terrain_px
+        .iter()
+        .all(|&i| zeros[4 * i + 1] < plain[4 * i + 1]));
+    let tinted = terrain_px.iter().filter(|&&i| changed(&split, i)).count();
+    assert!(
+        tinted > terrain_px.len() / 10 && tinted < terrain_px.len() * 9 / 10,
+        "{tinted} of {} pixels tinted",
+        terrain_px.len()
+    );
+    // The tint follows edits of the field: a mask stroke on a layer (its value 0: the height
+    // is unchanged), then its undo.
+    let here = std::path::Path::new(".");
+    let add = scarp::layers::LayerOp::Add {
+        name: "l".into(),
+        mode: scarp::layers::Mode::Add,
+        opacity: 1.0,
+        files: Default::default(),
+    };
+    terrain.layer_op(&add, here).unwrap();
+    terrain
+        .layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
+        .unwrap();
+    let mask = terrain.layers().layers[0].field(scarp::layers::Part::Mask);
+    assert!(render(&mut r, &mut terrain, Some(&mask)) == plain);
+    let brush = scarp::brush::BrushSettings {
+        radius: 120.0,
+        strength: 1.0,
+        ..scarp::brush::BrushSettings::new(scarp::brush::BrushType::Mask)
+    };
+    let b = scarp::brush::shared::BrushInstance {
+        center: [320.0, 256.0],
+        radius: 120.0,
+        strength: 1.0,
+        ..Default::default()
+    };
+    terrain.apply_stroke(&brush, &[b]).unwrap();
+    terrain.pump(None).unwrap();
+    let painted = render(&mut r, &mut terrain, Some(&mask));
+    let tinted = terrain_px.iter().filter(|&&i| changed(&painted, i)).count();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("overlay-mask.png");
+    image::save_buffer(&out, &painted, size[0], size[1], image::ColorType::Rgba8).unwrap();
+    assert!(
+        tinted > 100 && tinted < terrain_px.len() / 2,
+        "{tinted} pixels tinted"
+    );
+    assert!(terrain.undo().unwrap());
+    assert!(render(&mut r, &mut terrain, Some(&mask)) == plain);
+    assert!(render(&mut r, &mut terrain, None) == plain);
+    assert_no_validation_messages(&gpu);
+}

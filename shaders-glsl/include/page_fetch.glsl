@@ -1,4 +1,5 @@
-// Heights of the document around one block of pages, read straight from the page images.
+// Heights of the document around one block of pages, read straight from the page images; with
+// PAGE_OVERLAY defined, also an overlay field's value over the block's own pages (binding 1).
 //
 // A draw (or a tile-bounds dispatch) binds the pages of one block of PAGE_BLOCK x PAGE_BLOCK
 // pages plus a one-page ring around it (tile edges and normals reach into neighbours): array
@@ -50,5 +51,36 @@ float pageHeight(PageView v, ivec2 g) {
     }
     return decodeHeight(loadSlot(slot, rel - d * v.size), v.height_min, v.height_range);
 }
+
+#ifdef PAGE_OVERLAY
+// An overlay field (r32f, a layer's mask) over the block's PAGE_BLOCK x PAGE_BLOCK pages: element
+// dy * PAGE_BLOCK + dx is the page at (dx, dy) from the block's first page; its bit in
+// present.y >> OVERLAY_PRESENT_SHIFT says it has an image.
+layout(set = PAGE_SET, binding = 1, r32f) uniform readonly image2D overlay[OVERLAY_SLOTS];
+
+#define OSLOT(i) case i: return imageLoad(overlay[i], p).r;
+
+float loadOverlay(int slot, ivec2 p) {
+    switch (slot) {
+    OSLOT(0) OSLOT(1) OSLOT(2) OSLOT(3) OSLOT(4) OSLOT(5) OSLOT(6) OSLOT(7) OSLOT(8) OSLOT(9)
+    OSLOT(10) OSLOT(11) OSLOT(12) OSLOT(13) OSLOT(14)
+    default: return imageLoad(overlay[15], p).r;
+    }
+}
+
+// The overlay at texel g, clamped into the document and the block (the edge vertices a block's
+// nodes share with the next block read the block's last texel); `flat_value` where the page has
+// no image.
+float pageOverlay(PageView v, ivec2 g, float flat_value) {
+    g = clamp(g, ivec2(0), v.doc - 1);
+    ivec2 rel = clamp(g - v.origin, ivec2(0), ivec2(PAGE_BLOCK * v.size - 1));
+    ivec2 d = rel / v.size;
+    int slot = d.y * PAGE_BLOCK + d.x;
+    if (((v.present.y >> (OVERLAY_PRESENT_SHIFT + uint(slot))) & 1u) == 0u) {
+        return flat_value;
+    }
+    return loadOverlay(slot, rel - d * v.size);
+}
+#endif
 
 #endif

@@ -6,6 +6,7 @@
 #include "render_shared.glsl"
 #include "height_format.glsl"
 #define PAGE_SET 1
+#define PAGE_OVERLAY
 #include "page_fetch.glsl"
 
 layout(set = 0, binding = 0, std140) uniform Frame { FrameData frame; };
@@ -17,6 +18,8 @@ layout(push_constant) uniform Push { PagePush pc; };
 layout(location = 0) out vec3 out_world;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) flat out uint out_level;
+// The overlay's value (1: no tint), with VIEW_OVERLAY.
+layout(location = 3) out float out_overlay;
 
 // First height of the coarse block at texel g (g clamped into the document).
 float coarseHeight(ivec2 g) {
@@ -50,6 +53,9 @@ void main() {
     float h;
     float hx;
     float hz;
+    bool overlay = (uint(frame.doc.w) & VIEW_OVERLAY) != 0u;
+    // Coarse nodes (far away) show the overlay's flat value.
+    out_overlay = overlay ? frame.heights.w : 1.0;
     if ((t.flags & TILE_COARSE) != 0u) {
         h = coarseMesh(g);
         // Central differences over the coarse grid (spacing COARSE_FACTOR).
@@ -60,6 +66,9 @@ void main() {
         PageView v = PageView(pc.block_origin, frame.doc.z, pc.present, frame.doc.xy,
                               frame.heights.x, frame.heights.y, frame.heights.z);
         h = pageHeight(v, g);
+        if (overlay) {
+            out_overlay = pageOverlay(v, g, frame.heights.w);
+        }
         // Normal from central differences (one-sided at the document's edges, where clamping
         // repeats the edge texel), the same at every level so shading does not pop.
         hx = pageHeight(v, g + ivec2(1, 0)) - pageHeight(v, g - ivec2(1, 0));

@@ -9,6 +9,7 @@ layout(set = 0, binding = 0, std140) uniform Frame { FrameData frame; };
 layout(location = 0) in vec3 in_world;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) flat in uint in_level;
+layout(location = 3) in float in_overlay;
 layout(location = 0) out vec4 out_color;
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -45,6 +46,10 @@ void main() {
     float dist = length(in_world - frame.eye.xyz);
     float fog = 1.0 - exp(-frame.shade.x * dist);
     c = mix(c, vec3(0.62, 0.70, 0.80), clamp(fog, 0.0, 1.0));
+    if ((flags & VIEW_OVERLAY) != 0u) {
+        // Where the overlay (a layer's mask) hides, a magenta tint: half at 0, none at 1.
+        c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(in_overlay, 0.0, 1.0)));
+    }
     if ((flags & VIEW_CURSOR) != 0u) {
         float d = length(in_world.xz - frame.cursor.xy);
         float a = max(ring(d, frame.cursor.z), 0.6 * ring(d, frame.cursor.w));

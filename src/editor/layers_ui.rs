@@ -1,7 +1,7 @@
 //! The layers panel: the stack top first, each row a visibility eye, a lock, the name (click to
 //! select, drag to reorder), mode and opacity; buttons to add, duplicate, delete, merge down and
-//! rename; solo view. Every change is a [`LayerOp`] action (one undo step), except solo, which
-//! is a view setting.
+//! rename; solo view; the mask tint. Every change is a [`LayerOp`] action (one undo step), except
+//! solo and the tint, which are view settings.
 
 use super::ui::{UiAction, UiState};
 use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack, BASE};
@@ -27,6 +27,8 @@ pub struct LayersUi {
     pub rules: [(bool, [f32; 3]); 3],
     /// The mask brush is filtered by these rules.
     pub brush_rules: bool,
+    /// Tint the viewport by the selected layer's mask (always on while the mask brush is chosen).
+    pub show_mask: bool,
 }
 
 impl LayersUi {
@@ -61,6 +63,7 @@ impl Default for LayersUi {
                 (false, [-0.01, 0.0, 0.002]),
             ],
             brush_rules: false,
+            show_mask: false,
         }
     }
 }
@@ -98,6 +101,11 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             ui.same_line();
             if ui.checkbox("solo", &mut l.solo) {
                 s.actions.push(UiAction::Solo(l.solo));
+            }
+            ui.same_line();
+            ui.checkbox("mask tint", &mut l.show_mask);
+            if ui.is_item_hovered() {
+                ui.tooltip_text("tint where the selected layer's mask hides it (always on with the mask brush)");
             }
             ui.separator();
             let selected = l.stack.selected_layer().map(|x| x.id);

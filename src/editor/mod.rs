@@ -843,6 +843,14 @@ impl Editor {
         Ok(())
     }
 
+    /// The field the viewport tints by: the selected layer's mask while the mask brush is chosen
+    /// or the layers panel shows it.
+    fn mask_overlay(&self) -> Option<String> {
+        let layer = self.session.doc.layers().selected_layer()?;
+        let painting = self.ui.brush.brush == crate::brush::BrushType::Mask;
+        (painting || self.ui.layers.show_mask).then(|| layer.field(crate::layers::Part::Mask))
+    }
+
     /// One frame: the results of the frame two back (the GPU drew it while the host went on),
     /// input, brush work under the GPU budget, the renderer catching up, panels, the drawing
     /// (tile bounds, terrain, imgui, coverage and pick in one submission, not waited for).
@@ -860,6 +868,7 @@ impl Editor {
         self.move_camera(dt);
         self.autosave();
         let report = self.paint_and_pump()?;
+        self.renderer.set_overlay(self.mask_overlay().as_deref());
         self.renderer.refresh(&mut self.session.doc.store)?;
         self.update_panels(&report);
         self.build_ui()?;

@@ -11,7 +11,9 @@ pub const TILE_QUADS: u32 = k::TILE_QUADS as u32;
 pub const TILE_VERTS: u32 = k::TILE_VERTS as u32;
 const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
 
-pub use k::{TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME};
+pub use k::{
+    TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_WIREFRAME,
+};
 
 /// Per-frame uniforms (std140).
 #[repr(C)]
@@ -28,7 +30,7 @@ pub struct FrameData {
     pub shade: [f32; 4],
     /// width, height, page size, view flags.
     pub doc: [i32; 4],
-    /// flat height, r16 height_min, r16 height_range, unused.
+    /// flat height, r16 height_min, r16 height_range, the overlay's flat value.
     pub heights: [f32; 4],
 }
 
@@ -52,6 +54,15 @@ pub const PAGE_SPAN: u32 = k::PAGE_SPAN as u32;
 pub const PAGE_SLOTS: usize = k::PAGE_SLOTS as usize;
 const _: () =
     assert!(PAGE_SPAN == PAGE_BLOCK + 2 && PAGE_SLOTS == (PAGE_SPAN * PAGE_SPAN) as usize);
+/// Overlay images in a block's set: the block's own pages.
+pub const OVERLAY_SLOTS: usize = k::OVERLAY_SLOTS as usize;
+/// Where the overlay's present bits start in `PagePush::present[1]`.
+pub const OVERLAY_PRESENT_SHIFT: u32 = k::OVERLAY_PRESENT_SHIFT;
+const _: () = assert!(
+    OVERLAY_SLOTS == (PAGE_BLOCK * PAGE_BLOCK) as usize
+        && PAGE_SLOTS - 32 <= OVERLAY_PRESENT_SHIFT as usize
+        && OVERLAY_PRESENT_SHIFT as usize + OVERLAY_SLOTS <= 32
+);
 
 /// Per-draw push constants: the block whose set is bound.
 #[repr(C)]

@@ -34,8 +34,9 @@ use super::lod::{
 };
 use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
-    BoundsPush, FrameData, PagePush, TileDraw, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_COARSE,
-    TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_WIREFRAME,
+    BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_BLOCK,
+    PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CURSOR,
+    VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -208,6 +209,11 @@ pub struct TerrainRenderer {
     /// Change epoch of the height field this renderer has caught up with.
     seen_epoch: u64,
     dummy: Image,
+    /// The field tinting the terrain (a layer's mask), if any, and its change epoch caught up
+    /// with; an r32f placeholder bound for its pages without images (and when there is none).
+    overlay: Option<String>,
+    overlay_seen: u64,
+    overlay_dummy: Image,
     /// A page set of placeholders, bound for coarse nodes.
     flat_set: SetHandle,
     groups: Vec<DrawGroup>,
@@ -246,7 +252,8 @@ impl TerrainRenderer {
         let slots = (0..SLOTS)
             .map(|_| FrameSlot::new(gpu, &mut frame_pool, &mut out_pool, bounds_stride))
             .collect::<Result<_>>()?;
-        let dummy = Self::flat_placeholder(gpu, &desc)?;
+        let dummy = Self::flat_placeholder(gpu, desc.format)?;
+        let overlay_dummy = Self::flat_placeholder(gpu, HeightFormat::R32f)?;
         let coverage_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_COVERAGE_COMP,
@@ -279,6 +286,9 @@ impl TerrainRenderer {
             initialized: false,
             seen_epoch: 0,
             dummy,
+            overlay: None,
+            overlay_seen: 0,
+            overlay_dummy,
             flat_set: SetHandle::default(),
             groups: Vec::new(),
             page_drawable: Vec::new(),
@@ -291,7 +301,28 @@ impl TerrainRenderer {
         let flat = [&r.dummy; PAGE_SLOTS];
         r.page_pool
             .write(r.flat_set, 0, Bound::StorageImages(&flat))?;
+        let overlay = [&r.overlay_dummy; OVERLAY_SLOTS];
+        r.page_pool
+            .write(r.flat_set, 1, Bound::StorageImages(&overlay))?;
         Ok(r)
+    }
+
+    /// Tints the terrain by field `name` of the store (r32f, values in [0, 1], 1: no tint), or
+    /// stops tinting: the mask of the layer being painted. Page sets are rewritten as needed.
+    pub fn set_overlay(&mut self, name: Option<&str>) {
+        if self.overlay.as_deref() == name {
+            return;
+        }
+        self.overlay = name.map(str::to_string);
+        self.overlay_seen = 0;
+        for s in self.page_sets.values_mut() {
+            s.stale = true;
+        }
+    }
+
+    /// The overlay field, when set and in `store`.
+    fn overlay_field<'s>(&self, store: &'s PageStore) -> Option<&'s Field> {
+        self.overlay.as_deref().and_then(|n| store.field(n))
     }
 
     /// The set layouts, pipeline layouts and pipelines: drawing (fill, and wireframe where the
@@ -316,6 +347,7 @@ impl TerrainRenderer {
             &[
                 LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
                     .array(PAGE_SLOTS as u32),
+                LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
             ],
         )?;
         let out = SetLayout::new(
@@ -411,9 +443,9 @@ impl TerrainRenderer {
     }
 
     /// A 1x1 image bound in place of pages that hold no memory.
-    fn flat_placeholder(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> Result<Image> {
+    fn flat_placeholder(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Image> {
         // Must be in GENERAL like real pages.
-        let format = match desc.format {
+        let format = match format {
             HeightFormat::R32f => vk::Format::R32_SFLOAT,
             HeightFormat::R16 => vk::Format::R16_UNORM,
         };
@@ -519,12 +551,18 @@ impl TerrainRenderer {
         [block.x as i32 * step, block.y as i32 * step]
     }
 
-    /// Views and present-bits of `block`'s set as `terrain` shows it now.
+    /// Views and present-bits of `block`'s set as `store` shows it now: the height field's
+    /// pages around the block, and the overlay's pages of the block.
     fn neighbourhood<'s>(
         &'s self,
-        terrain: &'s Field,
+        store: &'s PageStore,
         block: PageId,
-    ) -> ([&'s Image; PAGE_SLOTS], [u32; 2]) {
+    ) -> (
+        [&'s Image; PAGE_SLOTS],
+        [&'s Image; OVERLAY_SLOTS],
+        [u32; 2],
+    ) {
+        let terrain = store.height();
         let mut images = [&self.dummy; PAGE_SLOTS];
         let mut present = [0u32; 2];
         for (slot, page) in self.block_span(block) {
@@ -533,7 +571,29 @@ impl TerrainRenderer {
                 present[slot / 32] |= 1 << (slot % 32);
             }
         }
-        (images, present)
+        let mut overlay = [&self.overlay_dummy; OVERLAY_SLOTS];
+        if let Some(field) = self.overlay_field(store) {
+            for (slot, id) in self.block_pages(block) {
+                if let Some(img) = field.visible_image(id) {
+                    overlay[slot] = img;
+                    present[1] |= 1 << (OVERLAY_PRESENT_SHIFT + slot as u32);
+                }
+            }
+        }
+        (images, overlay, present)
+    }
+
+    /// The pages of `block` in the document, with their overlay slots.
+    fn block_pages(&self, block: PageId) -> impl Iterator<Item = (usize, PageId)> + '_ {
+        let b = PAGE_BLOCK;
+        (0..b * b).filter_map(move |slot| {
+            let id = PageId {
+                x: block.x * b + slot % b,
+                y: block.y * b + slot / b,
+            };
+            (id.x < self.desc.pages_x() && id.y < self.desc.pages_y())
+                .then_some((slot as usize, id))
+        })
     }
 
     /// Declares that this recording reads, in `access`, every image of the sets of `blocks`
@@ -560,10 +620,30 @@ impl TerrainRenderer {
         rec.image(&self.dummy, access);
     }
 
+    /// Declares that the draws read, from the vertex stage, the overlay's pages of `blocks`.
+    fn declare_overlay<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        store: &'a PageStore,
+        blocks: &BTreeSet<PageId>,
+    ) {
+        rec.image(&self.overlay_dummy, Access::VertexStorageRead);
+        let Some(field) = self.overlay_field(store) else {
+            return;
+        };
+        for &b in blocks {
+            for (_, id) in self.block_pages(b) {
+                if let Some(img) = field.visible_image(id) {
+                    rec.image(img, Access::VertexStorageRead);
+                }
+            }
+        }
+    }
+
     /// Makes `block`'s set point at its pages' current images, and notes that this frame binds
     /// it. A stale set that a frame in flight binds is replaced by a spare one (rewriting a bound
     /// set is not allowed); it becomes spare once that frame has finished.
-    fn update_set(&mut self, terrain: &Field, block: PageId) -> Result<()> {
+    fn update_set(&mut self, store: &PageStore, block: PageId) -> Result<()> {
         // A set goes stale when a page of its neighbourhood changes image (every change of a
         // visible image is marked: edits, moves, undo, the start of an edit).
         let frame = self.frame_no;
@@ -579,9 +659,11 @@ impl TerrainRenderer {
             }
             None => self.spare_set()?,
         };
-        let (images, present) = self.neighbourhood(terrain, block);
+        let (images, overlay, present) = self.neighbourhood(store, block);
         self.page_pool
             .write(set, 0, Bound::StorageImages(&images))?;
+        self.page_pool
+            .write(set, 1, Bound::StorageImages(&overlay))?;
         self.page_sets.insert(
             block,
             PageSet {
@@ -736,7 +818,7 @@ impl TerrainRenderer {
         let _phase = crate::profile::scope("prepare: sets and uploads");
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         for block in blocks {
-            self.update_set(terrain, block)?;
+            self.update_set(store, block)?;
         }
         if !draws.is_empty() {
             self.upload_draws(&draws)?;
@@ -747,6 +829,10 @@ impl TerrainRenderer {
         }
         if view.cursor.is_some() {
             flags |= VIEW_CURSOR;
+        }
+        let overlay_flat = self.overlay_field(store).map(Field::flat);
+        if overlay_flat.is_some() {
+            flags |= VIEW_OVERLAY;
         }
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
         if self.wireframe {
@@ -774,7 +860,7 @@ impl TerrainRenderer {
                 terrain.flat(),
                 self.desc.height_min,
                 self.desc.height_range(),
-                0.0,
+                overlay_flat.unwrap_or(1.0),
             ],
         };
         let slot = &mut self.slots[self.slot];
@@ -907,6 +993,7 @@ impl TerrainRenderer {
             .coarse_level()
             .ok_or_else(|| GpuError::usage("record before refresh: no coarse level"))?;
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
+        self.declare_overlay(rec, store, &blocks);
         self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
         rec.image(coarse.image(), Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);

@@ -51,9 +51,32 @@ impl TerrainRenderer {
         r
     }
 
+    /// Brings the overlay's pages of the blocks the last frame drew onto the GPU and marks the
+    /// sets of blocks whose overlay pages changed since the last call.
+    fn catch_up_overlay(&mut self, store: &mut PageStore) -> Result<(), PageError> {
+        let Some(field) = self.overlay.as_deref().and_then(|n| store.field_mut(n)) else {
+            return Ok(());
+        };
+        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
+        let wanted: Vec<PageId> = blocks
+            .iter()
+            .flat_map(|&b| self.block_pages(b).map(|(_, id)| id))
+            .collect();
+        field.ensure_visible(&wanted)?;
+        let (changed, epoch) = field.changed_since(self.overlay_seen);
+        self.overlay_seen = epoch;
+        for c in changed {
+            if let Some(s) = self.page_sets.get_mut(&Self::block_of(c)) {
+                s.stale = true;
+            }
+        }
+        Ok(())
+    }
+
     fn catch_up(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let _p = crate::profile::scope("render: refresh");
         store.height_mut().refresh_coarse()?;
+        self.catch_up_overlay(store)?;
         let terrain = store.height();
         let coarse = terrain
             .coarse_level()
@@ -214,7 +237,7 @@ impl TerrainRenderer {
         let sets = crate::profile::scope("render: refresh sets");
         let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Self::block_of(j.page)).collect();
         for &b in &blocks {
-            self.update_set(terrain, b)?;
+            self.update_set(store, b)?;
         }
         drop(sets);
         self.reserve_bounds(jobs.len())?;
