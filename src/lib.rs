@@ -15,6 +15,7 @@ pub mod bench;
 pub mod brush;
 pub mod cli;
 pub mod editor;
+pub mod erosion;
 pub mod gallery;
 pub mod gpu;
 pub mod layers;

@@ -165,3 +165,9 @@ fn layer_push_layouts_match_glsl() {
     check_push::<BlendPush>(&shaders::TEST_ECHO_BLEND_PUSH_COMP, "BlendPush");
     check_push::<RulesPush>(&shaders::TEST_ECHO_RULES_PUSH_COMP, "RulesPush");
 }
+
+#[test]
+fn erosion_push_layout_matches_glsl() {
+    use scarp::erosion::shared::ErosionPush;
+    check_push::<ErosionPush>(&shaders::TEST_ECHO_EROSION_PUSH_COMP, "ErosionPush");
+}

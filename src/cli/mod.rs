@@ -8,6 +8,7 @@ mod bench;
 mod convert;
 mod devices;
 mod edit;
+mod erode;
 mod gallery;
 mod layers;
 mod noise;
@@ -75,6 +76,10 @@ pub enum Command {
     /// (16-bit, --endian), .r32 (f32), .exr (f32), .tif (32-bit float or 16-bit).
     #[command(allow_negative_numbers = true)]
     Convert(Box<convert::ConvertArgs>),
+    /// Erode a height file (or a region of it): hydraulic (virtual pipes), thermal or both, on
+    /// the GPU or the CPU twin (docs/erosion.md).
+    #[command(allow_negative_numbers = true)]
+    Erode(Box<erode::ErodeArgs>),
     /// Open the editor (a window): a journal, height file or project, or the default 4096²
     /// terrain.
     Edit(edit::EditArgs),
@@ -111,6 +116,7 @@ pub fn main() {
         Command::Apply(args) => apply::run(&args),
         Command::Render(args) => render::run(&args),
         Command::Convert(args) => convert::run(&args),
+        Command::Erode(args) => erode::run(&args),
         Command::Edit(args) => edit::run(args),
         Command::Devices => devices::run(),
         Command::Bench(args) => bench::run(&args),

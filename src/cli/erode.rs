@@ -1,0 +1,239 @@
+//! `scarp erode`: hydraulic and thermal erosion (docs/erosion.md) over a height file or a region
+//! of it, on the GPU or the CPU twin, with a progress bar. Every flag is checked before any work;
+//! nothing is written unless the run succeeds.
+
+use super::args::{parse_region, Backend, ReadArgs};
+use super::{bar, check_validation, open_gpu, read_with_bar};
+use crate::erosion::params::DEFAULTS as D;
+use crate::erosion::run::{erode, region_of, RunSpec};
+use crate::erosion::{ErosionParams, Model};
+use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::tiles::{check_region, Region};
+use anyhow::{bail, Context as _, Result};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// `--model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelArg {
+    Hydraulic,
+    Thermal,
+    /// A hydraulic step then a thermal step, per step.
+    Both,
+}
+
+impl From<ModelArg> for Model {
+    fn from(m: ModelArg) -> Self {
+        match m {
+            ModelArg::Hydraulic => Model::Hydraulic,
+            ModelArg::Thermal => Model::Thermal,
+            ModelArg::Both => Model::Both,
+        }
+    }
+}
+
+#[derive(Args)]
+#[command(allow_negative_numbers = true)]
+pub struct ErodeArgs {
+    /// The height file to erode (any format Scarp reads).
+    #[arg(long)]
+    heights: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+    /// The eroded heights (any height format; the whole document, eroded inside --region).
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value_t = ModelArg::Both)]
+    model: ModelArg,
+    /// Steps to run.
+    #[arg(long, default_value_t = 300)]
+    steps: usize,
+    /// The simulated region X,Y,W,H in texels (outside it is a wall) [default: the document].
+    #[arg(long, value_parser = parse_region)]
+    region: Option<Region>,
+    /// Time step.
+    #[arg(long, default_value_t = D.dt)]
+    dt: f32,
+    /// Rain per unit time.
+    #[arg(long, default_value_t = D.rain)]
+    rain: f32,
+    /// Pipe cross-section.
+    #[arg(long, default_value_t = D.pipe_area)]
+    pipe_area: f32,
+    #[arg(long, default_value_t = D.gravity)]
+    gravity: f32,
+    /// Sediment capacity constant.
+    #[arg(long, default_value_t = D.capacity)]
+    capacity: f32,
+    /// Dissolving rate (dt x dissolve <= 1).
+    #[arg(long, default_value_t = D.dissolve)]
+    dissolve: f32,
+    /// Deposition rate (dt x deposit <= 1).
+    #[arg(long, default_value_t = D.deposit)]
+    deposit: f32,
+    /// Evaporation rate (dt x evaporation <= 1).
+    #[arg(long, default_value_t = D.evaporation)]
+    evaporation: f32,
+    /// Lowest tilt (a sine) the capacity sees.
+    #[arg(long, default_value_t = D.min_tilt)]
+    min_tilt: f32,
+    /// Water depth (texels) at which the capacity is full.
+    #[arg(long, default_value_t = D.erosion_depth)]
+    erosion_depth: f32,
+    /// Thermal: steepest stable slope, degrees.
+    #[arg(long, default_value_t = D.talus_angle)]
+    talus_angle: f32,
+    /// Thermal: fraction of the largest excess shed per step.
+    #[arg(long, default_value_t = D.thermal_rate)]
+    thermal_rate: f32,
+    /// Texels per height unit [default: a quarter of the larger side, the renderer's default].
+    #[arg(long)]
+    height_scale: Option<f32>,
+    /// Also write the water depth at the end (height units).
+    #[arg(long)]
+    water: Option<PathBuf>,
+    /// Also write the suspended sediment at the end, before it settles (height units).
+    #[arg(long)]
+    sediment: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    backend: Backend,
+}
+
+impl ErodeArgs {
+    fn params(&self) -> ErosionParams {
+        ErosionParams {
+            dt: self.dt,
+            rain: self.rain,
+            pipe_area: self.pipe_area,
+            gravity: self.gravity,
+            capacity: self.capacity,
+            dissolve: self.dissolve,
+            deposit: self.deposit,
+            evaporation: self.evaporation,
+            min_tilt: self.min_tilt,
+            erosion_depth: self.erosion_depth,
+            talus_angle: self.talus_angle,
+            thermal_rate: self.thermal_rate,
+        }
+    }
+}
+
+pub fn run(a: &ErodeArgs) -> Result<()> {
+    let params = a.params();
+    params.validate().map_err(anyhow::Error::msg)?;
+    if a.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    if let Some(s) = a.height_scale {
+        if !(s.is_finite() && s > 0.0) {
+            bail!("--height-scale must be above 0, got {s}");
+        }
+    }
+    let outputs: Vec<&PathBuf> = std::iter::once(&a.out)
+        .chain(a.water.iter())
+        .chain(a.sediment.iter())
+        .collect();
+    for (i, p) in outputs.iter().enumerate() {
+        check_writable(p)?;
+        if p.canonicalize().ok().is_some() && p.canonicalize().ok() == a.heights.canonicalize().ok()
+        {
+            bail!("{}: input and output are the same file", p.display());
+        }
+        if outputs[..i].contains(p) {
+            bail!(
+                "{}: written twice (--out, --water, --sediment)",
+                p.display()
+            );
+        }
+    }
+    if !a.heights.is_file() {
+        bail!("{}: not a file", a.heights.display());
+    }
+    let grid = read_with_bar(&a.heights, &a.read.options())?;
+    let region = a.region.unwrap_or(Region {
+        x: 0,
+        y: 0,
+        width: grid.width,
+        height: grid.height,
+    });
+    check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
+    let gpu = match a.backend {
+        Backend::Gpu => Some(open_gpu()?),
+        Backend::Cpu => None,
+    };
+    if let Some(g) = &gpu {
+        let texels = u64::from(region.width) * u64::from(region.height);
+        let max = crate::erosion::gpu::GpuErosion::max_texels(g);
+        if texels > max {
+            bail!(
+                "--region: {}x{} texels is past what {} binds at once ({max} texels); erode a smaller region",
+                region.width,
+                region.height,
+                g.info().name
+            );
+        }
+    }
+    let spec = RunSpec {
+        model: a.model.into(),
+        steps: a.steps,
+        params,
+        height_scale: a
+            .height_scale
+            .unwrap_or_else(|| crate::render::frames::vertical_scale_for(grid.width, grid.height)),
+    };
+    let mut heights = grid.values;
+    let b = bar(&format!("eroding ({} steps)", a.steps));
+    b.set_length(a.steps as u64);
+    let t0 = Instant::now();
+    let out = erode(
+        gpu.as_ref(),
+        &mut heights,
+        grid.width,
+        region,
+        &spec,
+        |done| b.set_position(done as u64),
+    )
+    .context("erosion")?;
+    b.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    if let Some(g) = &gpu {
+        check_validation(g)?;
+    }
+    write_heights(&a.out, grid.width, grid.height, &heights)?;
+    let full = |values: &[f32]| {
+        // The region's values in a document-sized grid, 0 elsewhere.
+        let mut all = vec![0.0f32; grid.width as usize * grid.height as usize];
+        let w = region.width as usize;
+        for (row, y) in (region.y..region.y + region.height).enumerate() {
+            let start = (y * grid.width + region.x) as usize;
+            all[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
+        }
+        all
+    };
+    if let Some(p) = &a.water {
+        write_heights(p, grid.width, grid.height, &full(&out.water))?;
+    }
+    if let Some(p) = &a.sediment {
+        write_heights(p, grid.width, grid.height, &full(&out.sediment))?;
+    }
+    let eroded = region_of(&heights, grid.width, region);
+    let (lo, hi) = crate::terrain::formats::min_max(&eroded);
+    println!(
+        "eroded {}x{} at {},{} ({}, {} steps, {}) in {:.2} s ({:.3} ms/step); heights {lo:.4}..{hi:.4} -> {}",
+        region.width,
+        region.height,
+        region.x,
+        region.y,
+        Model::from(a.model).name(),
+        a.steps,
+        match a.backend {
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        },
+        secs,
+        secs * 1e3 / a.steps as f64,
+        a.out.display()
+    );
+    Ok(())
+}

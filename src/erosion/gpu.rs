@@ -1,0 +1,339 @@
+//! The erosion kernels on the GPU over one region: the state lives in storage buffers of the
+//! region (row-major), so a region spans page borders without seams; heights come from and go
+//! back to the caller (the CLI's file, a document's field). Terrain and water ping-pong; flux,
+//! sediment and the thermal shares are updated in place or through a second buffer.
+
+use super::cpu::State;
+use super::params::Model;
+use super::shared::ErosionPush;
+use crate::gpu::{
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
+    GpuError, GpuTimer, Recorder, Resource, Result,
+};
+use std::sync::Arc;
+
+/// Steps recorded per submission (each submission is waited for).
+pub const STEPS_PER_SUBMIT: usize = 32;
+
+struct Kernels {
+    flux: ComputeKernel<ErosionPush>,
+    water: ComputeKernel<ErosionPush>,
+    transport: ComputeKernel<ErosionPush>,
+    thermal_out: ComputeKernel<ErosionPush>,
+    thermal_in: ComputeKernel<ErosionPush>,
+}
+
+impl Kernels {
+    fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+        let k = |shader, n: usize| {
+            ComputeKernel::new(gpu, shader, &vec![BindingKind::StorageBuffer; n], &[])
+        };
+        Ok(Self {
+            flux: k(&shaders::EROSION_FLUX_COMP, 3)?,
+            water: k(&shaders::EROSION_WATER_COMP, 7)?,
+            transport: k(&shaders::EROSION_TRANSPORT_COMP, 5)?,
+            thermal_out: k(&shaders::EROSION_THERMAL_OUT_COMP, 2)?,
+            thermal_in: k(&shaders::EROSION_THERMAL_IN_COMP, 3)?,
+        })
+    }
+}
+
+/// Descriptor sets for every parity of terrain (`cb`) and water (`cd`) buffers.
+struct Sets {
+    flux: [[DescriptorSet; 2]; 2],
+    water: [[DescriptorSet; 2]; 2],
+    transport: [DescriptorSet; 2],
+    thermal_out: [DescriptorSet; 2],
+    thermal_in: [DescriptorSet; 2],
+}
+
+/// A region's erosion state on the GPU and the kernels that step it.
+pub struct GpuErosion {
+    gpu: Arc<Gpu>,
+    size: [u32; 2],
+    b: [Buffer; 2],
+    d: [Buffer; 2],
+    f: Buffer,
+    s: Buffer,
+    s1: Buffer,
+    ratio: Buffer,
+    kernels: Kernels,
+    sets: Sets,
+    /// Which of `b` and `d` hold the current terrain and water.
+    cb: usize,
+    cd: usize,
+}
+
+fn storage(gpu: &Arc<Gpu>, name: &str, bytes: u64) -> Result<Buffer> {
+    Buffer::new(
+        gpu,
+        name,
+        BufferDesc::new(bytes).usage(
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_DST
+                | vk::BufferUsageFlags::TRANSFER_SRC,
+        ),
+    )
+}
+
+impl GpuErosion {
+    /// Texels the largest region may have on `gpu` (its flux buffer is one binding).
+    pub fn max_texels(gpu: &Gpu) -> u64 {
+        u64::from(gpu.info().max_storage_buffer_range) / 16
+    }
+
+    /// A region of `size` texels holding terrain `b` (row-major), no water, sediment or flux.
+    pub fn new(gpu: &Arc<Gpu>, size: [u32; 2], b: &[f32]) -> Result<Self> {
+        let n = u64::from(size[0]) * u64::from(size[1]);
+        assert_eq!(b.len() as u64, n, "a whole region");
+        if n > Self::max_texels(gpu) {
+            return Err(GpuError::Unsupported(format!(
+                "a {}x{} erosion region is past what {} binds at once ({} texels)",
+                size[0],
+                size[1],
+                gpu.info().name,
+                Self::max_texels(gpu)
+            )));
+        }
+        let bytes = n * 4;
+        let b_bufs = [
+            storage(gpu, "erosion b0", bytes)?,
+            storage(gpu, "erosion b1", bytes)?,
+        ];
+        let d_bufs = [
+            storage(gpu, "erosion d0", bytes)?,
+            storage(gpu, "erosion d1", bytes)?,
+        ];
+        let f = storage(gpu, "erosion flux", bytes * 4)?;
+        let s = storage(gpu, "erosion sediment", bytes)?;
+        let s1 = storage(gpu, "erosion sediment s1", bytes)?;
+        let ratio = storage(gpu, "erosion thermal shares", bytes)?;
+        let kernels = Kernels::new(gpu)?;
+        let sb = Resource::StorageBuffer;
+        let both = |f: &dyn Fn(usize) -> Result<DescriptorSet>| -> Result<[DescriptorSet; 2]> {
+            Ok([f(0)?, f(1)?])
+        };
+        let sets = Sets {
+            flux: [
+                both(&|cd| {
+                    kernels
+                        .flux
+                        .bind(&[sb(&b_bufs[0]), sb(&d_bufs[cd]), sb(&f)])
+                })?,
+                both(&|cd| {
+                    kernels
+                        .flux
+                        .bind(&[sb(&b_bufs[1]), sb(&d_bufs[cd]), sb(&f)])
+                })?,
+            ],
+            water: [
+                both(&|cd| {
+                    kernels.water.bind(&[
+                        sb(&b_bufs[0]),
+                        sb(&b_bufs[1]),
+                        sb(&d_bufs[cd]),
+                        sb(&d_bufs[1 - cd]),
+                        sb(&f),
+                        sb(&s),
+                        sb(&s1),
+                    ])
+                })?,
+                both(&|cd| {
+                    kernels.water.bind(&[
+                        sb(&b_bufs[1]),
+                        sb(&b_bufs[0]),
+                        sb(&d_bufs[cd]),
+                        sb(&d_bufs[1 - cd]),
+                        sb(&f),
+                        sb(&s),
+                        sb(&s1),
+                    ])
+                })?,
+            ],
+            transport: both(&|cd| {
+                kernels.transport.bind(&[
+                    sb(&d_bufs[cd]),
+                    sb(&d_bufs[1 - cd]),
+                    sb(&f),
+                    sb(&s1),
+                    sb(&s),
+                ])
+            })?,
+            thermal_out: both(&|cb| kernels.thermal_out.bind(&[sb(&b_bufs[cb]), sb(&ratio)]))?,
+            thermal_in: both(&|cb| {
+                kernels
+                    .thermal_in
+                    .bind(&[sb(&b_bufs[cb]), sb(&ratio), sb(&b_bufs[1 - cb])])
+            })?,
+        };
+        let mut up = Buffer::new(gpu, "erosion upload", BufferDesc::upload(bytes))?;
+        up.write(b)?;
+        let mut rec = Recorder::new(gpu)?;
+        rec.buffer(&up, Access::HostWrite);
+        rec.copy_buffer(&up, 0, &b_bufs[0], 0, bytes);
+        for (z, len) in [(&d_bufs[0], bytes), (&s, bytes), (&f, bytes * 4)] {
+            rec.fill_buffer(z, 0, len, 0);
+        }
+        rec.submit_and_wait()?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            size,
+            b: b_bufs,
+            d: d_bufs,
+            f,
+            s,
+            s1,
+            ratio,
+            kernels,
+            sets,
+            cb: 0,
+            cd: 0,
+        })
+    }
+
+    pub fn size(&self) -> [u32; 2] {
+        self.size
+    }
+
+    fn groups(&self) -> [u32; 3] {
+        [self.size[0].div_ceil(16), self.size[1].div_ceil(16), 1]
+    }
+
+    /// Runs `steps` steps, `STEPS_PER_SUBMIT` per submission, calling `progress(steps done)`
+    /// after each; with `timer`, each submission's steps are timed as one pass "erosion".
+    pub fn run(
+        &mut self,
+        push: &ErosionPush,
+        model: Model,
+        steps: usize,
+        timer: Option<&GpuTimer>,
+        mut progress: impl FnMut(usize),
+    ) -> Result<Vec<f64>> {
+        let mut done = 0;
+        let mut times = Vec::new();
+        while done < steps {
+            let n = STEPS_PER_SUBMIT.min(steps - done);
+            self.submit_steps(push, model, n, timer)?;
+            if let Some(t) = timer {
+                times.extend(t.results()?.iter().map(|p| p.gpu_ns));
+            }
+            done += n;
+            progress(done);
+        }
+        Ok(times)
+    }
+
+    /// Records and waits for `n` steps in one submission.
+    pub fn submit_steps(
+        &mut self,
+        push: &ErosionPush,
+        model: Model,
+        n: usize,
+        timer: Option<&GpuTimer>,
+    ) -> Result<()> {
+        // The recorder borrows the buffers while `record_step` flips parities: record with
+        // parities tracked here, then store them.
+        let gpu = self.gpu.clone();
+        let mut parity = (self.cb, self.cd);
+        let mut rec = Recorder::new(&gpu)?;
+        let query = match timer {
+            Some(t) => {
+                rec.reset_timer(t);
+                Some((t, rec.timer_begin(t, "erosion")?))
+            }
+            None => None,
+        };
+        let this = &*self;
+        for _ in 0..n {
+            parity = this.record_at(&mut rec, push, model, parity)?;
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        rec.submit_and_wait()?;
+        self.cb = parity.0;
+        self.cd = parity.1;
+        Ok(())
+    }
+
+    /// Records one step reading terrain and water parities `(cb, cd)`; returns the new ones.
+    fn record_at<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        push: &ErosionPush,
+        model: Model,
+        (mut cb, mut cd): (usize, usize),
+    ) -> Result<(usize, usize)> {
+        let g = self.groups();
+        let k = &self.kernels;
+        if model.hydraulic() {
+            rec.pass(&k.flux, &self.sets.flux[cb][cd])
+                .read_buffer(&self.b[cb])
+                .read_buffer(&self.d[cd])
+                .read_write_buffer(&self.f)
+                .push(push)
+                .dispatch(g)?;
+            rec.pass(&k.water, &self.sets.water[cb][cd])
+                .read_buffer(&self.b[cb])
+                .write_buffer(&self.b[1 - cb])
+                .read_buffer(&self.d[cd])
+                .write_buffer(&self.d[1 - cd])
+                .read_buffer(&self.f)
+                .read_buffer(&self.s)
+                .write_buffer(&self.s1)
+                .push(push)
+                .dispatch(g)?;
+            rec.pass(&k.transport, &self.sets.transport[cd])
+                .read_buffer(&self.d[cd])
+                .read_write_buffer(&self.d[1 - cd])
+                .read_buffer(&self.f)
+                .read_buffer(&self.s1)
+                .write_buffer(&self.s)
+                .push(push)
+                .dispatch(g)?;
+            cb = 1 - cb;
+            cd = 1 - cd;
+        }
+        if model.thermal() {
+            rec.pass(&k.thermal_out, &self.sets.thermal_out[cb])
+                .read_buffer(&self.b[cb])
+                .write_buffer(&self.ratio)
+                .push(push)
+                .dispatch(g)?;
+            rec.pass(&k.thermal_in, &self.sets.thermal_in[cb])
+                .read_buffer(&self.b[cb])
+                .read_buffer(&self.ratio)
+                .write_buffer(&self.b[1 - cb])
+                .push(push)
+                .dispatch(g)?;
+            cb = 1 - cb;
+        }
+        Ok((cb, cd))
+    }
+
+    fn read(&self, buf: &Buffer, bytes: u64) -> Result<Vec<u8>> {
+        let back = Buffer::new(&self.gpu, "erosion readback", BufferDesc::readback(bytes))?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.buffer(buf, Access::TransferRead);
+        rec.copy_buffer(buf, 0, &back, 0, bytes);
+        rec.buffer(&back, Access::HostRead);
+        rec.submit_and_wait()?;
+        Ok(back.mapped(bytes as usize)?.to_vec())
+    }
+
+    /// The state as it is now (terrain, water, sediment, flux), read back.
+    pub fn state(&self) -> Result<State> {
+        let n = u64::from(self.size[0]) * u64::from(self.size[1]);
+        let floats = |bytes: Vec<u8>| bytemuck::cast_slice::<u8, f32>(&bytes).to_vec();
+        let b = floats(self.read(&self.b[self.cb], n * 4)?);
+        let mut st = State::new(self.size[0] as usize, self.size[1] as usize, b);
+        st.d = floats(self.read(&self.d[self.cd], n * 4)?);
+        st.s = floats(self.read(&self.s, n * 4)?);
+        let f = floats(self.read(&self.f, n * 16)?);
+        st.f = f
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        Ok(st)
+    }
+}

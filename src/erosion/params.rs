@@ -1,0 +1,180 @@
+//! The erosion model's parameters: one struct for the CLI flags, journals and the editor, with
+//! the documented defaults and the checks that refuse a bad value before any work.
+
+use super::shared::ErosionPush;
+use serde::{Deserialize, Serialize};
+
+/// Which steps a run takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    Hydraulic,
+    Thermal,
+    /// A hydraulic step, then a thermal step.
+    Both,
+}
+
+impl Model {
+    pub const ALL: [Model; 3] = [Model::Hydraulic, Model::Thermal, Model::Both];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Hydraulic => "hydraulic",
+            Model::Thermal => "thermal",
+            Model::Both => "both",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    pub fn hydraulic(self) -> bool {
+        self != Model::Thermal
+    }
+
+    pub fn thermal(self) -> bool {
+        self != Model::Hydraulic
+    }
+}
+
+/// Every parameter of the model (docs/erosion.md), in texel units; snake_case names are the
+/// CLI flags' (`--pipe-area`) and the journal's (`pipe_area`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ErosionParams {
+    /// Time step.
+    pub dt: f32,
+    /// Water added per unit time (times q).
+    pub rain: f32,
+    /// Cross-section of a pipe.
+    pub pipe_area: f32,
+    pub gravity: f32,
+    /// Sediment capacity constant.
+    pub capacity: f32,
+    /// Dissolving (erosion) rate; `dt · dissolve ≤ 1`.
+    pub dissolve: f32,
+    /// Deposition rate; `dt · deposit ≤ 1`.
+    pub deposit: f32,
+    /// Evaporation rate; `dt · evaporation ≤ 1`.
+    pub evaporation: f32,
+    /// Lowest tilt the capacity sees (flat ground still carries a little).
+    pub min_tilt: f32,
+    /// Water depth at and past which the capacity is full (shallower water carries less).
+    pub erosion_depth: f32,
+    /// Thermal: steepest stable slope, degrees.
+    pub talus_angle: f32,
+    /// Thermal: fraction of the largest excess shed per step (times q), in [0, 1].
+    pub thermal_rate: f32,
+}
+
+impl Default for ErosionParams {
+    fn default() -> Self {
+        DEFAULTS
+    }
+}
+
+/// The documented defaults (docs/erosion.md), chosen so the default run on the default terrain
+/// cuts gullies and leaves fans.
+pub const DEFAULTS: ErosionParams = ErosionParams {
+    dt: 0.05,
+    rain: 0.02,
+    pipe_area: 1.0,
+    gravity: 9.81,
+    capacity: 0.1,
+    dissolve: 0.5,
+    deposit: 1.0,
+    evaporation: 0.02,
+    min_tilt: 0.05,
+    erosion_depth: 0.1,
+    talus_angle: 40.0,
+    thermal_rate: 0.5,
+};
+
+impl ErosionParams {
+    /// Checks every value; the error names the parameter (as its flag, `--dt`).
+    pub fn validate(&self) -> Result<(), String> {
+        let all = [
+            ("dt", self.dt),
+            ("rain", self.rain),
+            ("pipe-area", self.pipe_area),
+            ("gravity", self.gravity),
+            ("capacity", self.capacity),
+            ("dissolve", self.dissolve),
+            ("deposit", self.deposit),
+            ("evaporation", self.evaporation),
+            ("min-tilt", self.min_tilt),
+            ("erosion-depth", self.erosion_depth),
+            ("talus-angle", self.talus_angle),
+            ("thermal-rate", self.thermal_rate),
+        ];
+        if let Some((name, v)) = all.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(format!("--{name} must be a finite number, got {v}"));
+        }
+        if let Some((name, v)) = all.iter().find(|(_, v)| *v < 0.0) {
+            return Err(format!("--{name} must not be negative, got {v}"));
+        }
+        if self.dt <= 0.0 {
+            return Err(format!("--dt must be above 0, got {}", self.dt));
+        }
+        for (name, rate) in [
+            ("dissolve", self.dissolve),
+            ("deposit", self.deposit),
+            ("evaporation", self.evaporation),
+        ] {
+            if self.dt * rate > 1.0 {
+                return Err(format!(
+                    "--dt x --{name} must be at most 1 (it is {} x {} = {})",
+                    self.dt,
+                    rate,
+                    self.dt * rate
+                ));
+            }
+        }
+        if self.erosion_depth <= 0.0 {
+            return Err(format!(
+                "--erosion-depth must be above 0, got {}",
+                self.erosion_depth
+            ));
+        }
+        if self.min_tilt > 1.0 {
+            return Err(format!(
+                "--min-tilt is a sine: at most 1, got {}",
+                self.min_tilt
+            ));
+        }
+        if self.talus_angle >= 90.0 {
+            return Err(format!(
+                "--talus-angle must be below 90 degrees, got {}",
+                self.talus_angle
+            ));
+        }
+        if self.thermal_rate > 1.0 {
+            return Err(format!(
+                "--thermal-rate must be at most 1, got {}",
+                self.thermal_rate
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kernels' constants for a region of `size` texels, q = 1 everywhere.
+    pub fn push(&self, size: [u32; 2]) -> ErosionPush {
+        ErosionPush {
+            size: [size[0] as i32, size[1] as i32],
+            dt: self.dt,
+            rain: self.rain,
+            pipe_area: self.pipe_area,
+            gravity: self.gravity,
+            capacity: self.capacity,
+            dissolve: self.dissolve,
+            deposit: self.deposit,
+            evaporation: self.evaporation,
+            min_tilt: self.min_tilt,
+            erosion_depth: self.erosion_depth,
+            talus_tan: self.talus_angle.to_radians().tan(),
+            thermal_rate: self.thermal_rate,
+            ..ErosionPush::default()
+        }
+    }
+}

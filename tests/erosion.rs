@@ -1,0 +1,244 @@
+//! Erosion (docs/erosion.md): the GPU kernels against the CPU twin, conservation of material and
+//! water, a cone relaxing to the talus slope, flat ground that does not erode, and the CLI's
+//! refusals. GPU tests run with validation on; any message fails.
+
+mod common;
+
+use common::{assert_no_validation_messages, gpu, max_diff, scarp, stderr};
+use glam::Vec2;
+use scarp::erosion::cpu::State;
+use scarp::erosion::gpu::GpuErosion;
+use scarp::erosion::run::{erode, RunSpec};
+use scarp::erosion::{ErosionParams, Model};
+use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+use scarp::terrain::tiles::Region;
+
+/// Largest |GPU - CPU| after 50 steps, as a fraction of the terrain's height range: the kernels
+/// and the twin take the same operations in the same order (`precise` on the GPU), so they
+/// differ by the GPU's square roots and divisions, amplified by the steps.
+const TWIN_TOLERANCE: f32 = 1e-4;
+
+/// A w x h fBm terrain, heights about 0..1.
+fn terrain(w: u32, h: u32) -> Vec<f32> {
+    let tables = CpuTables::new(&NoiseTables::new(7));
+    let settings = NoiseSettings {
+        scale: 1.0 / 90.0,
+        octaves: 6,
+        ..NoiseSettings::new(NoiseKind::Fbm)
+    };
+    let p = settings.params();
+    (0..w * h)
+        .map(|i| {
+            let q = Vec2::new((i % w) as f32, (i / w) as f32) * p.scale;
+            0.5 + 0.5 * tables.noise_at(NoiseKind::Fbm, &p, q.into())
+        })
+        .collect()
+}
+
+fn sum(v: &[f32]) -> f64 {
+    v.iter().map(|&x| f64::from(x)).sum()
+}
+
+#[test]
+fn gpu_matches_the_cpu_twin_after_50_steps_of_each_model() {
+    let gpu = gpu();
+    let (w, h) = (256, 256);
+    let heights = terrain(w, h);
+    let (lo, hi) = heights
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    // Across the corner of four 128-texel pages.
+    let region = Region {
+        x: 40,
+        y: 60,
+        width: 200,
+        height: 180,
+    };
+    for model in Model::ALL {
+        let spec = RunSpec {
+            model,
+            steps: 50,
+            params: ErosionParams::default(),
+            height_scale: 64.0,
+        };
+        let mut on_gpu = heights.clone();
+        let out_gpu = erode(Some(&gpu), &mut on_gpu, w, region, &spec, |_| {}).unwrap();
+        let mut on_cpu = heights.clone();
+        let out_cpu = erode(None, &mut on_cpu, w, region, &spec, |_| {}).unwrap();
+        let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+        assert!(
+            diff <= TWIN_TOLERANCE,
+            "{}: GPU and CPU differ by {diff} of the height range",
+            model.name()
+        );
+        if model.hydraulic() {
+            let water = max_diff(&out_gpu.water, &out_cpu.water) / (hi - lo);
+            assert!(
+                water <= TWIN_TOLERANCE,
+                "{}: water differs by {water}",
+                model.name()
+            );
+            assert!(out_cpu.water.iter().any(|&d| d > 0.0));
+        }
+        // The region changed; outside it nothing did.
+        let inside = |i: usize| {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            x >= region.x
+                && x < region.x + region.width
+                && y >= region.y
+                && y < region.y + region.height
+        };
+        assert!((0..heights.len()).any(|i| inside(i) && on_gpu[i] != heights[i]));
+        assert!((0..heights.len()).all(|i| inside(i) || on_gpu[i] == heights[i]));
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn material_and_water_are_conserved() {
+    let gpu = gpu();
+    let (w, h) = (160u32, 120u32);
+    let b: Vec<f32> = terrain(w, h).iter().map(|x| x * 40.0).collect();
+    let params = ErosionParams {
+        evaporation: 0.0,
+        ..ErosionParams::default()
+    };
+    let push = params.push([w, h]);
+    let n = (w * h) as f64;
+    let scale = sum(&b).abs();
+    // Thermal: sum of b, to rounding.
+    let mut g = GpuErosion::new(&gpu, [w, h], &b).unwrap();
+    g.run(&push, Model::Thermal, 40, None, |_| {}).unwrap();
+    let st = g.state().unwrap();
+    assert_ne!(st.b, b, "the thermal steps moved material");
+    let drift = (sum(&st.b) - sum(&b)).abs() / scale;
+    assert!(drift < 1e-6, "thermal: sum of b drifted by {drift}");
+    // Hydraulic: sum of b + s, to rounding; water: each step adds dt * rain per texel (walls,
+    // no evaporation), and no more.
+    let mut g = GpuErosion::new(&gpu, [w, h], &b).unwrap();
+    let mut water = 0.0;
+    for step in 0..30 {
+        g.run(&push, Model::Hydraulic, 1, None, |_| {}).unwrap();
+        let st = g.state().unwrap();
+        let material = sum(&st.b) + sum(&st.s);
+        let drift = (material - sum(&b)).abs() / scale;
+        assert!(drift < 1e-6, "step {step}: sum of b + s drifted by {drift}");
+        let added = sum(&st.d) - water;
+        let rain = f64::from(params.dt * params.rain) * n;
+        assert!(
+            (added - rain).abs() <= 1e-4 * rain.max(sum(&st.d) * 1e-2),
+            "step {step}: water grew by {added}, rain was {rain}"
+        );
+        water = sum(&st.d);
+    }
+    let st = g.state().unwrap();
+    assert!(sum(&st.s) > 0.0, "the water carries sediment");
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_cone_relaxes_to_the_talus_slope_and_flat_ground_does_not_erode() {
+    let gpu = gpu();
+    let side = 64u32;
+    // A cone of slope 2 (about 63 degrees).
+    let cone: Vec<f32> = (0..side * side)
+        .map(|i| {
+            let (x, y) = ((i % side) as f32 - 31.5, (i / side) as f32 - 31.5);
+            (60.0 - 2.0 * (x * x + y * y).sqrt()).max(0.0)
+        })
+        .collect();
+    let params = ErosionParams {
+        talus_angle: 30.0,
+        thermal_rate: 0.5,
+        ..ErosionParams::default()
+    };
+    let push = params.push([side, side]);
+    let mut g = GpuErosion::new(&gpu, [side, side], &cone).unwrap();
+    g.run(&push, Model::Thermal, 3000, None, |_| {}).unwrap();
+    let b = g.state().unwrap().b;
+    let tan = params.talus_angle.to_radians().tan();
+    let at = |x: u32, y: u32| b[(y * side + x) as usize];
+    let mut steepest = 0.0f32;
+    for y in 0..side - 1 {
+        for x in 0..side - 1 {
+            steepest = steepest.max((at(x + 1, y) - at(x, y)).abs());
+            steepest = steepest.max((at(x, y + 1) - at(x, y)).abs());
+        }
+    }
+    assert!(
+        steepest <= tan + 0.02,
+        "slopes up to {steepest} remain (talus {tan})"
+    );
+    let before_top = cone.iter().cloned().fold(0.0, f32::max);
+    let top = b.iter().cloned().fold(0.0, f32::max);
+    assert!(
+        top < before_top - 5.0,
+        "the peak came down ({before_top} -> {top})"
+    );
+    // Flat ground under rain: water gathers, nothing erodes.
+    let flat = vec![10.0f32; (side * side) as usize];
+    let mut g = GpuErosion::new(&gpu, [side, side], &flat).unwrap();
+    let push = ErosionParams::default().push([side, side]);
+    g.run(&push, Model::Hydraulic, 50, None, |_| {}).unwrap();
+    let st = g.state().unwrap();
+    assert_eq!(st.b, flat);
+    assert!(st.s.iter().all(|&s| s == 0.0));
+    assert!(st.d.iter().all(|&d| d > 0.0));
+    // The twin agrees.
+    let mut cpu = State::new(side as usize, side as usize, flat.clone());
+    for _ in 0..50 {
+        cpu.hydraulic_step(&push);
+    }
+    assert_eq!(cpu.b, flat);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn bad_erode_flags_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.r32");
+    let bytes: Vec<u8> = terrain(64, 64)
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(&input, bytes).unwrap();
+    let out = dir.path().join("out.r32");
+    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
+    let cases: [(&[&str], &str); 8] = [
+        (&["--dt", "0"], "--dt"),
+        (&["--rain", "-1"], "--rain"),
+        (&["--dissolve", "30"], "--dissolve"),
+        (&["--deposit", "21"], "--deposit"),
+        (&["--erosion-depth", "0"], "--erosion-depth"),
+        (&["--steps", "0"], "--steps"),
+        (&["--region", "40,40,30,30"], "--region"),
+        (&["--talus-angle", "95"], "--talus-angle"),
+    ];
+    for (flags, named) in cases {
+        let mut args = vec!["erode", "--heights", i, "--out", o, "--backend", "cpu"];
+        args.extend_from_slice(flags);
+        let r = scarp(&args);
+        let e = stderr(&r);
+        assert!(!r.status.success(), "{flags:?} was accepted");
+        assert!(e.contains(named), "{flags:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+        assert!(!out.exists(), "{flags:?} wrote {o}");
+    }
+    // A good run writes the output, and the sediment map where asked.
+    let sed = dir.path().join("sed.r32");
+    let r = scarp(&[
+        "erode",
+        "--heights",
+        i,
+        "--out",
+        o,
+        "--backend",
+        "cpu",
+        "--steps",
+        "20",
+        "--sediment",
+        sed.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(out.exists() && sed.exists());
+}
