@@ -9,6 +9,7 @@
 mod brushes;
 mod ceilings;
 pub mod compare;
+pub mod erosion;
 mod frames;
 pub mod layers;
 mod noise;
@@ -324,6 +325,9 @@ pub struct Report {
     /// A stroke and frames on a layer of a layered document (absent from earlier reports).
     #[serde(default)]
     pub layers: Option<layers::LayersResult>,
+    /// Erosion steps per model and size (absent from earlier reports).
+    #[serde(default)]
+    pub erosion: Option<erosion::ErosionResult>,
 }
 
 /// Batch and page size of the reference configuration: CPU twins are compared with it, the
@@ -449,6 +453,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let frames = frames::measure(gpu, options, &tables, &heater)?;
     let paging = paging::measure(gpu, options, &heater)?;
     let layers = layers::measure(gpu, options, &tables, &heater)?;
+    let erosion = erosion::measure(gpu, options, &ceilings, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,
@@ -466,6 +471,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
         frames,
         paging,
         layers,
+        erosion,
     })
 }
 
@@ -477,6 +483,7 @@ pub fn names(quick: bool) -> Vec<String> {
     n.extend(frames::names(quick));
     n.extend(paging::names());
     n.extend(layers::names(quick));
+    n.extend(erosion::names(quick));
     n
 }
 

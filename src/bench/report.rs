@@ -248,6 +248,41 @@ pub fn markdown(r: &Report) -> String {
             num(l.frame_layered_over_plain)
         );
     }
+    if let Some(e) = &r.erosion {
+        let _ = writeln!(o, "\n## Erosion\n");
+        let _ = writeln!(
+            o,
+            "GPU ms per step (median of {} submissions of {} steps, after a warm-up), bytes per \
+             texel per step by the cost model of docs/erosion.md (hydraulic {}, thermal {}), and \
+             that traffic's GB/s over the same run's storage-buffer copy ceiling ({} GB/s); the \
+             CPU twin on {} threads at the smallest size.\n",
+            r.settings.repeats,
+            crate::erosion::gpu::STEPS_PER_SUBMIT,
+            super::erosion::HYDRAULIC_BYTES,
+            super::erosion::THERMAL_BYTES,
+            num(r.ceilings.copy_buffer.gb_s),
+            e.cpu_threads
+        );
+        let _ = writeln!(
+            o,
+            "| model | size | GPU ms/step | steps/s | B/texel | GB/s | of copy | CPU ms/step | GPU/CPU |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for row in &e.rows {
+            let _ = writeln!(
+                o,
+                "| {} | {}² | {} | {} | {} | {} | {} | {} | {} |",
+                row.model,
+                row.side,
+                num(row.gpu_ms_per_step),
+                num(row.steps_per_s),
+                row.bytes_per_texel,
+                num(row.gb_s),
+                pct(row.fraction_of_copy),
+                row.cpu_ms_per_step.map_or("—".into(), num),
+                row.gpu_over_cpu.map_or("—".into(), num)
+            );
+        }
+    }
     if let Some(p) = &r.paging {
         let _ = writeln!(o, "\n## Paging\n");
         let _ = writeln!(
