@@ -242,3 +242,66 @@ fn bad_erode_flags_are_refused_before_any_work() {
     assert!(r.status.success(), "{}", stderr(&r));
     assert!(out.exists() && sed.exists());
 }
+
+#[test]
+fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
+    use scarp::session::Document;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    // Across the corners of 128-texel pages (and of the 256-texel pages' edge).
+    let region = Region {
+        x: 50,
+        y: 30,
+        width: 200,
+        height: 180,
+    };
+    let spec = RunSpec {
+        model: Model::Both,
+        steps: 40,
+        params: ErosionParams::default(),
+        height_scale: 80.0,
+    };
+    let tables = NoiseTables::new(1);
+    let mut results = Vec::new();
+    for page in [128, 256] {
+        let desc = common::doc(w, h, page);
+        let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+        let before = d.to_dense().unwrap();
+        d.erode_region(region, &spec, true, |_| {}).unwrap();
+        let after = d.to_dense().unwrap();
+        assert!(d.undo().unwrap());
+        assert!(
+            d.to_dense().unwrap() == before,
+            "undo restores the heights bit for bit"
+        );
+        assert!(d.redo().unwrap());
+        assert!(
+            d.to_dense().unwrap() == after,
+            "redo brings the erosion back"
+        );
+        results.push(after);
+        // A layer selected: refused, nothing changes.
+        let add = scarp::layers::LayerOp::Add {
+            name: "l".into(),
+            mode: scarp::layers::Mode::Add,
+            opacity: 1.0,
+            files: Default::default(),
+        };
+        let here = std::path::Path::new(".");
+        d.layer_op(&add, here).unwrap();
+        d.layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
+            .unwrap();
+        let e = d
+            .erode_region(region, &spec, true, |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("select"), "{e}");
+    }
+    assert!(results[0] == results[1], "page size changed the result");
+    // The same as eroding the grid directly.
+    let mut direct = heights.clone();
+    erode(Some(&gpu), &mut direct, w, region, &spec, |_| {}).unwrap();
+    assert!(results[0] == direct);
+    assert_no_validation_messages(&gpu);
+}

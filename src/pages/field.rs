@@ -738,6 +738,107 @@ impl Field {
         self.history.can_undo()
     }
 
+    /// The committed values of `rect` (document texels, inside the document), row-major.
+    pub fn read_rect(&self, rect: Rect) -> Result<Vec<f32>> {
+        let (w, h) = (rect.width() as usize, rect.height() as usize);
+        let mut out = vec![self.flat; w * h];
+        let ids: Vec<PageId> = self.desc.pages_in(&rect);
+        let held: Vec<(PageId, &Rc<Version>)> = ids
+            .iter()
+            .filter_map(|id| self.pages.get(id).map(|v| (*id, v)))
+            .collect();
+        for chunk in held.chunks(PAGES_PER_TRANSFER) {
+            let versions: Vec<&Version> = chunk.iter().map(|(_, v)| &***v).collect();
+            for ((id, _), bytes) in chunk.iter().zip(self.places.read(&versions)?) {
+                let values = decode(&self.desc, &bytes);
+                let r = self.desc.page_rect(*id);
+                let part = r.intersect(&rect);
+                for y in part.y0..part.y1 {
+                    let src = ((y - r.y0) * r.width() + (part.x0 - r.x0)) as usize;
+                    let dst = ((y - rect.y0) as usize) * w + (part.x0 - rect.x0) as usize;
+                    let n = part.width() as usize;
+                    out[dst..dst + n].copy_from_slice(&values[src..src + n]);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `values` (row-major over `rect`, inside the document; quantized for r16 fields)
+    /// as one undo step (with `join`, part of the last one): the pages `rect` touches get new
+    /// versions holding their old values outside `rect`. No other edit may be under way.
+    pub fn write_rect(&mut self, rect: Rect, values: &[f32], join: bool) -> Result<()> {
+        assert_eq!(
+            values.len(),
+            (rect.width() * rect.height()) as usize,
+            "values of the whole rectangle"
+        );
+        let ids = self.desc.pages_in(&rect);
+        self.begin_versions(ids.clone(), join)?;
+        let mut rects = Vec::with_capacity(ids.len());
+        let r = self.write_working_rect(rect, values, &ids, &mut rects);
+        // Noted even when a transfer failed part way: some pages may be written.
+        self.mark_changed_in(ids, &rects);
+        self.commit_versions(join);
+        r
+    }
+
+    fn write_working_rect(
+        &mut self,
+        rect: Rect,
+        values: &[f32],
+        ids: &[PageId],
+        rects: &mut Vec<(PageId, Rect)>,
+    ) -> Result<()> {
+        let w = rect.width() as usize;
+        for (c, chunk) in ids.chunks(PAGES_PER_TRANSFER).enumerate() {
+            let first = c * PAGES_PER_TRANSFER;
+            let indices: Vec<usize> = (first..first + chunk.len()).collect();
+            self.ensure_working(&indices, &[], None)?;
+            let mut parts = Vec::with_capacity(chunk.len());
+            let mut bytes: Vec<u8> = Vec::new();
+            for id in chunk {
+                let r = self.desc.page_rect(*id);
+                let part = r.intersect(&rect);
+                let offset = bytes.len() as u64;
+                for y in part.y0..part.y1 {
+                    let src = ((y - rect.y0) as usize) * w + (part.x0 - rect.x0) as usize;
+                    bytes.extend(encode(
+                        &self.desc,
+                        &values[src..src + part.width() as usize],
+                    ));
+                }
+                parts.push((offset, part.translate(-r.x0, -r.y0)));
+                rects.push((*id, part.translate(-r.x0, -r.y0)));
+            }
+            let mut up = Buffer::new(
+                &self.gpu,
+                "rectangle upload",
+                BufferDesc::upload(bytes.len() as u64),
+            )?;
+            up.write(&bytes)?;
+            let mut rec = Recorder::new(&self.gpu)?;
+            rec.buffer(&up, Access::HostWrite);
+            for (&i, (offset, local)) in indices.iter().zip(&parts) {
+                let page = self.working_page(i).ok_or(PageError::BudgetTooSmall {
+                    needed: self.page_bytes(),
+                    budget: self.gpu_budget().unwrap_or(0),
+                })?;
+                rec.copy_buffer_to_image_region(
+                    &up,
+                    *offset,
+                    page.front(),
+                    [local.x0, local.y0],
+                    [local.width() as u32, local.height() as u32],
+                );
+                // The back image lacks what the front one now has.
+                page.set_stale(page.stale().union(local));
+            }
+            rec.submit_and_wait()?;
+        }
+        Ok(())
+    }
+
     /// The committed field, row-major.
     pub fn to_dense(&self) -> Result<Vec<f32>> {
         let d = self.desc;

@@ -343,6 +343,58 @@ impl Document {
         self.redo_log.clear();
     }
 
+    /// Erodes `region` of the base (docs/erosion.md; the whole model on the GPU, or the CPU twin
+    /// without `gpu`) as one undo step, after every queued stroke; returns the water and the
+    /// suspended sediment at the end of the steps. Refused while a layer is selected (erosion
+    /// reshapes heights, not a layer's values) and for a region outside the document.
+    pub fn erode_region(
+        &mut self,
+        region: crate::terrain::tiles::Region,
+        spec: &crate::erosion::run::RunSpec,
+        gpu: bool,
+        progress: impl FnMut(usize),
+    ) -> Result<crate::erosion::run::RunOutput> {
+        if let Some(l) = self.layers.selected_layer() {
+            return Err(BrushError::Layer(format!(
+                "erosion reshapes the base: select it (layer {:?} is selected)",
+                l.name
+            )));
+        }
+        let d = *self.desc();
+        crate::terrain::tiles::check_region(d.width, d.height, region)
+            .map_err(BrushError::Layer)?;
+        spec.params.validate().map_err(BrushError::Layer)?;
+        self.pump(None)?;
+        let rect = crate::pages::Rect::new(
+            region.x as i32,
+            region.y as i32,
+            (region.x + region.width) as i32,
+            (region.y + region.height) as i32,
+        );
+        let name = self.base_name();
+        let field = self.store.field(name).expect("the base exists");
+        let mut heights = field.read_rect(rect)?;
+        let whole = crate::terrain::tiles::Region {
+            x: 0,
+            y: 0,
+            ..region
+        };
+        let gpu = gpu.then(|| self.gpu().clone());
+        let out = crate::erosion::run::erode(
+            gpu.as_ref(),
+            &mut heights,
+            region.width,
+            whole,
+            spec,
+            progress,
+        )?;
+        let field = self.store.field_mut(name).expect("the base exists");
+        field.write_rect(rect, &heights, false)?;
+        self.push_log(LogEntry::Fields(vec![name.to_string()]));
+        self.composite()?;
+        Ok(out)
+    }
+
     /// Runs queued brush work under a GPU budget (see [`BrushEngine::pump`]), then brings the
     /// composite up to date with what it painted.
     pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
