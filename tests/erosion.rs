@@ -60,6 +60,7 @@ fn gpu_matches_the_cpu_twin_after_50_steps_of_each_model() {
             steps: 50,
             params: ErosionParams::default(),
             height_scale: 64.0,
+            weight: None,
         };
         let mut on_gpu = heights.clone();
         let out_gpu = erode(Some(&gpu), &mut on_gpu, w, region, &spec, |_| {}).unwrap();
@@ -261,6 +262,7 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
         steps: 40,
         params: ErosionParams::default(),
         height_scale: 80.0,
+        weight: None,
     };
     let tables = NoiseTables::new(1);
     let mut results = Vec::new();
@@ -303,5 +305,92 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
     let mut direct = heights.clone();
     erode(Some(&gpu), &mut direct, w, region, &spec, |_| {}).unwrap();
     assert!(results[0] == direct);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
+    use scarp::brush::cpu::CpuTerrain;
+    use scarp::brush::journal::Journal;
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::session::Document;
+    use std::sync::Arc;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    let desc = common::doc(w, h, 128);
+    let tables = NoiseTables::new(1);
+    let mut brush = BrushSettings {
+        radius: 30.0,
+        inner_radius: 5.0,
+        strength: 0.8,
+        spacing: 0.6,
+        ..BrushSettings::new(BrushType::Erode)
+    };
+    brush.erosion.steps = 30;
+    brush.erosion.params.rain = 0.05;
+    // Across the page corner at (128, 128) and (256, 128).
+    let samples: Vec<StrokeSample> = (0..6)
+        .map(|i| {
+            let t = i as f32 / 5.0;
+            StrokeSample {
+                x: 100.0 + 170.0 * t,
+                y: 110.0 + 30.0 * t,
+                pressure: 0.6 + 0.4 * t,
+                t,
+            }
+        })
+        .collect();
+    let instances = stroke_instances(&brush, &samples);
+    assert!(instances.len() > 3);
+    let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    let before = d.to_dense().unwrap();
+    d.apply_stroke(&brush, &instances).unwrap();
+    let got = d.to_dense().unwrap();
+    let mut twin = CpuTerrain::from_heights(desc, &heights, Arc::new(CpuTables::new(&tables)));
+    twin.apply_stroke(&brush, &instances);
+    let want = twin.to_dense();
+    let (lo, hi) = heights
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let diff = max_diff(&got, &want) / (hi - lo);
+    assert!(
+        diff <= TWIN_TOLERANCE,
+        "GPU and CPU erosion strokes differ by {diff}"
+    );
+    let changed = (0..got.len()).filter(|&i| got[i] != before[i]).count();
+    assert!(changed > 1000, "the stroke eroded {changed} texels");
+    // One undo step; redo gives the same heights.
+    assert!(d.undo().unwrap());
+    assert!(d.to_dense().unwrap() == before);
+    assert!(d.redo().unwrap());
+    assert!(d.to_dense().unwrap() == got);
+    // A journal: the brush reads back as written, and replaying gives the same heights.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.r32");
+    let bytes: Vec<u8> = heights.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&file, bytes).unwrap();
+    let entry = serde_json::to_value(scarp::brush::journal::BrushEntry::of(&brush)).unwrap();
+    let samples_json = serde_json::to_value(&samples).unwrap();
+    let text = serde_json::json!({
+        "version": 2,
+        "document": {"width": w, "height": h, "page_size": 128, "initial": {"file": "in.r32"}},
+        "steps": [{"stroke": {"brush": entry, "samples": samples_json}}]
+    })
+    .to_string();
+    let journal = Journal::parse(&text, dir.path()).unwrap();
+    let path = dir.path().join("erode.json");
+    std::fs::write(&path, &text).unwrap();
+    let replayed = scarp::session::replay_journal(&gpu, &path, &tables)
+        .unwrap()
+        .to_dense()
+        .unwrap();
+    assert!(replayed == got, "a replay differs");
+    assert_eq!(journal.steps.len(), 1);
+    let bad = text.replace("\"steps\":30", "\"steps\":0");
+    assert_ne!(bad, text);
+    let e = Journal::parse(&bad, dir.path()).unwrap_err().to_string();
+    assert!(e.contains("steps"), "{e}");
     assert_no_validation_messages(&gpu);
 }

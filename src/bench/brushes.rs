@@ -139,6 +139,8 @@ fn flops_per_texel_instance(brush: BrushType) -> f64 {
         BrushType::Smooth | BrushType::Contrast => BASE + 20.0,
         // stamp-space position 10, bilinear blend of 4 texels 6
         BrushType::Stamp => BASE + 16.0,
+        // Not a brush kernel: the erosion section measures its steps.
+        BrushType::Erode => 0.0,
     }
 }
 

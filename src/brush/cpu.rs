@@ -24,6 +24,25 @@ pub fn falloff(d: f32, radius: f32, inner_radius: f32, kind: Falloff, power: f32
     }
 }
 
+/// Pages the squares of erosion instances reach, in page order.
+fn touched_squares(d: &DocumentDesc, instances: &[BrushInstance]) -> Vec<PageId> {
+    let mut ids: Vec<PageId> = instances
+        .iter()
+        .filter_map(|b| crate::erosion::brush::square(d.width, d.height, b))
+        .flat_map(|sq| {
+            d.pages_in(&Rect::new(
+                sq.x as i32,
+                sq.y as i32,
+                (sq.x + sq.width) as i32,
+                (sq.y + sq.height) as i32,
+            ))
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
 /// Per-texel weight of a weighted stroke, at document texel (x, y).
 pub type Weight<'a> = dyn Fn(i32, i32) -> f32 + Sync + 'a;
 
@@ -110,6 +129,9 @@ impl CpuTerrain {
         if brush.brush.is_multitap() {
             return self.apply_multitap(brush, instances);
         }
+        if brush.brush == BrushType::Erode {
+            return self.apply_erosion(brush, instances);
+        }
         let target = level_target
             .unwrap_or_else(|| level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y)));
         self.apply_pointwise(brush, instances, target, None);
@@ -150,6 +172,51 @@ impl CpuTerrain {
             self.apply_to_page(&mut page, r, brush, instances, target, weight);
             self.pages.insert(id, Arc::new(page));
             previous.push((id, old));
+        }
+        self.history.record(previous);
+    }
+
+    /// Erosion: instance after instance, each over its square ([`crate::erosion::brush`], the
+    /// CPU twin of the model), as one undo step.
+    fn apply_erosion(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) {
+        let d = self.desc;
+        let ids = touched_squares(&d, instances);
+        let previous: Vec<(PageId, Option<Arc<Vec<f32>>>)> = ids
+            .iter()
+            .map(|id| (*id, self.pages.get(id).cloned()))
+            .collect();
+        let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
+        for b in instances {
+            let Some(sq) = crate::erosion::brush::square(d.width, d.height, b) else {
+                continue;
+            };
+            let mut values: Vec<f32> = (sq.y..sq.y + sq.height)
+                .flat_map(|y| (sq.x..sq.x + sq.width).map(move |x| (x as i32, y as i32)))
+                .map(|(x, y)| self.height_at(x, y))
+                .collect();
+            crate::erosion::brush::erode_square(None, &mut values, sq, b, brush, scale)
+                .expect("the CPU twin does not fail");
+            let rect = Rect::new(
+                sq.x as i32,
+                sq.y as i32,
+                (sq.x + sq.width) as i32,
+                (sq.y + sq.height) as i32,
+            );
+            for id in d.pages_in(&rect) {
+                let r = d.page_rect(id);
+                let mut page: Vec<f32> = match self.pages.get(&id) {
+                    Some(p) => p.as_ref().clone(),
+                    None => vec![self.flat; (r.width() * r.height()) as usize],
+                };
+                let part = r.intersect(&rect);
+                for y in part.y0..part.y1 {
+                    for x in part.x0..part.x1 {
+                        let v = values[((y - rect.y0) * rect.width() + (x - rect.x0)) as usize];
+                        page[((y - r.y0) * r.width() + (x - r.x0)) as usize] = d.quantize(v);
+                    }
+                }
+                self.pages.insert(id, Arc::new(page));
+            }
         }
         self.history.record(previous);
     }

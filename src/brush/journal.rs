@@ -401,6 +401,40 @@ pub struct BrushEntry {
     /// Mask: procedural rules filtering the brush (height, slope, curvature bands).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<crate::layers::MaskRules>,
+    /// Erode: `hydraulic`, `thermal` or `both` (default both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Erode: steps per instance (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u32>,
+    /// Erode: the model's parameters, named as `scarp erode`'s flags in snake_case (defaults
+    /// of docs/erosion.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dt: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rain: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipe_area: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gravity: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dissolve: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposit: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaporation: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_tilt: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erosion_depth: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub talus_angle: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thermal_rate: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height_scale: Option<f32>,
 }
 
 fn default_strength() -> f32 {
@@ -434,7 +468,82 @@ impl BrushEntry {
             stamp_follow: None,
             value: (b.brush == BrushType::Mask).then_some(b.value),
             rules: b.rules,
+            ..Self::erosion_of(b)
         }
+    }
+
+    /// The erosion fields of `b` (all written for erode brushes, none for others), the rest
+    /// empty.
+    fn erosion_of(b: &BrushSettings) -> Self {
+        let on = b.brush == BrushType::Erode;
+        let e = &b.erosion;
+        let p = &e.params;
+        let v = |x: f32| on.then_some(x);
+        Self {
+            brush_type: String::new(),
+            radius: 0.0,
+            inner_radius: 0.0,
+            strength: 0.0,
+            spacing: 0.0,
+            falloff: String::new(),
+            falloff_power: None,
+            noise: b.noise,
+            angle: None,
+            ratio: None,
+            stamp: None,
+            stamp_size: None,
+            stamp_scale: None,
+            stamp_follow: None,
+            value: None,
+            rules: None,
+            model: on.then(|| e.model.name().to_string()),
+            steps: on.then_some(e.steps),
+            dt: v(p.dt),
+            rain: v(p.rain),
+            pipe_area: v(p.pipe_area),
+            gravity: v(p.gravity),
+            capacity: v(p.capacity),
+            dissolve: v(p.dissolve),
+            deposit: v(p.deposit),
+            evaporation: v(p.evaporation),
+            min_tilt: v(p.min_tilt),
+            erosion_depth: v(p.erosion_depth),
+            talus_angle: v(p.talus_angle),
+            thermal_rate: v(p.thermal_rate),
+            height_scale: e.height_scale.filter(|_| on),
+        }
+    }
+
+    /// The erosion settings these fields give (defaults where absent).
+    fn erosion(&self) -> Result<crate::erosion::ErosionBrush, String> {
+        use crate::erosion::{ErosionBrush, Model};
+        let d = ErosionBrush::default();
+        let p = &d.params;
+        let model = match &self.model {
+            Some(m) => Model::from_name(m).ok_or_else(|| {
+                format!("brush.model: unknown model '{m}' (hydraulic, thermal, both)")
+            })?,
+            None => d.model,
+        };
+        Ok(ErosionBrush {
+            model,
+            steps: self.steps.unwrap_or(d.steps),
+            params: crate::erosion::ErosionParams {
+                dt: self.dt.unwrap_or(p.dt),
+                rain: self.rain.unwrap_or(p.rain),
+                pipe_area: self.pipe_area.unwrap_or(p.pipe_area),
+                gravity: self.gravity.unwrap_or(p.gravity),
+                capacity: self.capacity.unwrap_or(p.capacity),
+                dissolve: self.dissolve.unwrap_or(p.dissolve),
+                deposit: self.deposit.unwrap_or(p.deposit),
+                evaporation: self.evaporation.unwrap_or(p.evaporation),
+                min_tilt: self.min_tilt.unwrap_or(p.min_tilt),
+                erosion_depth: self.erosion_depth.unwrap_or(p.erosion_depth),
+                talus_angle: self.talus_angle.unwrap_or(p.talus_angle),
+                thermal_rate: self.thermal_rate.unwrap_or(p.thermal_rate),
+            },
+            height_scale: self.height_scale,
+        })
     }
 
     /// Stamp brushes cannot be written yet (their image path is not kept).
@@ -449,7 +558,7 @@ impl BrushEntry {
     fn settings(&self, base_dir: &Path) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, mask, erase)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, mask, erase, erode)",
                 self.brush_type
             )
         })?;
@@ -483,6 +592,7 @@ impl BrushEntry {
             stamp_follow: self.stamp_follow.unwrap_or(true),
             value: self.value.unwrap_or(0.0),
             rules: self.rules,
+            erosion: self.erosion()?,
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)

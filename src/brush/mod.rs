@@ -44,6 +44,11 @@ pub enum BrushType {
     Mask,
     /// Layers only: lowers the selected layer's alpha (and an `add` layer's value) toward 0.
     Erase,
+    /// Erosion (docs/erosion.md): each instance simulates `erosion.steps` steps in the square of
+    /// half-side ceil(1.25 radius) around it, rain and shedding weighted by the falloff, then
+    /// h += strength x pressure x (h_eroded - h) over the square. Runs outside the brush engine
+    /// ([`crate::erosion::brush`]).
+    Erode,
 }
 
 impl BrushType {
@@ -61,10 +66,14 @@ impl BrushType {
     /// Brushes that paint layers' alpha and mask only.
     pub const LAYER_ONLY: [BrushType; 2] = [BrushType::Mask, BrushType::Erase];
 
+    /// Brushes that simulate rather than run a brush kernel.
+    pub const SIMULATED: [BrushType; 1] = [BrushType::Erode];
+
     pub fn name(self) -> &'static str {
         match self {
             BrushType::Mask => "mask",
             BrushType::Erase => "erase",
+            BrushType::Erode => "erode",
             BrushType::Raise => "raise",
             BrushType::Lower => "lower",
             BrushType::Noise => "noise",
@@ -80,6 +89,7 @@ impl BrushType {
         Self::ALL
             .into_iter()
             .chain(Self::LAYER_ONLY)
+            .chain(Self::SIMULATED)
             .find(|b| b.name() == s)
     }
 
@@ -94,7 +104,7 @@ impl BrushType {
             BrushType::Level | BrushType::Mask | BrushType::Erase => k::BRUSH_LEVEL,
             BrushType::Directional => k::BRUSH_DIRECTIONAL,
             BrushType::Stamp => k::BRUSH_STAMP,
-            BrushType::Smooth | BrushType::Contrast => -1,
+            BrushType::Smooth | BrushType::Contrast | BrushType::Erode => -1,
         }
     }
 
@@ -193,6 +203,8 @@ pub struct BrushSettings {
     /// Mask brushes: procedural rules (docs/layers.md) that filter the brush texel by texel:
     /// each instance's weight is multiplied by the rules' mask of the height below the layer.
     pub rules: Option<crate::layers::MaskRules>,
+    /// Erosion brushes: the model, steps per instance and the model's parameters.
+    pub erosion: crate::erosion::ErosionBrush,
 }
 
 impl BrushSettings {
@@ -213,6 +225,7 @@ impl BrushSettings {
             stamp_follow: true,
             value: 0.0,
             rules: None,
+            erosion: crate::erosion::ErosionBrush::default(),
         }
     }
 
@@ -298,6 +311,9 @@ impl BrushSettings {
                 "value must be in [0, 1] (the mask painted toward), got {}",
                 self.value
             ));
+        }
+        if self.brush == BrushType::Erode {
+            self.erosion.validate()?;
         }
         if let Some(rules) = &self.rules {
             if self.brush != BrushType::Mask {

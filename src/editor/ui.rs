@@ -12,13 +12,14 @@ use std::collections::VecDeque;
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
 
-/// Brushes the panel offers: all but stamps (they need an image: journals only for now), and
-/// the layer brushes (mask, erase).
+/// Brushes the panel offers: all but stamps (they need an image: journals only for now), the
+/// layer brushes (mask, erase) and erosion.
 fn panel_brushes() -> Vec<BrushType> {
     BrushType::ALL
         .into_iter()
         .filter(|b| *b != BrushType::Stamp)
         .chain(BrushType::LAYER_ONLY)
+        .chain(BrushType::SIMULATED)
         .collect()
 }
 
@@ -234,6 +235,34 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             }
             b.rules =
                 (b.brush == BrushType::Mask && s.layers.brush_rules).then(|| s.layers.mask_rules());
+            if b.brush == BrushType::Erode
+                && ui.collapsing_header("erosion", TreeNodeFlags::DEFAULT_OPEN)
+            {
+                let e = &mut b.erosion;
+                let models: Vec<&str> = crate::erosion::Model::ALL
+                    .iter()
+                    .map(|m| m.name())
+                    .collect();
+                let mut mi = crate::erosion::Model::ALL
+                    .iter()
+                    .position(|m| *m == e.model)
+                    .unwrap_or(0);
+                if ui.combo_simple_string("model", &mut mi, &models) {
+                    e.model = crate::erosion::Model::ALL[mi];
+                }
+                let mut steps = e.steps as i32;
+                if ui.slider("steps per instance", 1, 500, &mut steps) {
+                    e.steps = steps.max(1) as u32;
+                }
+                let p = &mut e.params;
+                log_slider(ui, "rain", 0.001, 1.0, &mut p.rain);
+                log_slider(ui, "capacity", 0.005, 4.0, &mut p.capacity);
+                ui.slider("dissolve", 0.0, 1.0 / p.dt, &mut p.dissolve);
+                ui.slider("deposit", 0.0, 1.0 / p.dt, &mut p.deposit);
+                ui.slider("evaporation", 0.0, 0.5, &mut p.evaporation);
+                ui.slider("talus angle", 5.0, 85.0, &mut p.talus_angle);
+                ui.slider("thermal rate", 0.0, 1.0, &mut p.thermal_rate);
+            }
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
                 log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);

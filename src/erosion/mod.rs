@@ -7,11 +7,13 @@
 //! * [`gpu`]: a region's state in storage buffers and the kernels that step it.
 //! * [`cpu`]: the twin, the same passes texel by texel.
 //! * [`run`]: a whole run on a height grid (heights in, eroded heights out), either backend.
+//! * [`brush`]: one erosion-brush instance over its square.
 
+pub mod brush;
 pub mod cpu;
 pub mod gpu;
 pub mod params;
 pub mod run;
 pub mod shared;
 
-pub use params::{ErosionParams, Model};
+pub use params::{ErosionBrush, ErosionParams, Model};

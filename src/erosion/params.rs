@@ -4,6 +4,60 @@
 use super::shared::ErosionPush;
 use serde::{Deserialize, Serialize};
 
+/// What an erosion brush simulates per instance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErosionBrush {
+    pub model: Model,
+    /// Steps per instance.
+    pub steps: u32,
+    pub params: ErosionParams,
+    /// Texels per height unit (None: the document's default, a quarter of its larger side).
+    pub height_scale: Option<f32>,
+}
+
+/// `e` with every `--flag-name` written `flag_name` (journals spell parameters so).
+fn snake_flags(e: &str) -> String {
+    e.split(' ')
+        .map(|w| match w.strip_prefix("--") {
+            Some(flag) => flag.replace('-', "_"),
+            None => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Most steps one brush instance may take.
+pub const MAX_BRUSH_STEPS: u32 = 10_000;
+
+impl Default for ErosionBrush {
+    fn default() -> Self {
+        Self {
+            model: Model::Both,
+            steps: 50,
+            params: DEFAULTS,
+            height_scale: None,
+        }
+    }
+}
+
+impl ErosionBrush {
+    /// Checks every value; the error names the field (snake_case, as journals spell it).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_BRUSH_STEPS).contains(&self.steps) {
+            return Err(format!(
+                "steps must be between 1 and {MAX_BRUSH_STEPS}, got {}",
+                self.steps
+            ));
+        }
+        if let Some(s) = self.height_scale {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(format!("height_scale must be above 0, got {s}"));
+            }
+        }
+        self.params.validate().map_err(|e| snake_flags(&e))
+    }
+}
+
 /// Which steps a run takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

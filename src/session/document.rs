@@ -216,6 +216,9 @@ impl Document {
         join: bool,
     ) -> Result<()> {
         self.check_stroke(brush)?;
+        if brush.brush == BrushType::Erode {
+            return self.erode_stroke(brush, instances, join);
+        }
         if !join && brush.brush == BrushType::Level && self.is_layered() {
             // Level strokes pull toward the composite under their first sample, before them.
             self.level_target = match crate::brush::level_texel(instances) {
@@ -245,9 +248,53 @@ impl Document {
         Ok(())
     }
 
+    /// An erosion stroke (part): instance after instance, each square read from the base, eroded
+    /// on the GPU ([`crate::erosion::brush`]) and written back; one undo step per stroke.
+    fn erode_stroke(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        join: bool,
+    ) -> Result<()> {
+        self.pump(None)?;
+        let d = *self.desc();
+        let name = self.base_name();
+        let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
+        let gpu = self.gpu().clone();
+        let mut wrote = join;
+        for b in instances {
+            let Some(sq) = crate::erosion::brush::square(d.width, d.height, b) else {
+                continue;
+            };
+            let rect = crate::pages::Rect::new(
+                sq.x as i32,
+                sq.y as i32,
+                (sq.x + sq.width) as i32,
+                (sq.y + sq.height) as i32,
+            );
+            let field = self.store.field_mut(name).expect("the base exists");
+            let mut values = field.read_rect(rect)?;
+            crate::erosion::brush::erode_square(Some(&gpu), &mut values, sq, b, brush, scale)?;
+            if !wrote {
+                self.push_log(LogEntry::Fields(vec![name.to_string()]));
+            }
+            let field = self.store.field_mut(name).expect("the base exists");
+            field.write_rect(rect, &values, wrote)?;
+            wrote = true;
+        }
+        self.composite()?;
+        Ok(())
+    }
+
     /// Why a stroke of `brush` cannot be painted on the current selection, if it cannot.
     pub fn check_stroke(&self, brush: &BrushSettings) -> Result<()> {
         let layer_only = matches!(brush.brush, BrushType::Mask | BrushType::Erase);
+        if let (BrushType::Erode, Some(l)) = (brush.brush, self.layers.selected_layer()) {
+            return Err(BrushError::Layer(format!(
+                "erosion reshapes the base: select it (layer {:?} is selected)",
+                l.name
+            )));
+        }
         match self.layers.selected_layer() {
             None if layer_only => Err(BrushError::Layer(format!(
                 "{} brushes paint layers: select a layer (the base is selected)",
