@@ -60,7 +60,6 @@ fn gpu_matches_the_cpu_twin_after_50_steps_of_each_model() {
             steps: 50,
             params: ErosionParams::default(),
             height_scale: 64.0,
-            weight: None,
         };
         let mut on_gpu = heights.clone();
         let out_gpu = erode(Some(&gpu), &mut on_gpu, w, region, &spec, |_| {}).unwrap();
@@ -262,7 +261,6 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
         steps: 40,
         params: ErosionParams::default(),
         height_scale: 80.0,
-        weight: None,
     };
     let tables = NoiseTables::new(1);
     let mut results = Vec::new();

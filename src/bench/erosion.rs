@@ -49,11 +49,38 @@ pub struct ErosionRow {
     pub gpu_over_cpu: Option<f64>,
 }
 
+/// The erosion brush: whole strokes on a document, wall clock (each instance reads its square
+/// back, runs its steps on the GPU and writes the square into the page store).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ErosionBrushRow {
+    pub name: String,
+    pub radius: f32,
+    pub steps: u32,
+    pub instances: usize,
+    pub instances_per_s: f64,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ErosionResult {
     pub rows: Vec<ErosionRow>,
     pub cpu_threads: usize,
+    #[serde(default)]
+    pub brush: Vec<ErosionBrushRow>,
+}
+
+/// (radius, steps, instances) of the brush cases.
+fn brush_cases(quick: bool) -> &'static [(f32, u32, usize)] {
+    if quick {
+        &[(16.0, 5, 3)]
+    } else {
+        &[(64.0, 50, 40), (256.0, 50, 20)]
+    }
+}
+
+fn brush_name(radius: f32, steps: u32) -> String {
+    format!("erosion/brush/r{radius}/s{steps}")
 }
 
 fn sides(quick: bool) -> &'static [u32] {
@@ -72,7 +99,77 @@ pub(super) fn names(quick: bool) -> Vec<String> {
     Model::ALL
         .iter()
         .flat_map(|&m| sides(quick).iter().map(move |&s| name(m, s)))
+        .chain(brush_cases(quick).iter().map(|&(r, s, _)| brush_name(r, s)))
         .collect()
+}
+
+/// Instances per second of erosion-brush strokes (median of the repeats; each stroke undone).
+fn measure_brush(
+    gpu: &Arc<Gpu>,
+    o: &BenchOptions,
+    tables: &crate::noise::NoiseTables,
+    heater: &Heater,
+) -> Result<Vec<ErosionBrushRow>> {
+    use crate::brush::shared::BrushInstance;
+    use crate::brush::{BrushSettings, BrushType};
+    let cases: Vec<(f32, u32, usize)> = brush_cases(o.quick)
+        .iter()
+        .copied()
+        .filter(|&(r, s, _)| o.wants(&brush_name(r, s)))
+        .collect();
+    if cases.is_empty() {
+        return Ok(Vec::new());
+    }
+    let side = if o.quick { 256 } else { 2048 };
+    let desc = crate::pages::DocumentDesc::for_heights(side, side);
+    let heights: Vec<f32> = terrain(side).iter().map(|b| b / side as f32).collect();
+    let mut doc = crate::session::Document::from_heights(gpu, desc, &heights, tables)?;
+    let mut rows = Vec::new();
+    for (radius, steps, count) in cases {
+        let mut brush = BrushSettings::new(BrushType::Erode);
+        brush.radius = radius;
+        brush.strength = 0.8;
+        brush.erosion.steps = steps;
+        let instances: Vec<BrushInstance> = (0..count)
+            .map(|i| {
+                let t = i as f32 / count.max(2) as f32;
+                BrushInstance {
+                    center: [side as f32 * (0.2 + 0.6 * t), side as f32 * 0.5],
+                    radius,
+                    strength: brush.strength,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        // Warm-up: pipelines, allocations.
+        doc.apply_stroke(&brush, &instances[..1])?;
+        doc.undo()?;
+        let mut rates = Vec::new();
+        for _ in 0..o.repeats {
+            heater.heat(HEAT_SHORT_MS)?;
+            let t0 = Instant::now();
+            doc.apply_stroke(&brush, &instances)?;
+            doc.pump(None)?;
+            rates.push(count as f64 / t0.elapsed().as_secs_f64());
+            doc.undo()?;
+        }
+        let rate = median(&rates);
+        eprintln!(
+            "{}: {:.0} instances/s ({} instances of {} steps)",
+            brush_name(radius, steps),
+            rate,
+            count,
+            steps
+        );
+        rows.push(ErosionBrushRow {
+            name: brush_name(radius, steps),
+            radius,
+            steps,
+            instances: count,
+            instances_per_s: rate,
+        });
+    }
+    Ok(rows)
 }
 
 /// A side x side terrain with slopes in every direction (heights in texels, about a quarter of
@@ -95,6 +192,7 @@ pub(super) fn measure(
     gpu: &Arc<Gpu>,
     o: &BenchOptions,
     ceilings: &Ceilings,
+    tables: &crate::noise::NoiseTables,
     heater: &Heater,
 ) -> Result<Option<ErosionResult>> {
     let wanted: Vec<(Model, u32)> = Model::ALL
@@ -102,7 +200,10 @@ pub(super) fn measure(
         .flat_map(|&m| sides(o.quick).iter().map(move |&s| (m, s)))
         .filter(|&(m, s)| o.wants(&name(m, s)))
         .collect();
-    if wanted.is_empty() {
+    let brush_wanted = brush_cases(o.quick)
+        .iter()
+        .any(|&(r, s, _)| o.wants(&brush_name(r, s)));
+    if wanted.is_empty() && !brush_wanted {
         return Ok(None);
     }
     heater.heat(HEAT_LONG_MS)?;
@@ -172,8 +273,10 @@ pub(super) fn measure(
             gpu_over_cpu: cpu_ms.map(|c| c / ms),
         });
     }
+    let brush = measure_brush(gpu, o, tables, heater)?;
     Ok(Some(ErosionResult {
         rows,
         cpu_threads: rayon::current_num_threads(),
+        brush,
     }))
 }

@@ -453,7 +453,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let frames = frames::measure(gpu, options, &tables, &heater)?;
     let paging = paging::measure(gpu, options, &heater)?;
     let layers = layers::measure(gpu, options, &tables, &heater)?;
-    let erosion = erosion::measure(gpu, options, &ceilings, &heater)?;
+    let erosion = erosion::measure(gpu, options, &ceilings, &tables, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,

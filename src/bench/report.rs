@@ -282,6 +282,27 @@ pub fn markdown(r: &Report) -> String {
                 row.gpu_over_cpu.map_or("—".into(), num)
             );
         }
+        if !e.brush.is_empty() {
+            let _ = writeln!(
+                o,
+                "\nErosion brush: strokes on a document (wall clock, each instance reading its \
+                 square back, stepping it on the GPU and writing it into the page store).\n"
+            );
+            let _ = writeln!(
+                o,
+                "| radius | steps | instances | instances/s |\n|---:|---:|---:|---:|"
+            );
+            for b in &e.brush {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} |",
+                    b.radius,
+                    b.steps,
+                    b.instances,
+                    num(b.instances_per_s)
+                );
+            }
+        }
     }
     if let Some(p) = &r.paging {
         let _ = writeln!(o, "\n## Paging\n");

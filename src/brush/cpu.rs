@@ -194,7 +194,8 @@ impl CpuTerrain {
                 .flat_map(|y| (sq.x..sq.x + sq.width).map(move |x| (x as i32, y as i32)))
                 .map(|(x, y)| self.height_at(x, y))
                 .collect();
-            crate::erosion::brush::erode_square(None, &mut values, sq, b, brush, scale)
+            let cpu = crate::erosion::brush::Backend::Cpu;
+            crate::erosion::brush::erode_square(cpu, &mut values, sq, b, brush, scale)
                 .expect("the CPU twin does not fail");
             let rect = Rect::new(
                 sq.x as i32,

@@ -181,7 +181,6 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
         height_scale: a
             .height_scale
             .unwrap_or_else(|| crate::render::frames::vertical_scale_for(grid.width, grid.height)),
-        weight: None,
     };
     let mut heights = grid.values;
     let b = bar(&format!("eroding ({} steps)", a.steps));

@@ -4,7 +4,8 @@
 //! square, `s` the instance's strength × pressure. The same code serves the document (GPU) and
 //! the CPU twin; only the backend differs.
 
-use super::run::{erode, RunSpec, Weight};
+use super::cpu::State;
+use super::gpu::{GpuErosion, Kernels};
 use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
 use crate::gpu::{Gpu, Result};
@@ -28,10 +29,19 @@ pub fn square(width: u32, height: u32, b: &BrushInstance) -> Option<Region> {
     })
 }
 
+/// Where an instance's steps run.
+#[derive(Clone, Copy)]
+pub enum Backend<'a> {
+    /// The GPU, with pipelines made before.
+    Gpu(&'a Arc<Gpu>, &'a Arc<Kernels>),
+    /// The CPU twin.
+    Cpu,
+}
+
 /// Erodes `heights`, the values of `square` (row-major), for instance `b` of `brush` with
-/// `height_scale` texels per height unit, on `gpu` (None: the CPU twin).
+/// `height_scale` texels per height unit.
 pub fn erode_square(
-    gpu: Option<&Arc<Gpu>>,
+    backend: Backend,
     heights: &mut [f32],
     square: Region,
     b: &BrushInstance,
@@ -39,28 +49,38 @@ pub fn erode_square(
     height_scale: f32,
 ) -> Result<()> {
     let e = &brush.erosion;
-    let spec = RunSpec {
-        model: e.model,
-        steps: e.steps as usize,
-        params: e.params,
-        height_scale: e.height_scale.unwrap_or(height_scale),
-        weight: Some(Weight {
-            center: [b.center[0] - square.x as f32, b.center[1] - square.y as f32],
-            radius: b.radius,
-            inner_radius: b.inner_radius,
-            falloff: brush.falloff,
-            falloff_power: brush.falloff_power,
-        }),
+    let scale = e.height_scale.unwrap_or(height_scale);
+    let size = [square.width, square.height];
+    let mut push = e.params.push(size);
+    push.center = [b.center[0] - square.x as f32, b.center[1] - square.y as f32];
+    push.radius = b.radius;
+    push.inner_radius = b.inner_radius;
+    push.falloff = brush.falloff.index();
+    push.falloff_power = brush.falloff_power;
+    let start: Vec<f32> = heights.iter().map(|h| h * scale).collect();
+    let settled = match backend {
+        Backend::Gpu(gpu, kernels) => {
+            let mut g = GpuErosion::with_kernels(gpu, kernels, size, &start)?;
+            g.run(&push, e.model, e.steps as usize, None, |_| {})?;
+            g.settled()?
+        }
+        Backend::Cpu => {
+            let mut st = State::new(size[0] as usize, size[1] as usize, start);
+            for _ in 0..e.steps {
+                if e.model.hydraulic() {
+                    st.hydraulic_step(&push);
+                }
+                if e.model.thermal() {
+                    st.thermal_step(&push);
+                }
+            }
+            st.settle();
+            st.b
+        }
     };
-    let mut eroded = heights.to_vec();
-    let whole = Region {
-        x: 0,
-        y: 0,
-        ..square
-    };
-    erode(gpu, &mut eroded, square.width, whole, &spec, |_| {})?;
-    for (h, e) in heights.iter_mut().zip(&eroded) {
-        *h += b.strength * (e - *h);
+    for (h, b_end) in heights.iter_mut().zip(&settled) {
+        let eroded = b_end / scale;
+        *h += b.strength * (eroded - *h);
     }
     Ok(())
 }

@@ -15,7 +15,8 @@ use std::sync::Arc;
 /// Steps recorded per submission (each submission is waited for).
 pub const STEPS_PER_SUBMIT: usize = 32;
 
-struct Kernels {
+/// The erosion pipelines: made once (per document, per run) and shared by every region.
+pub struct Kernels {
     flux: ComputeKernel<ErosionPush>,
     water: ComputeKernel<ErosionPush>,
     transport: ComputeKernel<ErosionPush>,
@@ -24,7 +25,7 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+    pub fn new(gpu: &Arc<Gpu>) -> Result<Self> {
         let k = |shader, n: usize| {
             ComputeKernel::new(gpu, shader, &vec![BindingKind::StorageBuffer; n], &[])
         };
@@ -57,7 +58,7 @@ pub struct GpuErosion {
     s: Buffer,
     s1: Buffer,
     ratio: Buffer,
-    kernels: Kernels,
+    kernels: Arc<Kernels>,
     sets: Sets,
     /// Which of `b` and `d` hold the current terrain and water.
     cb: usize,
@@ -84,6 +85,16 @@ impl GpuErosion {
 
     /// A region of `size` texels holding terrain `b` (row-major), no water, sediment or flux.
     pub fn new(gpu: &Arc<Gpu>, size: [u32; 2], b: &[f32]) -> Result<Self> {
+        Self::with_kernels(gpu, &Arc::new(Kernels::new(gpu)?), size, b)
+    }
+
+    /// [`Self::new`] with pipelines made before.
+    pub fn with_kernels(
+        gpu: &Arc<Gpu>,
+        kernels: &Arc<Kernels>,
+        size: [u32; 2],
+        b: &[f32],
+    ) -> Result<Self> {
         let n = u64::from(size[0]) * u64::from(size[1]);
         assert_eq!(b.len() as u64, n, "a whole region");
         if n > Self::max_texels(gpu) {
@@ -108,7 +119,7 @@ impl GpuErosion {
         let s = storage(gpu, "erosion sediment", bytes)?;
         let s1 = storage(gpu, "erosion sediment s1", bytes)?;
         let ratio = storage(gpu, "erosion thermal shares", bytes)?;
-        let kernels = Kernels::new(gpu)?;
+        let kernels = kernels.clone();
         let sb = Resource::StorageBuffer;
         let both = |f: &dyn Fn(usize) -> Result<DescriptorSet>| -> Result<[DescriptorSet; 2]> {
             Ok([f(0)?, f(1)?])
@@ -319,6 +330,19 @@ impl GpuErosion {
         rec.buffer(&back, Access::HostRead);
         rec.submit_and_wait()?;
         Ok(back.mapped(bytes as usize)?.to_vec())
+    }
+
+    /// The terrain with the suspended sediment settled (`b + s`), read back: the end of a run
+    /// when water and sediment are not wanted.
+    pub fn settled(&self) -> Result<Vec<f32>> {
+        let n = u64::from(self.size[0]) * u64::from(self.size[1]);
+        let floats = |bytes: Vec<u8>| bytemuck::cast_slice::<u8, f32>(&bytes).to_vec();
+        let mut b = floats(self.read(&self.b[self.cb], n * 4)?);
+        let s = floats(self.read(&self.s, n * 4)?);
+        for (b, s) in b.iter_mut().zip(&s) {
+            *b += *s;
+        }
+        Ok(b)
     }
 
     /// The state as it is now (terrain, water, sediment, flux), read back.

@@ -17,19 +17,6 @@ pub struct RunSpec {
     pub params: ErosionParams,
     /// Texels per height unit.
     pub height_scale: f32,
-    /// Brush runs: rain and shedding weighted by this falloff (None: q = 1).
-    pub weight: Option<Weight>,
-}
-
-/// A brush instance's falloff over the region: q = falloff(|p − center|) inside `radius`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Weight {
-    /// Region-local texel coordinates.
-    pub center: [f32; 2],
-    pub radius: f32,
-    pub inner_radius: f32,
-    pub falloff: crate::brush::Falloff,
-    pub falloff_power: f32,
 }
 
 /// Water depth and suspended sediment over the region at the end of the steps (before the
@@ -66,14 +53,7 @@ pub fn erode(
         .map(|h| h * scale)
         .collect();
     let size = [region.width, region.height];
-    let mut push = spec.params.push(size);
-    if let Some(w) = spec.weight {
-        push.center = w.center;
-        push.radius = w.radius;
-        push.inner_radius = w.inner_radius;
-        push.falloff = w.falloff.index();
-        push.falloff_power = w.falloff_power;
-    }
+    let push = spec.params.push(size);
     let mut state = match gpu {
         Some(gpu) => {
             let mut g = GpuErosion::new(gpu, size, &b)?;

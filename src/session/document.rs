@@ -64,6 +64,8 @@ pub struct Document {
     solo: bool,
     /// See [`Self::set_frames_in_flight`] (fields made later follow it too).
     frames_in_flight: bool,
+    /// The erosion brush's pipelines, made at its first stroke.
+    erosion_kernels: Option<Arc<crate::erosion::gpu::Kernels>>,
 }
 
 impl Document {
@@ -81,6 +83,7 @@ impl Document {
             undo_budget: crate::pages::history::DEFAULT_UNDO_BUDGET,
             solo: false,
             frames_in_flight: false,
+            erosion_kernels: None,
         })
     }
 
@@ -261,6 +264,15 @@ impl Document {
         let name = self.base_name();
         let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
         let gpu = self.gpu().clone();
+        let kernels = match &self.erosion_kernels {
+            Some(k) => k.clone(),
+            None => {
+                let k = Arc::new(crate::erosion::gpu::Kernels::new(&gpu)?);
+                self.erosion_kernels = Some(k.clone());
+                k
+            }
+        };
+        let backend = crate::erosion::brush::Backend::Gpu(&gpu, &kernels);
         let mut wrote = join;
         for b in instances {
             let Some(sq) = crate::erosion::brush::square(d.width, d.height, b) else {
@@ -274,7 +286,7 @@ impl Document {
             );
             let field = self.store.field_mut(name).expect("the base exists");
             let mut values = field.read_rect(rect)?;
-            crate::erosion::brush::erode_square(Some(&gpu), &mut values, sq, b, brush, scale)?;
+            crate::erosion::brush::erode_square(backend, &mut values, sq, b, brush, scale)?;
             if !wrote {
                 self.push_log(LogEntry::Fields(vec![name.to_string()]));
             }
