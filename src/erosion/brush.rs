@@ -30,12 +30,29 @@ pub fn square(width: u32, height: u32, b: &BrushInstance) -> Option<Region> {
 }
 
 /// Where an instance's steps run.
-#[derive(Clone, Copy)]
 pub enum Backend<'a> {
-    /// The GPU, with pipelines made before.
-    Gpu(&'a Arc<Gpu>, &'a Arc<Kernels>),
+    /// The GPU, in these buffers (their capacity at least the square's texels).
+    Gpu(&'a mut GpuErosion),
     /// The CPU twin.
     Cpu,
+}
+
+/// Buffers for the squares of `brush`'s instances in a `width` x `height` document, reusing
+/// `held` when they are large enough.
+pub fn buffers_for(
+    gpu: &Arc<Gpu>,
+    held: Option<GpuErosion>,
+    kernels: &Arc<Kernels>,
+    width: u32,
+    height: u32,
+    radius: f32,
+) -> Result<GpuErosion> {
+    let side = 2 * (1.25 * radius).ceil() as u64 + 1;
+    let need = side.min(u64::from(width)) * side.min(u64::from(height));
+    match held {
+        Some(g) if g.capacity() >= need => Ok(g),
+        _ => GpuErosion::with_capacity(gpu, kernels, need),
+    }
 }
 
 /// Erodes `heights`, the values of `square` (row-major), for instance `b` of `brush` with
@@ -59,8 +76,8 @@ pub fn erode_square(
     push.falloff_power = brush.falloff_power;
     let start: Vec<f32> = heights.iter().map(|h| h * scale).collect();
     let settled = match backend {
-        Backend::Gpu(gpu, kernels) => {
-            let mut g = GpuErosion::with_kernels(gpu, kernels, size, &start)?;
+        Backend::Gpu(g) => {
+            g.load(size, &start)?;
             g.run(&push, e.model, e.steps as usize, None, |_| {})?;
             g.settled()?
         }

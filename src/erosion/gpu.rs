@@ -60,6 +60,10 @@ pub struct GpuErosion {
     ratio: Buffer,
     kernels: Arc<Kernels>,
     sets: Sets,
+    /// Texels the buffers hold, and the staging buffers for loads and reads.
+    capacity: u64,
+    upload: Buffer,
+    readback: Buffer,
     /// Which of `b` and `d` hold the current terrain and water.
     cb: usize,
     cd: usize,
@@ -95,13 +99,19 @@ impl GpuErosion {
         size: [u32; 2],
         b: &[f32],
     ) -> Result<Self> {
-        let n = u64::from(size[0]) * u64::from(size[1]);
-        assert_eq!(b.len() as u64, n, "a whole region");
+        let mut g = Self::with_capacity(gpu, kernels, u64::from(size[0]) * u64::from(size[1]))?;
+        g.load(size, b)?;
+        Ok(g)
+    }
+
+    /// Buffers for regions of up to `capacity` texels (load one with [`Self::load`]): a brush
+    /// reuses them from instance to instance instead of allocating (and the driver clearing)
+    /// new memory each time.
+    pub fn with_capacity(gpu: &Arc<Gpu>, kernels: &Arc<Kernels>, capacity: u64) -> Result<Self> {
+        let n = capacity.max(1);
         if n > Self::max_texels(gpu) {
             return Err(GpuError::Unsupported(format!(
-                "a {}x{} erosion region is past what {} binds at once ({} texels)",
-                size[0],
-                size[1],
+                "a {n}-texel erosion region is past what {} binds at once ({} texels)",
                 gpu.info().name,
                 Self::max_texels(gpu)
             )));
@@ -177,18 +187,14 @@ impl GpuErosion {
                     .bind(&[sb(&b_bufs[cb]), sb(&ratio), sb(&b_bufs[1 - cb])])
             })?,
         };
-        let mut up = Buffer::new(gpu, "erosion upload", BufferDesc::upload(bytes))?;
-        up.write(b)?;
-        let mut rec = Recorder::new(gpu)?;
-        rec.buffer(&up, Access::HostWrite);
-        rec.copy_buffer(&up, 0, &b_bufs[0], 0, bytes);
-        for (z, len) in [(&d_bufs[0], bytes), (&s, bytes), (&f, bytes * 4)] {
-            rec.fill_buffer(z, 0, len, 0);
-        }
-        rec.submit_and_wait()?;
+        let upload = Buffer::new(gpu, "erosion upload", BufferDesc::upload(bytes))?;
+        let readback = Buffer::new(gpu, "erosion readback", BufferDesc::readback(bytes * 4))?;
         Ok(Self {
             gpu: gpu.clone(),
-            size,
+            size: [0, 0],
+            capacity: n,
+            upload,
+            readback,
             b: b_bufs,
             d: d_bufs,
             f,
@@ -204,6 +210,36 @@ impl GpuErosion {
 
     pub fn size(&self) -> [u32; 2] {
         self.size
+    }
+
+    /// Texels the buffers hold.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Starts a region of `size` texels (at most the capacity) holding terrain `b` (row-major),
+    /// without water, sediment or flux.
+    pub fn load(&mut self, size: [u32; 2], b: &[f32]) -> Result<()> {
+        let n = u64::from(size[0]) * u64::from(size[1]);
+        assert_eq!(b.len() as u64, n, "a whole region");
+        if n > self.capacity {
+            return Err(GpuError::usage(
+                "an erosion region past the buffers' capacity",
+            ));
+        }
+        let bytes = n * 4;
+        self.upload.write(b)?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.buffer(&self.upload, Access::HostWrite);
+        rec.copy_buffer(&self.upload, 0, &self.b[0], 0, bytes);
+        for (z, len) in [(&self.d[0], bytes), (&self.s, bytes), (&self.f, bytes * 4)] {
+            rec.fill_buffer(z, 0, len, 0);
+        }
+        rec.submit_and_wait()?;
+        self.size = size;
+        self.cb = 0;
+        self.cd = 0;
+        Ok(())
     }
 
     fn groups(&self) -> [u32; 3] {
@@ -323,13 +359,12 @@ impl GpuErosion {
     }
 
     fn read(&self, buf: &Buffer, bytes: u64) -> Result<Vec<u8>> {
-        let back = Buffer::new(&self.gpu, "erosion readback", BufferDesc::readback(bytes))?;
         let mut rec = Recorder::new(&self.gpu)?;
         rec.buffer(buf, Access::TransferRead);
-        rec.copy_buffer(buf, 0, &back, 0, bytes);
-        rec.buffer(&back, Access::HostRead);
+        rec.copy_buffer(buf, 0, &self.readback, 0, bytes);
+        rec.buffer(&self.readback, Access::HostRead);
         rec.submit_and_wait()?;
-        Ok(back.mapped(bytes as usize)?.to_vec())
+        Ok(self.readback.mapped(bytes as usize)?.to_vec())
     }
 
     /// The terrain with the suspended sediment settled (`b + s`), read back: the end of a run

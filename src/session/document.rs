@@ -64,8 +64,9 @@ pub struct Document {
     solo: bool,
     /// See [`Self::set_frames_in_flight`] (fields made later follow it too).
     frames_in_flight: bool,
-    /// The erosion brush's pipelines, made at its first stroke.
+    /// The erosion brush's pipelines and buffers, made at its first stroke.
     erosion_kernels: Option<Arc<crate::erosion::gpu::Kernels>>,
+    erosion_buffers: Option<crate::erosion::gpu::GpuErosion>,
 }
 
 impl Document {
@@ -84,6 +85,7 @@ impl Document {
             solo: false,
             frames_in_flight: false,
             erosion_kernels: None,
+            erosion_buffers: None,
         })
     }
 
@@ -261,8 +263,6 @@ impl Document {
     ) -> Result<()> {
         self.pump(None)?;
         let d = *self.desc();
-        let name = self.base_name();
-        let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
         let gpu = self.gpu().clone();
         let kernels = match &self.erosion_kernels {
             Some(k) => k.clone(),
@@ -272,7 +272,32 @@ impl Document {
                 k
             }
         };
-        let backend = crate::erosion::brush::Backend::Gpu(&gpu, &kernels);
+        let held = self.erosion_buffers.take();
+        let mut buffers = crate::erosion::brush::buffers_for(
+            &gpu,
+            held,
+            &kernels,
+            d.width,
+            d.height,
+            brush.radius,
+        )?;
+        let r = self.erode_instances(brush, instances, join, &mut buffers);
+        self.erosion_buffers = Some(buffers);
+        r?;
+        self.composite()?;
+        Ok(())
+    }
+
+    fn erode_instances(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        join: bool,
+        buffers: &mut crate::erosion::gpu::GpuErosion,
+    ) -> Result<()> {
+        let d = *self.desc();
+        let name = self.base_name();
+        let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
         let mut wrote = join;
         for b in instances {
             let Some(sq) = crate::erosion::brush::square(d.width, d.height, b) else {
@@ -286,6 +311,7 @@ impl Document {
             );
             let field = self.store.field_mut(name).expect("the base exists");
             let mut values = field.read_rect(rect)?;
+            let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
             crate::erosion::brush::erode_square(backend, &mut values, sq, b, brush, scale)?;
             if !wrote {
                 self.push_log(LogEntry::Fields(vec![name.to_string()]));
@@ -294,7 +320,6 @@ impl Document {
             field.write_rect(rect, &values, wrote)?;
             wrote = true;
         }
-        self.composite()?;
         Ok(())
     }
 
