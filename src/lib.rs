@@ -16,6 +16,7 @@ pub mod brush;
 pub mod cli;
 pub mod editor;
 pub mod erosion;
+pub mod falloff;
 pub mod gallery;
 pub mod gpu;
 pub mod layers;

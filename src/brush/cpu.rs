@@ -3,7 +3,7 @@
 //! reference in tests and the baseline in benchmarks.
 
 use super::stamp::stamp_position;
-use super::{instances_reaching, level_texel, touched_pages, BrushSettings, BrushType, Falloff};
+use super::{instances_reaching, level_texel, touched_pages, BrushSettings, BrushType};
 use crate::brush::shared::BrushInstance;
 use crate::noise::CpuTables;
 use crate::pages::geometry::{DocumentDesc, PageId, Rect};
@@ -12,23 +12,20 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// `brushFalloff` of brush.glsl.
-#[inline]
-pub fn falloff(d: f32, radius: f32, inner_radius: f32, kind: Falloff, power: f32) -> f32 {
-    let t = ((d - inner_radius) / (radius - inner_radius).max(1e-6)).clamp(0.0, 1.0);
-    match kind {
-        Falloff::Smooth => 1.0 - t * t * (3.0 - 2.0 * t),
-        Falloff::Linear => 1.0 - t,
-        Falloff::Power => 1.0 - t.powf(power),
-        Falloff::Parabolic => 1.0 - t * t,
-    }
-}
+pub use crate::falloff::falloff;
 
 /// Pages the squares of erosion instances reach, in page order.
 fn touched_squares(d: &DocumentDesc, instances: &[BrushInstance]) -> Vec<PageId> {
     let mut ids: Vec<PageId> = instances
         .iter()
-        .filter_map(|b| crate::erosion::brush::square(d.width, d.height, b))
+        .filter_map(|b| {
+            let inst = crate::erosion::brush::Instance {
+                center: b.center,
+                radius: b.radius,
+                ..Default::default()
+            };
+            crate::erosion::brush::square(d.width, d.height, &inst)
+        })
         .flat_map(|sq| {
             d.pages_in(&Rect::new(
                 sq.x as i32,
@@ -185,9 +182,10 @@ impl CpuTerrain {
             .iter()
             .map(|id| (*id, self.pages.get(id).cloned()))
             .collect();
-        let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
+        let scale = crate::pages::geometry::default_vertical_scale(d.width, d.height);
         for b in instances {
-            let Some(sq) = crate::erosion::brush::square(d.width, d.height, b) else {
+            let inst = super::erosion_instance(b, brush);
+            let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
                 continue;
             };
             let mut values: Vec<f32> = (sq.y..sq.y + sq.height)
@@ -195,7 +193,7 @@ impl CpuTerrain {
                 .map(|(x, y)| self.height_at(x, y))
                 .collect();
             let cpu = crate::erosion::brush::Backend::Cpu;
-            crate::erosion::brush::erode_square(cpu, &mut values, sq, b, brush, scale)
+            crate::erosion::brush::erode_square(cpu, &mut values, sq, &inst, &brush.erosion, scale)
                 .expect("the CPU twin does not fail");
             let rect = Rect::new(
                 sq.x as i32,

@@ -14,6 +14,7 @@ pub mod stamp;
 pub mod stroke;
 
 use crate::brush::shared::BrushInstance;
+pub use crate::falloff::Falloff;
 use crate::noise::{NoiseKind, NoiseSettings};
 use crate::pages::geometry::{DocumentDesc, PageId, Rect};
 
@@ -125,52 +126,6 @@ impl BrushType {
     /// Whether the brush reads neighbouring texels (one instance per pass, page halos).
     pub fn is_multitap(self) -> bool {
         matches!(self, BrushType::Smooth | BrushType::Contrast)
-    }
-}
-
-/// The falloff ramp of t = clamp((d - inner) / (radius - inner), 0, 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Falloff {
-    /// 1 - t^2: paper eq. 2 when the inner radius is 0.
-    Parabolic,
-    /// 1 - t^2 (3 - 2t).
-    Smooth,
-    /// 1 - t.
-    Linear,
-    /// 1 - t^p, p = `falloff_power` (2 is parabolic; large p keeps full strength longer).
-    Power,
-}
-
-impl Falloff {
-    pub const ALL: [Falloff; 4] = [
-        Falloff::Parabolic,
-        Falloff::Smooth,
-        Falloff::Linear,
-        Falloff::Power,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Falloff::Parabolic => "parabolic",
-            Falloff::Smooth => "smooth",
-            Falloff::Linear => "linear",
-            Falloff::Power => "power",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.name() == s)
-    }
-
-    /// `FALLOFF_*` of `src/shared_constants.rs`.
-    pub fn index(self) -> i32 {
-        use crate::shared_constants as k;
-        match self {
-            Falloff::Parabolic => k::FALLOFF_PARABOLIC,
-            Falloff::Smooth => k::FALLOFF_SMOOTH,
-            Falloff::Linear => k::FALLOFF_LINEAR,
-            Falloff::Power => k::FALLOFF_POWER,
-        }
     }
 }
 
@@ -333,6 +288,21 @@ impl BrushSettings {
                 .map_err(|e| format!("noise: {}", e.trim_start_matches("--")))?;
         }
         Ok(())
+    }
+}
+
+/// An erosion-brush instance of `b` with `brush`'s falloff.
+pub fn erosion_instance(
+    b: &BrushInstance,
+    brush: &BrushSettings,
+) -> crate::erosion::brush::Instance {
+    crate::erosion::brush::Instance {
+        center: b.center,
+        radius: b.radius,
+        inner_radius: b.inner_radius,
+        strength: b.strength,
+        falloff: brush.falloff,
+        falloff_power: brush.falloff_power,
     }
 }
 

@@ -178,9 +178,9 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
         model: a.model.into(),
         steps: a.steps,
         params,
-        height_scale: a
-            .height_scale
-            .unwrap_or_else(|| crate::render::frames::vertical_scale_for(grid.width, grid.height)),
+        height_scale: a.height_scale.unwrap_or_else(|| {
+            crate::pages::geometry::default_vertical_scale(grid.width, grid.height)
+        }),
     };
     let mut heights = grid.values;
     let b = bar(&format!("eroding ({} steps)", a.steps));

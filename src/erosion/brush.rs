@@ -6,15 +6,39 @@
 
 use super::cpu::State;
 use super::gpu::{GpuErosion, Kernels};
-use crate::brush::shared::BrushInstance;
-use crate::brush::BrushSettings;
+use super::params::ErosionBrush;
+use crate::falloff::Falloff;
 use crate::gpu::{Gpu, Result};
 use crate::terrain::tiles::Region;
 use std::sync::Arc;
 
+/// One instance: where, how large, how strong (strength × pressure) and its falloff.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instance {
+    pub center: [f32; 2],
+    pub radius: f32,
+    pub inner_radius: f32,
+    pub strength: f32,
+    pub falloff: Falloff,
+    pub falloff_power: f32,
+}
+
+impl Default for Instance {
+    fn default() -> Self {
+        Self {
+            center: [0.0; 2],
+            radius: 1.0,
+            inner_radius: 0.0,
+            strength: 1.0,
+            falloff: Falloff::Parabolic,
+            falloff_power: 2.0,
+        }
+    }
+}
+
 /// The square an instance simulates in a `width` x `height` document (None when it lies
 /// outside).
-pub fn square(width: u32, height: u32, b: &BrushInstance) -> Option<Region> {
+pub fn square(width: u32, height: u32, b: &Instance) -> Option<Region> {
     let half = (1.25 * b.radius).ceil() as i64;
     let (cx, cy) = (b.center[0].round() as i64, b.center[1].round() as i64);
     let x0 = (cx - half).max(0);
@@ -55,25 +79,24 @@ pub fn buffers_for(
     }
 }
 
-/// Erodes `heights`, the values of `square` (row-major), for instance `b` of `brush` with
-/// `height_scale` texels per height unit.
+/// Erodes `heights`, the values of `square` (row-major), for instance `b` simulating `e`, with
+/// `height_scale` texels per height unit (unless `e` gives one).
 pub fn erode_square(
     backend: Backend,
     heights: &mut [f32],
     square: Region,
-    b: &BrushInstance,
-    brush: &BrushSettings,
+    b: &Instance,
+    e: &ErosionBrush,
     height_scale: f32,
 ) -> Result<()> {
-    let e = &brush.erosion;
     let scale = e.height_scale.unwrap_or(height_scale);
     let size = [square.width, square.height];
     let mut push = e.params.push(size);
     push.center = [b.center[0] - square.x as f32, b.center[1] - square.y as f32];
     push.radius = b.radius;
     push.inner_radius = b.inner_radius;
-    push.falloff = brush.falloff.index();
-    push.falloff_power = brush.falloff_power;
+    push.falloff = b.falloff.index();
+    push.falloff_power = b.falloff_power;
     let start: Vec<f32> = heights.iter().map(|h| h * scale).collect();
     let settled = match backend {
         Backend::Gpu(g) => {

@@ -3,8 +3,7 @@
 //! baseline in benchmarks.
 
 use super::shared::ErosionPush;
-use crate::brush::cpu::falloff;
-use crate::brush::Falloff;
+use crate::falloff::{falloff, Falloff};
 use rayon::prelude::*;
 
 /// The eight neighbours in the thermal kernels' order, and whether each is diagonal.
@@ -36,10 +35,7 @@ pub fn weight(p: &ErosionPush, x: i32, y: i32) -> f32 {
     let dy = y as f32 - p.center[1];
     let d = (dx * dx + dy * dy).sqrt();
     if d < p.radius {
-        let kind = Falloff::ALL
-            .into_iter()
-            .find(|f| f.index() == p.falloff)
-            .unwrap_or(Falloff::Parabolic);
+        let kind = Falloff::from_index(p.falloff).unwrap_or(Falloff::Parabolic);
         falloff(d, p.radius, p.inner_radius, kind, p.falloff_power)
     } else {
         0.0

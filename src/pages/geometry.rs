@@ -294,6 +294,13 @@ impl DocumentDesc {
     }
 }
 
+/// The default vertical scale of a `width` x `height` document: world (texel) units per height
+/// unit, a quarter of its larger side. The renderer draws with it and erosion takes it as its
+/// height scale.
+pub fn default_vertical_scale(width: u32, height: u32) -> f32 {
+    0.25 * width.max(height) as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,13 +61,7 @@ pub fn mean_p99(v: &[f64]) -> (f64, f64) {
 
 /// Default world y per height unit: a quarter of the document's larger side.
 pub fn default_vertical_scale(desc: &DocumentDesc) -> f32 {
-    vertical_scale_for(desc.width, desc.height)
-}
-
-/// The default vertical scale of a `width` x `height` grid: a quarter of its larger side (also
-/// erosion's default height scale).
-pub fn vertical_scale_for(width: u32, height: u32) -> f32 {
-    0.25 * width.max(height) as f32
+    crate::pages::geometry::default_vertical_scale(desc.width, desc.height)
 }
 
 /// View settings of `scarp render` and the benchmarks for `desc`: fog scaled to its size.

@@ -297,10 +297,11 @@ impl Document {
     ) -> Result<()> {
         let d = *self.desc();
         let name = self.base_name();
-        let scale = crate::render::frames::vertical_scale_for(d.width, d.height);
+        let scale = crate::pages::geometry::default_vertical_scale(d.width, d.height);
         let mut wrote = join;
         for b in instances {
-            let Some(sq) = crate::erosion::brush::square(d.width, d.height, b) else {
+            let inst = crate::brush::erosion_instance(b, brush);
+            let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
                 continue;
             };
             let rect = crate::pages::Rect::new(
@@ -312,7 +313,14 @@ impl Document {
             let field = self.store.field_mut(name).expect("the base exists");
             let mut values = field.read_rect(rect)?;
             let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
-            crate::erosion::brush::erode_square(backend, &mut values, sq, b, brush, scale)?;
+            crate::erosion::brush::erode_square(
+                backend,
+                &mut values,
+                sq,
+                &inst,
+                &brush.erosion,
+                scale,
+            )?;
             if !wrote {
                 self.push_log(LogEntry::Fields(vec![name.to_string()]));
             }
