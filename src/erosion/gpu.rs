@@ -134,43 +134,26 @@ impl GpuErosion {
         let both = |f: &dyn Fn(usize) -> Result<DescriptorSet>| -> Result<[DescriptorSet; 2]> {
             Ok([f(0)?, f(1)?])
         };
+        // Terrain parity cb and water parity cd: what each hydraulic pass reads and writes.
+        let flux = |cb: usize, cd: usize| {
+            kernels
+                .flux
+                .bind(&[sb(&b_bufs[cb]), sb(&d_bufs[cd]), sb(&f)])
+        };
+        let water = |cb: usize, cd: usize| {
+            kernels.water.bind(&[
+                sb(&b_bufs[cb]),
+                sb(&b_bufs[1 - cb]),
+                sb(&d_bufs[cd]),
+                sb(&d_bufs[1 - cd]),
+                sb(&f),
+                sb(&s),
+                sb(&s1),
+            ])
+        };
         let sets = Sets {
-            flux: [
-                both(&|cd| {
-                    kernels
-                        .flux
-                        .bind(&[sb(&b_bufs[0]), sb(&d_bufs[cd]), sb(&f)])
-                })?,
-                both(&|cd| {
-                    kernels
-                        .flux
-                        .bind(&[sb(&b_bufs[1]), sb(&d_bufs[cd]), sb(&f)])
-                })?,
-            ],
-            water: [
-                both(&|cd| {
-                    kernels.water.bind(&[
-                        sb(&b_bufs[0]),
-                        sb(&b_bufs[1]),
-                        sb(&d_bufs[cd]),
-                        sb(&d_bufs[1 - cd]),
-                        sb(&f),
-                        sb(&s),
-                        sb(&s1),
-                    ])
-                })?,
-                both(&|cd| {
-                    kernels.water.bind(&[
-                        sb(&b_bufs[1]),
-                        sb(&b_bufs[0]),
-                        sb(&d_bufs[cd]),
-                        sb(&d_bufs[1 - cd]),
-                        sb(&f),
-                        sb(&s),
-                        sb(&s1),
-                    ])
-                })?,
-            ],
+            flux: [both(&|cd| flux(0, cd))?, both(&|cd| flux(1, cd))?],
+            water: [both(&|cd| water(0, cd))?, both(&|cd| water(1, cd))?],
             transport: both(&|cd| {
                 kernels.transport.bind(&[
                     sb(&d_bufs[cd]),
