@@ -514,9 +514,35 @@ impl BrushEntry {
         }
     }
 
-    /// The erosion settings these fields give (defaults where absent).
-    fn erosion(&self) -> Result<crate::erosion::ErosionBrush, String> {
+    /// The erosion settings these fields give (defaults where absent); on a brush other than
+    /// `erode`, any of them is refused by name.
+    fn erosion(&self, brush: BrushType) -> Result<crate::erosion::ErosionBrush, String> {
         use crate::erosion::{ErosionBrush, Model};
+        if brush != BrushType::Erode {
+            let given = [
+                ("model", self.model.is_some()),
+                ("steps", self.steps.is_some()),
+                ("dt", self.dt.is_some()),
+                ("rain", self.rain.is_some()),
+                ("pipe_area", self.pipe_area.is_some()),
+                ("gravity", self.gravity.is_some()),
+                ("capacity", self.capacity.is_some()),
+                ("dissolve", self.dissolve.is_some()),
+                ("deposit", self.deposit.is_some()),
+                ("evaporation", self.evaporation.is_some()),
+                ("min_tilt", self.min_tilt.is_some()),
+                ("erosion_depth", self.erosion_depth.is_some()),
+                ("talus_angle", self.talus_angle.is_some()),
+                ("thermal_rate", self.thermal_rate.is_some()),
+                ("height_scale", self.height_scale.is_some()),
+            ];
+            if let Some((name, _)) = given.iter().find(|(_, on)| *on) {
+                return Err(format!(
+                    "brush.{name}: only erode brushes take it (this is a {} brush)",
+                    brush.name()
+                ));
+            }
+        }
         let d = ErosionBrush::default();
         let p = &d.params;
         let model = match &self.model {
@@ -592,7 +618,7 @@ impl BrushEntry {
             stamp_follow: self.stamp_follow.unwrap_or(true),
             value: self.value.unwrap_or(0.0),
             rules: self.rules,
-            erosion: self.erosion()?,
+            erosion: self.erosion(brush)?,
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)
@@ -1113,6 +1139,10 @@ mod tests {
             (
                 OK.replace(r#""spacing": 0.25"#, r#""spacing": 0.25, "colour": 1"#),
                 "colour",
+            ),
+            (
+                OK.replace(r#""spacing": 0.25"#, r#""spacing": 0.25, "steps": 5"#),
+                "brush.steps: only erode",
             ),
             (OK.replace(r#""x": 512"#, r#""x": "left""#), "samples[0].x"),
             ("{".to_string(), "EOF"),
