@@ -100,8 +100,13 @@ pub fn erode_square(
     let start: Vec<f32> = heights.iter().map(|h| h * scale).collect();
     let settled = match backend {
         Backend::Gpu(g) => {
+            let p = crate::profile::scope("erosion brush: load");
             g.load(size, &start)?;
+            drop(p);
+            let p = crate::profile::scope("erosion brush: steps");
             g.run(&push, e.model, e.steps as usize, None, |_| {})?;
+            drop(p);
+            let _p = crate::profile::scope("erosion brush: read back");
             g.settled()?
         }
         Backend::Cpu => {

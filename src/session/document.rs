@@ -311,7 +311,9 @@ impl Document {
                 (sq.y + sq.height) as i32,
             );
             let field = self.store.field_mut(name).expect("the base exists");
+            let read = crate::profile::scope("erosion brush: read square");
             let mut values = field.read_rect(rect)?;
+            drop(read);
             let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
             crate::erosion::brush::erode_square(
                 backend,
@@ -325,6 +327,7 @@ impl Document {
                 self.push_log(LogEntry::Fields(vec![name.to_string()]));
             }
             let field = self.store.field_mut(name).expect("the base exists");
+            let _w = crate::profile::scope("erosion brush: write square");
             field.write_rect(rect, &values, wrote)?;
             wrote = true;
         }
