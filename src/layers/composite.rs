@@ -314,9 +314,7 @@ impl Compositor {
                 .chain(plan.inputs(0..plan.split))
                 .collect();
             let flat = fold_flats(store, &plan.layers[..plan.split], base_flat);
-            let mut cache = Field::new(&self.gpu, f32_desc(&desc), flat)?;
-            cache.set_frames_in_flight(self.detached);
-            cache.set_budgets(store.height().budgets());
+            let mut cache = self.derived_field(store, flat)?;
             if let Some(old) = store.field(BELOW) {
                 cache.succeed(old);
             }
@@ -734,13 +732,19 @@ impl Compositor {
         index: usize,
         rules: &super::rules::MaskRules,
     ) -> Result<()> {
-        self.fill_rules(
-            store,
-            stack,
-            index,
-            rules,
-            stack.layers[index].field(super::Part::Mask),
-        )
+        let (below, flat) = Self::folded_below(store, stack, index);
+        let mask = stack.layers[index].field(super::Part::Mask);
+        self.fill_rules(store, &below, flat, rules, mask)
+    }
+
+    /// A derived r32f field of the document's grid at `flat`, with the compositor's frames in
+    /// flight and the height's budgets (the cache below the selection, the rules' fields).
+    fn derived_field(&self, store: &PageStore, flat: f32) -> Result<Field> {
+        let height = store.height();
+        let mut f = Field::new(&self.gpu, f32_desc(height.desc()), flat)?;
+        f.set_frames_in_flight(self.detached);
+        f.set_budgets(height.budgets());
+        Ok(f)
     }
 
     /// Makes the derived field [`RULES_WEIGHT`] (r32f, no undo) hold the mask `rules` give from
@@ -753,40 +757,36 @@ impl Compositor {
         index: usize,
         rules: &super::rules::MaskRules,
     ) -> Result<()> {
-        let below: Vec<FoldLayer> = Self::folded_below(stack, index);
-        let flat = fold_flats(store, &below, flat_of(store, BASE_FIELD));
+        let (below, flat) = Self::folded_below(store, stack, index);
         let flat_weight = super::rules::mask_at(rules, [1, 1], |_, _| flat, 0, 0);
-        let desc = f32_desc(store.height().desc());
-        let mut weight = Field::new(&self.gpu, desc, flat_weight)?;
-        weight.set_frames_in_flight(self.detached);
-        weight.set_budgets(store.height().budgets());
+        let mut weight = self.derived_field(store, flat_weight)?;
         weight.set_undo_budget(0);
         store.insert_field(RULES_WEIGHT, weight)?;
-        self.fill_rules(store, stack, index, rules, RULES_WEIGHT.to_string())
+        self.fill_rules(store, &below, flat, rules, RULES_WEIGHT.to_string())
     }
 
-    /// The layers below `index` that change the fold.
-    fn folded_below(stack: &Stack, index: usize) -> Vec<FoldLayer> {
-        stack.layers[..index]
+    /// The layers below `index` that change the fold, and the height they fold flat pages to.
+    fn folded_below(store: &PageStore, stack: &Stack, index: usize) -> (Vec<FoldLayer>, f32) {
+        let below: Vec<FoldLayer> = stack.layers[..index]
             .iter()
             .filter(|l| l.weight() > 0.0)
             .map(FoldLayer::of)
-            .collect()
+            .collect();
+        let flat = fold_flats(store, &below, flat_of(store, BASE_FIELD));
+        (below, flat)
     }
 
-    /// Fills field `target` with the mask `rules` give from the height below layer `index`.
+    /// Fills field `target` with the mask `rules` give from the height below a layer: the
+    /// layers `below` it folded onto the base, flat pages at `flat`.
     fn fill_rules(
         &mut self,
         store: &mut PageStore,
-        stack: &Stack,
-        index: usize,
+        below: &[FoldLayer],
+        flat: f32,
         rules: &super::rules::MaskRules,
         target: String,
     ) -> Result<()> {
-        let desc = *store.height().desc();
         // The height below the layer, in a derived r32f field.
-        let below = Self::folded_below(stack, index);
-        let flat = fold_flats(store, &below, flat_of(store, BASE_FIELD));
         let inputs = held_pages(
             store,
             std::iter::once(BASE_FIELD).chain(
@@ -795,11 +795,9 @@ impl Compositor {
                     .flat_map(|l| l.fields.iter().map(String::as_str)),
             ),
         );
-        let mut source = Field::new(&self.gpu, f32_desc(&desc), flat)?;
-        source.set_frames_in_flight(self.detached);
-        source.set_budgets(store.height().budgets());
+        let source = self.derived_field(store, flat)?;
         store.insert_field(RULES_SOURCE, source)?;
-        let r = self.fill_from(store, &below, &inputs, target, rules);
+        let r = self.fill_from(store, below, &inputs, target, rules);
         store.remove_field(RULES_SOURCE);
         r
     }
