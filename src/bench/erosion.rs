@@ -240,12 +240,7 @@ pub(super) fn measure(
             let steps = if o.quick { 2 } else { 3 };
             let t0 = Instant::now();
             for _ in 0..steps {
-                if model.hydraulic() {
-                    st.hydraulic_step(&push);
-                }
-                if model.thermal() {
-                    st.thermal_step(&push);
-                }
+                st.step(&push, model);
             }
             Some(t0.elapsed().as_secs_f64() * 1e3 / steps as f64)
         } else {

@@ -112,12 +112,7 @@ pub fn erode_square(
         Backend::Cpu => {
             let mut st = State::new(size[0] as usize, size[1] as usize, start);
             for _ in 0..e.steps {
-                if e.model.hydraulic() {
-                    st.hydraulic_step(&push);
-                }
-                if e.model.thermal() {
-                    st.thermal_step(&push);
-                }
+                st.step(&push, e.model);
             }
             st.settle();
             st.b

@@ -2,6 +2,7 @@
 //! same operations in the same order, rows in parallel (rayon). The reference in tests and the
 //! baseline in benchmarks.
 
+use super::params::Model;
 use super::shared::ErosionPush;
 use crate::falloff::{falloff, Falloff};
 use rayon::prelude::*;
@@ -66,6 +67,17 @@ impl State {
             d: vec![0.0; n],
             s: vec![0.0; n],
             f: vec![[0.0; 4]; n],
+        }
+    }
+
+    /// One step of `model`: a hydraulic step, then a thermal step, as the model asks (the GPU's
+    /// order).
+    pub fn step(&mut self, p: &ErosionPush, model: Model) {
+        if model.hydraulic() {
+            self.hydraulic_step(p);
+        }
+        if model.thermal() {
+            self.thermal_step(p);
         }
     }
 

@@ -63,12 +63,7 @@ pub fn erode(
         None => {
             let mut st = State::new(size[0] as usize, size[1] as usize, b);
             for i in 0..spec.steps {
-                if spec.model.hydraulic() {
-                    st.hydraulic_step(&push);
-                }
-                if spec.model.thermal() {
-                    st.thermal_step(&push);
-                }
+                st.step(&push, spec.model);
                 if (i + 1) % 8 == 0 || i + 1 == spec.steps {
                     progress(i + 1);
                 }
