@@ -26,14 +26,7 @@ fn touched_squares(d: &DocumentDesc, instances: &[BrushInstance]) -> Vec<PageId>
             };
             crate::erosion::brush::square(d.width, d.height, &inst)
         })
-        .flat_map(|sq| {
-            d.pages_in(&Rect::new(
-                sq.x as i32,
-                sq.y as i32,
-                (sq.x + sq.width) as i32,
-                (sq.y + sq.height) as i32,
-            ))
-        })
+        .flat_map(|sq| d.pages_in(&sq.rect()))
         .collect();
     ids.sort();
     ids.dedup();
@@ -195,12 +188,7 @@ impl CpuTerrain {
             let cpu = crate::erosion::brush::Backend::Cpu;
             crate::erosion::brush::erode_square(cpu, &mut values, sq, &inst, &brush.erosion, scale)
                 .expect("the CPU twin does not fail");
-            let rect = Rect::new(
-                sq.x as i32,
-                sq.y as i32,
-                (sq.x + sq.width) as i32,
-                (sq.y + sq.height) as i32,
-            );
+            let rect = sq.rect();
             for id in d.pages_in(&rect) {
                 let r = d.page_rect(id);
                 let mut page: Vec<f32> = match self.pages.get(&id) {

@@ -304,12 +304,7 @@ impl Document {
             let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
                 continue;
             };
-            let rect = crate::pages::Rect::new(
-                sq.x as i32,
-                sq.y as i32,
-                (sq.x + sq.width) as i32,
-                (sq.y + sq.height) as i32,
-            );
+            let rect = sq.rect();
             let field = self.store.field_mut(name).expect("the base exists");
             let read = crate::profile::scope("erosion brush: read square");
             let mut values = field.read_rect(rect)?;
@@ -460,12 +455,7 @@ impl Document {
             .map_err(BrushError::Layer)?;
         spec.params.validate().map_err(BrushError::Layer)?;
         self.pump(None)?;
-        let rect = crate::pages::Rect::new(
-            region.x as i32,
-            region.y as i32,
-            (region.x + region.width) as i32,
-            (region.y + region.height) as i32,
-        );
+        let rect = region.rect();
         let name = self.base_name();
         let field = self.store.field(name).expect("the base exists");
         let mut heights = field.read_rect(rect)?;

@@ -27,6 +27,18 @@ pub struct Region {
     pub height: u32,
 }
 
+impl Region {
+    /// The same texels as a page-store rectangle.
+    pub fn rect(&self) -> crate::pages::Rect {
+        crate::pages::Rect::new(
+            self.x as i32,
+            self.y as i32,
+            (self.x + self.width) as i32,
+            (self.y + self.height) as i32,
+        )
+    }
+}
+
 /// The `region` of `grid`.
 pub fn crop(grid: &Heights, region: Region) -> Result<Heights, String> {
     let Region {

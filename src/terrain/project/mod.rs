@@ -124,12 +124,7 @@ impl PagedHeights {
     pub fn region(&self, region: Region) -> Result<Heights, FileError> {
         let d = &self.document;
         let (w, h) = (region.width as usize, region.height as usize);
-        let rect = crate::pages::Rect::new(
-            region.x as i32,
-            region.y as i32,
-            (region.x + region.width) as i32,
-            (region.y + region.height) as i32,
-        );
+        let rect = region.rect();
         let mut values = vec![self.flat; w * h];
         for id in d.pages_in(&rect) {
             let Some(page) = self.page(id)? else { continue };
