@@ -59,6 +59,9 @@ pub const VIEW_CURSOR: u32 = 2;
 pub const VIEW_WIREFRAME: u32 = 4;
 /// Tint by an overlay field (a layer's mask): 1 - value, over page nodes.
 pub const VIEW_OVERLAY: u32 = 8;
+/// With VIEW_OVERLAY: the overlay is water (a region erosion's depth, 0..1 of its scale): a blue
+/// tint of that strength.
+pub const VIEW_OVERLAY_WATER: u32 = 16;
 /// `TileDraw.flags`: the node's level sits at this bit (5 bits).
 pub const TILE_LEVEL_SHIFT: u32 = 4;
 /// `TileDraw.flags`: heights from the coarse level, not the pages.

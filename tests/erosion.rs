@@ -392,3 +392,170 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     assert!(e.contains("steps"), "{e}");
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly() {
+    use scarp::brush::cpu::CpuTerrain;
+    use scarp::brush::journal::{Initial, Journal, JournalFile, RecordedStep, Replayer};
+    use scarp::erosion::ErosionBrush;
+    use scarp::session::erosion_run::{RegionRun, WATER_FIELD};
+    use scarp::session::Document;
+    use std::sync::Arc;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    let desc = common::doc(w, h, 128);
+    let tables = NoiseTables::new(1);
+    // Across the page corners at (128, 128) and (256, 128).
+    let region = Region {
+        x: 60,
+        y: 40,
+        width: 230,
+        height: 170,
+    };
+    let erosion = ErosionBrush {
+        model: Model::Both,
+        steps: 1000,
+        params: ErosionParams {
+            rain: 0.05,
+            ..ErosionParams::default()
+        },
+        height_scale: Some(80.0),
+    };
+    let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    let before = d.to_dense().unwrap();
+    let undo_steps = d.undo_steps();
+    let mut run = RegionRun::start(&mut d, region, erosion, 8).unwrap();
+    // Frames: the steps per frame grow to the most allowed; the view follows.
+    run.advance(&mut d, 1e9).unwrap();
+    run.advance(&mut d, 1e9).unwrap();
+    let p = run.progress();
+    assert_eq!((p.done, p.per_frame), (4 + 8, 8));
+    let live = d.to_dense().unwrap();
+    assert!(live != before, "the view shows the run as it goes");
+    let inside = |i: usize| {
+        let (x, y) = ((i as u32) % w, (i as u32) / w);
+        x >= region.x
+            && x < region.x + region.width
+            && y >= region.y
+            && y < region.y + region.height
+    };
+    assert!((0..live.len()).all(|i| inside(i) || live[i] == before[i]));
+    let water = d
+        .store
+        .field(WATER_FIELD)
+        .expect("a water field while running")
+        .to_dense()
+        .unwrap();
+    assert!((0..water.len()).any(|i| inside(i) && water[i] > 0.0));
+    assert!((0..water.len()).all(|i| (0.0..=1.0).contains(&water[i])));
+    // Paused, a frame runs nothing.
+    run.set_paused(true);
+    run.advance(&mut d, 1e9).unwrap();
+    assert_eq!(run.progress().done, 12);
+    run.set_paused(false);
+    for _ in 0..3 {
+        run.advance(&mut d, 1e9).unwrap();
+    }
+    assert_eq!(run.progress().done, 36);
+    assert!(!run.complete());
+    // Finished early: one undo step, journaled with the steps run.
+    let step = run.finish(&mut d).unwrap().expect("steps ran");
+    assert!(d.store.field(WATER_FIELD).is_none(), "the water field goes");
+    let got = d.to_dense().unwrap();
+    assert_eq!(d.undo_steps(), undo_steps + 1);
+    let RecordedStep::Erode {
+        region: r,
+        erosion: e,
+    } = &step
+    else {
+        panic!("an erode step: {step:?}")
+    };
+    assert_eq!((*r, e.steps), (region, 36));
+    assert!(d.undo().unwrap());
+    assert!(d.to_dense().unwrap() == before, "undo restores every texel");
+    assert!(d.redo().unwrap());
+    assert!(d.to_dense().unwrap() == got);
+    // The step replays bit for bit: on a document, and through a journal file.
+    let mut fresh = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    fresh.erode(*r, e).unwrap();
+    assert!(
+        fresh.to_dense().unwrap() == got,
+        "the journal step replays bit-exactly"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.r32");
+    let bytes: Vec<u8> = heights.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&file, bytes).unwrap();
+    let text = JournalFile::of(
+        &desc,
+        &Initial::File("in.r32".into()),
+        std::slice::from_ref(&step),
+    )
+    .unwrap()
+    .to_json()
+    .unwrap();
+    let path = dir.path().join("run.json");
+    std::fs::write(&path, &text).unwrap();
+    let replayed = scarp::session::replay_journal(&gpu, &path, &tables)
+        .unwrap()
+        .to_dense()
+        .unwrap();
+    assert!(replayed == got, "a journal replay differs");
+    // The CPU twin replays the step within the stated tolerance.
+    let mut twin = CpuTerrain::from_heights(desc, &heights, Arc::new(CpuTables::new(&tables)));
+    twin.erode(*r, e).unwrap();
+    let (lo, hi) = heights
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let diff = max_diff(&got, &twin.to_dense()) / (hi - lo);
+    assert!(diff <= TWIN_TOLERANCE, "twin differs by {diff}");
+    // Bad erode steps are refused by step and field.
+    let cases = [
+        (
+            r#""region": [60, 40, 230, 170]"#,
+            r#""region": [60, 40, 300, 170]"#,
+            "steps[0]: erode.region",
+        ),
+        (r#""dt": 0.05"#, r#""dt": -1.0"#, "steps[0]: erode.dt"),
+        (r#""rain": 0.05"#, r#""rainn": 0.05"#, "rainn"),
+        (r#""rain": 0.05"#, r#""rain": "lots""#, "rain"),
+    ];
+    let compact = serde_json::to_string(&serde_json::from_str::<serde_json::Value>(&text).unwrap())
+        .unwrap()
+        .replace(":", ": ")
+        .replace(",", ", ");
+    for (from, to, expect) in cases {
+        assert!(compact.contains(from), "{from} in {compact}");
+        let bad = compact.replace(from, to);
+        let e = Journal::parse(&bad, dir.path()).unwrap_err().to_string();
+        assert!(e.contains(expect), "expected '{expect}' in: {e}");
+    }
+    // With a layer selected: the run and the journal step are refused, nothing changes.
+    let here = std::path::Path::new(".");
+    let add = scarp::layers::LayerOp::Add {
+        name: "l".into(),
+        mode: scarp::layers::Mode::Add,
+        opacity: 1.0,
+        files: Default::default(),
+    };
+    d.layer_op(&add, here).unwrap();
+    d.layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
+        .unwrap();
+    let e = RegionRun::start(&mut d, region, erosion, 8)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("select"), "{e}");
+    assert!(d.store.field(WATER_FIELD).is_none());
+    let layered = compact.replace(
+        r#""steps": [{"#,
+        r#""steps": [{"layer": {"op": "add", "name": "l"}}, {"layer": {"op": "select", "name": "l"}}, {"#,
+    );
+    assert_ne!(layered, compact);
+    let e = Journal::parse(&layered, dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("steps[2]: erode") && e.contains("base"), "{e}");
+    assert_no_validation_messages(&gpu);
+}

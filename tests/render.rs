@@ -11,6 +11,7 @@ use scarp::pages::Budgets;
 use scarp::render::camera::{pixel_ray, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
 use scarp::render::offscreen::{offscreen_options, Offscreen};
+use scarp::render::terrain::Overlay;
 use scarp::render::{TerrainRenderer, ViewSettings};
 use scarp::session::Document;
 use std::path::PathBuf;
@@ -685,10 +686,21 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
     let mut off = Offscreen::new(&gpu, size).unwrap();
     let mut cam = Camera::default();
     cam.frame_all(d.width, d.height, 0.0, 110.0);
-    let mut render = |r: &mut TerrainRenderer, terrain: &mut Document, overlay: Option<&str>| {
-        r.set_overlay(overlay);
-        // Twice: the second frame has the overlay's pages the first frame asked for.
-        for _ in 0..2 {
+    let mut render =
+        |r: &mut TerrainRenderer, terrain: &mut Document, overlay: Option<(&str, Overlay)>| {
+            r.set_overlay(overlay);
+            // Twice: the second frame has the overlay's pages the first frame asked for.
+            for _ in 0..2 {
+                off.render(
+                    r,
+                    &mut terrain.store,
+                    &cam,
+                    &ViewSettings::default(),
+                    true,
+                    None,
+                )
+                .unwrap();
+            }
             off.render(
                 r,
                 &mut terrain.store,
@@ -697,26 +709,16 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
                 true,
                 None,
             )
-            .unwrap();
-        }
-        off.render(
-            r,
-            &mut terrain.store,
-            &cam,
-            &ViewSettings::default(),
-            true,
-            None,
-        )
-        .unwrap()
-        .pixels
-        .unwrap()
-    };
+            .unwrap()
+            .pixels
+            .unwrap()
+        };
     let plain = render(&mut r, &mut terrain, None);
     // An overlay of ones changes nothing; of zeros, every terrain pixel, toward the tint (less
     // green); the split one, some pixels and not others.
-    assert!(render(&mut r, &mut terrain, Some("ones")) == plain);
-    let zeros = render(&mut r, &mut terrain, Some("zeros"));
-    let split = render(&mut r, &mut terrain, Some("split"));
+    assert!(render(&mut r, &mut terrain, Some(("ones", Overlay::Mask))) == plain);
+    let zeros = render(&mut r, &mut terrain, Some(("zeros", Overlay::Mask)));
+    let split = render(&mut r, &mut terrain, Some(("split", Overlay::Mask)));
     let terrain_px: Vec<usize> = (0..plain.len() / 4)
         .filter(|&i| !is_sky(&plain, 4 * i))
         .collect();
@@ -731,6 +733,12 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
     assert!(terrain_px
         .iter()
         .all(|&i| zeros[4 * i + 1] < plain[4 * i + 1]));
+    // As water, zeros change nothing and ones make every terrain pixel bluer.
+    assert!(render(&mut r, &mut terrain, Some(("zeros", Overlay::Water))) == plain);
+    let deep = render(&mut r, &mut terrain, Some(("ones", Overlay::Water)));
+    assert!(terrain_px
+        .iter()
+        .all(|&i| changed(&deep, i) && deep[4 * i + 2] > deep[4 * i]));
     let tinted = terrain_px.iter().filter(|&&i| changed(&split, i)).count();
     assert!(
         tinted > terrain_px.len() / 10 && tinted < terrain_px.len() * 9 / 10,
@@ -751,7 +759,7 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
         .layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
         .unwrap();
     let mask = terrain.layers().layers[0].field(scarp::layers::Part::Mask);
-    assert!(render(&mut r, &mut terrain, Some(&mask)) == plain);
+    assert!(render(&mut r, &mut terrain, Some((&mask, Overlay::Mask))) == plain);
     let brush = scarp::brush::BrushSettings {
         radius: 120.0,
         strength: 1.0,
@@ -765,7 +773,7 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
     };
     terrain.apply_stroke(&brush, &[b]).unwrap();
     terrain.pump(None).unwrap();
-    let painted = render(&mut r, &mut terrain, Some(&mask));
+    let painted = render(&mut r, &mut terrain, Some((&mask, Overlay::Mask)));
     let tinted = terrain_px.iter().filter(|&&i| changed(&painted, i)).count();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("overlay-mask.png");
     image::save_buffer(&out, &painted, size[0], size[1], image::ColorType::Rgba8).unwrap();
@@ -774,7 +782,7 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
         "{tinted} pixels tinted"
     );
     assert!(terrain.undo().unwrap());
-    assert!(render(&mut r, &mut terrain, Some(&mask)) == plain);
+    assert!(render(&mut r, &mut terrain, Some((&mask, Overlay::Mask))) == plain);
     assert!(render(&mut r, &mut terrain, None) == plain);
     assert_no_validation_messages(&gpu);
 }

@@ -46,7 +46,10 @@ void main() {
     float dist = length(in_world - frame.eye.xyz);
     float fog = 1.0 - exp(-frame.shade.x * dist);
     c = mix(c, vec3(0.62, 0.70, 0.80), clamp(fog, 0.0, 1.0));
-    if ((flags & VIEW_OVERLAY) != 0u) {
+    if ((flags & VIEW_OVERLAY_WATER) != 0u) {
+        // Water over the terrain: blue by its depth (0: none, 1: deep).
+        c = mix(c, vec3(0.08, 0.30, 0.85), 0.8 * clamp(in_overlay, 0.0, 1.0));
+    } else if ((flags & VIEW_OVERLAY) != 0u) {
         // Where the overlay (a layer's mask) hides, a magenta tint: half at 0, none at 1.
         c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(in_overlay, 0.0, 1.0)));
     }

@@ -8,6 +8,7 @@ use crate::brush::shared::BrushInstance;
 use crate::noise::CpuTables;
 use crate::pages::geometry::{DocumentDesc, PageId, Rect};
 use crate::pages::history::{History, DEFAULT_UNDO_BUDGET};
+use crate::terrain::tiles::Region;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -181,31 +182,65 @@ impl CpuTerrain {
             let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
                 continue;
             };
-            let mut values: Vec<f32> = (sq.y..sq.y + sq.height)
-                .flat_map(|y| (sq.x..sq.x + sq.width).map(move |x| (x as i32, y as i32)))
-                .map(|(x, y)| self.height_at(x, y))
-                .collect();
+            let rect = sq.rect();
+            let mut values = self.read_rect(rect);
             let cpu = crate::erosion::brush::Backend::Cpu;
             crate::erosion::brush::erode_square(cpu, &mut values, sq, &inst, &brush.erosion, scale)
                 .expect("the CPU twin does not fail");
-            let rect = sq.rect();
-            for id in d.pages_in(&rect) {
-                let r = d.page_rect(id);
-                let mut page: Vec<f32> = match self.pages.get(&id) {
-                    Some(p) => p.as_ref().clone(),
-                    None => vec![self.flat; (r.width() * r.height()) as usize],
-                };
-                let part = r.intersect(&rect);
-                for y in part.y0..part.y1 {
-                    for x in part.x0..part.x1 {
-                        let v = values[((y - rect.y0) * rect.width() + (x - rect.x0)) as usize];
-                        page[((y - r.y0) * r.width() + (x - r.x0)) as usize] = d.quantize(v);
-                    }
-                }
-                self.pages.insert(id, Arc::new(page));
-            }
+            self.write_rect(rect, &values);
         }
         self.history.record(previous);
+    }
+
+    /// Erodes `region` with the CPU twin of the whole model as one undo step: the twin of
+    /// `Document::erode_region`.
+    pub fn erode_region(&mut self, region: Region, spec: &crate::erosion::run::RunSpec) {
+        let rect = region.rect();
+        let previous: Vec<(PageId, Option<Arc<Vec<f32>>>)> = self
+            .desc
+            .pages_in(&rect)
+            .into_iter()
+            .map(|id| (id, self.pages.get(&id).cloned()))
+            .collect();
+        let mut values = self.read_rect(rect);
+        let whole = Region {
+            x: 0,
+            y: 0,
+            ..region
+        };
+        crate::erosion::run::erode(None, &mut values, region.width, whole, spec, |_| {})
+            .expect("the CPU twin does not fail");
+        self.write_rect(rect, &values);
+        self.history.record(previous);
+    }
+
+    /// The heights of `rect`, row-major.
+    fn read_rect(&self, rect: Rect) -> Vec<f32> {
+        (rect.y0..rect.y1)
+            .flat_map(|y| (rect.x0..rect.x1).map(move |x| (x, y)))
+            .map(|(x, y)| self.height_at(x, y))
+            .collect()
+    }
+
+    /// Writes `values` (row-major over `rect`) into the pages, quantized as the document
+    /// stores them; no undo step.
+    fn write_rect(&mut self, rect: Rect, values: &[f32]) {
+        let d = self.desc;
+        for id in d.pages_in(&rect) {
+            let r = d.page_rect(id);
+            let mut page: Vec<f32> = match self.pages.get(&id) {
+                Some(p) => p.as_ref().clone(),
+                None => vec![self.flat; (r.width() * r.height()) as usize],
+            };
+            let part = r.intersect(&rect);
+            for y in part.y0..part.y1 {
+                for x in part.x0..part.x1 {
+                    let v = values[((y - rect.y0) * rect.width() + (x - rect.x0)) as usize];
+                    page[((y - r.y0) * r.width() + (x - r.x0)) as usize] = d.quantize(v);
+                }
+            }
+            self.pages.insert(id, Arc::new(page));
+        }
     }
 
     /// Smooth/contrast: instance after instance over the whole document, each reading the state

@@ -6,9 +6,11 @@
 use super::stroke::{stroke_instances, StrokeSample};
 use super::{BrushSettings, BrushType, Falloff};
 use crate::brush::shared::BrushInstance;
+use crate::erosion::ErosionBrush;
 use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack};
 use crate::noise::NoiseSettings;
 use crate::pages::geometry::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
+use crate::terrain::tiles::Region;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -125,9 +127,9 @@ fn default_one() -> f32 {
 }
 
 /// A deserialization error of `text` as `field.path: problem` (the path left out at the top
-/// level). Serde's `flatten` loses the path inside the flattened noise parameters of a brush
-/// (the error stops at `...brush`): the brush's noise fields are then tried one by one to name
-/// the one at fault.
+/// level). Serde's `flatten` loses the path inside flattened parameters (a brush's noise and
+/// erosion fields, an erode step's): the object's fields are then tried one by one to name the
+/// one at fault.
 fn path_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str) -> JournalError {
     let path = e.path().clone();
     let inner = e.into_inner();
@@ -153,12 +155,14 @@ fn path_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str) -> J
     }
 }
 
-/// The first noise parameter of a brush object that fails to read on its own, and why.
+/// The first flattened parameter (noise or erosion) of a brush or erode object that fails to
+/// read on its own, and why.
 fn noise_field_error(brush: &serde_json::Value) -> Option<(String, String)> {
     brush.as_object()?.iter().find_map(|(key, value)| {
         let alone = serde_json::Value::Object([(key.clone(), value.clone())].into_iter().collect());
-        serde_json::from_value::<NoiseSettings>(alone)
-            .err()
+        let noise = serde_json::from_value::<NoiseSettings>(alone.clone()).err();
+        noise
+            .or_else(|| serde_json::from_value::<ErosionFields>(alone).err())
             .map(|e| (key.clone(), e.to_string()))
     })
 }
@@ -182,7 +186,8 @@ impl Default for Initial {
     }
 }
 
-/// One step of a journal file: a stroke, undo/redo counts, or (version 2) a layer step.
+/// One step of a journal file: a stroke, undo/redo counts, (version 2) a layer step, or an
+/// erosion run over a region of the base.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum StepEntry {
@@ -190,6 +195,18 @@ pub enum StepEntry {
     Undo(u32),
     Redo(u32),
     Layer(Box<LayerEntry>),
+    Erode(Box<ErodeEntry>),
+}
+
+/// An erosion run as a journal holds it: `region` `[x, y, width, height]` (absent: the whole
+/// document) and the run's model, steps and parameters, named as an erode brush names them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErodeEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 4]>,
+    #[serde(flatten)]
+    pub erosion: ErosionFields,
 }
 
 /// A layer step as a journal holds it: `op` (add, select, set, move, delete, merge_down,
@@ -401,13 +418,23 @@ pub struct BrushEntry {
     /// Mask: procedural rules filtering the brush (height, slope, curvature bands).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<crate::layers::MaskRules>,
-    /// Erode: `hydraulic`, `thermal` or `both` (default both).
+    /// Erode: the model, steps and parameters.
+    #[serde(flatten)]
+    pub erosion: ErosionFields,
+}
+
+/// An erosion run's settings as a journal holds them, flattened into an erode brush and an
+/// erode step: `model`, `steps` and the model's parameters named as `scarp erode`'s flags in
+/// snake_case; absent fields take the defaults of docs/erosion.md.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErosionFields {
+    /// `hydraulic`, `thermal` or `both` (default both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// Erode: steps per instance (default 50).
+    /// Steps (per instance for a brush; default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<u32>,
-    /// Erode: the model's parameters, named as `scarp erode`'s flags in snake_case (defaults
+    /// The model's parameters, named as `scarp erode`'s flags in snake_case (defaults
     /// of docs/erosion.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dt: Option<f32>,
@@ -435,6 +462,89 @@ pub struct BrushEntry {
     pub thermal_rate: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub height_scale: Option<f32>,
+}
+
+impl ErosionFields {
+    /// Every field of `e`, so a reader with other defaults reads the same run.
+    pub fn of(e: &crate::erosion::ErosionBrush) -> Self {
+        let p = &e.params;
+        Self {
+            model: Some(e.model.name().to_string()),
+            steps: Some(e.steps),
+            dt: Some(p.dt),
+            rain: Some(p.rain),
+            pipe_area: Some(p.pipe_area),
+            gravity: Some(p.gravity),
+            capacity: Some(p.capacity),
+            dissolve: Some(p.dissolve),
+            deposit: Some(p.deposit),
+            evaporation: Some(p.evaporation),
+            min_tilt: Some(p.min_tilt),
+            erosion_depth: Some(p.erosion_depth),
+            talus_angle: Some(p.talus_angle),
+            thermal_rate: Some(p.thermal_rate),
+            height_scale: e.height_scale,
+        }
+    }
+
+    /// The name of the first field given, if any.
+    fn given(&self) -> Option<&'static str> {
+        let floats = [
+            ("dt", self.dt),
+            ("rain", self.rain),
+            ("pipe_area", self.pipe_area),
+            ("gravity", self.gravity),
+            ("capacity", self.capacity),
+            ("dissolve", self.dissolve),
+            ("deposit", self.deposit),
+            ("evaporation", self.evaporation),
+            ("min_tilt", self.min_tilt),
+            ("erosion_depth", self.erosion_depth),
+            ("talus_angle", self.talus_angle),
+            ("thermal_rate", self.thermal_rate),
+            ("height_scale", self.height_scale),
+        ];
+        if self.model.is_some() {
+            return Some("model");
+        }
+        if self.steps.is_some() {
+            return Some("steps");
+        }
+        floats.iter().find(|(_, v)| v.is_some()).map(|(n, _)| *n)
+    }
+
+    /// The checked settings (defaults where absent); `field: problem` for a bad one.
+    pub fn settings(&self) -> Result<crate::erosion::ErosionBrush, String> {
+        use crate::erosion::{ErosionBrush, Model};
+        let d = ErosionBrush::default();
+        let p = &d.params;
+        let model = match &self.model {
+            Some(m) => Model::from_name(m)
+                .ok_or_else(|| format!("model: unknown model '{m}' (hydraulic, thermal, both)"))?,
+            None => d.model,
+        };
+        let e = ErosionBrush {
+            model,
+            steps: self.steps.unwrap_or(d.steps),
+            params: crate::erosion::ErosionParams {
+                dt: self.dt.unwrap_or(p.dt),
+                rain: self.rain.unwrap_or(p.rain),
+                pipe_area: self.pipe_area.unwrap_or(p.pipe_area),
+                gravity: self.gravity.unwrap_or(p.gravity),
+                capacity: self.capacity.unwrap_or(p.capacity),
+                dissolve: self.dissolve.unwrap_or(p.dissolve),
+                deposit: self.deposit.unwrap_or(p.deposit),
+                evaporation: self.evaporation.unwrap_or(p.evaporation),
+                min_tilt: self.min_tilt.unwrap_or(p.min_tilt),
+                erosion_depth: self.erosion_depth.unwrap_or(p.erosion_depth),
+                talus_angle: self.talus_angle.unwrap_or(p.talus_angle),
+                thermal_rate: self.thermal_rate.unwrap_or(p.thermal_rate),
+            },
+            height_scale: self.height_scale,
+        };
+        e.validate()?;
+        Ok(e)
+    }
 }
 
 fn default_strength() -> f32 {
@@ -468,108 +578,13 @@ impl BrushEntry {
             stamp_follow: None,
             value: (b.brush == BrushType::Mask).then_some(b.value),
             rules: b.rules,
-            ..Self::erosion_of(b)
-        }
-    }
-
-    /// The erosion fields of `b` (all written for erode brushes, none for others), the rest
-    /// empty.
-    fn erosion_of(b: &BrushSettings) -> Self {
-        let on = b.brush == BrushType::Erode;
-        let e = &b.erosion;
-        let p = &e.params;
-        let v = |x: f32| on.then_some(x);
-        Self {
-            brush_type: String::new(),
-            radius: 0.0,
-            inner_radius: 0.0,
-            strength: 0.0,
-            spacing: 0.0,
-            falloff: String::new(),
-            falloff_power: None,
-            noise: b.noise,
-            angle: None,
-            ratio: None,
-            stamp: None,
-            stamp_size: None,
-            stamp_scale: None,
-            stamp_follow: None,
-            value: None,
-            rules: None,
-            model: on.then(|| e.model.name().to_string()),
-            steps: on.then_some(e.steps),
-            dt: v(p.dt),
-            rain: v(p.rain),
-            pipe_area: v(p.pipe_area),
-            gravity: v(p.gravity),
-            capacity: v(p.capacity),
-            dissolve: v(p.dissolve),
-            deposit: v(p.deposit),
-            evaporation: v(p.evaporation),
-            min_tilt: v(p.min_tilt),
-            erosion_depth: v(p.erosion_depth),
-            talus_angle: v(p.talus_angle),
-            thermal_rate: v(p.thermal_rate),
-            height_scale: e.height_scale.filter(|_| on),
-        }
-    }
-
-    /// The erosion settings these fields give (defaults where absent); on a brush other than
-    /// `erode`, any of them is refused by name.
-    fn erosion(&self, brush: BrushType) -> Result<crate::erosion::ErosionBrush, String> {
-        use crate::erosion::{ErosionBrush, Model};
-        if brush != BrushType::Erode {
-            let given = [
-                ("model", self.model.is_some()),
-                ("steps", self.steps.is_some()),
-                ("dt", self.dt.is_some()),
-                ("rain", self.rain.is_some()),
-                ("pipe_area", self.pipe_area.is_some()),
-                ("gravity", self.gravity.is_some()),
-                ("capacity", self.capacity.is_some()),
-                ("dissolve", self.dissolve.is_some()),
-                ("deposit", self.deposit.is_some()),
-                ("evaporation", self.evaporation.is_some()),
-                ("min_tilt", self.min_tilt.is_some()),
-                ("erosion_depth", self.erosion_depth.is_some()),
-                ("talus_angle", self.talus_angle.is_some()),
-                ("thermal_rate", self.thermal_rate.is_some()),
-                ("height_scale", self.height_scale.is_some()),
-            ];
-            if let Some((name, _)) = given.iter().find(|(_, on)| *on) {
-                return Err(format!(
-                    "brush.{name}: only erode brushes take it (this is a {} brush)",
-                    brush.name()
-                ));
-            }
-        }
-        let d = ErosionBrush::default();
-        let p = &d.params;
-        let model = match &self.model {
-            Some(m) => Model::from_name(m).ok_or_else(|| {
-                format!("brush.model: unknown model '{m}' (hydraulic, thermal, both)")
-            })?,
-            None => d.model,
-        };
-        Ok(ErosionBrush {
-            model,
-            steps: self.steps.unwrap_or(d.steps),
-            params: crate::erosion::ErosionParams {
-                dt: self.dt.unwrap_or(p.dt),
-                rain: self.rain.unwrap_or(p.rain),
-                pipe_area: self.pipe_area.unwrap_or(p.pipe_area),
-                gravity: self.gravity.unwrap_or(p.gravity),
-                capacity: self.capacity.unwrap_or(p.capacity),
-                dissolve: self.dissolve.unwrap_or(p.dissolve),
-                deposit: self.deposit.unwrap_or(p.deposit),
-                evaporation: self.evaporation.unwrap_or(p.evaporation),
-                min_tilt: self.min_tilt.unwrap_or(p.min_tilt),
-                erosion_depth: self.erosion_depth.unwrap_or(p.erosion_depth),
-                talus_angle: self.talus_angle.unwrap_or(p.talus_angle),
-                thermal_rate: self.thermal_rate.unwrap_or(p.thermal_rate),
+            // Written for erode brushes only.
+            erosion: if b.brush == BrushType::Erode {
+                ErosionFields::of(&b.erosion)
+            } else {
+                ErosionFields::default()
             },
-            height_scale: self.height_scale,
-        })
+        }
     }
 
     /// Stamp brushes cannot be written yet (their image path is not kept).
@@ -618,7 +633,17 @@ impl BrushEntry {
             stamp_follow: self.stamp_follow.unwrap_or(true),
             value: self.value.unwrap_or(0.0),
             rules: self.rules,
-            erosion: self.erosion(brush)?,
+            erosion: {
+                if brush != BrushType::Erode {
+                    if let Some(name) = self.erosion.given() {
+                        return Err(format!(
+                            "brush.{name}: only erode brushes take it (this is a {} brush)",
+                            brush.name()
+                        ));
+                    }
+                }
+                self.erosion.settings().map_err(|e| format!("brush.{e}"))?
+            },
         };
         settings.validate().map_err(|e| format!("brush.{e}"))?;
         Ok(settings)
@@ -647,6 +672,12 @@ impl JournalFile {
                     RecordedStep::Undo => StepEntry::Undo(1),
                     RecordedStep::Redo => StepEntry::Redo(1),
                     RecordedStep::Layer(op) => StepEntry::Layer(Box::new(LayerEntry::of(op))),
+                    RecordedStep::Erode { region, erosion } => {
+                        StepEntry::Erode(Box::new(ErodeEntry {
+                            region: Some([region.x, region.y, region.width, region.height]),
+                            erosion: ErosionFields::of(erosion),
+                        }))
+                    }
                 })
             })
             .collect::<Result<_, JournalError>>()?;
@@ -690,6 +721,11 @@ pub enum Step {
     Undo(u32),
     Redo(u32),
     Layer(LayerOp),
+    /// An erosion run over `region` of the base (docs/erosion.md).
+    Erode {
+        region: Region,
+        erosion: ErosionBrush,
+    },
 }
 
 /// A checked journal.
@@ -714,6 +750,10 @@ pub fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
             Step::Undo(n) => out.extend((0..*n).map(|_| RecordedStep::Undo)),
             Step::Redo(n) => out.extend((0..*n).map(|_| RecordedStep::Redo)),
             Step::Layer(op) => out.push(RecordedStep::Layer(op.clone())),
+            Step::Erode { region, erosion } => out.push(RecordedStep::Erode {
+                region: *region,
+                erosion: *erosion,
+            }),
         }
     }
     out
@@ -732,6 +772,8 @@ pub trait Replayer {
     /// A layer step (checked against the stack by [`Journal::check`]); `base_dir` is where the
     /// journal lies (files are already resolved).
     fn layer(&mut self, op: &LayerOp, base_dir: &Path) -> Result<(), Self::Error>;
+    /// An erosion run over `region` of the base (checked by [`Journal::check`]), one undo step.
+    fn erode(&mut self, region: Region, erosion: &ErosionBrush) -> Result<(), Self::Error>;
 }
 
 impl Journal {
@@ -865,6 +907,23 @@ impl Journal {
                     stacks.push(stack);
                     Step::Stroke { brush, samples: s.samples.clone(), instances }
                 }
+                StepEntry::Erode(e) => {
+                    if let Some(l) = stack.selected_layer() {
+                        return Err(at(format!("erode: erosion reshapes the base, and layer {:?} is selected", l.name)));
+                    }
+                    let region = match e.region {
+                        Some([x, y, width, height]) => Region { x, y, width, height },
+                        None => Region { x: 0, y: 0, width: document.width, height: document.height },
+                    };
+                    crate::terrain::tiles::check_region(document.width, document.height, region)
+                        .map_err(|e| at(format!("erode.region: {e}")))?;
+                    let erosion = e.erosion.settings().map_err(|e| at(format!("erode.{e}")))?;
+                    undoable += 1;
+                    redoable = 0;
+                    stacks.truncate(undoable as usize);
+                    stacks.push(stack);
+                    Step::Erode { region, erosion }
+                }
                 StepEntry::Undo(n) => {
                     if *n == 0 || u64::from(*n) > undoable {
                         return Err(at(format!("undo: {n} requested, {undoable} step(s) can be undone here")));
@@ -964,6 +1023,7 @@ impl Journal {
                 Step::Undo(_) => "step: undo",
                 Step::Redo(_) => "step: redo",
                 Step::Layer(_) => "step: layer",
+                Step::Erode { .. } => "step: erode",
             });
             match step {
                 Step::Stroke {
@@ -984,6 +1044,7 @@ impl Journal {
                     }
                 }
                 Step::Layer(op) => target.layer(op, Path::new("."))?,
+                Step::Erode { region, erosion } => target.erode(*region, erosion)?,
             }
         }
         Ok(())
@@ -1009,6 +1070,12 @@ impl Replayer for super::cpu::CpuTerrain {
     }
     fn redo(&mut self) -> Result<bool, Self::Error> {
         Ok(super::cpu::CpuTerrain::redo(self))
+    }
+    fn erode(&mut self, region: Region, erosion: &ErosionBrush) -> Result<(), Self::Error> {
+        let d = *self.desc();
+        let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
+        self.erode_region(region, &spec);
+        Ok(())
     }
 }
 
@@ -1184,6 +1251,10 @@ pub enum RecordedStep {
     Undo,
     Redo,
     Layer(LayerOp),
+    Erode {
+        region: Region,
+        erosion: ErosionBrush,
+    },
 }
 
 /// A brush as a preset file (or a project's preset list) holds it; see [`BrushEntry::of`].

@@ -8,6 +8,7 @@
 //! up to date, and draws terrain and UI into the acquired image in one submission that it does
 //! not wait for (a screenshot's frame is waited for).
 
+pub mod erosion_ui;
 pub mod layers_ui;
 pub mod present;
 pub mod ui;
@@ -21,7 +22,9 @@ use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
 use crate::render::camera::{Camera, CameraMode};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
+use crate::render::terrain::Overlay;
 use crate::render::{CursorRing, FrameResults, RenderOptions, TerrainRenderer, ViewSettings};
+use crate::session::erosion_run::{RegionRun, WATER_FIELD};
 use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
@@ -216,6 +219,10 @@ struct Editor {
     input: Input,
     stroke: Option<LiveStroke>,
     stroke_start: Instant,
+    /// The erosion panel's region run under way.
+    erosion: Option<RegionRun>,
+    /// Where a drag setting the erosion region began (document texel).
+    region_drag: Option<[f32; 2]>,
     last_autosave: Instant,
     replay: Option<Replay>,
     pick: Option<Vec3>,
@@ -333,6 +340,7 @@ impl Editor {
             doc: None,
             has_wireframe: renderer.has_wireframe(),
             layers: layers_ui::LayersUi::default(),
+            erosion: erosion_ui::ErosionUi::default(),
             show_help: true,
         };
         let mut ui = ui;
@@ -353,6 +361,8 @@ impl Editor {
             ui,
             input: Input::default(),
             stroke: None,
+            erosion: None,
+            region_drag: None,
             stroke_start: Instant::now(),
             last_autosave: Instant::now(),
             replay,
@@ -542,11 +552,20 @@ impl Editor {
                     _ => {}
                 }
                 let paint_button = matches!(button, MouseButton::Left | MouseButton::Right);
+                let picking = self.ui.erosion.picking && button == MouseButton::Left;
                 if paint_button && down && !ui_mouse && !self.input.modifiers.alt_key() {
-                    let invert = button == MouseButton::Right || self.input.modifiers.shift_key();
-                    self.begin_stroke(invert);
+                    if picking {
+                        self.region_drag = self.pick.map(|p| [p.x, p.z]);
+                    } else {
+                        let invert =
+                            button == MouseButton::Right || self.input.modifiers.shift_key();
+                        self.begin_stroke(invert);
+                    }
                 }
                 if paint_button && !down {
+                    if picking && self.region_drag.take().is_some() {
+                        self.ui.erosion.picking = false;
+                    }
                     self.end_stroke();
                 }
             }
@@ -616,6 +635,7 @@ impl Editor {
 
     fn begin_stroke(&mut self, invert: bool) {
         self.end_stroke();
+        self.end_erosion();
         let brush = if invert {
             inverted(&self.ui.brush)
         } else {
@@ -647,6 +667,31 @@ impl Editor {
         }
     }
 
+    /// Starts the erosion panel's region run (after any stroke); a refusal is shown.
+    fn start_erosion(&mut self) {
+        self.end_stroke();
+        self.end_erosion();
+        let d = *self.session.doc.desc();
+        let e = &self.ui.erosion;
+        let region = e.region_in(d.width, d.height);
+        match RegionRun::start(&mut self.session.doc, region, e.run, e.per_frame as usize) {
+            Ok(run) => self.erosion = Some(run),
+            Err(err) => self.ui.message = format!("cannot erode: {err}"),
+        }
+    }
+
+    /// Finishes the region run under way, if any: one undo step, journaled.
+    fn end_erosion(&mut self) {
+        if let Some(run) = self.erosion.take() {
+            match run.finish(&mut self.session.doc) {
+                Ok(Some(step)) => self.record(step),
+                Ok(None) => {}
+                Err(e) => self.ui.message = format!("erosion not finished: {e}"),
+            }
+        }
+        self.ui.erosion.progress = None;
+    }
+
     /// Records a step the document took; says so when it could not be journaled.
     fn record(&mut self, step: RecordedStep) {
         if let Err(e) = self.session.record(step) {
@@ -658,6 +703,7 @@ impl Editor {
     /// this session's unsaved steps) and frames it.
     fn open_untitled_recovery(&mut self, path: &Path) -> Result<()> {
         self.end_stroke();
+        self.end_erosion();
         let tables = NoiseTables::new(self.table_seed);
         let mut session = Session::recover_untitled(&self.gpu, path, &tables)?;
         self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
@@ -668,6 +714,7 @@ impl Editor {
 
     fn save_project(&mut self, path: &str) -> Result<()> {
         self.end_stroke();
+        self.end_erosion();
         let path = PathBuf::from(path);
         let current = brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?;
         let r = self.session.save_project(&path, current)?;
@@ -684,6 +731,7 @@ impl Editor {
 
     fn undo(&mut self) -> Result<()> {
         self.end_stroke();
+        self.end_erosion();
         if self.session.doc.undo()? {
             self.record(RecordedStep::Undo);
         } else {
@@ -696,6 +744,7 @@ impl Editor {
     /// stack refuses is shown, not run.
     fn layer_op(&mut self, op: crate::layers::LayerOp) -> Result<()> {
         self.end_stroke();
+        self.end_erosion();
         match self.session.doc.layer_op(&op, std::path::Path::new(".")) {
             Ok(()) => self.record(RecordedStep::Layer(op)),
             Err(crate::brush::error::BrushError::Layer(problem)) => self.ui.message = problem,
@@ -706,6 +755,7 @@ impl Editor {
 
     fn redo(&mut self) -> Result<()> {
         self.end_stroke();
+        self.end_erosion();
         if self.session.doc.redo()? {
             self.record(RecordedStep::Redo);
         } else {
@@ -757,6 +807,20 @@ impl Editor {
                     self.layer_op(op.clone())?;
                     r.step += 1;
                 }
+                Step::Erode { region, erosion } => {
+                    self.end_stroke();
+                    self.end_erosion();
+                    let doc = &mut self.session.doc;
+                    match crate::brush::journal::Replayer::erode(doc, *region, erosion) {
+                        Ok(()) => self.record(RecordedStep::Erode {
+                            region: *region,
+                            erosion: *erosion,
+                        }),
+                        Err(crate::brush::error::BrushError::Layer(p)) => self.ui.message = p,
+                        Err(e) => return Err(e.into()),
+                    }
+                    r.step += 1;
+                }
             }
         }
         if r.step < r.steps.len() {
@@ -776,6 +840,13 @@ impl Editor {
                 }
                 UiAction::Redo => self.redo()?,
                 UiAction::FrameAll => self.frame_all(),
+                UiAction::ErodeStart => self.start_erosion(),
+                UiAction::ErodePause(paused) => {
+                    if let Some(run) = &mut self.erosion {
+                        run.set_paused(paused);
+                    }
+                }
+                UiAction::ErodeFinish => self.end_erosion(),
                 UiAction::ToggleTrace => self.toggle_trace(),
                 UiAction::CaptureFrame => self.ui.message = self.capture.trigger(),
                 UiAction::SavePreset(name) => {
@@ -807,6 +878,7 @@ impl Editor {
                     }
                 }
                 UiAction::Recover => {
+                    self.end_erosion();
                     self.ui.recovery = None;
                     self.ui.message = match self.session.recover() {
                         Ok(n) => format!("recovered {n} step(s)"),
@@ -832,6 +904,7 @@ impl Editor {
                 }
                 UiAction::SaveJournal(path) => {
                     self.end_stroke();
+                    self.end_erosion();
                     let n = self.session.steps().len();
                     self.ui.message = match self.session.save_journal(Path::new(&path)) {
                         Ok(()) => format!("saved {n} steps to {path}"),
@@ -868,7 +941,14 @@ impl Editor {
         self.move_camera(dt);
         self.autosave();
         let report = self.paint_and_pump()?;
-        self.renderer.set_overlay(self.mask_overlay().as_deref());
+        let water = self.erosion.is_some() && self.ui.erosion.show_water;
+        let mask = self.mask_overlay();
+        let overlay = match (water, &mask) {
+            (true, _) => Some((WATER_FIELD, Overlay::Water)),
+            (false, Some(m)) => Some((m.as_str(), Overlay::Mask)),
+            (false, None) => None,
+        };
+        self.renderer.set_overlay(overlay);
         self.renderer.refresh(&mut self.session.doc.store)?;
         self.update_panels(&report);
         self.build_ui()?;
@@ -936,6 +1016,7 @@ impl Editor {
         if self.session.untitled_with_changes()
             && self.replay.is_none()
             && self.stroke.is_none()
+            && self.erosion.is_none()
             && self.last_autosave.elapsed() >= AUTOSAVE_UNTITLED
         {
             self.last_autosave = Instant::now();
@@ -968,8 +1049,19 @@ impl Editor {
                 }
             }
         }
+        if let (Some(a), Some(p)) = (self.region_drag, self.pick) {
+            self.ui.erosion.set_corners(a, [p.x, p.z]);
+        }
         // Frames are in flight: the brush work is not waited for either.
         self.session.doc.set_frames_in_flight(true);
+        if let Some(run) = &mut self.erosion {
+            run.set_max_per_frame(self.ui.erosion.per_frame.max(1) as usize);
+            run.advance(&mut self.session.doc, f64::from(self.ui.budget_ms))?;
+            self.ui.erosion.progress = Some(run.progress());
+            if run.complete() {
+                self.end_erosion();
+            }
+        }
         Ok(self.session.doc.pump(Some(f64::from(self.ui.budget_ms)))?)
     }
 

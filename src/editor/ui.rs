@@ -45,6 +45,12 @@ pub enum UiAction {
     Layer(crate::layers::LayerOp),
     /// Solo view on or off.
     Solo(bool),
+    /// Start the erosion panel's region run.
+    ErodeStart,
+    /// Pause (true) or continue the region run.
+    ErodePause(bool),
+    /// Finish the region run now (one undo step).
+    ErodeFinish,
 }
 
 /// Measurements the profiler panel shows.
@@ -114,10 +120,12 @@ pub struct UiState {
     pub has_wireframe: bool,
     /// The layers panel's state.
     pub layers: super::layers_ui::LayersUi,
+    /// The erosion panel's state.
+    pub erosion: super::erosion_ui::ErosionUi,
     pub show_help: bool,
 }
 
-fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
+pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
     ui.slider_config(label, min, max)
         .flags(SliderFlags::LOGARITHMIC)
         .build(v)
@@ -131,6 +139,7 @@ fn mib(bytes: u64) -> f64 {
 pub fn build(ui: &Ui, s: &mut UiState) {
     brush_panel(ui, s);
     super::layers_ui::layers_panel(ui, s);
+    super::erosion_ui::erosion_panel(ui, s);
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {
@@ -239,29 +248,11 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                 && ui.collapsing_header("erosion", TreeNodeFlags::DEFAULT_OPEN)
             {
                 let e = &mut b.erosion;
-                let models: Vec<&str> = crate::erosion::Model::ALL
-                    .iter()
-                    .map(|m| m.name())
-                    .collect();
-                let mut mi = crate::erosion::Model::ALL
-                    .iter()
-                    .position(|m| *m == e.model)
-                    .unwrap_or(0);
-                if ui.combo_simple_string("model", &mut mi, &models) {
-                    e.model = crate::erosion::Model::ALL[mi];
-                }
+                super::erosion_ui::model_and_params(ui, &mut e.model, &mut e.params);
                 let mut steps = e.steps as i32;
                 if ui.slider("steps per instance", 1, 500, &mut steps) {
                     e.steps = steps.max(1) as u32;
                 }
-                let p = &mut e.params;
-                log_slider(ui, "rain", 0.001, 1.0, &mut p.rain);
-                log_slider(ui, "capacity", 0.005, 4.0, &mut p.capacity);
-                ui.slider("dissolve", 0.0, 1.0 / p.dt, &mut p.dissolve);
-                ui.slider("deposit", 0.0, 1.0 / p.dt, &mut p.deposit);
-                ui.slider("evaporation", 0.0, 0.5, &mut p.evaporation);
-                ui.slider("talus angle", 5.0, 85.0, &mut p.talus_angle);
-                ui.slider("thermal rate", 0.0, 1.0, &mut p.thermal_rate);
             }
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);

@@ -363,6 +363,16 @@ impl GpuErosion {
         Ok(b)
     }
 
+    /// Terrain and water depth as they are now, read back (a live view of a run).
+    pub fn terrain_and_water(&self) -> Result<(Vec<f32>, Vec<f32>)> {
+        let n = u64::from(self.size[0]) * u64::from(self.size[1]);
+        let floats = |bytes: Vec<u8>| bytemuck::cast_slice::<u8, f32>(&bytes).to_vec();
+        Ok((
+            floats(self.read(&self.b[self.cb], n * 4)?),
+            floats(self.read(&self.d[self.cd], n * 4)?),
+        ))
+    }
+
     /// The state as it is now (terrain, water, sediment, flux), read back.
     pub fn state(&self) -> Result<State> {
         let n = u64::from(self.size[0]) * u64::from(self.size[1]);

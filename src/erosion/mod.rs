@@ -16,4 +16,4 @@ pub mod params;
 pub mod run;
 pub mod shared;
 
-pub use params::{ErosionBrush, ErosionParams, Model};
+pub use params::{ErosionBrush, ErosionParams, Model, PRESETS};

@@ -145,6 +145,29 @@ pub const DEFAULTS: ErosionParams = ErosionParams {
     thermal_rate: 0.5,
 };
 
+/// Named starting points (the editor's erosion panel): a model and its parameters.
+pub const PRESETS: [(&str, Model, ErosionParams); 4] = [
+    ("rain and talus (defaults)", Model::Both, DEFAULTS),
+    ("gullies (rain only)", Model::Hydraulic, DEFAULTS),
+    (
+        "heavy rain",
+        Model::Hydraulic,
+        ErosionParams {
+            rain: 0.05,
+            capacity: 0.3,
+            ..DEFAULTS
+        },
+    ),
+    (
+        "scree slopes (thermal only)",
+        Model::Thermal,
+        ErosionParams {
+            talus_angle: 33.0,
+            ..DEFAULTS
+        },
+    ),
+];
+
 impl ErosionParams {
     /// Checks every value; the error names the parameter (as its flag, `--dt`).
     pub fn validate(&self) -> Result<(), String> {

@@ -19,6 +19,21 @@ pub struct RunSpec {
     pub height_scale: f32,
 }
 
+impl RunSpec {
+    /// The run `e` asks for on a `width` x `height` document (its height scale, else the
+    /// renderer's default vertical scale).
+    pub fn of(e: &super::ErosionBrush, width: u32, height: u32) -> Self {
+        Self {
+            model: e.model,
+            steps: e.steps as usize,
+            params: e.params,
+            height_scale: e
+                .height_scale
+                .unwrap_or_else(|| crate::pages::geometry::default_vertical_scale(width, height)),
+        }
+    }
+}
+
 /// Water depth and suspended sediment over the region at the end of the steps (before the
 /// sediment settles), in height units.
 #[derive(Clone, Debug, Default)]

@@ -36,7 +36,7 @@ use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
     BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_BLOCK,
     PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CURSOR,
-    VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_WIREFRAME,
+    VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -48,6 +48,15 @@ use crate::pages::{Field, PageStore};
 use glam::Vec3;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+
+/// How an overlay field tints the terrain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlay {
+    /// A layer's mask: magenta where it hides (half at 0, none at 1).
+    Mask,
+    /// Water depth: blue by the value (none at 0, most at 1).
+    Water,
+}
 
 /// Depth format of every target the renderer draws into.
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
@@ -212,6 +221,7 @@ pub struct TerrainRenderer {
     /// The field tinting the terrain (a layer's mask), if any, and its change epoch caught up
     /// with; an r32f placeholder bound for its pages without images (and when there is none).
     overlay: Option<String>,
+    overlay_style: Overlay,
     overlay_seen: u64,
     overlay_dummy: Image,
     /// A page set of placeholders, bound for coarse nodes.
@@ -287,6 +297,7 @@ impl TerrainRenderer {
             seen_epoch: 0,
             dummy,
             overlay: None,
+            overlay_style: Overlay::Mask,
             overlay_seen: 0,
             overlay_dummy,
             flat_set: SetHandle::default(),
@@ -307,9 +318,13 @@ impl TerrainRenderer {
         Ok(r)
     }
 
-    /// Tints the terrain by field `name` of the store (r32f, values in [0, 1], 1: no tint), or
-    /// stops tinting: the mask of the layer being painted. Page sets are rewritten as needed.
-    pub fn set_overlay(&mut self, name: Option<&str>) {
+    /// Tints the terrain by field `name` of the store (r32f, values in [0, 1]), or stops
+    /// tinting: a [`Overlay::Mask`] (the mask of the layer being painted: magenta, 1: no tint)
+    /// or [`Overlay::Water`] (a region erosion's water: blue, 0: no tint). Page sets are
+    /// rewritten as needed.
+    pub fn set_overlay(&mut self, overlay: Option<(&str, Overlay)>) {
+        self.overlay_style = overlay.map_or(Overlay::Mask, |(_, s)| s);
+        let name = overlay.map(|(n, _)| n);
         if self.overlay.as_deref() == name {
             return;
         }
@@ -833,6 +848,9 @@ impl TerrainRenderer {
         let overlay_flat = self.overlay_field(store).map(Field::flat);
         if overlay_flat.is_some() {
             flags |= VIEW_OVERLAY;
+            if self.overlay_style == Overlay::Water {
+                flags |= VIEW_OVERLAY_WATER;
+            }
         }
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
         if self.wireframe {

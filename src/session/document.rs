@@ -264,14 +264,7 @@ impl Document {
         self.pump(None)?;
         let d = *self.desc();
         let gpu = self.gpu().clone();
-        let kernels = match &self.erosion_kernels {
-            Some(k) => k.clone(),
-            None => {
-                let k = Arc::new(crate::erosion::gpu::Kernels::new(&gpu)?);
-                self.erosion_kernels = Some(k.clone());
-                k
-            }
-        };
+        let kernels = self.erosion_kernels()?;
         let held = self.erosion_buffers.take();
         let mut buffers = crate::erosion::brush::buffers_for(
             &gpu,
@@ -332,11 +325,8 @@ impl Document {
     /// Why a stroke of `brush` cannot be painted on the current selection, if it cannot.
     pub fn check_stroke(&self, brush: &BrushSettings) -> Result<()> {
         let layer_only = matches!(brush.brush, BrushType::Mask | BrushType::Erase);
-        if let (BrushType::Erode, Some(l)) = (brush.brush, self.layers.selected_layer()) {
-            return Err(BrushError::Layer(format!(
-                "erosion reshapes the base: select it (layer {:?} is selected)",
-                l.name
-            )));
+        if brush.brush == BrushType::Erode {
+            self.check_erode()?;
         }
         match self.layers.selected_layer() {
             None if layer_only => Err(BrushError::Layer(format!(
@@ -444,21 +434,13 @@ impl Document {
         gpu: bool,
         progress: impl FnMut(usize),
     ) -> Result<crate::erosion::run::RunOutput> {
-        if let Some(l) = self.layers.selected_layer() {
-            return Err(BrushError::Layer(format!(
-                "erosion reshapes the base: select it (layer {:?} is selected)",
-                l.name
-            )));
-        }
+        self.check_erode()?;
         let d = *self.desc();
         crate::terrain::tiles::check_region(d.width, d.height, region)
             .map_err(BrushError::Layer)?;
         spec.params.validate().map_err(BrushError::Layer)?;
-        self.pump(None)?;
         let rect = region.rect();
-        let name = self.base_name();
-        let field = self.store.field(name).expect("the base exists");
-        let mut heights = field.read_rect(rect)?;
+        let mut heights = self.base_rect(rect)?;
         let whole = crate::terrain::tiles::Region {
             x: 0,
             y: 0,
@@ -473,11 +455,54 @@ impl Document {
             spec,
             progress,
         )?;
-        let field = self.store.field_mut(name).expect("the base exists");
-        field.write_rect(rect, &heights, false)?;
-        self.push_log(LogEntry::Fields(vec![name.to_string()]));
-        self.composite()?;
+        self.write_base_rect(rect, &heights, false)?;
         Ok(out)
+    }
+
+    /// Why the base cannot be eroded now, if it cannot: erosion reshapes heights, not a
+    /// layer's values.
+    pub fn check_erode(&self) -> Result<()> {
+        match self.layers.selected_layer() {
+            Some(l) => Err(BrushError::Layer(format!(
+                "erosion reshapes the base: select it (layer {:?} is selected)",
+                l.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The base's values over `rect` (inside the document), row-major, after every queued
+    /// stroke.
+    pub fn base_rect(&mut self, rect: crate::pages::geometry::Rect) -> Result<Vec<f32>> {
+        self.pump(None)?;
+        Ok(self.base().read_rect(rect)?)
+    }
+
+    /// Writes `values` (row-major over `rect`) into the base as one undo step, or with `join`
+    /// as part of the last one (which this call or another of it began); the composite follows.
+    pub fn write_base_rect(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        values: &[f32],
+        join: bool,
+    ) -> Result<()> {
+        let name = self.base_name();
+        if !join {
+            self.push_log(LogEntry::Fields(vec![name.to_string()]));
+        }
+        let field = self.store.field_mut(name).expect("the base exists");
+        field.write_rect(rect, values, join)?;
+        self.composite()
+    }
+
+    /// The erosion pipelines, made on first use and kept.
+    pub fn erosion_kernels(&mut self) -> Result<Arc<crate::erosion::gpu::Kernels>> {
+        if let Some(k) = &self.erosion_kernels {
+            return Ok(k.clone());
+        }
+        let k = Arc::new(crate::erosion::gpu::Kernels::new(self.gpu())?);
+        self.erosion_kernels = Some(k.clone());
+        Ok(k)
     }
 
     /// Runs queued brush work under a GPU budget (see [`BrushEngine::pump`]), then brings the
@@ -925,5 +950,14 @@ impl Replayer for Document {
     }
     fn redo(&mut self) -> Result<bool> {
         Document::redo(self)
+    }
+    fn erode(
+        &mut self,
+        region: crate::terrain::tiles::Region,
+        erosion: &crate::erosion::ErosionBrush,
+    ) -> Result<()> {
+        let d = *self.desc();
+        let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
+        self.erode_region(region, &spec, true, |_| {}).map(|_| ())
     }
 }

@@ -1,0 +1,183 @@
+//! The erosion panel: the region tool (a rectangle dragged on the terrain or the whole
+//! document, the model, its steps and parameters, presets), its run's progress with pause,
+//! continue and finish; and the parameter sliders the brush panel's erode brush shares.
+
+use super::ui::{log_slider, UiAction, UiState};
+use crate::erosion::{ErosionBrush, ErosionParams, Model, PRESETS};
+use crate::session::erosion_run::{Progress, MAX_STEPS_PER_FRAME};
+use crate::terrain::tiles::Region;
+use imgui::{Condition, Ui};
+
+/// What the erosion panel edits and shows.
+pub struct ErosionUi {
+    /// The run's model, parameters and steps (the total).
+    pub run: ErosionBrush,
+    /// x, y, width, height; an empty rectangle means the whole document.
+    pub region: [i32; 4],
+    /// The next left drag on the terrain sets the region instead of painting.
+    pub picking: bool,
+    /// Steps a frame may run at most (fewer when they take longer than the brush budget).
+    pub per_frame: i32,
+    pub show_water: bool,
+    pub preset: usize,
+    /// The run under way, if any.
+    pub progress: Option<Progress>,
+}
+
+impl Default for ErosionUi {
+    fn default() -> Self {
+        Self {
+            run: ErosionBrush {
+                steps: 300,
+                ..ErosionBrush::default()
+            },
+            region: [0; 4],
+            picking: false,
+            per_frame: 16,
+            show_water: true,
+            preset: 0,
+            progress: None,
+        }
+    }
+}
+
+impl ErosionUi {
+    /// The region to erode in a `width` x `height` document: the rectangle clipped to it, or
+    /// the whole document when none is set.
+    pub fn region_in(&self, width: u32, height: u32) -> Region {
+        let [x, y, w, h] = self.region;
+        if w <= 0 || h <= 0 {
+            return Region {
+                x: 0,
+                y: 0,
+                width,
+                height,
+            };
+        }
+        let x0 = x.clamp(0, width as i32 - 1) as u32;
+        let y0 = y.clamp(0, height as i32 - 1) as u32;
+        let x1 = (x + w).clamp(x0 as i32 + 1, width as i32) as u32;
+        let y1 = (y + h).clamp(y0 as i32 + 1, height as i32) as u32;
+        Region {
+            x: x0,
+            y: y0,
+            width: x1 - x0,
+            height: y1 - y0,
+        }
+    }
+
+    /// Sets the region to the rectangle spanned by two texels (inclusive).
+    pub fn set_corners(&mut self, a: [f32; 2], b: [f32; 2]) {
+        let (x0, x1) = (a[0].min(b[0]).floor(), a[0].max(b[0]).floor());
+        let (y0, y1) = (a[1].min(b[1]).floor(), a[1].max(b[1]).floor());
+        self.region = [
+            x0 as i32,
+            y0 as i32,
+            (x1 - x0) as i32 + 1,
+            (y1 - y0) as i32 + 1,
+        ];
+    }
+}
+
+/// The model combo and the parameter sliders (shared by the erode brush and the region tool).
+pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
+    let models: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
+    let mut mi = Model::ALL.iter().position(|m| m == model).unwrap_or(0);
+    if ui.combo_simple_string("model", &mut mi, &models) {
+        *model = Model::ALL[mi];
+    }
+    log_slider(ui, "rain", 0.001, 1.0, &mut p.rain);
+    log_slider(ui, "capacity", 0.005, 4.0, &mut p.capacity);
+    ui.slider("dissolve", 0.0, 1.0 / p.dt, &mut p.dissolve);
+    ui.slider("deposit", 0.0, 1.0 / p.dt, &mut p.deposit);
+    ui.slider("evaporation", 0.0, 0.5, &mut p.evaporation);
+    ui.slider("talus angle", 5.0, 85.0, &mut p.talus_angle);
+    ui.slider("thermal rate", 0.0, 1.0, &mut p.thermal_rate);
+}
+
+pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
+    let [w, _] = ui.io().display_size;
+    ui.window("Erosion")
+        .position([w - 380.0, 400.0], Condition::FirstUseEver)
+        .size([370.0, 430.0], Condition::FirstUseEver)
+        .collapsed(true, Condition::FirstUseEver)
+        .build(|| {
+            let doc = s.doc.as_ref().map(|d| (d.desc.width, d.desc.height));
+            let e = &mut s.erosion;
+            let running = e.progress.is_some();
+            let disabled = ui.begin_disabled(running);
+            ui.text("region (x, y, width, height; empty: all)");
+            ui.input_int4("##region", &mut e.region).build();
+            if ui.button("whole document") {
+                e.region = [0; 4];
+                e.picking = false;
+            }
+            ui.same_line();
+            let label = if e.picking {
+                "drag on the terrain..."
+            } else {
+                "drag a rectangle"
+            };
+            if ui.button(label) {
+                e.picking = !e.picking;
+            }
+            if let Some((w, h)) = doc {
+                let r = e.region_in(w, h);
+                ui.text(format!(
+                    "erodes {}x{} at ({}, {})",
+                    r.width, r.height, r.x, r.y
+                ));
+            }
+            let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+            if ui.combo_simple_string("preset", &mut e.preset, &names) {
+                let (_, model, params) = PRESETS[e.preset];
+                e.run.model = model;
+                e.run.params = params;
+            }
+            model_and_params(ui, &mut e.run.model, &mut e.run.params);
+            let mut steps = e.run.steps as i32;
+            let max = crate::erosion::params::MAX_BRUSH_STEPS as i32;
+            if ui
+                .slider_config("steps", 1, max)
+                .flags(imgui::SliderFlags::LOGARITHMIC)
+                .build(&mut steps)
+            {
+                e.run.steps = steps.clamp(1, max) as u32;
+            }
+            disabled.end();
+            ui.slider(
+                "steps per frame (most)",
+                1,
+                MAX_STEPS_PER_FRAME as i32,
+                &mut e.per_frame,
+            );
+            ui.checkbox("show water", &mut e.show_water);
+            match e.progress {
+                None => {
+                    if ui.button("run") {
+                        s.actions.push(UiAction::ErodeStart);
+                    }
+                }
+                Some(p) => {
+                    let frac = p.done as f32 / p.steps.max(1) as f32;
+                    imgui::ProgressBar::new(frac)
+                        .overlay_text(format!(
+                            "{} / {} steps ({} a frame)",
+                            p.done, p.steps, p.per_frame
+                        ))
+                        .build(ui);
+                    let label = if p.paused { "continue" } else { "pause" };
+                    if ui.button(label) {
+                        s.actions.push(UiAction::ErodePause(!p.paused));
+                    }
+                    ui.same_line();
+                    if ui.button("finish now") {
+                        s.actions.push(UiAction::ErodeFinish);
+                    }
+                    ui.text_wrapped(
+                        "finishing settles the sediment: one undo step, journaled with the steps run",
+                    );
+                }
+            }
+        });
+}
