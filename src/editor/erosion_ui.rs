@@ -96,10 +96,9 @@ pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
 }
 
 pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
-    let [w, _] = ui.io().display_size;
     ui.window("Erosion")
-        .position([w - 380.0, 400.0], Condition::FirstUseEver)
-        .size([370.0, 430.0], Condition::FirstUseEver)
+        .position([350.0, 270.0], Condition::FirstUseEver)
+        .size([370.0, 440.0], Condition::FirstUseEver)
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
             let doc = s.doc.as_ref().map(|d| (d.desc.width, d.desc.height));

@@ -223,6 +223,8 @@ struct Editor {
     erosion: Option<RegionRun>,
     /// Where a drag setting the erosion region began (document texel).
     region_drag: Option<[f32; 2]>,
+    /// The world height the region's outline is drawn at (where its drag began).
+    region_height: Option<f32>,
     last_autosave: Instant,
     replay: Option<Replay>,
     pick: Option<Vec3>,
@@ -363,6 +365,7 @@ impl Editor {
             stroke: None,
             erosion: None,
             region_drag: None,
+            region_height: None,
             stroke_start: Instant::now(),
             last_autosave: Instant::now(),
             replay,
@@ -556,6 +559,7 @@ impl Editor {
                 if paint_button && down && !ui_mouse && !self.input.modifiers.alt_key() {
                     if picking {
                         self.region_drag = self.pick.map(|p| [p.x, p.z]);
+                        self.region_height = self.pick.map(|p| p.y);
                     } else {
                         let invert =
                             button == MouseButton::Right || self.input.modifiers.shift_key();
@@ -678,6 +682,50 @@ impl Editor {
             Ok(run) => self.erosion = Some(run),
             Err(err) => self.ui.message = format!("cannot erode: {err}"),
         }
+    }
+
+    /// The erosion region's border on the screen while it is being dragged, picked or run: the
+    /// rectangle at the height where the drag began (or mid-range), in screen pixels; None when
+    /// it is not shown or lies behind the camera.
+    fn region_outline(&self) -> Option<Vec<[f32; 2]>> {
+        let e = &self.ui.erosion;
+        if !(e.picking || self.region_drag.is_some() || self.erosion.is_some()) {
+            return None;
+        }
+        let d = *self.session.doc.desc();
+        let r = match self.erosion.as_ref() {
+            Some(run) => run.progress().region,
+            None if e.region[2] > 0 && e.region[3] > 0 => e.region_in(d.width, d.height),
+            None => return None,
+        };
+        let extent = self.presenter.extent;
+        let viewport = [extent.width, extent.height];
+        let vp = self.camera.view_proj(viewport);
+        let y = self.region_height.unwrap_or_else(|| {
+            let (lo, hi) = self.renderer.height_range();
+            0.5 * (lo + hi) * self.ui.view.vertical_scale
+        });
+        let (x0, z0) = (r.x as f32, r.y as f32);
+        let (x1, z1) = (x0 + r.width as f32, z0 + r.height as f32);
+        let corners = [[x0, z0], [x1, z0], [x1, z1], [x0, z1], [x0, z0]];
+        let mut out = Vec::new();
+        for w in corners.windows(2) {
+            for i in 0..32 {
+                let t = i as f32 / 32.0;
+                let x = w[0][0] + t * (w[1][0] - w[0][0]);
+                let z = w[0][1] + t * (w[1][1] - w[0][1]);
+                let c = vp * Vec3::new(x, y, z).extend(1.0);
+                if c.w <= 0.0 {
+                    return None;
+                }
+                out.push([
+                    (c.x / c.w * 0.5 + 0.5) * viewport[0] as f32,
+                    (c.y / c.w * 0.5 + 0.5) * viewport[1] as f32,
+                ]);
+            }
+        }
+        out.push(out[0]);
+        Some(out)
     }
 
     /// Finishes the region run under way, if any: one undo step, journaled.
@@ -1113,8 +1161,15 @@ impl Editor {
             .map_err(|e| anyhow!("imgui: {e}"))?;
         let vsync_before = self.ui.vsync;
         {
+            let outline = self.region_outline();
             let frame_ui = self.imgui.new_frame();
             ui::build(frame_ui, &mut self.ui);
+            if let Some(outline) = outline {
+                let list = frame_ui.get_background_draw_list();
+                list.add_polyline(outline, [1.0, 0.85, 0.2, 1.0])
+                    .thickness(2.0)
+                    .build();
+            }
             self.platform.prepare_render(frame_ui, &self.window);
         }
         self.handle_actions()?;

@@ -516,6 +516,7 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
                 "Ctrl+middle drag: pan; wheel: zoom to cursor",
                 "W A S D Q E: move; Tab: orbit <-> fly",
                 "F: frame all; V: vsync; L: LOD colours",
+                "Erosion panel: a region run, live, with water",
             ] {
                 ui.text(line);
             }
