@@ -559,3 +559,69 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     assert!(e.contains("steps[2]: erode") && e.contains("base"), "{e}");
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_twin() {
+    use scarp::brush::cpu::CpuTerrain;
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::pages::geometry::HeightFormat;
+    use scarp::session::Document;
+    use std::sync::Arc;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    let tables = NoiseTables::new(1);
+    let mut brush = BrushSettings {
+        radius: 40.0,
+        strength: 0.9,
+        spacing: 0.8,
+        ..BrushSettings::new(BrushType::Erode)
+    };
+    brush.erosion.steps = 20;
+    brush.erosion.params.rain = 0.05;
+    let samples: Vec<StrokeSample> = (0..4)
+        .map(|i| StrokeSample {
+            x: 90.0 + 60.0 * i as f32,
+            y: 100.0 + 15.0 * i as f32,
+            pressure: 1.0,
+            t: i as f32 * 0.1,
+        })
+        .collect();
+    let instances = stroke_instances(&brush, &samples);
+    let stroke = |desc| {
+        let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+        d.apply_stroke(&brush, &instances).unwrap();
+        d.to_dense().unwrap()
+    };
+    // r32f: squares copied between page images and the erosion buffers on the GPU.
+    let pages: Vec<Vec<f32>> = [128, 256, 512]
+        .into_iter()
+        .map(|p| stroke(common::doc(w, h, p)))
+        .collect();
+    assert!(
+        pages[0] == pages[1] && pages[1] == pages[2],
+        "page size changed a stroke"
+    );
+    // r16: through the host, quantized; the twin quantizes the same way.
+    let r16 = scarp::pages::geometry::DocumentDesc {
+        format: HeightFormat::R16,
+        height_min: -1.0,
+        height_max: 2.0,
+        ..common::doc(w, h, 128)
+    };
+    let got = stroke(r16);
+    let mut twin = CpuTerrain::from_heights(r16, &heights, Arc::new(CpuTables::new(&tables)));
+    twin.apply_stroke(&brush, &instances);
+    let diff = max_diff(&got, &twin.to_dense());
+    assert!(
+        diff <= 3.0 / 65535.0 * 3.0,
+        "r16 stroke differs from its twin by {diff}"
+    );
+    let start = Document::from_heights(&gpu, r16, &heights, &tables)
+        .unwrap()
+        .to_dense()
+        .unwrap();
+    assert!(got != start, "the r16 stroke eroded");
+    assert_no_validation_messages(&gpu);
+}

@@ -25,8 +25,9 @@ struct ErosionPush {
     float inner_radius;
     int falloff;
     float falloff_power;
-    uint pad0;
-    uint pad1;
+    // Brush instances on the GPU: texels per height unit and strength x pressure.
+    float height_scale;
+    float strength;
 };
 
 #ifndef EROSION_NO_KERNEL

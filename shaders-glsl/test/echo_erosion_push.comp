@@ -15,5 +15,5 @@ void main() {
     putF(pc.p.capacity); putF(pc.p.dissolve); putF(pc.p.deposit); putF(pc.p.evaporation);
     putF(pc.p.min_tilt); putF(pc.p.erosion_depth); putF(pc.p.talus_tan); putF(pc.p.thermal_rate);
     putF2(pc.p.center); putF(pc.p.radius); putF(pc.p.inner_radius); putI(pc.p.falloff);
-    putF(pc.p.falloff_power); putU(pc.p.pad0); putU(pc.p.pad1);
+    putF(pc.p.falloff_power); putF(pc.p.height_scale); putF(pc.p.strength);
 }

@@ -79,6 +79,25 @@ pub fn buffers_for(
     }
 }
 
+/// The push constants of instance `b` of `e` over `square` (region-local centre, falloff,
+/// strength), with `height_scale` texels per height unit unless `e` gives one.
+pub fn instance_push(
+    square: Region,
+    b: &Instance,
+    e: &ErosionBrush,
+    height_scale: f32,
+) -> super::shared::ErosionPush {
+    let mut push = e.params.push([square.width, square.height]);
+    push.center = [b.center[0] - square.x as f32, b.center[1] - square.y as f32];
+    push.radius = b.radius;
+    push.inner_radius = b.inner_radius;
+    push.falloff = b.falloff.index();
+    push.falloff_power = b.falloff_power;
+    push.height_scale = e.height_scale.unwrap_or(height_scale);
+    push.strength = b.strength;
+    push
+}
+
 /// Erodes `heights`, the values of `square` (row-major), for instance `b` simulating `e`, with
 /// `height_scale` texels per height unit (unless `e` gives one).
 pub fn erode_square(
@@ -89,14 +108,9 @@ pub fn erode_square(
     e: &ErosionBrush,
     height_scale: f32,
 ) -> Result<()> {
-    let scale = e.height_scale.unwrap_or(height_scale);
+    let push = instance_push(square, b, e, height_scale);
+    let scale = push.height_scale;
     let size = [square.width, square.height];
-    let mut push = e.params.push(size);
-    push.center = [b.center[0] - square.x as f32, b.center[1] - square.y as f32];
-    push.radius = b.radius;
-    push.inner_radius = b.inner_radius;
-    push.falloff = b.falloff.index();
-    push.falloff_power = b.falloff_power;
     let start: Vec<f32> = heights.iter().map(|h| h * scale).collect();
     let settled = match backend {
         Backend::Gpu(g) => {

@@ -22,6 +22,8 @@ pub struct Kernels {
     transport: ComputeKernel<ErosionPush>,
     thermal_out: ComputeKernel<ErosionPush>,
     thermal_in: ComputeKernel<ErosionPush>,
+    heights_in: ComputeKernel<ErosionPush>,
+    blend_out: ComputeKernel<ErosionPush>,
 }
 
 impl Kernels {
@@ -35,6 +37,8 @@ impl Kernels {
             transport: k(&shaders::EROSION_TRANSPORT_COMP, 5)?,
             thermal_out: k(&shaders::EROSION_THERMAL_OUT_COMP, 2)?,
             thermal_in: k(&shaders::EROSION_THERMAL_IN_COMP, 3)?,
+            heights_in: k(&shaders::EROSION_HEIGHTS_IN_COMP, 2)?,
+            blend_out: k(&shaders::EROSION_BLEND_OUT_COMP, 3)?,
         })
     }
 }
@@ -46,6 +50,8 @@ struct Sets {
     transport: [DescriptorSet; 2],
     thermal_out: [DescriptorSet; 2],
     thermal_in: [DescriptorSet; 2],
+    heights_in: DescriptorSet,
+    blend_out: [DescriptorSet; 2],
 }
 
 /// A region's erosion state on the GPU and the kernels that step it.
@@ -58,6 +64,8 @@ pub struct GpuErosion {
     s: Buffer,
     s1: Buffer,
     ratio: Buffer,
+    /// A brush instance's heights on the GPU: the square in, the blended result out.
+    h: Buffer,
     kernels: Arc<Kernels>,
     sets: Sets,
     /// Texels the buffers hold, and the staging buffers for loads and reads.
@@ -129,6 +137,7 @@ impl GpuErosion {
         let s = storage(gpu, "erosion sediment", bytes)?;
         let s1 = storage(gpu, "erosion sediment s1", bytes)?;
         let ratio = storage(gpu, "erosion thermal shares", bytes)?;
+        let h = storage(gpu, "erosion brush heights", bytes)?;
         let kernels = kernels.clone();
         let sb = Resource::StorageBuffer;
         let both = |f: &dyn Fn(usize) -> Result<DescriptorSet>| -> Result<[DescriptorSet; 2]> {
@@ -169,6 +178,8 @@ impl GpuErosion {
                     .thermal_in
                     .bind(&[sb(&b_bufs[cb]), sb(&ratio), sb(&b_bufs[1 - cb])])
             })?,
+            heights_in: kernels.heights_in.bind(&[sb(&h), sb(&b_bufs[0])])?,
+            blend_out: both(&|cb| kernels.blend_out.bind(&[sb(&b_bufs[cb]), sb(&s), sb(&h)]))?,
         };
         let upload = Buffer::new(gpu, "erosion upload", BufferDesc::upload(bytes))?;
         let readback = Buffer::new(gpu, "erosion readback", BufferDesc::readback(bytes * 4))?;
@@ -184,6 +195,7 @@ impl GpuErosion {
             s,
             s1,
             ratio,
+            h,
             kernels,
             sets,
             cb: 0,
@@ -225,8 +237,48 @@ impl GpuErosion {
         Ok(())
     }
 
-    fn groups(&self) -> [u32; 3] {
-        [self.size[0].div_ceil(16), self.size[1].div_ceil(16), 1]
+    /// The square's heights of a brush instance on the GPU ([`Self::record_instance`]): f32,
+    /// row-major over the square.
+    pub fn heights(&self) -> &Buffer {
+        &self.h
+    }
+
+    /// Records a whole brush instance over a square of `push.size` texels (at most the
+    /// capacity) whose heights the caller has recorded copies of into [`Self::heights`]:
+    /// `b = h·height_scale` without water, sediment or flux, `steps` steps of `model` (rain and
+    /// shedding weighted by the push's falloff), the sediment settling and the blend
+    /// `h ← h + strength·((b + s)/height_scale − h)` back into [`Self::heights`] — the
+    /// arithmetic of [`super::brush::erode_square`]. The state is not kept for reading: the next
+    /// [`Self::load`] starts afresh.
+    pub fn record_instance<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        push: &ErosionPush,
+        model: Model,
+        steps: usize,
+    ) -> Result<()> {
+        let n = push.size[0] as u64 * push.size[1] as u64;
+        assert!(n <= self.capacity, "a square within the buffers' capacity");
+        let g = groups(push.size);
+        let k = &self.kernels;
+        rec.pass(&k.heights_in, &self.sets.heights_in)
+            .read_buffer(&self.h)
+            .write_buffer(&self.b[0])
+            .push(push)
+            .dispatch(g)?;
+        for (z, len) in [(&self.d[0], n * 4), (&self.s, n * 4), (&self.f, n * 16)] {
+            rec.fill_buffer(z, 0, len, 0);
+        }
+        let mut parity = (0, 0);
+        for _ in 0..steps {
+            parity = self.record_at(rec, push, model, parity)?;
+        }
+        rec.pass(&k.blend_out, &self.sets.blend_out[parity.0])
+            .read_buffer(&self.b[parity.0])
+            .read_buffer(&self.s)
+            .read_write_buffer(&self.h)
+            .push(push)
+            .dispatch(g)
     }
 
     /// Runs `steps` steps, `STEPS_PER_SUBMIT` per submission, calling `progress(steps done)`
@@ -294,7 +346,7 @@ impl GpuErosion {
         model: Model,
         (mut cb, mut cd): (usize, usize),
     ) -> Result<(usize, usize)> {
-        let g = self.groups();
+        let g = groups(push.size);
         let k = &self.kernels;
         if model.hydraulic() {
             rec.pass(&k.flux, &self.sets.flux[cb][cd])
@@ -388,4 +440,13 @@ impl GpuErosion {
             .collect();
         Ok(st)
     }
+}
+
+/// Workgroups covering a region of `size` texels.
+fn groups(size: [i32; 2]) -> [u32; 3] {
+    [
+        (size[0] as u32).div_ceil(16),
+        (size[1] as u32).div_ceil(16),
+        1,
+    ]
 }

@@ -31,7 +31,10 @@ pub struct ErosionPush {
     /// `FALLOFF_*`.
     pub falloff: i32,
     pub falloff_power: f32,
-    pub pad: [u32; 2],
+    /// Brush instances on the GPU: texels per height unit (heights in, `b = h·scale`) and the
+    /// instance's strength × pressure (the blend back); unused elsewhere.
+    pub height_scale: f32,
+    pub strength: f32,
 }
 
 const _: () = assert!(std::mem::size_of::<ErosionPush>() == 88);

@@ -165,11 +165,26 @@ impl<'a> Recorder<'a> {
         origin: [i32; 2],
         size: [u32; 2],
     ) {
+        self.copy_buffer_rows_to_image(src, offset, 0, dst, origin, size);
+    }
+
+    /// [`Self::copy_buffer_to_image_region`] from rows of `row_texels` texels in `src` (0:
+    /// tightly packed): a rectangle out of a larger row-major grid.
+    pub fn copy_buffer_rows_to_image(
+        &mut self,
+        src: &'a Buffer,
+        offset: u64,
+        row_texels: u32,
+        dst: &'a Image,
+        origin: [i32; 2],
+        size: [u32; 2],
+    ) {
         self.buffer(src, Access::TransferRead);
         self.image(dst, Access::TransferWrite);
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
             .buffer_offset(offset)
+            .buffer_row_length(row_texels)
             .image_subresource(COLOR_LAYERS)
             .image_offset(vk::Offset3D {
                 x: origin[0],
@@ -259,11 +274,26 @@ impl<'a> Recorder<'a> {
         dst: &'a Buffer,
         offset: u64,
     ) {
+        self.copy_image_region_to_buffer_rows(src, origin, size, dst, offset, 0);
+    }
+
+    /// [`Self::copy_image_region_to_buffer`] into rows of `row_texels` texels in `dst` (0:
+    /// tightly packed): a rectangle of a larger row-major grid.
+    pub fn copy_image_region_to_buffer_rows(
+        &mut self,
+        src: &'a Image,
+        origin: [i32; 2],
+        size: [u32; 2],
+        dst: &'a Buffer,
+        offset: u64,
+        row_texels: u32,
+    ) {
         self.image(src, Access::TransferRead);
         self.buffer(dst, Access::TransferWrite);
         self.flush_barriers();
         let region = vk::BufferImageCopy::default()
             .buffer_offset(offset)
+            .buffer_row_length(row_texels)
             .image_subresource(src.layers())
             .image_offset(vk::Offset3D {
                 x: origin[0],

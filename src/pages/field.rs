@@ -839,6 +839,95 @@ impl Field {
         Ok(())
     }
 
+    /// Starts an edit of `rect` done on the GPU (r32f fields: texels move as f32): the pages it
+    /// touches get working versions ([`Self::begin_versions`], `join` as there) brought onto
+    /// the GPU; the caller records reads and writes of them with [`Self::record_rect_out`] and
+    /// [`Self::record_rect_in`], submits, and ends with [`Self::end_rect_edit`]. Fails (nothing
+    /// changed) when the pages do not fit the GPU budget together.
+    pub fn begin_rect_edit(&mut self, rect: Rect, join: bool) -> Result<()> {
+        assert_eq!(self.desc.format, HeightFormat::R32f, "texels move as f32");
+        let ids = self.desc.pages_in(&rect);
+        let indices: Vec<usize> = (0..ids.len()).collect();
+        self.begin_versions(ids, join)?;
+        let fits = self
+            .ensure_working(&indices, &[], None)
+            .map(|_| indices.iter().all(|&i| self.working_page(i).is_some()));
+        match fits {
+            Ok(true) => Ok(()),
+            other => {
+                // Nothing was written: the working versions hold the old values.
+                self.commit_versions(join);
+                other?;
+                Err(PageError::BudgetTooSmall {
+                    needed: self.page_bytes() * indices.len() as u64,
+                    budget: self.gpu_budget().unwrap_or(0),
+                })
+            }
+        }
+    }
+
+    /// The working pages of a rect edit with their page rectangles and their parts in `rect`.
+    fn rect_parts(&self, rect: Rect) -> impl Iterator<Item = (&GpuPage, Rect, Rect)> {
+        let (ids, _) = self.working();
+        ids.iter().enumerate().map(move |(i, id)| {
+            let page = self
+                .working_page(i)
+                .expect("begin_rect_edit brought them in");
+            let r = self.desc.page_rect(*id);
+            (page, r, r.intersect(&rect))
+        })
+    }
+
+    /// Records copies of `rect` out of the edit's working pages into `dst`: f32 texels,
+    /// row-major over `rect` from byte 0.
+    pub fn record_rect_out<'a>(&'a self, rec: &mut Recorder<'a>, rect: Rect, dst: &'a Buffer) {
+        for (page, r, part) in self.rect_parts(rect) {
+            let offset = ((part.y0 - rect.y0) * rect.width() + (part.x0 - rect.x0)) as u64 * 4;
+            rec.copy_image_region_to_buffer_rows(
+                page.front(),
+                [part.x0 - r.x0, part.y0 - r.y0],
+                [part.width() as u32, part.height() as u32],
+                dst,
+                offset,
+                rect.width() as u32,
+            );
+        }
+    }
+
+    /// Records copies of `src` (f32 texels, row-major over `rect` from byte 0) into the edit's
+    /// working pages.
+    pub fn record_rect_in<'a>(&'a self, rec: &mut Recorder<'a>, rect: Rect, src: &'a Buffer) {
+        for (page, r, part) in self.rect_parts(rect) {
+            let offset = ((part.y0 - rect.y0) * rect.width() + (part.x0 - rect.x0)) as u64 * 4;
+            rec.copy_buffer_rows_to_image(
+                src,
+                offset,
+                rect.width() as u32,
+                page.front(),
+                [part.x0 - r.x0, part.y0 - r.y0],
+                [part.width() as u32, part.height() as u32],
+            );
+            // The back image lacks what the front one now has.
+            let local = part.translate(-r.x0, -r.y0);
+            page.set_stale(page.stale().union(&local));
+        }
+    }
+
+    /// Ends a rect edit once its recorded work is submitted: the values changed inside `rect`,
+    /// and the working versions become current as one undo step (with `join`, part of the last).
+    pub fn end_rect_edit(&mut self, rect: Rect, join: bool) {
+        let ids = self.working().0.to_vec();
+        let rects: Vec<(PageId, Rect)> = ids
+            .iter()
+            .map(|id| {
+                let r = self.desc.page_rect(*id);
+                (*id, r.intersect(&rect).translate(-r.x0, -r.y0))
+            })
+            .collect();
+        self.mark_changed_in(ids, &rects);
+        self.commit_versions(join);
+    }
+
     /// The committed field, row-major.
     pub fn to_dense(&self) -> Result<Vec<f32>> {
         let d = self.desc;

@@ -298,28 +298,64 @@ impl Document {
                 continue;
             };
             let rect = sq.rect();
-            let field = self.store.field_mut(name).expect("the base exists");
-            let read = crate::profile::scope("erosion brush: read square");
-            let mut values = field.read_rect(rect)?;
-            drop(read);
-            let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
-            crate::erosion::brush::erode_square(
-                backend,
-                &mut values,
-                sq,
-                &inst,
-                &brush.erosion,
-                scale,
-            )?;
             if !wrote {
                 self.push_log(LogEntry::Fields(vec![name.to_string()]));
             }
-            let field = self.store.field_mut(name).expect("the base exists");
-            let _w = crate::profile::scope("erosion brush: write square");
-            field.write_rect(rect, &values, wrote)?;
+            if d.format == crate::pages::geometry::HeightFormat::R32f {
+                let push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
+                let e = &brush.erosion;
+                self.erode_square_on_gpu(rect, &push, e.model, e.steps as usize, buffers, wrote)?;
+            } else {
+                // r16 pages hold 16-bit texels: through the host, quantized there.
+                let field = self.store.field_mut(name).expect("the base exists");
+                let mut values = field.read_rect(rect)?;
+                let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
+                crate::erosion::brush::erode_square(
+                    backend,
+                    &mut values,
+                    sq,
+                    &inst,
+                    &brush.erosion,
+                    scale,
+                )?;
+                let field = self.store.field_mut(name).expect("the base exists");
+                field.write_rect(rect, &values, wrote)?;
+            }
             wrote = true;
         }
         Ok(())
+    }
+
+    /// One erosion-brush instance without leaving the GPU: the square's texels copied out of
+    /// the base's pages into the erosion buffers, the steps, the blend, and the result copied
+    /// into new versions of those pages (one submission) — an undo step, or with `join` part
+    /// of the last.
+    fn erode_square_on_gpu(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        push: &crate::erosion::shared::ErosionPush,
+        model: crate::erosion::Model,
+        steps: usize,
+        buffers: &crate::erosion::gpu::GpuErosion,
+        join: bool,
+    ) -> Result<()> {
+        let _p = crate::profile::scope("erosion brush: instance on the GPU");
+        let gpu = self.gpu().clone();
+        let name = self.base_name();
+        let field = self.store.field_mut(name).expect("the base exists");
+        field.begin_rect_edit(rect, join)?;
+        let field = &*field;
+        let recorded = (|| -> Result<()> {
+            let mut rec = crate::gpu::Recorder::new(&gpu)?;
+            field.record_rect_out(&mut rec, rect, buffers.heights());
+            buffers.record_instance(&mut rec, push, model, steps)?;
+            field.record_rect_in(&mut rec, rect, buffers.heights());
+            rec.submit_and_wait()?;
+            Ok(())
+        })();
+        let field = self.store.field_mut(name).expect("the base exists");
+        field.end_rect_edit(rect, join);
+        recorded
     }
 
     /// Why a stroke of `brush` cannot be painted on the current selection, if it cannot.
