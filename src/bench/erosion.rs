@@ -59,6 +59,9 @@ pub struct ErosionBrushRow {
     pub steps: u32,
     pub instances: usize,
     pub instances_per_s: f64,
+    /// The square went through the host (the baseline of the GPU path).
+    #[serde(default)]
+    pub via_host: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -83,6 +86,10 @@ fn brush_name(radius: f32, steps: u32) -> String {
     format!("erosion/brush/r{radius}/s{steps}")
 }
 
+fn host_name(radius: f32, steps: u32) -> String {
+    format!("{}/host", brush_name(radius, steps))
+}
+
 fn sides(quick: bool) -> &'static [u32] {
     if quick {
         &[128]
@@ -99,7 +106,11 @@ pub(super) fn names(quick: bool) -> Vec<String> {
     Model::ALL
         .iter()
         .flat_map(|&m| sides(quick).iter().map(move |&s| name(m, s)))
-        .chain(brush_cases(quick).iter().map(|&(r, s, _)| brush_name(r, s)))
+        .chain(
+            brush_cases(quick)
+                .iter()
+                .flat_map(|&(r, s, _)| [brush_name(r, s), host_name(r, s)]),
+        )
         .collect()
 }
 
@@ -115,7 +126,7 @@ fn measure_brush(
     let cases: Vec<(f32, u32, usize)> = brush_cases(o.quick)
         .iter()
         .copied()
-        .filter(|&(r, s, _)| o.wants(&brush_name(r, s)))
+        .filter(|&(r, s, _)| o.wants(&brush_name(r, s)) || o.wants(&host_name(r, s)))
         .collect();
     if cases.is_empty() {
         return Ok(Vec::new());
@@ -141,33 +152,38 @@ fn measure_brush(
                 }
             })
             .collect();
-        // Warm-up: pipelines, allocations.
-        doc.apply_stroke(&brush, &instances[..1])?;
-        doc.undo()?;
-        let mut rates = Vec::new();
-        for _ in 0..o.repeats {
-            heater.heat(HEAT_SHORT_MS)?;
-            let t0 = Instant::now();
-            doc.apply_stroke(&brush, &instances)?;
-            doc.pump(None)?;
-            rates.push(count as f64 / t0.elapsed().as_secs_f64());
+        for via_host in [false, true] {
+            let name = match via_host {
+                false => brush_name(radius, steps),
+                true => host_name(radius, steps),
+            };
+            if !o.wants(&name) {
+                continue;
+            }
+            doc.set_erosion_via_host(via_host);
+            // Warm-up: pipelines, allocations.
+            doc.apply_stroke(&brush, &instances[..1])?;
             doc.undo()?;
+            let mut rates = Vec::new();
+            for _ in 0..o.repeats {
+                heater.heat(HEAT_SHORT_MS)?;
+                let t0 = Instant::now();
+                doc.apply_stroke(&brush, &instances)?;
+                doc.pump(None)?;
+                rates.push(count as f64 / t0.elapsed().as_secs_f64());
+                doc.undo()?;
+            }
+            let rate = median(&rates);
+            eprintln!("{name}: {rate:.0} instances/s ({count} instances of {steps} steps)");
+            rows.push(ErosionBrushRow {
+                name,
+                radius,
+                steps,
+                instances: count,
+                instances_per_s: rate,
+                via_host,
+            });
         }
-        let rate = median(&rates);
-        eprintln!(
-            "{}: {:.0} instances/s ({} instances of {} steps)",
-            brush_name(radius, steps),
-            rate,
-            count,
-            steps
-        );
-        rows.push(ErosionBrushRow {
-            name: brush_name(radius, steps),
-            radius,
-            steps,
-            instances: count,
-            instances_per_s: rate,
-        });
     }
     Ok(rows)
 }
@@ -202,7 +218,7 @@ pub(super) fn measure(
         .collect();
     let brush_wanted = brush_cases(o.quick)
         .iter()
-        .any(|&(r, s, _)| o.wants(&brush_name(r, s)));
+        .any(|&(r, s, _)| o.wants(&brush_name(r, s)) || o.wants(&host_name(r, s)));
     if wanted.is_empty() && !brush_wanted {
         return Ok(None);
     }

@@ -285,21 +285,33 @@ pub fn markdown(r: &Report) -> String {
         if !e.brush.is_empty() {
             let _ = writeln!(
                 o,
-                "\nErosion brush: strokes on a document (wall clock, each instance reading its \
-                 square back, stepping it on the GPU and writing it into the page store).\n"
+                "\nErosion brush: strokes on a document (wall clock; *gpu*: each square copied \
+                 out of the page images, stepped, blended and copied back without leaving the \
+                 GPU; *host*: read back, stepped on the GPU, blended on the host, written into \
+                 the page store).\n"
             );
             let _ = writeln!(
                 o,
-                "| radius | steps | instances | instances/s |\n|---:|---:|---:|---:|"
+                "| radius | steps | instances | path | instances/s | gpu / host |\n|---:|---:|---:|---|---:|---:|"
             );
             for b in &e.brush {
+                let host = e
+                    .brush
+                    .iter()
+                    .find(|h| h.via_host && h.radius == b.radius && h.steps == b.steps);
+                let ratio = match (b.via_host, host) {
+                    (false, Some(h)) => num(b.instances_per_s / h.instances_per_s),
+                    _ => "—".into(),
+                };
                 let _ = writeln!(
                     o,
-                    "| {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} |",
                     b.radius,
                     b.steps,
                     b.instances,
-                    num(b.instances_per_s)
+                    if b.via_host { "host" } else { "gpu" },
+                    num(b.instances_per_s),
+                    ratio
                 );
             }
         }

@@ -67,6 +67,8 @@ pub struct Document {
     /// The erosion brush's pipelines and buffers, made at its first stroke.
     erosion_kernels: Option<Arc<crate::erosion::gpu::Kernels>>,
     erosion_buffers: Option<crate::erosion::gpu::GpuErosion>,
+    /// Erosion-brush squares through the host even on r32f documents (a benchmark's baseline).
+    erosion_via_host: bool,
 }
 
 impl Document {
@@ -86,6 +88,7 @@ impl Document {
             frames_in_flight: false,
             erosion_kernels: None,
             erosion_buffers: None,
+            erosion_via_host: false,
         })
     }
 
@@ -182,6 +185,12 @@ impl Document {
     /// See [`BrushEngine::set_in_place`].
     pub fn set_in_place(&mut self, on: bool) {
         self.brushes.set_in_place(on);
+    }
+
+    /// Erosion-brush squares through the host (read back, eroded, uploaded) even where the GPU
+    /// path applies: the baseline `scarp bench` compares that path against. Same heights.
+    pub fn set_erosion_via_host(&mut self, on: bool) {
+        self.erosion_via_host = on;
     }
 
     /// See [`BrushEngine::set_tile_culling`].
@@ -301,7 +310,7 @@ impl Document {
             if !wrote {
                 self.push_log(LogEntry::Fields(vec![name.to_string()]));
             }
-            if d.format == crate::pages::geometry::HeightFormat::R32f {
+            if d.format == crate::pages::geometry::HeightFormat::R32f && !self.erosion_via_host {
                 let push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
                 let e = &brush.erosion;
                 self.erode_square_on_gpu(rect, &push, e.model, e.steps as usize, buffers, wrote)?;
