@@ -62,6 +62,10 @@ pub const VIEW_OVERLAY: u32 = 8;
 /// With VIEW_OVERLAY: the overlay is water (a region erosion's depth, 0..1 of its scale): a blue
 /// tint of that strength.
 pub const VIEW_OVERLAY_WATER: u32 = 16;
+/// Analysis: slope in degrees as a heat map (walkable up to `FrameData.analysis.x`), unlit.
+pub const VIEW_SLOPE: u32 = 32;
+/// Analysis: height contour lines every `FrameData.analysis.y` height units.
+pub const VIEW_CONTOURS: u32 = 64;
 /// `TileDraw.flags`: the node's level sits at this bit (5 bits).
 pub const TILE_LEVEL_SHIFT: u32 = 4;
 /// `TileDraw.flags`: heights from the coarse level, not the pages.

@@ -786,3 +786,90 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
     assert!(render(&mut r, &mut terrain, None) == plain);
     assert_no_validation_messages(&gpu);
 }
+
+/// Screen pixel (x, y) of world point `p` through `cam` on a `size` image.
+fn project(cam: &Camera, size: [u32; 2], p: glam::Vec3) -> [usize; 2] {
+    let c = cam.view_proj(size) * p.extend(1.0);
+    [
+        ((c.x / c.w * 0.5 + 0.5) * size[0] as f32) as usize,
+        ((c.y / c.w * 0.5 + 0.5) * size[1] as f32) as usize,
+    ]
+}
+
+#[test]
+fn the_slope_overlay_reads_a_ramps_angle_and_contours_follow_the_interval() {
+    use scarp::render::analysis::slope_colour;
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    // Two ramps along x: 30 degrees for x < 128, then 50 degrees (vertical scale 1).
+    let (k1, k2) = (30f32.to_radians().tan(), 50f32.to_radians().tan());
+    let height = |x: f32| {
+        if x < 128.0 {
+            k1 * x
+        } else {
+            k1 * 128.0 + k2 * (x - 128.0)
+        }
+    };
+    let heights: Vec<f32> = (0..d.width * d.height)
+        .map(|i| height((i % d.width) as f32))
+        .collect();
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [320, 240];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let cam = Camera::look_at(
+        glam::Vec3::new(128.0, 420.0, 420.0),
+        glam::Vec3::new(128.0, 110.0, 128.0),
+    );
+    let mut render = |view: &ViewSettings| {
+        off.render(&mut r, &mut terrain.store, &cam, view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let walkable = 35.0;
+    let slope = render(&ViewSettings {
+        slope: Some(walkable),
+        ..ViewSettings::default()
+    });
+    let encode = |c: [f32; 3]| c.map(|v| (v.powf(1.0 / 2.2) * 255.0).round() as i32);
+    for (x, deg) in [(64.0, 30.0), (192.0, 50.0)] {
+        let [px, py] = project(&cam, size, glam::Vec3::new(x, height(x), 128.0));
+        let i = 4 * (py * size[0] as usize + px);
+        let got = [slope[i] as i32, slope[i + 1] as i32, slope[i + 2] as i32];
+        let want = encode(slope_colour(deg, walkable));
+        assert!(
+            (0..3).all(|k| (got[k] - want[k]).abs() <= 3),
+            "{deg} degrees at pixel ({px}, {py}): {got:?}, the heat map says {want:?}"
+        );
+    }
+    // Contours: none without the overlay; about twice as many lines at half the interval.
+    let plain = render(&ViewSettings::default());
+    let lines = |img: &[u8]| {
+        let row = size[1] as usize / 2;
+        let dark: Vec<bool> = (0..size[0] as usize)
+            .map(|x| {
+                let i = 4 * (row * size[0] as usize + x);
+                let p = 4 * (row * size[0] as usize + x);
+                (img[i] as i32) < plain[p] as i32 - 40
+            })
+            .collect();
+        dark.windows(2).filter(|w| w[1] && !w[0]).count()
+    };
+    assert_eq!(lines(&plain), 0);
+    let coarse = lines(&render(&ViewSettings {
+        contours: Some(16.0),
+        ..ViewSettings::default()
+    }));
+    let fine = lines(&render(&ViewSettings {
+        contours: Some(8.0),
+        ..ViewSettings::default()
+    }));
+    assert!(coarse >= 4, "{coarse} contour lines across the ramps");
+    let ratio = fine as f32 / coarse as f32;
+    assert!(
+        (1.6..=2.4).contains(&ratio),
+        "interval 16: {coarse} lines, interval 8: {fine}"
+    );
+    assert_no_validation_messages(&gpu);
+}

@@ -14,6 +14,8 @@ struct FrameData {
     vec4 shade;      // fog density, lowest height, highest height, unused
     ivec4 doc;       // width, height, page size, view flags
     vec4 heights;    // flat height, r16 height_min, r16 height_range, unused
+    vec4 analysis;   // walkable slope (degrees, VIEW_SLOPE), contour interval (height units,
+                     // VIEW_CONTOURS), unused, unused
 };
 
 // One drawn node, or part of one (storage buffer, std430): 16 bytes.

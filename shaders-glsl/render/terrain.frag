@@ -22,6 +22,18 @@ float ring(float d, float r) {
     return 1.0 - smoothstep(0.0, w, abs(d - r));
 }
 
+// The slope heat map (degrees): green to yellow up to the walkable slope, orange to red to
+// purple above it. CPU twin: render::analysis::slope_colour.
+vec3 slopeColour(float deg, float walkable) {
+    if (deg <= walkable) {
+        float t = clamp(deg / max(walkable, 1e-3), 0.0, 1.0);
+        return mix(vec3(0.10, 0.55, 0.20), vec3(0.95, 0.90, 0.20), t);
+    }
+    float t = clamp((deg - walkable) / max(90.0 - walkable, 1e-3), 0.0, 1.0);
+    return t < 0.5 ? mix(vec3(0.95, 0.45, 0.10), vec3(0.85, 0.10, 0.10), 2.0 * t)
+                   : mix(vec3(0.85, 0.10, 0.10), vec3(0.45, 0.10, 0.60), 2.0 * t - 1.0);
+}
+
 void main() {
     vec3 n = normalize(in_normal);
     uint flags = uint(frame.doc.w);
@@ -52,6 +64,19 @@ void main() {
     } else if ((flags & VIEW_OVERLAY) != 0u) {
         // Where the overlay (a layer's mask) hides, a magenta tint: half at 0, none at 1.
         c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(in_overlay, 0.0, 1.0)));
+    }
+    if ((flags & VIEW_SLOPE) != 0u) {
+        // Unlit, so the colour reads the angle of the terrain as drawn (vertical scale applied).
+        float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
+        c = slopeColour(deg, frame.analysis.x);
+    }
+    if ((flags & VIEW_CONTOURS) != 0u) {
+        float h = in_world.y / max(vs, 1e-6) / max(frame.analysis.y, 1e-9);
+        float f = fract(h);
+        float w = max(fwidth(h) * 1.2, 1e-4);
+        // Flat ground lying exactly on a level (fwidth 0) is not a line.
+        float line = (1.0 - smoothstep(0.0, w, min(f, 1.0 - f))) * smoothstep(1e-4, 1e-3, fwidth(h));
+        c = mix(c, vec3(0.05, 0.05, 0.08), 0.85 * line);
     }
     if ((flags & VIEW_CURSOR) != 0u) {
         float d = length(in_world.xz - frame.cursor.xy);

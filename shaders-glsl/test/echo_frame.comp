@@ -16,6 +16,6 @@ void main() {
         putF4(frame.view_proj[c]);
     }
     putF4(frame.eye); putF4(frame.light); putF4(frame.cursor); putF4(frame.shade);
-    putI4(frame.doc); putF4(frame.heights);
+    putI4(frame.doc); putF4(frame.heights); putF4(frame.analysis);
     putI2(tile.origin); putU(tile.scale); putU(tile.flags);
 }

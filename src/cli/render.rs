@@ -49,6 +49,11 @@ pub struct RenderArgs {
     /// Colour tiles by level of detail.
     #[arg(long)]
     lod_colours: bool,
+    /// An analysis overlay (repeatable): `slope[:WALKABLE_DEGREES]` (a heat map of the slope as
+    /// drawn, walkable up to 35 degrees by default) or `contours:INTERVAL` (lines every INTERVAL
+    /// height units).
+    #[arg(long, value_name = "OVERLAY")]
+    overlay: Vec<crate::render::analysis::Overlay>,
     /// World y per height unit. Default: a quarter of the document's larger side (heights are
     /// in document units, brushes paint about 0..1).
     #[arg(long)]
@@ -271,6 +276,9 @@ fn camera_and_view(
     let mut view = default_view(&desc, vs);
     view.wireframe = a.wireframe;
     view.lod_colours = a.lod_colours;
+    for o in &a.overlay {
+        o.apply(&mut view);
+    }
     view.pixel_error = a.pixel_error;
     view.max_triangles_per_pixel = a.max_triangles_per_pixel;
     (camera, view)

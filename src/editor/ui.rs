@@ -337,6 +337,28 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
         });
 }
 
+/// The analysis overlays: the slope heat map (walkable angle) and contour lines (interval).
+fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
+    let mut slope = v.slope.is_some();
+    if ui.checkbox("slope map", &mut slope) {
+        v.slope = slope.then_some(crate::render::analysis::DEFAULT_WALKABLE);
+    }
+    if let Some(w) = &mut v.slope {
+        ui.same_line();
+        ui.set_next_item_width(120.0);
+        ui.slider("walkable (deg)", 1.0, 89.0, w);
+    }
+    let mut contours = v.contours.is_some();
+    if ui.checkbox("contours", &mut contours) {
+        v.contours = contours.then_some(0.02);
+    }
+    if let Some(i) = &mut v.contours {
+        ui.same_line();
+        ui.set_next_item_width(120.0);
+        log_slider(ui, "interval", 1e-4, 1.0, i);
+    }
+}
+
 fn view_panel(ui: &Ui, s: &mut UiState) {
     ui.window("View & document")
         .position([10.0, 580.0], Condition::FirstUseEver)
@@ -364,6 +386,7 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 .display_format("%.2e")
                 .build(&mut v.fog);
             log_slider(ui, "brush budget (ms)", 0.25, 50.0, &mut s.budget_ms);
+            analysis_controls(ui, v);
             if ui.button("frame all (F)") {
                 s.actions.push(UiAction::FrameAll);
             }

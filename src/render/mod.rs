@@ -9,6 +9,7 @@ pub mod quadtree;
 pub mod shared;
 
 pub use camera::Camera;
+pub mod analysis;
 pub mod terrain;
 
 pub use terrain::{

@@ -12,8 +12,8 @@ pub const TILE_VERTS: u32 = k::TILE_VERTS as u32;
 const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
 
 pub use k::{
-    TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER,
-    VIEW_WIREFRAME,
+    TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CONTOURS, VIEW_CURSOR, VIEW_LOD_COLOURS, VIEW_OVERLAY,
+    VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 
 /// Per-frame uniforms (std140).
@@ -33,6 +33,8 @@ pub struct FrameData {
     pub doc: [i32; 4],
     /// flat height, r16 height_min, r16 height_range, the overlay's flat value.
     pub heights: [f32; 4],
+    /// Walkable slope (degrees), contour interval (height units), unused, unused.
+    pub analysis: [f32; 4],
 }
 
 /// One drawn node, or part of one (std430).
@@ -90,7 +92,7 @@ pub struct BoundsPush {
     pub page_tile0: [i32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<FrameData>() == 160);
+const _: () = assert!(std::mem::size_of::<FrameData>() == 176);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
 const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);

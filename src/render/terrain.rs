@@ -35,8 +35,8 @@ use super::lod::{
 use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
     BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_BLOCK,
-    PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CURSOR,
-    VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_WIREFRAME,
+    PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
+    VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -89,6 +89,10 @@ pub struct ViewSettings {
     /// Fog density per world unit (0 = none).
     pub fog: f32,
     pub cursor: Option<CursorRing>,
+    /// Analysis: the slope heat map, walkable up to this many degrees ([`super::analysis`]).
+    pub slope: Option<f32>,
+    /// Analysis: height contour lines every this many height units.
+    pub contours: Option<f32>,
     /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): nodes are
     /// split while a tile inside wants finer; still restricted so neighbours differ by at most
     /// one level, and page nodes only where their pages are on the GPU.
@@ -105,6 +109,8 @@ impl Default for ViewSettings {
             max_triangles_per_pixel: 0.0,
             fog: 0.0,
             cursor: None,
+            slope: None,
+            contours: None,
             force_levels: None,
         }
     }
@@ -845,6 +851,12 @@ impl TerrainRenderer {
         if view.cursor.is_some() {
             flags |= VIEW_CURSOR;
         }
+        if view.slope.is_some() {
+            flags |= VIEW_SLOPE;
+        }
+        if view.contours.is_some() {
+            flags |= VIEW_CONTOURS;
+        }
         let overlay_flat = self.overlay_field(store).map(Field::flat);
         if overlay_flat.is_some() {
             flags |= VIEW_OVERLAY;
@@ -879,6 +891,12 @@ impl TerrainRenderer {
                 self.desc.height_min,
                 self.desc.height_range(),
                 overlay_flat.unwrap_or(1.0),
+            ],
+            analysis: [
+                view.slope.unwrap_or(0.0),
+                view.contours.unwrap_or(1.0),
+                0.0,
+                0.0,
             ],
         };
         let slot = &mut self.slots[self.slot];

@@ -1,0 +1,102 @@
+//! The viewport's analysis overlays (`ViewSettings::slope`, `ViewSettings::contours`; docs/render.md):
+//! the slope heat map's colours, the CPU twin of `slopeColour` in `render/terrain.frag`, and
+//! the overlay names `scarp render --overlay` takes.
+
+/// Walkable slope (degrees) when none is given: a common character-controller limit.
+pub const DEFAULT_WALKABLE: f32 = 35.0;
+
+/// The heat-map colour (linear RGB) of a `deg`-degree slope with slopes up to `walkable`
+/// walkable: green to yellow up to it, orange to red to purple above.
+pub fn slope_colour(deg: f32, walkable: f32) -> [f32; 3] {
+    let mix = |a: [f32; 3], b: [f32; 3], t: f32| [0, 1, 2].map(|k| a[k] + (b[k] - a[k]) * t);
+    if deg <= walkable {
+        let t = (deg / walkable.max(1e-3)).clamp(0.0, 1.0);
+        return mix([0.10, 0.55, 0.20], [0.95, 0.90, 0.20], t);
+    }
+    let t = ((deg - walkable) / (90.0 - walkable).max(1e-3)).clamp(0.0, 1.0);
+    if t < 0.5 {
+        mix([0.95, 0.45, 0.10], [0.85, 0.10, 0.10], 2.0 * t)
+    } else {
+        mix([0.85, 0.10, 0.10], [0.45, 0.10, 0.60], 2.0 * t - 1.0)
+    }
+}
+
+/// An overlay as `scarp render --overlay` names it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Overlay {
+    /// `slope[:WALKABLE_DEGREES]`.
+    Slope(f32),
+    /// `contours:INTERVAL` (height units).
+    Contours(f32),
+}
+
+impl std::str::FromStr for Overlay {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, value) = match s.split_once(':') {
+            Some((n, v)) => (n, Some(v)),
+            None => (s, None),
+        };
+        let number = |what: &str, v: &str, ok: fn(f32) -> bool| -> Result<f32, String> {
+            v.parse::<f32>()
+                .ok()
+                .filter(|x| x.is_finite() && ok(*x))
+                .ok_or_else(|| format!("{name}: {what}, got '{v}'"))
+        };
+        match (name, value) {
+            ("slope", None) => Ok(Overlay::Slope(DEFAULT_WALKABLE)),
+            ("slope", Some(v)) => number("a walkable angle between 0 and 90 degrees", v, |x| {
+                (0.0..90.0).contains(&x)
+            })
+            .map(Overlay::Slope),
+            ("contours", Some(v)) => {
+                number("an interval above 0 (height units)", v, |x| x > 0.0).map(Overlay::Contours)
+            }
+            ("contours", None) => Err("contours needs an interval: contours:INTERVAL".into()),
+            _ => Err(format!(
+                "unknown overlay '{s}' (slope[:WALKABLE_DEGREES], contours:INTERVAL)"
+            )),
+        }
+    }
+}
+
+impl Overlay {
+    /// Turns this overlay on in `view`.
+    pub fn apply(self, view: &mut super::ViewSettings) {
+        match self {
+            Overlay::Slope(w) => view.slope = Some(w),
+            Overlay::Contours(i) => view.contours = Some(i),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_names_parse_and_bad_values_are_named() {
+        assert_eq!("slope".parse(), Ok(Overlay::Slope(DEFAULT_WALKABLE)));
+        assert_eq!("slope:30".parse(), Ok(Overlay::Slope(30.0)));
+        assert_eq!("contours:0.05".parse(), Ok(Overlay::Contours(0.05)));
+        for (bad, says) in [
+            ("slope:95", "walkable"),
+            ("contours", "interval"),
+            ("contours:-1", "interval"),
+            ("heat", "unknown overlay"),
+        ] {
+            let e = bad.parse::<Overlay>().unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_heat_map_is_continuous_below_and_changes_colour_at_the_walkable_slope() {
+        let w = 30.0;
+        assert_eq!(slope_colour(0.0, w), [0.10, 0.55, 0.20]);
+        let below = slope_colour(w, w);
+        let above = slope_colour(w + 0.01, w);
+        assert!((below[2] - above[2]).abs() < 0.2 && (below[1] - above[1]).abs() > 0.3);
+    }
+}
