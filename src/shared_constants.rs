@@ -21,6 +21,7 @@ pub const BRUSH_NOISE: i32 = 1;
 pub const BRUSH_LEVEL: i32 = 2;
 pub const BRUSH_DIRECTIONAL: i32 = 3;
 pub const BRUSH_STAMP: i32 = 4;
+pub const BRUSH_TERRACE: i32 = 5;
 
 // Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1) (`Falloff::index`).
 pub const FALLOFF_PARABOLIC: i32 = 0;

@@ -5,6 +5,7 @@ mod common;
 
 use common::{assert_no_validation_messages, doc, gpu, max_diff};
 use scarp::brush::cpu::CpuTerrain;
+use scarp::brush::shared::BrushInstance;
 use scarp::brush::stamp::Stamp;
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
@@ -120,6 +121,15 @@ fn brushes() -> Vec<BrushSettings> {
         dir_angle_deg: 30.0,
         ..base.clone()
     });
+    for sharpness in [0.3, 0.9] {
+        out.push(BrushSettings {
+            brush: BrushType::Terrace,
+            strength: 0.6,
+            terrace_height: 0.013,
+            terrace_sharpness: sharpness,
+            ..base.clone()
+        });
+    }
     out
 }
 
@@ -1227,5 +1237,53 @@ fn the_coarse_level_equals_a_cpu_reduction_after_edits_undo_and_eviction() {
         let mut flat = Document::new(&gpu, d, 0.25, &tables).unwrap();
         assert_coarse_matches(&mut flat, &format!("{format:?} flat"));
     }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn terrace_at_full_strength_puts_heights_on_its_steps() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    // A ramp: heights 0..1 along x.
+    let heights: Vec<f32> = (0..d.width * d.height)
+        .map(|i| (i % d.width) as f32 / d.width as f32)
+        .collect();
+    let mut t = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let step = 0.1;
+    let brush = BrushSettings {
+        brush: BrushType::Terrace,
+        radius: 100.0,
+        inner_radius: 90.0,
+        strength: 1.0,
+        terrace_height: step,
+        terrace_sharpness: 1.0,
+        ..BrushSettings::new(BrushType::Terrace)
+    };
+    let inst = BrushInstance {
+        center: [128.0, 128.0],
+        radius: brush.radius,
+        inner_radius: brush.inner_radius,
+        strength: 1.0,
+        ..Default::default()
+    };
+    t.apply_stroke(&brush, &[inst]).unwrap();
+    let got = t.to_dense().unwrap();
+    let mut levels = std::collections::BTreeSet::new();
+    for y in 100..156u32 {
+        for x in 60..196u32 {
+            let i = (y * d.width + x) as usize;
+            let k = (got[i] / step).round();
+            assert!(
+                (got[i] - k * step).abs() < 1e-5,
+                "({x}, {y}): {} is not on a step of {step}",
+                got[i]
+            );
+            assert!((got[i] - heights[i]).abs() <= step / 2.0 + 1e-5);
+            levels.insert(k as i32);
+        }
+    }
+    assert!(levels.len() >= 5, "steps {levels:?}");
+    // Outside the brush nothing moves.
+    assert_eq!(got[5], heights[5]);
     assert_no_validation_messages(&gpu);
 }

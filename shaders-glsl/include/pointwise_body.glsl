@@ -60,6 +60,24 @@ vec2 stampPosition(vec2 p, vec2 center, vec2 axis, float half_extent) {
 
 layout(push_constant) uniform Push { BrushPass pass; } pc;
 
+// Terrace target of height h: steps `step` apart, risers of width 1 - sharpness (a step's
+// fraction). CPU twin: brush::terrace_target.
+float terraceTarget(float h, float step, float sharpness) {
+    precise float t = h / step;
+    float k = floor(t);
+    precise float f = t - k;
+    precise float e = 0.5 * (1.0 - sharpness);
+    precise float g;
+    if (e > 0.0) {
+        precise float x = clamp((f - (0.5 - e)) / (2.0 * e), 0.0, 1.0);
+        g = x * x * (3.0 - 2.0 * x);
+    } else {
+        g = f >= 0.5 ? 1.0 : 0.0;
+    }
+    precise float target = step * (k + g);
+    return target;
+}
+
 void main() {
     ivec2 g = ivec2(gl_GlobalInvocationID.xy);
     ivec2 rect_size = ivec2(pc.pass.rect_size_packed & 0xFFFFu, pc.pass.rect_size_packed >> 16);
@@ -113,6 +131,10 @@ void main() {
 #endif
             if (BRUSH_TYPE == BRUSH_LEVEL) {
                 h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
+            } else if (BRUSH_TYPE == BRUSH_TERRACE) {
+                // brush_param: the step height; level_target: the sharpness.
+                float target = terraceTarget(h, pc.pass.brush_param, pc.pass.level_target);
+                h += clamp(w, 0.0, 1.0) * (target - h);
             } else {
                 h += w * m;
             }

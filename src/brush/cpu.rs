@@ -373,6 +373,13 @@ impl CpuTerrain {
                             }
                             if brush.brush == BrushType::Level {
                                 *h += w.clamp(0.0, 1.0) * (target - *h);
+                            } else if brush.brush == BrushType::Terrace {
+                                let t = super::terrace_target(
+                                    *h,
+                                    brush.terrace_height,
+                                    brush.terrace_sharpness,
+                                );
+                                *h += w.clamp(0.0, 1.0) * (t - *h);
                             } else {
                                 *h += w * m;
                             }

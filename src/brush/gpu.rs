@@ -710,12 +710,15 @@ impl BrushEngine {
             instance_count: 0,
             falloff: brush.falloff.index(),
             falloff_power: brush.falloff_power,
-            level_target: stroke.level_target,
+            level_target: match brush.brush {
+                BrushType::Terrace => brush.terrace_sharpness,
+                _ => stroke.level_target,
+            },
             noise: brush.noise.params(),
-            brush_param: if brush.brush == BrushType::Stamp {
-                brush.stamp_scale
-            } else {
-                brush.dir_ratio
+            brush_param: match brush.brush {
+                BrushType::Stamp => brush.stamp_scale,
+                BrushType::Terrace => brush.terrace_height,
+                _ => brush.dir_ratio,
             },
             height_min: desc.height_min,
             height_range: desc.height_range(),

@@ -418,6 +418,12 @@ pub struct BrushEntry {
     /// Mask: procedural rules filtering the brush (height, slope, curvature bands).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<crate::layers::MaskRules>,
+    /// Terrace: the height between steps (default 0.05).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terrace_height: Option<f32>,
+    /// Terrace: 0 (soft risers) to 1 (vertical risers), default 0.7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terrace_sharpness: Option<f32>,
     /// Erode: the model, steps and parameters.
     #[serde(flatten)]
     pub erosion: ErosionFields,
@@ -577,6 +583,8 @@ impl BrushEntry {
             stamp_scale: None,
             stamp_follow: None,
             value: (b.brush == BrushType::Mask).then_some(b.value),
+            terrace_height: (b.brush == BrushType::Terrace).then_some(b.terrace_height),
+            terrace_sharpness: (b.brush == BrushType::Terrace).then_some(b.terrace_sharpness),
             rules: b.rules,
             // Written for erode brushes only.
             erosion: if b.brush == BrushType::Erode {
@@ -599,7 +607,7 @@ impl BrushEntry {
     fn settings(&self, base_dir: &Path) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, mask, erase, erode)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, terrace, mask, erase, erode)",
                 self.brush_type
             )
         })?;
@@ -633,6 +641,8 @@ impl BrushEntry {
             stamp_follow: self.stamp_follow.unwrap_or(true),
             value: self.value.unwrap_or(0.0),
             rules: self.rules,
+            terrace_height: self.terrace_height.unwrap_or(0.05),
+            terrace_sharpness: self.terrace_sharpness.unwrap_or(0.7),
             erosion: {
                 if brush != BrushType::Erode {
                     if let Some(name) = self.erosion.given() {

@@ -40,6 +40,11 @@ pub enum BrushType {
     /// Adds a stamp image through each instance's transform (paper eq. 3):
     /// h += strength x pressure x falloff x S(T_i p).
     Stamp,
+    /// Terraces: pulls heights toward steps `terrace_height` apart, as `level` pulls toward its
+    /// target: with `t = h / H`, `k = floor(t)`, `f = t - k` and `e = (1 - sharpness) / 2`, the
+    /// target is `H (k + g)`, `g = smoothstep(0.5 - e, 0.5 + e, f)` (a hard step at 0.5 when
+    /// `e = 0`); h += clamp(strength x pressure x falloff, 0, 1) x (target - h).
+    Terrace,
     /// Layers only: paints the selected layer's mask toward `value` (0..1), as `level` does
     /// toward its target.
     Mask,
@@ -53,7 +58,7 @@ pub enum BrushType {
 }
 
 impl BrushType {
-    pub const ALL: [BrushType; 8] = [
+    pub const ALL: [BrushType; 9] = [
         BrushType::Raise,
         BrushType::Lower,
         BrushType::Noise,
@@ -62,6 +67,7 @@ impl BrushType {
         BrushType::Contrast,
         BrushType::Directional,
         BrushType::Stamp,
+        BrushType::Terrace,
     ];
 
     /// Brushes that paint layers' alpha and mask only.
@@ -83,6 +89,7 @@ impl BrushType {
             BrushType::Contrast => "contrast",
             BrushType::Directional => "directional",
             BrushType::Stamp => "stamp",
+            BrushType::Terrace => "terrace",
         }
     }
 
@@ -105,6 +112,7 @@ impl BrushType {
             BrushType::Level | BrushType::Mask | BrushType::Erase => k::BRUSH_LEVEL,
             BrushType::Directional => k::BRUSH_DIRECTIONAL,
             BrushType::Stamp => k::BRUSH_STAMP,
+            BrushType::Terrace => k::BRUSH_TERRACE,
             BrushType::Smooth | BrushType::Contrast | BrushType::Erode => -1,
         }
     }
@@ -160,6 +168,28 @@ pub struct BrushSettings {
     pub rules: Option<crate::layers::MaskRules>,
     /// Erosion brushes: the model, steps per instance and the model's parameters.
     pub erosion: crate::erosion::ErosionBrush,
+    /// Terrace brushes: the height between steps (document height units).
+    pub terrace_height: f32,
+    /// Terrace brushes: 0 (soft S-shaped risers) to 1 (vertical risers).
+    pub terrace_sharpness: f32,
+}
+
+/// The terrace target of height `h` (see [`BrushType::Terrace`]); the CPU twin of
+/// `terraceTarget` in `pointwise_body.glsl`.
+pub fn terrace_target(h: f32, step: f32, sharpness: f32) -> f32 {
+    let t = h / step;
+    let k = t.floor();
+    let f = t - k;
+    let e = 0.5 * (1.0 - sharpness);
+    let g = if e > 0.0 {
+        let x = ((f - (0.5 - e)) / (2.0 * e)).clamp(0.0, 1.0);
+        x * x * (3.0 - 2.0 * x)
+    } else if f >= 0.5 {
+        1.0
+    } else {
+        0.0
+    };
+    step * (k + g)
 }
 
 impl BrushSettings {
@@ -181,6 +211,8 @@ impl BrushSettings {
             value: 0.0,
             rules: None,
             erosion: crate::erosion::ErosionBrush::default(),
+            terrace_height: 0.05,
+            terrace_sharpness: 0.7,
         }
     }
 
@@ -269,6 +301,20 @@ impl BrushSettings {
         }
         if self.brush == BrushType::Erode {
             self.erosion.validate()?;
+        }
+        if self.brush == BrushType::Terrace {
+            if !(self.terrace_height.is_finite() && self.terrace_height > 0.0) {
+                return Err(format!(
+                    "terrace_height must be above 0, got {}",
+                    self.terrace_height
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.terrace_sharpness) {
+                return Err(format!(
+                    "terrace_sharpness must be in [0, 1], got {}",
+                    self.terrace_sharpness
+                ));
+            }
         }
         if let Some(rules) = &self.rules {
             if self.brush != BrushType::Mask {

@@ -32,10 +32,12 @@ pub struct BrushPass {
     pub first_instance: u32,
     pub instance_count: u32,
     pub falloff: i32,
-    /// Level brushes: height under the stroke's first sample, before the stroke.
+    /// Level brushes: height under the stroke's first sample, before the stroke; terrace
+    /// brushes: the sharpness.
     pub level_target: f32,
     pub noise: NoiseParams,
-    /// Directional brushes: compression ratio; stamp brushes: stamp side / brush diameter.
+    /// Directional brushes: compression ratio; stamp brushes: stamp side / brush diameter;
+    /// terrace brushes: the step height.
     pub brush_param: f32,
     /// r16 pages: the document's height range.
     pub height_min: f32,

@@ -254,6 +254,10 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                     e.steps = steps.max(1) as u32;
                 }
             }
+            if b.brush == BrushType::Terrace {
+                log_slider(ui, "step height", 0.001, 1.0, &mut b.terrace_height);
+                ui.slider("sharpness", 0.0, 1.0, &mut b.terrace_sharpness);
+            }
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
                 log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);
