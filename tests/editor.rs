@@ -353,3 +353,53 @@ fn a_layered_session_painted_in_the_editor_journals_its_layer_steps_bit_for_bit(
         "the editor's layered session differs from the journal's"
     );
 }
+
+#[test]
+fn an_erode_step_replayed_in_the_editor_is_journaled_and_replays_bit_for_bit() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let journal = dir.path().join("erode.json");
+    let stroke = |ty: &str, x0: f32| {
+        serde_json::json!({"stroke": {
+            "brush": {"type": ty, "radius": 60, "strength": 0.3},
+            "samples": (0..8).map(|i| serde_json::json!(
+                {"x": x0 + 12.0 * i as f32, "y": 130.0, "pressure": 1.0, "t": i as f32 * 0.02}
+            )).collect::<Vec<_>>()
+        }})
+    };
+    let text = serde_json::json!({
+        "version": 2,
+        "document": {"width": 256, "height": 256, "page_size": 128},
+        "steps": [
+            stroke("raise", 60.0),
+            {"erode": {"region": [20, 40, 200, 150], "model": "both", "steps": 40, "rain": 0.05}},
+            {"undo": 1},
+            {"redo": 1},
+            stroke("lower", 120.0),
+        ]
+    });
+    std::fs::write(&journal, text.to_string()).unwrap();
+    let want_steps = scarp::brush::journal::Journal::load(&journal)
+        .unwrap()
+        .steps
+        .len();
+    let mut child = editor(&x, &state)
+        .arg("--replay")
+        .arg(&journal)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let folder = state.join("scarp");
+    let journaled = wait_for_journal(&mut child, &folder, |j| j.steps.len() == want_steps);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&journaled).unwrap();
+    assert!(text.contains("\"erode\""), "the erode step is journaled");
+    let want = applied(&journal, &dir.path().join("want.r32"));
+    let got = applied(&journaled, &dir.path().join("got.r32"));
+    assert!(
+        got == want,
+        "the editor's session differs from the journal's"
+    );
+}
