@@ -48,6 +48,15 @@ pub const PRESET_DIR: &str = "assets/presets";
 /// An untitled session with strokes is saved as a project this often (from then on every step
 /// goes to its recovery journal).
 const AUTOSAVE_UNTITLED: std::time::Duration = std::time::Duration::from_secs(300);
+/// A stroke sample's pressure from the platform's normalized pen or touch force (None where the
+/// platform gives none: full pressure) through the panel's curve, `force^gamma`, in [0, 1].
+pub fn pressure_curve(force: Option<f32>, gamma: f32) -> f32 {
+    match force {
+        Some(f) if f.is_finite() => f.clamp(0.0, 1.0).powf(gamma.clamp(0.1, 10.0)),
+        _ => 1.0,
+    }
+}
+
 /// Journal samples fed per frame while replaying (a fast hand).
 const REPLAY_SAMPLES_PER_FRAME: usize = 6;
 
@@ -321,6 +330,7 @@ impl Editor {
                 ..ViewSettings::default()
             },
             budget_ms: 6.0,
+            pressure_gamma: 1.0,
             vsync: true,
             fly: false,
             preset_name: "my-brush".into(),
@@ -1085,7 +1095,7 @@ impl Editor {
                 let sample = StrokeSample {
                     x: p.x,
                     y: p.z,
-                    pressure: self.input.force.unwrap_or(1.0).clamp(0.0, 1.0),
+                    pressure: pressure_curve(self.input.force, self.ui.pressure_gamma),
                     t: self.stroke_start.elapsed().as_secs_f32(),
                 };
                 match stroke.add(&mut self.session.doc, sample) {
@@ -1357,4 +1367,25 @@ fn current_brush(presets: &[(String, serde_json::Value)], source: &Path) -> Opti
         source.parent().unwrap_or(Path::new(".")),
     )
     .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pressure_curve;
+
+    #[test]
+    fn pressure_goes_through_the_curve_and_defaults_to_full() {
+        assert_eq!(pressure_curve(None, 2.0), 1.0);
+        assert_eq!(pressure_curve(Some(f32::NAN), 1.0), 1.0);
+        assert_eq!(pressure_curve(Some(0.5), 1.0), 0.5);
+        assert!((pressure_curve(Some(0.5), 2.0) - 0.25).abs() < 1e-6);
+        assert!((pressure_curve(Some(0.25), 0.5) - 0.5).abs() < 1e-6);
+        assert_eq!(pressure_curve(Some(1.7), 3.0), 1.0);
+        assert_eq!(pressure_curve(Some(-0.2), 0.5), 0.0);
+        // Harder curves never raise the pressure.
+        for i in 0..=10 {
+            let f = i as f32 / 10.0;
+            assert!(pressure_curve(Some(f), 2.0) <= pressure_curve(Some(f), 1.0));
+        }
+    }
 }

@@ -100,6 +100,8 @@ pub struct UiState {
     pub brush: BrushSettings,
     pub view: ViewSettings,
     pub budget_ms: f32,
+    /// Pen pressure curve: pressure = force^gamma (1: linear; above 1: softer at light touch).
+    pub pressure_gamma: f32,
     pub vsync: bool,
     pub fly: bool,
     pub preset_name: String,
@@ -390,6 +392,13 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 .display_format("%.2e")
                 .build(&mut v.fog);
             log_slider(ui, "brush budget (ms)", 0.25, 50.0, &mut s.budget_ms);
+            log_slider(
+                ui,
+                "pressure curve (gamma)",
+                0.2,
+                5.0,
+                &mut s.pressure_gamma,
+            );
             analysis_controls(ui, v);
             if ui.button("frame all (F)") {
                 s.actions.push(UiAction::FrameAll);
