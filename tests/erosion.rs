@@ -625,3 +625,42 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
     assert!(got != start, "the r16 stroke eroded");
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn a_region_past_what_the_device_binds_is_refused_with_one_line_before_any_work() {
+    use scarp::erosion::gpu::GpuErosion;
+    use scarp::session::erosion_run::{RegionRun, WATER_FIELD};
+    use scarp::session::Document;
+    let gpu = gpu();
+    // A flat document just larger than one binding's worth of texels (no pages are made).
+    let most = GpuErosion::max_texels(&gpu);
+    let side = 2048u32;
+    let rows = (most / u64::from(side) + 1).div_ceil(128) as u32 * 128;
+    let desc = common::doc(side, rows, 512);
+    let mut d = Document::new(&gpu, desc, 0.25, &NoiseTables::new(1)).unwrap();
+    let whole = Region {
+        x: 0,
+        y: 0,
+        width: side,
+        height: rows,
+    };
+    let spec = RunSpec {
+        model: Model::Both,
+        steps: 3,
+        params: ErosionParams::default(),
+        height_scale: 100.0,
+    };
+    let e = d
+        .erode_region(whole, &spec, true, |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("past what this GPU"), "{e}");
+    let e = RegionRun::start(&mut d, whole, scarp::erosion::ErosionBrush::default(), 8)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("past what this GPU"), "{e}");
+    assert!(d.store.field(WATER_FIELD).is_none());
+    assert_eq!(d.undo_steps(), 0, "nothing changed");
+    assert_no_validation_messages(&gpu);
+}

@@ -683,6 +683,10 @@ impl Editor {
 
     /// Starts the erosion panel's region run (after any stroke); a refusal is shown.
     fn start_erosion(&mut self) {
+        if self.replay.is_some() {
+            self.ui.message = "cannot erode while a journal replays".into();
+            return;
+        }
         self.end_stroke();
         self.end_erosion();
         let d = *self.session.doc.desc();
@@ -833,6 +837,7 @@ impl Editor {
                 Step::Stroke { brush, samples, .. } => {
                     if r.sample == 0 {
                         self.end_stroke();
+                        self.end_erosion();
                         self.stroke = Some(LiveStroke::new(brush.clone()));
                     }
                     while budget > 0 && r.sample < samples.len() {

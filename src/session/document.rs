@@ -479,10 +479,7 @@ impl Document {
         gpu: bool,
         progress: impl FnMut(usize),
     ) -> Result<crate::erosion::run::RunOutput> {
-        self.check_erode()?;
-        let d = *self.desc();
-        crate::terrain::tiles::check_region(d.width, d.height, region)
-            .map_err(BrushError::Layer)?;
+        self.check_erode_region(region, gpu)?;
         spec.params.validate().map_err(BrushError::Layer)?;
         let rect = region.rect();
         let mut heights = self.base_rect(rect)?;
@@ -514,6 +511,28 @@ impl Document {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// Why `region` of the base cannot be eroded now, if it cannot: a layer selected, a region
+    /// outside the document, or (on the GPU) one past what the device simulates at once.
+    pub fn check_erode_region(
+        &self,
+        region: crate::terrain::tiles::Region,
+        gpu: bool,
+    ) -> Result<()> {
+        self.check_erode()?;
+        let d = *self.desc();
+        crate::terrain::tiles::check_region(d.width, d.height, region)
+            .map_err(BrushError::Layer)?;
+        let texels = u64::from(region.width) * u64::from(region.height);
+        let most = crate::erosion::gpu::GpuErosion::max_texels(self.gpu());
+        if gpu && texels > most {
+            return Err(BrushError::Layer(format!(
+                "a {}x{} region is past what this GPU simulates at once ({most} texels): erode a smaller region",
+                region.width, region.height
+            )));
+        }
+        Ok(())
     }
 
     /// The base's values over `rect` (inside the document), row-major, after every queued

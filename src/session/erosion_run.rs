@@ -65,21 +65,10 @@ impl RegionRun {
         erosion: ErosionBrush,
         max_per_frame: usize,
     ) -> Result<Self> {
-        doc.check_erode()?;
-        let d = *doc.desc();
-        crate::terrain::tiles::check_region(d.width, d.height, region)
-            .map_err(BrushError::Layer)?;
+        doc.check_erode_region(region, true)?;
         erosion.validate().map_err(BrushError::Layer)?;
+        let d = *doc.desc();
         let spec = RunSpec::of(&erosion, d.width, d.height);
-        let texels = u64::from(region.width) * u64::from(region.height);
-        if texels > GpuErosion::max_texels(doc.gpu()) {
-            return Err(BrushError::Layer(format!(
-                "a {}x{} region is past what this GPU simulates at once ({} texels)",
-                region.width,
-                region.height,
-                GpuErosion::max_texels(doc.gpu())
-            )));
-        }
         let b: Vec<f32> = doc
             .base_rect(region.rect())?
             .into_iter()
@@ -181,14 +170,28 @@ impl RegionRun {
     /// Ends the run: the suspended sediment settles, the water drops, the region's heights go
     /// into the base as one undo step (with what the view wrote) and the water field goes.
     /// Returns the journal step that replays the run (None when no step ran: nothing changed).
+    /// On a failure the run's undo step (the view's writes) is undone, so the document stays
+    /// as its journal says.
     pub fn finish(self, doc: &mut Document) -> Result<Option<RecordedStep>> {
         doc.store.remove_field(WATER_FIELD);
         if self.done == 0 {
             return Ok(None);
         }
         let scale = self.spec.height_scale;
-        let heights: Vec<f32> = self.sim.settled()?.iter().map(|b| b / scale).collect();
-        doc.write_base_rect(self.region.rect(), &heights, self.wrote)?;
+        let heights: Vec<f32> = match self.sim.settled() {
+            Ok(b) => b.iter().map(|b| b / scale).collect(),
+            Err(e) => {
+                if self.wrote {
+                    doc.undo()?;
+                }
+                return Err(e.into());
+            }
+        };
+        if let Err(e) = doc.write_base_rect(self.region.rect(), &heights, self.wrote) {
+            // The write left an undo step (begun here or by the view): take it back.
+            doc.undo()?;
+            return Err(e);
+        }
         Ok(Some(RecordedStep::Erode {
             region: self.region,
             erosion: ErosionBrush {
