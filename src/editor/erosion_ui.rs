@@ -97,10 +97,11 @@ pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
 
 pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Erosion")
-        .position([350.0, 270.0], Condition::FirstUseEver)
-        .size([370.0, 440.0], Condition::FirstUseEver)
+        .position([380.0, 270.0], Condition::FirstUseEver)
+        .size([390.0, 460.0], Condition::FirstUseEver)
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
+            let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);
             let doc = s.doc.as_ref().map(|d| (d.desc.width, d.desc.height));
             let e = &mut s.erosion;
             let running = e.progress.is_some();

@@ -9,6 +9,10 @@ use crate::render::{FrameStats, ViewSettings};
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
 use std::collections::VecDeque;
 
+/// Room kept right of the widgets for their labels (pixels at scale 1): the longest label
+/// ("pressure curve (gamma)", "steps per frame (most)") fits without clipping.
+pub const LABEL_WIDTH: f32 = 170.0;
+
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
 
@@ -209,8 +213,9 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 fn brush_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Brush")
         .position([10.0, 10.0], Condition::FirstUseEver)
-        .size([330.0, 560.0], Condition::FirstUseEver)
+        .size([360.0, 560.0], Condition::FirstUseEver)
         .build(|| {
+            let _labels = ui.push_item_width(-LABEL_WIDTH);
             let b = &mut s.brush;
             let brushes = panel_brushes();
             let names: Vec<&str> = brushes.iter().map(|t| t.name()).collect();
@@ -368,8 +373,9 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
 fn view_panel(ui: &Ui, s: &mut UiState) {
     ui.window("View & document")
         .position([10.0, 580.0], Condition::FirstUseEver)
-        .size([330.0, 300.0], Condition::FirstUseEver)
+        .size([360.0, 300.0], Condition::FirstUseEver)
         .build(|| {
+            let _labels = ui.push_item_width(-LABEL_WIDTH);
             let v = &mut s.view;
             if s.has_wireframe {
                 ui.checkbox("wireframe", &mut v.wireframe);
@@ -541,7 +547,7 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
 fn help_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Help")
         .opened(&mut s.show_help)
-        .position([350.0, 10.0], Condition::FirstUseEver)
+        .position([380.0, 10.0], Condition::FirstUseEver)
         .size([360.0, 250.0], Condition::FirstUseEver)
         .build(|| {
             for line in [
