@@ -178,6 +178,32 @@ fn applied(journal: &Path, out: &Path) -> Vec<u8> {
     std::fs::read(out).unwrap()
 }
 
+/// Replays `journal` through the editor's input path in an untitled session (under its own
+/// Xvfb), kills it once every step is journaled, and returns that journal's text with the
+/// heights `scarp apply` makes of `journal` and of it.
+fn replayed_untitled(journal: &Path, dir: &Path) -> (String, Vec<u8>, Vec<u8>) {
+    let x = Xvfb::start();
+    let state = dir.join("state");
+    let want_steps = scarp::brush::journal::Journal::load(journal)
+        .unwrap()
+        .steps
+        .len();
+    let mut child = editor(&x, &state)
+        .arg("--replay")
+        .arg(journal)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let folder = state.join("scarp");
+    let journaled = wait_for_journal(&mut child, &folder, |j| j.steps.len() == want_steps);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&journaled).unwrap();
+    let want = applied(journal, &dir.join("want.r32"));
+    let got = applied(&journaled, &dir.join("got.r32"));
+    (text, want, got)
+}
+
 #[test]
 fn an_untitled_session_killed_after_one_stroke_is_recovered_bit_for_bit() {
     let x = Xvfb::start();
@@ -321,33 +347,15 @@ fn a_tight_page_budget_draws_the_same_terrain() {
 
 #[test]
 fn a_layered_session_painted_in_the_editor_journals_its_layer_steps_bit_for_bit() {
-    let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
     let journal = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/assets/journals/layers.json"
     ));
-    let want_steps = scarp::brush::journal::Journal::load(journal)
-        .unwrap()
-        .steps
-        .len();
     // Layer steps and strokes on layers through the editor's input path, untitled; kill -9 once
     // every step is journaled.
-    let mut child = editor(&x, &state)
-        .arg("--replay")
-        .arg(journal)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let folder = state.join("scarp");
-    let journaled = wait_for_journal(&mut child, &folder, |j| j.steps.len() == want_steps);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let text = std::fs::read_to_string(&journaled).unwrap();
+    let (text, want, got) = replayed_untitled(journal, dir.path());
     assert!(text.contains("\"layer\""), "layer steps are journaled");
-    let want = applied(journal, &dir.path().join("want.r32"));
-    let got = applied(&journaled, &dir.path().join("got.r32"));
     assert!(
         got == want,
         "the editor's layered session differs from the journal's"
@@ -356,9 +364,7 @@ fn a_layered_session_painted_in_the_editor_journals_its_layer_steps_bit_for_bit(
 
 #[test]
 fn an_erode_step_replayed_in_the_editor_is_journaled_and_replays_bit_for_bit() {
-    let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
     let journal = dir.path().join("erode.json");
     let stroke = |ty: &str, x0: f32| {
         serde_json::json!({"stroke": {
@@ -380,24 +386,8 @@ fn an_erode_step_replayed_in_the_editor_is_journaled_and_replays_bit_for_bit() {
         ]
     });
     std::fs::write(&journal, text.to_string()).unwrap();
-    let want_steps = scarp::brush::journal::Journal::load(&journal)
-        .unwrap()
-        .steps
-        .len();
-    let mut child = editor(&x, &state)
-        .arg("--replay")
-        .arg(&journal)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let folder = state.join("scarp");
-    let journaled = wait_for_journal(&mut child, &folder, |j| j.steps.len() == want_steps);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let text = std::fs::read_to_string(&journaled).unwrap();
+    let (text, want, got) = replayed_untitled(&journal, dir.path());
     assert!(text.contains("\"erode\""), "the erode step is journaled");
-    let want = applied(&journal, &dir.path().join("want.r32"));
-    let got = applied(&journaled, &dir.path().join("got.r32"));
     assert!(
         got == want,
         "the editor's session differs from the journal's"

@@ -282,16 +282,7 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
         );
         results.push(after);
         // A layer selected: refused, nothing changes.
-        let add = scarp::layers::LayerOp::Add {
-            name: "l".into(),
-            mode: scarp::layers::Mode::Add,
-            opacity: 1.0,
-            files: Default::default(),
-        };
-        let here = std::path::Path::new(".");
-        d.layer_op(&add, here).unwrap();
-        d.layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
-            .unwrap();
+        common::add_and_select_layer(&mut d, "l");
         let e = d
             .erode_region(region, &spec, true, |_| {})
             .unwrap_err()
@@ -532,16 +523,7 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
         assert!(e.contains(expect), "expected '{expect}' in: {e}");
     }
     // With a layer selected: the run and the journal step are refused, nothing changes.
-    let here = std::path::Path::new(".");
-    let add = scarp::layers::LayerOp::Add {
-        name: "l".into(),
-        mode: scarp::layers::Mode::Add,
-        opacity: 1.0,
-        files: Default::default(),
-    };
-    d.layer_op(&add, here).unwrap();
-    d.layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
-        .unwrap();
+    common::add_and_select_layer(&mut d, "l");
     let e = RegionRun::start(&mut d, region, erosion, 8)
         .err()
         .unwrap()

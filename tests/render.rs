@@ -8,7 +8,7 @@ use glam::Vec3;
 use scarp::noise::NoiseTables;
 use scarp::pages::geometry::PageId;
 use scarp::pages::Budgets;
-use scarp::render::camera::{pixel_ray, Camera};
+use scarp::render::camera::{pixel_ray, screen_point, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
 use scarp::render::offscreen::{offscreen_options, Offscreen};
 use scarp::render::terrain::Overlay;
@@ -747,17 +747,7 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
     );
     // The tint follows edits of the field: a mask stroke on a layer (its value 0: the height
     // is unchanged), then its undo.
-    let here = std::path::Path::new(".");
-    let add = scarp::layers::LayerOp::Add {
-        name: "l".into(),
-        mode: scarp::layers::Mode::Add,
-        opacity: 1.0,
-        files: Default::default(),
-    };
-    terrain.layer_op(&add, here).unwrap();
-    terrain
-        .layer_op(&scarp::layers::LayerOp::Select { name: "l".into() }, here)
-        .unwrap();
+    common::add_and_select_layer(&mut terrain, "l");
     let mask = terrain.layers().layers[0].field(scarp::layers::Part::Mask);
     assert!(render(&mut r, &mut terrain, Some((&mask, Overlay::Mask))) == plain);
     let brush = scarp::brush::BrushSettings {
@@ -789,11 +779,8 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
 
 /// Screen pixel (x, y) of world point `p` through `cam` on a `size` image.
 fn project(cam: &Camera, size: [u32; 2], p: glam::Vec3) -> [usize; 2] {
-    let c = cam.view_proj(size) * p.extend(1.0);
-    [
-        ((c.x / c.w * 0.5 + 0.5) * size[0] as f32) as usize,
-        ((c.y / c.w * 0.5 + 0.5) * size[1] as f32) as usize,
-    ]
+    let s = screen_point(&cam.view_proj(size), size, p).expect("in front of the camera");
+    [s.x as usize, s.y as usize]
 }
 
 #[test]

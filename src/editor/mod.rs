@@ -20,7 +20,7 @@ use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, Recorder};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
-use crate::render::camera::{Camera, CameraMode};
+use crate::render::camera::{screen_point, Camera, CameraMode};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
 use crate::render::terrain::Overlay;
 use crate::render::{CursorRing, FrameResults, RenderOptions, TerrainRenderer, ViewSettings};
@@ -648,8 +648,7 @@ impl Editor {
     }
 
     fn begin_stroke(&mut self, invert: bool) {
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         let brush = if invert {
             inverted(&self.ui.brush)
         } else {
@@ -687,8 +686,7 @@ impl Editor {
             self.ui.message = "cannot erode while a journal replays".into();
             return;
         }
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         let d = *self.session.doc.desc();
         let e = &self.ui.erosion;
         let region = e.region_in(d.width, d.height);
@@ -728,18 +726,19 @@ impl Editor {
                 let t = i as f32 / 32.0;
                 let x = w[0][0] + t * (w[1][0] - w[0][0]);
                 let z = w[0][1] + t * (w[1][1] - w[0][1]);
-                let c = vp * Vec3::new(x, y, z).extend(1.0);
-                if c.w <= 0.0 {
-                    return None;
-                }
-                out.push([
-                    (c.x / c.w * 0.5 + 0.5) * viewport[0] as f32,
-                    (c.y / c.w * 0.5 + 0.5) * viewport[1] as f32,
-                ]);
+                let s = screen_point(&vp, viewport, Vec3::new(x, y, z))?;
+                out.push([s.x, s.y]);
             }
         }
         out.push(out[0]);
         Some(out)
+    }
+
+    /// Ends every edit under way before another step: the live stroke and the region run,
+    /// each one undo step, journaled.
+    fn finish_edits(&mut self) {
+        self.end_stroke();
+        self.end_erosion();
     }
 
     /// Finishes the region run under way, if any: one undo step, journaled.
@@ -764,8 +763,7 @@ impl Editor {
     /// Replaces the open document with an untitled session's leftover journal (its steps become
     /// this session's unsaved steps) and frames it.
     fn open_untitled_recovery(&mut self, path: &Path) -> Result<()> {
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         let tables = NoiseTables::new(self.table_seed);
         let mut session = Session::recover_untitled(&self.gpu, path, &tables)?;
         self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
@@ -775,8 +773,7 @@ impl Editor {
     }
 
     fn save_project(&mut self, path: &str) -> Result<()> {
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         let path = PathBuf::from(path);
         let current = brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?;
         let r = self.session.save_project(&path, current)?;
@@ -792,8 +789,7 @@ impl Editor {
     }
 
     fn undo(&mut self) -> Result<()> {
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         if self.session.doc.undo()? {
             self.record(RecordedStep::Undo);
         } else {
@@ -805,8 +801,7 @@ impl Editor {
     /// Runs a layer step (the layers panel, a replayed journal) and records it; a step the
     /// stack refuses is shown, not run.
     fn layer_op(&mut self, op: crate::layers::LayerOp) -> Result<()> {
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         match self.session.doc.layer_op(&op, std::path::Path::new(".")) {
             Ok(()) => self.record(RecordedStep::Layer(op)),
             Err(crate::brush::error::BrushError::Layer(problem)) => self.ui.message = problem,
@@ -816,8 +811,7 @@ impl Editor {
     }
 
     fn redo(&mut self) -> Result<()> {
-        self.end_stroke();
-        self.end_erosion();
+        self.finish_edits();
         if self.session.doc.redo()? {
             self.record(RecordedStep::Redo);
         } else {
@@ -836,8 +830,7 @@ impl Editor {
             match &r.steps[r.step] {
                 Step::Stroke { brush, samples, .. } => {
                     if r.sample == 0 {
-                        self.end_stroke();
-                        self.end_erosion();
+                        self.finish_edits();
                         self.stroke = Some(LiveStroke::new(brush.clone()));
                     }
                     while budget > 0 && r.sample < samples.len() {
@@ -871,8 +864,7 @@ impl Editor {
                     r.step += 1;
                 }
                 Step::Erode { region, erosion } => {
-                    self.end_stroke();
-                    self.end_erosion();
+                    self.finish_edits();
                     let doc = &mut self.session.doc;
                     match crate::brush::journal::Replayer::erode(doc, *region, erosion) {
                         Ok(()) => self.record(RecordedStep::Erode {
@@ -966,8 +958,7 @@ impl Editor {
                     }
                 }
                 UiAction::SaveJournal(path) => {
-                    self.end_stroke();
-                    self.end_erosion();
+                    self.finish_edits();
                     let n = self.session.steps().len();
                     self.ui.message = match self.session.save_journal(Path::new(&path)) {
                         Ok(()) => format!("saved {n} steps to {path}"),

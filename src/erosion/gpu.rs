@@ -393,22 +393,24 @@ impl GpuErosion {
         Ok((cb, cd))
     }
 
-    fn read(&self, buf: &Buffer, bytes: u64) -> Result<Vec<u8>> {
+    /// `floats_per_texel` floats per texel of the region from `buf`, read back.
+    fn read(&self, buf: &Buffer, floats_per_texel: u64) -> Result<Vec<f32>> {
+        let texels = u64::from(self.size[0]) * u64::from(self.size[1]);
+        let bytes = texels * floats_per_texel * 4;
         let mut rec = Recorder::new(&self.gpu)?;
         rec.buffer(buf, Access::TransferRead);
         rec.copy_buffer(buf, 0, &self.readback, 0, bytes);
         rec.buffer(&self.readback, Access::HostRead);
         rec.submit_and_wait()?;
-        Ok(self.readback.mapped(bytes as usize)?.to_vec())
+        let mapped = self.readback.mapped(bytes as usize)?;
+        Ok(bytemuck::cast_slice::<u8, f32>(mapped).to_vec())
     }
 
     /// The terrain with the suspended sediment settled (`b + s`), read back: the end of a run
     /// when water and sediment are not wanted.
     pub fn settled(&self) -> Result<Vec<f32>> {
-        let n = u64::from(self.size[0]) * u64::from(self.size[1]);
-        let floats = |bytes: Vec<u8>| bytemuck::cast_slice::<u8, f32>(&bytes).to_vec();
-        let mut b = floats(self.read(&self.b[self.cb], n * 4)?);
-        let s = floats(self.read(&self.s, n * 4)?);
+        let mut b = self.read(&self.b[self.cb], 1)?;
+        let s = self.read(&self.s, 1)?;
         for (b, s) in b.iter_mut().zip(&s) {
             *b += *s;
         }
@@ -417,24 +419,20 @@ impl GpuErosion {
 
     /// Terrain and water depth as they are now, read back (a live view of a run).
     pub fn terrain_and_water(&self) -> Result<(Vec<f32>, Vec<f32>)> {
-        let n = u64::from(self.size[0]) * u64::from(self.size[1]);
-        let floats = |bytes: Vec<u8>| bytemuck::cast_slice::<u8, f32>(&bytes).to_vec();
         Ok((
-            floats(self.read(&self.b[self.cb], n * 4)?),
-            floats(self.read(&self.d[self.cd], n * 4)?),
+            self.read(&self.b[self.cb], 1)?,
+            self.read(&self.d[self.cd], 1)?,
         ))
     }
 
     /// The state as it is now (terrain, water, sediment, flux), read back.
     pub fn state(&self) -> Result<State> {
-        let n = u64::from(self.size[0]) * u64::from(self.size[1]);
-        let floats = |bytes: Vec<u8>| bytemuck::cast_slice::<u8, f32>(&bytes).to_vec();
-        let b = floats(self.read(&self.b[self.cb], n * 4)?);
+        let b = self.read(&self.b[self.cb], 1)?;
         let mut st = State::new(self.size[0] as usize, self.size[1] as usize, b);
-        st.d = floats(self.read(&self.d[self.cd], n * 4)?);
-        st.s = floats(self.read(&self.s, n * 4)?);
-        let f = floats(self.read(&self.f, n * 16)?);
-        st.f = f
+        st.d = self.read(&self.d[self.cd], 1)?;
+        st.s = self.read(&self.s, 1)?;
+        st.f = self
+            .read(&self.f, 4)?
             .chunks_exact(4)
             .map(|c| [c[0], c[1], c[2], c[3]])
             .collect();

@@ -185,6 +185,18 @@ pub fn pixel_ray(view_proj: &Mat4, viewport: [u32; 2], pixel: [u32; 2]) -> (Vec3
     (a, (b - a).normalize())
 }
 
+/// Where world point `p` lands on a `viewport`-sized image, in pixels (the inverse of
+/// [`pixel_ray`]); None behind the eye.
+pub fn screen_point(view_proj: &Mat4, viewport: [u32; 2], p: Vec3) -> Option<Vec2> {
+    let c = *view_proj * p.extend(1.0);
+    (c.w > 0.0).then(|| {
+        Vec2::new(
+            (c.x / c.w * 0.5 + 0.5) * viewport[0] as f32,
+            (c.y / c.w * 0.5 + 0.5) * viewport[1] as f32,
+        )
+    })
+}
+
 fn ndc_of(viewport: [u32; 2], pixel: [u32; 2]) -> Vec2 {
     Vec2::new(
         (pixel[0] as f32 + 0.5) / viewport[0] as f32 * 2.0 - 1.0,

@@ -88,3 +88,18 @@ pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f32::max)
 }
+
+/// Adds an `add` layer called `name` to `doc` (opacity 1, empty) and selects it.
+pub fn add_and_select_layer(doc: &mut scarp::session::Document, name: &str) {
+    use scarp::layers::{LayerOp, Mode};
+    let here = std::path::Path::new(".");
+    let add = LayerOp::Add {
+        name: name.into(),
+        mode: Mode::Add,
+        opacity: 1.0,
+        files: Default::default(),
+    };
+    doc.layer_op(&add, here).unwrap();
+    doc.layer_op(&LayerOp::Select { name: name.into() }, here)
+        .unwrap();
+}
