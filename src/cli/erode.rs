@@ -47,7 +47,7 @@ pub struct ErodeArgs {
     #[arg(long, value_enum, default_value_t = ModelArg::Both)]
     model: ModelArg,
     /// Steps to run.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 1000)]
     steps: usize,
     /// The simulated region X,Y,W,H in texels (outside it is a wall) [default: the document].
     #[arg(long, value_parser = parse_region)]

@@ -28,7 +28,7 @@ impl Default for ErosionUi {
     fn default() -> Self {
         Self {
             run: ErosionBrush {
-                steps: 300,
+                steps: 1000,
                 ..ErosionBrush::default()
             },
             region: [0; 4],

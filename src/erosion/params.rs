@@ -141,8 +141,8 @@ pub const DEFAULTS: ErosionParams = ErosionParams {
     evaporation: 0.02,
     min_tilt: 0.05,
     erosion_depth: 0.1,
-    talus_angle: 40.0,
-    thermal_rate: 0.5,
+    talus_angle: 55.0,
+    thermal_rate: 0.1,
 };
 
 /// Named starting points (the editor's erosion panel): a model and its parameters.
@@ -163,6 +163,7 @@ pub const PRESETS: [(&str, Model, ErosionParams); 4] = [
         Model::Thermal,
         ErosionParams {
             talus_angle: 33.0,
+            thermal_rate: 0.5,
             ..DEFAULTS
         },
     ),
