@@ -81,3 +81,16 @@ pub const PAGE_SLOTS: i32 = 36;
 pub const OVERLAY_SLOTS: i32 = 16;
 /// `PagePush.present[1]`: the overlay slots' bits start here (slots 32..35 of the heights below).
 pub const OVERLAY_PRESENT_SHIFT: u32 = 4;
+
+// Lighting (render::lighting): sun visibility and ambient occlusion from the heights.
+/// Shade by the lighting field (sun visibility, ambient occlusion).
+pub const VIEW_LIGHTING: u32 = 128;
+/// Longest shadow the sun march follows, texels.
+pub const LIGHT_MAX_DIST: i32 = 4096;
+/// The sun march steps one texel at a time this far, then a sixteenth of the distance.
+pub const LIGHT_FINE: i32 = 128;
+/// Reach of the ambient-occlusion horizons, texels (within a page's neighbours: pages are at
+/// least 128 texels).
+pub const AO_RADIUS: i32 = 48;
+/// Levels per quantity in the lighting field's packing (sun + 1024 x occlusion).
+pub const LIGHT_LEVELS: u32 = 1023;

@@ -20,6 +20,9 @@ layout(location = 1) out vec3 out_normal;
 layout(location = 2) flat out uint out_level;
 // The overlay's value (1: no tint), with VIEW_OVERLAY.
 layout(location = 3) out float out_overlay;
+// The first texel of the block whose set is bound (the fragment shader reads the lighting
+// pages of that block); -1, -1 for coarse nodes.
+layout(location = 4) flat out ivec2 out_block;
 
 // First height of the coarse block at texel g (g clamped into the document).
 float coarseHeight(ivec2 g) {
@@ -56,6 +59,7 @@ void main() {
     bool overlay = (uint(frame.doc.w) & VIEW_OVERLAY) != 0u;
     // Coarse nodes (far away) show the overlay's flat value.
     out_overlay = overlay ? frame.heights.w : 1.0;
+    out_block = ivec2(-1);
     if ((t.flags & TILE_COARSE) != 0u) {
         h = coarseMesh(g);
         // Central differences over the coarse grid (spacing COARSE_FACTOR).
@@ -66,6 +70,7 @@ void main() {
         PageView v = PageView(pc.block_origin, frame.doc.z, pc.present, frame.doc.xy,
                               frame.heights.x, frame.heights.y, frame.heights.z);
         h = pageHeight(v, g);
+        out_block = pc.block_origin;
         if (overlay) {
             out_overlay = pageOverlay(v, g, frame.heights.w);
         }

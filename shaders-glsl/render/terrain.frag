@@ -1,8 +1,10 @@
 #version 460
-// Terrain shading: slope/height colours, a directional light, distance fog, the brush cursor
+// Terrain shading: slope/height colours, a directional light (shadowed and occluded by the
+// lighting field with VIEW_LIGHTING), distance fog, the brush cursor
 // ring and the LOD-colour debug view. Writes gamma-encoded colour to a UNORM target.
 #extension GL_GOOGLE_include_directive : require
 #include "render_shared.glsl"
+#include "lighting_shared.glsl"
 
 layout(set = 0, binding = 0, std140) uniform Frame { FrameData frame; };
 
@@ -10,6 +12,57 @@ layout(location = 0) in vec3 in_world;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) flat in uint in_level;
 layout(location = 3) in float in_overlay;
+// Sun visibility and ambient occlusion (render::lighting; 1, 1 when unlit).
+layout(location = 4) flat in ivec2 in_block;
+
+// The lighting field (render::lighting, packed): the bound block's pages (binding 2 of the page
+// set; pages without an image are bound to a page-sized placeholder holding the flat value) and
+// the field's coarse level (its first value per block: the lighting at the block's corner).
+layout(set = 1, binding = 2, r32f) uniform readonly image2D light_pages[OVERLAY_SLOTS];
+layout(set = 0, binding = 3, rgba32f) uniform readonly image2D light_coarse;
+
+#define LSLOT(i) case i: return imageLoad(light_pages[i], p).r;
+
+float loadLight(int slot, ivec2 p) {
+    switch (slot) {
+    LSLOT(0) LSLOT(1) LSLOT(2) LSLOT(3) LSLOT(4) LSLOT(5) LSLOT(6) LSLOT(7) LSLOT(8) LSLOT(9)
+    LSLOT(10) LSLOT(11) LSLOT(12) LSLOT(13) LSLOT(14)
+    default: return imageLoad(light_pages[15], p).r;
+    }
+}
+
+// Sun visibility and occlusion at texel g of the bound block (clamped into it and the
+// document).
+vec2 blockLight(ivec2 g) {
+    int size = frame.doc.z;
+    g = clamp(g, ivec2(0), frame.doc.xy - 1);
+    ivec2 rel = clamp(g - in_block, ivec2(0), ivec2(PAGE_BLOCK * size - 1));
+    ivec2 d = rel / size;
+    return unpackLight(loadLight(d.y * PAGE_BLOCK + d.x, rel - d * size));
+}
+
+// Sun visibility and occlusion at world position xz: bilinear over the field's texels within
+// page nodes, over its block corners on coarse nodes.
+vec2 lightAt(vec2 xz) {
+    if (in_block.x < 0) {
+        vec2 c = xz / float(COARSE_FACTOR);
+        ivec2 i = ivec2(floor(c));
+        vec2 f = c - vec2(i);
+        ivec2 top = imageSize(light_coarse) - 1;
+        vec2 a = unpackLight(imageLoad(light_coarse, clamp(i, ivec2(0), top)).a);
+        vec2 b = unpackLight(imageLoad(light_coarse, clamp(i + ivec2(1, 0), ivec2(0), top)).a);
+        vec2 e = unpackLight(imageLoad(light_coarse, clamp(i + ivec2(0, 1), ivec2(0), top)).a);
+        vec2 g = unpackLight(imageLoad(light_coarse, clamp(i + ivec2(1, 1), ivec2(0), top)).a);
+        return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+    }
+    ivec2 i = ivec2(floor(xz));
+    vec2 f = xz - vec2(i);
+    vec2 a = blockLight(i);
+    vec2 b = blockLight(i + ivec2(1, 0));
+    vec2 e = blockLight(i + ivec2(0, 1));
+    vec2 g = blockLight(i + ivec2(1, 1));
+    return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+}
 layout(location = 0) out vec4 out_color;
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -54,7 +107,10 @@ void main() {
                                : LOD_COLOURS[7] * (in_level % 2u == 0u ? 0.8 : 1.2);
     }
     vec3 l = normalize(frame.light.xyz);
-    vec3 c = albedo * (frame.light.w + (1.0 - frame.light.w) * max(dot(n, l), 0.0));
+    // Ambient (occluded by the horizons around) plus the sun (where it is not shadowed).
+    vec2 light = (flags & VIEW_LIGHTING) != 0u ? lightAt(in_world.xz) : vec2(1.0);
+    vec3 c = albedo * (frame.light.w * light.y
+                       + (1.0 - frame.light.w) * max(dot(n, l), 0.0) * light.x);
     float dist = length(in_world - frame.eye.xyz);
     float fog = 1.0 - exp(-frame.shade.x * dist);
     c = mix(c, vec3(0.62, 0.70, 0.80), clamp(fog, 0.0, 1.0));

@@ -27,6 +27,8 @@ pub enum Access {
     HostWrite,
     /// Storage image or buffer read (imageLoad, SSBO) in a vertex shader.
     VertexStorageRead,
+    /// Storage image or buffer read in a fragment shader.
+    FragmentStorageRead,
     /// Index buffer read by indexed draws.
     IndexRead,
     /// Color attachment of a draw (load/store included).
@@ -49,6 +51,7 @@ impl Access {
             | Access::ComputeStorageReadWrite => vk::PipelineStageFlags2::COMPUTE_SHADER,
             Access::HostRead | Access::HostWrite => vk::PipelineStageFlags2::HOST,
             Access::VertexStorageRead => vk::PipelineStageFlags2::VERTEX_SHADER,
+            Access::FragmentStorageRead => vk::PipelineStageFlags2::FRAGMENT_SHADER,
             Access::IndexRead => vk::PipelineStageFlags2::INDEX_INPUT,
             Access::ColorAttachment => vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
             Access::DepthAttachment => {
@@ -73,7 +76,9 @@ impl Access {
             }
             Access::HostRead => vk::AccessFlags2::HOST_READ,
             Access::HostWrite => vk::AccessFlags2::HOST_WRITE,
-            Access::VertexStorageRead => vk::AccessFlags2::SHADER_STORAGE_READ,
+            Access::VertexStorageRead | Access::FragmentStorageRead => {
+                vk::AccessFlags2::SHADER_STORAGE_READ
+            }
             Access::IndexRead => vk::AccessFlags2::INDEX_READ,
             Access::ColorAttachment => {
                 vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE

@@ -10,6 +10,7 @@ pub mod shared;
 
 pub use camera::Camera;
 pub mod analysis;
+pub mod lighting;
 pub mod terrain;
 
 pub use terrain::{

@@ -36,7 +36,7 @@ use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
     BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_BLOCK,
     PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
-    VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -93,6 +93,10 @@ pub struct ViewSettings {
     pub slope: Option<f32>,
     /// Analysis: height contour lines every this many height units.
     pub contours: Option<f32>,
+    /// The sun lighting the terrain; with it, the store's lighting field
+    /// ([`super::lighting::FIELD`]) shadows and occludes where it exists. None: the fixed
+    /// light of old, no lighting field.
+    pub sun: Option<super::lighting::Sun>,
     /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): nodes are
     /// split while a tile inside wants finer; still restricted so neighbours differ by at most
     /// one level, and page nodes only where their pages are on the GPU.
@@ -111,6 +115,7 @@ impl Default for ViewSettings {
             cursor: None,
             slope: None,
             contours: None,
+            sun: None,
             force_levels: None,
         }
     }
@@ -230,6 +235,13 @@ pub struct TerrainRenderer {
     overlay_style: Overlay,
     overlay_seen: u64,
     overlay_dummy: Image,
+    /// The lighting field's change epoch caught up with, and the page-sized placeholder (fully
+    /// lit) bound for its pages without images.
+    light_seen: u64,
+    light_dummy: Image,
+    light_coarse_dummy: Image,
+    /// Whether the frame being prepared reads the lighting field.
+    lighting: bool,
     /// A page set of placeholders, bound for coarse nodes.
     flat_set: SetHandle,
     groups: Vec<DrawGroup>,
@@ -270,6 +282,8 @@ impl TerrainRenderer {
             .collect::<Result<_>>()?;
         let dummy = Self::flat_placeholder(gpu, desc.format)?;
         let overlay_dummy = Self::flat_placeholder(gpu, HeightFormat::R32f)?;
+        let light_dummy = super::lighting::lit_placeholder(gpu, desc.page_size)?;
+        let light_coarse_dummy = super::lighting::lit_coarse_placeholder(gpu)?;
         let coverage_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_COVERAGE_COMP,
@@ -306,6 +320,10 @@ impl TerrainRenderer {
             overlay_style: Overlay::Mask,
             overlay_seen: 0,
             overlay_dummy,
+            light_seen: 0,
+            light_dummy,
+            light_coarse_dummy,
+            lighting: false,
             flat_set: SetHandle::default(),
             groups: Vec::new(),
             page_drawable: Vec::new(),
@@ -321,6 +339,9 @@ impl TerrainRenderer {
         let overlay = [&r.overlay_dummy; OVERLAY_SLOTS];
         r.page_pool
             .write(r.flat_set, 1, Bound::StorageImages(&overlay))?;
+        let light = [&r.light_dummy; OVERLAY_SLOTS];
+        r.page_pool
+            .write(r.flat_set, 2, Bound::StorageImages(&light))?;
         Ok(r)
     }
 
@@ -361,6 +382,7 @@ impl TerrainRenderer {
                 LayoutBinding::new(K::UniformBuffer, vertex | vk::ShaderStageFlags::FRAGMENT),
                 LayoutBinding::new(K::StorageBuffer, vertex),
                 LayoutBinding::new(K::StorageImage, vertex),
+                LayoutBinding::new(K::StorageImage, vk::ShaderStageFlags::FRAGMENT),
             ],
         )?;
         let page = SetLayout::new(
@@ -369,6 +391,8 @@ impl TerrainRenderer {
                 LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
                     .array(PAGE_SLOTS as u32),
                 LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
+                LayoutBinding::new(K::StorageImage, vk::ShaderStageFlags::FRAGMENT)
+                    .array(OVERLAY_SLOTS as u32),
             ],
         )?;
         let out = SetLayout::new(
@@ -464,7 +488,7 @@ impl TerrainRenderer {
     }
 
     /// A 1x1 image bound in place of pages that hold no memory.
-    fn flat_placeholder(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Image> {
+    pub(crate) fn flat_placeholder(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Image> {
         // Must be in GENERAL like real pages.
         let format = match format {
             HeightFormat::R32f => vk::Format::R32_SFLOAT,
@@ -581,6 +605,7 @@ impl TerrainRenderer {
     ) -> (
         [&'s Image; PAGE_SLOTS],
         [&'s Image; OVERLAY_SLOTS],
+        [&'s Image; OVERLAY_SLOTS],
         [u32; 2],
     ) {
         let terrain = store.height();
@@ -601,7 +626,15 @@ impl TerrainRenderer {
                 }
             }
         }
-        (images, overlay, present)
+        let mut light = [&self.light_dummy; OVERLAY_SLOTS];
+        if let Some(field) = store.field(super::lighting::FIELD) {
+            for (slot, id) in self.block_pages(block) {
+                if let Some(img) = field.visible_image(id) {
+                    light[slot] = img;
+                }
+            }
+        }
+        (images, overlay, light, present)
     }
 
     /// The pages of `block` in the document, with their overlay slots.
@@ -649,6 +682,20 @@ impl TerrainRenderer {
         blocks: &BTreeSet<PageId>,
     ) {
         rec.image(&self.overlay_dummy, Access::VertexStorageRead);
+        rec.image(&self.light_dummy, Access::FragmentStorageRead);
+        rec.image(&self.light_coarse_dummy, Access::FragmentStorageRead);
+        if let Some(field) = store.field(super::lighting::FIELD) {
+            for &b in blocks {
+                for (_, id) in self.block_pages(b) {
+                    if let Some(img) = field.visible_image(id) {
+                        rec.image(img, Access::FragmentStorageRead);
+                    }
+                }
+            }
+            if let Some(c) = field.coarse_level() {
+                rec.image(c.image(), Access::FragmentStorageRead);
+            }
+        }
         let Some(field) = self.overlay_field(store) else {
             return;
         };
@@ -680,11 +727,12 @@ impl TerrainRenderer {
             }
             None => self.spare_set()?,
         };
-        let (images, overlay, present) = self.neighbourhood(store, block);
+        let (images, overlay, light, present) = self.neighbourhood(store, block);
         self.page_pool
             .write(set, 0, Bound::StorageImages(&images))?;
         self.page_pool
             .write(set, 1, Bound::StorageImages(&overlay))?;
+        self.page_pool.write(set, 2, Bound::StorageImages(&light))?;
         self.page_sets.insert(
             block,
             PageSet {
@@ -871,13 +919,20 @@ impl TerrainRenderer {
         let cursor = view.cursor.map_or([0.0; 4], |c| {
             [c.center[0], c.center[1], c.radius, c.inner_radius]
         });
-        let light = Vec3::new(-0.4, 0.8, -0.45).normalize();
+        self.lighting = view.sun.is_some() && store.field(super::lighting::FIELD).is_some();
+        if self.lighting {
+            flags |= VIEW_LIGHTING;
+        }
+        let (light, ambient) = match view.sun {
+            Some(sun) => (Vec3::from(sun.world()), 0.35),
+            None => (Vec3::new(-0.4, 0.8, -0.45).normalize(), 0.28),
+        };
         let eye = camera.eye();
         let (height_lo, height_hi) = self.nodes.range();
         let frame = FrameData {
             view_proj: view_proj.to_cols_array_2d(),
             eye: [eye.x, eye.y, eye.z, vs],
-            light: [light.x, light.y, light.z, 0.28],
+            light: [light.x, light.y, light.z, ambient],
             cursor,
             shade: [view.fog, height_lo, height_hi, 0.0],
             doc: [

@@ -73,10 +73,38 @@ impl TerrainRenderer {
         Ok(())
     }
 
+    /// Like [`Self::catch_up_overlay`] for the lighting field, and binds its coarse level (a
+    /// placeholder while there is none: bound, never read).
+    fn catch_up_lighting(&mut self, store: &mut PageStore) -> Result<(), PageError> {
+        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
+        let wanted: Vec<PageId> = blocks
+            .iter()
+            .flat_map(|&b| self.block_pages(b).map(|(_, id)| id))
+            .collect();
+        if let Some(field) = store.field_mut(crate::render::lighting::FIELD) {
+            field.ensure_visible(&wanted)?;
+            field.refresh_coarse()?;
+            let (changed, epoch) = field.changed_since(self.light_seen);
+            self.light_seen = epoch;
+            for c in changed {
+                if let Some(s) = self.page_sets.get_mut(&Self::block_of(c)) {
+                    s.stale = true;
+                }
+            }
+        }
+        let coarse = store
+            .field(crate::render::lighting::FIELD)
+            .and_then(Field::coarse_level)
+            .map(|c| c.image());
+        self.bind_light_coarse(coarse)?;
+        Ok(())
+    }
+
     fn catch_up(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let _p = crate::profile::scope("render: refresh");
         store.height_mut().refresh_coarse()?;
         self.catch_up_overlay(store)?;
+        self.catch_up_lighting(store)?;
         let terrain = store.height();
         let coarse = terrain
             .coarse_level()

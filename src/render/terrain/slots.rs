@@ -58,6 +58,8 @@ pub(crate) struct FrameSlot {
     /// Uniforms, tile draws, coarse level.
     pub set: SetHandle,
     pub coarse_view: vk::ImageView,
+    /// The lighting coarse level bound at binding 3 (the height's while there is none).
+    pub light_coarse_view: vk::ImageView,
     /// Tile bounds the frame computes: one page range (`bounds_stride`) per job, in order.
     pub bounds: Buffer,
     pub bounds_set: SetHandle,
@@ -103,6 +105,7 @@ impl FrameSlot {
             tiles,
             set,
             coarse_view: vk::ImageView::null(),
+            light_coarse_view: vk::ImageView::null(),
             bounds,
             bounds_set,
             bounds_jobs: Vec::new(),
@@ -234,6 +237,19 @@ impl TerrainRenderer {
             self.frame_pool
                 .write(slot.set, 2, Bound::StorageImages(&[coarse]))?;
             slot.coarse_view = coarse.view;
+        }
+        Ok(())
+    }
+
+    /// Points the current slot's binding 3 at `coarse` (the lighting field's coarse level), or
+    /// at a placeholder.
+    pub(super) fn bind_light_coarse(&mut self, coarse: Option<&Image>) -> Result<()> {
+        let coarse = coarse.unwrap_or(&self.light_coarse_dummy);
+        let slot = &mut self.slots[self.slot];
+        if slot.light_coarse_view != coarse.view {
+            self.frame_pool
+                .write(slot.set, 3, Bound::StorageImages(&[coarse]))?;
+            slot.light_coarse_view = coarse.view;
         }
         Ok(())
     }

@@ -1,0 +1,237 @@
+//! The lighting field (render::lighting): GPU against the CPU twin, incremental refreshes after
+//! an edit against a full recomputation, and a cone's shadow length.
+
+mod common;
+
+use common::{assert_no_validation_messages, doc, gpu};
+use scarp::brush::stroke::{stroke_instances, StrokeSample};
+use scarp::brush::{BrushSettings, BrushType};
+use scarp::noise::NoiseTables;
+use scarp::pages::geometry::{DocumentDesc, PageId};
+use scarp::render::lighting::{
+    affected_by, cpu_lighting, unpack, LightSettings, Lighting, Sun, FIELD,
+};
+use scarp::session::Document;
+use std::collections::BTreeSet;
+
+/// Ridges and bumps in texel units (slopes in every direction, steep enough to shadow).
+fn relief(w: u32, h: u32) -> Vec<f32> {
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = ((i % w) as f32, (i / w) as f32);
+            let bump = |cx: f32, cy: f32, r: f32, a: f32| {
+                a * (-((x - cx).powi(2) + (y - cy).powi(2)) / (r * r)).exp()
+            };
+            bump(180.0, 150.0, 60.0, 90.0)
+                + bump(420.0, 260.0, 40.0, 60.0)
+                + 12.0 * (x * 0.045).sin() * (y * 0.06).cos()
+                + 4.0 * (x * 0.21 + y * 0.13).sin()
+        })
+        .collect()
+}
+
+fn light_of(d: &Document) -> Vec<f32> {
+    d.store.field(FIELD).expect("lit").to_dense().unwrap()
+}
+
+fn settings(azimuth: f32, elevation: f32) -> LightSettings {
+    LightSettings {
+        sun: Sun { azimuth, elevation },
+        vertical_scale: 1.0,
+    }
+}
+
+/// Largest difference of sun visibility and of occlusion between two packed fields, and how
+/// many texels differ at all.
+fn compare(a: &[f32], b: &[f32]) -> (f32, f32, usize) {
+    let (mut ds, mut da, mut n) = (0.0f32, 0.0f32, 0);
+    for (&x, &y) in a.iter().zip(b) {
+        let ((sx, ax), (sy, ay)) = (unpack(x), unpack(y));
+        ds = ds.max((sx - sy).abs());
+        da = da.max((ax - ay).abs());
+        n += usize::from(x != y);
+    }
+    (ds, da, n)
+}
+
+/// The GPU field equals the twin to one level of the packing (1/1023) in each quantity (the
+/// GPU divides within 2.5 ulp), on all but a few texels exactly; the scene has full sun, full
+/// shadow and occlusion.
+#[test]
+fn lighting_matches_the_cpu_twin() {
+    let gpu = gpu();
+    for (sun, page) in [(settings(250.0, 20.0), 128), (settings(45.0, 35.0), 256)] {
+        let d = doc(600, 400, page);
+        let heights = relief(d.width, d.height);
+        let mut terrain =
+            Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+        let mut l = Lighting::new(&gpu, d.format).unwrap();
+        let stats = l.update(&mut terrain.store, &sun, None).unwrap();
+        assert_eq!(stats.pending, 0);
+        assert_eq!(stats.pages, (d.pages_x() * d.pages_y()) as usize);
+        let gpu_field = light_of(&terrain);
+        let cpu_field = cpu_lighting(&d, &heights, &sun);
+        let (ds, da, n) = compare(&gpu_field, &cpu_field);
+        let tol = 1.0 / 1023.0 + 1e-6;
+        assert!(ds <= tol && da <= tol, "sun {ds}, occlusion {da} apart");
+        assert!(n * 1000 < gpu_field.len(), "{n} texels differ");
+        let suns: Vec<f32> = cpu_field.iter().map(|&v| unpack(v).0).collect();
+        let aos: Vec<f32> = cpu_field.iter().map(|&v| unpack(v).1).collect();
+        let shadowed = suns.iter().filter(|&&s| s == 0.0).count();
+        let lit = suns.iter().filter(|&&s| s == 1.0).count();
+        assert!(
+            shadowed > 1000 && lit > 1000,
+            "{shadowed} shadowed, {lit} lit"
+        );
+        assert!(aos.iter().any(|&a| a < 0.8), "no occlusion anywhere");
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+fn raise(terrain: &mut Document, x0: f32, y0: f32, x1: f32, y1: f32) {
+    let mut b = BrushSettings::new(BrushType::Raise);
+    b.radius = 30.0;
+    b.strength = 40.0;
+    let samples: Vec<StrokeSample> = (0..6)
+        .map(|i| StrokeSample {
+            x: x0 + (x1 - x0) * i as f32 / 5.0,
+            y: y0 + (y1 - y0) * i as f32 / 5.0,
+            pressure: 1.0,
+            t: 0.0,
+        })
+        .collect();
+    terrain
+        .apply_stroke(&b, &stroke_instances(&b, &samples))
+        .unwrap();
+}
+
+fn page_values(d: &DocumentDesc, field: &[f32], id: PageId) -> Vec<f32> {
+    let r = d.page_rect(id);
+    let mut v = Vec::new();
+    for y in r.y0..r.y1 {
+        for x in r.x0..r.x1 {
+            v.push(field[y as usize * d.width as usize + x as usize]);
+        }
+    }
+    v
+}
+
+/// After a stroke and after its undo, the refreshed field is bit-identical to lighting every
+/// page afresh, and only pages whose march or horizons reach the stroke's pages changed.
+#[test]
+fn lighting_follows_edits_like_a_full_recomputation() {
+    let gpu = gpu();
+    // 8 x 16 pages of 128 (the stroke's strip runs to the northern edge).
+    let d = doc(1024, 2048, 128);
+    let sun = settings(200.0, 25.0);
+    let heights: Vec<f32> = relief(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut l = Lighting::new(&gpu, d.format).unwrap();
+    l.update(&mut terrain.store, &sun, None).unwrap();
+    let before = light_of(&terrain);
+    raise(&mut terrain, 600.0, 1500.0, 700.0, 1560.0);
+    let stroke_pages: Vec<PageId> = d
+        .page_ids()
+        .filter(|&id| {
+            let r = d.page_rect(id);
+            r.x1 > 540 && r.x0 < 760 && r.y1 > 1440 && r.y0 < 1620
+        })
+        .collect();
+    for step in 0..2 {
+        if step == 1 {
+            assert!(terrain.undo().unwrap());
+        }
+        let stats = l.update(&mut terrain.store, &sun, None).unwrap();
+        assert!(stats.pages > 0 && stats.pages < (d.pages_x() * d.pages_y()) as usize);
+        let incremental = light_of(&terrain);
+        let mut fresh = Lighting::new(&gpu, d.format).unwrap();
+        fresh.update(&mut terrain.store, &sun, None).unwrap();
+        let full = light_of(&terrain);
+        assert!(
+            incremental == full,
+            "step {step}: incremental differs from full"
+        );
+        let reach: BTreeSet<PageId> = stroke_pages
+            .iter()
+            .flat_map(|&id| affected_by(&d, &sun.sun, id))
+            .collect();
+        let mut changed = 0;
+        for id in d.page_ids() {
+            let same = page_values(&d, &before, id) == page_values(&d, &full, id);
+            if !same {
+                changed += 1;
+                assert!(
+                    reach.contains(&id),
+                    "step {step}: page {id:?} changed out of reach"
+                );
+            }
+        }
+        if step == 0 {
+            assert!(changed > 0, "the stroke changed no lighting");
+        } else {
+            assert_eq!(changed, 0, "the undo restores the lighting");
+        }
+        // Let the incremental updater carry on from the full field.
+        l = fresh;
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+/// A cone steeper than the sun on flat ground, lit from the east at 30°: its shadow ends where
+/// the line from the apex at the sun's elevation meets the ground, within two texels (the GPU
+/// and the twin alike).
+#[test]
+fn a_cone_casts_a_shadow_of_its_length() {
+    let gpu = gpu();
+    let d = doc(512, 256, 128);
+    let (cx, cy, height, radius) = (300.0f32, 128.0f32, 40.0f32, 20.0f32);
+    let heights: Vec<f32> = (0..d.width * d.height)
+        .map(|i| {
+            let (x, y) = ((i % d.width) as f32, (i / d.width) as f32);
+            let r = ((x - cx).powi(2) + (y - cy).powi(2)).sqrt();
+            (height * (1.0 - r / radius)).max(0.0)
+        })
+        .collect();
+    let sun = settings(90.0, 30.0);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut l = Lighting::new(&gpu, d.format).unwrap();
+    l.update(&mut terrain.store, &sun, None).unwrap();
+    let expected = cx - height / 30f32.to_radians().tan();
+    for (name, field) in [
+        ("gpu", light_of(&terrain)),
+        ("cpu", cpu_lighting(&d, &heights, &sun)),
+    ] {
+        let row = cy as usize * d.width as usize;
+        // West from the cone's foot: the first texel back in the sun.
+        let tip = (0..(cx - radius) as usize)
+            .rev()
+            .find(|&x| unpack(field[row + x]).0 >= 0.5)
+            .expect("the shadow ends") as f32;
+        assert!(
+            (tip - expected).abs() <= 2.0,
+            "{name}: shadow ends at {tip}, expected {expected:.1}"
+        );
+        // East of the cone (toward the sun) the ground is lit; far west too.
+        assert_eq!(unpack(field[row + (cx + radius + 5.0) as usize]).0, 1.0);
+        assert_eq!(unpack(field[row + 10]).0, 1.0);
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn sun_parses_azimuth_and_elevation() {
+    let s: Sun = "370,45".parse().unwrap();
+    assert_eq!((s.azimuth, s.elevation), (10.0, 45.0));
+    for bad in ["45", "a,30", "10,0", "10,95", "1,2,3"] {
+        assert!(bad.parse::<Sun>().is_err(), "{bad} accepted");
+    }
+    // East is +x, north is -y (rows).
+    let [x, y] = Sun {
+        azimuth: 90.0,
+        elevation: 30.0,
+    }
+    .dir();
+    assert!((x - 1.0).abs() < 1e-6 && y.abs() < 1e-6);
+    let [x, y] = Sun::default().dir();
+    assert!(x < 0.0 && y > 0.0, "default sun in the south-west");
+}
