@@ -242,6 +242,65 @@ fn golden_image_of_a_fixed_scene() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The fixed scene lit by a low sun: shadows cast across the valley, occlusion in the folds.
+#[test]
+fn golden_image_with_sun_shadows_and_occlusion() {
+    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    let gpu = gpu();
+    let d = doc(384, 256, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let sun = Sun {
+        azimuth: 260.0,
+        elevation: 12.0,
+    };
+    let mut lighting = Lighting::new(&gpu, d.format).unwrap();
+    let settings = LightSettings {
+        sun,
+        vertical_scale: 1.0,
+    };
+    lighting
+        .update(&mut terrain.store, &settings, None)
+        .unwrap();
+    let size = [256, 160];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let cam = Camera::look_at(
+        Vec3::new(-60.0, 220.0, 420.0),
+        Vec3::new(190.0, 20.0, 120.0),
+    );
+    let view = ViewSettings {
+        fog: 0.0005,
+        sun: Some(sun),
+        ..ViewSettings::default()
+    };
+    let lit = off
+        .render(&mut r, &mut terrain.store, &cam, &view, true, None)
+        .unwrap()
+        .pixels
+        .unwrap();
+    check_golden("hills-lit", &lit, size);
+    // The lighting shows: the same view without the field differs.
+    let plain = ViewSettings { sun: None, ..view };
+    let unlit = off
+        .render(&mut r, &mut terrain.store, &cam, &plain, true, None)
+        .unwrap()
+        .pixels
+        .unwrap();
+    let darker = lit
+        .chunks(4)
+        .zip(unlit.chunks(4))
+        .filter(|(a, b)| {
+            (0..3)
+                .map(|c| i32::from(b[c]) - i32::from(a[c]))
+                .sum::<i32>()
+                > 60
+        })
+        .count();
+    assert!(darker > 500, "only {darker} pixels darkened by shadows");
+    assert_no_validation_messages(&gpu);
+}
+
 /// Rough terrain (large random-looking relief) so a gap between tiles would show the sky.
 fn rough(w: u32, h: u32) -> Vec<f32> {
     let mut rng = common::Rng(7);

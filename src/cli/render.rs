@@ -8,7 +8,9 @@ use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables, DEFAULT_TABLE_SEED};
 use crate::render::frames::{
     default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, FrameLog,
+    WithLighting,
 };
+use crate::render::lighting::{LightSettings, Lighting};
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::{Camera, TerrainRenderer, ViewSettings};
 use crate::session::{Document, PaintLoad, PaintLoop};
@@ -54,6 +56,19 @@ pub struct RenderArgs {
     /// height units).
     #[arg(long, value_name = "OVERLAY")]
     overlay: Vec<crate::render::analysis::Overlay>,
+    /// Where the sun is: azimuth (degrees clockwise from north, north being the first rows) and
+    /// elevation (1..90 degrees). Shadows and ambient occlusion are computed from the heights
+    /// (docs/render.md, Lighting).
+    #[arg(
+        long,
+        value_name = "AZ,EL",
+        default_value = "225,30",
+        allow_hyphen_values = true
+    )]
+    sun: crate::render::lighting::Sun,
+    /// No shadows or ambient occlusion: the flat fixed light of old (faster; for comparisons).
+    #[arg(long)]
+    no_lighting: bool,
     /// World y per height unit. Default: a quarter of the document's larger side (heights are
     /// in document units, brushes paint about 0..1).
     #[arg(long)]
@@ -120,6 +135,22 @@ pub fn run(a: &RenderArgs) -> Result<()> {
     let (camera, view) = camera_and_view(a, &renderer, &terrain);
     let size = [a.image.0, a.image.1];
     let mut target = Offscreen::new(&gpu, size)?;
+    let mut lighting = Lighting::new(&gpu, desc.format)?;
+    let light = LightSettings {
+        sun: a.sun,
+        vertical_scale: view.vertical_scale,
+    };
+    if !a.no_lighting {
+        let t0 = std::time::Instant::now();
+        let s = lighting.update(&mut terrain.store, &light, None)?;
+        println!(
+            "lighting: {} pages in {:.1} ms (sun {}, {})",
+            s.pages,
+            t0.elapsed().as_secs_f64() * 1e3,
+            a.sun.azimuth,
+            a.sun.elevation
+        );
+    }
     if a.frames > 0 {
         let paint = a.paint.map(|kind| PaintLoad {
             budget_ms: a.budget_ms,
@@ -128,15 +159,34 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         if a.trace.is_some() {
             crate::gpu::start_trace(&gpu)?;
         }
-        let log = run_frames(
-            &mut PaintLoop::new(&mut terrain, paint.as_ref()),
-            &mut renderer,
-            &mut target,
-            &camera,
-            &view,
-            10,
-            a.frames,
-        )?;
+        let work = PaintLoop::new(&mut terrain, paint.as_ref());
+        let log = if a.no_lighting {
+            run_frames(
+                &mut { work },
+                &mut renderer,
+                &mut target,
+                &camera,
+                &view,
+                10,
+                a.frames,
+            )?
+        } else {
+            let mut lit = WithLighting {
+                work,
+                lighting: &mut lighting,
+                settings: light,
+                max_pages: None,
+            };
+            run_frames(
+                &mut lit,
+                &mut renderer,
+                &mut target,
+                &camera,
+                &view,
+                10,
+                a.frames,
+            )?
+        };
         if let Some(t) = &a.trace {
             super::write_trace(t)?;
         }
@@ -281,6 +331,7 @@ fn camera_and_view(
     }
     view.pixel_error = a.pixel_error;
     view.max_triangles_per_pixel = a.max_triangles_per_pixel;
+    view.sun = (!a.no_lighting).then_some(a.sun);
     (camera, view)
 }
 

@@ -22,6 +22,7 @@ use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
 use crate::render::camera::{screen_point, Camera, CameraMode};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
+use crate::render::lighting::{LightSettings, Lighting, Sun};
 use crate::render::terrain::Overlay;
 use crate::render::{CursorRing, FrameResults, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::erosion_run::{RegionRun, WATER_FIELD};
@@ -215,6 +216,10 @@ struct Editor {
     imgui: imgui::Context,
     platform: imgui_winit_support::WinitPlatform,
     renderer: TerrainRenderer,
+    /// Keeps the lighting field (shadows, occlusion) up to date, a few pages a frame.
+    lighting: Lighting,
+    /// Pages the lighting may relight this frame (adapted to the brush budget).
+    light_pages: usize,
     presenter: Presenter,
     session: Session,
     shot_buffer: Option<Buffer>,
@@ -327,6 +332,7 @@ impl Editor {
                 pixel_error: 2.0,
                 max_triangles_per_pixel: 2.0,
                 fog: 0.05 / desc.width.max(desc.height) as f32,
+                sun: Some(Sun::default()),
                 ..ViewSettings::default()
             },
             budget_ms: 6.0,
@@ -383,6 +389,8 @@ impl Editor {
             last_frame: Instant::now(),
             frames: 0,
             idle_since: None,
+            lighting: Lighting::new(&gpu, desc.format)?,
+            light_pages: 1,
             screenshot: options.screenshot.clone(),
             trace_out: options.trace.clone(),
             quit: options.quit,
@@ -1003,6 +1011,7 @@ impl Editor {
             (false, None) => None,
         };
         self.renderer.set_overlay(overlay);
+        self.relight()?;
         self.renderer.refresh(&mut self.session.doc.store)?;
         self.update_panels(&report);
         self.build_ui()?;
@@ -1314,9 +1323,35 @@ impl Editor {
         Ok(())
     }
 
-    /// Whether this frame shows the finished replay: the queue has been idle for two frames.
+    /// Relights up to `light_pages` pages (the pages around edits first): as many as fit in
+    /// the brush budget by the last frame's cost per page, at least one.
+    fn relight(&mut self) -> Result<()> {
+        let Some(sun) = self.ui.view.sun else {
+            return Ok(());
+        };
+        let settings = LightSettings {
+            sun,
+            vertical_scale: self.ui.view.vertical_scale,
+        };
+        let t0 = Instant::now();
+        let s = self.lighting.update(
+            &mut self.session.doc.store,
+            &settings,
+            Some(self.light_pages),
+        )?;
+        if s.pages > 0 {
+            let per_page = t0.elapsed().as_secs_f64() * 1e3 / s.pages as f64;
+            let fit = f64::from(self.ui.budget_ms) / per_page.max(1e-3);
+            self.light_pages = (fit as usize).clamp(1, 64);
+        }
+        Ok(())
+    }
+
+    /// Whether this frame shows the finished replay: the queue has been idle for two frames
+    /// (and the lighting caught up).
     fn shot_due(&mut self) -> bool {
-        if self.replay.is_some() || self.session.doc.pending_strokes() > 0 {
+        let lighting = self.ui.view.sun.is_some() && self.lighting.pending() > 0;
+        if self.replay.is_some() || self.session.doc.pending_strokes() > 0 || lighting {
             self.idle_since = None;
             return false;
         }

@@ -348,6 +348,18 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
         });
 }
 
+/// Sun shadows and ambient occlusion (on/off) and where the sun is.
+fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
+    let mut on = v.sun.is_some();
+    if ui.checkbox("sun shadows and occlusion", &mut on) {
+        v.sun = on.then(crate::render::lighting::Sun::default);
+    }
+    if let Some(sun) = &mut v.sun {
+        ui.slider("sun azimuth (deg)", 0.0, 360.0, &mut sun.azimuth);
+        ui.slider("sun elevation (deg)", 1.0, 90.0, &mut sun.elevation);
+    }
+}
+
 /// The analysis overlays: the slope heat map (walkable angle) and contour lines (interval).
 fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
     let mut slope = v.slope.is_some();
@@ -405,6 +417,7 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 5.0,
                 &mut s.pressure_gamma,
             );
+            sun_controls(ui, v);
             analysis_controls(ui, v);
             if ui.button("frame all (F)") {
                 s.actions.push(UiAction::FrameAll);

@@ -18,6 +18,7 @@ use crate::gpu::{
     vk, Access, BindingKind, ComputeKernel, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc,
     Recorder, Resource,
 };
+use crate::pages::geometry::NEIGHBOURHOOD;
 use crate::pages::{DocumentDesc, Field, HeightFormat, PageError, PageId, PageStore, HEIGHT};
 use crate::shared_constants as k;
 use std::collections::{BTreeSet, HashMap};
@@ -826,9 +827,9 @@ impl Compositor {
             let mut ids: BTreeSet<PageId> = m.versions_by_page().map(|(id, _)| id).collect();
             for id in inputs {
                 ids.extend(
-                    NEIGHBOURS
+                    NEIGHBOURHOOD
                         .into_iter()
-                        .filter_map(|(dx, dy)| neighbour(&desc, *id, dx, dy)),
+                        .filter_map(|(dx, dy)| desc.neighbour(*id, dx, dy)),
                 );
             }
             ids.into_iter().collect()
@@ -851,8 +852,8 @@ impl Compositor {
         for (c, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
             let mut around: BTreeSet<PageId> = BTreeSet::new();
             for id in chunk {
-                for (dx, dy) in NEIGHBOURS {
-                    if let Some(n) = neighbour(&desc, *id, dx, dy) {
+                for (dx, dy) in NEIGHBOURHOOD {
+                    if let Some(n) = desc.neighbour(*id, dx, dy) {
                         around.insert(n);
                     }
                 }
@@ -894,8 +895,10 @@ impl Compositor {
                     ..Default::default()
                 };
                 let mut images: Vec<&Image> = Vec::with_capacity(10);
-                for (slot, (dx, dy)) in NEIGHBOURS.into_iter().enumerate() {
-                    let image = neighbour(&desc, id, dx, dy).and_then(|n| src.visible_image(n));
+                for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
+                    let image = desc
+                        .neighbour(id, dx, dy)
+                        .and_then(|n| src.visible_image(n));
                     if image.is_some() {
                         push.present |= 1 << slot;
                     }
@@ -934,29 +937,6 @@ impl Compositor {
             .commit_versions(false);
         Ok(())
     }
-}
-
-/// The page and its eight neighbours, in `mask_rules.comp`'s slot order.
-const NEIGHBOURS: [(i64, i64); 9] = [
-    (-1, -1),
-    (0, -1),
-    (1, -1),
-    (-1, 0),
-    (0, 0),
-    (1, 0),
-    (-1, 1),
-    (0, 1),
-    (1, 1),
-];
-
-fn neighbour(desc: &DocumentDesc, id: PageId, dx: i64, dy: i64) -> Option<PageId> {
-    let (x, y) = (i64::from(id.x) + dx, i64::from(id.y) + dy);
-    let inside =
-        (0..i64::from(desc.pages_x())).contains(&x) && (0..i64::from(desc.pages_y())).contains(&y);
-    inside.then_some(PageId {
-        x: x as u32,
-        y: y as u32,
-    })
 }
 
 /// The document's grid in r32f (layers and the cache hold f32 whatever the document's format).

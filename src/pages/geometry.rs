@@ -18,6 +18,20 @@ pub const MAX_SIDE: u32 = 1 << 20;
 pub const PAGE_SIZES: std::ops::RangeInclusive<u32> = 128..=2048;
 pub const DEFAULT_PAGE_SIZE: u32 = 512;
 
+/// A page and its eight neighbours as (dx, dy), row by row: the slot order of the kernels that
+/// bind a 3x3 neighbourhood (`layers/mask_rules.comp`, `render/lighting.comp`).
+pub const NEIGHBOURHOOD: [(i64, i64); 9] = [
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (0, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
+
 /// What a document is.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -210,6 +224,17 @@ impl DocumentDesc {
     pub fn page_ids(&self) -> impl Iterator<Item = PageId> {
         let pages_x = self.pages_x();
         (0..self.pages_y()).flat_map(move |y| (0..pages_x).map(move |x| PageId { x, y }))
+    }
+
+    /// The page (dx, dy) pages from `id`, if the grid has it.
+    pub fn neighbour(&self, id: PageId, dx: i64, dy: i64) -> Option<PageId> {
+        let (x, y) = (i64::from(id.x) + dx, i64::from(id.y) + dy);
+        let inside = (0..i64::from(self.pages_x())).contains(&x)
+            && (0..i64::from(self.pages_y())).contains(&y);
+        inside.then_some(PageId {
+            x: x as u32,
+            y: y as u32,
+        })
     }
 
     pub fn bounds(&self) -> Rect {

@@ -26,6 +26,38 @@ pub trait FrameWork {
     fn done(&self) -> usize;
 }
 
+/// Frame work followed by a lighting update each frame (up to `max_pages` pages lit: the
+/// editor's order of work), so timed frames pay for keeping shadows and occlusion live.
+pub struct WithLighting<'l, W> {
+    pub work: W,
+    pub lighting: &'l mut super::lighting::Lighting,
+    pub settings: super::lighting::LightSettings,
+    pub max_pages: Option<usize>,
+}
+
+impl<W: FrameWork> FrameWork for WithLighting<'_, W> {
+    type Error = W::Error;
+
+    fn store(&mut self) -> &mut PageStore {
+        self.work.store()
+    }
+
+    fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error> {
+        let ms = self.work.before_frame(frame)?;
+        self.lighting
+            .update(self.work.store(), &self.settings, self.max_pages)?;
+        Ok(ms)
+    }
+
+    fn finish(&mut self) -> Result<(), Self::Error> {
+        self.work.finish()
+    }
+
+    fn done(&self) -> usize {
+        self.work.done()
+    }
+}
+
 /// Per-frame measurements.
 #[derive(Clone, Debug, Default)]
 pub struct FrameLog {

@@ -26,7 +26,7 @@
 use crate::gpu::{
     shaders, vk, Access, BindingKind, ComputeKernel, Gpu, Image, ImageDesc, Recorder, Resource,
 };
-use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, NEIGHBOURHOOD};
 use crate::pages::{coarse, Field, PageError, PageStore, HEIGHT};
 use crate::shared_constants as k;
 use bytemuck::{Pod, Zeroable};
@@ -49,18 +49,6 @@ const LEVELS: u32 = k::LIGHT_LEVELS;
 pub const LIT: f32 = (LEVELS + 1024 * LEVELS) as f32;
 /// Pages lit per submission (each binds its own set).
 const PAGES_PER_SUBMIT: usize = 16;
-/// The page and its eight neighbours, in the kernel's slot order.
-const NEIGHBOURS: [(i64, i64); 9] = [
-    (-1, -1),
-    (0, -1),
-    (1, -1),
-    (-1, 0),
-    (0, 0),
-    (1, 0),
-    (-1, 1),
-    (0, 1),
-    (1, 1),
-];
 
 /// Where the sun is: azimuth clockwise from north (north: decreasing rows, east: increasing
 /// columns) and elevation above the horizon, degrees.
@@ -279,7 +267,11 @@ pub fn light_texel(
     ];
     let mut occluded = 0.0f32;
     for (i, (dx, dy)) in DIRS.into_iter().enumerate() {
-        let len = if i % 2 == 1 { 1.414_213_56_f32 } else { 1.0 };
+        let len = if i % 2 == 1 {
+            std::f32::consts::SQRT_2
+        } else {
+            1.0
+        };
         let mut t = 0.0f32;
         let mut d = 1;
         while d <= AO_RADIUS {
@@ -411,34 +403,45 @@ impl Lighting {
         let _p = crate::profile::scope("render: lighting");
         let desc = *store.height().desc();
         let height = store.height();
-        if self.shown != Some((*settings, desc)) || store.field(FIELD).is_none() {
-            let mut f = Field::new(
-                &self.gpu,
-                DocumentDesc {
-                    format: HeightFormat::R32f,
-                    ..desc
-                },
-                LIT,
-            )?;
+        let same_doc = self.shown.is_some_and(|(_, d)| d == desc);
+        if !same_doc || store.field(FIELD).is_none() {
+            let f32_desc = crate::layers::composite::f32_desc(&desc);
+            let mut f = Field::new(&self.gpu, f32_desc, LIT)?;
             f.set_budgets(height.budgets());
+            f.set_frames_in_flight(height.frames_in_flight());
             if let Some(old) = store.field(FIELD) {
                 f.succeed(old);
             }
+            store.insert_field(FIELD, f)?;
+            self.shown = None;
+        }
+        let height = store.height();
+        if self.shown != Some((*settings, desc)) {
+            // Everything the heights can shadow or occlude, relit in place (the old lighting
+            // shows until then); pages that can no longer be either read as fully lit.
             let held: Vec<PageId> = height.versions_by_page().map(|(id, _)| id).collect();
             self.seen = height.epoch();
-            store.insert_field(FIELD, f)?;
             self.urgent.clear();
             self.pending.clear();
             for id in held {
                 self.pending.extend(affected_by(&desc, &settings.sun, id));
+            }
+            let light = store.field_mut(FIELD).expect("made above");
+            let stale: Vec<PageId> = light
+                .versions_by_page()
+                .map(|(id, _)| id)
+                .filter(|id| !self.pending.contains(id))
+                .collect();
+            if !stale.is_empty() {
+                light.drop_pages(&stale);
             }
             self.shown = Some((*settings, desc));
         } else {
             let changed = height.values_changed_since(self.seen);
             self.seen = height.epoch();
             for id in changed {
-                for (dx, dy) in NEIGHBOURS {
-                    if let Some(n) = neighbour(&desc, id, dx, dy) {
+                for (dx, dy) in NEIGHBOURHOOD {
+                    if let Some(n) = desc.neighbour(id, dx, dy) {
                         self.urgent.insert(n);
                     }
                 }
@@ -487,9 +490,9 @@ impl Lighting {
             let mut around: BTreeSet<PageId> = BTreeSet::new();
             for &id in chunk {
                 around.extend(
-                    NEIGHBOURS
+                    NEIGHBOURHOOD
                         .into_iter()
-                        .filter_map(|(dx, dy)| neighbour(&desc, id, dx, dy)),
+                        .filter_map(|(dx, dy)| desc.neighbour(id, dx, dy)),
                 );
             }
             let around: Vec<PageId> = around.into_iter().collect();
@@ -515,8 +518,10 @@ impl Lighting {
                         })?;
                 let mut push = LightPush::of(&desc, settings, id, height.flat(), top);
                 let mut images: Vec<&Image> = Vec::with_capacity(11);
-                for (slot, (dx, dy)) in NEIGHBOURS.into_iter().enumerate() {
-                    let image = neighbour(&desc, id, dx, dy).and_then(|n| height.visible_image(n));
+                for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
+                    let image = desc
+                        .neighbour(id, dx, dy)
+                        .and_then(|n| height.visible_image(n));
                     if image.is_some() {
                         push.present |= 1 << slot;
                     }
@@ -570,17 +575,6 @@ fn document_top(field: &Field) -> Result<f32> {
         n => c.read_pyramid(n)?,
     };
     Ok(texels.iter().map(|t| t[1]).fold(f32::MIN, f32::max))
-}
-
-fn neighbour(desc: &DocumentDesc, id: PageId, dx: i64, dy: i64) -> Option<PageId> {
-    let x = i64::from(id.x) + dx;
-    let y = i64::from(id.y) + dy;
-    (x >= 0 && y >= 0 && x < i64::from(desc.pages_x()) && y < i64::from(desc.pages_y())).then(
-        || PageId {
-            x: x as u32,
-            y: y as u32,
-        },
-    )
 }
 
 /// A page-sized r32f image holding [`LIT`]: the renderer binds it for lighting pages without

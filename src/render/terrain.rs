@@ -558,13 +558,7 @@ impl TerrainRenderer {
 
     /// The page at offset (dx, dy) from `id`, if inside the document.
     fn neighbour(&self, id: PageId, dx: i32, dy: i32) -> Option<PageId> {
-        let x = id.x as i32 + dx;
-        let y = id.y as i32 + dy;
-        (x >= 0 && y >= 0 && (x as u32) < self.desc.pages_x() && (y as u32) < self.desc.pages_y())
-            .then_some(PageId {
-                x: x as u32,
-                y: y as u32,
-            })
+        self.desc.neighbour(id, dx.into(), dy.into())
     }
 
     /// The block holding page `id`.
