@@ -85,6 +85,9 @@ pub const OVERLAY_PRESENT_SHIFT: u32 = 4;
 // Lighting (render::lighting): sun visibility and ambient occlusion from the heights.
 /// Shade by the lighting field (sun visibility, ambient occlusion).
 pub const VIEW_LIGHTING: u32 = 128;
+/// The artist's look (render::look): materials by rule, the analytic sky and haze, exposure and
+/// a filmic tone map to sRGB.
+pub const VIEW_LOOK: u32 = 256;
 /// Longest shadow the sun march follows, texels.
 pub const LIGHT_MAX_DIST: i32 = 4096;
 /// The sun march steps one texel at a time this far, then a sixteenth of the distance.

@@ -242,10 +242,12 @@ fn golden_image_of_a_fixed_scene() {
     assert_no_validation_messages(&gpu);
 }
 
-/// The fixed scene lit by a low sun: shadows cast across the valley, occlusion in the folds.
+/// The fixed scene lit by a low sun with the look (materials, sky, tone map): shadows cast
+/// across the valley, occlusion in the folds.
 #[test]
-fn golden_image_with_sun_shadows_and_occlusion() {
+fn golden_image_with_sun_shadows_occlusion_and_materials() {
     use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    use scarp::render::look::Look;
     let gpu = gpu();
     let d = doc(384, 256, 128);
     let heights = hills(d.width, d.height);
@@ -272,6 +274,7 @@ fn golden_image_with_sun_shadows_and_occlusion() {
     let view = ViewSettings {
         fog: 0.0005,
         sun: Some(sun),
+        look: Some(Look::default()),
         ..ViewSettings::default()
     };
     let lit = off
@@ -280,7 +283,7 @@ fn golden_image_with_sun_shadows_and_occlusion() {
         .pixels
         .unwrap();
     check_golden("hills-lit", &lit, size);
-    // The lighting shows: the same view without the field differs.
+    // The shadows show: the same look without the lighting field is brighter there.
     let plain = ViewSettings { sun: None, ..view };
     let unlit = off
         .render(&mut r, &mut terrain.store, &cam, &plain, true, None)

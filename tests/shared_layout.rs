@@ -171,3 +171,9 @@ fn erosion_push_layout_matches_glsl() {
     use scarp::erosion::shared::ErosionPush;
     check_push::<ErosionPush>(&shaders::TEST_ECHO_EROSION_PUSH_COMP, "ErosionPush");
 }
+
+#[test]
+fn lighting_push_layout_matches_glsl() {
+    use scarp::render::lighting::LightPush;
+    check_push::<LightPush>(&shaders::TEST_ECHO_LIGHT_PUSH_COMP, "LightPush");
+}

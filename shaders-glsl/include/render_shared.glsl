@@ -16,6 +16,18 @@ struct FrameData {
     vec4 heights;    // flat height, r16 height_min, r16 height_range, unused
     vec4 analysis;   // walkable slope (degrees, VIEW_SLOPE), contour interval (height units,
                      // VIEW_CONTOURS), unused, unused
+    // With VIEW_LOOK (render::look): the sky, haze and tone map, and the materials.
+    mat4 inv_view_proj; // clip to world (the sky's view rays)
+    vec4 look;       // exposure, sun intensity, detail-normal strength, unused
+    vec4 rules0;     // grass up to this slope (deg), rock from this slope (deg), snow line and
+                     // sand line (altitude, 0..1 of the document's range)
+    vec4 rules1;     // snow up to this slope (deg), softness (deg), noise breakup (0..1),
+                     // curvature (world units per texel²) above which steep ground is scree
+    vec4 rock;       // material colours (linear RGB; w unused)
+    vec4 grass;
+    vec4 scree;
+    vec4 sand;
+    vec4 snow;
 };
 
 // One drawn node, or part of one (storage buffer, std430): 16 bytes.

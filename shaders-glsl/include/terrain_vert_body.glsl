@@ -23,6 +23,8 @@ layout(location = 3) out float out_overlay;
 // The first texel of the block whose set is bound (the fragment shader reads the lighting
 // pages of that block); -1, -1 for coarse nodes.
 layout(location = 4) flat out ivec2 out_block;
+// The Laplacian of the world heights (world units per texel²; positive: concave, a gully).
+layout(location = 5) out float out_curvature;
 
 // First height of the coarse block at texel g (g clamped into the document).
 float coarseHeight(ivec2 g) {
@@ -64,8 +66,11 @@ void main() {
         h = coarseMesh(g);
         // Central differences over the coarse grid (spacing COARSE_FACTOR).
         const int s = COARSE_FACTOR;
-        hx = (coarseMesh(g + ivec2(s, 0)) - coarseMesh(g - ivec2(s, 0))) / float(s);
-        hz = (coarseMesh(g + ivec2(0, s)) - coarseMesh(g - ivec2(0, s))) / float(s);
+        float e = coarseMesh(g + ivec2(s, 0)), w = coarseMesh(g - ivec2(s, 0));
+        float n = coarseMesh(g - ivec2(0, s)), so = coarseMesh(g + ivec2(0, s));
+        hx = (e - w) / float(s);
+        hz = (so - n) / float(s);
+        out_curvature = (e + w + n + so - 4.0 * h) * vs / float(s * s);
     } else {
         PageView v = PageView(pc.block_origin, frame.doc.z, pc.present, frame.doc.xy,
                               frame.heights.x, frame.heights.y, frame.heights.z);
@@ -76,8 +81,11 @@ void main() {
         }
         // Normal from central differences (one-sided at the document's edges, where clamping
         // repeats the edge texel), the same at every level so shading does not pop.
-        hx = pageHeight(v, g + ivec2(1, 0)) - pageHeight(v, g - ivec2(1, 0));
-        hz = pageHeight(v, g + ivec2(0, 1)) - pageHeight(v, g - ivec2(0, 1));
+        float e = pageHeight(v, g + ivec2(1, 0)), w = pageHeight(v, g - ivec2(1, 0));
+        float n = pageHeight(v, g - ivec2(0, 1)), so = pageHeight(v, g + ivec2(0, 1));
+        hx = e - w;
+        hz = so - n;
+        out_curvature = (e + w + n + so - 4.0 * h) * vs;
     }
     out_normal = normalize(vec3(-0.5 * hx * vs, 1.0, -0.5 * hz * vs));
     out_world = vec3(float(g.x), h * vs, float(g.y));

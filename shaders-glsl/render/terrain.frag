@@ -7,6 +7,7 @@
 #include "lighting_shared.glsl"
 
 layout(set = 0, binding = 0, std140) uniform Frame { FrameData frame; };
+#include "look.glsl"
 
 layout(location = 0) in vec3 in_world;
 layout(location = 1) in vec3 in_normal;
@@ -14,6 +15,7 @@ layout(location = 2) flat in uint in_level;
 layout(location = 3) in float in_overlay;
 // Sun visibility and ambient occlusion (render::lighting; 1, 1 when unlit).
 layout(location = 4) flat in ivec2 in_block;
+layout(location = 5) in float in_curvature;
 
 // The lighting field (render::lighting, packed): the bound block's pages (binding 2 of the page
 // set; pages without an image are bound to a page-sized placeholder holding the flat value) and
@@ -87,6 +89,57 @@ vec3 slopeColour(float deg, float walkable) {
                    : mix(vec3(0.85, 0.10, 0.10), vec3(0.45, 0.10, 0.60), 2.0 * t - 1.0);
 }
 
+// The material colour by the rules (render::look) at slope `deg`, altitude `alt` (0..1 of the
+// range) and curvature `curv`; `rough` gets how much rock and scree it holds (detail normals).
+vec3 materialAt(float deg, float alt, float curv, vec2 xz, out float rough) {
+    float soft = max(frame.rules1.y, 0.01);
+    float jitter = (valueNoise(xz * 0.02).z - 0.5) * 2.0 * frame.rules1.z;
+    float s = deg + jitter * soft * 1.5;
+    float a = alt + jitter * 0.04;
+    float rock = smoothstep(frame.rules0.y - soft, frame.rules0.y + soft, s);
+    float scree = smoothstep(frame.rules0.x - soft, frame.rules0.x + soft, s) * (1.0 - rock);
+    // Steep concave ground (gullies below cliffs) collects scree.
+    float steep = smoothstep(frame.rules0.x - soft, frame.rules0.x, s);
+    float gully = steep * smoothstep(frame.rules1.w, 2.0 * frame.rules1.w + 1e-4, curv);
+    scree += gully * rock;
+    rock *= 1.0 - gully;
+    float flat_ = max(1.0 - rock - scree, 0.0);
+    float sand = flat_ * (1.0 - smoothstep(frame.rules0.w - 0.02, frame.rules0.w + 0.02, a));
+    float grass = flat_ - sand;
+    vec3 c = frame.rock.rgb * rock + frame.scree.rgb * scree + frame.grass.rgb * grass
+           + frame.sand.rgb * sand;
+    c *= 0.8 + 0.4 * valueNoise(xz * 0.13).z;
+    float snow = smoothstep(frame.rules0.z - 0.03, frame.rules0.z + 0.03, a + jitter * 0.03)
+               * (1.0 - smoothstep(frame.rules1.x - soft, frame.rules1.x + soft, s));
+    rough = (rock + scree) * (1.0 - snow);
+    return mix(c, frame.snow.rgb, snow);
+}
+
+// The look's shading (linear): materials, detail normals, sun (shadowed) and sky (occluded)
+// light, haze that takes the sky's colour.
+vec3 lookShade(vec3 n, float alt, vec2 light) {
+    vec2 xz = in_world.xz;
+    float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
+    float rough;
+    vec3 albedo = materialAt(deg, alt, in_curvature, xz, rough);
+    // Detail normals from two octaves of value noise, faded out where a pixel spans texels.
+    float fade = 1.0 - smoothstep(0.5, 3.0, length(fwidth(xz)));
+    vec3 d1 = valueNoise(xz * 0.45);
+    vec3 d2 = valueNoise(xz * 1.7);
+    vec2 g = d1.xy * 0.45 + d2.xy * 1.7 * 0.35;
+    float k = frame.look.z * fade * (0.15 + 0.6 * rough);
+    vec3 nd = normalize(n + k * vec3(-g.x, 0.0, -g.y));
+    vec3 l = normalize(frame.light.xyz);
+    vec3 sun = mix(vec3(1.0, 0.62, 0.38), vec3(1.0, 0.95, 0.88), smoothstep(0.0, 0.45, l.y))
+             * frame.look.y;
+    vec3 sky = skyColour(normalize(vec3(0.0, 1.0, 0.0) + 0.3 * l), l);
+    vec3 c = albedo * (sun * max(dot(nd, l), 0.0) * light.x
+                       + sky * light.y * (0.55 + 0.45 * nd.y));
+    vec3 view = in_world - frame.eye.xyz;
+    float haze = 1.0 - exp(-frame.shade.x * length(view));
+    return mix(c, skyColour(normalize(view), l), clamp(haze, 0.0, 1.0));
+}
+
 void main() {
     vec3 n = normalize(in_normal);
     uint flags = uint(frame.doc.w);
@@ -109,11 +162,17 @@ void main() {
     vec3 l = normalize(frame.light.xyz);
     // Ambient (occluded by the horizons around) plus the sun (where it is not shadowed).
     vec2 light = (flags & VIEW_LIGHTING) != 0u ? lightAt(in_world.xz) : vec2(1.0);
-    vec3 c = albedo * (frame.light.w * light.y
-                       + (1.0 - frame.light.w) * max(dot(n, l), 0.0) * light.x);
-    float dist = length(in_world - frame.eye.xyz);
-    float fog = 1.0 - exp(-frame.shade.x * dist);
-    c = mix(c, vec3(0.62, 0.70, 0.80), clamp(fog, 0.0, 1.0));
+    bool look = (flags & VIEW_LOOK) != 0u && (flags & VIEW_LOD_COLOURS) == 0u;
+    vec3 c;
+    if (look) {
+        c = lookShade(n, t, light);
+    } else {
+        c = albedo * (frame.light.w * light.y
+                      + (1.0 - frame.light.w) * max(dot(n, l), 0.0) * light.x);
+        float dist = length(in_world - frame.eye.xyz);
+        float fog = 1.0 - exp(-frame.shade.x * dist);
+        c = mix(c, vec3(0.62, 0.70, 0.80), clamp(fog, 0.0, 1.0));
+    }
     if ((flags & VIEW_OVERLAY_WATER) != 0u) {
         // Water over the terrain: blue by its depth (0: none, 1: deep).
         c = mix(c, vec3(0.08, 0.30, 0.85), 0.8 * clamp(in_overlay, 0.0, 1.0));
@@ -125,6 +184,8 @@ void main() {
         // Unlit, so the colour reads the angle of the terrain as drawn (vertical scale applied).
         float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
         c = slopeColour(deg, frame.analysis.x);
+        // The heat map's colours as they are: not tone-mapped.
+        look = false;
     }
     if ((flags & VIEW_CONTOURS) != 0u) {
         float h = in_world.y / max(vs, 1e-6) / max(frame.analysis.y, 1e-9);
@@ -142,5 +203,5 @@ void main() {
     if ((flags & VIEW_WIREFRAME) != 0u) {
         c = vec3(0.05, 0.05, 0.05) + 0.5 * c;
     }
-    out_color = vec4(pow(c, vec3(1.0 / 2.2)), 1.0);
+    out_color = vec4(look ? present(c) : pow(c, vec3(1.0 / 2.2)), 1.0);
 }

@@ -17,5 +17,10 @@ void main() {
     }
     putF4(frame.eye); putF4(frame.light); putF4(frame.cursor); putF4(frame.shade);
     putI4(frame.doc); putF4(frame.heights); putF4(frame.analysis);
+    for (int c = 0; c < 4; c++) {
+        putF4(frame.inv_view_proj[c]);
+    }
+    putF4(frame.look); putF4(frame.rules0); putF4(frame.rules1); putF4(frame.rock);
+    putF4(frame.grass); putF4(frame.scree); putF4(frame.sand); putF4(frame.snow);
     putI2(tile.origin); putU(tile.scale); putU(tile.flags);
 }

@@ -11,6 +11,7 @@ use crate::render::frames::{
     WithLighting,
 };
 use crate::render::lighting::{LightSettings, Lighting};
+use crate::render::look::{Look, Materials};
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::{Camera, TerrainRenderer, ViewSettings};
 use crate::session::{Document, PaintLoad, PaintLoop};
@@ -69,6 +70,16 @@ pub struct RenderArgs {
     /// No shadows or ambient occlusion: the flat fixed light of old (faster; for comparisons).
     #[arg(long)]
     no_lighting: bool,
+    /// Materials by rule: a preset (alpine, desert, temperate) or a JSON file of rules and
+    /// colours (docs/render.md, The look).
+    #[arg(long, value_name = "PRESET|FILE.json", default_value = "alpine")]
+    materials: String,
+    /// Exposure before the filmic tone map (1: as lit).
+    #[arg(long, default_value_t = 1.0)]
+    exposure: f32,
+    /// The plain look of old: height and slope colours, a flat sky, no tone map.
+    #[arg(long)]
+    plain: bool,
     /// World y per height unit. Default: a quarter of the document's larger side (heights are
     /// in document units, brushes paint about 0..1).
     #[arg(long)]
@@ -113,6 +124,8 @@ pub struct RenderArgs {
 
 pub fn run(a: &RenderArgs) -> Result<()> {
     check_flags(a)?;
+    let materials =
+        Materials::load(&a.materials).map_err(|e| anyhow::anyhow!("--materials: {e}"))?;
     let gpu = open_gpu()?;
     println!("device: {}", gpu.info());
     let tables = NoiseTables::new(a.table_seed);
@@ -132,7 +145,12 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         );
     }
     renderer.refresh(&mut terrain.store)?;
-    let (camera, view) = camera_and_view(a, &renderer, &terrain);
+    let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
+    view.look = (!a.plain).then_some(Look {
+        materials,
+        exposure: a.exposure,
+        ..Look::default()
+    });
     let size = [a.image.0, a.image.1];
     let mut target = Offscreen::new(&gpu, size)?;
     let mut lighting = Lighting::new(&gpu, desc.format)?;
@@ -295,6 +313,9 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
             "--paint-strength must be between 0 and 100, got {}",
             a.paint_strength
         );
+    }
+    if !(a.exposure.is_finite() && a.exposure > 0.0) {
+        bail!("--exposure must be a positive number, got {}", a.exposure);
     }
     if a.budget_ms.is_some_and(|b| !(b.is_finite() && b > 0.0)) {
         bail!("--budget-ms must be a positive number");

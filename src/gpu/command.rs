@@ -444,6 +444,13 @@ impl<'a> Recorder<'a> {
         };
     }
 
+    /// Draws `count` vertices without an index or vertex buffer (the vertex shader makes its
+    /// positions from gl_VertexIndex; inside a rendering, with a graphics pipeline bound).
+    pub fn draw(&mut self, count: u32) {
+        // SAFETY: what the draw reads was declared and bound by the caller for 'a.
+        unsafe { self.gpu.device().cmd_draw(self.cmd, count, 1, 0, 0) };
+    }
+
     /// Draws `instances` instances of `count` indices from `first_index`, instance ids from
     /// `first_instance` (inside a rendering, with a graphics pipeline bound).
     pub fn draw_indexed(

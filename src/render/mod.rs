@@ -11,6 +11,7 @@ pub mod shared;
 pub use camera::Camera;
 pub mod analysis;
 pub mod lighting;
+pub mod look;
 pub mod terrain;
 
 pub use terrain::{

@@ -13,7 +13,7 @@ const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
 
 pub use k::{
     TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CONTOURS, VIEW_CURSOR, VIEW_LIGHTING, VIEW_LOD_COLOURS,
-    VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 
 /// Per-frame uniforms (std140).
@@ -35,6 +35,20 @@ pub struct FrameData {
     pub heights: [f32; 4],
     /// Walkable slope (degrees), contour interval (height units), unused, unused.
     pub analysis: [f32; 4],
+    /// Clip to world (the sky's view rays).
+    pub inv_view_proj: [[f32; 4]; 4],
+    /// Exposure, sun intensity, detail-normal strength, unused.
+    pub look: [f32; 4],
+    /// Grass slope, rock slope (degrees), snow line, sand line (altitude 0..1).
+    pub rules0: [f32; 4],
+    /// Snow slope, softness (degrees), noise breakup, scree curvature.
+    pub rules1: [f32; 4],
+    /// Material colours, linear RGB.
+    pub rock: [f32; 4],
+    pub grass: [f32; 4],
+    pub scree: [f32; 4],
+    pub sand: [f32; 4],
+    pub snow: [f32; 4],
 }
 
 /// One drawn node, or part of one (std430).
@@ -92,7 +106,7 @@ pub struct BoundsPush {
     pub page_tile0: [i32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<FrameData>() == 176);
+const _: () = assert!(std::mem::size_of::<FrameData>() == 368);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
 const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);

@@ -36,7 +36,8 @@ use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
     BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_BLOCK,
     PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
-    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE,
+    VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -97,6 +98,9 @@ pub struct ViewSettings {
     /// ([`super::lighting::FIELD`]) shadows and occludes where it exists. None: the fixed
     /// light of old, no lighting field.
     pub sun: Option<super::lighting::Sun>,
+    /// Materials by rule, the analytic sky and haze, exposure and tone map (None: the plain
+    /// colours and flat sky of old).
+    pub look: Option<super::look::Look>,
     /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): nodes are
     /// split while a tile inside wants finer; still restricted so neighbours differ by at most
     /// one level, and page nodes only where their pages are on the GPU.
@@ -116,6 +120,7 @@ impl Default for ViewSettings {
             slope: None,
             contours: None,
             sun: None,
+            look: None,
             force_levels: None,
         }
     }
@@ -165,6 +170,8 @@ struct Pipelines {
     draw: PipelineLayout,
     bounds: PipelineLayout,
     fill: GraphicsPipeline,
+    /// The analytic sky behind the terrain (a full-screen triangle at the far plane).
+    sky: GraphicsPipeline,
     /// Where the device has fillModeNonSolid.
     wire: Option<GraphicsPipeline>,
     tile_bounds: ComputePipeline,
@@ -240,8 +247,9 @@ pub struct TerrainRenderer {
     light_seen: u64,
     light_dummy: Image,
     light_coarse_dummy: Image,
-    /// Whether the frame being prepared reads the lighting field.
+    /// Whether the frame being prepared reads the lighting field, and draws the sky.
     lighting: bool,
+    sky: bool,
     /// A page set of placeholders, bound for coarse nodes.
     flat_set: SetHandle,
     groups: Vec<DrawGroup>,
@@ -324,6 +332,7 @@ impl TerrainRenderer {
             light_dummy,
             light_coarse_dummy,
             lighting: false,
+            sky: false,
             flat_set: SetHandle::default(),
             groups: Vec::new(),
             page_drawable: Vec::new(),
@@ -441,6 +450,20 @@ impl TerrainRenderer {
             )
         };
         let fill = graphics("terrain draw", vk::PolygonMode::FILL)?;
+        let sky = GraphicsPipeline::new(
+            gpu,
+            &draw,
+            &GraphicsDesc {
+                name: "sky",
+                vertex: &shaders::RENDER_SKY_VERT,
+                fragment: &shaders::RENDER_SKY_FRAG,
+                color_format,
+                depth_format: DEPTH_FORMAT,
+                polygon_mode: vk::PolygonMode::FILL,
+                // At the far plane (0 in reverse-Z), where the depth is cleared: always drawn.
+                depth_compare: vk::CompareOp::GREATER_OR_EQUAL,
+            },
+        )?;
         let wire = match gpu.fill_mode_non_solid() {
             true => Some(graphics("terrain wireframe", vk::PolygonMode::LINE)?),
             false => None,
@@ -453,6 +476,7 @@ impl TerrainRenderer {
             draw,
             bounds,
             fill,
+            sky,
             wire,
             tile_bounds,
         })
@@ -917,13 +941,17 @@ impl TerrainRenderer {
         if self.lighting {
             flags |= VIEW_LIGHTING;
         }
+        self.sky = view.look.is_some();
+        if self.sky {
+            flags |= VIEW_LOOK;
+        }
         let (light, ambient) = match view.sun {
             Some(sun) => (Vec3::from(sun.world()), 0.35),
             None => (Vec3::new(-0.4, 0.8, -0.45).normalize(), 0.28),
         };
         let eye = camera.eye();
         let (height_lo, height_hi) = self.nodes.range();
-        let frame = FrameData {
+        let mut frame = FrameData {
             view_proj: view_proj.to_cols_array_2d(),
             eye: [eye.x, eye.y, eye.z, vs],
             light: [light.x, light.y, light.z, ambient],
@@ -947,7 +975,12 @@ impl TerrainRenderer {
                 0.0,
                 0.0,
             ],
+            inv_view_proj: view_proj.inverse().to_cols_array_2d(),
+            ..bytemuck::Zeroable::zeroed()
         };
+        if let Some(look) = &view.look {
+            look.apply(&mut frame);
+        }
         let slot = &mut self.slots[self.slot];
         slot.uniforms.write(&[frame])?;
         slot.view = (view_proj, viewport);
@@ -1088,6 +1121,13 @@ impl TerrainRenderer {
         };
         rec.begin_rendering(color, Some(sky_encoded()), Some((depth, 0.0)));
         let p = &self.pipelines;
+        if self.sky {
+            rec.bind_graphics(&p.sky);
+            rec.bind_sets(true, &p.draw, 0, &[self.slots[self.slot].set], &[]);
+            rec.bind_sets(true, &p.draw, 1, &[self.flat_set], &[]);
+            rec.push_constants(&p.draw, &PagePush::default());
+            rec.draw(3);
+        }
         let pipeline = match (&p.wire, self.wireframe) {
             (Some(wire), true) => wire,
             _ => &p.fill,
