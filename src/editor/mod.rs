@@ -333,6 +333,7 @@ impl Editor {
                 max_triangles_per_pixel: 2.0,
                 fog: 0.05 / desc.width.max(desc.height) as f32,
                 sun: Some(Sun::default()),
+                look: Some(crate::render::look::Look::default()),
                 ..ViewSettings::default()
             },
             budget_ms: 6.0,

@@ -358,6 +358,25 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
         ui.slider("sun azimuth (deg)", 0.0, 360.0, &mut sun.azimuth);
         ui.slider("sun elevation (deg)", 1.0, 90.0, &mut sun.elevation);
     }
+    let mut look = v.look.is_some();
+    if ui.checkbox("materials, sky and tone map", &mut look) {
+        v.look = look.then(crate::render::look::Look::default);
+    }
+    if let Some(l) = &mut v.look {
+        use crate::render::look::PRESETS;
+        let mut i = PRESETS
+            .iter()
+            .position(|(_, m)| *m == l.materials)
+            .unwrap_or(0);
+        let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+        if ui.combo_simple_string("materials", &mut i, &names) {
+            l.materials = PRESETS[i].1;
+        }
+        ui.slider("exposure", 0.1, 4.0, &mut l.exposure);
+        ui.slider("snow line", 0.0, 1.2, &mut l.materials.snow_line);
+        ui.slider("rock slope (deg)", 0.0, 90.0, &mut l.materials.rock_slope);
+        ui.slider("grass slope (deg)", 0.0, 90.0, &mut l.materials.grass_slope);
+    }
 }
 
 /// The analysis overlays: the slope heat map (walkable angle) and contour lines (interval).
