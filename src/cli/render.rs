@@ -177,34 +177,19 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         if a.trace.is_some() {
             crate::gpu::start_trace(&gpu)?;
         }
-        let work = PaintLoop::new(&mut terrain, paint.as_ref());
-        let log = if a.no_lighting {
-            run_frames(
-                &mut { work },
-                &mut renderer,
-                &mut target,
-                &camera,
-                &view,
-                10,
-                a.frames,
-            )?
-        } else {
-            let mut lit = WithLighting {
-                work,
-                lighting: &mut lighting,
-                settings: light,
+        let log = run_frames(
+            &mut WithLighting {
+                work: PaintLoop::new(&mut terrain, paint.as_ref()),
+                lighting: (!a.no_lighting).then_some((&mut lighting, light)),
                 max_pages: None,
-            };
-            run_frames(
-                &mut lit,
-                &mut renderer,
-                &mut target,
-                &camera,
-                &view,
-                10,
-                a.frames,
-            )?
-        };
+            },
+            &mut renderer,
+            &mut target,
+            &camera,
+            &view,
+            10,
+            a.frames,
+        )?;
         if let Some(t) = &a.trace {
             super::write_trace(t)?;
         }

@@ -26,12 +26,15 @@ pub trait FrameWork {
     fn done(&self) -> usize;
 }
 
-/// Frame work followed by a lighting update each frame (up to `max_pages` pages lit: the
-/// editor's order of work), so timed frames pay for keeping shadows and occlusion live.
+/// Frame work followed, when `lighting` is given, by a lighting update each frame (up to
+/// `max_pages` pages lit: the editor's order of work), so timed frames pay for keeping shadows
+/// and occlusion live.
 pub struct WithLighting<'l, W> {
     pub work: W,
-    pub lighting: &'l mut super::lighting::Lighting,
-    pub settings: super::lighting::LightSettings,
+    pub lighting: Option<(
+        &'l mut super::lighting::Lighting,
+        super::lighting::LightSettings,
+    )>,
     pub max_pages: Option<usize>,
 }
 
@@ -44,8 +47,9 @@ impl<W: FrameWork> FrameWork for WithLighting<'_, W> {
 
     fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error> {
         let ms = self.work.before_frame(frame)?;
-        self.lighting
-            .update(self.work.store(), &self.settings, self.max_pages)?;
+        if let Some((lighting, settings)) = &mut self.lighting {
+            lighting.update(self.work.store(), settings, self.max_pages)?;
+        }
         Ok(ms)
     }
 
