@@ -81,6 +81,15 @@ pub const PAGE_SLOTS: i32 = 36;
 pub const OVERLAY_SLOTS: i32 = 16;
 /// `PagePush.present[1]`: the overlay slots' bits start here (slots 32..35 of the heights below).
 pub const OVERLAY_PRESENT_SHIFT: u32 = 4;
+/// The G-buffer's node word (render/terrain/deferred.rs): the level in the low 5 bits, this bit
+/// for coarse nodes.
+pub const GBUF_COARSE: u32 = 32;
+/// Shading workgroups: 8x8 pixels.
+pub const SHADE_GROUP: u32 = 8;
+/// The light table (render/terrain/light_atlas.rs): a page whose lighting is flat (fully lit).
+pub const LIGHT_TABLE_LIT: i32 = -2;
+/// The light table: a page whose lighting is not in the atlas (read from the coarse level).
+pub const LIGHT_TABLE_COARSE: i32 = -1;
 
 // Lighting (render::lighting): sun visibility and ambient occlusion from the heights.
 /// Shade by the lighting field (sun visibility, ambient occlusion).

@@ -922,3 +922,97 @@ fn the_slope_overlay_reads_a_ramps_angle_and_contours_follow_the_interval() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+/// The light atlas (the lighting of the pages drawn at page level, copied together for the
+/// shading pass) follows the view and the lighting field: a renderer with room for few pages
+/// draws a view that wants more (the rest shaded from the lighting's coarse level), then a
+/// close-up, then the close-up under a new sun, each close-up exactly as a fresh renderer with
+/// room to spare draws it.
+#[test]
+fn the_light_atlas_follows_the_view_and_the_lighting() {
+    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    use scarp::render::terrain::RenderOptions;
+    let gpu = gpu();
+    let d = doc(1024, 1024, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut lighting = Lighting::new(&gpu, d.format).unwrap();
+    let room = 24;
+    let small_options = RenderOptions {
+        light_atlas_bytes: room * 128 * 128 * 4,
+        ..offscreen_options()
+    };
+    let mut small = TerrainRenderer::new(&gpu, d, small_options).unwrap();
+    let size = [240, 160];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let mut whole = Camera::default();
+    whole.frame_all(d.width, d.height, 0.0, 220.0);
+    let close = Camera::look_at(
+        Vec3::new(380.0, 190.0, 470.0),
+        Vec3::new(360.0, 40.0, 420.0),
+    );
+    let mut draw = |r: &mut TerrainRenderer, terrain: &mut Document, cam: &Camera, sun: Sun| {
+        let view = ViewSettings {
+            sun: Some(sun),
+            ..ViewSettings::default()
+        };
+        // The second frame has the lighting pages the first one asked for.
+        off.render(r, &mut terrain.store, cam, &view, false, None)
+            .unwrap();
+        off.render(r, &mut terrain.store, cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let mut light = |terrain: &mut Document, azimuth: f32| {
+        let sun = Sun {
+            azimuth,
+            elevation: 15.0,
+        };
+        let settings = LightSettings {
+            sun,
+            vertical_scale: 1.0,
+        };
+        lighting
+            .update(&mut terrain.store, &settings, None)
+            .unwrap();
+        sun
+    };
+    let west = light(&mut terrain, 260.0);
+    draw(&mut small, &mut terrain, &whole, west);
+    assert!(
+        small.stats.light_pages as u64 > room && small.stats.light_pages_coarse > 0,
+        "the whole view should want more pages than the atlas holds: {:?}",
+        small.stats
+    );
+    let shown = draw(&mut small, &mut terrain, &close, west);
+    assert!(
+        small.stats.light_pages > 0 && small.stats.light_pages_coarse == 0,
+        "the close-up should fit: {:?}",
+        small.stats
+    );
+    let fresh = |terrain: &mut Document,
+                 draw: &mut dyn FnMut(&mut TerrainRenderer, &mut Document)| {
+        let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+        draw(&mut r, terrain);
+    };
+    let mut expected = Vec::new();
+    fresh(&mut terrain, &mut |r, t| {
+        expected = draw(r, t, &close, west)
+    });
+    assert!(
+        shown == expected,
+        "the close-up differs from a fresh renderer's"
+    );
+    let east = light(&mut terrain, 80.0);
+    let relit = draw(&mut small, &mut terrain, &close, east);
+    assert!(relit != shown, "a new sun changed nothing");
+    fresh(&mut terrain, &mut |r, t| {
+        expected = draw(r, t, &close, east)
+    });
+    assert!(
+        relit == expected,
+        "the relit close-up differs from a fresh renderer's"
+    );
+    assert_no_validation_messages(&gpu);
+}

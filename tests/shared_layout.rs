@@ -15,7 +15,7 @@ use scarp::gpu::{
     Recorder, Resource, Shader,
 };
 use scarp::noise::shared::NoiseGenPush;
-use scarp::render::shared::{BoundsPush, FrameData, PagePush, TileDraw};
+use scarp::render::shared::{BoundsPush, FrameData, PagePush, ShadePush, TileDraw};
 use std::sync::Arc;
 
 /// A value of `T` whose 32-bit word k is distinct from every other (a normal float, so no
@@ -121,6 +121,11 @@ fn smooth_pass_and_instance_layout_match_glsl() {
 #[test]
 fn page_push_layout_matches_glsl() {
     check_push::<PagePush>(&shaders::TEST_ECHO_PAGE_PUSH_COMP, "PagePush");
+}
+
+#[test]
+fn shade_push_layout_matches_glsl() {
+    check_push::<ShadePush>(&shaders::TEST_ECHO_SHADE_PUSH_COMP, "ShadePush");
 }
 
 #[test]

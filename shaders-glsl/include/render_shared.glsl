@@ -44,6 +44,13 @@ struct PagePush {
     uvec2 present;
 };
 
+// Shading kernel (push constants; render/shade.comp).
+struct ShadePush {
+    ivec2 size;      // the target's pixels
+    int pages_x;     // pages per row of the document: the light table's rows
+    int atlas_cols;  // light atlas slots per row
+};
+
 // Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the
 // output buffer (a dynamic offset) is the page's, tile (lx, ly) of the page at ly * per_page + lx.
 struct BoundsPush {

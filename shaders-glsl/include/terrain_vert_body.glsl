@@ -15,16 +15,13 @@ layout(set = 0, binding = 1, std430) readonly buffer Tiles { TileDraw tiles[]; }
 layout(set = 0, binding = 2, rgba32f) uniform readonly image2D coarse;
 layout(push_constant) uniform Push { PagePush pc; };
 
-layout(location = 0) out vec3 out_world;
-layout(location = 1) out vec3 out_normal;
-layout(location = 2) flat out uint out_level;
+layout(location = 0) out vec3 out_normal;
+// The node's level (vertex spacing 2^level), plus GBUF_COARSE for coarse nodes.
+layout(location = 1) flat out uint out_node;
 // The overlay's value (1: no tint), with VIEW_OVERLAY.
-layout(location = 3) out float out_overlay;
-// The first texel of the block whose set is bound (the fragment shader reads the lighting
-// pages of that block); -1, -1 for coarse nodes.
-layout(location = 4) flat out ivec2 out_block;
+layout(location = 2) out float out_overlay;
 // The Laplacian of the world heights (world units per texel²; positive: concave, a gully).
-layout(location = 5) out float out_curvature;
+layout(location = 3) out float out_curvature;
 
 // First height of the coarse block at texel g (g clamped into the document).
 float coarseHeight(ivec2 g) {
@@ -61,7 +58,6 @@ void main() {
     bool overlay = (uint(frame.doc.w) & VIEW_OVERLAY) != 0u;
     // Coarse nodes (far away) show the overlay's flat value.
     out_overlay = overlay ? frame.heights.w : 1.0;
-    out_block = ivec2(-1);
     if ((t.flags & TILE_COARSE) != 0u) {
         h = coarseMesh(g);
         // Central differences over the coarse grid (spacing COARSE_FACTOR).
@@ -75,7 +71,6 @@ void main() {
         PageView v = PageView(pc.block_origin, frame.doc.z, pc.present, frame.doc.xy,
                               frame.heights.x, frame.heights.y, frame.heights.z);
         h = pageHeight(v, g);
-        out_block = pc.block_origin;
         if (overlay) {
             out_overlay = pageOverlay(v, g, frame.heights.w);
         }
@@ -88,7 +83,7 @@ void main() {
         out_curvature = (e + w + n + so - 4.0 * h) * vs;
     }
     out_normal = normalize(vec3(-0.5 * hx * vs, 1.0, -0.5 * hz * vs));
-    out_world = vec3(float(g.x), h * vs, float(g.y));
-    out_level = (t.flags >> TILE_LEVEL_SHIFT) & 31u;
-    gl_Position = frame.view_proj * vec4(out_world, 1.0);
+    out_node = ((t.flags >> TILE_LEVEL_SHIFT) & 31u)
+             | ((t.flags & TILE_COARSE) != 0u ? GBUF_COARSE : 0u);
+    gl_Position = frame.view_proj * vec4(float(g.x), h * vs, float(g.y), 1.0);
 }

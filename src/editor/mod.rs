@@ -259,13 +259,7 @@ fn renderer_for(
     session: &mut Session,
     format: vk::Format,
 ) -> Result<TerrainRenderer> {
-    let mut renderer = TerrainRenderer::new(
-        gpu,
-        *session.doc.desc(),
-        RenderOptions {
-            color_format: format,
-        },
-    )?;
+    let mut renderer = TerrainRenderer::new(gpu, *session.doc.desc(), RenderOptions::new(format))?;
     renderer.refresh(&mut session.doc.store)?;
     Ok(renderer)
 }
@@ -518,7 +512,7 @@ impl Editor {
             gpu.raw_command_pool(),
             imgui_rs_vulkan_renderer::DynamicRendering {
                 color_attachment_format: format,
-                depth_attachment_format: Some(crate::render::terrain::DEPTH_FORMAT),
+                depth_attachment_format: None,
             },
             &mut imgui,
             Some(imgui_rs_vulkan_renderer::Options {

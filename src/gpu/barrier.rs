@@ -29,6 +29,8 @@ pub enum Access {
     VertexStorageRead,
     /// Storage image or buffer read in a fragment shader.
     FragmentStorageRead,
+    /// Sampled (texelFetch/texture) in a fragment shader.
+    FragmentSampledRead,
     /// Index buffer read by indexed draws.
     IndexRead,
     /// Color attachment of a draw (load/store included).
@@ -51,7 +53,9 @@ impl Access {
             | Access::ComputeStorageReadWrite => vk::PipelineStageFlags2::COMPUTE_SHADER,
             Access::HostRead | Access::HostWrite => vk::PipelineStageFlags2::HOST,
             Access::VertexStorageRead => vk::PipelineStageFlags2::VERTEX_SHADER,
-            Access::FragmentStorageRead => vk::PipelineStageFlags2::FRAGMENT_SHADER,
+            Access::FragmentStorageRead | Access::FragmentSampledRead => {
+                vk::PipelineStageFlags2::FRAGMENT_SHADER
+            }
             Access::IndexRead => vk::PipelineStageFlags2::INDEX_INPUT,
             Access::ColorAttachment => vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
             Access::DepthAttachment => {
@@ -68,7 +72,9 @@ impl Access {
             Access::Nothing => vk::AccessFlags2::NONE,
             Access::TransferRead => vk::AccessFlags2::TRANSFER_READ,
             Access::TransferWrite => vk::AccessFlags2::TRANSFER_WRITE,
-            Access::ComputeSampledRead => vk::AccessFlags2::SHADER_SAMPLED_READ,
+            Access::ComputeSampledRead | Access::FragmentSampledRead => {
+                vk::AccessFlags2::SHADER_SAMPLED_READ
+            }
             Access::ComputeStorageRead => vk::AccessFlags2::SHADER_STORAGE_READ,
             Access::ComputeStorageWrite => vk::AccessFlags2::SHADER_STORAGE_WRITE,
             Access::ComputeStorageReadWrite => {
@@ -97,7 +103,9 @@ impl Access {
             Access::Nothing => vk::ImageLayout::UNDEFINED,
             Access::TransferRead => vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
             Access::TransferWrite => vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            Access::ComputeSampledRead => vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            Access::ComputeSampledRead | Access::FragmentSampledRead => {
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL
+            }
             Access::ColorAttachment => vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
             Access::DepthAttachment => vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL,
             Access::Present => vk::ImageLayout::PRESENT_SRC_KHR,

@@ -230,17 +230,44 @@ impl<'a> Recorder<'a> {
 
     /// Copies the whole of `src` into `dst` (same format and extent).
     pub fn copy_image(&mut self, src: &'a Image, dst: &'a Image) {
+        let e = src.desc.extent;
+        self.copy_image_regions(src, dst, &[([0, 0], [0, 0], [e.width, e.height])]);
+    }
+
+    /// Copies rectangles of `src` into `dst` (formats of one size per texel): each region is
+    /// (origin in `src`, origin in `dst`, size), inside both images.
+    pub fn copy_image_regions(
+        &mut self,
+        src: &'a Image,
+        dst: &'a Image,
+        regions: &[([i32; 2], [i32; 2], [u32; 2])],
+    ) {
+        if regions.is_empty() {
+            return;
+        }
         self.image(src, Access::TransferRead);
         self.image(dst, Access::TransferWrite);
         self.flush_barriers();
-        let region = vk::ImageCopy::default()
-            .src_subresource(src.layers())
-            .dst_subresource(dst.layers())
-            .extent(vk::Extent3D {
-                width: src.desc.extent.width,
-                height: src.desc.extent.height,
-                depth: 1,
-            });
+        let offset = |o: [i32; 2]| vk::Offset3D {
+            x: o[0],
+            y: o[1],
+            z: 0,
+        };
+        let regions: Vec<vk::ImageCopy> = regions
+            .iter()
+            .map(|&(from, to, size)| {
+                vk::ImageCopy::default()
+                    .src_subresource(src.layers())
+                    .src_offset(offset(from))
+                    .dst_subresource(dst.layers())
+                    .dst_offset(offset(to))
+                    .extent(vk::Extent3D {
+                        width: size[0],
+                        height: size[1],
+                        depth: 1,
+                    })
+            })
+            .collect();
         // SAFETY: live images in the layouts set by the barriers above.
         unsafe {
             self.gpu.device().cmd_copy_image(
@@ -249,7 +276,7 @@ impl<'a> Recorder<'a> {
                 vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                 dst.raw,
                 vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[region],
+                &regions,
             )
         };
     }
@@ -483,33 +510,51 @@ impl<'a> Recorder<'a> {
         };
     }
 
-    /// Starts dynamic rendering into `color` (cleared to `clear` when given, else loaded) and
-    /// `depth` (cleared to `depth_clear`), over their whole extent.
+    /// Begins dynamic rendering into `color` (cleared to `clear`, else loaded) and `depth`
+    /// (cleared to the value given), over the whole of `color`, with viewport and scissor set.
     pub fn begin_rendering(
         &mut self,
         color: &'a Image,
         clear: Option<[f32; 4]>,
         depth: Option<(&'a Image, f32)>,
     ) {
-        self.image(color, Access::ColorAttachment);
+        self.begin_rendering_to(&[(color, clear)], depth);
+    }
+
+    /// Begins dynamic rendering into several colour targets (each cleared to its value, else
+    /// loaded; all of the first one's size) and `depth` (cleared to the value given), with
+    /// viewport and scissor over the whole of the first target.
+    pub fn begin_rendering_to(
+        &mut self,
+        colors: &[(&'a Image, Option<[f32; 4]>)],
+        depth: Option<(&'a Image, f32)>,
+    ) {
+        for (c, _) in colors {
+            self.image(c, Access::ColorAttachment);
+        }
         if let Some((d, _)) = depth {
             self.image(d, Access::DepthAttachment);
         }
         self.flush_barriers();
-        let color_att = [vk::RenderingAttachmentInfo::default()
-            .image_view(color.view)
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(if clear.is_some() {
-                vk::AttachmentLoadOp::CLEAR
-            } else {
-                vk::AttachmentLoadOp::LOAD
+        let color_att: Vec<_> = colors
+            .iter()
+            .map(|(c, clear)| {
+                vk::RenderingAttachmentInfo::default()
+                    .image_view(c.view)
+                    .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                    .load_op(if clear.is_some() {
+                        vk::AttachmentLoadOp::CLEAR
+                    } else {
+                        vk::AttachmentLoadOp::LOAD
+                    })
+                    .store_op(vk::AttachmentStoreOp::STORE)
+                    .clear_value(vk::ClearValue {
+                        color: vk::ClearColorValue {
+                            float32: clear.unwrap_or_default(),
+                        },
+                    })
             })
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .clear_value(vk::ClearValue {
-                color: vk::ClearColorValue {
-                    float32: clear.unwrap_or_default(),
-                },
-            })];
+            .collect();
         let depth_att = depth.map(|(d, value)| {
             vk::RenderingAttachmentInfo::default()
                 .image_view(d.view)
@@ -523,7 +568,7 @@ impl<'a> Recorder<'a> {
                     },
                 })
         });
-        let extent = color.desc.extent;
+        let extent = colors[0].0.desc.extent;
         let mut info = vk::RenderingInfo::default()
             .render_area(vk::Rect2D {
                 offset: vk::Offset2D::default(),

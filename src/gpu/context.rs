@@ -72,6 +72,8 @@ pub struct DeviceInfo {
     pub timestamp_valid_bits: u32,
     pub max_compute_workgroups: [u32; 3],
     pub max_storage_buffer_range: u32,
+    /// Largest width and height of a 2D image.
+    pub max_image_dimension_2d: u32,
     pub min_storage_buffer_offset_alignment: u64,
     /// Size of the largest device-local memory heap, bytes.
     pub device_local_bytes: u64,
@@ -515,6 +517,7 @@ impl Gpu {
             timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
             max_compute_workgroups: props.limits.max_compute_work_group_count,
             max_storage_buffer_range: props.limits.max_storage_buffer_range,
+            max_image_dimension_2d: props.limits.max_image_dimension2_d,
             min_storage_buffer_offset_alignment: props.limits.min_storage_buffer_offset_alignment,
         };
         let debug_device = debug_utils

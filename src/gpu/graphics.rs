@@ -118,6 +118,8 @@ pub enum Bound<'a> {
     Buffer(&'a Buffer, Option<u64>),
     /// Storage images in GENERAL layout, one per array element.
     StorageImages(&'a [&'a Image]),
+    /// An image read through the device's nearest sampler, in SHADER_READ_ONLY_OPTIMAL layout.
+    SampledImage(&'a Image),
 }
 
 /// Sets of one layout, from pools made as needed (`per_pool` sets each); all freed on drop.
@@ -248,6 +250,25 @@ impl SetPool {
                         .update_descriptor_sets(&[write.image_info(&infos)], &[])
                 };
             }
+            Bound::SampledImage(image) => {
+                if b.kind != DescriptorKind::SampledImage || b.count != 1 {
+                    return Err(GpuError::usage(format!(
+                        "binding {binding} takes {} {:?}, not one sampled image",
+                        b.count, b.kind
+                    )));
+                }
+                let info = [vk::DescriptorImageInfo {
+                    sampler: self.gpu.nearest_sampler(),
+                    image_view: image.view,
+                    image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                }];
+                // SAFETY: as above; the view is live.
+                unsafe {
+                    self.gpu
+                        .device()
+                        .update_descriptor_sets(&[write.image_info(&info)], &[])
+                };
+            }
         }
         Ok(())
     }
@@ -327,16 +348,17 @@ impl Drop for Module<'_> {
 }
 
 /// What a graphics pipeline draws: triangle lists, no vertex input (vertex shaders compute
-/// positions from indices), one colour target and a depth target, dynamic viewport and scissor.
+/// positions from indices), colour targets (written whole, no blending) and optionally a depth
+/// target, dynamic viewport and scissor.
 pub struct GraphicsDesc<'a> {
     pub name: &'a str,
     pub vertex: &'a Shader,
     pub fragment: &'a Shader,
-    pub color_format: vk::Format,
-    pub depth_format: vk::Format,
+    /// One format per colour target, in location order.
+    pub color_formats: &'a [vk::Format],
+    /// The depth target's format and the test (and write) comparison; None: no depth target.
+    pub depth: Option<(vk::Format, vk::CompareOp)>,
     pub polygon_mode: vk::PolygonMode,
-    /// Depth test (and write) with this comparison.
-    pub depth_compare: vk::CompareOp,
 }
 
 /// A graphics pipeline for dynamic rendering.
@@ -372,19 +394,27 @@ impl GraphicsPipeline {
             .line_width(1.0);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default()
             .rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-            .depth_test_enable(true)
-            .depth_write_enable(true)
-            .depth_compare_op(d.depth_compare);
-        let attachments = [vk::PipelineColorBlendAttachmentState::default()
-            .color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let depth = match d.depth {
+            Some((_, compare)) => vk::PipelineDepthStencilStateCreateInfo::default()
+                .depth_test_enable(true)
+                .depth_write_enable(true)
+                .depth_compare_op(compare),
+            None => vk::PipelineDepthStencilStateCreateInfo::default(),
+        };
+        let attachments: Vec<_> = d
+            .color_formats
+            .iter()
+            .map(|_| {
+                vk::PipelineColorBlendAttachmentState::default()
+                    .color_write_mask(vk::ColorComponentFlags::RGBA)
+            })
+            .collect();
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let formats = [d.color_format];
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
-            .color_attachment_formats(&formats)
-            .depth_attachment_format(d.depth_format);
+            .color_attachment_formats(d.color_formats)
+            .depth_attachment_format(d.depth.map_or(vk::Format::UNDEFINED, |(f, _)| f));
         let info = vk::GraphicsPipelineCreateInfo::default()
             .stages(&stages)
             .vertex_input_state(&vertex_input)

@@ -1,6 +1,7 @@
 //! One frame's recording, the same for the editor's swapchain images, offscreen targets and the
-//! frame benchmark: the tile bounds of edited pages, the terrain into colour and depth, an
-//! overlay drawn in the same rendering (the editor's imgui), the covered-pixel count behind the
+//! frame benchmark: the tile bounds of edited pages, the terrain into the G-buffer and depth, the
+//! shading pass, the shaded image drawn into the target with an overlay in the same rendering
+//! (the editor's imgui), the covered-pixel count behind the
 //! triangle budget, and the depth under a picked pixel. [`submit_frame`] submits it without
 //! waiting (two frames in flight); its results come back from
 //! [`TerrainRenderer::begin_frame`] when the slot comes round again, or
@@ -29,7 +30,7 @@ impl TerrainRenderer {
         t: &FrameTargets<'a>,
         overlay: impl FnOnce(&mut Recorder<'a>, Option<&'a GpuTimer>) -> Result<()>,
     ) -> Result<()> {
-        self.bind_depth(t.depth)?;
+        self.bind_targets(store, t.color, t.depth)?;
         self.current_slot_mut().pick_at = t.pick;
         let this = &*self;
         let timer = this.frame_timer();
@@ -38,13 +39,7 @@ impl TerrainRenderer {
         }
         // Tile bounds of pages edited since the last frame (results taken when it is retired).
         this.record_frame_bounds(rec, store.height(), timer)?;
-        this.record(
-            rec,
-            store,
-            t.color,
-            t.depth,
-            timer.map(|t| (t, "terrain draw")),
-        )?;
+        this.record(rec, store, t.color, t.depth, timer)?;
         overlay(rec, timer)?;
         rec.end_rendering();
         this.record_coverage(rec, t.depth)?;

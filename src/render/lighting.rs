@@ -577,44 +577,18 @@ fn document_top(field: &Field) -> Result<f32> {
     Ok(texels.iter().map(|t| t[1]).fold(f32::MIN, f32::max))
 }
 
-/// A page-sized r32f image holding [`LIT`]: the renderer binds it for lighting pages without
-/// images (flat: fully lit).
-pub(crate) fn lit_placeholder(gpu: &Arc<Gpu>, page_size: u32) -> crate::gpu::Result<Image> {
-    lit_image(
-        gpu,
-        "lit page placeholder",
-        vk::Format::R32_SFLOAT,
-        page_size,
-    )
-}
-
-/// A 1x1 RGBA32F image holding [`LIT`]: bound for the lighting's coarse level while there is
-/// no lighting field (never read then).
+/// A 1x1 RGBA32F image holding [`LIT`], ready for the shading pass: bound for the lighting's
+/// coarse level while there is no lighting field (never read then).
 pub(crate) fn lit_coarse_placeholder(gpu: &Arc<Gpu>) -> crate::gpu::Result<Image> {
-    lit_image(
-        gpu,
-        "lit coarse placeholder",
-        vk::Format::R32G32B32A32_SFLOAT,
-        1,
-    )
-}
-
-/// A `side`² storage image of `format` cleared to [`LIT`], ready for fragment reads.
-fn lit_image(
-    gpu: &Arc<Gpu>,
-    name: &str,
-    format: vk::Format,
-    side: u32,
-) -> crate::gpu::Result<Image> {
     let image = Image::new(
         gpu,
-        name,
-        ImageDesc::new_2d(format, [side, side])
+        "lit coarse placeholder",
+        ImageDesc::new_2d(vk::Format::R32G32B32A32_SFLOAT, [1, 1])
             .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
     )?;
     let mut rec = Recorder::new(gpu)?;
     rec.clear_image(&image, LIT);
-    rec.image(&image, Access::FragmentStorageRead);
+    rec.image(&image, Access::ComputeStorageRead);
     rec.submit_and_wait()?;
     Ok(image)
 }

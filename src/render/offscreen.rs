@@ -13,9 +13,7 @@ pub const OFFSCREEN_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
 
 /// Options for [`TerrainRenderer::new`] that match offscreen targets.
 pub fn offscreen_options() -> RenderOptions {
-    RenderOptions {
-        color_format: OFFSCREEN_FORMAT,
-    }
+    RenderOptions::new(OFFSCREEN_FORMAT)
 }
 
 /// What one offscreen frame produced.

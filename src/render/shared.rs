@@ -89,6 +89,18 @@ pub struct PagePush {
     pub present: [u32; 2],
 }
 
+/// Push constants of the shading kernel (`render/shade.comp`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct ShadePush {
+    /// The target's pixels.
+    pub size: [i32; 2],
+    /// Pages per row of the document: the light table's rows.
+    pub pages_x: i32,
+    /// Light atlas slots per row.
+    pub atlas_cols: i32,
+}
+
 /// Push constants of the tile-bounds kernel.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -109,6 +121,7 @@ pub struct BoundsPush {
 const _: () = assert!(std::mem::size_of::<FrameData>() == 368);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
+const _: () = assert!(std::mem::size_of::<ShadePush>() == 16);
 const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, doc) == 24);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 48);

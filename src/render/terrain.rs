@@ -22,9 +22,13 @@
 //!   flight binds are replaced, not rewritten.
 
 mod bounds;
+mod deferred;
+mod light_atlas;
 mod slots;
 
 use bounds::BoundsJob;
+use deferred::GBuffer;
+use light_atlas::LightAtlas;
 use slots::FrameSlot;
 pub use slots::{FrameResults, SLOTS};
 
@@ -34,10 +38,10 @@ use super::lod::{
 };
 use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
 use super::shared::{
-    BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_BLOCK,
-    PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
-    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SLOPE,
-    VIEW_WIREFRAME,
+    BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
+    PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS,
+    VIEW_CURSOR, VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER,
+    VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -153,13 +157,31 @@ pub struct FrameStats {
     pub prepare_cpu_ms: f64,
     /// Wall-clock time of `refresh` (coarse level, sets, bounds bookkeeping), ms.
     pub refresh_ms: f64,
+    /// Pages whose lighting the frame reads at full resolution (drawn at page level, and the
+    /// ring their texels reach), and how many of them the light atlas had no room for (shaded
+    /// from the lighting's coarse level).
+    pub light_pages: u32,
+    pub light_pages_coarse: u32,
 }
 
 /// Options fixed at creation.
 #[derive(Clone, Copy, Debug)]
 pub struct RenderOptions {
-    /// Format of the colour targets (a UNORM format: the shader gamma-encodes).
+    /// Format of the colour targets (a UNORM format: the shading pass encodes).
     pub color_format: vk::Format,
+    /// Most bytes of the light atlas (the lighting of pages drawn at page level, for the
+    /// shading pass); pages past it are shaded from the lighting's coarse level.
+    pub light_atlas_bytes: u64,
+}
+
+impl RenderOptions {
+    /// Options for targets of `color_format`, the light atlas at its default size.
+    pub fn new(color_format: vk::Format) -> Self {
+        Self {
+            color_format,
+            light_atlas_bytes: light_atlas::DEFAULT_BYTES,
+        }
+    }
 }
 
 /// The renderer's set layouts, pipeline layouts and pipelines.
@@ -167,13 +189,16 @@ struct Pipelines {
     frame: SetLayout,
     page: SetLayout,
     out: SetLayout,
+    compose_set: SetLayout,
     draw: PipelineLayout,
     bounds: PipelineLayout,
+    compose_layout: PipelineLayout,
+    /// The terrain into the G-buffer (terrain/deferred.rs).
     fill: GraphicsPipeline,
-    /// The analytic sky behind the terrain (a full-screen triangle at the far plane).
-    sky: GraphicsPipeline,
     /// Where the device has fillModeNonSolid.
     wire: Option<GraphicsPipeline>,
+    /// The shaded image into the frame's target (a full-screen triangle).
+    compose: GraphicsPipeline,
     tile_bounds: ComputePipeline,
 }
 
@@ -242,14 +267,19 @@ pub struct TerrainRenderer {
     overlay_style: Overlay,
     overlay_seen: u64,
     overlay_dummy: Image,
-    /// The lighting field's change epoch caught up with, and the page-sized placeholder (fully
-    /// lit) bound for its pages without images.
-    light_seen: u64,
-    light_dummy: Image,
+    /// Bound for the lighting's coarse level while there is none (never read then).
     light_coarse_dummy: Image,
-    /// Whether the frame being prepared reads the lighting field, and draws the sky.
+    /// The lighting field's pages drawn at page level, side by side, for the shading pass; and
+    /// the pages the last frame wanted there (the next refresh brings them onto the GPU).
+    atlas: LightAtlas,
+    light_wanted: Vec<PageId>,
+    /// Whether the frame being prepared reads the lighting field.
     lighting: bool,
-    sky: bool,
+    /// The G-buffer and shaded image, the size of the last target; the shading kernel; the
+    /// composition sets (one per slot).
+    gbuffer: Option<GBuffer>,
+    shade_kernel: ComputeKernel<ShadePush>,
+    compose_pool: SetPool,
     /// A page set of placeholders, bound for coarse nodes.
     flat_set: SetHandle,
     groups: Vec<DrawGroup>,
@@ -282,16 +312,39 @@ impl TerrainRenderer {
         let pipelines = Self::make_pipelines(gpu, desc, options.color_format)?;
         let mut frame_pool = SetPool::new(&pipelines.frame, SLOTS as u32);
         let mut out_pool = SetPool::new(&pipelines.out, SLOTS as u32);
+        let mut compose_pool = SetPool::new(&pipelines.compose_set, SLOTS as u32);
         let grid = TileGrid::new(desc.width, desc.height);
         let (index_buffer, ranges) = Self::upload_index_lists(gpu)?;
         let bounds_stride = Self::bounds_stride(gpu, &desc);
+        let table_bytes = u64::from(desc.pages_x() * desc.pages_y()) * 4;
         let slots = (0..SLOTS)
-            .map(|_| FrameSlot::new(gpu, &mut frame_pool, &mut out_pool, bounds_stride))
+            .map(|_| {
+                FrameSlot::new(
+                    gpu,
+                    [&mut frame_pool, &mut out_pool, &mut compose_pool],
+                    bounds_stride,
+                    table_bytes,
+                )
+            })
             .collect::<Result<_>>()?;
         let dummy = Self::flat_placeholder(gpu, desc.format)?;
         let overlay_dummy = Self::flat_placeholder(gpu, HeightFormat::R32f)?;
-        let light_dummy = super::lighting::lit_placeholder(gpu, desc.page_size)?;
         let light_coarse_dummy = super::lighting::lit_coarse_placeholder(gpu)?;
+        let shade_kernel = ComputeKernel::new(
+            gpu,
+            &shaders::RENDER_SHADE_COMP,
+            &[
+                BindingKind::StorageBuffer,
+                BindingKind::SampledImage,
+                BindingKind::SampledImage,
+                BindingKind::SampledImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
+                BindingKind::StorageImage,
+            ],
+            &[],
+        )?;
         let coverage_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_COVERAGE_COMP,
@@ -328,11 +381,13 @@ impl TerrainRenderer {
             overlay_style: Overlay::Mask,
             overlay_seen: 0,
             overlay_dummy,
-            light_seen: 0,
-            light_dummy,
             light_coarse_dummy,
+            atlas: LightAtlas::new(gpu, desc, options.light_atlas_bytes)?,
+            light_wanted: Vec::new(),
             lighting: false,
-            sky: false,
+            gbuffer: None,
+            shade_kernel,
+            compose_pool,
             flat_set: SetHandle::default(),
             groups: Vec::new(),
             page_drawable: Vec::new(),
@@ -348,9 +403,6 @@ impl TerrainRenderer {
         let overlay = [&r.overlay_dummy; OVERLAY_SLOTS];
         r.page_pool
             .write(r.flat_set, 1, Bound::StorageImages(&overlay))?;
-        let light = [&r.light_dummy; OVERLAY_SLOTS];
-        r.page_pool
-            .write(r.flat_set, 2, Bound::StorageImages(&light))?;
         Ok(r)
     }
 
@@ -385,13 +437,13 @@ impl TerrainRenderer {
     ) -> Result<Pipelines> {
         use crate::gpu::DescriptorKind as K;
         let vertex = vk::ShaderStageFlags::VERTEX;
+        let fragment = vk::ShaderStageFlags::FRAGMENT;
         let frame = SetLayout::new(
             gpu,
             &[
-                LayoutBinding::new(K::UniformBuffer, vertex | vk::ShaderStageFlags::FRAGMENT),
+                LayoutBinding::new(K::UniformBuffer, vertex),
                 LayoutBinding::new(K::StorageBuffer, vertex),
                 LayoutBinding::new(K::StorageImage, vertex),
-                LayoutBinding::new(K::StorageImage, vk::ShaderStageFlags::FRAGMENT),
             ],
         )?;
         let page = SetLayout::new(
@@ -400,8 +452,6 @@ impl TerrainRenderer {
                 LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
                     .array(PAGE_SLOTS as u32),
                 LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
-                LayoutBinding::new(K::StorageImage, vk::ShaderStageFlags::FRAGMENT)
-                    .array(OVERLAY_SLOTS as u32),
             ],
         )?;
         let out = SetLayout::new(
@@ -411,6 +461,7 @@ impl TerrainRenderer {
                 vk::ShaderStageFlags::COMPUTE,
             )],
         )?;
+        let compose_set = SetLayout::new(gpu, &[LayoutBinding::new(K::SampledImage, fragment)])?;
         let draw = PipelineLayout::new(
             gpu,
             &[&frame, &page],
@@ -423,6 +474,7 @@ impl TerrainRenderer {
             vk::ShaderStageFlags::COMPUTE,
             std::mem::size_of::<BoundsPush>() as u32,
         )?;
+        let compose_layout = PipelineLayout::new(gpu, &[&compose_set], fragment, 0)?;
         let (vert_shader, bounds_shader) = match desc.format {
             HeightFormat::R32f => (
                 &shaders::RENDER_TERRAIN_VERT,
@@ -433,6 +485,7 @@ impl TerrainRenderer {
                 &shaders::RENDER_TILE_BOUNDS_R16_COMP,
             ),
         };
+        let gbuffer = [deferred::SURFACE_FORMAT, deferred::NODE_FORMAT];
         let graphics = |name, polygon_mode| {
             GraphicsPipeline::new(
                 gpu,
@@ -441,43 +494,42 @@ impl TerrainRenderer {
                     name,
                     vertex: vert_shader,
                     fragment: &shaders::RENDER_TERRAIN_FRAG,
-                    color_format,
-                    depth_format: DEPTH_FORMAT,
-                    polygon_mode,
+                    color_formats: &gbuffer,
                     // Reverse-Z: nearer is larger.
-                    depth_compare: vk::CompareOp::GREATER_OR_EQUAL,
+                    depth: Some((DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL)),
+                    polygon_mode,
                 },
             )
         };
         let fill = graphics("terrain draw", vk::PolygonMode::FILL)?;
-        let sky = GraphicsPipeline::new(
-            gpu,
-            &draw,
-            &GraphicsDesc {
-                name: "sky",
-                vertex: &shaders::RENDER_SKY_VERT,
-                fragment: &shaders::RENDER_SKY_FRAG,
-                color_format,
-                depth_format: DEPTH_FORMAT,
-                polygon_mode: vk::PolygonMode::FILL,
-                // At the far plane (0 in reverse-Z), where the depth is cleared: always drawn.
-                depth_compare: vk::CompareOp::GREATER_OR_EQUAL,
-            },
-        )?;
         let wire = match gpu.fill_mode_non_solid() {
             true => Some(graphics("terrain wireframe", vk::PolygonMode::LINE)?),
             false => None,
         };
+        let compose = GraphicsPipeline::new(
+            gpu,
+            &compose_layout,
+            &GraphicsDesc {
+                name: "compose",
+                vertex: &shaders::RENDER_FULLSCREEN_VERT,
+                fragment: &shaders::RENDER_COMPOSE_FRAG,
+                color_formats: &[color_format],
+                depth: None,
+                polygon_mode: vk::PolygonMode::FILL,
+            },
+        )?;
         let tile_bounds = ComputePipeline::new(gpu, "tile bounds", &bounds, bounds_shader)?;
         Ok(Pipelines {
             frame,
             page,
             out,
+            compose_set,
             draw,
             bounds,
+            compose_layout,
             fill,
-            sky,
             wire,
+            compose,
             tile_bounds,
         })
     }
@@ -623,7 +675,6 @@ impl TerrainRenderer {
     ) -> (
         [&'s Image; PAGE_SLOTS],
         [&'s Image; OVERLAY_SLOTS],
-        [&'s Image; OVERLAY_SLOTS],
         [u32; 2],
     ) {
         let terrain = store.height();
@@ -644,15 +695,7 @@ impl TerrainRenderer {
                 }
             }
         }
-        let mut light = [&self.light_dummy; OVERLAY_SLOTS];
-        if let Some(field) = store.field(super::lighting::FIELD) {
-            for (slot, id) in self.block_pages(block) {
-                if let Some(img) = field.visible_image(id) {
-                    light[slot] = img;
-                }
-            }
-        }
-        (images, overlay, light, present)
+        (images, overlay, present)
     }
 
     /// The pages of `block` in the document, with their overlay slots.
@@ -700,20 +743,6 @@ impl TerrainRenderer {
         blocks: &BTreeSet<PageId>,
     ) {
         rec.image(&self.overlay_dummy, Access::VertexStorageRead);
-        rec.image(&self.light_dummy, Access::FragmentStorageRead);
-        rec.image(&self.light_coarse_dummy, Access::FragmentStorageRead);
-        if let Some(field) = store.field(super::lighting::FIELD) {
-            for &b in blocks {
-                for (_, id) in self.block_pages(b) {
-                    if let Some(img) = field.visible_image(id) {
-                        rec.image(img, Access::FragmentStorageRead);
-                    }
-                }
-            }
-            if let Some(c) = field.coarse_level() {
-                rec.image(c.image(), Access::FragmentStorageRead);
-            }
-        }
         let Some(field) = self.overlay_field(store) else {
             return;
         };
@@ -745,12 +774,11 @@ impl TerrainRenderer {
             }
             None => self.spare_set()?,
         };
-        let (images, overlay, light, present) = self.neighbourhood(store, block);
+        let (images, overlay, present) = self.neighbourhood(store, block);
         self.page_pool
             .write(set, 0, Bound::StorageImages(&images))?;
         self.page_pool
             .write(set, 1, Bound::StorageImages(&overlay))?;
-        self.page_pool.write(set, 2, Bound::StorageImages(&light))?;
         self.page_sets.insert(
             block,
             PageSet {
@@ -937,13 +965,31 @@ impl TerrainRenderer {
         let cursor = view.cursor.map_or([0.0; 4], |c| {
             [c.center[0], c.center[1], c.radius, c.inner_radius]
         });
-        self.lighting = view.sun.is_some() && store.field(super::lighting::FIELD).is_some();
+        let light_field = store
+            .field(super::lighting::FIELD)
+            .filter(|_| view.sun.is_some());
+        self.lighting = light_field.is_some();
         if self.lighting {
             flags |= VIEW_LIGHTING;
         }
-        self.sky = view.look.is_some();
-        if self.sky {
+        if view.look.is_some() {
             flags |= VIEW_LOOK;
+        }
+        self.light_wanted.clear();
+        if let Some(field) = light_field {
+            // The lighting of the pages drawn at page level (and the ring their texels reach),
+            // in the atlas the shading pass reads.
+            let mut seen = BTreeSet::new();
+            self.light_wanted = self
+                .page_nodes
+                .iter()
+                .flat_map(|&(l, x, y)| light_pages(&desc, l, x, y))
+                .filter(|&id| seen.insert(id))
+                .collect();
+            stats.light_pages = self.light_wanted.len() as u32;
+            stats.light_pages_coarse =
+                self.atlas
+                    .update(field, &self.light_wanted, self.frame_no)? as u32;
         }
         let (light, ambient) = match view.sun {
             Some(sun) => (Vec3::from(sun.world()), 0.35),
@@ -983,6 +1029,11 @@ impl TerrainRenderer {
         }
         let slot = &mut self.slots[self.slot];
         slot.uniforms.write(&[frame])?;
+        let (table, generation) = self.atlas.table();
+        if slot.light_table_generation != generation {
+            slot.light_table.write(table)?;
+            slot.light_table_generation = generation;
+        }
         slot.view = (view_proj, viewport);
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         slot.stats = stats.clone();
@@ -1096,38 +1147,42 @@ impl TerrainRenderer {
         Ok(())
     }
 
-    /// Records the prepared frame: begins rendering into `color` (cleared to the sky) and `depth`
-    /// and draws the tiles. The caller may draw more (imgui) and ends rendering.
+    /// Records the prepared frame: the terrain into the G-buffer and `depth`, the light atlas's
+    /// copies, the shading pass, and the shaded image drawn into `color` in a rendering left
+    /// open: the caller may draw more (imgui) and ends it.
     pub(in crate::render) fn record<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
         store: &'a PageStore,
         color: &'a Image,
         depth: &'a Image,
-        timer: Option<(&'a GpuTimer, &str)>,
+        timer: Option<&'a GpuTimer>,
     ) -> Result<()> {
         let terrain = store.height();
         let coarse = terrain
             .coarse_level()
             .ok_or_else(|| GpuError::usage("record before refresh: no coarse level"))?;
+        let g = self
+            .gbuffer
+            .as_ref()
+            .ok_or_else(|| GpuError::usage("record before bind_targets: no G-buffer"))?;
+        if let (true, Some(field)) = (self.lighting, store.field(super::lighting::FIELD)) {
+            self.atlas.record_copies(rec, field);
+        }
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         self.declare_overlay(rec, store, &blocks);
         self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
         rec.image(coarse.image(), Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);
         let query = match timer {
-            Some((t, label)) => Some((t, rec.timer_begin(t, label)?)),
+            Some(t) => Some((t, rec.timer_begin(t, "terrain draw")?)),
             None => None,
         };
-        rec.begin_rendering(color, Some(sky_encoded()), Some((depth, 0.0)));
+        rec.begin_rendering_to(
+            &[(&g.surface, Some([0.0; 4])), (&g.node, Some([0.0; 4]))],
+            Some((depth, 0.0)),
+        );
         let p = &self.pipelines;
-        if self.sky {
-            rec.bind_graphics(&p.sky);
-            rec.bind_sets(true, &p.draw, 0, &[self.slots[self.slot].set], &[]);
-            rec.bind_sets(true, &p.draw, 1, &[self.flat_set], &[]);
-            rec.push_constants(&p.draw, &PagePush::default());
-            rec.draw(3);
-        }
         let pipeline = match (&p.wire, self.wireframe) {
             (Some(wire), true) => wire,
             _ => &p.fill,
@@ -1155,10 +1210,11 @@ impl TerrainRenderer {
             }
             rec.draw_indexed(g.range.count, g.count, g.range.first, g.first_instance);
         }
+        rec.end_rendering();
         if let Some((t, q)) = query {
             rec.timer_end(t, q);
         }
-        Ok(())
+        self.record_shading(rec, store, color, depth, timer)
     }
 }
 
@@ -1178,6 +1234,20 @@ fn node_pages(desc: &DocumentDesc, level: u8, x: u32, y: u32) -> impl Iterator<I
     let ps = desc.page_size;
     let span = |v: u32, n: u32| {
         let first = (v * side).saturating_sub(1).min(n - 1) / ps;
+        let last = (v * side + side + 1).min(n - 1) / ps;
+        first..=last
+    };
+    let (xs, ys) = (span(x, desc.width), span(y, desc.height));
+    ys.flat_map(move |py| xs.clone().map(move |px| PageId { x: px, y: py }))
+}
+
+/// Pages whose lighting page node (level, x, y) shows: those under its texels and, for the
+/// bilinear taps one texel on, the next page east and south.
+fn light_pages(desc: &DocumentDesc, level: u8, x: u32, y: u32) -> impl Iterator<Item = PageId> {
+    let side = TILE_QUADS << level;
+    let ps = desc.page_size;
+    let span = |v: u32, n: u32| {
+        let first = (v * side).min(n - 1) / ps;
         let last = (v * side + side + 1).min(n - 1) / ps;
         first..=last
     };

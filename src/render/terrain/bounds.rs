@@ -73,30 +73,13 @@ impl TerrainRenderer {
         Ok(())
     }
 
-    /// Like [`Self::catch_up_overlay`] for the lighting field, and binds its coarse level (a
-    /// placeholder while there is none: bound, never read).
+    /// Brings the lighting field's pages the last frame wanted in the light atlas onto the GPU
+    /// (the atlas copies them once there) and its coarse level up to date.
     fn catch_up_lighting(&mut self, store: &mut PageStore) -> Result<(), PageError> {
-        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
-        let wanted: Vec<PageId> = blocks
-            .iter()
-            .flat_map(|&b| self.block_pages(b).map(|(_, id)| id))
-            .collect();
         if let Some(field) = store.field_mut(crate::render::lighting::FIELD) {
-            field.ensure_visible(&wanted)?;
+            field.ensure_visible(&self.light_wanted)?;
             field.refresh_coarse()?;
-            let (changed, epoch) = field.changed_since(self.light_seen);
-            self.light_seen = epoch;
-            for c in changed {
-                if let Some(s) = self.page_sets.get_mut(&Self::block_of(c)) {
-                    s.stale = true;
-                }
-            }
         }
-        let coarse = store
-            .field(crate::render::lighting::FIELD)
-            .and_then(Field::coarse_level)
-            .map(|c| c.image());
-        self.bind_light_coarse(coarse)?;
         Ok(())
     }
 

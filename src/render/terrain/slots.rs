@@ -58,8 +58,12 @@ pub(crate) struct FrameSlot {
     /// Uniforms, tile draws, coarse level.
     pub set: SetHandle,
     pub coarse_view: vk::ImageView,
-    /// The lighting coarse level bound at binding 3 (the height's while there is none).
-    pub light_coarse_view: vk::ImageView,
+    /// The light atlas's table as this frame shades with it, and the generation it holds.
+    pub light_table: Buffer,
+    pub light_table_generation: u64,
+    /// The shading pass's set and the composition's (the shaded image into the target).
+    pub shade_set: super::deferred::ShadeSet,
+    pub compose_set: SetHandle,
     /// Tile bounds the frame computes: one page range (`bounds_stride`) per job, in order.
     pub bounds: Buffer,
     pub bounds_set: SetHandle,
@@ -78,17 +82,26 @@ pub(crate) struct FrameSlot {
 }
 
 impl FrameSlot {
+    /// A slot with sets from `[frame, bounds output, composition]` pools, `table_bytes` of light
+    /// table.
     pub fn new(
         gpu: &Arc<Gpu>,
-        frame_pool: &mut SetPool,
-        out_pool: &mut SetPool,
+        [frame_pool, out_pool, compose_pool]: [&mut SetPool; 3],
         bounds_stride: u64,
+        table_bytes: u64,
     ) -> Result<Self> {
         let uniforms = Buffer::new(
             gpu,
             "frame uniforms",
             BufferDesc::new(std::mem::size_of::<FrameData>() as u64)
-                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER)
+                .usage(vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)
+                .location(MemoryLocation::CpuToGpu),
+        )?;
+        let light_table = Buffer::new(
+            gpu,
+            "light table",
+            BufferDesc::new(table_bytes.max(4))
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
                 .location(MemoryLocation::CpuToGpu),
         )?;
         let tiles = tile_buffer(gpu, 4096)?;
@@ -105,7 +118,10 @@ impl FrameSlot {
             tiles,
             set,
             coarse_view: vk::ImageView::null(),
-            light_coarse_view: vk::ImageView::null(),
+            light_table,
+            light_table_generation: 0,
+            shade_set: None,
+            compose_set: compose_pool.allocate()?,
             bounds,
             bounds_set,
             bounds_jobs: Vec::new(),
@@ -122,7 +138,7 @@ impl FrameSlot {
             pick: Buffer::new(gpu, "pick readback", BufferDesc::readback(4))?,
             pick_at: None,
             view: (Mat4::IDENTITY, [0, 0]),
-            timer: GpuTimer::new(gpu, 4)?,
+            timer: GpuTimer::new(gpu, 8)?,
             stats: FrameStats::default(),
         })
     }
@@ -237,19 +253,6 @@ impl TerrainRenderer {
             self.frame_pool
                 .write(slot.set, 2, Bound::StorageImages(&[coarse]))?;
             slot.coarse_view = coarse.view;
-        }
-        Ok(())
-    }
-
-    /// Points the current slot's binding 3 at `coarse` (the lighting field's coarse level), or
-    /// at a placeholder.
-    pub(super) fn bind_light_coarse(&mut self, coarse: Option<&Image>) -> Result<()> {
-        let coarse = coarse.unwrap_or(&self.light_coarse_dummy);
-        let slot = &mut self.slots[self.slot];
-        if slot.light_coarse_view != coarse.view {
-            self.frame_pool
-                .write(slot.set, 3, Bound::StorageImages(&[coarse]))?;
-            slot.light_coarse_view = coarse.view;
         }
         Ok(())
     }

@@ -1,0 +1,280 @@
+#version 460
+// Shading, deferred: one invocation per pixel turns the terrain's G-buffer (render/terrain.frag)
+// and depth into the encoded colour the target shows. Plain colours or the look (materials,
+// sky, haze, tone map), the lighting field (sun visibility and occlusion, read from the light
+// atlas the renderer keeps of the pages drawn at page level, or from the field's coarse level),
+// the overlays (mask or water tint, slope map, contours), the brush cursor, LOD colours and
+// wireframe. Screen-space derivatives come from the neighbouring pixels' depths.
+#extension GL_GOOGLE_include_directive : require
+#include "render_shared.glsl"
+#include "lighting_shared.glsl"
+
+layout(local_size_x = SHADE_GROUP, local_size_y = SHADE_GROUP) in;
+
+layout(set = 0, binding = 0, std140) readonly buffer Frame { FrameData frame; };
+#include "look.glsl"
+layout(set = 0, binding = 1) uniform sampler2D depth_image;
+// x, z of the normal, curvature, overlay value (terrain.frag).
+layout(set = 0, binding = 2) uniform sampler2D surface_image;
+// The node: level | GBUF_COARSE.
+layout(set = 0, binding = 3) uniform usampler2D node_image;
+// Lighting pages drawn at page level, side by side (atlas_cols of them a row), and per page of
+// the document its slot there (or LIGHT_TABLE_LIT, LIGHT_TABLE_COARSE).
+layout(set = 0, binding = 4, r32f) uniform readonly image2D light_atlas;
+layout(set = 0, binding = 5, std430) readonly buffer LightTable { int light_table[]; };
+// The lighting field's coarse level (its first value per block: the lighting at the corner).
+layout(set = 0, binding = 6, rgba32f) uniform readonly image2D light_coarse;
+layout(set = 0, binding = 7, rgba8) uniform writeonly image2D out_image;
+layout(push_constant) uniform Push { ShadePush pc; };
+
+const vec3 LOD_COLOURS[8] = vec3[8](
+    vec3(0.90, 0.20, 0.20), vec3(0.95, 0.60, 0.15), vec3(0.90, 0.90, 0.20),
+    vec3(0.30, 0.85, 0.30), vec3(0.20, 0.70, 0.90), vec3(0.35, 0.35, 0.95),
+    vec3(0.75, 0.35, 0.90), vec3(0.55, 0.55, 0.55));
+// The plain sky and haze colour (linear; render::terrain::SKY).
+const vec3 PLAIN_SKY = vec3(0.62, 0.70, 0.80);
+
+// World position of pixel p at depth d (reverse-Z, d > 0).
+vec3 worldAt(ivec2 p, float d) {
+    vec2 ndc = (vec2(p) + 0.5) / vec2(pc.size) * 2.0 - 1.0;
+    vec4 w = frame.inv_view_proj * vec4(ndc, d, 1.0);
+    return w.xyz / w.w;
+}
+
+float depthAt(ivec2 p) {
+    if (any(lessThan(p, ivec2(0))) || any(greaterThanEqual(p, pc.size))) {
+        return 0.0;
+    }
+    return texelFetch(depth_image, p, 0).r;
+}
+
+// How the world position changes one pixel along `axis`: toward the neighbour whose depth is
+// closer to this pixel's (the same surface, where the other side is an edge or the sky); zero
+// where both neighbours show the sky. What fwidth's differences are in a fragment shader.
+vec3 pixelStep(ivec2 p, ivec2 axis, float d, vec3 world) {
+    float a = depthAt(p + axis);
+    float b = depthAt(p - axis);
+    bool use_a = a > 0.0 && (b <= 0.0 || abs(a - d) <= abs(b - d));
+    if (use_a) {
+        return worldAt(p + axis, a) - world;
+    }
+    if (b > 0.0) {
+        return world - worldAt(p - axis, b);
+    }
+    return vec3(0.0);
+}
+
+// Lighting of coarse block corners, bilinear at texel position xz.
+vec2 coarseLight(vec2 xz) {
+    vec2 c = xz / float(COARSE_FACTOR);
+    ivec2 i = ivec2(floor(c));
+    vec2 f = c - vec2(i);
+    ivec2 top = imageSize(light_coarse) - 1;
+    vec2 a = unpackLight(imageLoad(light_coarse, clamp(i, ivec2(0), top)).a);
+    vec2 b = unpackLight(imageLoad(light_coarse, clamp(i + ivec2(1, 0), ivec2(0), top)).a);
+    vec2 e = unpackLight(imageLoad(light_coarse, clamp(i + ivec2(0, 1), ivec2(0), top)).a);
+    vec2 g = unpackLight(imageLoad(light_coarse, clamp(i + ivec2(1, 1), ivec2(0), top)).a);
+    return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+}
+
+// Sun visibility and occlusion at texel g (clamped into the document).
+vec2 lightTexel(ivec2 g) {
+    g = clamp(g, ivec2(0), frame.doc.xy - 1);
+    int size = frame.doc.z;
+    ivec2 page = g / size;
+    int slot = light_table[page.y * pc.pages_x + page.x];
+    if (slot >= 0) {
+        ivec2 at = ivec2(slot % pc.atlas_cols, slot / pc.atlas_cols) * size + (g - page * size);
+        return unpackLight(imageLoad(light_atlas, at).r);
+    }
+    if (slot == LIGHT_TABLE_LIT) {
+        return vec2(1.0);
+    }
+    return coarseLight(vec2(g));
+}
+
+// Sun visibility and occlusion at world position xz: bilinear over the field's texels on page
+// nodes, over its block corners on coarse nodes.
+vec2 lightAt(vec2 xz, bool coarse) {
+    if (coarse) {
+        return coarseLight(xz);
+    }
+    ivec2 i = ivec2(floor(xz));
+    vec2 f = xz - vec2(i);
+    vec2 a = lightTexel(i);
+    vec2 b = lightTexel(i + ivec2(1, 0));
+    vec2 e = lightTexel(i + ivec2(0, 1));
+    vec2 g = lightTexel(i + ivec2(1, 1));
+    return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+}
+
+float ring(float d, float fw, float r) {
+    float w = max(fw * 1.5, 1e-3);
+    return 1.0 - smoothstep(0.0, w, abs(d - r));
+}
+
+// The slope heat map (degrees): green to yellow up to the walkable slope, orange to red to
+// purple above it. CPU twin: render::analysis::slope_colour.
+vec3 slopeColour(float deg, float walkable) {
+    if (deg <= walkable) {
+        float t = clamp(deg / max(walkable, 1e-3), 0.0, 1.0);
+        return mix(vec3(0.10, 0.55, 0.20), vec3(0.95, 0.90, 0.20), t);
+    }
+    float t = clamp((deg - walkable) / max(90.0 - walkable, 1e-3), 0.0, 1.0);
+    return t < 0.5 ? mix(vec3(0.95, 0.45, 0.10), vec3(0.85, 0.10, 0.10), 2.0 * t)
+                   : mix(vec3(0.85, 0.10, 0.10), vec3(0.45, 0.10, 0.60), 2.0 * t - 1.0);
+}
+
+// The material colour by the rules (render::look) at slope `deg`, altitude `alt` (0..1 of the
+// range) and curvature `curv`; `rough` gets how much rock and scree it holds (detail normals).
+vec3 materialAt(float deg, float alt, float curv, vec2 xz, out float rough) {
+    float soft = max(frame.rules1.y, 0.01);
+    float jitter = (valueNoise(xz * 0.02).z - 0.5) * 2.0 * frame.rules1.z;
+    float s = deg + jitter * soft * 1.5;
+    float a = alt + jitter * 0.04;
+    float rock = smoothstep(frame.rules0.y - soft, frame.rules0.y + soft, s);
+    float scree = smoothstep(frame.rules0.x - soft, frame.rules0.x + soft, s) * (1.0 - rock);
+    // Steep concave ground (gullies below cliffs) collects scree.
+    float steep = smoothstep(frame.rules0.x - soft, frame.rules0.x, s);
+    float gully = steep * smoothstep(frame.rules1.w, 2.0 * frame.rules1.w + 1e-4, curv);
+    scree += gully * rock;
+    rock *= 1.0 - gully;
+    float flat_ = max(1.0 - rock - scree, 0.0);
+    float sand = flat_ * (1.0 - smoothstep(frame.rules0.w - 0.02, frame.rules0.w + 0.02, a));
+    float grass = flat_ - sand;
+    vec3 c = frame.rock.rgb * rock + frame.scree.rgb * scree + frame.grass.rgb * grass
+           + frame.sand.rgb * sand;
+    c *= 0.8 + 0.4 * valueNoise(xz * 0.13).z;
+    float snow = smoothstep(frame.rules0.z - 0.03, frame.rules0.z + 0.03, a + jitter * 0.03)
+               * (1.0 - smoothstep(frame.rules1.x - soft, frame.rules1.x + soft, s));
+    rough = (rock + scree) * (1.0 - snow);
+    return mix(c, frame.snow.rgb, snow);
+}
+
+// The look's shading (linear): materials, detail normals, sun (shadowed) and sky (occluded)
+// light, haze that takes the sky's colour. `texels` is how many texels a pixel spans.
+vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texels) {
+    vec2 xz = world.xz;
+    float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
+    float rough;
+    vec3 albedo = materialAt(deg, alt, curv, xz, rough);
+    // Detail normals from two octaves of value noise, faded out where a pixel spans texels.
+    float fade = 1.0 - smoothstep(0.5, 3.0, texels);
+    vec3 d1 = valueNoise(xz * 0.45);
+    vec3 d2 = valueNoise(xz * 1.7);
+    vec2 g = d1.xy * 0.45 + d2.xy * 1.7 * 0.35;
+    float k = frame.look.z * fade * (0.15 + 0.6 * rough);
+    vec3 nd = normalize(n + k * vec3(-g.x, 0.0, -g.y));
+    vec3 l = normalize(frame.light.xyz);
+    vec3 sun = mix(vec3(1.0, 0.62, 0.38), vec3(1.0, 0.95, 0.88), smoothstep(0.0, 0.45, l.y))
+             * frame.look.y;
+    vec3 sky = skyColour(normalize(vec3(0.0, 1.0, 0.0) + 0.3 * l), l);
+    vec3 c = albedo * (sun * max(dot(nd, l), 0.0) * light.x
+                       + sky * light.y * (0.55 + 0.45 * nd.y));
+    vec3 view = world - frame.eye.xyz;
+    float haze = 1.0 - exp(-frame.shade.x * length(view));
+    return mix(c, skyColour(normalize(view), l), clamp(haze, 0.0, 1.0));
+}
+
+// The encoded colour of a pixel showing the sky.
+vec3 skyPixel(ivec2 p) {
+    if ((uint(frame.doc.w) & VIEW_LOOK) == 0u) {
+        return pow(PLAIN_SKY, vec3(1.0 / 2.2));
+    }
+    vec4 near = frame.inv_view_proj
+              * vec4((vec2(p) + 0.5) / vec2(pc.size) * 2.0 - 1.0, 1.0, 1.0);
+    vec3 dir = normalize(near.xyz / near.w - frame.eye.xyz);
+    return present(skyColour(dir, normalize(frame.light.xyz)));
+}
+
+vec3 shadeTerrain(ivec2 p, float d) {
+    vec3 world = worldAt(p, d);
+    vec4 surface = texelFetch(surface_image, p, 0);
+    uint node = texelFetch(node_image, p, 0).r;
+    uint level = node & (GBUF_COARSE - 1u);
+    bool coarse_node = (node & GBUF_COARSE) != 0u;
+    vec3 n = vec3(surface.x, sqrt(max(1.0 - dot(surface.xy, surface.xy), 0.0)), surface.y);
+    float curvature = surface.z;
+    float overlay = surface.w;
+    vec3 dx = pixelStep(p, ivec2(1, 0), d, world);
+    vec3 dy = pixelStep(p, ivec2(0, 1), d, world);
+
+    uint flags = uint(frame.doc.w);
+    float vs = frame.eye.w;
+    float lo = frame.shade.y * vs;
+    float hi = frame.shade.z * vs;
+    float t = clamp((world.y - lo) / max(hi - lo, 1e-6), 0.0, 1.0);
+    float slope = 1.0 - n.y;
+    vec3 low = vec3(0.23, 0.36, 0.16);
+    vec3 mid = vec3(0.45, 0.40, 0.30);
+    vec3 high = vec3(0.92, 0.93, 0.95);
+    vec3 rock = vec3(0.42, 0.39, 0.36);
+    vec3 albedo = mix(mix(low, mid, smoothstep(0.15, 0.6, t)), high, smoothstep(0.75, 0.92, t));
+    albedo = mix(albedo, rock, smoothstep(0.25, 0.55, slope));
+    if ((flags & VIEW_LOD_COLOURS) != 0u) {
+        // Levels 7 and up (coarse, far) alternate two greys.
+        albedo = level < 7u ? LOD_COLOURS[level]
+                            : LOD_COLOURS[7] * (level % 2u == 0u ? 0.8 : 1.2);
+    }
+    vec3 l = normalize(frame.light.xyz);
+    // Ambient (occluded by the horizons around) plus the sun (where it is not shadowed).
+    vec2 light = (flags & VIEW_LIGHTING) != 0u ? lightAt(world.xz, coarse_node) : vec2(1.0);
+    bool look = (flags & VIEW_LOOK) != 0u && (flags & VIEW_LOD_COLOURS) == 0u;
+    vec3 c;
+    if (look) {
+        vec2 fw = abs(dx.xz) + abs(dy.xz);
+        c = lookShade(world, n, t, curvature, light, length(fw));
+    } else {
+        c = albedo * (frame.light.w * light.y
+                      + (1.0 - frame.light.w) * max(dot(n, l), 0.0) * light.x);
+        float dist = length(world - frame.eye.xyz);
+        float fog = 1.0 - exp(-frame.shade.x * dist);
+        c = mix(c, PLAIN_SKY, clamp(fog, 0.0, 1.0));
+    }
+    if ((flags & VIEW_OVERLAY_WATER) != 0u) {
+        // Water over the terrain: blue by its depth (0: none, 1: deep).
+        c = mix(c, vec3(0.08, 0.30, 0.85), 0.8 * clamp(overlay, 0.0, 1.0));
+    } else if ((flags & VIEW_OVERLAY) != 0u) {
+        // Where the overlay (a layer's mask) hides, a magenta tint: half at 0, none at 1.
+        c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(overlay, 0.0, 1.0)));
+    }
+    if ((flags & VIEW_SLOPE) != 0u) {
+        // Unlit, so the colour reads the angle of the terrain as drawn (vertical scale applied).
+        float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
+        c = slopeColour(deg, frame.analysis.x);
+        // The heat map's colours as they are: not tone-mapped.
+        look = false;
+    }
+    if ((flags & VIEW_CONTOURS) != 0u) {
+        float scale = 1.0 / (max(vs, 1e-6) * max(frame.analysis.y, 1e-9));
+        float h = world.y * scale;
+        float fw = (abs(dx.y) + abs(dy.y)) * scale;
+        float f = fract(h);
+        float w = max(fw * 1.2, 1e-4);
+        // Flat ground lying exactly on a level (no change across the pixel) is not a line.
+        float line = (1.0 - smoothstep(0.0, w, min(f, 1.0 - f))) * smoothstep(1e-4, 1e-3, fw);
+        c = mix(c, vec3(0.05, 0.05, 0.08), 0.85 * line);
+    }
+    if ((flags & VIEW_CURSOR) != 0u) {
+        vec2 centre = frame.cursor.xy;
+        float d0 = length(world.xz - centre);
+        float fw = abs(length(world.xz + dx.xz - centre) - d0)
+                 + abs(length(world.xz + dy.xz - centre) - d0);
+        float a = max(ring(d0, fw, frame.cursor.z), 0.6 * ring(d0, fw, frame.cursor.w));
+        c = mix(c, vec3(1.0, 0.85, 0.2), a);
+    }
+    if ((flags & VIEW_WIREFRAME) != 0u) {
+        c = vec3(0.05, 0.05, 0.05) + 0.5 * c;
+    }
+    return look ? present(c) : pow(c, vec3(1.0 / 2.2));
+}
+
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    if (any(greaterThanEqual(p, pc.size))) {
+        return;
+    }
+    float d = texelFetch(depth_image, p, 0).r;
+    vec3 c = d > 0.0 ? shadeTerrain(p, d) : skyPixel(p);
+    imageStore(out_image, p, vec4(c, 1.0));
+}

@@ -1,0 +1,159 @@
+//! Deferred shading. The terrain's draws write only a G-buffer beside the depth
+//! (`render/terrain.frag`: normal, curvature, overlay value, node); one compute pass shades every
+//! pixel from it (`render/shade.comp`: colours or the look, the lighting field through the
+//! [`super::light_atlas::LightAtlas`], overlays, cursor, sky) into an encoded colour image; a
+//! full-screen draw copies that into the frame's target, in the rendering that the editor's
+//! interface is drawn in. Why: the NVIDIA data-centre GPUs we measure on run vertex and
+//! fragment shaders on a few units (an H100 has two graphics-capable TPCs) and compute on all
+//! of them, so per-pixel arithmetic belongs in compute (docs/render.md, "Deferred shading").
+
+use super::TerrainRenderer;
+use crate::gpu::{
+    vk, Access, Bound, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
+};
+use crate::pages::PageStore;
+use crate::render::shared::ShadePush;
+use crate::shared_constants::SHADE_GROUP;
+use std::sync::Arc;
+
+/// The G-buffer's surface target: x, z of the normal, curvature, overlay value.
+pub const SURFACE_FORMAT: vk::Format = vk::Format::R16G16B16A16_SFLOAT;
+/// The G-buffer's node target: level | GBUF_COARSE.
+pub const NODE_FORMAT: vk::Format = vk::Format::R8_UINT;
+/// What the shading pass writes (encoded: sRGB for the look, gamma 2.2 for plain colours).
+pub const SHADED_FORMAT: vk::Format = vk::Format::R8G8B8A8_UNORM;
+
+/// The renderer's per-size images: the G-buffer and the shaded colour.
+pub(crate) struct GBuffer {
+    pub size: [u32; 2],
+    pub surface: Image,
+    pub node: Image,
+    pub shaded: Image,
+}
+
+impl GBuffer {
+    pub fn new(gpu: &Arc<Gpu>, size: [u32; 2]) -> Result<Self> {
+        let target = |name, format, usage| {
+            Image::new(gpu, name, ImageDesc::new_2d(format, size).usage(usage))
+        };
+        let attachment = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
+        Ok(Self {
+            size,
+            surface: target("g-buffer surface", SURFACE_FORMAT, attachment)?,
+            node: target("g-buffer node", NODE_FORMAT, attachment)?,
+            shaded: target(
+                "shaded colour",
+                SHADED_FORMAT,
+                vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED,
+            )?,
+        })
+    }
+}
+
+/// What a slot's shading set points at: when any view differs, the set is made again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ShadeKey {
+    depth: vk::ImageView,
+    surface: vk::ImageView,
+    atlas: vk::ImageView,
+    light_coarse: vk::ImageView,
+    table: vk::Buffer,
+}
+
+impl TerrainRenderer {
+    /// Makes the G-buffer the size of `color` and points the current slot's shading and
+    /// composition sets at it, `depth`, the light atlas and the lighting's coarse level.
+    pub(in crate::render) fn bind_targets(
+        &mut self,
+        store: &PageStore,
+        color: &Image,
+        depth: &Image,
+    ) -> Result<()> {
+        self.bind_depth(depth)?;
+        let size = [color.desc.extent.width, color.desc.extent.height];
+        if !self.gbuffer.as_ref().is_some_and(|g| g.size == size) {
+            // Frames in flight that drew into the old one keep it until they finish (retire).
+            self.gbuffer = Some(GBuffer::new(&self.gpu, size)?);
+        }
+        let g = self.gbuffer.as_ref().expect("made above");
+        let light_coarse = store
+            .field(crate::render::lighting::FIELD)
+            .and_then(|f| f.coarse_level())
+            .map_or(&self.light_coarse_dummy, |c| c.image());
+        let slot = &mut self.slots[self.slot];
+        let key = ShadeKey {
+            depth: depth.view,
+            surface: g.surface.view,
+            atlas: self.atlas.image().view,
+            light_coarse: light_coarse.view,
+            table: slot.light_table.raw,
+        };
+        if !slot.shade_set.as_ref().is_some_and(|(k, _)| *k == key) {
+            let set = self.shade_kernel.bind(&[
+                Resource::StorageBuffer(&slot.uniforms),
+                Resource::SampledImage(depth),
+                Resource::SampledImage(&g.surface),
+                Resource::SampledImage(&g.node),
+                Resource::StorageImage(self.atlas.image()),
+                Resource::StorageBuffer(&slot.light_table),
+                Resource::StorageImage(light_coarse),
+                Resource::StorageImage(&g.shaded),
+            ])?;
+            slot.shade_set = Some((key, set));
+            self.compose_pool
+                .write(slot.compose_set, 0, Bound::SampledImage(&g.shaded))?;
+        }
+        Ok(())
+    }
+
+    /// Records the shading pass over the G-buffer and depth drawn by [`Self::record`], then
+    /// begins the rendering into `color` and draws the shaded image into it. The caller may draw
+    /// more (the editor's interface) and ends the rendering.
+    pub(in crate::render) fn record_shading<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        store: &'a PageStore,
+        color: &'a Image,
+        depth: &'a Image,
+        timer: Option<&'a GpuTimer>,
+    ) -> Result<()> {
+        let g = self.gbuffer.as_ref().expect("bind_targets made it");
+        let slot = &self.slots[self.slot];
+        let (_, set) = slot.shade_set.as_ref().expect("bind_targets made it");
+        let light_coarse = store
+            .field(crate::render::lighting::FIELD)
+            .and_then(|f| f.coarse_level())
+            .map_or(&self.light_coarse_dummy, |c| c.image());
+        rec.image(light_coarse, Access::ComputeStorageRead);
+        rec.image(self.atlas.image(), Access::ComputeStorageRead);
+        rec.buffer(&slot.light_table, Access::ComputeStorageRead);
+        rec.buffer(&slot.uniforms, Access::ComputeStorageRead);
+        let push = ShadePush {
+            size: [g.size[0] as i32, g.size[1] as i32],
+            pages_x: self.desc.pages_x() as i32,
+            atlas_cols: self.atlas.cols() as i32,
+        };
+        rec.pass(&self.shade_kernel, set)
+            .read_image(depth)
+            .read_image(&g.surface)
+            .read_image(&g.node)
+            .write_image(&g.shaded)
+            .push(&push)
+            .timed(timer, "shade")
+            .dispatch([
+                g.size[0].div_ceil(SHADE_GROUP),
+                g.size[1].div_ceil(SHADE_GROUP),
+                1,
+            ])?;
+        rec.image(&g.shaded, Access::FragmentSampledRead);
+        rec.begin_rendering(color, None, None);
+        let p = &self.pipelines;
+        rec.bind_graphics(&p.compose);
+        rec.bind_sets(true, &p.compose_layout, 0, &[slot.compose_set], &[]);
+        rec.draw(3);
+        Ok(())
+    }
+}
+
+/// A slot's shading set, made by [`TerrainRenderer::bind_targets`].
+pub(crate) type ShadeSet = Option<(ShadeKey, DescriptorSet)>;

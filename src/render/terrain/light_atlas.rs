@@ -1,0 +1,241 @@
+//! The light atlas: the lighting field's pages that a frame draws at page level, copied side by
+//! side into one image, and a table giving, per page of the document, where its lighting is (a
+//! slot of the atlas, fully lit, or the field's coarse level). The shading pass reads any
+//! pixel's lighting through these two bindings: the field's pages are separate images and the
+//! devices we test on have no descriptor indexing.
+//!
+//! A page keeps its slot while no other page needs it (least recently wanted first out); a slot
+//! is copied again when the field marks its page changed. The atlas grows (all slots copied
+//! again) until it holds what a frame wants or reaches its most bytes
+//! ([`super::RenderOptions::light_atlas_bytes`]); pages past that are shaded from the coarse
+//! level.
+
+use crate::gpu::{vk, Gpu, Image, ImageDesc, Recorder, Result};
+use crate::pages::geometry::{DocumentDesc, PageId};
+use crate::pages::Field;
+use crate::shared_constants::{LIGHT_TABLE_COARSE, LIGHT_TABLE_LIT};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Most bytes the atlas holds unless told otherwise: 512 pages of 512² (a 1080p view of an
+/// 8192² document drawn at page level throughout wants about 260).
+pub const DEFAULT_BYTES: u64 = 512 << 20;
+
+pub(crate) struct LightAtlas {
+    gpu: Arc<Gpu>,
+    desc: DocumentDesc,
+    max_bytes: u64,
+    image: Image,
+    cols: u32,
+    rows: u32,
+    /// Per slot: the page it holds and the last frame that wanted it.
+    slots: Vec<Option<(PageId, u64)>>,
+    slot_of: HashMap<PageId, usize>,
+    /// Slots to copy from their pages before the next shading, and whether a frame recorded
+    /// them (then the next update starts a new list).
+    copies: Vec<usize>,
+    copies_recorded: std::cell::Cell<bool>,
+    /// Per page of the document: a slot, [`LIGHT_TABLE_LIT`] or [`LIGHT_TABLE_COARSE`].
+    table: Vec<i32>,
+    /// Counts the table's changes (frame slots rewrite their copy when it moved).
+    generation: u64,
+    /// The lighting field's change epoch caught up with.
+    seen: u64,
+}
+
+impl LightAtlas {
+    /// An atlas of at most `max_bytes` (at least one page) for documents like `desc`.
+    pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, max_bytes: u64) -> Result<Self> {
+        Ok(Self {
+            gpu: gpu.clone(),
+            desc,
+            max_bytes,
+            image: atlas_image(gpu, &desc, 1, 1)?,
+            cols: 1,
+            rows: 1,
+            slots: vec![None],
+            slot_of: HashMap::new(),
+            copies: Vec::new(),
+            copies_recorded: std::cell::Cell::new(false),
+            table: vec![LIGHT_TABLE_COARSE; (desc.pages_x() * desc.pages_y()) as usize],
+            generation: 1,
+            seen: 0,
+        })
+    }
+
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
+    /// Slots per row of the atlas.
+    pub fn cols(&self) -> u32 {
+        self.cols
+    }
+
+    /// The table and its generation.
+    pub fn table(&self) -> (&[i32], u64) {
+        (&self.table, self.generation)
+    }
+
+    /// Takes frame `frame`'s pages drawn at page level (`wanted`, with the ring of pages their
+    /// texels reach) and the lighting field as it is: assigns slots, notes the copies to make
+    /// and updates the table. Returns how many wanted pages found no room (shaded coarse).
+    pub fn update(&mut self, field: &Field, wanted: &[PageId], frame: u64) -> Result<usize> {
+        if self.copies_recorded.replace(false) {
+            self.copies.clear();
+        }
+        let (changed, epoch) = field.changed_since(self.seen);
+        self.seen = epoch;
+        for id in changed {
+            if let Some(&slot) = self.slot_of.get(&id) {
+                self.copies.push(slot);
+            }
+        }
+        let mut missing = Vec::new();
+        for &id in wanted {
+            let entry = if field.page(id).is_none() {
+                LIGHT_TABLE_LIT
+            } else if field.visible_image(id).is_none() {
+                LIGHT_TABLE_COARSE
+            } else if let Some(&slot) = self.slot_of.get(&id) {
+                self.slots[slot] = Some((id, frame));
+                slot as i32
+            } else {
+                missing.push(id);
+                continue;
+            };
+            self.set_entry(id, entry);
+        }
+        if missing.is_empty() {
+            self.finish_copies();
+            return Ok(0);
+        }
+        let free = self.slots_free(frame);
+        if free < missing.len() {
+            self.grow(self.slots.len() - free + missing.len())?;
+        }
+        let mut no_room = 0;
+        for id in missing {
+            match self.take_slot(frame) {
+                Some(slot) => {
+                    if let Some((old, _)) = self.slots[slot] {
+                        self.slot_of.remove(&old);
+                        self.set_entry(old, LIGHT_TABLE_COARSE);
+                    }
+                    self.slots[slot] = Some((id, frame));
+                    self.slot_of.insert(id, slot);
+                    self.copies.push(slot);
+                    self.set_entry(id, slot as i32);
+                }
+                None => {
+                    no_room += 1;
+                    self.set_entry(id, LIGHT_TABLE_COARSE);
+                }
+            }
+        }
+        self.finish_copies();
+        Ok(no_room)
+    }
+
+    fn slots_free(&self, frame: u64) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| !s.is_some_and(|(_, f)| f >= frame))
+            .count()
+    }
+
+    /// A slot no page of `frame` holds: an empty one, else the least recently wanted.
+    fn take_slot(&self, frame: u64) -> Option<usize> {
+        if let Some(i) = self.slots.iter().position(Option::is_none) {
+            return Some(i);
+        }
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.map(|(_, f)| (f, i)))
+            .filter(|&(f, _)| f < frame)
+            .min()
+            .map(|(_, i)| i)
+    }
+
+    /// Grows the atlas to hold at least `needed` slots (as far as its most bytes and the
+    /// device's largest image allow); every held slot is copied again.
+    fn grow(&mut self, needed: usize) -> Result<()> {
+        let ps = u64::from(self.desc.page_size);
+        let max_side = u64::from(self.gpu.info().max_image_dimension_2d) / ps;
+        let max_slots = (self.max_bytes / (ps * ps * 4)).clamp(1, max_side * max_side);
+        let (mut cols, mut rows) = (u64::from(self.cols), u64::from(self.rows));
+        while ((cols * rows) as usize) < needed && cols * rows < max_slots {
+            if cols == rows {
+                cols = (cols * 2).min(max_side);
+            } else {
+                rows = (rows * 2).min(max_side);
+            }
+            if cols * rows > max_slots {
+                rows = (max_slots / cols).max(1);
+                break;
+            }
+        }
+        let (cols, rows) = (cols as u32, rows as u32);
+        if cols * rows <= self.cols * self.rows {
+            return Ok(());
+        }
+        self.image = atlas_image(&self.gpu, &self.desc, cols, rows)?;
+        self.cols = cols;
+        self.rows = rows;
+        self.slots.resize((cols * rows) as usize, None);
+        self.copies = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.map(|_| i))
+            .collect();
+        // Slot numbers stay (the table holds them): only where they lie moved, with the width.
+        Ok(())
+    }
+
+    fn set_entry(&mut self, id: PageId, entry: i32) {
+        let i = (id.y * self.desc.pages_x() + id.x) as usize;
+        if self.table[i] != entry {
+            self.table[i] = entry;
+            self.generation += 1;
+        }
+    }
+
+    fn finish_copies(&mut self) {
+        self.copies.sort_unstable();
+        self.copies.dedup();
+    }
+
+    /// Records the copies noted by [`Self::update`] from `field`'s pages into their slots.
+    pub fn record_copies<'a>(&'a self, rec: &mut Recorder<'a>, field: &'a Field) {
+        let ps = self.desc.page_size as i32;
+        for &slot in &self.copies {
+            let Some((id, _)) = self.slots[slot] else {
+                continue;
+            };
+            let Some(src) = field.visible_image(id) else {
+                continue;
+            };
+            let r = self.desc.page_rect(id);
+            let at = [
+                (slot as u32 % self.cols) as i32 * ps,
+                (slot as u32 / self.cols) as i32 * ps,
+            ];
+            let size = [r.width() as u32, r.height() as u32];
+            rec.copy_image_regions(src, &self.image, &[([0, 0], at, size)]);
+        }
+        self.copies_recorded.set(true);
+    }
+}
+
+/// An r32f image of `cols` x `rows` page-sized slots.
+fn atlas_image(gpu: &Arc<Gpu>, desc: &DocumentDesc, cols: u32, rows: u32) -> Result<Image> {
+    let ps = desc.page_size;
+    Image::new(
+        gpu,
+        "light atlas",
+        ImageDesc::new_2d(vk::Format::R32_SFLOAT, [cols * ps, rows * ps])
+            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
+    )
+}
