@@ -108,6 +108,12 @@ fn quantities(r: &Report) -> Vec<Quantity> {
             f.mean_spread,
         ));
         q.push((format!("{} gpu_draw_ms", f.name), f.gpu_draw_ms, false, 0.0));
+        q.push((
+            format!("{} gpu_shade_ms", f.name),
+            f.gpu_shade_ms,
+            false,
+            0.0,
+        ));
     }
     if let Some(p) = &r.paging {
         q.push(("paging page_in_gb_s".into(), p.page_in_gb_s, true, 0.0));

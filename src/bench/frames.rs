@@ -127,6 +127,7 @@ pub(super) fn measure(
             gpu_brush_ms: mean(&log.brush_gpu_ms),
             gpu_tile_bounds_ms: mean(&log.bounds_gpu_ms),
             gpu_draw_ms: mean(&log.draw_gpu_ms),
+            gpu_shade_ms: mean(&log.shade_gpu_ms),
             cpu_prepare_ms: mean(&log.prepare_cpu_ms),
             pump_wall_ms: mean(&log.pump_ms),
             refresh_wall_ms: mean(&log.refresh_ms),
@@ -138,9 +139,9 @@ pub(super) fn measure(
             },
         };
         eprintln!(
-            "{}: {}x{} at {}x{}, r{} Jordan painting: {:.2} ms mean, {:.2} p99 ({:.0} fps); GPU draw {:.2}, tile bounds {:.2}, brush {:.2}; CPU prepare {:.2}",
+            "{}: {}x{} at {}x{}, r{} Jordan painting: {:.2} ms mean, {:.2} p99 ({:.0} fps); GPU draw {:.2}, shading {:.2}, tile bounds {:.2}, brush {:.2}; CPU prepare {:.2}",
             r.name, desc.width, desc.height, c.image[0], c.image[1], c.radius, r.mean_ms, r.p99_ms, r.fps,
-            r.gpu_draw_ms, r.gpu_tile_bounds_ms, r.gpu_brush_ms, r.cpu_prepare_ms
+            r.gpu_draw_ms, r.gpu_shade_ms, r.gpu_tile_bounds_ms, r.gpu_brush_ms, r.cpu_prepare_ms
         );
         out.push(r);
     }

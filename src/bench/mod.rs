@@ -301,6 +301,9 @@ pub struct FrameResult {
     pub gpu_brush_ms: f64,
     pub gpu_tile_bounds_ms: f64,
     pub gpu_draw_ms: f64,
+    /// The shading pass (0 in reports made before it existed).
+    #[serde(default)]
+    pub gpu_shade_ms: f64,
     pub cpu_prepare_ms: f64,
     pub pump_wall_ms: f64,
     pub refresh_wall_ms: f64,

@@ -145,15 +145,15 @@ pub fn markdown(r: &Report) -> String {
 
     if let Some(frames) = &r.frames {
         let _ = writeln!(o, "\n## Editor frames while a brush paints\n");
-        let _ = writeln!(o, "| terrain | image | brush | frame mean / p99 ms | fps | GPU draw | GPU tile bounds | GPU brush | CPU LOD + draw prep | pump (wall) | bounds refresh (wall) | triangles | per covered pixel |");
+        let _ = writeln!(o, "| terrain | image | brush | frame mean / p99 ms | fps | GPU draw | GPU shading | GPU tile bounds | GPU brush | CPU LOD + draw prep | pump (wall) | bounds refresh (wall) | triangles | per covered pixel |");
         let _ = writeln!(
             o,
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for f in frames {
             let _ = writeln!(
                 o,
-                "| {}² ({}) | {}×{} | r{} {}, {}/frame | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {}² ({}) | {}×{} | r{} {}, {}/frame | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 f.terrain[0],
                 f.journal,
                 f.image[0],
@@ -165,6 +165,7 @@ pub fn markdown(r: &Report) -> String {
                 num(f.p99_ms),
                 num(f.fps),
                 num(f.gpu_draw_ms),
+                num(f.gpu_shade_ms),
                 num(f.gpu_tile_bounds_ms),
                 num(f.gpu_brush_ms),
                 num(f.cpu_prepare_ms),

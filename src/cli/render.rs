@@ -348,12 +348,13 @@ fn print_frames(a: &RenderArgs, terrain: &Document, size: [u32; 2], log: &FrameL
     let (bm, bp) = mean_p99(&log.brush_gpu_ms);
     let (lm, _) = mean_p99(&log.bounds_gpu_ms);
     let (dm, dp) = mean_p99(&log.draw_gpu_ms);
+    let (sm, _) = mean_p99(&log.shade_gpu_ms);
     let (pm, _) = mean_p99(&log.prepare_cpu_ms);
     let (tm, _) = mean_p99(&log.triangles_per_pixel);
     let (pump, _) = mean_p99(&log.pump_ms);
     let (refresh, _) = mean_p99(&log.refresh_ms);
     println!(
-        "{} frames of {}x{} at {}x{}: frame {fm:.3} ms mean, {fp:.3} ms p99 ({:.0} fps); GPU per frame: brush {bm:.3} ms (p99 {bp:.3}), tile bounds {lm:.3} ms, draw {dm:.3} ms (p99 {dp:.3}); CPU LOD selection and draw preparation {pm:.3} ms; wall: brush pump {pump:.3} ms, tile-bounds refresh {refresh:.3} ms; {tm:.2} triangles per covered pixel; {} instances painted",
+        "{} frames of {}x{} at {}x{}: frame {fm:.3} ms mean, {fp:.3} ms p99 ({:.0} fps); GPU per frame: brush {bm:.3} ms (p99 {bp:.3}), tile bounds {lm:.3} ms, draw {dm:.3} ms (p99 {dp:.3}), shading {sm:.3} ms; CPU LOD selection and draw preparation {pm:.3} ms; wall: brush pump {pump:.3} ms, tile-bounds refresh {refresh:.3} ms; {tm:.2} triangles per covered pixel; {} instances painted",
         a.frames,
         desc.width,
         desc.height,

@@ -1266,6 +1266,7 @@ impl Editor {
     /// brush follows it).
     fn take_results(&mut self, done: &FrameResults) {
         self.ui.profile.draw_gpu_ms = done.gpu_ms("terrain draw");
+        self.ui.profile.shade_gpu_ms = done.gpu_ms("shade");
         self.ui.profile.ui_gpu_ms = done.gpu_ms("ui");
         self.ui.profile.bounds_gpu_ms = done.stats.bounds_gpu_ms;
         self.ui.profile.stats = done.stats.clone();

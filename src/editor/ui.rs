@@ -65,6 +65,7 @@ pub struct Profile {
     pub copy_gpu_ms: f64,
     pub bounds_gpu_ms: f64,
     pub draw_gpu_ms: f64,
+    pub shade_gpu_ms: f64,
     pub ui_gpu_ms: f64,
     pub instances_per_s: f64,
     pub queue_len: usize,
@@ -515,6 +516,7 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 ui.text(format!("  page copies      {:8.3}", p.copy_gpu_ms));
                 ui.text(format!("  LOD reduction    {:8.3}", p.bounds_gpu_ms));
                 ui.text(format!("  terrain draw     {:8.3}", p.draw_gpu_ms));
+                ui.text(format!("  shading          {:8.3}", p.shade_gpu_ms));
                 ui.text(format!("  UI               {:8.3}", p.ui_gpu_ms));
             } else {
                 ui.text("this queue has no timestamps");

@@ -71,6 +71,8 @@ pub struct FrameLog {
     pub brush_gpu_ms: Vec<f64>,
     pub bounds_gpu_ms: Vec<f64>,
     pub draw_gpu_ms: Vec<f64>,
+    /// The shading pass (deferred: every pixel from the G-buffer), ms.
+    pub shade_gpu_ms: Vec<f64>,
     pub triangles: Vec<u64>,
     /// Triangles per covered pixel (covered pixels counted on the GPU each frame).
     pub triangles_per_pixel: Vec<f64>,
@@ -146,6 +148,7 @@ pub fn run_frames<W: FrameWork>(
         if retired >= warmup {
             log.bounds_gpu_ms.push(done.stats.bounds_gpu_ms);
             log.draw_gpu_ms.push(done.gpu_ms("terrain draw"));
+            log.shade_gpu_ms.push(done.gpu_ms("shade"));
             log.triangles.push(done.stats.triangles);
             log.triangles_per_pixel
                 .push(done.stats.triangles as f64 / done.covered_pixels.max(1) as f64);
