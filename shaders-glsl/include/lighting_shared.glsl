@@ -1,4 +1,5 @@
-// The lighting field (render::lighting): push constants of render/lighting.comp, mirrored in
+// The lighting field (render::lighting): push constants of render/lighting.comp and
+// render/light_gather.comp, mirrored in
 // src/render/lighting.rs (tests/shared_layout.rs checks every offset), and the packing of a
 // texel: round(sun x LIGHT_LEVELS) + 1024 x round(ao x LIGHT_LEVELS), an integer below 2^20
 // held exactly by an r32f texel.
@@ -7,20 +8,23 @@
 
 struct LightPush {
     ivec2 origin;        // first texel of the page
-    ivec2 size;          // its texels (edge pages are smaller)
+    ivec2 first;         // page-local first texel of the region lit
+    ivec2 size;          // texels of the region lit (inside the page)
     ivec2 doc;           // document size
+    ivec2 coarse_size;   // texels of the height's coarse level
+    vec2 sun_dir;        // towards the sun in texel space (x: column, y: row), unit length
     int side;            // page size
     uint present;        // bit (dy + 1) * 3 + (dx + 1): that neighbour has an image
-    vec2 sun_dir;        // towards the sun in texel space (x: column, y: row), unit length
     float tan_lo;        // horizon tangent at which the sun starts to set (visibility 1 below)
     float tan_hi;        // and is gone (visibility 0 above)
     float vertical_scale;
     float flat_height;   // where a neighbour has no image
     float height_min;    // r16 range
     float height_range;
-    float top;           // highest world height of the document: the march's early exit
     int max_dist;        // LIGHT_MAX_DIST
-    ivec2 coarse_size;   // texels of the height's coarse level
+    int unused;
+    ivec2 gather_first;  // document texel of the gathered heights' first texel
+    ivec2 gather_size;   // texels gathered (inside the page and its neighbours)
 };
 
 // Sun visibility and occlusion of a packed texel.

@@ -20,10 +20,10 @@
 //!   and commits them as one undo step when its last wave has run.
 
 use super::error::{BrushError, Result};
-use super::flights::Submitter;
 use super::shared::{BrushInstance, BrushPass, SmoothPass};
 use super::stamp::Stamp;
 use super::{instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType};
+use crate::gpu::Submitter;
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
     GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource,
@@ -391,7 +391,7 @@ impl BrushEngine {
         let detached = self.submitter.detached;
         let finished = self.submitter.collect()?;
         if detached {
-            report.gpu_ns = finished.wave_ns;
+            report.gpu_ns = finished.work_ns;
             self.copy_ns += finished.copy_ns;
         }
         let mut per_unit_ns: Option<f64> = if detached {

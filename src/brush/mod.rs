@@ -6,7 +6,6 @@
 
 pub mod cpu;
 pub mod error;
-mod flights;
 pub mod gpu;
 pub mod journal;
 pub mod shared;

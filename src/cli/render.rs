@@ -111,6 +111,10 @@ pub struct RenderArgs {
     /// GPU budget for brush work per frame, ms (default: apply everything each frame).
     #[arg(long)]
     budget_ms: Option<f64>,
+    /// GPU time per timed frame for relighting the strips far from the frame's edits, ms (the
+    /// texels near them are relit at once).
+    #[arg(long, default_value_t = crate::render::lighting::DEFAULT_BUDGET_MS)]
+    light_budget_ms: f64,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
     /// Write a timeline trace of the timed frames (Chrome trace-event JSON: CPU phases per
@@ -162,9 +166,10 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         let t0 = std::time::Instant::now();
         let s = lighting.update(&mut terrain.store, &light, None)?;
         println!(
-            "lighting: {} pages in {:.1} ms (sun {}, {})",
+            "lighting: {} pages in {:.1} ms, GPU {:.2} ms (sun {}, {})",
             s.pages,
             t0.elapsed().as_secs_f64() * 1e3,
+            s.gpu_ms,
             a.sun.azimuth,
             a.sun.elevation
         );
@@ -177,12 +182,16 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         if a.trace.is_some() {
             crate::gpu::start_trace(&gpu)?;
         }
+        // Frames are in flight: the lighting's submissions are not waited for either.
+        lighting.set_detached(true);
+        let mut work = WithLighting {
+            work: PaintLoop::new(&mut terrain, paint.as_ref()),
+            lighting: (!a.no_lighting).then_some((&mut lighting, light)),
+            budget_ms: Some(a.light_budget_ms),
+            log: Vec::new(),
+        };
         let log = run_frames(
-            &mut WithLighting {
-                work: PaintLoop::new(&mut terrain, paint.as_ref()),
-                lighting: (!a.no_lighting).then_some((&mut lighting, light)),
-                max_pages: None,
-            },
+            &mut work,
             &mut renderer,
             &mut target,
             &camera,
@@ -190,10 +199,18 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             10,
             a.frames,
         )?;
+        let light_log = std::mem::take(&mut work.log);
+        drop(work);
         if let Some(t) = &a.trace {
             super::write_trace(t)?;
         }
         print_frames(a, &terrain, size, &log);
+        if !a.no_lighting {
+            print_lighting(&light_log, a.frames);
+            // The final image shows the lighting caught up.
+            lighting.set_detached(false);
+            lighting.update(&mut terrain.store, &light, None)?;
+        }
     }
     if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
         // The triangle budget needs a covered-pixel count: one frame measures it.
@@ -362,6 +379,22 @@ fn print_frames(a: &RenderArgs, terrain: &Document, size: [u32; 2], log: &FrameL
         size[1],
         1e3 / fm,
         log.instances_applied
+    );
+}
+
+/// The `--frames` lighting line: per timed frame (the last `frames` updates), the lighting's
+/// GPU time, the texels relit near edits and the strip pages relit, and what still waited.
+fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
+    let timed = &log[log.len().saturating_sub(frames)..];
+    let n = timed.len().max(1) as f64;
+    let gpu: f64 = timed.iter().map(|s| s.gpu_ms).sum::<f64>() / n;
+    let near: f64 = timed.iter().map(|s| s.near_texels as f64).sum::<f64>() / n;
+    let pages: f64 = timed.iter().map(|s| s.pages as f64).sum::<f64>() / n;
+    let most = timed.iter().map(|s| s.pending).max().unwrap_or(0);
+    let last = timed.last().map_or(0, |s| s.pending);
+    println!(
+        "lighting per frame: GPU {gpu:.3} ms, {:.2} Mtexels near edits, {pages:.2} strip pages; pages waiting: at most {most}, {last} after the last frame",
+        near * 1e-6
     );
 }
 

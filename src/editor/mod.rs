@@ -216,10 +216,9 @@ struct Editor {
     imgui: imgui::Context,
     platform: imgui_winit_support::WinitPlatform,
     renderer: TerrainRenderer,
-    /// Keeps the lighting field (shadows, occlusion) up to date, a few pages a frame.
+    /// Keeps the lighting field (shadows, occlusion) up to date: near edits at once, the
+    /// strips farther away within the View panel's shadow budget.
     lighting: Lighting,
-    /// Pages the lighting may relight this frame (adapted to the brush budget).
-    light_pages: usize,
     presenter: Presenter,
     session: Session,
     shot_buffer: Option<Buffer>,
@@ -331,6 +330,7 @@ impl Editor {
                 ..ViewSettings::default()
             },
             budget_ms: 6.0,
+            light_budget_ms: crate::render::lighting::DEFAULT_BUDGET_MS as f32,
             pressure_gamma: 1.0,
             vsync: true,
             fly: false,
@@ -385,7 +385,6 @@ impl Editor {
             frames: 0,
             idle_since: None,
             lighting: Lighting::new(&gpu, desc.format)?,
-            light_pages: 1,
             screenshot: options.screenshot.clone(),
             trace_out: options.trace.clone(),
             quit: options.quit,
@@ -1319,8 +1318,8 @@ impl Editor {
         Ok(())
     }
 
-    /// Relights up to `light_pages` pages (the pages around edits first): as many as fit in
-    /// the brush budget by the last frame's cost per page, at least one.
+    /// Relights the texels near this frame's edits, then the strips farther away within the
+    /// shadow budget (submissions left running: frames are in flight).
     fn relight(&mut self) -> Result<()> {
         let Some(sun) = self.ui.view.sun else {
             return Ok(());
@@ -1329,17 +1328,12 @@ impl Editor {
             sun,
             vertical_scale: self.ui.view.vertical_scale,
         };
-        let t0 = Instant::now();
-        let s = self.lighting.update(
+        self.lighting.set_detached(true);
+        self.ui.profile.light = self.lighting.update(
             &mut self.session.doc.store,
             &settings,
-            Some(self.light_pages),
+            Some(f64::from(self.ui.light_budget_ms)),
         )?;
-        if s.pages > 0 {
-            let per_page = t0.elapsed().as_secs_f64() * 1e3 / s.pages as f64;
-            let fit = f64::from(self.ui.budget_ms) / per_page.max(1e-3);
-            self.light_pages = (fit as usize).clamp(1, 64);
-        }
         Ok(())
     }
 

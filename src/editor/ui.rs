@@ -66,6 +66,8 @@ pub struct Profile {
     pub bounds_gpu_ms: f64,
     pub draw_gpu_ms: f64,
     pub shade_gpu_ms: f64,
+    /// The last lighting update (its GPU time: submissions that finished since the one before).
+    pub light: crate::render::lighting::LightStats,
     pub ui_gpu_ms: f64,
     pub instances_per_s: f64,
     pub queue_len: usize,
@@ -105,6 +107,9 @@ pub struct UiState {
     pub brush: BrushSettings,
     pub view: ViewSettings,
     pub budget_ms: f32,
+    /// GPU time per frame for relighting the strips far from an edit (the texels near one are
+    /// relit at once), ms.
+    pub light_budget_ms: f32,
     /// Pen pressure curve: pressure = force^gamma (1: linear; above 1: softer at light touch).
     pub pressure_gamma: f32,
     pub vsync: bool,
@@ -430,6 +435,7 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 .display_format("%.2e")
                 .build(&mut v.fog);
             log_slider(ui, "brush budget (ms)", 0.25, 50.0, &mut s.budget_ms);
+            log_slider(ui, "shadow budget (ms)", 0.1, 20.0, &mut s.light_budget_ms);
             log_slider(
                 ui,
                 "pressure curve (gamma)",
@@ -517,6 +523,7 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 ui.text(format!("  LOD reduction    {:8.3}", p.bounds_gpu_ms));
                 ui.text(format!("  terrain draw     {:8.3}", p.draw_gpu_ms));
                 ui.text(format!("  shading          {:8.3}", p.shade_gpu_ms));
+                ui.text(format!("  shadows          {:8.3}", p.light.gpu_ms));
                 ui.text(format!("  UI               {:8.3}", p.ui_gpu_ms));
             } else {
                 ui.text("this queue has no timestamps");

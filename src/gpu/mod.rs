@@ -11,6 +11,7 @@ pub mod command;
 pub mod context;
 pub mod debug;
 pub mod error;
+pub mod flights;
 pub mod graphics;
 pub mod image;
 pub mod pipeline;
@@ -25,6 +26,7 @@ pub use capture::Capture;
 pub use command::{InFlight, Pass, Recorder};
 pub use context::{list_devices, DeviceInfo, DeviceSummary, Gpu, GpuOptions};
 pub use error::{GpuError, Result};
+pub use flights::{Finished, Submitter};
 pub use gpu_allocator::MemoryLocation;
 pub use graphics::{
     Bound, ComputePipeline, DescriptorKind, GraphicsDesc, GraphicsPipeline, LayoutBinding,

@@ -23,7 +23,7 @@ use super::history::{History, DEFAULT_UNDO_BUDGET};
 use super::page::GpuPage;
 use super::residency::{Budgets, MemoryReport, Residency, Version};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, Recorder};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -52,8 +52,15 @@ pub struct Field {
     changes: BTreeMap<PageId, u64>,
     /// Epoch of each page's last change of values.
     value_changes: BTreeMap<PageId, u64>,
+    /// Where values changed, oldest first: (epoch, page, page-local rectangle); at most
+    /// [`RECT_LOG`] entries, older ones dropped (up to epoch `rects_dropped_through`).
+    value_rects: VecDeque<(u64, PageId, Rect)>,
+    rects_dropped_through: u64,
     epoch: u64,
 }
+
+/// Most entries of a field's log of changed rectangles ([`Field::value_rects_since`]).
+pub const RECT_LOG: usize = 4096;
 
 impl Field {
     /// A flat field at value `flat` (quantized to the format).
@@ -82,6 +89,8 @@ impl Field {
             places,
             changes: BTreeMap::new(),
             value_changes: BTreeMap::new(),
+            value_rects: VecDeque::new(),
+            rects_dropped_through: 0,
             epoch: 0,
         })
     }
@@ -408,13 +417,28 @@ impl Field {
         if let Some(c) = &mut self.coarse {
             c.note(ids.iter().copied());
         }
-        self.mark_values(&ids);
+        let whole: Vec<(PageId, Rect)> = ids
+            .iter()
+            .map(|&id| {
+                let r = self.desc.page_rect(id);
+                (id, Rect::new(0, 0, r.width(), r.height()))
+            })
+            .collect();
+        self.mark_values(&ids, &whole);
         self.mark_moved(ids);
     }
 
-    fn mark_values(&mut self, ids: &[PageId]) {
+    /// Notes the values of pages `ids` changed, inside the page-local `rects`.
+    fn mark_values(&mut self, ids: &[PageId], rects: &[(PageId, Rect)]) {
+        let epoch = self.epoch + 1;
         for &id in ids {
-            self.value_changes.insert(id, self.epoch + 1);
+            self.value_changes.insert(id, epoch);
+        }
+        self.value_rects
+            .extend(rects.iter().map(|&(id, r)| (epoch, id, r)));
+        while self.value_rects.len() > RECT_LOG {
+            let (e, _, _) = self.value_rects.pop_front().expect("longer than the log");
+            self.rects_dropped_through = e;
         }
     }
 
@@ -424,7 +448,7 @@ impl Field {
         if let Some(c) = &mut self.coarse {
             c.note_rects(rects);
         }
-        self.mark_values(&ids);
+        self.mark_values(&ids, rects);
         self.mark_moved(ids);
     }
 
@@ -516,6 +540,22 @@ impl Field {
             .filter(|(_, &e)| e > seen)
             .map(|(&id, _)| id)
             .collect()
+    }
+
+    /// Where values changed after epoch `seen`: page-local rectangles (a page may appear more
+    /// than once); None when the log no longer reaches back that far (then every page of
+    /// [`Self::values_changed_since`] counts as changed whole).
+    pub fn value_rects_since(&self, seen: u64) -> Option<Vec<(PageId, Rect)>> {
+        if seen < self.rects_dropped_through {
+            return None;
+        }
+        let first = self.value_rects.partition_point(|&(e, _, _)| e <= seen);
+        Some(
+            self.value_rects
+                .range(first..)
+                .map(|&(_, id, r)| (id, r))
+                .collect(),
+        )
     }
 
     /// Whether page `id` can be drawn now: flat (no memory: it reads as [`Self::flat`]), or its

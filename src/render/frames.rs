@@ -26,16 +26,18 @@ pub trait FrameWork {
     fn done(&self) -> usize;
 }
 
-/// Frame work followed, when `lighting` is given, by a lighting update each frame (up to
-/// `max_pages` pages lit: the editor's order of work), so timed frames pay for keeping shadows
-/// and occlusion live.
+/// Frame work followed, when `lighting` is given, by a lighting update each frame (the texels
+/// near the frame's edits, then the strips farther away within `budget_ms` of GPU time: the
+/// editor's order of work), so timed frames pay for keeping shadows and occlusion live. `log`
+/// gets each update's figures.
 pub struct WithLighting<'l, W> {
     pub work: W,
     pub lighting: Option<(
         &'l mut super::lighting::Lighting,
         super::lighting::LightSettings,
     )>,
-    pub max_pages: Option<usize>,
+    pub budget_ms: Option<f64>,
+    pub log: Vec<super::lighting::LightStats>,
 }
 
 impl<W: FrameWork> FrameWork for WithLighting<'_, W> {
@@ -48,7 +50,8 @@ impl<W: FrameWork> FrameWork for WithLighting<'_, W> {
     fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error> {
         let ms = self.work.before_frame(frame)?;
         if let Some((lighting, settings)) = &mut self.lighting {
-            lighting.update(self.work.store(), settings, self.max_pages)?;
+            let stats = lighting.update(self.work.store(), settings, self.budget_ms)?;
+            self.log.push(stats);
         }
         Ok(ms)
     }

@@ -1,7 +1,9 @@
 //! Sun shadows and ambient occlusion from the heights, in a derived field of the page store
 //! ([`FIELD`], r32f, no undo) that the renderer reads per vertex: a page's texels are computed
 //! on the GPU (`render/lighting.comp`) from the height pages around it and the height's coarse
-//! level; [`light_texel`] is the CPU twin.
+//! level; [`light_texel`] is the CPU twin. The world heights a job's taps reach are first
+//! gathered from the nine pages into one image (`render/light_gather.comp`, [`gather_rect`]),
+//! so that a tap reads one image instead of choosing among nine.
 //!
 //! **Why a field, not shadow maps.** The shadows come from the heights themselves: per texel a
 //! march toward the sun finds the highest horizon, at full resolution over the page and its
@@ -25,13 +27,14 @@
 
 use crate::gpu::{
     shaders, vk, Access, BindingKind, ComputeKernel, Gpu, Image, ImageDesc, Recorder, Resource,
+    Submitter,
 };
-use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, NEIGHBOURHOOD};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect, NEIGHBOURHOOD};
 use crate::pages::{coarse, Field, PageError, PageStore, HEIGHT};
 use crate::shared_constants as k;
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 type Result<T, E = PageError> = std::result::Result<T, E>;
@@ -49,6 +52,9 @@ const LEVELS: u32 = k::LIGHT_LEVELS;
 pub const LIT: f32 = (LEVELS + 1024 * LEVELS) as f32;
 /// Pages lit per submission (each binds its own set).
 const PAGES_PER_SUBMIT: usize = 16;
+/// GPU time per frame the editor and the frame loops give the strips far from an edit (and a
+/// new sun's relighting) unless told otherwise, ms: the texels near an edit are lit at once.
+pub const DEFAULT_BUDGET_MS: f64 = 0.75;
 
 /// Where the sun is: azimuth clockwise from north (north: decreasing rows, east: increasing
 /// columns) and elevation above the horizon, degrees.
@@ -121,61 +127,111 @@ pub struct LightSettings {
     pub vertical_scale: f32,
 }
 
-/// Push constants of `render/lighting.comp` (`lighting_shared.glsl`).
+/// Push constants of `render/lighting.comp` and `render/light_gather.comp`
+/// (`lighting_shared.glsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct LightPush {
+    /// First texel of the page.
     pub origin: [i32; 2],
+    /// Page-local first texel of the region lit, and its texels (inside the page).
+    pub first: [i32; 2],
     pub size: [i32; 2],
     pub doc: [i32; 2],
+    pub coarse_size: [i32; 2],
+    pub sun_dir: [f32; 2],
     pub side: i32,
     pub present: u32,
-    pub sun_dir: [f32; 2],
     pub tan_lo: f32,
     pub tan_hi: f32,
     pub vertical_scale: f32,
     pub flat_height: f32,
     pub height_min: f32,
     pub height_range: f32,
-    pub top: f32,
     pub max_dist: i32,
-    pub coarse_size: [i32; 2],
+    pub unused: i32,
+    /// Document texel of the gathered heights' first texel, and the texels gathered.
+    pub gather_first: [i32; 2],
+    pub gather_size: [i32; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<LightPush>() == 80);
+const _: () = assert!(std::mem::size_of::<LightPush>() == 104);
 
 impl LightPush {
-    /// The push constants of page `id` (its neighbours' bits left clear), `top` the document's
-    /// highest height.
-    pub fn of(
-        desc: &DocumentDesc,
-        settings: &LightSettings,
-        id: PageId,
-        flat: f32,
-        top: f32,
-    ) -> Self {
+    /// The push constants lighting page `id` whole (its neighbours' bits left clear; narrow
+    /// the region with [`Self::region`]).
+    pub fn of(desc: &DocumentDesc, settings: &LightSettings, id: PageId, flat: f32) -> Self {
         let r = desc.page_rect(id);
         let el = settings.sun.elevation;
         let tan = |deg: f32| deg.clamp(0.0, 89.9).to_radians().tan();
         let [cw, ch] = coarse::size_of(desc);
         Self {
             origin: [r.x0, r.y0],
+            first: [0, 0],
             size: [r.width(), r.height()],
             doc: [desc.width as i32, desc.height as i32],
+            coarse_size: [cw as i32, ch as i32],
+            sun_dir: settings.sun.dir(),
             side: desc.page_size as i32,
             present: 0,
-            sun_dir: settings.sun.dir(),
             tan_lo: tan(el - SPREAD_DEG),
             tan_hi: tan(el + SPREAD_DEG),
             vertical_scale: settings.vertical_scale,
             flat_height: flat,
             height_min: desc.height_min,
             height_range: desc.height_range(),
-            top: top * settings.vertical_scale,
             max_dist: MAX_DIST,
-            coarse_size: [cw as i32, ch as i32],
+            unused: 0,
+            gather_first: [0, 0],
+            gather_size: [0, 0],
         }
     }
+
+    /// Lights only the page-local rectangle `local` of the page, gathering the heights of
+    /// `gather` (document texels, [`gather_rect`]).
+    pub fn region(self, local: Rect, gather: Rect) -> Self {
+        Self {
+            first: [local.x0, local.y0],
+            size: [local.width(), local.height()],
+            gather_first: [gather.x0, gather.y0],
+            gather_size: [gather.width(), gather.height()],
+            ..self
+        }
+    }
+}
+
+/// The document texels whose heights lighting the page-local rectangle `local` of page `id`
+/// reads at full resolution: the occlusion horizons around it, and the bounding box of its
+/// sweep toward the sun (taps rounded to the nearest texel, a texel of margin); inside the page
+/// and its eight neighbours and the document. At most three pages square.
+pub fn gather_rect(desc: &DocumentDesc, sun_dir: [f32; 2], id: PageId, local: Rect) -> Rect {
+    let page = desc.page_rect(id);
+    let side = desc.page_size as i32;
+    let r = local.translate(page.x0, page.y0);
+    let reach = 3.0 * side as f32;
+    let (ex, ey) = (sun_dir[0] * reach, sun_dir[1] * reach);
+    let swept = Rect::new(
+        r.x0 + (ex.min(0.0).floor() as i32) - 1,
+        r.y0 + (ey.min(0.0).floor() as i32) - 1,
+        r.x1 + (ex.max(0.0).ceil() as i32) + 1,
+        r.y1 + (ey.max(0.0).ceil() as i32) + 1,
+    );
+    let horizons = Rect::new(
+        r.x0 - AO_RADIUS,
+        r.y0 - AO_RADIUS,
+        r.x1 + AO_RADIUS,
+        r.y1 + AO_RADIUS,
+    );
+    let around = Rect::new(
+        page.x0 - side,
+        page.y0 - side,
+        page.x1 + side,
+        page.y1 + side,
+    );
+    swept
+        .union(&horizons)
+        .intersect(&around)
+        .intersect(&Rect::new(0, 0, desc.width as i32, desc.height as i32))
 }
 
 /// The packed texel of sun visibility `sun` and occlusion `ao` (both 0..1).
@@ -193,11 +249,13 @@ pub fn unpack(v: f32) -> (f32, f32) {
     )
 }
 
-/// The CPU twin of `lighting_body.glsl` for texel (x, y) of the page `p` describes: `height`
-/// gives the (decoded) height of a texel of the page or its neighbours, `block_sum` the summed
-/// heights of a coarse block (clamped into the level by the caller's indices).
+/// The CPU twin of `lighting_body.glsl` for texel (x, y) of the page `p` describes, `top` the
+/// document's highest world height (height x vertical scale): `height` gives the (decoded)
+/// height of a texel of the page or its neighbours, `block_sum` the summed heights of a coarse
+/// block (clamped into the level by the caller's indices).
 pub fn light_texel(
     p: &LightPush,
+    top: f32,
     height: &impl Fn(i32, i32) -> f32,
     block_sum: &impl Fn(i32, i32) -> f32,
     x: i32,
@@ -227,9 +285,9 @@ pub fn light_texel(
         let b = mean(ix + 1, iy);
         let e = mean(ix, iy + 1);
         let g = mean(ix + 1, iy + 1);
-        let top = a + tx * (b - a);
-        let bottom = e + tx * (g - e);
-        top + ty * (bottom - top)
+        let north = a + tx * (b - a);
+        let south = e + tx * (g - e);
+        north + ty * (south - north)
     };
     let b0 = world(x, y);
     // Sun.
@@ -248,7 +306,9 @@ pub fn light_texel(
             coarse_at(qx, qy)
         };
         tmax = tmax.max((h - b0) / d as f32);
-        if (p.top - b0) / d as f32 <= p.tan_lo {
+        // Exits that leave the result as it is: the sun has set; or nothing farther can rise
+        // above the penumbra's lower edge or the horizon found.
+        if tmax >= p.tan_hi || (top - b0) / d as f32 <= p.tan_lo.max(tmax) {
             break;
         }
         d += if d < k::LIGHT_FINE { 1 } else { d >> 4 };
@@ -293,7 +353,7 @@ pub fn light_texel(
 pub fn cpu_lighting(desc: &DocumentDesc, heights: &[f32], settings: &LightSettings) -> Vec<f32> {
     let level = coarse::dense_level(desc, heights);
     let [cw, _] = coarse::size_of(desc);
-    let top = heights.iter().copied().fold(f32::MIN, f32::max);
+    let top = heights.iter().copied().fold(f32::MIN, f32::max) * settings.vertical_scale;
     let w = desc.width as usize;
     let height = |x: i32, y: i32| heights[y as usize * w + x as usize];
     let block_sum = |cx: i32, cy: i32| level[cy as usize * cw as usize + cx as usize][2];
@@ -304,33 +364,44 @@ pub fn cpu_lighting(desc: &DocumentDesc, heights: &[f32], settings: &LightSettin
                 x: x as u32 / desc.page_size,
                 y: y as u32 / desc.page_size,
             };
-            let p = LightPush::of(desc, settings, id, 0.0, top);
-            *o = light_texel(&p, &height, &block_sum, x as i32, y as i32);
+            let p = LightPush::of(desc, settings, id, 0.0);
+            *o = light_texel(&p, top, &height, &block_sum, x as i32, y as i32);
         }
     });
     out
 }
 
-/// Pages whose lighting can depend on page `changed`: those whose sun march (toward the sun, up
-/// to [`MAX_DIST`], reading 64² block means up to a block beyond its line) or whose horizons can
-/// reach it. Conservative: a strip of pages around the line from `changed` away from the sun.
+/// Pages whose lighting can depend on page `changed` ([`affected_by_rect`] of the page).
 pub fn affected_by(desc: &DocumentDesc, sun: &Sun, changed: PageId) -> Vec<PageId> {
+    affected_by_rect(desc, sun, desc.page_rect(changed))
+}
+
+/// Pages whose lighting can depend on the heights in `changed` (document texels): those whose
+/// sun march (toward the sun, up to [`MAX_DIST`]) reads a texel of it or a 64² block mean over
+/// it, or whose horizons reach it. Conservative: a strip of pages around the line from the
+/// rectangle away from the sun.
+pub fn affected_by_rect(desc: &DocumentDesc, sun: &Sun, changed: Rect) -> Vec<PageId> {
     let ps = desc.page_size as f32;
     let [dx, dy] = sun.dir();
-    let centre = |id: PageId| ((id.x as f32 + 0.5) * ps, (id.y as f32 + 0.5) * ps);
+    let centre = |r: Rect| ((r.x0 + r.x1) as f32 * 0.5, (r.y0 + r.y1) as f32 * 0.5);
+    let half_diagonal = |r: Rect| 0.5 * (r.width() as f32).hypot(r.height() as f32);
     let (cx, cy) = centre(changed);
-    // Half-diagonals of both pages, a coarse block for the interpolation and a texel of rounding.
-    let margin = ps * std::f32::consts::SQRT_2 + 2.0 * k::COARSE_FACTOR as f32 + 2.0;
+    // Half-diagonals of the rectangle and of a page; the interpolated block means read blocks
+    // up to 1.5 blocks from the point sampled on each axis; a texel of rounding.
+    let margin = half_diagonal(changed)
+        + ps * std::f32::consts::FRAC_1_SQRT_2
+        + 1.5 * k::COARSE_FACTOR as f32 * std::f32::consts::SQRT_2
+        + 2.0;
     let reach = MAX_DIST as f32 + margin;
     let lo_x = ((cx - reach) / ps).floor().max(0.0) as u32;
     let lo_y = ((cy - reach) / ps).floor().max(0.0) as u32;
-    let hi_x = (((cx + reach) / ps).ceil() as u32).min(desc.pages_x());
-    let hi_y = (((cy + reach) / ps).ceil() as u32).min(desc.pages_y());
+    let hi_x = (((cx + reach) / ps).ceil().max(0.0) as u32).min(desc.pages_x());
+    let hi_y = (((cy + reach) / ps).ceil().max(0.0) as u32).min(desc.pages_y());
     let mut out = Vec::new();
     for y in lo_y..hi_y {
         for x in lo_x..hi_x {
             let id = PageId { x, y };
-            let (qx, qy) = centre(id);
+            let (qx, qy) = centre(desc.page_rect(id));
             let (ox, oy) = (cx - qx, cy - qy);
             let along = ox * dx + oy * dy;
             let across = (ox * dy - oy * dx).abs();
@@ -342,63 +413,111 @@ pub fn affected_by(desc: &DocumentDesc, sun: &Sun, changed: PageId) -> Vec<PageI
     out
 }
 
+/// The texels whose lighting a change of the heights in `changed` (document texels) reaches
+/// through the march's first [`k::LIGHT_FINE`] taps (every texel) or the occlusion horizons:
+/// the rectangle moved back from the sun that far, and grown by [`AO_RADIUS`]; clipped to the
+/// document. What lies farther along the strip is in [`affected_by_rect`].
+pub fn near_region(desc: &DocumentDesc, sun: &Sun, changed: Rect) -> Rect {
+    let [dx, dy] = sun.dir();
+    let fine = k::LIGHT_FINE as f32;
+    let (bx, by) = ((-dx * fine).round() as i32, (-dy * fine).round() as i32);
+    let swept = changed.union(&changed.translate(bx, by));
+    let grown = Rect::new(
+        swept.x0 - AO_RADIUS - 1,
+        swept.y0 - AO_RADIUS - 1,
+        swept.x1 + AO_RADIUS + 1,
+        swept.y1 + AO_RADIUS + 1,
+    );
+    grown.intersect(&Rect::new(0, 0, desc.width as i32, desc.height as i32))
+}
+
 /// What an update did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LightStats {
-    /// Pages lit.
+    /// Pages lit whole (strips an edit's shadows reach, everything after new settings).
     pub pages: usize,
-    /// Pages still waiting.
+    /// Texels lit near edits.
+    pub near_texels: u64,
+    /// Pages still waiting (whole or in part).
     pub pending: usize,
+    /// GPU time of the lighting's submissions that finished since the last update, ms (0
+    /// without timestamps).
+    pub gpu_ms: f64,
 }
 
 /// Keeps [`FIELD`] up to date with the height field and the [`LightSettings`].
 pub struct Lighting {
     gpu: Arc<Gpu>,
     kernel: ComputeKernel<LightPush>,
-    /// Bound for neighbours without an image (the kernel reads them as flat).
+    /// Gathers a job's world heights from the nine pages into `gathered`.
+    gather: ComputeKernel<LightPush>,
+    /// Three pages square of world heights (r32f) per job of a submission, made for the page
+    /// size in use.
+    gathered: Vec<Image>,
+    /// Bound for neighbours without an image (the gathering reads them as flat).
     dummy: Image,
     shown: Option<(LightSettings, DocumentDesc)>,
     /// The height field's epoch seen.
     seen: u64,
-    /// Pages to light: near an edit first, then the rest of the strips.
-    urgent: BTreeSet<PageId>,
+    /// Page-local rectangles to light at the next update whatever its budget: the texels near
+    /// an edit.
+    near: BTreeMap<PageId, Rect>,
+    /// Pages to light whole as budgets allow: the strips an edit's shadows reach, every page
+    /// after new settings.
     pending: BTreeSet<PageId>,
+    /// Submits (detached with frames in flight) and measures GPU time per texel.
+    submitter: Submitter,
     pub totals: LightStats,
 }
 
 impl Lighting {
     pub fn new(gpu: &Arc<Gpu>, format: HeightFormat) -> crate::gpu::Result<Self> {
-        let bindings = [BindingKind::StorageImage; 11];
-        let shader = match format {
-            HeightFormat::R32f => &shaders::RENDER_LIGHTING_COMP,
-            HeightFormat::R16 => &shaders::RENDER_LIGHTING_R16_COMP,
+        let gather = match format {
+            HeightFormat::R32f => &shaders::RENDER_LIGHT_GATHER_COMP,
+            HeightFormat::R16 => &shaders::RENDER_LIGHT_GATHER_R16_COMP,
         };
         Ok(Self {
             gpu: gpu.clone(),
-            kernel: ComputeKernel::new(gpu, shader, &bindings, &[])?,
+            kernel: ComputeKernel::new(
+                gpu,
+                &shaders::RENDER_LIGHTING_COMP,
+                &[BindingKind::StorageImage; 4],
+                &[],
+            )?,
+            gather: ComputeKernel::new(gpu, gather, &[BindingKind::StorageImage; 10], &[])?,
+            gathered: Vec::new(),
             dummy: super::TerrainRenderer::flat_placeholder(gpu, format)?,
             shown: None,
             seen: 0,
-            urgent: BTreeSet::new(),
+            near: BTreeMap::new(),
             pending: BTreeSet::new(),
+            submitter: Submitter::new(gpu),
             totals: LightStats::default(),
         })
     }
 
-    /// Pages waiting to be lit.
+    /// Pages waiting to be lit, whole or in part.
     pub fn pending(&self) -> usize {
-        self.urgent.len() + self.pending.len()
+        self.near.len() + self.pending.len()
     }
 
-    /// Notes what changed since the last call and lights up to `max_pages` of the pages waiting
-    /// (all with None): the pages around edited ones first. New settings (or a new document)
-    /// relight every page the heights can shadow or occlude; an edit, the pages whose sun march
-    /// or horizons reach it ([`affected_by`]). The result equals lighting every page afresh.
+    /// With frames in flight, leaves the lighting's submissions running instead of waiting
+    /// for them (what reads the field later follows them in queue order).
+    pub fn set_detached(&mut self, detached: bool) {
+        self.submitter.detached = detached;
+    }
+
+    /// Notes what changed since the last call and lights: the texels near edits
+    /// ([`near_region`]) always, then pages waiting whole (the strips an edit's shadows reach,
+    /// [`affected_by_rect`]; every page the heights can shadow or occlude after new settings or
+    /// a new document) while their estimated GPU time fits `budget_ms` with the near texels'
+    /// (all with None; at least one page when there is nothing near). The result equals
+    /// lighting every page afresh once nothing waits.
     pub fn update(
         &mut self,
         store: &mut PageStore,
         settings: &LightSettings,
-        max_pages: Option<usize>,
+        budget_ms: Option<f64>,
     ) -> Result<LightStats> {
         let _p = crate::profile::scope("render: lighting");
         let desc = *store.height().desc();
@@ -421,7 +540,7 @@ impl Lighting {
             // shows until then); pages that can no longer be either read as fully lit.
             let held: Vec<PageId> = height.versions_by_page().map(|(id, _)| id).collect();
             self.seen = height.epoch();
-            self.urgent.clear();
+            self.near.clear();
             self.pending.clear();
             for id in held {
                 self.pending.extend(affected_by(&desc, &settings.sun, id));
@@ -437,58 +556,121 @@ impl Lighting {
             }
             self.shown = Some((*settings, desc));
         } else {
-            let changed = height.values_changed_since(self.seen);
-            self.seen = height.epoch();
-            for id in changed {
-                for (dx, dy) in NEIGHBOURHOOD {
-                    if let Some(n) = desc.neighbour(id, dx, dy) {
-                        self.urgent.insert(n);
-                    }
-                }
-                self.pending.extend(affected_by(&desc, &settings.sun, id));
-            }
+            self.note_edits(height, &settings.sun);
         }
-        let mut take: Vec<PageId> = Vec::new();
-        let limit = max_pages.unwrap_or(usize::MAX);
-        while take.len() < limit {
-            let next = match self.urgent.pop_first() {
-                Some(id) => Some(id),
-                None => self.pending.pop_first(),
-            };
-            match next {
-                Some(id) => {
-                    self.pending.remove(&id);
-                    take.push(id);
-                }
-                None => break,
-            }
-        }
-        if !take.is_empty() {
-            self.light(store, settings, &take)?;
-        }
-        let stats = LightStats {
-            pages: take.len(),
-            pending: self.pending(),
+        let finished = self.submitter.collect()?;
+        let jobs = self.take_jobs(&desc, budget_ms);
+        let mut stats = LightStats {
+            pages: jobs.iter().filter(|(_, whole)| *whole).count(),
+            near_texels: jobs
+                .iter()
+                .filter(|(_, whole)| !*whole)
+                .map(|((_, r), _)| r.texels())
+                .sum(),
+            gpu_ms: finished.work_ns * 1e-6,
+            ..LightStats::default()
         };
+        if !jobs.is_empty() {
+            let jobs: Vec<(PageId, Rect)> = jobs.into_iter().map(|(j, _)| j).collect();
+            stats.gpu_ms += self.light(store, settings, &jobs)? * 1e-6;
+        }
+        stats.pending = self.pending();
         self.totals.pages += stats.pages;
+        self.totals.near_texels += stats.near_texels;
+        self.totals.gpu_ms += stats.gpu_ms;
         self.totals.pending = stats.pending;
         Ok(stats)
     }
 
-    /// Lights pages `ids` now.
+    /// Notes the height field's changes since the last call: the texels near them to light at
+    /// once, the pages farther along their strips to light whole.
+    fn note_edits(&mut self, height: &Field, sun: &Sun) {
+        let desc = *height.desc();
+        let whole = |id: PageId| {
+            let r = desc.page_rect(id);
+            Rect::new(0, 0, r.width(), r.height())
+        };
+        let logged = height.value_rects_since(self.seen).unwrap_or_else(|| {
+            height
+                .values_changed_since(self.seen)
+                .into_iter()
+                .map(|id| (id, whole(id)))
+                .collect()
+        });
+        self.seen = height.epoch();
+        let mut changed: BTreeMap<PageId, Rect> = BTreeMap::new();
+        for (id, r) in logged {
+            let e = changed.entry(id).or_insert(Rect::EMPTY);
+            *e = e.union(&r);
+        }
+        for (id, local) in changed {
+            let origin = desc.page_rect(id);
+            let rect = local.translate(origin.x0, origin.y0);
+            let near = near_region(&desc, sun, rect);
+            for p in desc.pages_in(&near) {
+                let page = desc.page_rect(p);
+                let local = near.intersect(&page).translate(-page.x0, -page.y0);
+                let e = self.near.entry(p).or_insert(Rect::EMPTY);
+                *e = e.union(&local);
+            }
+            for p in affected_by_rect(&desc, sun, rect) {
+                if self.near.get(&p) != Some(&whole(p)) {
+                    self.pending.insert(p);
+                }
+            }
+        }
+        // A page waiting whole that is now near whole is lit whole at once.
+        self.pending
+            .retain(|p| self.near.get(p) != Some(&whole(*p)));
+    }
+
+    /// The work of this update: every near rectangle (false), then pages waiting whole (true)
+    /// while their estimated GPU time fits `budget_ms` (all with None; one when nothing is
+    /// near and no estimate fits).
+    fn take_jobs(
+        &mut self,
+        desc: &DocumentDesc,
+        budget_ms: Option<f64>,
+    ) -> Vec<((PageId, Rect), bool)> {
+        let mut jobs: Vec<((PageId, Rect), bool)> = std::mem::take(&mut self.near)
+            .into_iter()
+            .map(|j| (j, false))
+            .collect();
+        let per_texel = self.submitter.unit_ns;
+        let cost = |texels: u64| per_texel.map_or(f64::INFINITY, |ns| ns * texels as f64 * 1e-6);
+        let mut spent: f64 = jobs.iter().map(|((_, r), _)| cost(r.texels())).sum();
+        while let Some(&id) = self.pending.first() {
+            let page = desc.page_rect(id);
+            let c = cost(page.texels());
+            let fits = !budget_ms.is_some_and(|b| spent + c > b);
+            if !fits && !jobs.is_empty() {
+                break;
+            }
+            spent += c;
+            self.pending.remove(&id);
+            jobs.push(((id, Rect::new(0, 0, page.width(), page.height())), true));
+            if !fits {
+                break;
+            }
+        }
+        jobs
+    }
+
+    /// Lights page-local rectangles `jobs` now; returns their GPU time when waited for (ns).
     fn light(
         &mut self,
         store: &mut PageStore,
         settings: &LightSettings,
-        ids: &[PageId],
-    ) -> Result<()> {
+        jobs: &[(PageId, Rect)],
+    ) -> Result<f64> {
         let height = store.height_mut();
         height.refresh_coarse()?;
-        let top = document_top(height)?;
         let desc = *height.desc();
-        for chunk in ids.chunks(PAGES_PER_SUBMIT) {
+        let mut gpu_ns = 0.0;
+        for chunk in jobs.chunks(PAGES_PER_SUBMIT) {
+            let ids: Vec<PageId> = chunk.iter().map(|(id, _)| *id).collect();
             let mut around: BTreeSet<PageId> = BTreeSet::new();
-            for &id in chunk {
+            for &id in &ids {
                 around.extend(
                     NEIGHBOURHOOD
                         .into_iter()
@@ -500,13 +682,34 @@ impl Lighting {
             let light = store
                 .field_mut(FIELD)
                 .ok_or_else(|| PageError::NoField(FIELD.to_string()))?;
-            light.overwrite_pages(chunk)?;
+            light.overwrite_pages(&ids)?;
             let (height, light) = (store.height(), store.field(FIELD).expect("made above"));
             let coarse = height
                 .coarse_level()
                 .ok_or_else(|| PageError::NoField(format!("{HEIGHT} coarse level")))?;
+            let top = coarse.pyramid().last().unwrap_or(coarse.image());
+
+            let side = 3 * desc.page_size;
+            if self
+                .gathered
+                .first()
+                .is_some_and(|g| g.desc.extent.width < side)
+            {
+                self.gathered.clear();
+            }
+            while self.gathered.len() < chunk.len() {
+                self.gathered.push(Image::new(
+                    &self.gpu,
+                    "lighting: gathered heights",
+                    ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
+                        .usage(vk::ImageUsageFlags::STORAGE),
+                )?);
+            }
+
+            // Per job: its push constants, the nine pages and the gathered image (gathering),
+            // the gathered image, the coarse level, the target and the pyramid's top (lighting).
             let mut work = Vec::with_capacity(chunk.len());
-            for &id in chunk {
+            for (&(id, local), gathered) in chunk.iter().zip(&self.gathered) {
                 let v = light.page(id).expect("overwrite_pages made it");
                 let target =
                     light
@@ -516,8 +719,10 @@ impl Lighting {
                             needed: light.page_bytes(),
                             budget: light.gpu_budget().unwrap_or(0),
                         })?;
-                let mut push = LightPush::of(&desc, settings, id, height.flat(), top);
-                let mut images: Vec<&Image> = Vec::with_capacity(11);
+                let gather = gather_rect(&desc, settings.sun.dir(), id, local);
+                let mut push =
+                    LightPush::of(&desc, settings, id, height.flat()).region(local, gather);
+                let mut pages: Vec<&Image> = Vec::with_capacity(10);
                 for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
                     let image = desc
                         .neighbour(id, dx, dy)
@@ -525,56 +730,77 @@ impl Lighting {
                     if image.is_some() {
                         push.present |= 1 << slot;
                     }
-                    images.push(image.unwrap_or(&self.dummy));
+                    pages.push(image.unwrap_or(&self.dummy));
                 }
-                images.push(coarse.image());
-                images.push(target);
-                work.push((push, images));
+                pages.push(gathered);
+                work.push((push, pages, [gathered, coarse.image(), target, top]));
             }
+            let bind = |kernel: &ComputeKernel<LightPush>, images: &[&Image]| {
+                let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
+                kernel.bind(&res)
+            };
             let sets = work
                 .iter()
-                .map(|(_, images)| {
-                    let res: Vec<Resource> =
-                        images.iter().map(|i| Resource::StorageImage(i)).collect();
-                    self.kernel.bind(&res)
-                })
+                .map(|(_, pages, lit)| Ok((bind(&self.gather, pages)?, bind(&self.kernel, lit)?)))
                 .collect::<crate::gpu::Result<Vec<_>>>()?;
+            let timer = self.submitter.timer()?;
             let mut rec = Recorder::new(&self.gpu)?;
-            for (_, images) in &work {
-                for image in &images[..10] {
+            for (_, pages, [_, coarse, _, top]) in &work {
+                for image in pages[..9].iter().chain([coarse, top]) {
                     rec.image(image, Access::ComputeStorageRead);
                 }
-                rec.image(images[10], Access::ComputeStorageWrite);
             }
             rec.flush_barriers();
-            for ((push, _), set) in work.iter().zip(&sets) {
-                let groups = [
-                    (push.size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
-                    (push.size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
+            let query = match &timer {
+                Some(t) => {
+                    rec.reset_timer(t);
+                    Some((t, rec.timer_begin(t, "lighting")?))
+                }
+                None => None,
+            };
+            let groups = |size: [i32; 2]| {
+                [
+                    (size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
+                    (size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
                     1,
-                ];
-                rec.pass(&self.kernel, set).push(push).dispatch(groups)?;
+                ]
+            };
+            // Every job's gathering, then every job's lighting: jobs run side by side.
+            for ((push, pages, _), (gather_set, _)) in work.iter().zip(&sets) {
+                rec.image(pages[9], Access::ComputeStorageWrite);
+                rec.pass(&self.gather, gather_set)
+                    .push(push)
+                    .dispatch(groups(push.gather_size))?;
             }
-            rec.submit_and_wait()?;
+            for (_, _, [gathered, _, target, _]) in &work {
+                rec.image(gathered, Access::ComputeStorageRead);
+                rec.image(target, Access::ComputeStorageWrite);
+            }
+            let mut texels = 0;
+            for ((push, _, _), (_, set)) in work.iter().zip(&sets) {
+                texels += push.size[0] as usize * push.size[1] as usize;
+                rec.pass(&self.kernel, set)
+                    .push(push)
+                    .dispatch(groups(push.size))?;
+            }
+            if let Some((t, q)) = query {
+                rec.timer_end(t, q);
+            }
+            let ticket = self.submitter.send(rec)?;
+            if let Some(times) = self.submitter.finish(ticket, timer, texels)? {
+                let ns: f64 = times.iter().map(|p| p.gpu_ns).sum();
+                if ns > 0.0 && texels > 0 {
+                    self.submitter.unit_ns = Some(ns / texels as f64);
+                }
+                gpu_ns += ns;
+            }
             store
                 .field_mut(FIELD)
                 .expect("made above")
-                .mark_changed(chunk.iter().copied());
+                .mark_changed(ids);
         }
-        Ok(())
+        Ok(gpu_ns)
     }
-}
-
-/// The highest height of `field` (its coarse pyramid's top; refreshed by the caller).
-fn document_top(field: &Field) -> Result<f32> {
-    let c = field
-        .coarse_level()
-        .ok_or_else(|| PageError::NoField(format!("{HEIGHT} coarse level")))?;
-    let texels = match c.pyramid().len() {
-        0 => c.read()?,
-        n => c.read_pyramid(n)?,
-    };
-    Ok(texels.iter().map(|t| t[1]).fold(f32::MIN, f32::max))
 }
 
 /// A 1x1 RGBA32F image holding [`LIT`], ready for the shading pass: bound for the lighting's

@@ -1,15 +1,19 @@
-//! How the brush engine submits its work: waited for at once (the default: strokes applied
-//! whole, journals, tests, benchmarks), or, with frames in flight ([`Submitter::detached`]: the
-//! editor and the frame loops), left running behind the frame the GPU is drawing, so a pump never
-//! waits for that frame. A detached submission's pass times are taken once it has finished, at a
-//! later pump; they pace the pumps after it (GPU time per unit of work).
+//! How work recorded between frames is submitted (the brush engine's waves, the lighting's
+//! pages): waited for at once (the default: strokes applied whole, journals, tests,
+//! benchmarks), or, with frames in flight ([`Submitter::detached`]: the editor and the frame
+//! loops), left running behind the frame the GPU is drawing, so the host never waits for that
+//! frame. A detached submission's pass times are taken once it has finished, at a later call;
+//! they pace the work after it (GPU time per unit of work).
 
+use super::command::Recorder;
+use super::context::Gpu;
 use super::error::Result;
-use crate::gpu::{Gpu, GpuTimer, PassTime, Recorder, Ticket};
+use super::retire::Ticket;
+use super::timestamps::{GpuTimer, PassTime};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// Timed passes per submission (one per wave).
+/// Timed passes per submission (one per brush wave, say).
 const TIMER_CAPACITY: u32 = 1024;
 
 /// One detached submission: its timer and the units of work it ran (0: uploads and copies).
@@ -21,14 +25,15 @@ struct Flight {
 
 /// What the detached submissions that finished since the last call measured.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Finished {
-    /// GPU time of their waves, and of their uploads and copies.
-    pub wave_ns: f64,
+pub struct Finished {
+    /// GPU time of their units of work (brush waves, lit texels), and of their uploads and
+    /// copies (submissions of no units).
+    pub work_ns: f64,
     pub copy_ns: f64,
 }
 
 /// Submits recordings and keeps the timers of those not waited for; see the module docs.
-pub(super) struct Submitter {
+pub struct Submitter {
     gpu: Arc<Gpu>,
     /// Leave submissions running instead of waiting for them.
     pub detached: bool,
@@ -63,11 +68,12 @@ impl Submitter {
             rec.submit_and_wait()?;
             return Ok(None);
         }
-        // SAFETY: the engine never maps a buffer a recording uses after recording it (instance
-        // buffers are device-local, uploads are made per stroke and dropped), never rewrites a
-        // set a recording binds (stroke sets are made per recording, page sets once per page
-        // version), and reads the recording's timer only after its ticket has finished
-        // ([`Self::collect`]); what is dropped meanwhile is released after it (gpu::retire).
+        // SAFETY: the submitters' users (the brush engine, the lighting) never map a buffer a
+        // recording uses after recording it (instance buffers are device-local, uploads are made
+        // per stroke and dropped), never rewrite a set a recording binds (sets are made per
+        // recording or once per page version), and the recording's timer is read only after its
+        // ticket has finished ([`Self::collect`]); what is dropped meanwhile is released after
+        // it (gpu::retire).
         Ok(Some(unsafe { rec.submit_detached(None, None)? }))
     }
 
@@ -116,7 +122,7 @@ impl Submitter {
             if f.units == 0 {
                 out.copy_ns += t;
             } else {
-                out.wave_ns += t;
+                out.work_ns += t;
                 ns += t;
                 units += f.units;
             }
