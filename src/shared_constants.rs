@@ -22,6 +22,8 @@ pub const BRUSH_LEVEL: i32 = 2;
 pub const BRUSH_DIRECTIONAL: i32 = 3;
 pub const BRUSH_STAMP: i32 = 4;
 pub const BRUSH_TERRACE: i32 = 5;
+/// Flatten and ramp: toward a plane (level_target + dot(p, instance axis)).
+pub const BRUSH_PLANE: i32 = 6;
 
 // Falloff ramps of t = clamp((d - inner) / (radius - inner), 0, 1) (`Falloff::index`).
 pub const FALLOFF_PARABOLIC: i32 = 0;

@@ -130,6 +130,19 @@ fn brushes() -> Vec<BrushSettings> {
             ..base.clone()
         });
     }
+    for tilt in [0.0, 30.0] {
+        out.push(BrushSettings {
+            brush: BrushType::Flatten,
+            strength: 0.7,
+            flatten_tilt: tilt,
+            ..base.clone()
+        });
+    }
+    out.push(BrushSettings {
+        brush: BrushType::Ramp,
+        strength: 0.8,
+        ..base.clone()
+    });
     out
 }
 
@@ -958,13 +971,24 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
             live.pump(Some(0.05)).unwrap();
         }
         let (step, _) = stroke.finish(&mut live).unwrap();
-        assert!(matches!(step, Some(RecordedStep::Stroke { .. })));
+        let Some(RecordedStep::Stroke {
+            samples: recorded, ..
+        }) = step
+        else {
+            panic!("{}: no stroke step", brush.brush.name());
+        };
+        // A ramp keeps its ends; every other stroke its samples.
+        if brush.brush == BrushType::Ramp {
+            assert_eq!(recorded, [samples[0], samples[samples.len() - 1]]);
+        } else {
+            assert_eq!(recorded, samples);
+        }
         let painted = live.to_dense().unwrap();
         assert_eq!(live.undo_steps(), 1, "{}", brush.brush.name());
 
         let mut replay = Document::from_heights(&gpu, d, &start, &tables).unwrap();
         replay
-            .apply_stroke(&brush, &stroke_instances(&brush, &samples))
+            .apply_stroke(&brush, &stroke_instances(&brush, &recorded))
             .unwrap();
         let replayed = replay.to_dense().unwrap();
         assert!(
@@ -1285,5 +1309,135 @@ fn terrace_at_full_strength_puts_heights_on_its_steps() {
     assert!(levels.len() >= 5, "steps {levels:?}");
     // Outside the brush nothing moves.
     assert_eq!(got[5], heights[5]);
+    assert_no_validation_messages(&gpu);
+}
+
+/// Rough terrain with distinct heights everywhere: 0.3 + 0.001 x + ripples.
+fn rough(d: &DocumentDesc) -> Vec<f32> {
+    (0..d.width * d.height)
+        .map(|i| {
+            let (x, y) = ((i % d.width) as f32, (i / d.width) as f32);
+            0.3 + 0.001 * x + 0.04 * (x * 0.21).sin() * (y * 0.17).cos()
+        })
+        .collect()
+}
+
+#[test]
+fn flatten_at_full_strength_lays_the_tilted_plane_through_the_first_sample() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let start = rough(&d);
+    for tilt in [0.0f32, 40.0, -25.0] {
+        let mut t = Document::from_heights(&gpu, d, &start, &NoiseTables::new(2009)).unwrap();
+        let brush = BrushSettings {
+            brush: BrushType::Flatten,
+            radius: 40.0,
+            inner_radius: 36.0,
+            strength: 1.0,
+            spacing: 0.1,
+            flatten_tilt: tilt,
+            ..BrushSettings::new(BrushType::Flatten)
+        };
+        // Along +x through three pages: the plane rises `tilt` per 1000 texels along x.
+        let samples = [(50.0, 120.0), (130.0, 120.0), (210.0, 120.0)].map(|(x, y)| StrokeSample {
+            x,
+            y,
+            pressure: 1.0,
+            t: 0.0,
+        });
+        t.apply_stroke(&brush, &stroke_instances(&brush, &samples))
+            .unwrap();
+        let got = t.to_dense().unwrap();
+        let h0 = start[(120 * d.width + 50) as usize];
+        for y in 100..140u32 {
+            for x in 50..=210u32 {
+                let want = h0 + tilt / 1000.0 * (x as f32 - 50.0);
+                let i = (y * d.width + x) as usize;
+                assert!(
+                    (got[i] - want).abs() < 1e-5,
+                    "tilt {tilt}: ({x}, {y}) is {}, the plane {want}",
+                    got[i]
+                );
+            }
+        }
+        // Far from the stroke nothing moves.
+        let far = (240 * d.width + 10) as usize;
+        assert_eq!(got[far], start[far]);
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_ramp_runs_straight_between_the_heights_at_its_ends_and_replays_from_its_journal_step() {
+    use scarp::brush::journal::RecordedStep;
+    use scarp::session::LiveStroke;
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let start = rough(&d);
+    let tables = NoiseTables::new(2009);
+    let brush = BrushSettings {
+        brush: BrushType::Ramp,
+        radius: 30.0,
+        inner_radius: 26.0,
+        strength: 1.0,
+        spacing: 0.1,
+        ..BrushSettings::new(BrushType::Ramp)
+    };
+    // Dragged along a wobbly path from A to B: only A and B count.
+    let (a, b) = ((40.0f32, 60.0f32), (200.0f32, 190.0f32));
+    let samples: Vec<StrokeSample> = (0..=20)
+        .map(|i| {
+            let t = i as f32 / 20.0;
+            StrokeSample {
+                x: a.0 + (b.0 - a.0) * t + 25.0 * (t * std::f32::consts::TAU).sin(),
+                y: a.1 + (b.1 - a.1) * t,
+                pressure: 1.0,
+                t,
+            }
+        })
+        .collect();
+    let mut live = Document::from_heights(&gpu, d, &start, &tables).unwrap();
+    let mut stroke = LiveStroke::new(brush.clone());
+    for s in &samples {
+        assert_eq!(
+            stroke.add(&mut live, *s).unwrap(),
+            0,
+            "a ramp paints on release"
+        );
+    }
+    let (step, n) = stroke.finish(&mut live).unwrap();
+    assert!(n > 10);
+    let got = live.to_dense().unwrap();
+    let at =
+        |v: &[f32], x: f32, y: f32| v[(y.round() as u32 * d.width + x.round() as u32) as usize];
+    let (ha, hb) = (at(&start, a.0, a.1), at(&start, b.0, b.1));
+    assert!((ha - hb).abs() > 0.1);
+    for i in 0..=16 {
+        let t = i as f32 / 16.0;
+        let (x, y) = (
+            (a.0 + (b.0 - a.0) * t).round(),
+            (a.1 + (b.1 - a.1) * t).round(),
+        );
+        // The plane through A and B sloping along AB, at the texel nearest the line.
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let s = ((x - a.0) * dx + (y - a.1) * dy) / (dx * dx + dy * dy);
+        let want = ha + (hb - ha) * s;
+        assert!(
+            (at(&got, x, y) - want).abs() < 1e-5,
+            "({x}, {y}): {} on a ramp of {ha}..{hb} wants {want}",
+            at(&got, x, y)
+        );
+    }
+    // Far from the line nothing moves.
+    assert_eq!(at(&got, 20.0, 230.0), at(&start, 20.0, 230.0));
+    // The journal step replays the same heights.
+    let Some(RecordedStep::Stroke { samples: ends, .. }) = step else {
+        panic!("no stroke step");
+    };
+    let mut replay = Document::from_heights(&gpu, d, &start, &tables).unwrap();
+    replay
+        .apply_stroke(&brush, &stroke_instances(&brush, &ends))
+        .unwrap();
+    assert!(replay.to_dense().unwrap() == got);
     assert_no_validation_messages(&gpu);
 }

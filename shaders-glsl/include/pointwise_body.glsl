@@ -135,6 +135,11 @@ void main() {
                 // brush_param: the step height; level_target: the sharpness.
                 float target = terraceTarget(h, pc.pass.brush_param, pc.pass.level_target);
                 h += clamp(w, 0.0, 1.0) * (target - h);
+            } else if (BRUSH_TYPE == BRUSH_PLANE) {
+                // Flatten and ramp: the plane's height at the document's origin in level_target,
+                // its gradient in the instance's axis (CPU twin: brush::Plane::at).
+                precise float target = pc.pass.level_target + (p.x * b.axis.x + p.y * b.axis.y);
+                h += clamp(w, 0.0, 1.0) * (target - h);
             } else {
                 h += w * m;
             }

@@ -135,6 +135,8 @@ fn flops_per_texel_instance(brush: BrushType) -> f64 {
         BrushType::Level | BrushType::Mask | BrushType::Erase => BASE + 4.0,
         // the terrace target (divide, floor, smoothstep 8, scale) and the move toward it
         BrushType::Terrace => BASE + 16.0,
+        // the plane (2 multiply-adds, add) and the move toward it
+        BrushType::Flatten | BrushType::Ramp => BASE + 7.0,
         // the instance's input transform
         BrushType::Directional => BASE + 8.0,
         // 3x3 binomial average (9 multiply-adds) and the move toward it

@@ -123,6 +123,18 @@ impl CpuTerrain {
         if brush.brush == BrushType::Erode {
             return self.apply_erosion(brush, instances);
         }
+        if brush.brush.is_plane() {
+            // Flatten and ramp: the plane's height at the origin as the target, its gradient
+            // in every instance's axis (as the engine passes them).
+            let Ok(Some(plane)) = super::Plane::of_stroke(brush, instances, |x, y| {
+                Ok::<f32, std::convert::Infallible>(self.height_at(x, y))
+            }) else {
+                return;
+            };
+            let mut marked = instances.to_vec();
+            plane.mark(&mut marked);
+            return self.apply_pointwise(brush, &marked, plane.at_origin, None);
+        }
         let target = level_target
             .unwrap_or_else(|| level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y)));
         self.apply_pointwise(brush, instances, target, None);
@@ -380,6 +392,12 @@ impl CpuTerrain {
                                     brush.terrace_sharpness,
                                 );
                                 *h += w.clamp(0.0, 1.0) * (t - *h);
+                            } else if brush.brush.is_plane() {
+                                let plane = super::Plane {
+                                    at_origin: target,
+                                    gradient: b.axis,
+                                };
+                                *h += w.clamp(0.0, 1.0) * (plane.at(p[0], p[1]) - *h);
                             } else {
                                 *h += w * m;
                             }

@@ -22,7 +22,9 @@
 use super::error::{BrushError, Result};
 use super::shared::{BrushInstance, BrushPass, SmoothPass};
 use super::stamp::Stamp;
-use super::{instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType};
+use super::{
+    instances_reaching, level_texel, reach, touched_pages, BrushSettings, BrushType, Plane,
+};
 use crate::gpu::Submitter;
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
@@ -210,6 +212,9 @@ pub struct StrokeOrder {
     /// Level brushes: the target height, when not the height under the first sample of the
     /// field painted (layers level toward the composite).
     pub level_target: Option<f32>,
+    /// Flatten and ramp brushes: the plane, when not from the heights of the field painted
+    /// (layers pull toward the composite's).
+    pub plane: Option<Plane>,
     /// Level strokes on r32f fields: a field (same page grid, r32f) whose value multiplies each
     /// instance's weight texel by texel (the procedural mask brush: its rules' mask).
     pub weight: Option<String>,
@@ -224,6 +229,7 @@ impl StrokeOrder {
             instances: instances.to_vec(),
             join: false,
             level_target: None,
+            plane: None,
             weight: None,
         }
     }
@@ -255,6 +261,7 @@ pub struct BrushEngine {
     queue: std::collections::VecDeque<StrokeOrder>,
     /// Level target of the last stroke, kept for its continuations.
     last_level_target: f32,
+    last_plane: Plane,
     /// GPU time of instance uploads and copy-on-write page copies since the last pump report.
     copy_ns: f64,
     /// 1x1 placeholder bound as the stamp of brushes without one.
@@ -287,6 +294,7 @@ impl BrushEngine {
             no_stamp,
             active: None,
             last_level_target: 0.0,
+            last_plane: Plane::default(),
             copy_ns: 0.0,
         })
     }
@@ -520,8 +528,10 @@ impl BrushEngine {
             instances,
             join,
             level_target,
+            plane,
             weight,
         } = order;
+        let mut instances = instances;
         if weight.is_some()
             && (brush.brush != BrushType::Level || field.desc().format != HeightFormat::R32f)
         {
@@ -536,6 +546,23 @@ impl BrushEngine {
             _ => 0.0,
         };
         self.last_level_target = level_target;
+        // Flatten and ramp: the plane's height at the origin goes where level's target goes,
+        // its gradient into every instance's axis.
+        let level_target = if brush.brush.is_plane() {
+            let plane = match (plane, join) {
+                (Some(p), _) => p,
+                (None, true) => self.last_plane,
+                (None, false) => {
+                    Plane::of_stroke(&brush, &instances, |x, y| field.height_at(x, y))?
+                        .unwrap_or_default()
+                }
+            };
+            self.last_plane = plane;
+            plane.mark(&mut instances);
+            plane.at_origin
+        } else {
+            level_target
+        };
         let desc = *field.desc();
         let ids = touched_pages(&desc, &instances);
         // Per-page instance lists, concatenated in one buffer.

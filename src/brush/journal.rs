@@ -424,6 +424,10 @@ pub struct BrushEntry {
     /// Terrace: 0 (soft risers) to 1 (vertical risers), default 0.7.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terrace_sharpness: Option<f32>,
+    /// Flatten: the plane's rise along the stroke's first direction, height units per 1000
+    /// texels (default 0: level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flatten_tilt: Option<f32>,
     /// Erode: the model, steps and parameters.
     #[serde(flatten)]
     pub erosion: ErosionFields,
@@ -585,6 +589,7 @@ impl BrushEntry {
             value: (b.brush == BrushType::Mask).then_some(b.value),
             terrace_height: (b.brush == BrushType::Terrace).then_some(b.terrace_height),
             terrace_sharpness: (b.brush == BrushType::Terrace).then_some(b.terrace_sharpness),
+            flatten_tilt: (b.brush == BrushType::Flatten).then_some(b.flatten_tilt),
             rules: b.rules,
             // Written for erode brushes only.
             erosion: if b.brush == BrushType::Erode {
@@ -607,7 +612,7 @@ impl BrushEntry {
     fn settings(&self, base_dir: &Path) -> Result<BrushSettings, String> {
         let brush = BrushType::from_name(&self.brush_type).ok_or_else(|| {
             format!(
-                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, terrace, mask, erase, erode)",
+                "brush.type: unknown brush '{}' (raise, lower, noise, level, smooth, contrast, directional, stamp, terrace, flatten, ramp, mask, erase, erode)",
                 self.brush_type
             )
         })?;
@@ -643,6 +648,7 @@ impl BrushEntry {
             rules: self.rules,
             terrace_height: self.terrace_height.unwrap_or(0.05),
             terrace_sharpness: self.terrace_sharpness.unwrap_or(0.7),
+            flatten_tilt: self.flatten_tilt.unwrap_or(0.0),
             erosion: {
                 if brush != BrushType::Erode {
                     if let Some(name) = self.erosion.given() {

@@ -44,6 +44,16 @@ pub enum BrushType {
     /// target is `H (k + g)`, `g = smoothstep(0.5 - e, 0.5 + e, f)` (a hard step at 0.5 when
     /// `e = 0`); h += clamp(strength x pressure x falloff, 0, 1) x (target - h).
     Terrace,
+    /// Pulls heights toward a plane through the height under the stroke's first instance
+    /// (measured before the stroke), tilted by `flatten_tilt` height units per 1000 texels
+    /// along the stroke's first direction (0: level): h += clamp(strength x pressure x falloff,
+    /// 0, 1) x (plane - h). See [`Plane::of_stroke`].
+    Flatten,
+    /// Pulls heights toward the plane through the heights under the stroke's first and last
+    /// instances (measured before the stroke), sloping from the first to the last along the
+    /// line between them, as flatten pulls: a ramp as wide as the brush. The editor paints it
+    /// when the drag ends, from the drag's two ends.
+    Ramp,
     /// Layers only: paints the selected layer's mask toward `value` (0..1), as `level` does
     /// toward its target.
     Mask,
@@ -57,7 +67,7 @@ pub enum BrushType {
 }
 
 impl BrushType {
-    pub const ALL: [BrushType; 9] = [
+    pub const ALL: [BrushType; 11] = [
         BrushType::Raise,
         BrushType::Lower,
         BrushType::Noise,
@@ -67,6 +77,8 @@ impl BrushType {
         BrushType::Directional,
         BrushType::Stamp,
         BrushType::Terrace,
+        BrushType::Flatten,
+        BrushType::Ramp,
     ];
 
     /// Brushes that paint layers' alpha and mask only.
@@ -89,6 +101,8 @@ impl BrushType {
             BrushType::Directional => "directional",
             BrushType::Stamp => "stamp",
             BrushType::Terrace => "terrace",
+            BrushType::Flatten => "flatten",
+            BrushType::Ramp => "ramp",
         }
     }
 
@@ -112,6 +126,7 @@ impl BrushType {
             BrushType::Directional => k::BRUSH_DIRECTIONAL,
             BrushType::Stamp => k::BRUSH_STAMP,
             BrushType::Terrace => k::BRUSH_TERRACE,
+            BrushType::Flatten | BrushType::Ramp => k::BRUSH_PLANE,
             BrushType::Smooth | BrushType::Contrast | BrushType::Erode => -1,
         }
     }
@@ -128,6 +143,11 @@ impl BrushType {
     /// Whether the brush evaluates noise (its kernel is specialised per noise kind).
     pub fn uses_noise(self) -> bool {
         matches!(self, BrushType::Noise | BrushType::Directional)
+    }
+
+    /// Whether the brush pulls toward a [`Plane`] (flatten, ramp).
+    pub fn is_plane(self) -> bool {
+        matches!(self, BrushType::Flatten | BrushType::Ramp)
     }
 
     /// Whether the brush reads neighbouring texels (one instance per pass, page halos).
@@ -171,6 +191,77 @@ pub struct BrushSettings {
     pub terrace_height: f32,
     /// Terrace brushes: 0 (soft S-shaped risers) to 1 (vertical risers).
     pub terrace_sharpness: f32,
+    /// Flatten brushes: the plane's rise along the stroke's first direction, height units per
+    /// 1000 texels (negative: falling; 0: level).
+    pub flatten_tilt: f32,
+}
+
+/// The plane a flatten or ramp stroke pulls toward: height `at_origin + dot(p, gradient)` at
+/// document texel `p`. Evaluated from the document's origin (one scalar and the gradient, which
+/// the GPU pass carries in its level target and each instance's axis); at 65536 texels from the
+/// origin with a gradient of 0.001 that rounds to about 1e-5 height units.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Plane {
+    pub at_origin: f32,
+    pub gradient: [f32; 2],
+}
+
+impl Plane {
+    /// The plane of a flatten or ramp stroke of `instances`, from the heights before it
+    /// (`height_at`, document texels): flatten's through the height under the first instance
+    /// and rising `flatten_tilt` per 1000 texels along the first instance's direction; ramp's
+    /// through the heights under the first and last instances, sloping along the line between
+    /// them (level when they coincide). None for other brushes or no instances.
+    pub fn of_stroke<E>(
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        mut height_at: impl FnMut(i32, i32) -> Result<f32, E>,
+    ) -> Result<Option<Plane>, E> {
+        let (Some(first), Some(last)) = (instances.first(), instances.last()) else {
+            return Ok(None);
+        };
+        let texel = |b: &BrushInstance| (b.center[0].round() as i32, b.center[1].round() as i32);
+        let (ax, ay) = texel(first);
+        let h0 = height_at(ax, ay)?;
+        let gradient = match brush.brush {
+            BrushType::Flatten => {
+                let rise = f64::from(brush.flatten_tilt) / 1000.0;
+                let dir = f64::from(first.direction);
+                [(rise * dir.cos()) as f32, (rise * dir.sin()) as f32]
+            }
+            BrushType::Ramp => {
+                let (bx, by) = texel(last);
+                let h1 = height_at(bx, by)?;
+                let (dx, dy) = (f64::from(bx - ax), f64::from(by - ay));
+                let len2 = dx * dx + dy * dy;
+                if len2 == 0.0 {
+                    [0.0, 0.0]
+                } else {
+                    let k = f64::from(h1 - h0) / len2;
+                    [(k * dx) as f32, (k * dy) as f32]
+                }
+            }
+            _ => return Ok(None),
+        };
+        let at_origin = h0 - (ax as f32 * gradient[0] + ay as f32 * gradient[1]);
+        Ok(Some(Plane {
+            at_origin,
+            gradient,
+        }))
+    }
+
+    /// The plane's height at texel (x, y); the CPU twin of `BRUSH_PLANE` in
+    /// `pointwise_body.glsl`.
+    pub fn at(&self, x: f32, y: f32) -> f32 {
+        self.at_origin + (x * self.gradient[0] + y * self.gradient[1])
+    }
+
+    /// Gives `instances` the gradient in their axis, where the GPU pass reads it.
+    pub fn mark(&self, instances: &mut [BrushInstance]) {
+        for b in instances {
+            b.axis = self.gradient;
+        }
+    }
 }
 
 /// The terrace target of height `h` (see [`BrushType::Terrace`]); the CPU twin of
@@ -212,6 +303,7 @@ impl BrushSettings {
             erosion: crate::erosion::ErosionBrush::default(),
             terrace_height: 0.05,
             terrace_sharpness: 0.7,
+            flatten_tilt: 0.0,
         }
     }
 
@@ -314,6 +406,12 @@ impl BrushSettings {
                     self.terrace_sharpness
                 ));
             }
+        }
+        if self.brush == BrushType::Flatten && !(-1000.0..=1000.0).contains(&self.flatten_tilt) {
+            return Err(format!(
+                "flatten_tilt must be in [-1000, 1000] height units per 1000 texels, got {}",
+                self.flatten_tilt
+            ));
         }
         if let Some(rules) = &self.rules {
             if self.brush != BrushType::Mask {

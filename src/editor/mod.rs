@@ -232,6 +232,8 @@ struct Editor {
     input: Input,
     stroke: Option<LiveStroke>,
     stroke_start: Instant,
+    /// The terrain point a ramp stroke started at (its outline is drawn while it is dragged).
+    ramp_anchor: Option<Vec3>,
     /// The erosion panel's region run under way.
     erosion: Option<RegionRun>,
     /// Where a drag setting the erosion region began (document texel).
@@ -378,6 +380,7 @@ impl Editor {
             region_drag: None,
             region_height: None,
             stroke_start: Instant::now(),
+            ramp_anchor: None,
             last_autosave: Instant::now(),
             replay,
             pick: None,
@@ -666,6 +669,7 @@ impl Editor {
         }
         self.stroke = Some(LiveStroke::new(brush));
         self.stroke_start = Instant::now();
+        self.ramp_anchor = None;
     }
 
     fn end_stroke(&mut self) {
@@ -734,6 +738,33 @@ impl Editor {
         }
         out.push(out[0]);
         Some(out)
+    }
+
+    /// A ramp being dragged, on the screen: its centre line from where it started to the cursor
+    /// and its edges a brush radius to either side; None for other strokes.
+    fn ramp_outline(&self) -> Vec<Vec<[f32; 2]>> {
+        let (Some(stroke), Some(a), Some(b)) = (&self.stroke, self.ramp_anchor, self.pick) else {
+            return Vec::new();
+        };
+        if stroke.brush().brush != BrushType::Ramp {
+            return Vec::new();
+        }
+        let extent = self.presenter.extent;
+        let viewport = [extent.width, extent.height];
+        let vp = self.camera.view_proj(viewport);
+        let along = Vec3::new(b.x - a.x, 0.0, b.z - a.z);
+        let side = Vec3::new(-along.z, 0.0, along.x).normalize_or_zero() * stroke.brush().radius;
+        [Vec3::ZERO, side, -side]
+            .iter()
+            .filter_map(|&o| {
+                (0..=32)
+                    .map(|i| {
+                        let p = a.lerp(b, i as f32 / 32.0) + o;
+                        screen_point(&vp, viewport, p).map(|s| [s.x, s.y])
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .collect()
     }
 
     /// Ends every edit under way before another step: the live stroke and the region run,
@@ -1097,6 +1128,9 @@ impl Editor {
                     pressure: pressure_curve(self.input.force, self.ui.pressure_gamma),
                     t: self.stroke_start.elapsed().as_secs_f32(),
                 };
+                if stroke.samples() == 0 {
+                    self.ramp_anchor = Some(p);
+                }
                 match stroke.add(&mut self.session.doc, sample) {
                     Ok(n) => self.instances_window.1 += n,
                     Err(e) => {
@@ -1170,11 +1204,15 @@ impl Editor {
             .map_err(|e| anyhow!("imgui: {e}"))?;
         let vsync_before = self.ui.vsync;
         {
-            let outline = self.region_outline();
+            let outlines: Vec<_> = self
+                .region_outline()
+                .into_iter()
+                .chain(self.ramp_outline())
+                .collect();
             let frame_ui = self.imgui.new_frame();
             ui::build(frame_ui, &mut self.ui);
-            if let Some(outline) = outline {
-                let list = frame_ui.get_background_draw_list();
+            let list = frame_ui.get_background_draw_list();
+            for outline in outlines {
                 list.add_polyline(outline, [1.0, 0.85, 0.2, 1.0])
                     .thickness(2.0)
                     .build();

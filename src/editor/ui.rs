@@ -271,6 +271,21 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                 log_slider(ui, "step height", 0.001, 1.0, &mut b.terrace_height);
                 ui.slider("sharpness", 0.0, 1.0, &mut b.terrace_sharpness);
             }
+            if b.brush == BrushType::Flatten {
+                ui.slider("tilt", -50.0, 50.0, &mut b.flatten_tilt);
+                if ui.is_item_hovered() {
+                    ui.tooltip_text(
+                        "How far the plane rises per 1000 texels along the stroke's first \
+                         direction (0: level at the height where the stroke starts)",
+                    );
+                }
+            }
+            if b.brush == BrushType::Ramp {
+                ui.text_wrapped(
+                    "Drag from the ramp's foot to its top: a straight slope between the \
+                     heights there, as wide as the brush",
+                );
+            }
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
                 log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);

@@ -56,6 +56,9 @@ pub struct Document {
     redo_log: Vec<LogEntry>,
     /// Level strokes on a layered document: the composite height the stroke under way levels to.
     level_target: f32,
+    /// Flatten and ramp strokes on a layered document: the plane through the composite's
+    /// heights under the stroke, taken when it starts.
+    plane: Option<crate::brush::Plane>,
     /// Composite work since the last [`Self::take_composite_stats`].
     composite_stats: CompositeStats,
     /// Undo memory each field may hold (new layer fields get it too).
@@ -82,6 +85,7 @@ impl Document {
             undo_log: Vec::new(),
             redo_log: Vec::new(),
             level_target: 0.0,
+            plane: None,
             composite_stats: CompositeStats::default(),
             undo_budget: crate::pages::history::DEFAULT_UNDO_BUDGET,
             solo: false,
@@ -240,6 +244,11 @@ impl Document {
                 None => 0.0,
             };
         }
+        if !join && brush.brush.is_plane() && self.is_layered() {
+            // Flatten and ramp pull toward the plane through the composite, before them.
+            self.plane =
+                crate::brush::Plane::of_stroke(brush, instances, |x, y| self.height_at(x, y))?;
+        }
         if let (false, BrushType::Mask, Some(rules)) = (join, brush.brush, &brush.rules) {
             // The rules read the height below the layer as it is when the stroke starts: after
             // every stroke queued before it.
@@ -395,13 +404,18 @@ impl Document {
     ) -> Vec<StrokeOrder> {
         let level =
             (self.is_layered() && brush.brush == BrushType::Level).then_some(self.level_target);
+        let plane = self
+            .plane
+            .filter(|_| self.is_layered() && brush.brush.is_plane());
         let order = |field: String,
-                     brush: BrushSettings,
+                     b: BrushSettings,
                      instances: Vec<BrushInstance>,
                      target: Option<f32>| {
             StrokeOrder {
                 field,
-                brush,
+                // Only the stroke's own brush takes the plane (not the level strokes of alpha).
+                plane: plane.filter(|_| b.brush.is_plane()),
+                brush: b,
                 instances,
                 join,
                 level_target: target,

@@ -1,13 +1,14 @@
 //! Strokes painted live. Samples arrive one per frame from the cursor (or from a journal being
 //! replayed through the same path); the stroke's settled instances are queued as they appear and
 //! the rest when the stroke ends, so a painted stroke is exactly the stroke a journal with the
-//! same samples replays (`stroke_instances_settled`).
+//! same samples replays (`stroke_instances_settled`). A ramp is dragged from A to B: it queues
+//! nothing until it ends, and keeps only its first and last samples.
 
 use super::Document;
 use crate::brush::error::BrushError;
 use crate::brush::journal::RecordedStep;
 use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
-use crate::brush::BrushSettings;
+use crate::brush::{BrushSettings, BrushType};
 
 /// A stroke in progress.
 pub struct LiveStroke {
@@ -55,6 +56,9 @@ impl LiveStroke {
         sample: StrokeSample,
     ) -> Result<usize, BrushError> {
         self.samples.push(sample);
+        if self.brush.brush == BrushType::Ramp {
+            return Ok(0);
+        }
         self.queue(terrain, false)
     }
 
@@ -66,6 +70,11 @@ impl LiveStroke {
     ) -> Result<(Option<RecordedStep>, usize), BrushError> {
         if self.samples.is_empty() {
             return Ok((None, 0));
+        }
+        if self.brush.brush == BrushType::Ramp && self.samples.len() > 2 {
+            let last = self.samples[self.samples.len() - 1];
+            self.samples.truncate(1);
+            self.samples.push(last);
         }
         let n = self.queue(terrain, true)?;
         Ok((
