@@ -99,6 +99,9 @@ pub const VIEW_LIGHTING: u32 = 128;
 /// The artist's look (render::look): materials by rule, the analytic sky and haze, exposure and
 /// a filmic tone map to sRGB.
 pub const VIEW_LOOK: u32 = 256;
+/// A sea: a water plane at FrameData.shade.w over the document, its waves at time
+/// FrameData.analysis.z (render/shade.comp, `seaOver`).
+pub const VIEW_SEA: u32 = 512;
 /// Longest shadow the sun march follows, texels.
 pub const LIGHT_MAX_DIST: i32 = 4096;
 /// The sun march steps one texel at a time this far, then a sixteenth of the distance.

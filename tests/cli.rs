@@ -438,6 +438,18 @@ fn render_rejects_bad_input_with_one_line_errors() {
             ],
             "--pixel-error",
         ),
+        (
+            vec![
+                "render",
+                "--journal",
+                demo,
+                "--sea-level",
+                "inf",
+                "--out",
+                s,
+            ],
+            "--sea-level must be a finite height",
+        ),
         (vec!["render", "--journal", demo, "--out", "x.jpg"], ".png"),
         (
             vec!["render", "--journal", demo, "--paint", "fbm", "--out", s],

@@ -393,3 +393,56 @@ fn an_erode_step_replayed_in_the_editor_is_journaled_and_replays_bit_for_bit() {
         "the editor's session differs from the journal's"
     );
 }
+
+/// `scarp edit --sea-level` opens with the sea shown: the islands of a journal's terrain stand
+/// in water that was green land without it.
+#[test]
+fn the_sea_is_drawn_in_the_editor() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let journal = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/journals/flatten-ramp.json"
+    );
+    let shoot = |sea: Option<&str>, name: &str| {
+        let shot = dir.path().join(name);
+        let mut cmd = editor(&x, dir.path());
+        cmd.arg(journal);
+        if let Some(level) = sea {
+            cmd.args(["--sea-level", level]);
+        }
+        let out = cmd
+            .arg("--screenshot")
+            .arg(&shot)
+            .arg("--quit")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "editor failed: {stderr}");
+        assert!(!stderr.contains("VUID"), "{stderr}");
+        image::open(&shot).unwrap().to_rgb8()
+    };
+    // Sea water: blue-green and dark in red (the sky is paler, the land greener or greyer), in
+    // the middle of the window, below the help and between the side panels (their buttons are
+    // blue too).
+    let water = |img: &image::RgbImage| {
+        let (w, h) = img.dimensions();
+        let (xs, ys) = (w * 27 / 100..w * 70 / 100, h * 33 / 100..h * 98 / 100);
+        let total = xs.len() * ys.len();
+        let count = ys
+            .flat_map(|y| xs.clone().map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let [r, g, b] = img.get_pixel(x, y).0.map(i32::from);
+                r < 90 && b > r + 40 && g > r + 25
+            })
+            .count();
+        count as f64 / total as f64
+    };
+    let land = water(&shoot(None, "land.png"));
+    let sea = water(&shoot(Some("0.08"), "sea.png"));
+    assert!(
+        land < 0.05,
+        "{land:.3} of the view is water without the sea"
+    );
+    assert!(sea > 0.2, "{sea:.3} of the view is sea");
+}

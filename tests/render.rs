@@ -1016,3 +1016,81 @@ fn the_light_atlas_follows_the_view_and_the_lighting() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+/// The sea over a ramp (heights 0..1 along x): terrain above the level is drawn exactly as
+/// without the sea, terrain below it turns to water (bluer, the deeper the darker), the
+/// waterline follows the level, and the waves move with time and only with time.
+#[test]
+fn the_sea_covers_what_lies_below_its_level_and_nothing_above() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let heights: Vec<f32> = (0..d.width * d.height)
+        .map(|i| (i % d.width) as f32 / 255.0)
+        .collect();
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [320, 240];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let vs = 100.0;
+    let cam = Camera::look_at(
+        glam::Vec3::new(128.0, 330.0, 360.0),
+        glam::Vec3::new(128.0, 40.0, 128.0),
+    );
+    let mut render = |sea_level: Option<f32>, wave_time: f32| {
+        let view = ViewSettings {
+            vertical_scale: vs,
+            sea_level,
+            wave_time,
+            look: Some(scarp::render::look::Look::default()),
+            ..ViewSettings::default()
+        };
+        off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let dry = render(None, 0.0);
+    let pixel = |img: &[u8], x: f32| {
+        let [px, py] = project(&cam, size, glam::Vec3::new(x, x / 255.0 * vs, 128.0));
+        let i = 4 * (py * size[0] as usize + px);
+        [img[i] as i32, img[i + 1] as i32, img[i + 2] as i32]
+    };
+    for level in [0.5f32, 0.75] {
+        let wet = render(Some(level), 0.0);
+        let line = level * 255.0;
+        // Above the waterline (by a few texels): untouched.
+        for x in [line + 6.0, line + 20.0, 250.0] {
+            assert_eq!(
+                pixel(&wet, x),
+                pixel(&dry, x),
+                "sea {level}: x {x} is dry land"
+            );
+        }
+        // Below it: water, bluer than red, and darker the deeper.
+        let shallow = pixel(&wet, line - 6.0);
+        let deep = pixel(&wet, line - 60.0);
+        for (x, p) in [(line - 6.0, shallow), (line - 60.0, deep)] {
+            assert_ne!(p, pixel(&dry, x), "sea {level}: x {x} is under water");
+            assert!(p[2] > p[0], "sea {level}: x {x} shows {p:?}, not water");
+        }
+        let sum = |p: [i32; 3]| p[0] + p[1] + p[2];
+        assert!(
+            sum(deep) < sum(shallow),
+            "sea {level}: deep {deep:?} is not darker than shallow {shallow:?}"
+        );
+    }
+    // The waves move with time, deterministically; dry land does not.
+    let (a, b, a2) = (
+        render(Some(0.5), 0.0),
+        render(Some(0.5), 3.0),
+        render(Some(0.5), 0.0),
+    );
+    assert!(a == a2, "the same time draws the same sea");
+    let changed = |x: f32| pixel(&a, x) != pixel(&b, x);
+    assert!(
+        (20..110).filter(|&x| changed(x as f32)).count() > 10,
+        "the waves did not move"
+    );
+    assert!((140..250).all(|x| !changed(x as f32)));
+    assert_no_validation_messages(&gpu);
+}

@@ -11,11 +11,12 @@ struct FrameData {
     vec4 eye;        // xyz: camera position (world); w: vertical scale (world y per height unit)
     vec4 light;      // xyz: direction towards the light; w: ambient
     vec4 cursor;     // x, z (world), outer radius, inner radius (texels)
-    vec4 shade;      // fog density, lowest height, highest height, unused
+    vec4 shade;      // fog density, lowest height, highest height, sea level (VIEW_SEA; height
+                     // units)
     ivec4 doc;       // width, height, page size, view flags
     vec4 heights;    // flat height, r16 height_min, r16 height_range, unused
     vec4 analysis;   // walkable slope (degrees, VIEW_SLOPE), contour interval (height units,
-                     // VIEW_CONTOURS), unused, unused
+                     // VIEW_CONTOURS), the waves' time (VIEW_SEA; seconds), unused
     // With VIEW_LOOK (render::look): the sky, haze and tone map, and the materials.
     mat4 inv_view_proj; // clip to world (the sky's view rays)
     vec4 look;       // exposure, sun intensity, detail-normal strength, unused

@@ -4,7 +4,8 @@
 // sky, haze, tone map), the lighting field (sun visibility and occlusion, read from the light
 // atlas the renderer keeps of the pages drawn at page level, or from the field's coarse level),
 // the overlays (mask or water tint, slope map, contours), the brush cursor, LOD colours and
-// wireframe. Screen-space derivatives come from the neighbouring pixels' depths.
+// wireframe, then the sea over it all. Screen-space derivatives come from the neighbouring
+// pixels' depths.
 #extension GL_GOOGLE_include_directive : require
 #include "render_shared.glsl"
 #include "lighting_shared.glsl"
@@ -176,18 +177,121 @@ vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texe
     return mix(c, skyColour(normalize(view), l), clamp(haze, 0.0, 1.0));
 }
 
-// The encoded colour of a pixel showing the sky.
-vec3 skyPixel(ivec2 p) {
-    if ((uint(frame.doc.w) & VIEW_LOOK) == 0u) {
-        return pow(PLAIN_SKY, vec3(1.0 / 2.2));
-    }
-    vec4 near = frame.inv_view_proj
-              * vec4((vec2(p) + 0.5) / vec2(pc.size) * 2.0 - 1.0, 1.0, 1.0);
-    vec3 dir = normalize(near.xyz / near.w - frame.eye.xyz);
-    return present(skyColour(dir, normalize(frame.light.xyz)));
+// The view ray through pixel p (the centre of pixel p + offset), normalized.
+vec3 rayAt(vec2 p) {
+    vec4 near = frame.inv_view_proj * vec4((p + 0.5) / vec2(pc.size) * 2.0 - 1.0, 1.0, 1.0);
+    return normalize(near.xyz / near.w - frame.eye.xyz);
 }
 
-vec3 shadeTerrain(ivec2 p, float d) {
+// The linear colour of a pixel showing the sky along `dir`.
+vec3 skyPixel(vec3 dir) {
+    if ((uint(frame.doc.w) & VIEW_LOOK) == 0u) {
+        return PLAIN_SKY;
+    }
+    return skyColour(dir, normalize(frame.light.xyz));
+}
+
+// The sea's surface slope at xz: the gradients of four octaves of value noise, each drifting
+// with time and the small ones faster (the Perlin tutorial's rolling water), an octave fading
+// out where a pixel spans a good part of its wavelength (`texels` per pixel).
+vec2 waveSlope(vec2 xz, float time, float texels) {
+    vec2 g = vec2(0.0);
+    float wavelength = 64.0;
+    for (int i = 0; i < 4; i++) {
+        float f = 1.0 / wavelength;
+        vec2 drift = vec2(0.6, 0.35) * time * (0.3 + 0.25 * float(i));
+        vec3 v = valueNoise(xz * f + drift + vec2(17.0 * float(i)));
+        float fade = 1.0 - smoothstep(0.15, 0.6, texels * f);
+        g += 0.09 * v.xy * fade;
+        wavelength *= 0.45;
+    }
+    return g;
+}
+
+// Pixel p seen through the sea: the ray `dir` from the eye, showing `c` (the terrain at distance
+// t_ground and world height ground_y; t_ground < 0 for the sky). The water fills the box over
+// the document's rectangle below the sea level; where the ray crosses it before the ground, the
+// linear colour through it: what lies behind dimmed toward the deep colour by the path in the
+// water and, where the ray enters through the surface, the sky reflected by Fresnel off the
+// waves, the sun's glitter where the terrain does not shadow it, foam where it is shallow, and
+// the haze of the surface's distance.
+vec3 seaOver(vec3 c, ivec2 p, vec3 dir, float t_ground, float ground_y, bool look) {
+    float vs = max(frame.eye.w, 1e-6);
+    float sea = frame.shade.w * vs;
+    vec3 eye = frame.eye.xyz;
+    const float beyond = 1e30;
+    // Where the ray is in the box: [t0, t1]; `top`: it enters through the surface.
+    float t0 = 0.0;
+    float t1 = beyond;
+    vec2 o = eye.xz;
+    vec2 dd = dir.xz;
+    vec2 hi = vec2(frame.doc.xy - 1);
+    for (int a = 0; a < 2; a++) {
+        if (abs(dd[a]) < 1e-12) {
+            if (o[a] < 0.0 || o[a] > hi[a]) {
+                return c;
+            }
+            continue;
+        }
+        float ta = (0.0 - o[a]) / dd[a];
+        float tb = (hi[a] - o[a]) / dd[a];
+        t0 = max(t0, min(ta, tb));
+        t1 = min(t1, max(ta, tb));
+    }
+    bool top = false;
+    if (dir.y < 0.0) {
+        float ts = (sea - eye.y) / dir.y;
+        if (ts > t0) {
+            t0 = ts;
+            top = true;
+        }
+    } else if (dir.y > 0.0) {
+        t1 = min(t1, (sea - eye.y) / dir.y);
+    } else if (eye.y > sea) {
+        return c;
+    }
+    bool ground_in = t_ground >= 0.0 && t_ground <= t1;
+    float end = ground_in ? t_ground : t1;
+    if (t0 >= end) {
+        return c;
+    }
+    // Light in the water fades by e over a twelfth of a height unit of path.
+    float k = 12.0 / vs;
+    vec3 deep = vec3(0.012, 0.055, 0.085);
+    vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * (end - t0)));
+    vec3 l = normalize(frame.light.xyz);
+    if (top) {
+        vec3 w = eye + t0 * dir;
+        // Texels a pixel spans on the water (longer at grazing angles).
+        float angle = length(rayAt(vec2(p) + vec2(1.0, 0.0)) - dir);
+        float texels = t0 * angle / sqrt(max(-dir.y, 0.01));
+        vec2 g = waveSlope(w.xz, frame.analysis.z, texels);
+        vec3 n = normalize(vec3(-g.x, 1.0, -g.y));
+        float fresnel = 0.02 + 0.98 * pow(1.0 - max(dot(-dir, n), 0.0), 5.0);
+        vec3 r = reflect(dir, n);
+        r.y = abs(r.y);
+        vec3 sky = look ? skyColour(r, l) : PLAIN_SKY;
+        vec3 sun = look ? mix(vec3(1.0, 0.62, 0.38), vec3(1.0, 0.95, 0.88),
+                              smoothstep(0.0, 0.45, l.y)) * frame.look.y
+                        : vec3(1.0);
+        float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false).x : 1.0;
+        float glitter = pow(max(dot(r, l), 0.0), 300.0) * 4.0 * visible;
+        col = mix(col, sky, fresnel) + sun * glitter;
+        // Foam within a few thousandths of a height unit of the ground, broken up by the waves.
+        float depth = ground_in ? sea - ground_y : beyond;
+        float shore = 1.0 - smoothstep(0.0, 0.004 * vs, depth);
+        float breakup = valueNoise(w.xz * 0.12 + vec2(0.4, 0.25) * frame.analysis.z).z;
+        float foam = shore * smoothstep(0.25, 0.6, breakup + 0.45 * shore);
+        vec3 lit = look ? sun * max(l.y, 0.0) * visible + sky * 0.6 : vec3(1.0);
+        col = mix(col, vec3(0.85, 0.88, 0.9) * lit, 0.85 * foam);
+    }
+    float haze = clamp(1.0 - exp(-frame.shade.x * t0), 0.0, 1.0);
+    return mix(col, look ? skyColour(dir, l) : PLAIN_SKY, haze);
+}
+
+// The linear colour of terrain pixel p at depth d; `tonemap` says whether it is presented
+// through the look's tone map.
+vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     vec3 world = worldAt(p, d);
     vec4 surface = texelFetch(surface_image, p, 0);
     uint node = texelFetch(node_image, p, 0).r;
@@ -266,7 +370,8 @@ vec3 shadeTerrain(ivec2 p, float d) {
     if ((flags & VIEW_WIREFRAME) != 0u) {
         c = vec3(0.05, 0.05, 0.05) + 0.5 * c;
     }
-    return look ? present(c) : pow(c, vec3(1.0 / 2.2));
+    tonemap = look;
+    return c;
 }
 
 void main() {
@@ -275,6 +380,26 @@ void main() {
         return;
     }
     float d = texelFetch(depth_image, p, 0).r;
-    vec3 c = d > 0.0 ? shadeTerrain(p, d) : skyPixel(p);
+    bool look = (uint(frame.doc.w) & VIEW_LOOK) != 0u;
+    bool tonemap = look;
+    vec3 c;
+    vec3 dir;
+    float t_ground = -1.0;
+    float ground_y = 0.0;
+    if (d > 0.0) {
+        c = shadeTerrain(p, d, tonemap);
+        vec3 world = worldAt(p, d);
+        vec3 v = world - frame.eye.xyz;
+        t_ground = length(v);
+        dir = v / max(t_ground, 1e-20);
+        ground_y = world.y;
+    } else {
+        dir = rayAt(vec2(p));
+        c = skyPixel(dir);
+    }
+    if ((uint(frame.doc.w) & VIEW_SEA) != 0u) {
+        c = seaOver(c, p, dir, t_ground, ground_y, look);
+    }
+    c = tonemap ? present(c) : pow(c, vec3(1.0 / 2.2));
     imageStore(out_image, p, vec4(c, 1.0));
 }

@@ -27,6 +27,9 @@ pub struct EditArgs {
     /// Reopen the newest untitled session that ended without saving, without asking.
     #[arg(long, conflicts_with = "replay")]
     recover: bool,
+    /// Show a sea at this height (height units) from the start; the View panel sets it too.
+    #[arg(long, allow_hyphen_values = true)]
+    sea_level: Option<f32>,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
     #[command(flatten)]
@@ -47,6 +50,9 @@ pub fn run(a: EditArgs) -> Result<()> {
     if let Some(t) = &a.trace {
         super::check_trace_path(t)?;
     }
+    if let Some(h) = a.sea_level.filter(|h| !h.is_finite()) {
+        anyhow::bail!("--sea-level must be a finite height, got {h}");
+    }
     crate::editor::run(EditOptions {
         file: a.file,
         replay: a.replay,
@@ -56,5 +62,6 @@ pub fn run(a: EditArgs) -> Result<()> {
         recover: a.recover,
         table_seed: a.table_seed,
         memory: a.memory.request(),
+        sea_level: a.sea_level,
     })
 }

@@ -90,6 +90,10 @@ pub struct RenderArgs {
     /// Triangle budget per covered pixel (of the previous frame); 0 turns it off.
     #[arg(long, default_value_t = 2.0)]
     max_triangles_per_pixel: f32,
+    /// A sea at this height (height units): a translucent water plane over the document, waves
+    /// from noise, tinted by its depth, foam at the shore (docs/render.md, The sea).
+    #[arg(long, allow_hyphen_values = true)]
+    sea_level: Option<f32>,
     /// Output PNG.
     #[arg(long)]
     out: PathBuf,
@@ -289,6 +293,11 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
             bail!("--vertical-scale must be a positive number, got {v}");
         }
     }
+    if let Some(h) = a.sea_level {
+        if !h.is_finite() {
+            bail!("--sea-level must be a finite height, got {h}");
+        }
+    }
     if a.paint.is_some() && a.frames == 0 {
         bail!("--paint needs --frames N (it paints while timing frames)");
     }
@@ -355,6 +364,7 @@ fn camera_and_view(
     view.pixel_error = a.pixel_error;
     view.max_triangles_per_pixel = a.max_triangles_per_pixel;
     view.sun = (!a.no_lighting).then_some(a.sun);
+    view.sea_level = a.sea_level;
     (camera, view)
 }
 

@@ -80,6 +80,8 @@ pub struct EditOptions {
     pub table_seed: u64,
     /// Memory budgets of the document's pages.
     pub memory: crate::pages::BudgetRequest,
+    /// Show a sea at this height from the start (the View panel's *sea*).
+    pub sea_level: Option<f32>,
 }
 
 /// Finds a bundled asset: relative to the working directory, else to the source tree.
@@ -244,6 +246,8 @@ struct Editor {
     replay: Option<Replay>,
     pick: Option<Vec3>,
     last_frame: Instant,
+    /// When the editor opened: the sea's waves move with the time since.
+    opened: Instant,
     frames: u64,
     /// Frame at which the queue went idle after the replay (screenshots wait a frame or two).
     idle_since: Option<u64>,
@@ -329,6 +333,7 @@ impl Editor {
                 fog: 0.05 / desc.width.max(desc.height) as f32,
                 sun: Some(Sun::default()),
                 look: Some(crate::render::look::Look::default()),
+                sea_level: options.sea_level,
                 ..ViewSettings::default()
             },
             budget_ms: 6.0,
@@ -385,6 +390,7 @@ impl Editor {
             replay,
             pick: None,
             last_frame: Instant::now(),
+            opened: Instant::now(),
             frames: 0,
             idle_since: None,
             lighting: Lighting::new(&gpu, desc.format)?,
@@ -1236,6 +1242,7 @@ impl Editor {
         let extent = self.presenter.extent;
         let viewport = [extent.width, extent.height];
         let mut view = self.ui.view;
+        view.wave_time = self.opened.elapsed().as_secs_f32();
         view.cursor = self.pick.map(|p| CursorRing {
             center: [p.x, p.z],
             radius: self.ui.brush.radius,

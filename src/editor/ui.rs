@@ -422,6 +422,23 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
     }
 }
 
+/// The sea: on/off and its level, over the document's height range (and a little below it).
+fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
+    let span = (hi - lo).max(1e-3);
+    let mut on = v.sea_level.is_some();
+    if ui.checkbox("sea", &mut on) {
+        v.sea_level = on.then_some(lo + 0.3 * span);
+    }
+    if ui.is_item_hovered() {
+        ui.tooltip_text("A water plane over the terrain: waves, depth tint, foam at the shore");
+    }
+    if let Some(level) = &mut v.sea_level {
+        ui.same_line();
+        ui.set_next_item_width(120.0);
+        ui.slider("sea level", lo - 0.05 * span, hi, level);
+    }
+}
+
 fn view_panel(ui: &Ui, s: &mut UiState) {
     ui.window("View & document")
         .position([10.0, 580.0], Condition::FirstUseEver)
@@ -460,6 +477,9 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             );
             sun_controls(ui, v);
             analysis_controls(ui, v);
+            if let Some(d) = &s.doc {
+                sea_controls(ui, v, (d.height_lo, d.height_hi));
+            }
             if ui.button("frame all (F)") {
                 s.actions.push(UiAction::FrameAll);
             }

@@ -41,7 +41,7 @@ use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
     PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS,
     VIEW_CURSOR, VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER,
-    VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -105,6 +105,11 @@ pub struct ViewSettings {
     /// Materials by rule, the analytic sky and haze, exposure and tone map (None: the plain
     /// colours and flat sky of old).
     pub look: Option<super::look::Look>,
+    /// A sea at this height (height units): a translucent water plane over the document with
+    /// animated waves, tinted by its depth, foam at the shore. None: no sea.
+    pub sea_level: Option<f32>,
+    /// The waves' time, seconds (0 for still images).
+    pub wave_time: f32,
     /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): nodes are
     /// split while a tile inside wants finer; still restricted so neighbours differ by at most
     /// one level, and page nodes only where their pages are on the GPU.
@@ -125,6 +130,8 @@ impl Default for ViewSettings {
             contours: None,
             sun: None,
             look: None,
+            sea_level: None,
+            wave_time: 0.0,
             force_levels: None,
         }
     }
@@ -975,6 +982,9 @@ impl TerrainRenderer {
         if view.look.is_some() {
             flags |= VIEW_LOOK;
         }
+        if view.sea_level.is_some() {
+            flags |= VIEW_SEA;
+        }
         self.light_wanted.clear();
         if let Some(field) = light_field {
             // The lighting of the pages drawn at page level (and the ring their texels reach),
@@ -1002,7 +1012,12 @@ impl TerrainRenderer {
             eye: [eye.x, eye.y, eye.z, vs],
             light: [light.x, light.y, light.z, ambient],
             cursor,
-            shade: [view.fog, height_lo, height_hi, 0.0],
+            shade: [
+                view.fog,
+                height_lo,
+                height_hi,
+                view.sea_level.unwrap_or(0.0),
+            ],
             doc: [
                 self.desc.width as i32,
                 self.desc.height as i32,
@@ -1018,7 +1033,7 @@ impl TerrainRenderer {
             analysis: [
                 view.slope.unwrap_or(0.0),
                 view.contours.unwrap_or(1.0),
-                0.0,
+                view.wave_time,
                 0.0,
             ],
             inv_view_proj: view_proj.inverse().to_cols_array_2d(),
