@@ -4,6 +4,8 @@
 //! session's trace holds frame spans, draws, UI passes and brush waves. Presets shipped in
 //! assets/presets all load.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -445,4 +447,65 @@ fn the_sea_is_drawn_in_the_editor() {
         "{land:.3} of the view is water without the sea"
     );
     assert!(sea > 0.2, "{sea:.3} of the view is sea");
+}
+
+/// The brush panel's noise preview is the noise kernel's output across the brush's width: its
+/// pixels equal the CPU twin's noise stretched to grey levels, and follow a parameter change.
+#[test]
+fn the_noise_preview_shows_the_brush_noise() {
+    use scarp::editor::noise_preview::{across, grey_pixels, NoisePreview, SIZE};
+    use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+    let gpu = common::gpu();
+    let tables = NoiseTables::new(2009);
+    let mut imgui = imgui::Context::create();
+    let mut renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
+        gpu.instance(),
+        gpu.physical_device(),
+        gpu.device().clone(),
+        gpu.raw_queue(),
+        gpu.raw_command_pool(),
+        imgui_rs_vulkan_renderer::DynamicRendering {
+            color_attachment_format: scarp::gpu::vk::Format::B8G8R8A8_UNORM,
+            depth_attachment_format: None,
+        },
+        &mut imgui,
+        None,
+    )
+    .unwrap();
+    let mut preview = NoisePreview::new(&gpu, &tables, &mut renderer).unwrap();
+    let cpu = CpuTables::new(&tables);
+    let width = 300.0;
+    let mut last = Vec::new();
+    for (kind, octaves) in [
+        (NoiseKind::Jordan, 8),
+        (NoiseKind::Jordan, 3),
+        (NoiseKind::Ridged, 6),
+    ] {
+        let noise = NoiseSettings {
+            scale: 0.005,
+            octaves,
+            ..NoiseSettings::new(kind)
+        };
+        preview.texture_for(&noise, width).unwrap();
+        let got = preview.pixels().unwrap();
+        let s = across(&noise, width);
+        let want = grey_pixels(&cpu.generate(kind, &s.params(), SIZE, SIZE));
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| a.abs_diff(*b))
+            .max()
+            .unwrap();
+        assert!(
+            worst <= 2,
+            "{kind:?} {octaves} octaves: off by {worst} grey levels"
+        );
+        let levels: std::collections::BTreeSet<u8> = got.iter().step_by(4).copied().collect();
+        assert!(levels.len() > 64, "{kind:?}: {} grey levels", levels.len());
+        assert_ne!(got, last, "{kind:?} {octaves}: the preview did not change");
+        last = got;
+    }
+    drop(preview);
+    drop(renderer);
+    common::assert_no_validation_messages(&gpu);
 }

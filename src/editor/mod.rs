@@ -10,6 +10,7 @@
 
 pub mod erosion_ui;
 pub mod layers_ui;
+pub mod noise_preview;
 pub mod present;
 pub mod ui;
 
@@ -218,6 +219,8 @@ struct Editor {
     imgui: imgui::Context,
     platform: imgui_winit_support::WinitPlatform,
     renderer: TerrainRenderer,
+    /// The brush panel's image of the brush's noise.
+    noise_preview: noise_preview::NoisePreview,
     /// Keeps the lighting field (shadows, occlusion) up to date: near edits at once, the
     /// strips farther away within the View panel's shadow budget.
     lighting: Lighting,
@@ -319,7 +322,13 @@ impl Editor {
             crate::gpu::start_trace(&gpu)?;
         }
 
-        let (imgui, platform, imgui_renderer) = Self::make_imgui(&gpu, &window, presenter.format)?;
+        let (imgui, platform, mut imgui_renderer) =
+            Self::make_imgui(&gpu, &window, presenter.format)?;
+        let noise_preview = noise_preview::NoisePreview::new(
+            &gpu,
+            &NoiseTables::new(options.table_seed),
+            &mut imgui_renderer,
+        )?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
         let mut camera = Camera::default();
         let (lo, hi) = renderer.height_range();
@@ -352,6 +361,7 @@ impl Editor {
             recovery: recovery_offer,
             untitled_recovery: leftover.map(|l| (l.path, l.strokes)),
             message: String::new(),
+            noise_preview: None,
             actions: Vec::new(),
             profile: ui::Profile {
                 timestamps: gpu.info().timestamp_valid_bits > 0,
@@ -369,6 +379,7 @@ impl Editor {
         }
         Ok(Self {
             imgui_renderer,
+            noise_preview,
             imgui,
             platform,
             renderer,
@@ -1210,6 +1221,13 @@ impl Editor {
             .map_err(|e| anyhow!("imgui: {e}"))?;
         let vsync_before = self.ui.vsync;
         {
+            let b = &self.ui.brush;
+            self.ui.noise_preview = matches!(b.brush, BrushType::Noise | BrushType::Directional)
+                .then(|| {
+                    self.noise_preview
+                        .texture_for(&b.noise, 2.0 * b.radius)
+                        .map_err(|e| format!("{e:#}"))
+                });
             let outlines: Vec<_> = self
                 .region_outline()
                 .into_iter()

@@ -126,6 +126,8 @@ pub struct UiState {
     /// recovered or discarded.
     pub untitled_recovery: Option<(std::path::PathBuf, usize)>,
     pub message: String,
+    /// The brush's noise as an image (noise and directional brushes), or why there is none.
+    pub noise_preview: Option<Result<imgui::TextureId, String>>,
     pub actions: Vec<UiAction>,
     pub profile: Profile,
     pub doc: Option<DocInfo>,
@@ -222,6 +224,7 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
         .size([360.0, 560.0], Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
+            let preview = s.noise_preview.clone();
             let b = &mut s.brush;
             let brushes = panel_brushes();
             let names: Vec<&str> = brushes.iter().map(|t| t.name()).collect();
@@ -293,6 +296,20 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             if matches!(b.brush, BrushType::Noise | BrushType::Directional)
                 && ui.collapsing_header("noise", TreeNodeFlags::DEFAULT_OPEN)
             {
+                match preview {
+                    Some(Ok(texture)) => {
+                        let side = super::noise_preview::SIZE as f32;
+                        imgui::Image::new(texture, [side, side]).build(ui);
+                        if ui.is_item_hovered() {
+                            ui.tooltip_text(
+                                "The noise across the brush's width (black: its lowest, white: \
+                                 its highest), redrawn as the parameters change",
+                            );
+                        }
+                    }
+                    Some(Err(e)) => ui.text_wrapped(format!("no preview: {e}")),
+                    None => {}
+                }
                 let n = &mut b.noise;
                 let kinds: Vec<&str> = NoiseKind::ALL.iter().map(|k| k.name()).collect();
                 let mut ki = NoiseKind::ALL
