@@ -63,6 +63,7 @@ fn scripted_replay_draws_terrain_and_panels_and_exits_cleanly() {
         .env_remove("WAYLAND_DISPLAY")
         .env("SCARP_VALIDATION", "1")
         .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
         .args(["edit", "--replay", demo, "--screenshot"])
         .arg(&shot)
         .arg("--trace")
@@ -127,6 +128,7 @@ fn editor(x: &Xvfb, state: &Path) -> Command {
         .env_remove("WAYLAND_DISPLAY")
         .env("SCARP_VALIDATION", "1")
         .env("XDG_STATE_HOME", state)
+        .env("XDG_CONFIG_HOME", state)
         .arg("edit");
     c
 }
@@ -312,6 +314,7 @@ fn a_tight_page_budget_draws_the_same_terrain() {
             .env_remove("WAYLAND_DISPLAY")
             .env("SCARP_VALIDATION", "1")
             .env("XDG_STATE_HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
             .args(["edit", "--replay", demo, "--quit", "--screenshot"])
             .arg(&path)
             .args(budget)
@@ -508,4 +511,55 @@ fn the_noise_preview_shows_the_brush_noise() {
     drop(preview);
     drop(renderer);
     common::assert_no_validation_messages(&gpu);
+}
+
+/// The editor remembers the window's size, the panels' layout and the last brush in the config
+/// folder, starts with them, and starts with defaults (saying why) from a broken file.
+#[test]
+fn window_size_layout_and_last_brush_are_remembered() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
+    let config = dir.path().join("scarp");
+    let run = |name: &str| {
+        let shot = dir.path().join(name);
+        let out = editor(&x, dir.path())
+            .arg(demo)
+            .arg("--screenshot")
+            .arg(&shot)
+            .arg("--quit")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let remembered: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(config.join("editor.json")).unwrap())
+                .unwrap();
+        (image::image_dimensions(&shot).unwrap(), remembered)
+    };
+    let (size, first) = run("first.png");
+    assert_eq!(first["window"], serde_json::json!([size.0, size.1]));
+    assert_eq!(first["brush"]["type"], "noise");
+    let layout = std::fs::read_to_string(config.join("imgui.ini")).unwrap();
+    assert!(layout.contains("[Window][Brush]"), "{layout}");
+
+    std::fs::write(
+        config.join("editor.json"),
+        r#"{"window": [1000, 640], "brush": {"type": "ramp", "radius": 77, "strength": 0.5}}"#,
+    )
+    .unwrap();
+    let (size, second) = run("second.png");
+    assert_eq!(size, (1000, 640));
+    assert_eq!(second["brush"]["type"], "ramp");
+    assert_eq!(second["brush"]["radius"], 77.0);
+
+    std::fs::write(config.join("editor.json"), "{ broken").unwrap();
+    let (_, third) = run("third.png");
+    assert_eq!(
+        third["brush"]["type"], "noise",
+        "defaults after a broken file"
+    );
 }

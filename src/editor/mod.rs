@@ -12,6 +12,7 @@ pub mod erosion_ui;
 pub mod layers_ui;
 pub mod noise_preview;
 pub mod present;
+pub mod remembered;
 pub mod ui;
 
 use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
@@ -32,6 +33,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use glam::{Vec2, Vec3};
 use present::Presenter;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use remembered::Remembered;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -164,6 +166,7 @@ impl ApplicationHandler for App {
         match editor.window_event(id, event) {
             Ok(Flow::Continue) => {}
             Ok(Flow::Exit) => {
+                editor.remember();
                 if let Some(path) = editor.trace_out.take() {
                     if let Err(e) = crate::trace::stop_into(&path) {
                         self.error = Some(anyhow!("{}: trace not written: {e}", path.display()));
@@ -221,6 +224,8 @@ struct Editor {
     renderer: TerrainRenderer,
     /// The brush panel's image of the brush's noise.
     noise_preview: noise_preview::NoisePreview,
+    /// The user's config folder: what the editor remembers between runs.
+    config: Option<PathBuf>,
     /// Keeps the lighting field (shadows, occlusion) up to date: near edits at once, the
     /// strips farther away within the View panel's shadow budget.
     lighting: Lighting,
@@ -313,7 +318,13 @@ fn inverted(b: &BrushSettings) -> BrushSettings {
 
 impl Editor {
     fn new(event_loop: &ActiveEventLoop, options: &EditOptions) -> Result<Self> {
-        let (window, gpu, presenter) = Self::open_window(event_loop)?;
+        let config = remembered::config_dir();
+        let (remembered, remembered_error) = match config.as_deref().map(Remembered::load) {
+            Some(Ok(r)) => (r, None),
+            Some(Err(e)) => (Remembered::default(), Some(e)),
+            None => (Remembered::default(), None),
+        };
+        let (window, gpu, presenter) = Self::open_window(event_loop, remembered.window)?;
         let (mut session, replay, recovery_offer, leftover, source) =
             Self::open_session(&gpu, options)?;
         let desc = *session.doc.desc();
@@ -322,8 +333,13 @@ impl Editor {
             crate::gpu::start_trace(&gpu)?;
         }
 
+        let layout = config.as_ref().and_then(|dir| {
+            // imgui writes its layout file itself; the folder must exist.
+            std::fs::create_dir_all(dir).ok()?;
+            Some(dir.join(remembered::LAYOUT_FILE))
+        });
         let (imgui, platform, mut imgui_renderer) =
-            Self::make_imgui(&gpu, &window, presenter.format)?;
+            Self::make_imgui(&gpu, &window, presenter.format, layout)?;
         let noise_preview = noise_preview::NoisePreview::new(
             &gpu,
             &NoiseTables::new(options.table_seed),
@@ -376,10 +392,19 @@ impl Editor {
         let mut ui = ui;
         if let Some(b) = current_brush(session.presets(), &source) {
             ui.brush = b;
+        } else if let (Some(value), Some(dir)) = (&remembered.brush, &config) {
+            match parse_brush(&value.to_string(), dir) {
+                Ok(b) => ui.brush = b,
+                Err(e) => ui.message = format!("the last brush is not used: {e}"),
+            }
+        }
+        if let Some(e) = remembered_error {
+            ui.message = format!("remembered settings not used: {e}");
         }
         Ok(Self {
             imgui_renderer,
             noise_preview,
+            config,
             imgui,
             platform,
             renderer,
@@ -415,10 +440,14 @@ impl Editor {
     }
 
     /// The window, the GPU with the window's extensions, and the presenter of its surface.
-    fn open_window(event_loop: &ActiveEventLoop) -> Result<(Arc<Window>, Arc<Gpu>, Presenter)> {
+    fn open_window(
+        event_loop: &ActiveEventLoop,
+        size: Option<[u32; 2]>,
+    ) -> Result<(Arc<Window>, Arc<Gpu>, Presenter)> {
+        let [w, h] = size.unwrap_or([1440, 900]);
         let attrs = Window::default_attributes()
             .with_title("Scarp")
-            .with_inner_size(winit::dpi::LogicalSize::new(1440.0, 900.0));
+            .with_inner_size(winit::dpi::LogicalSize::new(w, h));
         let window = Arc::new(
             event_loop
                 .create_window(attrs)
@@ -507,22 +536,32 @@ impl Editor {
         gpu: &Arc<Gpu>,
         window: &Window,
         format: vk::Format,
+        layout: Option<PathBuf>,
     ) -> Result<(
         imgui::Context,
         imgui_winit_support::WinitPlatform,
         imgui_rs_vulkan_renderer::Renderer,
     )> {
         let mut imgui = imgui::Context::create();
-        imgui.set_ini_filename(None);
+        imgui.set_ini_filename(layout);
         let mut platform = imgui_winit_support::WinitPlatform::new(&mut imgui);
         platform.attach_window(
             imgui.io_mut(),
             window,
             imgui_winit_support::HiDpiMode::Default,
         );
+        // HiDPI: the panels are laid out in logical pixels; the font is rasterized at the
+        // window's scale so text stays sharp, and drawn at 1/scale of that.
+        let scale = platform.hidpi_factor().max(1.0) as f32;
         imgui
             .fonts()
-            .add_font(&[imgui::FontSource::DefaultFontData { config: None }]);
+            .add_font(&[imgui::FontSource::DefaultFontData {
+                config: Some(imgui::FontConfig {
+                    size_pixels: 13.0 * scale,
+                    ..imgui::FontConfig::default()
+                }),
+            }]);
+        imgui.io_mut().font_global_scale = 1.0 / scale;
         let imgui_renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
             gpu.instance(),
             gpu.physical_device(),
@@ -782,6 +821,29 @@ impl Editor {
                     .collect::<Option<Vec<_>>>()
             })
             .collect()
+    }
+
+    /// Writes what the next run starts with (the window's size, the brush) to the config
+    /// folder; says so on stderr when it cannot.
+    fn remember(&self) {
+        let Some(dir) = &self.config else {
+            return;
+        };
+        let size = self
+            .window
+            .inner_size()
+            .to_logical::<f64>(self.window.scale_factor());
+        let window = [size.width.round() as u32, size.height.round() as u32];
+        let r = Remembered {
+            window: window
+                .iter()
+                .all(|s| remembered::WINDOW_SIDES.contains(s))
+                .then_some(window),
+            brush: brush_json(&self.ui.brush).ok(),
+        };
+        if let Err(e) = r.save(dir) {
+            eprintln!("scarp: settings not remembered: {e}");
+        }
     }
 
     /// Ends every edit under way before another step: the live stroke and the region run,

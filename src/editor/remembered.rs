@@ -1,0 +1,97 @@
+//! What the editor remembers between runs, in the user's config folder (`$XDG_CONFIG_HOME/scarp`,
+//! else `~/.config/scarp`): the window's size and the last brush in `editor.json`, the panels'
+//! places and sizes in imgui's own `imgui.ini` beside it.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The file of [`Remembered`] in the config folder.
+pub const FILE: &str = "editor.json";
+/// imgui's layout file in the config folder.
+pub const LAYOUT_FILE: &str = "imgui.ini";
+/// Window sizes accepted from the file (logical pixels, each side).
+pub const WINDOW_SIDES: std::ops::RangeInclusive<u32> = 320..=16384;
+
+/// The config folder (not created here); None without XDG_CONFIG_HOME or HOME.
+pub fn config_dir() -> Option<PathBuf> {
+    let from_env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    from_env("XDG_CONFIG_HOME")
+        .or_else(|| from_env("HOME").map(|h| h.join(".config")))
+        .map(|d| d.join("scarp"))
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remembered {
+    /// The window's inner size, logical pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<[u32; 2]>,
+    /// The last brush, as journals and presets spell it (docs/journal.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub brush: Option<serde_json::Value>,
+}
+
+impl Remembered {
+    /// Reads `dir`'s file: nothing remembered when there is none; a one-line error naming the
+    /// file when it cannot be read or holds something else (a window size out of range too).
+    pub fn load(dir: &Path) -> Result<Self, String> {
+        let path = dir.join(FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let r: Self =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some([w, h]) = r.window {
+            if !WINDOW_SIDES.contains(&w) || !WINDOW_SIDES.contains(&h) {
+                return Err(format!(
+                    "{}: window {w}x{h} is outside {}..={} a side",
+                    path.display(),
+                    WINDOW_SIDES.start(),
+                    WINDOW_SIDES.end()
+                ));
+            }
+        }
+        Ok(r)
+    }
+
+    /// Writes `dir`'s file (creating the folder), atomically.
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        crate::atomic_file::write_bytes_atomic(&dir.join(FILE), text.as_bytes())
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembered_state_round_trips_and_bad_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Remembered::load(dir.path()).unwrap(), Remembered::default());
+        let r = Remembered {
+            window: Some([1280, 720]),
+            brush: Some(serde_json::json!({"type": "raise", "radius": 40})),
+        };
+        r.save(&dir.path().join("sub")).unwrap();
+        assert_eq!(Remembered::load(&dir.path().join("sub")).unwrap(), r);
+        for (text, says) in [
+            ("{", "EOF"),
+            (r#"{"window": [10, 720]}"#, "window 10x720 is outside"),
+            (r#"{"windows": [1280, 720]}"#, "unknown field"),
+        ] {
+            std::fs::write(dir.path().join(FILE), text).unwrap();
+            let e = Remembered::load(dir.path()).unwrap_err();
+            assert!(e.contains(FILE) && e.contains(says), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}
