@@ -58,13 +58,8 @@ fn scripted_replay_draws_terrain_and_panels_and_exits_cleanly() {
     let shot = dir.path().join("edit.png");
     let trace = dir.path().join("trace.json");
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_scarp"))
-        .env("DISPLAY", &x.display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("SCARP_VALIDATION", "1")
-        .env("XDG_STATE_HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .args(["edit", "--replay", demo, "--screenshot"])
+    let out = editor(&x, dir.path())
+        .args(["--replay", demo, "--screenshot"])
         .arg(&shot)
         .arg("--trace")
         .arg(&trace)
@@ -461,20 +456,9 @@ fn the_noise_preview_shows_the_brush_noise() {
     let gpu = common::gpu();
     let tables = NoiseTables::new(2009);
     let mut imgui = imgui::Context::create();
-    let mut renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
-        gpu.instance(),
-        gpu.physical_device(),
-        gpu.device().clone(),
-        gpu.raw_queue(),
-        gpu.raw_command_pool(),
-        imgui_rs_vulkan_renderer::DynamicRendering {
-            color_attachment_format: scarp::gpu::vk::Format::B8G8R8A8_UNORM,
-            depth_attachment_format: None,
-        },
-        &mut imgui,
-        None,
-    )
-    .unwrap();
+    let mut renderer =
+        scarp::editor::imgui_renderer(&gpu, &mut imgui, scarp::gpu::vk::Format::B8G8R8A8_UNORM)
+            .unwrap();
     let mut preview = NoisePreview::new(&gpu, &tables, &mut renderer).unwrap();
     let cpu = CpuTables::new(&tables);
     let width = 300.0;

@@ -303,6 +303,31 @@ fn default_brush() -> BrushSettings {
     b
 }
 
+/// imgui's renderer on `gpu`, drawing into `format` targets with the renderer's frames in flight.
+pub fn imgui_renderer(
+    gpu: &Gpu,
+    imgui: &mut imgui::Context,
+    format: vk::Format,
+) -> Result<imgui_rs_vulkan_renderer::Renderer> {
+    imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
+        gpu.instance(),
+        gpu.physical_device(),
+        gpu.device().clone(),
+        gpu.raw_queue(),
+        gpu.raw_command_pool(),
+        imgui_rs_vulkan_renderer::DynamicRendering {
+            color_attachment_format: format,
+            depth_attachment_format: None,
+        },
+        imgui,
+        Some(imgui_rs_vulkan_renderer::Options {
+            in_flight_frames: crate::render::SLOTS,
+            ..Default::default()
+        }),
+    )
+    .map_err(|e| anyhow!("imgui renderer: {e}"))
+}
+
 /// The brush an inverted stroke (right button or Shift) uses.
 fn inverted(b: &BrushSettings) -> BrushSettings {
     let mut b = b.clone();
@@ -562,24 +587,7 @@ impl Editor {
                 }),
             }]);
         imgui.io_mut().font_global_scale = 1.0 / scale;
-        let imgui_renderer = imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
-            gpu.instance(),
-            gpu.physical_device(),
-            gpu.device().clone(),
-            gpu.raw_queue(),
-            gpu.raw_command_pool(),
-            imgui_rs_vulkan_renderer::DynamicRendering {
-                color_attachment_format: format,
-                depth_attachment_format: None,
-            },
-            &mut imgui,
-            Some(imgui_rs_vulkan_renderer::Options {
-                in_flight_frames: crate::render::SLOTS,
-                ..Default::default()
-            }),
-        )
-        .map_err(|e| anyhow!("imgui renderer: {e}"))?;
-
+        let imgui_renderer = imgui_renderer(gpu, &mut imgui, format)?;
         Ok((imgui, platform, imgui_renderer))
     }
 

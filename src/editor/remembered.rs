@@ -14,14 +14,7 @@ pub const WINDOW_SIDES: std::ops::RangeInclusive<u32> = 320..=16384;
 
 /// The config folder (not created here); None without XDG_CONFIG_HOME or HOME.
 pub fn config_dir() -> Option<PathBuf> {
-    let from_env = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    from_env("XDG_CONFIG_HOME")
-        .or_else(|| from_env("HOME").map(|h| h.join(".config")))
-        .map(|d| d.join("scarp"))
+    crate::session::untitled::user_folder("XDG_CONFIG_HOME", ".config")
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

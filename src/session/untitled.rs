@@ -15,13 +15,19 @@ const SUFFIX: &str = ".journal.json";
 
 /// The folder untitled sessions journal into (not created here).
 pub fn state_dir() -> Option<PathBuf> {
+    user_folder("XDG_STATE_HOME", ".local/state")
+}
+
+/// Scarp's folder in the user's XDG folder `var` (else `home_default` under HOME); None when
+/// neither is set.
+pub fn user_folder(var: &str, home_default: &str) -> Option<PathBuf> {
     let from_env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    from_env("XDG_STATE_HOME")
-        .or_else(|| from_env("HOME").map(|h| h.join(".local/state")))
+    from_env(var)
+        .or_else(|| from_env("HOME").map(|h| h.join(home_default)))
         .map(|d| d.join("scarp"))
 }
 
