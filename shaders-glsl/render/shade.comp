@@ -152,6 +152,12 @@ vec3 materialAt(float deg, float alt, float curv, vec2 xz, out float rough) {
     return mix(c, frame.snow.rgb, snow);
 }
 
+// The sun's light (linear) toward `l`: warmer near the horizon, at the look's intensity.
+vec3 sunColour(vec3 l) {
+    return mix(vec3(1.0, 0.62, 0.38), vec3(1.0, 0.95, 0.88), smoothstep(0.0, 0.45, l.y))
+         * frame.look.y;
+}
+
 // The look's shading (linear): materials, detail normals, sun (shadowed) and sky (occluded)
 // light, haze that takes the sky's colour. `texels` is how many texels a pixel spans.
 vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texels) {
@@ -167,8 +173,7 @@ vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texe
     float k = frame.look.z * fade * (0.15 + 0.6 * rough);
     vec3 nd = normalize(n + k * vec3(-g.x, 0.0, -g.y));
     vec3 l = normalize(frame.light.xyz);
-    vec3 sun = mix(vec3(1.0, 0.62, 0.38), vec3(1.0, 0.95, 0.88), smoothstep(0.0, 0.45, l.y))
-             * frame.look.y;
+    vec3 sun = sunColour(l);
     vec3 sky = skyColour(normalize(vec3(0.0, 1.0, 0.0) + 0.3 * l), l);
     vec3 c = albedo * (sun * max(dot(nd, l), 0.0) * light.x
                        + sky * light.y * (0.55 + 0.45 * nd.y));
@@ -177,7 +182,7 @@ vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texe
     return mix(c, skyColour(normalize(view), l), clamp(haze, 0.0, 1.0));
 }
 
-// The view ray through pixel p (the centre of pixel p + offset), normalized.
+// The view ray through the centre of pixel p (fractional p: between pixels), normalized.
 vec3 rayAt(vec2 p) {
     vec4 near = frame.inv_view_proj * vec4((p + 0.5) / vec2(pc.size) * 2.0 - 1.0, 1.0, 1.0);
     return normalize(near.xyz / near.w - frame.eye.xyz);
@@ -271,9 +276,7 @@ vec3 seaOver(vec3 c, ivec2 p, vec3 dir, float t_ground, float ground_y, bool loo
         vec3 r = reflect(dir, n);
         r.y = abs(r.y);
         vec3 sky = look ? skyColour(r, l) : PLAIN_SKY;
-        vec3 sun = look ? mix(vec3(1.0, 0.62, 0.38), vec3(1.0, 0.95, 0.88),
-                              smoothstep(0.0, 0.45, l.y)) * frame.look.y
-                        : vec3(1.0);
+        vec3 sun = look ? sunColour(l) : vec3(1.0);
         float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false).x : 1.0;
         float glitter = pow(max(dot(r, l), 0.0), 300.0) * 4.0 * visible;
         col = mix(col, sky, fresnel) + sun * glitter;

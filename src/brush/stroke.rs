@@ -152,10 +152,10 @@ pub fn stroke_instances_settled(
     // An instance due within `snap` past the path's end is emitted at the end: otherwise a path
     // whose length is a multiple of the spacing would gain or lose its last instance with
     // rounding, and so with the input rate.
-    // A ramp ends exactly where it was dragged to: its slope runs between its end instances.
-    if next - travelled <= snap
-        || (brush.brush == BrushType::Ramp && next - spacing < travelled - snap)
-    {
+    // A ramp ends exactly where it was dragged to (its slope runs between its end instances):
+    // at the end, unless its last instance is there already.
+    let last_at = next - spacing;
+    if next - travelled <= snap || (brush.brush == BrushType::Ramp && travelled - last_at > snap) {
         let (end, pressure) = pts[n - 1];
         out.push(make(end, pressure, direction));
     }

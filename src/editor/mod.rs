@@ -303,6 +303,18 @@ fn default_brush() -> BrushSettings {
     b
 }
 
+/// The world polyline through `points` on the screen, each segment in 32 steps so it follows
+/// the perspective; None when a point lies behind the camera.
+fn screen_polyline(vp: &glam::Mat4, viewport: [u32; 2], points: &[Vec3]) -> Option<Vec<[f32; 2]>> {
+    let steps = points
+        .windows(2)
+        .flat_map(|w| (0..32).map(move |i| w[0].lerp(w[1], i as f32 / 32.0)));
+    steps
+        .chain(points.last().copied())
+        .map(|p| screen_point(vp, viewport, p).map(|s| [s.x, s.y]))
+        .collect()
+}
+
 /// imgui's renderer on `gpu`, drawing into `format` targets with the renderer's frames in flight.
 pub fn imgui_renderer(
     gpu: &Gpu,
@@ -350,8 +362,10 @@ impl Editor {
             None => (Remembered::default(), None),
         };
         let (window, gpu, presenter) = Self::open_window(event_loop, remembered.window)?;
+        // The documents' noise tables, and the noise preview's.
+        let tables = NoiseTables::new(options.table_seed);
         let (mut session, replay, recovery_offer, leftover, source) =
-            Self::open_session(&gpu, options)?;
+            Self::open_session(&gpu, options, &tables)?;
         let desc = *session.doc.desc();
         let renderer = renderer_for(&gpu, &mut session, presenter.format)?;
         if options.trace.is_some() {
@@ -365,11 +379,7 @@ impl Editor {
         });
         let (imgui, platform, mut imgui_renderer) =
             Self::make_imgui(&gpu, &window, presenter.format, layout)?;
-        let noise_preview = noise_preview::NoisePreview::new(
-            &gpu,
-            &NoiseTables::new(options.table_seed),
-            &mut imgui_renderer,
-        )?;
+        let noise_preview = noise_preview::NoisePreview::new(&gpu, &tables, &mut imgui_renderer)?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
         let mut camera = Camera::default();
         let (lo, hi) = renderer.height_range();
@@ -513,6 +523,7 @@ impl Editor {
     fn open_session(
         gpu: &Arc<Gpu>,
         options: &EditOptions,
+        tables: &NoiseTables,
     ) -> Result<(
         Session,
         Option<Replay>,
@@ -526,7 +537,6 @@ impl Editor {
             .clone()
             .or_else(|| options.file.clone())
             .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
-        let tables = NoiseTables::new(options.table_seed);
         // An untitled session that ended without saving (a crash, a kill): offered, or taken at
         // once with --recover. Not while replaying a script.
         let leftover = match (&options.replay, session::untitled::state_dir()) {
@@ -536,12 +546,12 @@ impl Editor {
         let (session, replay_steps, recovery_offer, leftover) = match leftover {
             Some(l) if options.recover => {
                 eprintln!("recovering the untitled session in {}", l.path.display());
-                let s = Session::recover_untitled(gpu, &l.path, &tables)?;
+                let s = Session::recover_untitled(gpu, &l.path, tables)?;
                 (s, Vec::new(), None, None)
             }
             other => {
                 let (s, steps, offer) =
-                    Session::open(gpu, &source, &tables, options.replay.is_some())?;
+                    Session::open(gpu, &source, tables, options.replay.is_some())?;
                 (s, steps, offer, other)
             }
         };
@@ -789,19 +799,9 @@ impl Editor {
         });
         let (x0, z0) = (r.x as f32, r.y as f32);
         let (x1, z1) = (x0 + r.width as f32, z0 + r.height as f32);
-        let corners = [[x0, z0], [x1, z0], [x1, z1], [x0, z1], [x0, z0]];
-        let mut out = Vec::new();
-        for w in corners.windows(2) {
-            for i in 0..32 {
-                let t = i as f32 / 32.0;
-                let x = w[0][0] + t * (w[1][0] - w[0][0]);
-                let z = w[0][1] + t * (w[1][1] - w[0][1]);
-                let s = screen_point(&vp, viewport, Vec3::new(x, y, z))?;
-                out.push([s.x, s.y]);
-            }
-        }
-        out.push(out[0]);
-        Some(out)
+        let corners =
+            [[x0, z0], [x1, z0], [x1, z1], [x0, z1], [x0, z0]].map(|[x, z]| Vec3::new(x, y, z));
+        screen_polyline(&vp, viewport, &corners)
     }
 
     /// A ramp being dragged, on the screen: its centre line from where it started to the cursor
@@ -820,14 +820,7 @@ impl Editor {
         let side = Vec3::new(-along.z, 0.0, along.x).normalize_or_zero() * stroke.brush().radius;
         [Vec3::ZERO, side, -side]
             .iter()
-            .filter_map(|&o| {
-                (0..=32)
-                    .map(|i| {
-                        let p = a.lerp(b, i as f32 / 32.0) + o;
-                        screen_point(&vp, viewport, p).map(|s| [s.x, s.y])
-                    })
-                    .collect::<Option<Vec<_>>>()
-            })
+            .filter_map(|&o| screen_polyline(&vp, viewport, &[a + o, b + o]))
             .collect()
     }
 

@@ -404,9 +404,7 @@ impl Document {
     ) -> Vec<StrokeOrder> {
         let level =
             (self.is_layered() && brush.brush == BrushType::Level).then_some(self.level_target);
-        let plane = self
-            .plane
-            .filter(|_| self.is_layered() && brush.brush.is_plane());
+        let plane = self.plane.filter(|_| self.is_layered());
         let order = |field: String,
                      b: BrushSettings,
                      instances: Vec<BrushInstance>,
