@@ -468,7 +468,15 @@ fn level(
 }
 
 impl CpuLayer {
-    fn paint(&mut self, b: &BrushSettings, instances: &[BrushInstance], composite_target: f32) {
+    /// `composite_target`: level's target; `plane`: flatten's and ramp's (both from the
+    /// composite before the stroke).
+    fn paint(
+        &mut self,
+        b: &BrushSettings,
+        instances: &[BrushInstance],
+        composite_target: f32,
+        plane: Option<scarp::brush::Plane>,
+    ) {
         let [v, a, m] = &mut self.parts;
         match b.brush {
             BrushType::Mask => {
@@ -483,7 +491,11 @@ impl CpuLayer {
                 a.apply_stroke_toward(&lb, &li, Some(0.0));
             }
             _ => {
-                v.apply_stroke_toward(b, instances, Some(composite_target));
+                if b.brush.is_plane() {
+                    v.apply_stroke_to_plane(b, instances, plane);
+                } else {
+                    v.apply_stroke_toward(b, instances, Some(composite_target));
+                }
                 if self.mode != Mode::Add {
                     let (lb, li) = level(b, true, instances);
                     a.apply_stroke_toward(&lb, &li, Some(1.0));
@@ -517,6 +529,9 @@ fn every_brush_on_a_layer_matches_its_cpu_twin() {
         BrushType::Contrast,
         BrushType::Noise,
         BrushType::Directional,
+        BrushType::Terrace,
+        BrushType::Flatten,
+        BrushType::Ramp,
         BrushType::Mask,
         BrushType::Erase,
     ]
@@ -569,8 +584,11 @@ fn every_brush_on_a_layer_matches_its_cpu_twin() {
                 Some((x, y)) => d.height_at(x, y).unwrap(),
                 None => 0.0,
             };
+            // Flatten and ramp pull toward the plane through the composite, before the stroke.
+            let plane =
+                scarp::brush::Plane::of_stroke(b, &instances, |x, y| d.height_at(x, y)).unwrap();
             d.apply_stroke(b, &instances).unwrap();
-            twin.paint(b, &instances, target);
+            twin.paint(b, &instances, target, plane);
             for (i, p) in Part::ALL.into_iter().enumerate() {
                 let g = field(&mut d, "l", p);
                 let c = twin.parts[i].to_dense();

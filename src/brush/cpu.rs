@@ -124,20 +124,36 @@ impl CpuTerrain {
             return self.apply_erosion(brush, instances);
         }
         if brush.brush.is_plane() {
-            // Flatten and ramp: the plane's height at the origin as the target, its gradient
-            // in every instance's axis (as the engine passes them).
-            let Ok(Some(plane)) = super::Plane::of_stroke(brush, instances, |x, y| {
-                Ok::<f32, std::convert::Infallible>(self.height_at(x, y))
-            }) else {
-                return;
-            };
-            let mut marked = instances.to_vec();
-            plane.mark(&mut marked);
-            return self.apply_pointwise(brush, &marked, plane.at_origin, None);
+            return self.apply_stroke_to_plane(brush, instances, None);
         }
         let target = level_target
             .unwrap_or_else(|| level_texel(instances).map_or(0.0, |(x, y)| self.height_at(x, y)));
         self.apply_pointwise(brush, instances, target, None);
+    }
+
+    /// A flatten or ramp stroke toward `plane` (`None`: the plane of this field's heights
+    /// under the stroke, as the engine's `StrokeOrder::plane`): the plane's height at the origin
+    /// as the target, its gradient in every instance's axis, as the engine passes them.
+    pub fn apply_stroke_to_plane(
+        &mut self,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+        plane: Option<super::Plane>,
+    ) {
+        let plane = match plane {
+            Some(p) => p,
+            None => {
+                let Ok(Some(p)) = super::Plane::of_stroke(brush, instances, |x, y| {
+                    Ok::<f32, std::convert::Infallible>(self.height_at(x, y))
+                }) else {
+                    return;
+                };
+                p
+            }
+        };
+        let mut marked = instances.to_vec();
+        plane.mark(&mut marked);
+        self.apply_pointwise(brush, &marked, plane.at_origin, None);
     }
 
     /// A level stroke toward `target` whose instances' weights are multiplied by `weight(x, y)`
