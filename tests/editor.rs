@@ -137,17 +137,7 @@ fn wait_for_journal(
 ) -> std::path::PathBuf {
     let start = std::time::Instant::now();
     loop {
-        let found = std::fs::read_dir(folder).ok().and_then(|entries| {
-            entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-                std::fs::read_to_string(p)
-                    .ok()
-                    .and_then(|t| {
-                        serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok()
-                    })
-                    .is_some_and(|j| done(&j))
-            })
-        });
-        if let Some(p) = found {
+        if let Some(p) = find_journal(folder, &done) {
             return p;
         }
         if let Some(status) = child.try_wait().unwrap() {
@@ -161,6 +151,21 @@ fn wait_for_journal(
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+/// An untitled journal in `folder` that `done` accepts, if there is one now.
+fn find_journal(
+    folder: &Path,
+    done: &impl Fn(&scarp::brush::journal::JournalFile) -> bool,
+) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(folder).ok().and_then(|entries| {
+        entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok())
+                .is_some_and(|j| done(&j))
+        })
+    })
 }
 
 /// `scarp apply` of `journal` to an .r32 file; the heights as bytes.
@@ -545,5 +550,134 @@ fn window_size_layout_and_last_brush_are_remembered() {
     assert_eq!(
         third["brush"]["type"], "noise",
         "defaults after a broken file"
+    );
+}
+
+/// Runs `xdotool` on the test's display.
+fn xdotool(x: &Xvfb, args: &[&str]) -> String {
+    let out = Command::new("xdotool")
+        .env("DISPLAY", &x.display)
+        .args(args)
+        .output()
+        .expect("xdotool (installed by .ci/setup)");
+    assert!(
+        out.status.success(),
+        "xdotool {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits (up to 300 s) for `path` to exist with a size no longer changing.
+fn wait_for_file(child: &mut std::process::Child, path: &Path) {
+    let start = std::time::Instant::now();
+    let mut last = None;
+    loop {
+        let len = std::fs::metadata(path).ok().map(|m| m.len());
+        if len.is_some() && len == last {
+            return;
+        }
+        last = len;
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "the editor ended ({status}) before writing {}",
+                path.display()
+            );
+        }
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "no {} after 300 s",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// Driven by keys and the mouse as a person would: Ctrl+T opens the file browser, a stamp of
+/// the library is typed and taken, a click stamps it, Ctrl+E exports the heights. The untitled
+/// journal names the stamp's file, and replaying it gives the exported heights bit for bit.
+#[test]
+fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let start = dir.path().join("flat.json");
+    std::fs::write(
+        &start,
+        r#"{"version": 2, "document": {"width": 512, "height": 512, "page_size": 256},
+            "steps": []}"#,
+    )
+    .unwrap();
+    let mut child = editor(&x, &state)
+        .arg(&start)
+        .current_dir(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let window = xdotool(&x, &["search", "--sync", "--name", "Scarp"]);
+    let window = window.lines().next().unwrap().to_string();
+    xdotool(&x, &["windowfocus", "--sync", &window]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // The stamp browser opens in the library; imgui takes about a key a frame.
+    xdotool(&x, &["key", "ctrl+t"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(&x, &["type", "--delay", "300", "crater.png"]);
+    xdotool(&x, &["key", "Return"]);
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    // One stamp in the middle of the view (the document, framed).
+    let geometry = xdotool(&x, &["getwindowgeometry", "--shell", &window]);
+    let field = |k: &str| -> i32 {
+        geometry
+            .lines()
+            .find_map(|l| l.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
+            .unwrap()
+    };
+    let (cx, cy) = (
+        (field("WIDTH") / 2 + 60).to_string(),
+        (field("HEIGHT") / 2 + 40).to_string(),
+    );
+    xdotool(&x, &["mousemove", "--window", &window, &cx, &cy]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    // A press held over a few frames paints; on a loaded machine a frame may take longer than
+    // the hold, so press again until the stroke is journaled.
+    let folder = state.join("scarp");
+    let stroked = |j: &scarp::brush::journal::JournalFile| j.stroke_count() >= 1;
+    for hold in 1..=6 {
+        xdotool(&x, &["mousedown", "1"]);
+        std::thread::sleep(std::time::Duration::from_secs(hold));
+        xdotool(&x, &["mouseup", "1"]);
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        if find_journal(&folder, &stroked).is_some() {
+            break;
+        }
+    }
+    let journaled = wait_for_journal(&mut child, &folder, stroked);
+    let text = std::fs::read_to_string(&journaled).unwrap();
+    assert!(text.contains("\"type\": \"stamp\""), "{text}");
+    assert!(text.contains("crater.png"), "{text}");
+
+    // Export into the folder the editor runs in (where the browser opens).
+    let exported = dir.path().join("exported.r32");
+    xdotool(&x, &["key", "ctrl+e"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(&x, &["key", "ctrl+a"]);
+    xdotool(&x, &["type", "--delay", "300", "exported.r32"]);
+    xdotool(&x, &["key", "Return"]);
+    wait_for_file(&mut child, &exported);
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let got = std::fs::read(&exported).unwrap();
+    assert_eq!(got.len(), 512 * 512 * 4);
+    let want = applied(&journaled, &dir.path().join("want.r32"));
+    assert!(got == want, "the exported heights are not the journal's");
+    // And the stamp is there: the crater's rim rises above the flat ground.
+    let peak = got
+        .chunks(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .fold(0.0f32, f32::max);
+    assert!(
+        peak > 0.005,
+        "no stamp in the exported heights (peak {peak})"
     );
 }

@@ -113,6 +113,7 @@ fn brushes() -> Vec<BrushSettings> {
         values: (0..33 * 21)
             .map(|i| ((i * 7919) % 101) as f32 / 100.0)
             .collect(),
+        source: None,
     };
     out.push(BrushSettings {
         brush: BrushType::Stamp,
@@ -893,6 +894,7 @@ fn stamps_land_texel_for_texel_and_rotate() {
         width: 16,
         height: 16,
         values,
+        source: None,
     });
     // Radius 32, inner 31 (full strength over the stamp), stamp side 0.25 of the diameter = 16
     // texels: stamp texel (k + 7, j + 7) lands on document texel (100 + k, 100 + j).

@@ -555,6 +555,7 @@ fn every_brush_on_a_layer_matches_its_cpu_twin() {
             values: (0..17 * 13)
                 .map(|i| ((i * 31) % 23) as f32 / 22.0)
                 .collect(),
+            source: None,
         })),
         ..base_brush.clone()
     });

@@ -310,7 +310,9 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     float vs = frame.eye.w;
     float lo = frame.shade.y * vs;
     float hi = frame.shade.z * vs;
-    float t = clamp((world.y - lo) / max(hi - lo, 1e-6), 0.0, 1.0);
+    // A flat document has no range: a thousandth of a height unit keeps depth noise in world.y
+    // from flipping its colours.
+    float t = clamp((world.y - lo) / max(hi - lo, 1e-3 * vs), 0.0, 1.0);
     float slope = 1.0 - n.y;
     vec3 low = vec3(0.23, 0.36, 0.16);
     vec3 mid = vec3(0.45, 0.40, 0.30);

@@ -203,6 +203,7 @@ fn bench_stamp() -> Stamp {
         width: n,
         height: n,
         values,
+        source: None,
     }
 }
 

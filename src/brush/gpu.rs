@@ -277,6 +277,7 @@ impl BrushEngine {
                 width: 1,
                 height: 1,
                 values: vec![0.0],
+                source: None,
             },
         )?;
         Ok(Self {

@@ -52,7 +52,7 @@ pub enum JournalError {
         #[source]
         inner: Box<JournalError>,
     },
-    #[error("stamp brushes cannot be written to a journal or preset yet")]
+    #[error("this stamp brush's image was made in memory, not loaded from a file: it cannot be written to a journal or preset")]
     StampNotWritable,
 }
 
@@ -569,8 +569,10 @@ fn default_falloff() -> String {
 
 impl BrushEntry {
     /// The entry that reads back as `b`: every field written, so a reader with other defaults
-    /// reads the same brush. A stamp's image path is not known here: see [`Self::check_writable`].
+    /// reads the same brush; a stamp brush's image by the absolute path it was loaded from
+    /// (one made in memory has none: see [`Self::check_writable`]).
     pub fn of(b: &BrushSettings) -> Self {
+        let stamp = b.stamp.as_deref().filter(|_| b.brush == BrushType::Stamp);
         Self {
             brush_type: b.brush.name().to_string(),
             radius: b.radius,
@@ -582,10 +584,10 @@ impl BrushEntry {
             noise: b.noise,
             angle: Some(b.dir_angle_deg),
             ratio: Some(b.dir_ratio),
-            stamp: None,
-            stamp_size: None,
-            stamp_scale: None,
-            stamp_follow: None,
+            stamp: stamp.and_then(|s| s.source.clone()),
+            stamp_size: stamp.map(|s| [s.width, s.height]),
+            stamp_scale: stamp.map(|_| b.stamp_scale),
+            stamp_follow: stamp.map(|_| b.stamp_follow),
             value: (b.brush == BrushType::Mask).then_some(b.value),
             terrace_height: (b.brush == BrushType::Terrace).then_some(b.terrace_height),
             terrace_sharpness: (b.brush == BrushType::Terrace).then_some(b.terrace_sharpness),
@@ -600,7 +602,7 @@ impl BrushEntry {
         }
     }
 
-    /// Stamp brushes cannot be written yet (their image path is not kept).
+    /// A stamp brush whose image was not loaded from a file cannot be written.
     pub fn check_writable(&self) -> Result<(), JournalError> {
         if self.brush_type == BrushType::Stamp.name() && self.stamp.is_none() {
             return Err(JournalError::StampNotWritable);
@@ -1178,6 +1180,39 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("needs a stamp image"));
+    }
+
+    #[test]
+    fn a_stamp_brush_loaded_from_a_file_is_written_with_its_path_and_reads_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = Vec::new();
+        for v in [0.0f32, 0.25, 0.5, 1.0, 0.75, 0.125] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        std::fs::write(dir.path().join("s.r32"), bytes).unwrap();
+        let mut b = BrushSettings::new(BrushType::Stamp);
+        b.stamp = Some(std::sync::Arc::new(
+            crate::brush::stamp::Stamp::load(&dir.path().join("s.r32"), Some([3, 2])).unwrap(),
+        ));
+        b.stamp_scale = 0.7;
+        b.stamp_follow = false;
+        b.dir_angle_deg = 35.0;
+        let json = brush_json(&b).unwrap();
+        assert!(Path::new(json["stamp"].as_str().unwrap()).is_absolute());
+        // Read from anywhere: the path is absolute.
+        let back = parse_brush(&json.to_string(), Path::new("/")).unwrap();
+        assert_eq!(back, b);
+        // A stamp made in memory has no file to name.
+        b.stamp = Some(std::sync::Arc::new(crate::brush::stamp::Stamp {
+            width: 1,
+            height: 1,
+            values: vec![1.0],
+            source: None,
+        }));
+        assert!(matches!(
+            brush_json(&b),
+            Err(JournalError::StampNotWritable)
+        ));
     }
 
     #[test]

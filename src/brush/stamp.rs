@@ -3,7 +3,7 @@
 //! raw little-endian f32 `.r32` (size given). Sampled bilinearly with texel centres at integer +
 //! 0.5 and zero outside, exactly as `stampSample` in brush.glsl.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Largest stamp side.
 pub const MAX_STAMP_SIDE: u32 = 8192;
@@ -14,6 +14,9 @@ pub struct Stamp {
     pub width: u32,
     pub height: u32,
     pub values: Vec<f32>,
+    /// The file it was loaded from (absolute), so a stroke with it can be journaled; None for a
+    /// stamp made in memory.
+    pub source: Option<PathBuf>,
 }
 
 impl Stamp {
@@ -36,6 +39,7 @@ impl Stamp {
             width: grid.width,
             height: grid.height,
             values: grid.values,
+            source: Some(path.canonicalize().unwrap_or_else(|_| path.to_path_buf())),
         };
         stamp.check().map_err(|e| format!("{name}: {e}"))?;
         Ok(stamp)
@@ -109,6 +113,7 @@ mod tests {
             width: 2,
             height: 2,
             values: vec![0.0, 1.0, 2.0, 3.0],
+            source: None,
         };
         assert_eq!(s.sample([0.0, 0.0]), 0.0);
         assert_eq!(s.sample([1.0, 1.0]), 3.0);

@@ -9,11 +9,14 @@
 //! not wait for (a screenshot's frame is waited for).
 
 pub mod erosion_ui;
+pub mod file_browser;
 pub mod layers_ui;
 pub mod noise_preview;
 pub mod present;
 pub mod remembered;
+pub mod stamp_library;
 pub mod ui;
+pub mod ui_texture;
 
 use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
 use crate::brush::journal::{brush_json, parse_brush, RecordedStep, Step};
@@ -30,6 +33,7 @@ use crate::render::{CursorRing, FrameResults, RenderOptions, TerrainRenderer, Vi
 use crate::session::erosion_run::{RegionRun, WATER_FIELD};
 use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
+use file_browser::Purpose;
 use glam::{Vec2, Vec3};
 use present::Presenter;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
@@ -224,6 +228,14 @@ struct Editor {
     renderer: TerrainRenderer,
     /// The brush panel's image of the brush's noise.
     noise_preview: noise_preview::NoisePreview,
+    /// The brush panel's stamps, loaded when the stamp brush is first chosen.
+    stamps: Option<stamp_library::StampLibrary>,
+    /// The file the document was opened from (the View panel names it).
+    source: PathBuf,
+    /// The memory budgets asked for: documents opened later get them too.
+    memory: crate::pages::BudgetRequest,
+    /// A document the user asked to open over unsaved steps: opening it again discards them.
+    discard_armed: Option<PathBuf>,
     /// The user's config folder: what the editor remembers between runs.
     config: Option<PathBuf>,
     /// Keeps the lighting field (shadows, occlusion) up to date: near edits at once, the
@@ -404,11 +416,11 @@ impl Editor {
             preset_name: "my-brush".into(),
             presets: list_presets(),
             preset_index: 0,
-            journal_path: "scarp-session.json".into(),
             project_path: match session.project() {
                 Some(p) => p.display().to_string(),
                 None => "scarp-session.scarp".into(),
             },
+            has_project: session.project().is_some(),
             recovery: recovery_offer,
             untitled_recovery: leftover.map(|l| (l.path, l.strokes)),
             message: String::new(),
@@ -423,6 +435,10 @@ impl Editor {
             layers: layers_ui::LayersUi::default(),
             erosion: erosion_ui::ErosionUi::default(),
             show_help: true,
+            browser: None,
+            browse_dir: PathBuf::from("."),
+            stamps: Vec::new(),
+            stamp_index: None,
         };
         let mut ui = ui;
         if let Some(b) = current_brush(session.presets(), &source) {
@@ -439,6 +455,10 @@ impl Editor {
         Ok(Self {
             imgui_renderer,
             noise_preview,
+            stamps: None,
+            source,
+            memory: options.memory,
+            discard_armed: None,
             config,
             imgui,
             platform,
@@ -693,12 +713,14 @@ impl Editor {
         let ctrl = self.input.modifiers.control_key();
         match code {
             KeyCode::KeyZ if ctrl => self.undo()?,
-            KeyCode::KeyS if ctrl => {
-                let path = self.ui.project_path.clone();
-                if let Err(e) = self.save_project(&path) {
-                    self.ui.message = format!("project not saved: {e:#}");
-                }
+            KeyCode::KeyS if ctrl && self.input.modifiers.shift_key() => {
+                self.ui.browse(Purpose::SaveProject)
             }
+            KeyCode::KeyS if ctrl => self.ui.save_project(),
+            KeyCode::KeyO if ctrl => self.ui.browse(Purpose::Open),
+            KeyCode::KeyE if ctrl => self.ui.browse(Purpose::ExportHeights),
+            KeyCode::KeyP if ctrl => self.ui.browse(Purpose::Screenshot),
+            KeyCode::KeyT if ctrl => self.ui.browse(Purpose::Stamp),
             KeyCode::KeyY if ctrl => self.redo()?,
             KeyCode::BracketLeft => {
                 let b = &mut self.ui.brush;
@@ -883,6 +905,163 @@ impl Editor {
         self.session = session;
         self.frame_all();
         Ok(())
+    }
+
+    /// Does what the file browser picked `path` for; returns what to tell the user.
+    fn file_chosen(&mut self, purpose: Purpose, path: &Path) -> Result<String> {
+        let shown = path.display();
+        match purpose {
+            Purpose::Stamp => {
+                let stamp = Arc::new(
+                    crate::brush::stamp::Stamp::load(path, None).map_err(anyhow::Error::msg)?,
+                );
+                self.load_stamps();
+                if let Some(library) = &mut self.stamps {
+                    library.add(&self.gpu, stamp.clone(), &mut self.imgui_renderer)?;
+                }
+                self.ui.brush.brush = BrushType::Stamp;
+                self.ui.brush.stamp = Some(stamp.clone());
+                Ok(format!(
+                    "stamp {} ({}x{})",
+                    shown, stamp.width, stamp.height
+                ))
+            }
+            Purpose::Open => self.open_document(path),
+            Purpose::ImportLayer => {
+                let stem = path
+                    .file_stem()
+                    .map_or_else(|| "imported".into(), |s| s.to_string_lossy().into_owned());
+                let stack = self.session.doc.layers();
+                let name = (1..)
+                    .map(|i| {
+                        if i == 1 {
+                            stem.clone()
+                        } else {
+                            format!("{stem} {i}")
+                        }
+                    })
+                    .find(|n| stack.index_of(n).is_none() && n != crate::layers::BASE)
+                    .expect("a free name");
+                self.layer_op(crate::layers::LayerOp::Add {
+                    name: name.clone(),
+                    mode: crate::layers::Mode::Replace,
+                    opacity: 1.0,
+                    files: crate::layers::LayerFiles {
+                        value: Some(path.display().to_string()),
+                        ..Default::default()
+                    },
+                })?;
+                Ok(format!("imported {shown} as the layer '{name}' (replace)"))
+            }
+            Purpose::ExportHeights => {
+                self.finish_edits();
+                let d = *self.session.doc.desc();
+                let heights = self.session.doc.to_dense()?;
+                crate::terrain::export::write_heights(path, d.width, d.height, &heights)
+                    .map_err(anyhow::Error::msg)?;
+                Ok(format!(
+                    "exported {}x{} heights to {shown}",
+                    d.width, d.height
+                ))
+            }
+            Purpose::SaveProject => {
+                self.save_project(&path.display().to_string())?;
+                Ok(self.ui.message.clone())
+            }
+            Purpose::SaveJournal => {
+                self.finish_edits();
+                self.session.save_journal(path)?;
+                Ok(format!(
+                    "saved {} steps to {shown}",
+                    self.session.steps().len()
+                ))
+            }
+            Purpose::Screenshot => {
+                crate::terrain::export::check_writable(path).map_err(anyhow::Error::msg)?;
+                self.screenshot = Some(path.to_path_buf());
+                Ok(format!("screenshot to {shown} once the frame is drawn"))
+            }
+        }
+    }
+
+    /// Replaces the open document with `path` (a project, journal or height file) and frames
+    /// it. Refused once while the open one has unsaved steps (asked again: they are dropped).
+    fn open_document(&mut self, path: &Path) -> Result<String> {
+        self.finish_edits();
+        let unsaved = self.session.unsaved_steps();
+        if unsaved > 0 && self.discard_armed.as_deref() != Some(path) {
+            self.discard_armed = Some(path.to_path_buf());
+            return Ok(format!(
+                "{unsaved} step(s) are not saved: save the project or journal first, or open \
+                 {} again to drop them",
+                path.display()
+            ));
+        }
+        self.discard_armed = None;
+        let tables = NoiseTables::new(self.table_seed);
+        let (mut session, _, offer) = Session::open(&self.gpu, path, &tables, false)?;
+        let budgets = self.memory.budgets(&self.gpu, session.project());
+        session.doc.set_budgets(budgets);
+        let desc = *session.doc.desc();
+        self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
+        self.lighting = Lighting::new(&self.gpu, desc.format)?;
+        // The untitled journal of the session left behind is dropped with its steps.
+        if self.session.untitled_with_changes() {
+            self.session.discard_untitled();
+        }
+        self.session = session;
+        self.source = path.to_path_buf();
+        self.ui.recovery = offer;
+        if let Some(p) = self.session.project() {
+            self.ui.project_path = p.display().to_string();
+        }
+        let vs = 0.25 * desc.width.max(desc.height) as f32;
+        self.ui.view.vertical_scale = vs;
+        self.ui.view.fog = 0.05 / desc.width.max(desc.height) as f32;
+        self.frame_all();
+        Ok(format!(
+            "opened {} ({}x{})",
+            path.display(),
+            desc.width,
+            desc.height
+        ))
+    }
+
+    /// Loads the stamp library the first time the stamp brush is chosen; takes its first stamp
+    /// when the brush has none.
+    fn load_stamps(&mut self) {
+        if self.stamps.is_none() {
+            let dir = asset_path(stamp_library::LIBRARY_DIR);
+            match stamp_library::StampLibrary::load(&self.gpu, &dir, &mut self.imgui_renderer) {
+                Ok((library, problems)) => {
+                    if !problems.is_empty() {
+                        self.ui.message = format!("stamps skipped: {}", problems.join("; "));
+                    }
+                    self.stamps = Some(library);
+                }
+                Err(e) => {
+                    self.ui.message = format!("no stamp library: {e:#}");
+                    self.stamps = Some(Default::default());
+                }
+            }
+        }
+        let Some(library) = &self.stamps else {
+            return;
+        };
+        if self.ui.brush.stamp.is_none() {
+            self.ui.brush.stamp = library.entries.first().map(|e| e.stamp.clone());
+        }
+        self.ui.stamps = library
+            .entries
+            .iter()
+            .map(|e| (e.name.clone(), e.texture.id))
+            .collect();
+        self.ui.stamp_index = self
+            .ui
+            .brush
+            .stamp
+            .as_deref()
+            .and_then(|s| library.index_of(s));
     }
 
     fn save_project(&mut self, path: &str) -> Result<()> {
@@ -1070,13 +1249,16 @@ impl Editor {
                         let _ = std::fs::remove_file(path);
                     }
                 }
-                UiAction::SaveJournal(path) => {
-                    self.finish_edits();
-                    let n = self.session.steps().len();
-                    self.ui.message = match self.session.save_journal(Path::new(&path)) {
-                        Ok(()) => format!("saved {n} steps to {path}"),
-                        Err(e) => format!("journal not saved: {e}"),
+                UiAction::Chosen(purpose, path) => {
+                    self.ui.message = match self.file_chosen(purpose, &path) {
+                        Ok(done) => done,
+                        Err(e) => format!("{}: {e:#}", path.display()),
                     };
+                }
+                UiAction::PickStamp(i) => {
+                    if let Some(e) = self.stamps.as_ref().and_then(|l| l.entries.get(i)) {
+                        self.ui.brush.stamp = Some(e.stamp.clone());
+                    }
                 }
             }
         }
@@ -1242,7 +1424,10 @@ impl Editor {
         let doc = &self.session.doc;
         self.ui.doc = Some(DocInfo {
             desc: *doc.desc(),
-            source: "document".into(),
+            source: self
+                .source
+                .file_name()
+                .map_or_else(|| "document".into(), |n| n.to_string_lossy().into_owned()),
             pages: doc.page_count(),
             page_bytes: doc.page_bytes(),
             undo_steps: doc.undo_steps(),
@@ -1251,6 +1436,10 @@ impl Editor {
             height_hi: hi,
             device: format!("{}", self.gpu.info()),
         });
+        self.ui.has_project = self.session.project().is_some();
+        if let Some(p) = self.session.project() {
+            self.ui.project_path = p.display().to_string();
+        }
         if self.ui.layers.stack != *doc.layers() {
             self.ui.layers.stack = doc.layers().clone();
         }
@@ -1283,6 +1472,9 @@ impl Editor {
             .prepare_frame(self.imgui.io_mut(), &self.window)
             .map_err(|e| anyhow!("imgui: {e}"))?;
         let vsync_before = self.ui.vsync;
+        if self.ui.brush.brush == BrushType::Stamp {
+            self.load_stamps();
+        }
         {
             let b = &self.ui.brush;
             self.ui.noise_preview = matches!(b.brush, BrushType::Noise | BrushType::Directional)

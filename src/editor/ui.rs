@@ -1,6 +1,7 @@
 //! The imgui panels: brush, view, document, presets/journal, and the profiler (the layers panel
 //! is `layers_ui.rs`).
 
+use super::file_browser::{FileBrowser, Outcome, Purpose};
 use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::NoiseKind;
 use crate::pages::geometry::DocumentDesc;
@@ -8,6 +9,7 @@ use crate::pages::MemoryReport;
 use crate::render::{FrameStats, ViewSettings};
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
 use std::collections::VecDeque;
+use std::path::PathBuf;
 
 /// Room kept right of the widgets for their labels (pixels at scale 1): the longest label
 /// ("pressure curve (gamma)", "steps per frame (most)") fits without clipping.
@@ -16,12 +18,10 @@ pub const LABEL_WIDTH: f32 = 170.0;
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
 
-/// Brushes the panel offers: all but stamps (they need an image: journals only for now), the
-/// layer brushes (mask, erase) and erosion.
+/// Brushes the panel offers: every brush, the layer brushes (mask, erase) and erosion.
 fn panel_brushes() -> Vec<BrushType> {
     BrushType::ALL
         .into_iter()
-        .filter(|b| *b != BrushType::Stamp)
         .chain(BrushType::LAYER_ONLY)
         .chain(BrushType::SIMULATED)
         .collect()
@@ -32,7 +32,6 @@ fn panel_brushes() -> Vec<BrushType> {
 pub enum UiAction {
     SavePreset(String),
     LoadPreset(String),
-    SaveJournal(String),
     SaveProject(String),
     Recover,
     DiscardRecovery,
@@ -55,6 +54,10 @@ pub enum UiAction {
     ErodePause(bool),
     /// Finish the region run now (one undo step).
     ErodeFinish,
+    /// The file browser's choice.
+    Chosen(Purpose, PathBuf),
+    /// The stamp brush takes the panel's stamp at this index.
+    PickStamp(usize),
 }
 
 /// Measurements the profiler panel shows.
@@ -117,8 +120,10 @@ pub struct UiState {
     pub preset_name: String,
     pub presets: Vec<String>,
     pub preset_index: usize,
-    pub journal_path: String,
+    /// The project Ctrl+S saves to (untitled sessions: where autosave writes).
     pub project_path: String,
+    /// Whether the session belongs to a project (else Ctrl+S asks where).
+    pub has_project: bool,
     /// A recovery journal found on opening: (steps, problem) — offered until recovered or
     /// discarded.
     pub recovery: Option<(usize, Option<String>)>,
@@ -137,6 +142,36 @@ pub struct UiState {
     /// The erosion panel's state.
     pub erosion: super::erosion_ui::ErosionUi,
     pub show_help: bool,
+    /// The file browser, while it is open.
+    pub browser: Option<FileBrowser>,
+    /// The folder the file browser opens in: the last one a file (not a stamp) was chosen in.
+    pub browse_dir: PathBuf,
+    /// The stamps the brush panel offers (name, thumbnail), the library's first.
+    pub stamps: Vec<(String, imgui::TextureId)>,
+    /// Which of them the stamp brush has (None: a stamp not among them, or none).
+    pub stamp_index: Option<usize>,
+}
+
+impl UiState {
+    /// Opens the file browser for `purpose`: stamps in the library's folder, the rest in the
+    /// last folder a file was chosen in.
+    pub fn browse(&mut self, purpose: Purpose) {
+        let dir = match purpose {
+            Purpose::Stamp => super::asset_path(super::stamp_library::LIBRARY_DIR),
+            _ => self.browse_dir.clone(),
+        };
+        self.browser = Some(FileBrowser::new(purpose, &dir));
+    }
+
+    /// Saves the project it belongs to, or asks where (an untitled session).
+    pub fn save_project(&mut self) {
+        if self.has_project {
+            self.actions
+                .push(UiAction::SaveProject(self.project_path.clone()));
+        } else {
+            self.browse(Purpose::SaveProject);
+        }
+    }
 }
 
 pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
@@ -151,6 +186,7 @@ fn mib(bytes: u64) -> f64 {
 
 /// Builds every panel for this frame.
 pub fn build(ui: &Ui, s: &mut UiState) {
+    menu_bar(ui, s);
     brush_panel(ui, s);
     super::layers_ui::layers_panel(ui, s);
     super::erosion_ui::erosion_panel(ui, s);
@@ -159,11 +195,47 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     if s.show_help {
         help_panel(ui, s);
     }
+    if let Some(browser) = &mut s.browser {
+        match browser.build(ui) {
+            Outcome::Open => {}
+            Outcome::Cancelled => s.browser = None,
+            Outcome::Chosen(path) => {
+                // Stamps keep to their library: other files open where the last one was.
+                if browser.purpose != Purpose::Stamp {
+                    s.browse_dir = browser.dir.clone();
+                }
+                s.actions.push(UiAction::Chosen(browser.purpose, path));
+                s.browser = None;
+            }
+        }
+    }
     if s.recovery.is_some() {
         recovery_panel(ui, s);
     } else if s.untitled_recovery.is_some() {
         untitled_recovery_panel(ui, s);
     }
+}
+
+/// The File menu: every command that picks a file, through the file browser.
+fn menu_bar(ui: &Ui, s: &mut UiState) {
+    ui.main_menu_bar(|| {
+        ui.menu("File", || {
+            let items = [
+                ("Open...", "Ctrl+O", Purpose::Open),
+                ("Import heights as a layer...", "", Purpose::ImportLayer),
+                ("Export heights...", "Ctrl+E", Purpose::ExportHeights),
+                ("Save project as...", "Ctrl+Shift+S", Purpose::SaveProject),
+                ("Save journal as...", "", Purpose::SaveJournal),
+                ("Open a stamp...", "Ctrl+T", Purpose::Stamp),
+                ("Screenshot...", "Ctrl+P", Purpose::Screenshot),
+            ];
+            for (label, keys, purpose) in items {
+                if ui.menu_item_config(label).shortcut(keys).build() {
+                    s.browse(purpose);
+                }
+            }
+        });
+    });
 }
 
 fn untitled_recovery_panel(ui: &Ui, s: &mut UiState) {
@@ -220,7 +292,7 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 
 fn brush_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Brush")
-        .position([10.0, 10.0], Condition::FirstUseEver)
+        .position([10.0, 30.0], Condition::FirstUseEver)
         .size([360.0, 560.0], Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
@@ -270,6 +342,13 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                     e.steps = steps.max(1) as u32;
                 }
             }
+            if b.brush == BrushType::Stamp {
+                stamp_controls(ui, b, &s.stamps, s.stamp_index, &mut s.actions);
+                if ui.button("open a stamp file... (Ctrl+T)") {
+                    s.browse(Purpose::Stamp);
+                }
+            }
+            let b = &mut s.brush;
             if b.brush == BrushType::Terrace {
                 log_slider(ui, "step height", 0.001, 1.0, &mut b.terrace_height);
                 ui.slider("sharpness", 0.0, 1.0, &mut b.terrace_sharpness);
@@ -362,15 +441,12 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                 }
             }
             ui.separator();
-            ui.input_text("project", &mut s.project_path).build();
             if ui.button("save project (Ctrl+S)") {
-                s.actions
-                    .push(UiAction::SaveProject(s.project_path.clone()));
+                s.save_project();
             }
-            ui.input_text("journal", &mut s.journal_path).build();
-            if ui.button("save journal") {
-                s.actions
-                    .push(UiAction::SaveJournal(s.journal_path.clone()));
+            ui.same_line();
+            if ui.button("save journal...") {
+                s.browse(Purpose::SaveJournal);
             }
             ui.same_line();
             if ui.button("undo") {
@@ -458,7 +534,7 @@ fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
 
 fn view_panel(ui: &Ui, s: &mut UiState) {
     ui.window("View & document")
-        .position([10.0, 580.0], Condition::FirstUseEver)
+        .position([10.0, 600.0], Condition::FirstUseEver)
         .size([360.0, 300.0], Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
@@ -524,10 +600,70 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
         });
 }
 
+/// The stamp brush's stamp (thumbnails to click), rotation, scale and whether it turns with
+/// the stroke.
+fn stamp_controls(
+    ui: &Ui,
+    b: &mut BrushSettings,
+    stamps: &[(String, imgui::TextureId)],
+    selected: Option<usize>,
+    actions: &mut Vec<UiAction>,
+) {
+    let side = super::stamp_library::THUMBNAIL as f32;
+    let per_row = ((ui.content_region_avail()[0] / (side + 12.0)).floor() as usize).max(1);
+    for (i, (name, texture)) in stamps.iter().enumerate() {
+        if i % per_row != 0 {
+            ui.same_line();
+        }
+        let tint = if Some(i) == selected {
+            [1.0, 1.0, 1.0, 1.0]
+        } else {
+            [0.6, 0.6, 0.6, 1.0]
+        };
+        let bg = if Some(i) == selected {
+            [1.0, 0.85, 0.2, 1.0]
+        } else {
+            [0.0, 0.0, 0.0, 0.0]
+        };
+        if ui
+            .image_button_config(format!("##stamp{i}"), *texture, [side, side])
+            .tint_col(tint)
+            .background_col(bg)
+            .build()
+        {
+            actions.push(UiAction::PickStamp(i));
+        }
+        if ui.is_item_hovered() {
+            ui.tooltip_text(name);
+        }
+    }
+    let current = match (&b.stamp, selected) {
+        (_, Some(i)) => stamps.get(i).map_or("", |(n, _)| n.as_str()).to_string(),
+        (Some(s), None) => s
+            .source
+            .as_ref()
+            .map_or("(made in memory)".into(), |p| p.display().to_string()),
+        (None, None) => "none: pick one".into(),
+    };
+    ui.text_wrapped(format!("stamp: {current}"));
+    ui.slider("rotation (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
+    if ui.is_item_hovered() {
+        ui.tooltip_text("The stamp's turn, relative to the stroke if it follows it");
+    }
+    log_slider(ui, "stamp scale", 0.05, 4.0, &mut b.stamp_scale);
+    if ui.is_item_hovered() {
+        ui.tooltip_text("The stamp's side as a fraction of the brush's diameter");
+    }
+    ui.checkbox("turn with the stroke", &mut b.stamp_follow);
+    if ui.is_item_hovered() {
+        ui.tooltip_text("Rotate the stamp with the stroke's direction (off: it keeps its turn)");
+    }
+}
+
 fn profiler_panel(ui: &Ui, s: &mut UiState) {
     let [w, _] = ui.io().display_size;
     ui.window("Profiler")
-        .position([w - 380.0, 10.0], Condition::FirstUseEver)
+        .position([w - 380.0, 30.0], Condition::FirstUseEver)
         .size([370.0, 380.0], Condition::FirstUseEver)
         .build(|| {
             let p = &s.profile;
@@ -640,8 +776,8 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
 fn help_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Help")
         .opened(&mut s.show_help)
-        .position([380.0, 10.0], Condition::FirstUseEver)
-        .size([360.0, 250.0], Condition::FirstUseEver)
+        .position([380.0, 30.0], Condition::FirstUseEver)
+        .size([360.0, 280.0], Condition::FirstUseEver)
         .build(|| {
             for line in [
                 "left drag: paint; right drag or Shift: inverted",
@@ -652,6 +788,8 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
                 "W A S D Q E: move; Tab: orbit <-> fly",
                 "F: frame all; V: vsync; L: LOD colours",
                 "Erosion panel: a region run, live, with water",
+                "Ctrl+O open, Ctrl+S save, Ctrl+E export heights",
+                "Ctrl+T open a stamp, Ctrl+P screenshot",
             ] {
                 ui.text(line);
             }

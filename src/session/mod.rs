@@ -429,6 +429,20 @@ impl Session {
         self.project.is_none() && self.steps.len() > self.saved_steps
     }
 
+    /// Steps no file holds yet: since the opened file, or since the last project save.
+    pub fn unsaved_steps(&self) -> usize {
+        self.steps
+            .len()
+            .saturating_sub(self.saved_steps.max(self.opened_steps))
+    }
+
+    /// Gives up an untitled session's steps: its journal is removed.
+    pub fn discard_untitled(&mut self) {
+        if let Some(u) = self.untitled.take() {
+            let _ = std::fs::remove_file(u);
+        }
+    }
+
     /// Adds a step the document just took and writes it where it is kept (the project's recovery
     /// journal, or the untitled journal).
     pub fn record(&mut self, step: RecordedStep) -> Result<()> {
