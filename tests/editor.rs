@@ -681,3 +681,88 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
         "no stamp in the exported heights (peak {peak})"
     );
 }
+
+/// The path tool driven as a person would: P, clicks on the terrain place three control points,
+/// Enter carves; the untitled journal holds one path step with those points, and replaying it
+/// gives the exported heights bit for bit, lower along the path and nowhere higher.
+#[test]
+fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let start = dir.path().join("hill.json");
+    std::fs::write(
+        &start,
+        r#"{"version": 2, "document": {"width": 512, "height": 512, "page_size": 256},
+            "steps": [{"stroke": {"brush": {"type": "raise", "radius": 240, "strength": 0.2,
+                        "falloff": "smooth"},
+                      "samples": [{"x": 256, "y": 256, "pressure": 1.0, "t": 0.0}]}}]}"#,
+    )
+    .unwrap();
+    let mut child = editor(&x, &state)
+        .arg(&start)
+        .current_dir(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let window = xdotool(&x, &["search", "--sync", "--name", "Scarp"]);
+    let window = window.lines().next().unwrap().to_string();
+    xdotool(&x, &["windowfocus", "--sync", &window]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    xdotool(&x, &["key", "p"]);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // Three points across the middle of the view (the framed document), clear of the panels.
+    for (px, py) in [(520, 470), (700, 560), (880, 480)] {
+        let (px, py) = (px.to_string(), py.to_string());
+        xdotool(&x, &["mousemove", "--window", &window, &px, &py]);
+        // The click takes the point the view picked under the cursor a frame or two before.
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        xdotool(&x, &["click", "1"]);
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    xdotool(&x, &["key", "Return"]);
+    let folder = state.join("scarp");
+    let has_path = |j: &scarp::brush::journal::JournalFile| {
+        j.steps
+            .iter()
+            .any(|s| matches!(s, scarp::brush::journal::StepEntry::Path(_)))
+    };
+    let journaled = wait_for_journal(&mut child, &folder, has_path);
+    let text = std::fs::read_to_string(&journaled).unwrap();
+    let file: scarp::brush::journal::JournalFile = serde_json::from_str(&text).unwrap();
+    let paths: Vec<_> = file
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            scarp::brush::journal::StepEntry::Path(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(paths.len(), 1, "{text}");
+    assert_eq!(paths[0].points.len(), 3, "{text}");
+    assert_eq!(paths[0].mode.as_deref(), Some("carve"));
+
+    let exported = dir.path().join("exported.r32");
+    xdotool(&x, &["key", "ctrl+e"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(&x, &["key", "ctrl+a"]);
+    xdotool(&x, &["type", "--delay", "300", "exported.r32"]);
+    xdotool(&x, &["key", "Return"]);
+    wait_for_file(&mut child, &exported);
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let floats = |b: Vec<u8>| -> Vec<f32> {
+        b.chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let got = floats(std::fs::read(&exported).unwrap());
+    let want = floats(applied(&journaled, &dir.path().join("want.r32")));
+    assert!(got == want, "the exported heights are not the journal's");
+    let before = floats(applied(&start, &dir.path().join("before.r32")));
+    let lower = got.iter().zip(&before).filter(|(a, b)| a < b).count();
+    let higher = got.iter().zip(&before).filter(|(a, b)| a > b).count();
+    assert!(lower > 1000, "the path carved {lower} texels");
+    assert_eq!(higher, 0, "carving raised {higher} texels");
+}

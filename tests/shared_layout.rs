@@ -182,3 +182,16 @@ fn lighting_push_layout_matches_glsl() {
     use scarp::render::lighting::LightPush;
     check_push::<LightPush>(&shaders::TEST_ECHO_LIGHT_PUSH_COMP, "LightPush");
 }
+
+/// PathPush and one PathSegment, as echo_path_push.comp declares its push constants.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PathEcho {
+    push: scarp::brush::shared::PathPush,
+    segment: scarp::brush::shared::PathSegment,
+}
+
+#[test]
+fn path_push_and_segment_layouts_match_glsl() {
+    check_push::<PathEcho>(&shaders::TEST_ECHO_PATH_PUSH_COMP, "PathPush/PathSegment");
+}

@@ -242,6 +242,24 @@ impl CpuTerrain {
         self.history.record(previous);
     }
 
+    /// The twin of [`crate::session::Document::apply_path`]: a path over the heights, one undo
+    /// step (the spec checked by the caller).
+    pub fn apply_path(&mut self, spec: &super::path::PathSpec) {
+        let d = self.desc;
+        let rect = super::path::rect_of(spec, d.width, d.height);
+        let previous: Vec<(PageId, Option<Arc<Vec<f32>>>)> = self
+            .desc
+            .pages_in(&rect)
+            .into_iter()
+            .map(|id| (id, self.pages.get(&id).cloned()))
+            .collect();
+        let mut values = self.read_rect(rect);
+        let plan = super::path::plan(spec, rect, &values);
+        super::path::apply_cpu(&plan, &mut values);
+        self.write_rect(rect, &values);
+        self.history.record(previous);
+    }
+
     /// The heights of `rect`, row-major.
     fn read_rect(&self, rect: Rect) -> Vec<f32> {
         (rect.y0..rect.y1)

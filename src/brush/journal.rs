@@ -3,6 +3,7 @@
 //! an error names the step and the field. [`Journal::replay`] runs the steps on a [`Replayer`]
 //! (the GPU engine or its CPU twin).
 
+use super::path::{PathMode, PathSpec, Profile};
 use super::stroke::{stroke_instances, StrokeSample};
 use super::{BrushSettings, BrushType, Falloff};
 use crate::brush::shared::BrushInstance;
@@ -196,6 +197,68 @@ pub enum StepEntry {
     Redo(u32),
     Layer(Box<LayerEntry>),
     Erode(Box<ErodeEntry>),
+    Path(Box<PathEntry>),
+}
+
+/// A path as a journal holds it (docs/journal.md, "Paths"): control points and what the band
+/// does; absent fields take [`PathSpec::default`]'s values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathEntry {
+    pub points: Vec<[f32; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub falloff: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_grade: Option<f32>,
+}
+
+impl PathEntry {
+    /// The entry of `p`, every field written.
+    pub fn of(p: &PathSpec) -> Self {
+        Self {
+            points: p.points.clone(),
+            width: Some(p.width),
+            falloff: Some(p.falloff),
+            profile: Some(p.profile.name().into()),
+            mode: Some(p.mode.name().into()),
+            depth: Some(p.depth),
+            max_grade: Some(p.max_grade),
+        }
+    }
+
+    /// The path, checked against a `width` x `height` document; problems name the field.
+    pub fn spec(&self, width: u32, height: u32) -> Result<PathSpec, String> {
+        let d = PathSpec::default();
+        let profile = match &self.profile {
+            None => d.profile,
+            Some(n) => Profile::from_name(n)
+                .ok_or_else(|| format!("profile: unknown profile '{n}' (flat, u, v)"))?,
+        };
+        let mode = match &self.mode {
+            None => d.mode,
+            Some(n) => PathMode::from_name(n)
+                .ok_or_else(|| format!("mode: unknown mode '{n}' (carve, raise, grade)"))?,
+        };
+        let spec = PathSpec {
+            points: self.points.clone(),
+            width: self.width.unwrap_or(d.width),
+            falloff: self.falloff.unwrap_or(d.falloff),
+            profile,
+            mode,
+            depth: self.depth.unwrap_or(d.depth),
+            max_grade: self.max_grade.unwrap_or(d.max_grade),
+        };
+        spec.validate(width, height)?;
+        Ok(spec)
+    }
 }
 
 /// An erosion run as a journal holds it: `region` `[x, y, width, height]` (absent: the whole
@@ -696,6 +759,7 @@ impl JournalFile {
                             erosion: ErosionFields::of(erosion),
                         }))
                     }
+                    RecordedStep::Path(p) => StepEntry::Path(Box::new(PathEntry::of(p))),
                 })
             })
             .collect::<Result<_, JournalError>>()?;
@@ -744,6 +808,8 @@ pub enum Step {
         region: Region,
         erosion: ErosionBrush,
     },
+    /// A path over the base (src/brush/path.rs).
+    Path(PathSpec),
 }
 
 /// A checked journal.
@@ -772,6 +838,7 @@ pub fn recorded(steps: &[Step]) -> Vec<RecordedStep> {
                 region: *region,
                 erosion: *erosion,
             }),
+            Step::Path(p) => out.push(RecordedStep::Path(p.clone())),
         }
     }
     out
@@ -792,6 +859,8 @@ pub trait Replayer {
     fn layer(&mut self, op: &LayerOp, base_dir: &Path) -> Result<(), Self::Error>;
     /// An erosion run over `region` of the base (checked by [`Journal::check`]), one undo step.
     fn erode(&mut self, region: Region, erosion: &ErosionBrush) -> Result<(), Self::Error>;
+    /// A path over the base (checked by [`Journal::check`]), one undo step.
+    fn path(&mut self, spec: &PathSpec) -> Result<(), Self::Error>;
 }
 
 impl Journal {
@@ -942,6 +1011,17 @@ impl Journal {
                     stacks.push(stack);
                     Step::Erode { region, erosion }
                 }
+                StepEntry::Path(p) => {
+                    if let Some(l) = stack.selected_layer() {
+                        return Err(at(format!("path: a path reshapes the base, and layer {:?} is selected", l.name)));
+                    }
+                    let spec = p.spec(document.width, document.height).map_err(|e| at(format!("path.{e}")))?;
+                    undoable += 1;
+                    redoable = 0;
+                    stacks.truncate(undoable as usize);
+                    stacks.push(stack);
+                    Step::Path(spec)
+                }
                 StepEntry::Undo(n) => {
                     if *n == 0 || u64::from(*n) > undoable {
                         return Err(at(format!("undo: {n} requested, {undoable} step(s) can be undone here")));
@@ -1042,6 +1122,7 @@ impl Journal {
                 Step::Redo(_) => "step: redo",
                 Step::Layer(_) => "step: layer",
                 Step::Erode { .. } => "step: erode",
+                Step::Path(_) => "step: path",
             });
             match step {
                 Step::Stroke {
@@ -1063,6 +1144,7 @@ impl Journal {
                 }
                 Step::Layer(op) => target.layer(op, Path::new("."))?,
                 Step::Erode { region, erosion } => target.erode(*region, erosion)?,
+                Step::Path(spec) => target.path(spec)?,
             }
         }
         Ok(())
@@ -1093,6 +1175,10 @@ impl Replayer for super::cpu::CpuTerrain {
         let d = *self.desc();
         let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
         self.erode_region(region, &spec);
+        Ok(())
+    }
+    fn path(&mut self, spec: &PathSpec) -> Result<(), Self::Error> {
+        self.apply_path(spec);
         Ok(())
     }
 }
@@ -1306,6 +1392,7 @@ pub enum RecordedStep {
         region: Region,
         erosion: ErosionBrush,
     },
+    Path(PathSpec),
 }
 
 /// A brush as a preset file (or a project's preset list) holds it; see [`BrushEntry::of`].

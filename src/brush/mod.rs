@@ -8,6 +8,8 @@ pub mod cpu;
 pub mod error;
 pub mod gpu;
 pub mod journal;
+pub mod path;
+pub mod path_gpu;
 pub mod shared;
 pub mod stamp;
 pub mod stroke;

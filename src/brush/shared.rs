@@ -66,6 +66,42 @@ pub struct SmoothPass {
     pub height_range: f32,
 }
 
+/// Push constants of the path kernel (src/brush/path.rs), mirrored in
+/// `shaders-glsl/include/path_shared.glsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PathPush {
+    /// Document texel of the rect's first texel.
+    pub rect_origin: [i32; 2],
+    pub rect_size: [u32; 2],
+    /// Tiles per row of the rect.
+    pub tiles_x: u32,
+    pub half_width: f32,
+    pub falloff: f32,
+    /// Depth, negative below the base (carve, grade), positive above (raise).
+    pub signed_depth: f32,
+    /// `PathMode as u32`: 0 carve, 1 raise, 2 grade.
+    pub mode: u32,
+    /// `Profile as u32`: 0 flat, 1 U, 2 V.
+    pub profile: u32,
+    pub _pad: [u32; 2],
+}
+
+/// One segment of a path's curve: its ends (document texels) and the base heights there.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PathSegment {
+    pub a: [f32; 2],
+    pub b: [f32; 2],
+    pub base_a: f32,
+    pub base_b: f32,
+    pub _pad: [f32; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<PathPush>() == 48);
+const _: () = assert!(std::mem::size_of::<PathSegment>() == 32);
+const _: () = assert!(std::mem::offset_of!(PathPush, rect_size) % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(PathSegment, b) % 8 == 0);
 const _: () = assert!(std::mem::size_of::<SmoothPass>() == 100);
 const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
 const _: () = assert!(std::mem::size_of::<BrushPass>() == 128);

@@ -12,6 +12,7 @@ pub mod erosion_ui;
 pub mod file_browser;
 pub mod layers_ui;
 pub mod noise_preview;
+pub mod path_ui;
 pub mod present;
 pub mod remembered;
 pub mod stamp_library;
@@ -434,6 +435,7 @@ impl Editor {
             has_wireframe: renderer.has_wireframe(),
             layers: layers_ui::LayersUi::default(),
             erosion: erosion_ui::ErosionUi::default(),
+            path: path_ui::PathUi::default(),
             show_help: true,
             browser: None,
             browse_dir: PathBuf::from("."),
@@ -669,6 +671,8 @@ impl Editor {
                     if picking {
                         self.region_drag = self.pick.map(|p| [p.x, p.z]);
                         self.region_height = self.pick.map(|p| p.y);
+                    } else if self.ui.path.active {
+                        self.path_press(button == MouseButton::Right);
                     } else {
                         let invert =
                             button == MouseButton::Right || self.input.modifiers.shift_key();
@@ -676,6 +680,7 @@ impl Editor {
                     }
                 }
                 if paint_button && !down {
+                    self.ui.path.dragging = None;
                     if picking && self.region_drag.take().is_some() {
                         self.ui.erosion.picking = false;
                     }
@@ -721,6 +726,14 @@ impl Editor {
             KeyCode::KeyE if ctrl => self.ui.browse(Purpose::ExportHeights),
             KeyCode::KeyP if ctrl => self.ui.browse(Purpose::Screenshot),
             KeyCode::KeyT if ctrl => self.ui.browse(Purpose::Stamp),
+            KeyCode::KeyP => {
+                self.ui.path.active = !self.ui.path.active;
+                self.ui.message = if self.ui.path.active {
+                    "path tool: click the terrain to place points, drag them, Enter applies".into()
+                } else {
+                    "path tool off".into()
+                };
+            }
             KeyCode::KeyY if ctrl => self.redo()?,
             KeyCode::BracketLeft => {
                 let b = &mut self.ui.brush;
@@ -729,6 +742,11 @@ impl Editor {
             }
             KeyCode::BracketRight => {
                 self.ui.brush.radius = (self.ui.brush.radius * 1.15).min(4096.0)
+            }
+            KeyCode::Enter | KeyCode::NumpadEnter if self.ui.path.active => self.apply_path(),
+            KeyCode::Backspace if self.ui.path.active => {
+                let n = self.ui.path.spec.points.len();
+                self.ui.path.remove(n.wrapping_sub(1));
             }
             KeyCode::KeyF => self.frame_all(),
             KeyCode::Tab => self.ui.fly = !self.ui.fly,
@@ -844,6 +862,122 @@ impl Editor {
             .iter()
             .filter_map(|&o| screen_polyline(&vp, viewport, &[a + o, b + o]))
             .collect()
+    }
+
+    /// The path tool's curve and the edges of its band, on screen (empty when it is off).
+    fn path_outline(&self) -> Vec<Vec<[f32; 2]>> {
+        let path = &self.ui.path;
+        if !path.active || path.spec.points.len() < 2 {
+            return Vec::new();
+        }
+        let vs = self.ui.view.vertical_scale;
+        let control: Vec<[f32; 3]> = path
+            .spec
+            .points
+            .iter()
+            .zip(&path.heights)
+            .map(|(p, h)| [p[0], p[1], h * vs])
+            .collect();
+        let curve = crate::brush::path::catmull_rom(&control);
+        let extent = self.presenter.extent;
+        let viewport = [extent.width, extent.height];
+        let vp = self.camera.view_proj(viewport);
+        let half = 0.5 * path.spec.width;
+        [0.0, half, -half]
+            .iter()
+            .filter_map(|&off| {
+                let line: Vec<Vec3> = (0..curve.len())
+                    .map(|i| {
+                        let (a, b) = (
+                            curve[i.saturating_sub(1)],
+                            curve[(i + 1).min(curve.len() - 1)],
+                        );
+                        let side =
+                            glam::Vec2::new(a[1] - b[1], b[0] - a[0]).normalize_or_zero() * off;
+                        let c = curve[i];
+                        Vec3::new(c[0] + side.x, c[2], c[1] + side.y)
+                    })
+                    .collect();
+                screen_polyline(&vp, viewport, &line)
+            })
+            .collect()
+    }
+
+    /// Where the path tool's control points are on screen (None: behind the camera).
+    fn path_points_on_screen(&self) -> Vec<Option<[f32; 2]>> {
+        let path = &self.ui.path;
+        if !path.active {
+            return Vec::new();
+        }
+        let extent = self.presenter.extent;
+        let viewport = [extent.width, extent.height];
+        let vp = self.camera.view_proj(viewport);
+        let vs = self.ui.view.vertical_scale;
+        path.spec
+            .points
+            .iter()
+            .zip(&path.heights)
+            .map(|(p, h)| {
+                screen_point(&vp, viewport, Vec3::new(p[0], h * vs, p[1])).map(|s| [s.x, s.y])
+            })
+            .collect()
+    }
+
+    /// A click with the path tool: on a control point, drag it (or remove it: `remove`);
+    /// elsewhere on the terrain, add one there.
+    fn path_press(&mut self, remove: bool) {
+        let cursor = self.input.cursor.map(|c| [c[0] as f32, c[1] as f32]);
+        let near = cursor.and_then(|c| {
+            self.path_points_on_screen()
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let p = (*p)?;
+                    let d = (p[0] - c[0]).hypot(p[1] - c[1]);
+                    (d <= 10.0).then_some((i, d))
+                })
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(i, _)| i)
+        });
+        match (near, remove, self.pick) {
+            (Some(i), true, _) => self.ui.path.remove(i),
+            (Some(i), false, _) => self.ui.path.dragging = Some(i),
+            (None, false, Some(p)) => {
+                let vs = self.ui.view.vertical_scale;
+                self.ui.path.push([p.x, p.z], p.y / vs);
+            }
+            _ => {}
+        }
+    }
+
+    /// Applies the path panel's path (one undo step, journaled) and clears its points.
+    fn apply_path(&mut self) {
+        let spec = self.ui.path.spec.clone();
+        if spec.points.len() < 2 {
+            self.ui.message = "a path needs two control points or more: click the terrain".into();
+            return;
+        }
+        match self.run_path(spec) {
+            Ok(true) => self.ui.path.clear(),
+            Ok(false) => {}
+            Err(e) => self.ui.message = format!("path not applied: {e:#}"),
+        }
+    }
+
+    /// Runs `spec` on the document and journals it; a refusal is shown (false).
+    fn run_path(&mut self, spec: crate::brush::path::PathSpec) -> Result<bool> {
+        self.finish_edits();
+        match self.session.doc.apply_path(&spec) {
+            Ok(()) => {
+                self.record(RecordedStep::Path(spec));
+                Ok(true)
+            }
+            Err(crate::brush::error::BrushError::Layer(p)) => {
+                self.ui.message = p;
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Writes what the next run starts with (the window's size, the brush) to the config
@@ -1155,6 +1289,10 @@ impl Editor {
                     self.layer_op(op.clone())?;
                     r.step += 1;
                 }
+                Step::Path(spec) => {
+                    self.run_path(spec.clone())?;
+                    r.step += 1;
+                }
                 Step::Erode { region, erosion } => {
                     self.finish_edits();
                     let doc = &mut self.session.doc;
@@ -1255,6 +1393,7 @@ impl Editor {
                         Err(e) => format!("{}: {e:#}", path.display()),
                     };
                 }
+                UiAction::PathApply => self.apply_path(),
                 UiAction::PickStamp(i) => {
                     if let Some(e) = self.stamps.as_ref().and_then(|l| l.entries.get(i)) {
                         self.ui.brush.stamp = Some(e.stamp.clone());
@@ -1405,6 +1544,18 @@ impl Editor {
         if let (Some(a), Some(p)) = (self.region_drag, self.pick) {
             self.ui.erosion.set_corners(a, [p.x, p.z]);
         }
+        if let (Some(i), Some(p)) = (self.ui.path.dragging, self.pick) {
+            let d = *self.session.doc.desc();
+            let vs = self.ui.view.vertical_scale;
+            let path = &mut self.ui.path;
+            if i < path.spec.points.len() {
+                path.spec.points[i] = [
+                    p.x.clamp(0.0, d.width as f32),
+                    p.z.clamp(0.0, d.height as f32),
+                ];
+                path.heights[i] = p.y / vs;
+            }
+        }
         // Frames are in flight: the brush work is not waited for either.
         self.session.doc.set_frames_in_flight(true);
         if let Some(run) = &mut self.erosion {
@@ -1487,13 +1638,20 @@ impl Editor {
                 .region_outline()
                 .into_iter()
                 .chain(self.ramp_outline())
+                .chain(self.path_outline())
                 .collect();
+            let path_points = self.path_points_on_screen();
             let frame_ui = self.imgui.new_frame();
             ui::build(frame_ui, &mut self.ui);
             let list = frame_ui.get_background_draw_list();
             for outline in outlines {
                 list.add_polyline(outline, [1.0, 0.85, 0.2, 1.0])
                     .thickness(2.0)
+                    .build();
+            }
+            for p in path_points.into_iter().flatten() {
+                list.add_circle(p, 6.0, [1.0, 0.5, 0.1, 1.0])
+                    .filled(true)
                     .build();
             }
             self.platform.prepare_render(frame_ui, &self.window);
@@ -1516,11 +1674,15 @@ impl Editor {
         let viewport = [extent.width, extent.height];
         let mut view = self.ui.view;
         view.wave_time = self.opened.elapsed().as_secs_f32();
-        view.cursor = self.pick.map(|p| CursorRing {
-            center: [p.x, p.z],
-            radius: self.ui.brush.radius,
-            inner_radius: self.ui.brush.inner_radius,
-        });
+        // The path tool draws its own band, not the brush's ring.
+        view.cursor = self
+            .pick
+            .filter(|_| !self.ui.path.active)
+            .map(|p| CursorRing {
+                center: [p.x, p.z],
+                radius: self.ui.brush.radius,
+                inner_radius: self.ui.brush.inner_radius,
+            });
         self.renderer
             .prepare(&self.session.doc.store, &self.camera, viewport, &view)?;
         let cursor_pixel = self.input.cursor.and_then(|c| {

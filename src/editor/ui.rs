@@ -58,6 +58,8 @@ pub enum UiAction {
     Chosen(Purpose, PathBuf),
     /// The stamp brush takes the panel's stamp at this index.
     PickStamp(usize),
+    /// Run the path panel's path (one undo step).
+    PathApply,
 }
 
 /// Measurements the profiler panel shows.
@@ -141,6 +143,8 @@ pub struct UiState {
     pub layers: super::layers_ui::LayersUi,
     /// The erosion panel's state.
     pub erosion: super::erosion_ui::ErosionUi,
+    /// The path panel's state.
+    pub path: super::path_ui::PathUi,
     pub show_help: bool,
     /// The file browser, while it is open.
     pub browser: Option<FileBrowser>,
@@ -190,6 +194,7 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     brush_panel(ui, s);
     super::layers_ui::layers_panel(ui, s);
     super::erosion_ui::erosion_panel(ui, s);
+    super::path_ui::path_panel(ui, s);
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {
@@ -777,7 +782,7 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Help")
         .opened(&mut s.show_help)
         .position([380.0, 30.0], Condition::FirstUseEver)
-        .size([360.0, 280.0], Condition::FirstUseEver)
+        .size([360.0, 300.0], Condition::FirstUseEver)
         .build(|| {
             for line in [
                 "left drag: paint; right drag or Shift: inverted",
@@ -790,6 +795,7 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
                 "Erosion panel: a region run, live, with water",
                 "Ctrl+O open, Ctrl+S save, Ctrl+E export heights",
                 "Ctrl+T open a stamp, Ctrl+P screenshot",
+                "P: path tool (click points, Enter applies)",
             ] {
                 ui.text(line);
             }

@@ -72,6 +72,8 @@ pub struct Document {
     erosion_buffers: Option<crate::erosion::gpu::GpuErosion>,
     /// Erosion-brush squares through the host even on r32f documents (a benchmark's baseline).
     erosion_via_host: bool,
+    /// The path kernel, made at the first path.
+    path_kernel: Option<crate::brush::path_gpu::GpuPath>,
 }
 
 impl Document {
@@ -93,6 +95,7 @@ impl Document {
             erosion_kernels: None,
             erosion_buffers: None,
             erosion_via_host: false,
+            path_kernel: None,
         })
     }
 
@@ -542,6 +545,50 @@ impl Document {
             return Err(BrushError::Layer(format!(
                 "a {}x{} region is past what this GPU simulates at once ({most} texels): erode a smaller region",
                 region.width, region.height
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs a path (roads and rivers, src/brush/path.rs) over the base as one undo step, after
+    /// every queued stroke, on the GPU. Refused while a layer is selected, and for a path that
+    /// does not fit the document or this GPU.
+    pub fn apply_path(&mut self, spec: &crate::brush::path::PathSpec) -> Result<()> {
+        use crate::brush::path;
+        self.check_path(spec)?;
+        let d = *self.desc();
+        let rect = path::rect_of(spec, d.width, d.height);
+        let mut values = self.base_rect(rect)?;
+        let plan = path::plan(spec, rect, &values);
+        if self.path_kernel.is_none() {
+            self.path_kernel = Some(crate::brush::path_gpu::GpuPath::new(self.gpu())?);
+        }
+        let kernel = self.path_kernel.as_ref().expect("made above");
+        kernel.apply(&plan, &mut values)?;
+        self.write_base_rect(rect, &values, false)
+    }
+
+    /// Why `spec` cannot run now, if it cannot: a layer selected, a bad path, or one whose box
+    /// is past what this GPU holds at once.
+    pub fn check_path(&self, spec: &crate::brush::path::PathSpec) -> Result<()> {
+        if let Some(l) = self.layers.selected_layer() {
+            return Err(BrushError::Layer(format!(
+                "a path reshapes the base: select it (layer {:?} is selected)",
+                l.name
+            )));
+        }
+        let d = *self.desc();
+        spec.validate(d.width, d.height)
+            .map_err(|e| BrushError::Layer(format!("path: {e}")))?;
+        let rect = crate::brush::path::rect_of(spec, d.width, d.height);
+        let texels = rect.width().max(0) as u64 * rect.height().max(0) as u64;
+        let most = crate::brush::path_gpu::GpuPath::max_texels(self.gpu());
+        if texels > most {
+            return Err(BrushError::Layer(format!(
+                "path: its box of {}x{} texels is past what this GPU holds at once ({most}): \
+                 split it",
+                rect.width(),
+                rect.height()
             )));
         }
         Ok(())
@@ -1035,5 +1082,8 @@ impl Replayer for Document {
         let d = *self.desc();
         let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
         self.erode_region(region, &spec, true, |_| {}).map(|_| ())
+    }
+    fn path(&mut self, spec: &crate::brush::path::PathSpec) -> Result<()> {
+        self.apply_path(spec)
     }
 }

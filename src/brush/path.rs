@@ -1,0 +1,503 @@
+//! Paths — roads and rivers (docs/journal.md, "Paths"): a Catmull-Rom curve through control
+//! points that carves, raises or grades a band of the heightfield, as one undo step (journal
+//! `{"path": {...}}`).
+//!
+//! The *plan* is made once on the CPU from the heights before: the curve as short segments, the
+//! base height the band follows at each segment end (the centre heights smoothed over the band's
+//! width; for `grade`, also limited to the steepest grade allowed), and for each 16x16 tile the
+//! segments that can reach it. Each texel then takes its nearest segment and moves toward the
+//! cross-section there, on the GPU (`shaders-glsl/brush/path.comp`, [`super::path_gpu`]) or in
+//! [`apply_cpu`], its twin; both evaluate [`texel`]'s arithmetic.
+
+use super::shared::{PathPush, PathSegment};
+use crate::pages::geometry::Rect;
+
+/// Most control points in one path.
+pub const MAX_POINTS: usize = 4096;
+/// Texels between curve samples (the segments' length, about).
+pub const STEP: f32 = 2.0;
+/// Side of the tiles segments are sorted into.
+pub const TILE: u32 = 16;
+
+/// The band's cross-section: how deep (or high) it is across its width, 1 at the centre line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Level across the width (a box channel, a road bed).
+    Flat,
+    /// Rounded: sqrt(1 - u^2) at u = distance / half width (a river bed).
+    U,
+    /// Straight sides: 1 - u (a ditch, a gully).
+    V,
+}
+
+/// What the band does to the heights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathMode {
+    /// Lowers to `depth` below the base (never raises): rivers, cuttings.
+    Carve,
+    /// Raises to `depth` above the base (never lowers): embankments, dykes.
+    Raise,
+    /// Sets to the graded base (minus `depth` by the profile), cutting and filling: roads.
+    Grade,
+}
+
+impl Profile {
+    pub const ALL: [Self; 3] = [Self::Flat, Self::U, Self::V];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flat => "flat",
+            Self::U => "u",
+            Self::V => "v",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+impl PathMode {
+    pub const ALL: [Self; 3] = [Self::Carve, Self::Raise, Self::Grade];
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Carve => "carve",
+            Self::Raise => "raise",
+            Self::Grade => "grade",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// A path: where it runs and what it does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSpec {
+    /// Control points in document texels; the curve passes through each.
+    pub points: Vec<[f32; 2]>,
+    /// Full width of the band at full effect, texels.
+    pub width: f32,
+    /// Width of the blend beyond each side of the band, texels.
+    pub falloff: f32,
+    pub profile: Profile,
+    pub mode: PathMode,
+    /// Height units below (carve, grade) or above (raise) the base at the centre line.
+    pub depth: f32,
+    /// Grade: the most the base rises or falls per 1000 texels along the curve.
+    pub max_grade: f32,
+}
+
+impl Default for PathSpec {
+    fn default() -> Self {
+        Self {
+            points: Vec::new(),
+            width: 24.0,
+            falloff: 16.0,
+            profile: Profile::U,
+            mode: PathMode::Carve,
+            depth: 0.02,
+            max_grade: 40.0,
+        }
+    }
+}
+
+impl PathSpec {
+    /// Why this path cannot run on a `width` x `height` document, naming the field.
+    pub fn validate(&self, width: u32, height: u32) -> Result<(), String> {
+        let n = self.points.len();
+        if !(2..=MAX_POINTS).contains(&n) {
+            return Err(format!(
+                "points: a path needs 2 to {MAX_POINTS} control points, got {n}"
+            ));
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            let inside = p[0].is_finite()
+                && p[1].is_finite()
+                && (0.0..=width as f32).contains(&p[0])
+                && (0.0..=height as f32).contains(&p[1]);
+            if !inside {
+                return Err(format!(
+                    "points[{i}]: [{}, {}] is outside the {width}x{height} document",
+                    p[0], p[1]
+                ));
+            }
+        }
+        let check = |name: &str, v: f32, lo: f32, hi: f32| {
+            if v.is_finite() && (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} must be between {lo} and {hi}, got {v}"))
+            }
+        };
+        check("width", self.width, 1.0, 8192.0)?;
+        check("falloff", self.falloff, 0.0, 8192.0)?;
+        check("depth", self.depth, 0.0, 1000.0)?;
+        check("max_grade", self.max_grade, 0.0, 1000.0)
+    }
+
+    /// How far from the centre line the path changes heights.
+    pub fn reach(&self) -> f32 {
+        0.5 * self.width + self.falloff
+    }
+}
+
+/// Uniform Catmull-Rom through `points` (the ends doubled), about [`STEP`] apart in their first
+/// two coordinates: the points of the curve, the control points among them.
+pub fn catmull_rom<const N: usize>(points: &[[f32; N]]) -> Vec<[f32; N]> {
+    let Some(&last) = points.last() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for i in 0..points.len() - 1 {
+        let p0 = points[i.saturating_sub(1)];
+        let (p1, p2) = (points[i], points[i + 1]);
+        let p3 = points[(i + 2).min(points.len() - 1)];
+        let len = (p2[0] - p1[0]).hypot(p2[1] - p1[1]);
+        let n = (len / STEP).ceil().max(1.0) as usize;
+        for j in 0..n {
+            let t = j as f32 / n as f32;
+            let (t2, t3) = (t * t, t * t * t);
+            out.push(std::array::from_fn(|k| {
+                0.5 * (2.0 * p1[k]
+                    + (p2[k] - p0[k]) * t
+                    + (2.0 * p0[k] - 5.0 * p1[k] + 4.0 * p2[k] - p3[k]) * t2
+                    + (3.0 * p1[k] - p0[k] - 3.0 * p2[k] + p3[k]) * t3)
+            }));
+        }
+    }
+    out.push(last);
+    out
+}
+
+/// Arc length from the first point to each.
+fn arc_lengths(curve: &[[f32; 2]]) -> Vec<f32> {
+    let mut s = 0.0;
+    let mut out = Vec::with_capacity(curve.len());
+    for (i, p) in curve.iter().enumerate() {
+        if i > 0 {
+            let q = curve[i - 1];
+            s += (p[0] - q[0]).hypot(p[1] - q[1]);
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// The mean of `h` over the points within `window` arc length of each.
+fn smoothed(h: &[f32], s: &[f32], window: f32) -> Vec<f32> {
+    let (mut lo, mut hi, mut sum) = (0usize, 0usize, 0.0f64);
+    (0..h.len())
+        .map(|i| {
+            while hi < h.len() && s[hi] <= s[i] + window {
+                sum += f64::from(h[hi]);
+                hi += 1;
+            }
+            while s[lo] < s[i] - window {
+                sum -= f64::from(h[lo]);
+                lo += 1;
+            }
+            (sum / (hi - lo) as f64) as f32
+        })
+        .collect()
+}
+
+/// The grade of `f` along arc lengths `s`: the mean of the highest profile below `f` and the
+/// lowest above it that rise or fall at most `m` per texel (each exact by a forward and a
+/// backward pass). The mean rises or falls at most `m` too, and of all such profiles it strays
+/// least from `f` at its worst point.
+pub fn graded(f: &[f32], s: &[f32], m: f32) -> Vec<f32> {
+    let n = f.len();
+    let (mut lo, mut hi) = (f.to_vec(), f.to_vec());
+    for i in 1..n {
+        let d = m * (s[i] - s[i - 1]);
+        lo[i] = lo[i].min(lo[i - 1] + d);
+        hi[i] = hi[i].max(hi[i - 1] - d);
+    }
+    for i in (0..n.saturating_sub(1)).rev() {
+        let d = m * (s[i + 1] - s[i]);
+        lo[i] = lo[i].min(lo[i + 1] + d);
+        hi[i] = hi[i].max(hi[i + 1] - d);
+    }
+    lo.iter().zip(&hi).map(|(a, b)| 0.5 * (a + b)).collect()
+}
+
+/// Width and height of `rect`.
+fn size_of(rect: Rect) -> [u32; 2] {
+    [rect.width().max(0) as u32, rect.height().max(0) as u32]
+}
+
+/// Bilinear sample of `values` (row-major over `rect`, a texel at its integer position) at
+/// document point `p`, clamped to the rect.
+fn sample(values: &[f32], rect: Rect, p: [f32; 2]) -> f32 {
+    let w = rect.width() as usize;
+    let at = |x: i32, y: i32| {
+        let x = (x - rect.x0).clamp(0, rect.width() - 1) as usize;
+        let y = (y - rect.y0).clamp(0, rect.height() - 1) as usize;
+        values[y * w + x]
+    };
+    let (fx, fy) = (p[0].floor(), p[1].floor());
+    let (tx, ty) = (p[0] - fx, p[1] - fy);
+    let (x, y) = (fx as i32, fy as i32);
+    let top = at(x, y) + (at(x + 1, y) - at(x, y)) * tx;
+    let bottom = at(x, y + 1) + (at(x + 1, y + 1) - at(x, y + 1)) * tx;
+    top + (bottom - top) * ty
+}
+
+/// The texels a path on a `width` x `height` document can change: its curve's box grown by its
+/// reach, inside the document (empty if none).
+pub fn rect_of(spec: &PathSpec, width: u32, height: u32) -> Rect {
+    let curve = catmull_rom(&spec.points);
+    let r = spec.reach() + 1.0;
+    let (mut x0, mut y0, mut x1, mut y1) = (f32::MAX, f32::MAX, f32::MIN, f32::MIN);
+    for p in &curve {
+        x0 = x0.min(p[0]);
+        y0 = y0.min(p[1]);
+        x1 = x1.max(p[0]);
+        y1 = y1.max(p[1]);
+    }
+    Rect {
+        x0: ((x0 - r).floor() as i32).clamp(0, width as i32),
+        y0: ((y0 - r).floor() as i32).clamp(0, height as i32),
+        x1: ((x1 + r).ceil() as i32 + 1).clamp(0, width as i32),
+        y1: ((y1 + r).ceil() as i32 + 1).clamp(0, height as i32),
+    }
+}
+
+/// Everything a texel needs: the segments with their base heights, the push constants, and per
+/// tile of the rect the segments that can reach it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathPlan {
+    pub rect: Rect,
+    pub push: PathPush,
+    pub segments: Vec<PathSegment>,
+    /// Tile t's segments are `tile_segments[tile_start[t]..tile_start[t + 1]]`, in order.
+    pub tile_start: Vec<u32>,
+    pub tile_segments: Vec<u32>,
+}
+
+/// The plan of `spec` over `rect` (from [`rect_of`]), whose heights before are `values`.
+pub fn plan(spec: &PathSpec, rect: Rect, values: &[f32]) -> PathPlan {
+    let curve = catmull_rom(&spec.points);
+    let s = arc_lengths(&curve);
+    let centre: Vec<f32> = curve.iter().map(|&p| sample(values, rect, p)).collect();
+    let smooth = smoothed(&centre, &s, spec.width.max(STEP));
+    let base = match spec.mode {
+        PathMode::Grade => graded(&smooth, &s, spec.max_grade / 1000.0),
+        PathMode::Carve | PathMode::Raise => smooth,
+    };
+    let segments: Vec<PathSegment> = (0..curve.len().saturating_sub(1))
+        .map(|i| PathSegment {
+            a: curve[i],
+            b: curve[i + 1],
+            base_a: base[i],
+            base_b: base[i + 1],
+            _pad: [0.0; 2],
+        })
+        .collect();
+    let [w, h] = size_of(rect);
+    let tiles = [w.div_ceil(TILE).max(1), h.div_ceil(TILE).max(1)];
+    let reach = spec.reach();
+    let mut tile_start = vec![0u32];
+    let mut tile_segments = Vec::new();
+    for ty in 0..tiles[1] {
+        for tx in 0..tiles[0] {
+            // The tile's texels, grown by the reach: a segment whose box misses it is farther
+            // than the reach from every texel of the tile.
+            let lo = [
+                (rect.x0 + (tx * TILE) as i32) as f32 - reach,
+                (rect.y0 + (ty * TILE) as i32) as f32 - reach,
+            ];
+            let hi = [
+                lo[0] + (TILE - 1) as f32 + 2.0 * reach,
+                lo[1] + (TILE - 1) as f32 + 2.0 * reach,
+            ];
+            for (i, g) in segments.iter().enumerate() {
+                let misses = g.a[0].max(g.b[0]) < lo[0]
+                    || g.a[0].min(g.b[0]) > hi[0]
+                    || g.a[1].max(g.b[1]) < lo[1]
+                    || g.a[1].min(g.b[1]) > hi[1];
+                if !misses {
+                    tile_segments.push(i as u32);
+                }
+            }
+            tile_start.push(tile_segments.len() as u32);
+        }
+    }
+    let sign = match spec.mode {
+        PathMode::Raise => 1.0,
+        PathMode::Carve | PathMode::Grade => -1.0,
+    };
+    let push = PathPush {
+        rect_origin: [rect.x0, rect.y0],
+        rect_size: [w, h],
+        tiles_x: tiles[0],
+        half_width: 0.5 * spec.width,
+        falloff: spec.falloff,
+        signed_depth: sign * spec.depth,
+        mode: spec.mode as u32,
+        profile: spec.profile as u32,
+        _pad: [0; 2],
+    };
+    PathPlan {
+        rect,
+        push,
+        segments,
+        tile_start,
+        tile_segments,
+    }
+}
+
+/// Texel (x, y) of the rect (local), height `h`, under `plan`: the twin of path.comp's `main`.
+pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
+    let pc = &plan.push;
+    let p = [
+        (pc.rect_origin[0] + x as i32) as f32,
+        (pc.rect_origin[1] + y as i32) as f32,
+    ];
+    let t = (y / TILE) * pc.tiles_x + x / TILE;
+    let list = &plan.tile_segments
+        [plan.tile_start[t as usize] as usize..plan.tile_start[t as usize + 1] as usize];
+    let mut best = f32::INFINITY;
+    let mut base = 0.0;
+    for &i in list {
+        let g = &plan.segments[i as usize];
+        let ab = [g.b[0] - g.a[0], g.b[1] - g.a[1]];
+        let ap = [p[0] - g.a[0], p[1] - g.a[1]];
+        let l2 = ab[0] * ab[0] + ab[1] * ab[1];
+        let u = if l2 > 0.0 {
+            ((ap[0] * ab[0] + ap[1] * ab[1]) / l2).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let d = [ap[0] - ab[0] * u, ap[1] - ab[1] * u];
+        let d2 = d[0] * d[0] + d[1] * d[1];
+        if d2 < best {
+            best = d2;
+            base = g.base_a + (g.base_b - g.base_a) * u;
+        }
+    }
+    let d = best.sqrt();
+    let half = pc.half_width;
+    if d.is_nan() || d >= half + pc.falloff {
+        return h;
+    }
+    // Beyond the band the cross-section keeps its edge value, fading out over the falloff.
+    let u = (d / half).min(1.0);
+    let profile = if pc.profile == Profile::U as u32 {
+        (1.0 - u * u).sqrt()
+    } else if pc.profile == Profile::V as u32 {
+        1.0 - u
+    } else {
+        1.0
+    };
+    let target = base + pc.signed_depth * profile;
+    let w = if d <= half {
+        1.0
+    } else {
+        let t = (d - half) / pc.falloff;
+        1.0 - t * t * (3.0 - 2.0 * t)
+    };
+    let goal = if pc.mode == PathMode::Carve as u32 {
+        h.min(target)
+    } else if pc.mode == PathMode::Raise as u32 {
+        h.max(target)
+    } else {
+        target
+    };
+    h + (goal - h) * w
+}
+
+/// The CPU twin of the path kernel: every texel of `values` (row-major over `plan.rect`).
+pub fn apply_cpu(plan: &PathPlan, values: &mut [f32]) {
+    let w = plan.push.rect_size[0];
+    for (i, h) in values.iter_mut().enumerate() {
+        *h = texel(plan, i as u32 % w, i as u32 / w, *h);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_curve_passes_through_every_control_point_about_a_step_apart() {
+        let pts = [[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [30.0, 14.0]];
+        let c = catmull_rom(&pts);
+        for p in pts {
+            assert!(c.contains(&p), "{p:?} not on the curve");
+        }
+        for w in c.windows(2) {
+            let d = (w[1][0] - w[0][0]).hypot(w[1][1] - w[0][1]);
+            assert!(d > 0.5 && d < 2.0 * STEP, "{d}");
+        }
+        // Straight control points give a straight line.
+        let line = catmull_rom(&[[0.0, 5.0], [8.0, 5.0], [20.0, 5.0]]);
+        assert!(line.iter().all(|p| (p[1] - 5.0).abs() < 1e-5));
+    }
+
+    #[test]
+    fn the_grade_keeps_to_the_steepest_allowed_and_follows_gentle_ground() {
+        let s: Vec<f32> = (0..200).map(|i| i as f32 * 2.0).collect();
+        // A cliff in the middle: 0 then 1.
+        let f: Vec<f32> = (0..200).map(|i| if i < 100 { 0.0 } else { 1.0 }).collect();
+        let m = 0.002;
+        let g = graded(&f, &s, m);
+        for i in 1..g.len() {
+            assert!((g[i] - g[i - 1]).abs() <= m * 2.0 + 1e-6, "at {i}");
+        }
+        // Symmetric about the cliff, and never farther from the ground than half the cliff (the
+        // least any grade this gentle can be).
+        assert!((g[0] + g[199] - 1.0).abs() < 1e-4, "{} {}", g[0], g[199]);
+        assert!(g.iter().zip(&f).all(|(a, b)| (a - b).abs() <= 0.5 + 1e-6));
+        assert!(g[0] > 0.0 && g[199] < 1.0);
+        // Ground gentler than the limit is left as it is.
+        let gentle: Vec<f32> = s.iter().map(|x| 0.001 * x).collect();
+        assert_eq!(graded(&gentle, &s, m), gentle);
+    }
+
+    #[test]
+    fn bad_paths_are_named() {
+        let mut p = PathSpec {
+            points: vec![[1.0, 1.0]],
+            ..Default::default()
+        };
+        assert!(p.validate(64, 64).unwrap_err().starts_with("points:"));
+        p.points.push([70.0, 3.0]);
+        assert!(p.validate(64, 64).unwrap_err().starts_with("points[1]:"));
+        p.points[1] = [30.0, 3.0];
+        assert_eq!(p.validate(64, 64), Ok(()));
+        p.width = 0.0;
+        assert!(p.validate(64, 64).unwrap_err().starts_with("width"));
+        p.width = 8.0;
+        p.depth = f32::NAN;
+        assert!(p.validate(64, 64).unwrap_err().starts_with("depth"));
+    }
+
+    /// A straight carve with a flat profile on flat ground: exactly `depth` down within the half
+    /// width, untouched beyond the reach, in between in the falloff.
+    #[test]
+    fn a_flat_carve_on_flat_ground_cuts_a_box_channel() {
+        let spec = PathSpec {
+            points: vec![[4.0, 32.0], [60.0, 32.0]],
+            width: 10.0,
+            falloff: 6.0,
+            profile: Profile::Flat,
+            mode: PathMode::Carve,
+            depth: 0.1,
+            max_grade: 40.0,
+        };
+        let rect = rect_of(&spec, 64, 64);
+        let mut v = vec![0.5; (rect.width() * rect.height()) as usize];
+        let w = rect.width();
+        let plan = plan(&spec, rect, &v);
+        apply_cpu(&plan, &mut v);
+        let at = |x: i32, y: i32| v[((y - rect.y0) * w + (x - rect.x0)) as usize];
+        for x in 10..54 {
+            for dy in -4..=4 {
+                assert!((at(x, 32 + dy) - 0.4).abs() < 1e-6, "({x}, {dy})");
+            }
+            assert_eq!(at(x, 32 + 11), 0.5);
+            let mid = at(x, 32 + 8);
+            assert!(mid > 0.4 && mid < 0.5, "{mid}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The path panel: the path tool's control points (clicked on the terrain, dragged, removed),
+//! its width, falloff, cross-section, mode, depth and steepest grade, and applying it as one
+//! undo step (src/brush/path.rs).
+
+use super::ui::{log_slider, UiAction, UiState};
+use crate::brush::path::{PathMode, PathSpec, Profile};
+use imgui::{Condition, Ui};
+
+/// What the path panel edits.
+#[derive(Default)]
+pub struct PathUi {
+    /// Left clicks on the terrain place and drag control points instead of painting.
+    pub active: bool,
+    /// The path being laid out: its points in document texels and its settings.
+    pub spec: PathSpec,
+    /// The height under each control point when placed (height units), for drawing the curve.
+    pub heights: Vec<f32>,
+    /// The control point being dragged.
+    pub dragging: Option<usize>,
+}
+
+impl PathUi {
+    /// Adds a control point at texel `p` with height `h` under it.
+    pub fn push(&mut self, p: [f32; 2], h: f32) {
+        self.spec.points.push(p);
+        self.heights.push(h);
+    }
+
+    pub fn remove(&mut self, i: usize) {
+        if i < self.spec.points.len() {
+            self.spec.points.remove(i);
+            self.heights.remove(i);
+        }
+        self.dragging = None;
+    }
+
+    pub fn clear(&mut self) {
+        self.spec.points.clear();
+        self.heights.clear();
+        self.dragging = None;
+    }
+}
+
+fn tip(ui: &Ui, text: &str) {
+    if ui.is_item_hovered() {
+        ui.tooltip_text(text);
+    }
+}
+
+pub fn path_panel(ui: &Ui, s: &mut UiState) {
+    ui.window("Path")
+        .position([380.0, 740.0], Condition::FirstUseEver)
+        .size([390.0, 150.0], Condition::FirstUseEver)
+        .collapsed(true, Condition::FirstUseEver)
+        .build(|| {
+            let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);
+            let p = &mut s.path;
+            ui.checkbox("lay out a path (P)", &mut p.active);
+            tip(
+                ui,
+                "Left click the terrain to add a control point, drag one to move it, right \
+                 click one to remove it; Enter applies, Backspace removes the last point",
+            );
+            let spec = &mut p.spec;
+            log_slider(ui, "width", 1.0, 2048.0, &mut spec.width);
+            tip(ui, "Full width of the band at full effect (texels)");
+            log_slider(ui, "falloff width", 0.5, 2048.0, &mut spec.falloff);
+            tip(
+                ui,
+                "How far beyond each side the band blends into the terrain (texels)",
+            );
+            let modes: Vec<&str> = PathMode::ALL.iter().map(|m| m.name()).collect();
+            let mut mi = PathMode::ALL
+                .iter()
+                .position(|m| *m == spec.mode)
+                .unwrap_or(0);
+            if ui.combo_simple_string("mode", &mut mi, &modes) {
+                spec.mode = PathMode::ALL[mi];
+            }
+            tip(
+                ui,
+                "carve: dig to the depth below the ground along the curve (rivers); raise: build \
+                 up an embankment; grade: set to the smoothed height along the curve, no steeper \
+                 than the max grade, cutting and filling (roads)",
+            );
+            let profiles: Vec<&str> = Profile::ALL.iter().map(|m| m.name()).collect();
+            let mut pi = Profile::ALL
+                .iter()
+                .position(|m| *m == spec.profile)
+                .unwrap_or(0);
+            if ui.combo_simple_string("cross-section", &mut pi, &profiles) {
+                spec.profile = Profile::ALL[pi];
+            }
+            tip(
+                ui,
+                "flat: level across the width; u: rounded (a river bed); v: straight sides (a \
+                 ditch)",
+            );
+            log_slider(ui, "depth", 1e-4, 1.0, &mut spec.depth);
+            tip(
+                ui,
+                "Height units below the base (carve, grade) or above it (raise) at the centre",
+            );
+            if spec.mode == PathMode::Grade {
+                ui.slider("max grade", 0.0, 200.0, &mut spec.max_grade);
+                tip(
+                    ui,
+                    "The most the road rises or falls per 1000 texels along its curve",
+                );
+            }
+            let n = spec.points.len();
+            if ui.button("apply (Enter)") {
+                s.actions.push(UiAction::PathApply);
+            }
+            tip(
+                ui,
+                "Run the path on the base: one undo step and one journal step",
+            );
+            ui.same_line();
+            if ui.button("clear") {
+                p.clear();
+            }
+            ui.same_line();
+            ui.text(format!("{n} point(s)"));
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_and_their_heights_stay_together() {
+        let mut p = PathUi::default();
+        p.push([1.0, 2.0], 0.1);
+        p.push([3.0, 4.0], 0.2);
+        p.push([5.0, 6.0], 0.3);
+        p.dragging = Some(2);
+        p.remove(1);
+        assert_eq!(p.spec.points, [[1.0, 2.0], [5.0, 6.0]]);
+        assert_eq!(p.heights, [0.1, 0.3]);
+        assert_eq!(p.dragging, None);
+        p.remove(7);
+        assert_eq!(p.spec.points.len(), 2);
+        p.clear();
+        assert!(p.spec.points.is_empty() && p.heights.is_empty());
+    }
+}
