@@ -766,3 +766,17 @@ fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
     assert!(lower > 1000, "the path carved {lower} texels");
     assert_eq!(higher, 0, "carving raised {higher} texels");
 }
+
+/// XInput2 on a real X server (Xvfb): the connection opens, the devices are listed, none has a
+/// pressure valuator (Xvfb has only its core pointer and keyboard), and no pen means no
+/// pressure (a mouse paints at 1.0).
+#[test]
+fn xinput2_lists_the_devices_of_an_x_server_and_finds_no_pen_on_xvfb() {
+    let x = Xvfb::start();
+    let mut reader = scarp::editor::pen::PenReader::open(Some(&x.display), 0)
+        .expect("XInput2 on Xvfb (libXi, installed with Xvfb)");
+    assert!(reader.devices.is_empty(), "{:?}", reader.devices);
+    assert_eq!(reader.poll(), None);
+    let missing = scarp::editor::pen::PenReader::open(Some(":9999"), 0);
+    assert!(missing.is_err());
+}

@@ -13,6 +13,7 @@ pub mod file_browser;
 pub mod layers_ui;
 pub mod noise_preview;
 pub mod path_ui;
+pub mod pen;
 pub mod present;
 pub mod remembered;
 pub mod stamp_library;
@@ -229,6 +230,8 @@ struct Editor {
     renderer: TerrainRenderer,
     /// The brush panel's image of the brush's noise.
     noise_preview: noise_preview::NoisePreview,
+    /// Pen pressure through XInput2 (X11), when the window is an X11 one.
+    pen: Option<pen::PenReader>,
     /// The brush panel's stamps, loaded when the stamp brush is first chosen.
     stamps: Option<stamp_library::StampLibrary>,
     /// The file the document was opened from (the View panel names it).
@@ -303,6 +306,30 @@ fn list_presets() -> Vec<String> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+/// The pen reader of an X11 window, and what the View panel says of pen pressure.
+fn open_pen(window: &Window) -> (Option<pen::PenReader>, String) {
+    use raw_window_handle::RawWindowHandle;
+    let id = match window.window_handle().map(|h| h.as_raw()) {
+        // c_ulong: 64 bits here, 32 on some targets.
+        #[allow(clippy::unnecessary_cast)]
+        Ok(RawWindowHandle::Xlib(h)) => h.window as u64,
+        Ok(RawWindowHandle::Xcb(h)) => u64::from(h.window.get()),
+        Ok(RawWindowHandle::Wayland(_)) => {
+            return (None, "pen: no pressure on Wayland (winit 0.30)".into())
+        }
+        _ => return (None, "pen: touch force where the platform gives it".into()),
+    };
+    match pen::PenReader::open(None, id) {
+        Ok(r) if r.devices.is_empty() => (Some(r), "pen: none found (XInput2)".into()),
+        Ok(r) => {
+            let names: Vec<&str> = r.devices.iter().map(|d| d.name.as_str()).collect();
+            let status = format!("pen: {}", names.join(", "));
+            (Some(r), status)
+        }
+        Err(e) => (None, format!("pen: no XInput2 ({e})")),
+    }
 }
 
 /// The default brush a new user paints with: a Jordan mountain brush.
@@ -441,8 +468,12 @@ impl Editor {
             browse_dir: PathBuf::from("."),
             stamps: Vec::new(),
             stamp_index: None,
+            pen_status: String::new(),
+            pressure_now: None,
         };
         let mut ui = ui;
+        let (pen, pen_status) = open_pen(&window);
+        ui.pen_status = pen_status;
         if let Some(b) = current_brush(session.presets(), &source) {
             ui.brush = b;
         } else if let (Some(value), Some(dir)) = (&remembered.brush, &config) {
@@ -458,6 +489,7 @@ impl Editor {
             imgui_renderer,
             noise_preview,
             stamps: None,
+            pen,
             source,
             memory: options.memory,
             discard_armed: None,
@@ -1521,12 +1553,20 @@ impl Editor {
     /// samples), then the queued brush work under the GPU budget.
     fn paint_and_pump(&mut self) -> Result<crate::brush::gpu::PumpReport> {
         self.feed_replay()?;
+        // A pen touching the tablet (XInput2), else touch force, else full pressure.
+        let force = self
+            .pen
+            .as_mut()
+            .and_then(|p| p.poll())
+            .or(self.input.force);
+        let pressure = pressure_curve(force, self.ui.pressure_gamma);
+        self.ui.pressure_now = force.map(|_| pressure);
         if let (Some(stroke), Some(p)) = (self.stroke.as_mut(), self.pick) {
             if self.replay.is_none() && (self.input.left || self.input.right) {
                 let sample = StrokeSample {
                     x: p.x,
                     y: p.z,
-                    pressure: pressure_curve(self.input.force, self.ui.pressure_gamma),
+                    pressure,
                     t: self.stroke_start.elapsed().as_secs_f32(),
                 };
                 if stroke.samples() == 0 {

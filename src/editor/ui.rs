@@ -154,6 +154,11 @@ pub struct UiState {
     pub stamps: Vec<(String, imgui::TextureId)>,
     /// Which of them the stamp brush has (None: a stamp not among them, or none).
     pub stamp_index: Option<usize>,
+    /// What the editor knows of pens (found, none, not on this platform).
+    pub pen_status: String,
+    /// The pressure a stroke sample would take now, after the curve (None: no pen or touch
+    /// force: full pressure).
+    pub pressure_now: Option<f32>,
 }
 
 impl UiState {
@@ -573,6 +578,23 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 5.0,
                 &mut s.pressure_gamma,
             );
+            if ui.is_item_hovered() {
+                ui.tooltip_text(
+                    "Pressure = pen force ^ gamma: 1 is linear, above 1 softer at a light touch, \
+                     below 1 firmer",
+                );
+            }
+            match s.pressure_now {
+                Some(p) => {
+                    imgui::ProgressBar::new(p)
+                        .size([-LABEL_WIDTH, 0.0])
+                        .overlay_text(format!("{p:.2}"))
+                        .build(ui);
+                    ui.same_line();
+                    ui.text("pressure now");
+                }
+                None => ui.text_disabled(format!("{} (painting at 1.0)", s.pen_status)),
+            }
             sun_controls(ui, v);
             analysis_controls(ui, v);
             if let Some(d) = &s.doc {
