@@ -18,16 +18,13 @@ struct Xvfb {
 
 impl Xvfb {
     fn start() -> Self {
+        Self::start_sized("1600x1000x24")
+    }
+
+    /// A server whose screen is `size` (WxHxDEPTH).
+    fn start_sized(size: &str) -> Self {
         let mut child = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "1600x1000x24",
-                "-nolisten",
-                "tcp",
-            ])
+            .args(["-displayfd", "1", "-screen", "0", size, "-nolisten", "tcp"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -779,4 +776,42 @@ fn xinput2_lists_the_devices_of_an_x_server_and_finds_no_pen_on_xvfb() {
     assert_eq!(reader.poll(), None);
     let missing = scarp::editor::pen::PenReader::open(Some(":9999"), 0);
     assert!(missing.is_err());
+}
+
+/// At 1280x720 and at 1920x1080 every label and line of text in the panels fits: the editor
+/// measures each panel (items past its right edge, the panel past the window) and says so with
+/// its screenshot.
+#[test]
+fn every_panel_fits_at_1280x720_and_1920x1080() {
+    let x = Xvfb::start_sized("2000x1200x24");
+    let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
+    for (w, h) in [(1280, 720), (1920, 1080)] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("scarp");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::write(
+            config.join("editor.json"),
+            format!(r#"{{"window": [{w}, {h}]}}"#),
+        )
+        .unwrap();
+        let shot = dir.path().join("panels.png");
+        let out = editor(&x, dir.path())
+            .arg(demo)
+            .arg("--screenshot")
+            .arg(&shot)
+            .arg("--quit")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(image::image_dimensions(&shot).unwrap(), (w, h));
+        assert!(
+            stdout.contains("panels: all text fits"),
+            "{w}x{h}: {stdout}"
+        );
+    }
 }

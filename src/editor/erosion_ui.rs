@@ -2,7 +2,7 @@
 //! document, the model, its steps and parameters, presets), its run's progress with pause,
 //! continue and finish; and the parameter sliders the brush panel's erode brush shares.
 
-use super::ui::{log_slider, UiAction, UiState};
+use super::ui::{log_slider, measure_fit, place, tip, UiAction, UiState};
 use crate::erosion::{ErosionBrush, ErosionParams, Model, PRESETS};
 use crate::session::erosion_run::{Progress, MAX_STEPS_PER_FRAME};
 use crate::terrain::tiles::Region;
@@ -86,19 +86,27 @@ pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
     if ui.combo_simple_string("model", &mut mi, &models) {
         *model = Model::ALL[mi];
     }
+    tip(ui, "hydraulic (water carves and deposits), thermal (steep slopes crumble to the talus angle) or both");
     log_slider(ui, "rain", 0.001, 1.0, &mut p.rain);
+    tip(ui, "Water added per step");
     log_slider(ui, "capacity", 0.005, 4.0, &mut p.capacity);
+    tip(ui, "How much sediment flowing water can carry");
     ui.slider("dissolve", 0.0, 1.0 / p.dt, &mut p.dissolve);
+    tip(ui, "How fast water picks up sediment below its capacity");
     ui.slider("deposit", 0.0, 1.0 / p.dt, &mut p.deposit);
+    tip(ui, "How fast water drops sediment above its capacity");
     ui.slider("evaporation", 0.0, 0.5, &mut p.evaporation);
+    tip(ui, "Fraction of the water that evaporates each step");
     ui.slider("talus angle", 5.0, 85.0, &mut p.talus_angle);
+    tip(ui, "Slopes steeper than this crumble (thermal erosion)");
     ui.slider("thermal rate", 0.0, 1.0, &mut p.thermal_rate);
+    tip(ui, "How fast steep slopes crumble");
 }
 
 pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Erosion")
-        .position([380.0, 270.0], Condition::FirstUseEver)
-        .size([390.0, 460.0], Condition::FirstUseEver)
+        .position(place("Erosion", ui.io().display_size).0, Condition::FirstUseEver)
+        .size(place("Erosion", ui.io().display_size).1, Condition::FirstUseEver)
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);
@@ -134,6 +142,7 @@ pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
                 e.run.model = model;
                 e.run.params = params;
             }
+            tip(ui, "A set of erosion parameters");
             model_and_params(ui, &mut e.run.model, &mut e.run.params);
             let mut steps = e.run.steps as i32;
             let max = crate::erosion::params::MAX_BRUSH_STEPS as i32;
@@ -144,6 +153,7 @@ pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
             {
                 e.run.steps = steps.clamp(1, max) as u32;
             }
+            tip(ui, "How many simulation steps the run takes");
             disabled.end();
             ui.slider(
                 "steps per frame (most)",
@@ -151,7 +161,9 @@ pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
                 MAX_STEPS_PER_FRAME as i32,
                 &mut e.per_frame,
             );
+            tip(ui, "Most steps run per frame (fewer when they take longer than the brush budget)");
             ui.checkbox("show water", &mut e.show_water);
+            tip(ui, "Tint the water as it runs");
             match e.progress {
                 None => {
                     if ui.button("run") {
@@ -179,5 +191,6 @@ pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
                     );
                 }
             }
+            measure_fit(ui, "Erosion", &mut s.overflow);
         });
 }

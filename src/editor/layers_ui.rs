@@ -3,7 +3,7 @@
 //! rename; solo view; the mask tint. Every change is a [`LayerOp`] action (one undo step), except
 //! solo and the tint, which are view settings.
 
-use super::ui::{UiAction, UiState};
+use super::ui::{measure_fit, place, tip, UiAction, UiState};
 use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack, BASE};
 use imgui::{Condition, DragDropFlags, Ui};
 
@@ -77,8 +77,8 @@ fn set(name: &str, changes: Changes) -> UiAction {
 
 pub fn layers_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Layers")
-        .position([1030.0, 390.0], Condition::FirstUseEver)
-        .size([400.0, 300.0], Condition::FirstUseEver)
+        .position(place("Layers", ui.io().display_size).0, Condition::FirstUseEver)
+        .size(place("Layers", ui.io().display_size).1, Condition::FirstUseEver)
         .build(|| {
             let l = &mut s.layers;
             let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
@@ -87,6 +87,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             if ui.combo_simple_string("##new mode", &mut mi, &modes) {
                 l.new_mode = Mode::ALL[mi];
             }
+            tip(ui, "How the new layer combines with those below: add, max, min or replace");
             ui.same_line();
             if ui.button("add layer") {
                 let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
@@ -102,6 +103,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             if ui.checkbox("solo", &mut l.solo) {
                 s.actions.push(UiAction::Solo(l.solo));
             }
+            tip(ui, "Show only the selected layer over the base");
             ui.same_line();
             ui.checkbox("mask tint", &mut l.show_mask);
             if ui.is_item_hovered() {
@@ -187,6 +189,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                         },
                     ));
                 }
+                tip(ui, "How the layer combines with those below");
                 ui.same_line();
                 let mut o = match l.dragging {
                     Some((id, v)) if id == layer.id => v,
@@ -196,6 +199,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 if ui.slider("##opacity", 0.0, 1.0, &mut o) {
                     l.dragging = Some((layer.id, o));
                 }
+                tip(ui, "How much of the layer shows");
                 if ui.is_item_deactivated_after_edit() {
                     l.dragging = None;
                     s.actions.push(set(
@@ -259,6 +263,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 }
                 ui.same_line();
                 ui.checkbox("mask brush uses them", &mut l.brush_rules);
+                tip(ui, "The mask brush paints only where these bands allow");
             }
             ui.set_next_item_width(160.0);
             ui.input_text("##rename", &mut l.rename).build();
@@ -272,5 +277,6 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                     },
                 ));
             }
+            measure_fit(ui, "Layers", &mut s.overflow);
         });
 }

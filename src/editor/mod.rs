@@ -469,6 +469,7 @@ impl Editor {
             stamps: Vec::new(),
             stamp_index: None,
             pen_status: String::new(),
+            overflow: Vec::new(),
             pressure_now: None,
         };
         let mut ui = ui;
@@ -1835,6 +1836,12 @@ impl Editor {
         }
         write_rgba_png(&path, size[0], size[1], px).map_err(anyhow::Error::msg)?;
         println!("screenshot -> {}", path.display());
+        // What the panels drew in it: tests check that every label and line of text fits.
+        if self.ui.overflow.is_empty() {
+            println!("panels: all text fits");
+        } else {
+            println!("panels: text overflow: {}", self.ui.overflow.join("; "));
+        }
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 //! its width, falloff, cross-section, mode, depth and steepest grade, and applying it as one
 //! undo step (src/brush/path.rs).
 
-use super::ui::{log_slider, UiAction, UiState};
+use super::ui::{log_slider, measure_fit, place, tip, UiAction, UiState};
 use crate::brush::path::{PathMode, PathSpec, Profile};
 use imgui::{Condition, Ui};
 
@@ -41,16 +41,16 @@ impl PathUi {
     }
 }
 
-fn tip(ui: &Ui, text: &str) {
-    if ui.is_item_hovered() {
-        ui.tooltip_text(text);
-    }
-}
-
 pub fn path_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Path")
-        .position([380.0, 740.0], Condition::FirstUseEver)
-        .size([390.0, 150.0], Condition::FirstUseEver)
+        .position(
+            place("Path", ui.io().display_size).0,
+            Condition::FirstUseEver,
+        )
+        .size(
+            place("Path", ui.io().display_size).1,
+            Condition::FirstUseEver,
+        )
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);
@@ -122,6 +122,7 @@ pub fn path_panel(ui: &Ui, s: &mut UiState) {
             }
             ui.same_line();
             ui.text(format!("{n} point(s)"));
+            measure_fit(ui, "Path", &mut s.overflow);
         });
 }
 

@@ -156,6 +156,8 @@ pub struct UiState {
     pub stamp_index: Option<usize>,
     /// What the editor knows of pens (found, none, not on this platform).
     pub pen_status: String,
+    /// Panels whose text does not fit this frame (see [`measure_fit`]); empty when all fits.
+    pub overflow: Vec<String>,
     /// The pressure a stroke sample would take now, after the curve (None: no pen or touch
     /// force: full pressure).
     pub pressure_now: Option<f32>,
@@ -183,6 +185,52 @@ impl UiState {
     }
 }
 
+/// Where a panel first opens in a `w` x `h` window (logical pixels), and its size: a left column
+/// (Brush over View), the middle (Help, Erosion, Path) and a right column (Profiler over
+/// Layers), fitting 1280x720 and up. Moved or resized panels keep their place (imgui.ini).
+pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
+    let top = 30.0;
+    let brush_h = ((h - top - 20.0) * 0.62).floor();
+    let view_y = top + brush_h + 10.0;
+    let profiler_h = ((h - top) * 0.45).floor().min(380.0);
+    let layers_y = top + profiler_h + 10.0;
+    let erosion_y = (h * 0.4).floor();
+    let path_y = (h * 0.72).floor();
+    match panel {
+        "Brush" => ([10.0, top], [360.0, brush_h]),
+        "View & document" => ([10.0, view_y], [360.0, h - view_y - 10.0]),
+        "Help" => ([380.0, top], [360.0, 300.0f32.min(erosion_y - top - 10.0)]),
+        "Erosion" => (
+            [380.0, erosion_y],
+            [390.0, 460.0f32.min(h - erosion_y - 10.0)],
+        ),
+        "Path" => ([380.0, path_y], [390.0, h - path_y - 10.0]),
+        "Profiler" => ([w - 380.0, top], [370.0, profiler_h]),
+        _ => ([w - 410.0, layers_y], [400.0, h - layers_y - 10.0]),
+    }
+}
+
+/// Records in `out` how the current panel spills: items wider than it (imgui's horizontal
+/// scroll range: a label or a line of text cut at its right edge) or the panel past the window.
+pub fn measure_fit(ui: &Ui, panel: &str, out: &mut Vec<String>) {
+    let spill = ui.scroll_max_x();
+    if spill > 0.5 {
+        out.push(format!("{panel}: {spill:.0} px past its right edge"));
+    }
+    let ([x, y], [w, h]) = (ui.window_pos(), ui.window_size());
+    let [dw, dh] = ui.io().display_size;
+    if x < -0.5 || y < -0.5 || x + w > dw + 0.5 || y + h > dh + 0.5 {
+        out.push(format!("{panel}: past the {dw}x{dh} window"));
+    }
+}
+
+/// What the last widget does, shown when it is hovered.
+pub fn tip(ui: &Ui, text: &str) {
+    if ui.is_item_hovered() {
+        ui.tooltip_text(text);
+    }
+}
+
 pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
     ui.slider_config(label, min, max)
         .flags(SliderFlags::LOGARITHMIC)
@@ -195,6 +243,7 @@ fn mib(bytes: u64) -> f64 {
 
 /// Builds every panel for this frame.
 pub fn build(ui: &Ui, s: &mut UiState) {
+    s.overflow.clear();
     menu_bar(ui, s);
     brush_panel(ui, s);
     super::layers_ui::layers_panel(ui, s);
@@ -302,8 +351,8 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 
 fn brush_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Brush")
-        .position([10.0, 30.0], Condition::FirstUseEver)
-        .size([360.0, 560.0], Condition::FirstUseEver)
+        .position(place("Brush", ui.io().display_size).0, Condition::FirstUseEver)
+        .size(place("Brush", ui.io().display_size).1, Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
             let preview = s.noise_preview.clone();
@@ -314,14 +363,19 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             if ui.combo_simple_string("type", &mut i, &names) {
                 b.brush = brushes[i];
             }
+            tip(ui, "The brush: raise/lower add height, noise adds procedural noise, level/flatten/ramp pull toward a height or plane, terrace steps, smooth/contrast blur/sharpen, stamp adds an image, mask/erase paint a layer, erode simulates erosion");
             log_slider(ui, "radius", 1.0, 4096.0, &mut b.radius);
+            tip(ui, "How far the brush reaches, in texels ([ and ] change it)");
             let mut inner = b.inner_radius;
             if ui.slider("inner radius", 0.0, (b.radius - 0.5).max(0.0), &mut inner) {
                 b.inner_radius = inner;
             }
+            tip(ui, "Full strength inside this radius; the falloff runs from here to the radius");
             b.inner_radius = b.inner_radius.min((b.radius - 0.5).max(0.0));
             log_slider(ui, "strength", 0.0005, 2.0, &mut b.strength);
+            tip(ui, "How much each brush instance changes the heights (height units for raise, lower, noise)");
             log_slider(ui, "spacing", 0.02, 2.0, &mut b.spacing);
+            tip(ui, "Distance between brush instances along the stroke, as a fraction of the radius");
             let falloffs: Vec<&str> = Falloff::ALL.iter().map(|f| f.name()).collect();
             let mut fi = Falloff::ALL
                 .iter()
@@ -330,11 +384,14 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             if ui.combo_simple_string("falloff", &mut fi, &falloffs) {
                 b.falloff = Falloff::ALL[fi];
             }
+            tip(ui, "How strength fades from the inner radius to the radius: parabolic 1 - t^2, smooth, linear or power");
             if b.falloff == Falloff::Power {
                 log_slider(ui, "falloff power", 0.1, 32.0, &mut b.falloff_power);
+                tip(ui, "p of the power falloff 1 - t^p: above 2 a flatter top and sharper edge");
             }
             if b.brush == BrushType::Mask {
                 ui.slider("mask value", 0.0, 1.0, &mut b.value);
+                tip(ui, "The value the mask brush paints toward (0: the layer hidden, 1: shown)");
                 ui.checkbox(
                     "procedural (the layers panel's rules)",
                     &mut s.layers.brush_rules,
@@ -351,6 +408,7 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                 if ui.slider("steps per instance", 1, 500, &mut steps) {
                     e.steps = steps.max(1) as u32;
                 }
+                tip(ui, "Erosion steps each brush instance runs under it");
             }
             if b.brush == BrushType::Stamp {
                 stamp_controls(ui, b, &s.stamps, s.stamp_index, &mut s.actions);
@@ -361,7 +419,9 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             let b = &mut s.brush;
             if b.brush == BrushType::Terrace {
                 log_slider(ui, "step height", 0.001, 1.0, &mut b.terrace_height);
+                tip(ui, "Height between terrace steps (height units)");
                 ui.slider("sharpness", 0.0, 1.0, &mut b.terrace_sharpness);
+                tip(ui, "1: hard steps; 0: no steps at all");
             }
             if b.brush == BrushType::Flatten {
                 ui.slider("tilt", -50.0, 50.0, &mut b.flatten_tilt);
@@ -380,7 +440,9 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             }
             if b.brush == BrushType::Directional {
                 ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
+                tip(ui, "Directional brush: the compression axis relative to the stroke (90: across it)");
                 log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);
+                tip(ui, "Directional brush: how much the noise is compressed along the axis (above 1 stretches features)");
             }
             if matches!(b.brush, BrushType::Noise | BrushType::Directional)
                 && ui.collapsing_header("noise", TreeNodeFlags::DEFAULT_OPEN)
@@ -408,29 +470,48 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                 if ui.combo_simple_string("kind", &mut ki, &kinds) {
                     n.kind = NoiseKind::ALL[ki];
                 }
+                tip(ui, "The noise: perlin, fbm, billowy, ridged, iq, swiss, jordan, erosive (README, Noise)");
                 log_slider(ui, "scale", 1e-4, 0.1, &mut n.scale);
+                tip(ui, "Noise units per texel: smaller makes larger features");
                 ui.input_int("seed", &mut n.seed).build();
+                tip(ui, "Integer seed of the noise; octave i uses seed + i");
                 ui.slider("octaves", 1, 16, &mut n.octaves);
+                tip(ui, "How many octaves of detail are summed");
                 ui.slider("lacunarity", 1.1, 4.0, &mut n.lacunarity);
+                tip(ui, "Frequency ratio between octaves");
                 ui.slider("gain", 0.0, 1.0, &mut n.gain);
+                tip(ui, "Amplitude ratio between octaves: higher is rougher");
                 ui.slider("warp", 0.0, 1.0, &mut n.warp);
+                tip(ui, "Swiss: warp along the gradient; Jordan: warp by finer octaves");
                 if n.kind == NoiseKind::Jordan {
                     ui.slider("gain1", 0.0, 1.5, &mut n.gain1);
+                    tip(ui, "Jordan: amplitude of the second octave");
                     ui.slider("warp0", 0.0, 1.0, &mut n.warp0);
+                    tip(ui, "Jordan: warp by the coarsest octave");
                     ui.slider("damp0", 0.0, 2.0, &mut n.damp0);
+                    tip(ui, "Jordan: damping by the coarsest octave");
                     ui.slider("damp", 0.0, 2.0, &mut n.damp);
+                    tip(ui, "Jordan: damping by finer octaves");
                     ui.slider("damp scale", 0.0, 2.0, &mut n.damp_scale);
+                    tip(ui, "Jordan: how far damping lowers amplitudes");
                 }
                 if matches!(n.kind, NoiseKind::Swiss | NoiseKind::Erosive) {
                     ui.slider("alpha", 0.0, 0.5, &mut n.alpha);
+                    tip(ui, "Swiss and erosive: displacement along the ridge gradient");
                     ui.slider("beta", 0.0, 2.0, &mut n.beta);
+                    tip(ui, "Swiss and erosive: roughness near valleys");
                 }
                 ui.slider("pre-warp amount", 0.0, 2.0, &mut n.prewarp_amount);
+                tip(ui, "Domain warp before the noise (paper eq. 8 alpha): 0 is off");
                 log_slider(ui, "pre-warp scale", 0.01, 8.0, &mut n.prewarp_scale);
+                tip(ui, "Frequency of the pre-warp (eq. 8 beta)");
                 ui.slider("pre-warp octaves", 1, 8, &mut n.prewarp_octaves);
+                tip(ui, "Octaves of the pre-warp fBm");
                 ui.slider("power", 0.25, 4.0, &mut n.power);
+                tip(ui, "T_post (eq. 5): heights raised to this power, sign kept; 1 is off");
                 ui.slider_config("offset", -1000.0, 1000.0)
                     .build_array(&mut n.offset);
+                tip(ui, "Noise position of texel (0, 0): moves the pattern");
             }
             if let Err(e) = b.validate().and_then(|_| b.noise.validate()) {
                 ui.text_colored([1.0, 0.4, 0.3, 1.0], format!("invalid: {e}"));
@@ -438,11 +519,13 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             ui.separator();
             ui.text("presets (assets/presets)");
             ui.input_text("name", &mut s.preset_name).build();
+            tip(ui, "Name of the preset to save (a file in assets/presets)");
             if ui.button("save preset") {
                 s.actions.push(UiAction::SavePreset(s.preset_name.clone()));
             }
             if !s.presets.is_empty() {
                 ui.combo_simple_string("preset", &mut s.preset_index, &s.presets);
+                tip(ui, "A saved brush to load");
                 ui.same_line();
                 if ui.button("load") {
                     if let Some(p) = s.presets.get(s.preset_index) {
@@ -458,7 +541,6 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             if ui.button("save journal...") {
                 s.browse(Purpose::SaveJournal);
             }
-            ui.same_line();
             if ui.button("undo") {
                 s.actions.push(UiAction::Undo);
             }
@@ -469,6 +551,7 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             if !s.message.is_empty() {
                 ui.text_wrapped(&s.message);
             }
+            measure_fit(ui, "Brush", &mut s.overflow);
         });
 }
 
@@ -478,14 +561,24 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
     if ui.checkbox("sun shadows and occlusion", &mut on) {
         v.sun = on.then(crate::render::lighting::Sun::default);
     }
+    tip(
+        ui,
+        "Shadows from the heights themselves and ambient occlusion in valleys",
+    );
     if let Some(sun) = &mut v.sun {
         ui.slider("sun azimuth (deg)", 0.0, 360.0, &mut sun.azimuth);
+        tip(
+            ui,
+            "Where the sun is, clockwise from north (the first rows)",
+        );
         ui.slider("sun elevation (deg)", 1.0, 90.0, &mut sun.elevation);
+        tip(ui, "How high the sun stands: low suns cast long shadows");
     }
     let mut look = v.look.is_some();
     if ui.checkbox("materials, sky and tone map", &mut look) {
         v.look = look.then(crate::render::look::Look::default);
     }
+    tip(ui, "Rock, grass, scree, sand and snow by slope and altitude, an analytic sky, haze and a filmic tone map");
     if let Some(l) = &mut v.look {
         use crate::render::look::PRESETS;
         let mut i = PRESETS
@@ -496,10 +589,18 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
         if ui.combo_simple_string("materials", &mut i, &names) {
             l.materials = PRESETS[i].1;
         }
+        tip(ui, "A set of material rules: alpine, desert or temperate");
         ui.slider("exposure", 0.1, 4.0, &mut l.exposure);
+        tip(ui, "Brightness before the tone map");
         ui.slider("snow line", 0.0, 1.2, &mut l.materials.snow_line);
+        tip(
+            ui,
+            "Altitude (fraction of the height range) above which snow lies",
+        );
         ui.slider("rock slope (deg)", 0.0, 90.0, &mut l.materials.rock_slope);
+        tip(ui, "Slopes steeper than this show rock");
         ui.slider("grass slope (deg)", 0.0, 90.0, &mut l.materials.grass_slope);
+        tip(ui, "Slopes gentler than this hold grass");
     }
 }
 
@@ -509,19 +610,26 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
     if ui.checkbox("slope map", &mut slope) {
         v.slope = slope.then_some(crate::render::analysis::DEFAULT_WALKABLE);
     }
+    tip(
+        ui,
+        "Colours the terrain by slope in degrees: green walkable, red too steep",
+    );
     if let Some(w) = &mut v.slope {
         ui.same_line();
         ui.set_next_item_width(120.0);
         ui.slider("walkable (deg)", 1.0, 89.0, w);
+        tip(ui, "The steepest slope a character can walk");
     }
     let mut contours = v.contours.is_some();
     if ui.checkbox("contours", &mut contours) {
         v.contours = contours.then_some(0.02);
     }
+    tip(ui, "Height contour lines");
     if let Some(i) = &mut v.contours {
         ui.same_line();
         ui.set_next_item_width(120.0);
         log_slider(ui, "interval", 1e-4, 1.0, i);
+        tip(ui, "Height between contour lines");
     }
 }
 
@@ -539,38 +647,49 @@ fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
         ui.same_line();
         ui.set_next_item_width(120.0);
         ui.slider("sea level", lo - 0.05 * span, hi, level);
+        tip(ui, "The water's height");
     }
 }
 
 fn view_panel(ui: &Ui, s: &mut UiState) {
     ui.window("View & document")
-        .position([10.0, 600.0], Condition::FirstUseEver)
-        .size([360.0, 300.0], Condition::FirstUseEver)
+        .position(place("View & document", ui.io().display_size).0, Condition::FirstUseEver)
+        .size(place("View & document", ui.io().display_size).1, Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
             let v = &mut s.view;
             if s.has_wireframe {
                 ui.checkbox("wireframe", &mut v.wireframe);
+                tip(ui, "Draw triangle edges only");
                 ui.same_line();
             }
             ui.checkbox("LOD colours", &mut v.lod_colours);
+            tip(ui, "Colour the terrain by level of detail (L)");
             ui.checkbox("vsync", &mut s.vsync);
+            tip(ui, "Wait for the display's refresh (V); off shows the real frame rate");
             ui.same_line();
             ui.checkbox("fly camera (Tab)", &mut s.fly);
+            tip(ui, "Fly with W A S D Q E instead of orbiting");
             log_slider(ui, "vertical scale", 1.0, 100_000.0, &mut v.vertical_scale);
+            tip(ui, "World height of one height unit: exaggerates or flattens the relief (the heights are not changed)");
             log_slider(ui, "pixel error", 0.25, 16.0, &mut v.pixel_error);
+            tip(ui, "Largest screen error of the level of detail, in pixels: lower is finer and slower");
             ui.slider(
                 "max triangles/pixel",
                 0.0,
                 8.0,
                 &mut v.max_triangles_per_pixel,
             );
+            tip(ui, "Triangle budget per covered pixel: caps detail where the terrain is tiny on screen");
             ui.slider_config("fog", 1e-6, 1e-2)
                 .flags(SliderFlags::LOGARITHMIC)
                 .display_format("%.2e")
                 .build(&mut v.fog);
+            tip(ui, "Density of the distance haze");
             log_slider(ui, "brush budget (ms)", 0.25, 50.0, &mut s.budget_ms);
+            tip(ui, "GPU time per frame for painting: strokes beyond it queue and finish later");
             log_slider(ui, "shadow budget (ms)", 0.1, 20.0, &mut s.light_budget_ms);
+            tip(ui, "GPU time per frame for relighting far from an edit (near the edit it is at once)");
             log_slider(
                 ui,
                 "pressure curve (gamma)",
@@ -605,17 +724,18 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             }
             ui.same_line();
             ui.checkbox("help", &mut s.show_help);
+            tip(ui, "Show the keys and mouse controls");
             if let Some(d) = &s.doc {
                 ui.separator();
-                ui.text(format!(
+                ui.text_wrapped(format!(
                     "{}: {}x{} {:?}, pages {}",
                     d.source, d.desc.width, d.desc.height, d.desc.format, d.desc.page_size
                 ));
-                ui.text(format!(
+                ui.text_wrapped(format!(
                     "range {:.3}..{:.3} (r16 {}..{})",
                     d.height_lo, d.height_hi, d.desc.height_min, d.desc.height_max
                 ));
-                ui.text(format!(
+                ui.text_wrapped(format!(
                     "{} pages in memory ({:.1} MiB), undo {} steps ({:.1} MiB)",
                     d.pages,
                     mib(d.page_bytes),
@@ -624,6 +744,7 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 ));
                 ui.text_wrapped(&d.device);
             }
+            measure_fit(ui, "View & document", &mut s.overflow);
         });
 }
 
@@ -688,22 +809,27 @@ fn stamp_controls(
 }
 
 fn profiler_panel(ui: &Ui, s: &mut UiState) {
-    let [w, _] = ui.io().display_size;
     ui.window("Profiler")
-        .position([w - 380.0, 30.0], Condition::FirstUseEver)
-        .size([370.0, 380.0], Condition::FirstUseEver)
+        .position(
+            place("Profiler", ui.io().display_size).0,
+            Condition::FirstUseEver,
+        )
+        .size(
+            place("Profiler", ui.io().display_size).1,
+            Condition::FirstUseEver,
+        )
         .build(|| {
             let p = &s.profile;
             let frames: Vec<f32> = p.frame_ms.iter().copied().collect();
             let last = frames.last().copied().unwrap_or(0.0);
             let mean = frames.iter().sum::<f32>() / frames.len().max(1) as f32;
             let worst = frames.iter().copied().fold(0.0f32, f32::max);
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "frame {last:.2} ms (mean {mean:.2}, worst {worst:.2}), {:.0} fps",
                 1000.0 / mean.max(1e-3)
             ));
             ui.plot_lines("##frames", &frames)
-                .graph_size([350.0, 60.0])
+                .graph_size([ui.content_region_avail()[0], 60.0])
                 .scale_min(0.0)
                 .scale_max(worst.max(1.0) * 1.1)
                 .build();
@@ -743,12 +869,12 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
             } else {
                 ui.text("this queue has no timestamps");
             }
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "instances/s {:.0}, queue {} stroke part(s), budget {:.2} ms",
                 p.instances_per_s, p.queue_len, s.budget_ms
             ));
             let st = &p.stats;
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "nodes {} drawn, {} culled, {} draws, {} triangles",
                 st.nodes_drawn, st.nodes_culled, st.draws, st.triangles
             ));
@@ -756,19 +882,19 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
             for n in &st.nodes_per_level {
                 per.push_str(&format!(" {n}"));
             }
-            ui.text(per);
+            ui.text_wrapped(per);
             if st.pages_requested > 0 {
-                ui.text(format!(
+                ui.text_wrapped(format!(
                     "{} page(s) coming in (drawn coarse)",
                     st.pages_requested
                 ));
             }
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "bounds recomputed for {} page(s); error bound used {:.2} px",
                 st.bounds_pages, st.pixel_error_used
             ));
             if let Some(c) = st.covered_pixels {
-                ui.text(format!(
+                ui.text_wrapped(format!(
                     "{:.2} triangles per covered pixel ({c} pixels); prepare {:.2} ms CPU",
                     st.triangles as f64 / c.max(1) as f64,
                     st.prepare_cpu_ms
@@ -779,13 +905,13 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 b.map_or("unlimited".to_string(), |b| format!("{:.0} MiB", mib(b)))
             };
             ui.separator();
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "pages: GPU {} ({:.1} of {})",
                 m.gpu_pages,
                 mib(m.gpu_bytes),
                 budget(m.budgets.gpu)
             ));
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "  host {} ({:.1} of {}), disk {} ({:.1} MiB)",
                 m.host_pages,
                 mib(m.host_bytes),
@@ -793,18 +919,25 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
                 m.disk_pages,
                 mib(m.spill_bytes)
             ));
-            ui.text(format!(
+            ui.text_wrapped(format!(
                 "  page-ins {:.0}/s, page-outs {:.0}/s",
                 p.pages_per_s.0, p.pages_per_s.1
             ));
+            measure_fit(ui, "Profiler", &mut s.overflow);
         });
 }
 
 fn help_panel(ui: &Ui, s: &mut UiState) {
     ui.window("Help")
         .opened(&mut s.show_help)
-        .position([380.0, 30.0], Condition::FirstUseEver)
-        .size([360.0, 300.0], Condition::FirstUseEver)
+        .position(
+            place("Help", ui.io().display_size).0,
+            Condition::FirstUseEver,
+        )
+        .size(
+            place("Help", ui.io().display_size).1,
+            Condition::FirstUseEver,
+        )
         .build(|| {
             for line in [
                 "left drag: paint; right drag or Shift: inverted",
@@ -821,5 +954,6 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
             ] {
                 ui.text(line);
             }
+            measure_fit(ui, "Help", &mut s.overflow);
         });
 }
