@@ -565,6 +565,35 @@ fn xdotool(x: &Xvfb, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The editor on `journal`, running in `dir` (where its file browser opens) with its state in
+/// `state`, its window found and focused: the child and the window's id.
+fn driven_editor(x: &Xvfb, state: &Path, journal: &Path, dir: &Path) -> (Child, String) {
+    let child = editor(x, state)
+        .arg(journal)
+        .current_dir(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let window = xdotool(x, &["search", "--sync", "--name", "Scarp"]);
+    let window = window.lines().next().unwrap().to_string();
+    xdotool(x, &["windowfocus", "--sync", &window]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    (child, window)
+}
+
+/// Ctrl+E, `name` typed over the offered one (imgui takes about a key a frame), Enter: the
+/// heights exported into `dir`, the editor's folder. Waits for the file; returns its path.
+fn export_heights(x: &Xvfb, child: &mut Child, dir: &Path, name: &str) -> std::path::PathBuf {
+    xdotool(x, &["key", "ctrl+e"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(x, &["key", "ctrl+a"]);
+    xdotool(x, &["type", "--delay", "300", name]);
+    xdotool(x, &["key", "Return"]);
+    let path = dir.join(name);
+    wait_for_file(child, &path);
+    path
+}
+
 /// Waits (up to 300 s) for `path` to exist with a size no longer changing.
 fn wait_for_file(child: &mut std::process::Child, path: &Path) {
     let start = std::time::Instant::now();
@@ -605,16 +634,7 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
             "steps": []}"#,
     )
     .unwrap();
-    let mut child = editor(&x, &state)
-        .arg(&start)
-        .current_dir(dir.path())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let window = xdotool(&x, &["search", "--sync", "--name", "Scarp"]);
-    let window = window.lines().next().unwrap().to_string();
-    xdotool(&x, &["windowfocus", "--sync", &window]);
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (mut child, window) = driven_editor(&x, &state, &start, dir.path());
     // The stamp browser opens in the library; imgui takes about a key a frame.
     xdotool(&x, &["key", "ctrl+t"]);
     std::thread::sleep(std::time::Duration::from_secs(2));
@@ -653,14 +673,7 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
     assert!(text.contains("\"type\": \"stamp\""), "{text}");
     assert!(text.contains("crater.png"), "{text}");
 
-    // Export into the folder the editor runs in (where the browser opens).
-    let exported = dir.path().join("exported.r32");
-    xdotool(&x, &["key", "ctrl+e"]);
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    xdotool(&x, &["key", "ctrl+a"]);
-    xdotool(&x, &["type", "--delay", "300", "exported.r32"]);
-    xdotool(&x, &["key", "Return"]);
-    wait_for_file(&mut child, &exported);
+    let exported = export_heights(&x, &mut child, dir.path(), "exported.r32");
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -696,16 +709,7 @@ fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
                       "samples": [{"x": 256, "y": 256, "pressure": 1.0, "t": 0.0}]}}]}"#,
     )
     .unwrap();
-    let mut child = editor(&x, &state)
-        .arg(&start)
-        .current_dir(dir.path())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let window = xdotool(&x, &["search", "--sync", "--name", "Scarp"]);
-    let window = window.lines().next().unwrap().to_string();
-    xdotool(&x, &["windowfocus", "--sync", &window]);
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (mut child, window) = driven_editor(&x, &state, &start, dir.path());
     xdotool(&x, &["key", "p"]);
     std::thread::sleep(std::time::Duration::from_secs(1));
     // Three points across the middle of the view (the framed document), clear of the panels.
@@ -739,13 +743,7 @@ fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
     assert_eq!(paths[0].points.len(), 3, "{text}");
     assert_eq!(paths[0].mode.as_deref(), Some("carve"));
 
-    let exported = dir.path().join("exported.r32");
-    xdotool(&x, &["key", "ctrl+e"]);
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    xdotool(&x, &["key", "ctrl+a"]);
-    xdotool(&x, &["type", "--delay", "300", "exported.r32"]);
-    xdotool(&x, &["key", "Return"]);
-    wait_for_file(&mut child, &exported);
+    let exported = export_heights(&x, &mut child, dir.path(), "exported.r32");
     child.kill().unwrap();
     child.wait().unwrap();
 

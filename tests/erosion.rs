@@ -5,12 +5,11 @@
 mod common;
 
 use common::{assert_no_validation_messages, gpu, max_diff, scarp, stderr};
-use glam::Vec2;
 use scarp::erosion::cpu::State;
 use scarp::erosion::gpu::GpuErosion;
 use scarp::erosion::run::{erode, RunSpec};
 use scarp::erosion::{ErosionParams, Model};
-use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+use scarp::noise::{CpuTables, NoiseTables};
 use scarp::terrain::tiles::Region;
 
 /// Largest |GPU - CPU| after 50 steps, as a fraction of the terrain's height range: the kernels
@@ -20,19 +19,7 @@ const TWIN_TOLERANCE: f32 = 1e-4;
 
 /// A w x h fBm terrain, heights about 0..1.
 fn terrain(w: u32, h: u32) -> Vec<f32> {
-    let tables = CpuTables::new(&NoiseTables::new(7));
-    let settings = NoiseSettings {
-        scale: 1.0 / 90.0,
-        octaves: 6,
-        ..NoiseSettings::new(NoiseKind::Fbm)
-    };
-    let p = settings.params();
-    (0..w * h)
-        .map(|i| {
-            let q = Vec2::new((i % w) as f32, (i / w) as f32) * p.scale;
-            0.5 + 0.5 * tables.noise_at(NoiseKind::Fbm, &p, q.into())
-        })
-        .collect()
+    common::fbm_terrain(w, h, 7, 90.0, 6)
 }
 
 fn sum(v: &[f32]) -> f64 {

@@ -6,30 +6,17 @@
 mod common;
 
 use common::{assert_no_validation_messages, gpu, max_diff};
-use glam::Vec2;
 use scarp::brush::cpu::CpuTerrain;
 use scarp::brush::journal::{journal_json, Initial, Journal, RecordedStep};
 use scarp::brush::path::{PathMode, PathSpec, Profile};
-use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+use scarp::noise::{CpuTables, NoiseTables};
 use scarp::session::Document;
 use std::path::Path;
 use std::sync::Arc;
 
 /// A w x h fBm terrain, heights about 0..1.
 fn terrain(w: u32, h: u32) -> Vec<f32> {
-    let tables = CpuTables::new(&NoiseTables::new(3));
-    let settings = NoiseSettings {
-        scale: 1.0 / 70.0,
-        octaves: 5,
-        ..NoiseSettings::new(NoiseKind::Fbm)
-    };
-    let p = settings.params();
-    (0..w * h)
-        .map(|i| {
-            let q = Vec2::new((i % w) as f32, (i / w) as f32) * p.scale;
-            0.5 + 0.5 * tables.noise_at(NoiseKind::Fbm, &p, q.into())
-        })
-        .collect()
+    common::fbm_terrain(w, h, 3, 70.0, 5)
 }
 
 /// A winding path across a 300 x 260 document, over the corners of 128-texel pages.

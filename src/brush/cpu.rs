@@ -223,23 +223,15 @@ impl CpuTerrain {
     /// Erodes `region` with the CPU twin of the whole model as one undo step: the twin of
     /// `Document::erode_region`.
     pub fn erode_region(&mut self, region: Region, spec: &crate::erosion::run::RunSpec) {
-        let rect = region.rect();
-        let previous: Vec<(PageId, Option<Arc<Vec<f32>>>)> = self
-            .desc
-            .pages_in(&rect)
-            .into_iter()
-            .map(|id| (id, self.pages.get(&id).cloned()))
-            .collect();
-        let mut values = self.read_rect(rect);
         let whole = Region {
             x: 0,
             y: 0,
             ..region
         };
-        crate::erosion::run::erode(None, &mut values, region.width, whole, spec, |_| {})
-            .expect("the CPU twin does not fail");
-        self.write_rect(rect, &values);
-        self.history.record(previous);
+        self.rewrite_rect(region.rect(), |values| {
+            crate::erosion::run::erode(None, values, region.width, whole, spec, |_| {})
+                .expect("the CPU twin does not fail");
+        });
     }
 
     /// The twin of [`crate::session::Document::apply_path`]: a path over the heights, one undo
@@ -247,6 +239,14 @@ impl CpuTerrain {
     pub fn apply_path(&mut self, spec: &super::path::PathSpec) {
         let d = self.desc;
         let rect = super::path::rect_of(spec, d.width, d.height);
+        self.rewrite_rect(rect, |values| {
+            let plan = super::path::plan(spec, rect, values);
+            super::path::apply_cpu(&plan, values);
+        });
+    }
+
+    /// Rewrites the heights of `rect` (row-major) with `f` as one undo step.
+    fn rewrite_rect(&mut self, rect: Rect, f: impl FnOnce(&mut [f32])) {
         let previous: Vec<(PageId, Option<Arc<Vec<f32>>>)> = self
             .desc
             .pages_in(&rect)
@@ -254,8 +254,7 @@ impl CpuTerrain {
             .map(|id| (id, self.pages.get(&id).cloned()))
             .collect();
         let mut values = self.read_rect(rect);
-        let plan = super::path::plan(spec, rect, &values);
-        super::path::apply_cpu(&plan, &mut values);
+        f(&mut values);
         self.write_rect(rect, &values);
         self.history.record(previous);
     }

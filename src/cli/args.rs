@@ -9,8 +9,7 @@ use std::path::Path;
 
 /// Largest side of a generated grid.
 pub const MAX_SIDE: u32 = 65536;
-/// Most samples in one generated grid (1 GiB of f32).
-pub const MAX_SAMPLES: u64 = 1 << 28;
+pub use crate::terrain::export::MAX_SAMPLES;
 
 /// How to read a height file.
 #[derive(Args, Clone, Debug)]

@@ -4,7 +4,7 @@
 //! bars. A project's tiles and crops are read a region at a time from its pages, so documents
 //! past one file's limit export as tiles.
 
-use super::args::{parse_region, parse_tiles, ReadArgs, MAX_SAMPLES};
+use super::args::{parse_region, parse_tiles, ReadArgs};
 use super::{bar, read_with_bar};
 use crate::pages::field::encode;
 use crate::pages::{DocumentDesc, PageId};
@@ -93,23 +93,8 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         height,
     });
     tiles::check_region(width, height, area).map_err(|e| anyhow!("--region: {e}"))?;
-    let parts: Vec<(u32, u32, Region)> = match split_into {
-        Some((cols, rows)) => {
-            tiles::tile_regions(area, cols, rows).map_err(|e| anyhow!("--tiles: {e}"))?
-        }
-        None => vec![(0, 0, area)],
-    };
-    if let Some((_, _, r)) = parts
-        .iter()
-        .find(|(_, _, r)| u64::from(r.width) * u64::from(r.height) > MAX_SAMPLES)
-    {
-        bail!(
-            "{}x{} is too large to write as one file (at most {MAX_SAMPLES} texels): split it \
-             with --tiles CxR or crop it with --region",
-            r.width,
-            r.height
-        );
-    }
+    let parts =
+        crate::terrain::export::parts(&a.output, area, split_into).map_err(anyhow::Error::msg)?;
     if to_project {
         let grid = source.region(area)?;
         let pages = write_project(&a.output, &grid)?;
@@ -130,14 +115,10 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         (None, Some(_)) => Some(source.range()?),
         (None, None) => None,
     };
-    for (i, j, r) in &parts {
-        let out = match split_into {
-            Some(_) => tiles::tile_path(&a.output, *i, *j),
-            None => a.output.clone(),
-        };
+    for (out, r) in &parts {
         let part = source.region(*r)?;
-        let report = write(&out, &part, range, a)?;
-        print_written(&a.input, &out, &part, &report);
+        let report = write(out, &part, range, a)?;
+        print_written(&a.input, out, &part, &report);
     }
     println!(
         "{} file(s) in {:.1} ms",

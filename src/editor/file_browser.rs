@@ -176,6 +176,15 @@ pub fn resolve(dir: &Path, name: &str, purpose: Purpose) -> Result<Choice, Strin
     Ok(Choice::File(path))
 }
 
+/// What an export writes beyond the name: a region of the document and tiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExportOptions {
+    /// x, y, width, height in texels; None: the whole document.
+    pub region: Option<[u32; 4]>,
+    /// Columns and rows of edge-sharing tiles (`NAME_x{i}_y{j}.ext`); None: one file.
+    pub tiles: Option<(u32, u32)>,
+}
+
 /// The browser window's state.
 pub struct FileBrowser {
     pub purpose: Purpose,
@@ -191,6 +200,8 @@ pub struct FileBrowser {
     focus_name: bool,
     /// A file that exists, asked whether to replace.
     replace: Option<PathBuf>,
+    /// Exports: the region and tiles.
+    pub export: ExportOptions,
 }
 
 /// How a frame of the browser ended.
@@ -220,6 +231,7 @@ impl FileBrowser {
             problem: None,
             focus_name: true,
             replace: None,
+            export: ExportOptions::default(),
         };
         b.go(dir);
         b
@@ -230,6 +242,12 @@ impl FileBrowser {
         self.dir_text = dir.display().to_string();
         self.dir = dir;
         self.replace = None;
+    }
+
+    /// Keeps the browser open on `path` with `problem` shown (a choice the caller refused).
+    pub fn refuse(&mut self, problem: String) {
+        self.replace = None;
+        self.problem = Some(problem);
     }
 
     /// Takes the name field: a folder is listed, a file chosen (a saved file that exists after
@@ -302,11 +320,22 @@ impl FileBrowser {
                 self.problem = Some(format!("{}: no such folder", dir.display()));
             }
         }
-        let below = ui.frame_height_with_spacing() * if self.replace.is_some() { 4.0 } else { 3.0 };
+        let rows = 3.0
+            + f32::from(u8::from(self.replace.is_some()))
+            + f32::from(u8::from(self.problem.is_some()))
+            + if self.purpose == Purpose::ExportHeights {
+                2.0
+            } else {
+                0.0
+            };
+        let below = ui.frame_height_with_spacing() * rows;
         ui.child_window("entries")
             .size([0.0, -below])
             .border(true)
             .build(|| outcome = self.entries_list(ui));
+        if self.purpose == Purpose::ExportHeights {
+            export_options(ui, &mut self.export);
+        }
         ui.text(if self.purpose.saves() {
             "save as"
         } else {
@@ -352,7 +381,8 @@ impl FileBrowser {
             }
         }
         if let Some(p) = &self.problem {
-            ui.text_colored([1.0, 0.4, 0.3, 1.0], p);
+            let _red = ui.push_style_color(imgui::StyleColor::Text, [1.0, 0.4, 0.3, 1.0]);
+            ui.text_wrapped(p);
         }
         outcome
     }
@@ -400,6 +430,44 @@ impl FileBrowser {
             }
         }
         Outcome::Open
+    }
+}
+
+/// The export's region and tiles.
+fn export_options(ui: &Ui, e: &mut ExportOptions) {
+    let mut crop = e.region.is_some();
+    if ui.checkbox("region", &mut crop) {
+        e.region = crop.then_some([0, 0, 1024, 1024]);
+    }
+    super::ui::tip(
+        ui,
+        "Export only this rectangle of the document: x, y, width, height (texels)",
+    );
+    if let Some(r) = &mut e.region {
+        ui.same_line();
+        let mut v = r.map(|x| x as i32);
+        ui.set_next_item_width(-1.0);
+        if ui.input_int4("##region", &mut v).build() {
+            *r = v.map(|x| x.max(0) as u32);
+        }
+    }
+    let mut split = e.tiles.is_some();
+    if ui.checkbox("tiles", &mut split) {
+        e.tiles = split.then_some((2, 2));
+    }
+    super::ui::tip(
+        ui,
+        "Split into columns x rows tiles that share their edge texels (Unreal's and World \
+         Machine's convention), named NAME_x{i}_y{j}; integer tiles share one height range",
+    );
+    if let Some((c, r)) = &mut e.tiles {
+        ui.same_line();
+        let mut v = [*c as i32, *r as i32];
+        ui.set_next_item_width(-1.0);
+        if ui.input_int2("##tiles", &mut v).build() {
+            *c = v[0].clamp(1, 1024) as u32;
+            *r = v[1].clamp(1, 1024) as u32;
+        }
     }
 }
 

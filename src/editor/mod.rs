@@ -465,6 +465,7 @@ impl Editor {
             path: path_ui::PathUi::default(),
             show_help: true,
             browser: None,
+            export: Default::default(),
             browse_dir: PathBuf::from("."),
             stamps: Vec::new(),
             stamp_index: None,
@@ -1120,17 +1121,7 @@ impl Editor {
                 })?;
                 Ok(format!("imported {shown} as the layer '{name}' (replace)"))
             }
-            Purpose::ExportHeights => {
-                self.finish_edits();
-                let d = *self.session.doc.desc();
-                let heights = self.session.doc.to_dense()?;
-                crate::terrain::export::write_heights(path, d.width, d.height, &heights)
-                    .map_err(anyhow::Error::msg)?;
-                Ok(format!(
-                    "exported {}x{} heights to {shown}",
-                    d.width, d.height
-                ))
-            }
+            Purpose::ExportHeights => self.export_heights(path),
             Purpose::SaveProject => {
                 self.save_project(&path.display().to_string())?;
                 Ok(self.ui.message.clone())
@@ -1149,6 +1140,58 @@ impl Editor {
                 Ok(format!("screenshot to {shown} once the frame is drawn"))
             }
         }
+    }
+
+    /// Writes the document's heights (the layers' composite) to `path` in the format its
+    /// extension names: the region and tiles of the last export's options, a region at a time
+    /// from the pages.
+    fn export_heights(&mut self, path: &Path) -> Result<String> {
+        use crate::terrain::{export, formats};
+        self.finish_edits();
+        let d = *self.session.doc.desc();
+        let options = self.ui.export;
+        if let Some(problem) = ui::export_problem(path, &options, [d.width, d.height]) {
+            bail!(problem);
+        }
+        let area = ui::export_area(&options, [d.width, d.height]);
+        let parts = export::parts(path, area, options.tiles).map_err(anyhow::Error::msg)?;
+        self.session.doc.pump(None)?;
+        // Integer tiles share the range of the whole area (a first pass over the parts, a
+        // region at a time), so a height is one value in every tile.
+        let range = match options.tiles {
+            Some(_) => {
+                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                for (_, r) in &parts {
+                    let (l, h) = formats::min_max(&self.session.doc.height().read_rect(r.rect())?);
+                    (lo, hi) = (lo.min(l), hi.max(h));
+                }
+                Some(formats::default_range(&[lo, hi]))
+            }
+            None => None,
+        };
+        for (p, r) in &parts {
+            let values = self.session.doc.height().read_rect(r.rect())?;
+            let grid = formats::Heights {
+                width: r.width,
+                height: r.height,
+                values,
+            };
+            let write = formats::WriteOptions {
+                range,
+                ..Default::default()
+            };
+            formats::write(p, &grid, &write)?;
+        }
+        Ok(format!(
+            "exported {}x{} heights to {}{}",
+            area.width,
+            area.height,
+            path.display(),
+            match options.tiles {
+                Some((c, r)) => format!(" as {c}x{r} tiles"),
+                None => String::new(),
+            }
+        ))
     }
 
     /// Replaces the open document with `path` (a project, journal or height file) and frames

@@ -148,6 +148,8 @@ pub struct UiState {
     pub show_help: bool,
     /// The file browser, while it is open.
     pub browser: Option<FileBrowser>,
+    /// The last export's region and tiles (the next export starts from them).
+    pub export: super::file_browser::ExportOptions,
     /// The folder the file browser opens in: the last one a file (not a stamp) was chosen in.
     pub browse_dir: PathBuf,
     /// The stamps the brush panel offers (name, thumbnail), the library's first.
@@ -171,7 +173,9 @@ impl UiState {
             Purpose::Stamp => super::asset_path(super::stamp_library::LIBRARY_DIR),
             _ => self.browse_dir.clone(),
         };
-        self.browser = Some(FileBrowser::new(purpose, &dir));
+        let mut browser = FileBrowser::new(purpose, &dir);
+        browser.export = self.export;
+        self.browser = Some(browser);
     }
 
     /// Saves the project it belongs to, or asks where (an untitled session).
@@ -259,12 +263,24 @@ pub fn build(ui: &Ui, s: &mut UiState) {
             Outcome::Open => {}
             Outcome::Cancelled => s.browser = None,
             Outcome::Chosen(path) => {
-                // Stamps keep to their library: other files open where the last one was.
-                if browser.purpose != Purpose::Stamp {
-                    s.browse_dir = browser.dir.clone();
+                let size = s.doc.as_ref().map(|d| [d.desc.width, d.desc.height]);
+                let refused = match (browser.purpose, size) {
+                    (Purpose::ExportHeights, Some(size)) => {
+                        export_problem(&path, &browser.export, size)
+                    }
+                    _ => None,
+                };
+                if let Some(problem) = refused {
+                    browser.refuse(problem);
+                } else {
+                    // Stamps keep to their library: other files open where the last one was.
+                    if browser.purpose != Purpose::Stamp {
+                        s.browse_dir = browser.dir.clone();
+                    }
+                    s.export = browser.export;
+                    s.actions.push(UiAction::Chosen(browser.purpose, path));
+                    s.browser = None;
                 }
-                s.actions.push(UiAction::Chosen(browser.purpose, path));
-                s.browser = None;
             }
         }
     }
@@ -275,7 +291,43 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     }
 }
 
-/// The File menu: every command that picks a file, through the file browser.
+/// Why exporting a `size` document to `path` with `options` cannot work, if it cannot (checked
+/// before the browser closes): a region outside the document, tiles that do not divide it, a
+/// file past the size limit, a folder that cannot be written.
+pub fn export_problem(
+    path: &std::path::Path,
+    options: &super::file_browser::ExportOptions,
+    [w, h]: [u32; 2],
+) -> Option<String> {
+    use crate::terrain::{export, tiles};
+    let area = export_area(options, [w, h]);
+    if let Err(e) = tiles::check_region(w, h, area) {
+        return Some(format!("region: {e}"));
+    }
+    match export::parts(path, area, options.tiles) {
+        Err(e) => Some(e),
+        Ok(parts) => parts
+            .iter()
+            .find_map(|(p, _)| export::check_writable(p).err().map(|e| e.to_string())),
+    }
+}
+
+/// The part of a `size` document an export with `options` writes.
+pub fn export_area(
+    options: &super::file_browser::ExportOptions,
+    [w, h]: [u32; 2],
+) -> crate::terrain::tiles::Region {
+    let [x, y, width, height] = options.region.unwrap_or([0, 0, w, h]);
+    crate::terrain::tiles::Region {
+        x,
+        y,
+        width,
+        height,
+    }
+}
+
+/// The File menu: every command that picks a file, through the file browser; the latest
+/// message beside it (all of it on hover).
 fn menu_bar(ui: &Ui, s: &mut UiState) {
     ui.main_menu_bar(|| {
         ui.menu("File", || {
@@ -294,6 +346,11 @@ fn menu_bar(ui: &Ui, s: &mut UiState) {
                 }
             }
         });
+        if !s.message.is_empty() {
+            ui.separator();
+            ui.text_disabled(&s.message);
+            tip(ui, &s.message);
+        }
     });
 }
 
@@ -956,4 +1013,46 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
             }
             measure_fit(ui, "Help", &mut s.overflow);
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::editor::file_browser::ExportOptions;
+
+    #[test]
+    fn an_export_the_document_cannot_take_is_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("h.png");
+        let whole = ExportOptions::default();
+        assert_eq!(export_problem(&out, &whole, [512, 512]), None);
+        let tiles = |c, r| ExportOptions {
+            tiles: Some((c, r)),
+            ..whole
+        };
+        // 511 = 7 x 73: 7x7 edge-sharing tiles divide 512 texels, 2x2 do not.
+        assert_eq!(export_problem(&out, &tiles(7, 7), [512, 512]), None);
+        let e = export_problem(&out, &tiles(2, 2), [512, 512]).unwrap();
+        assert!(e.starts_with("tiles:"), "{e}");
+        let outside = ExportOptions {
+            region: Some([400, 0, 200, 100]),
+            ..whole
+        };
+        let e = export_problem(&out, &outside, [512, 512]).unwrap();
+        assert!(e.starts_with("region:"), "{e}");
+        let e = export_problem(&dir.path().join("no/h.png"), &whole, [512, 512]).unwrap();
+        assert!(e.contains("no"), "{e}");
+        // Past 2^28 texels in one file: tiles, or a region.
+        let e = export_problem(&out, &whole, [32768, 32768]).unwrap();
+        assert!(e.contains("too large"), "{e}");
+        assert_eq!(
+            export_area(&outside, [512, 512]),
+            crate::terrain::tiles::Region {
+                x: 400,
+                y: 0,
+                width: 200,
+                height: 100
+            }
+        );
+    }
 }

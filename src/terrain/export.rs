@@ -5,6 +5,9 @@
 use crate::atomic_file::{check_folder, FileError};
 use std::path::Path;
 
+/// Most samples in one generated grid (1 GiB of f32).
+pub const MAX_SAMPLES: u64 = 1 << 28;
+
 /// Fails early, before any work, if `path` can't be written (unknown format, missing folder,
 /// no permission).
 pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError> {
@@ -14,6 +17,38 @@ pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError
     }
     check_folder(path)?;
     Ok(format)
+}
+
+/// The files an export of `area` to `out` writes and the region each holds: `out` alone, or with
+/// `tiles` (columns, rows) edge-sharing tiles `OUT_x{i}_y{j}.ext`. Errors (one line) when the
+/// tiles do not divide the area or a file would be past [`MAX_SAMPLES`]
+/// texels.
+pub fn parts(
+    out: &Path,
+    area: super::tiles::Region,
+    tiles: Option<(u32, u32)>,
+) -> Result<Vec<(std::path::PathBuf, super::tiles::Region)>, String> {
+    use super::tiles;
+    let parts: Vec<(std::path::PathBuf, tiles::Region)> = match tiles {
+        Some((cols, rows)) => tiles::tile_regions(area, cols, rows)
+            .map_err(|e| format!("tiles: {e}"))?
+            .into_iter()
+            .map(|(i, j, r)| (tiles::tile_path(out, i, j), r))
+            .collect(),
+        None => vec![(out.to_path_buf(), area)],
+    };
+    let most = MAX_SAMPLES;
+    if let Some((_, r)) = parts
+        .iter()
+        .find(|(_, r)| u64::from(r.width) * u64::from(r.height) > most)
+    {
+        return Err(format!(
+            "{}x{} is too large to write as one file (at most {most} texels): split it \
+             into tiles (--tiles CxR; the editor's export: tiles) or crop a region",
+            r.width, r.height
+        ));
+    }
+    Ok(parts)
 }
 
 /// Writes a `width` x `height` grid to `path` in the format its extension names
@@ -44,6 +79,48 @@ pub fn write_heights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_export_is_one_file_or_edge_sharing_tiles_none_past_the_limit() {
+        use crate::terrain::tiles::Region;
+        let area = Region {
+            x: 10,
+            y: 20,
+            width: 9,
+            height: 5,
+        };
+        let one = parts(Path::new("out/h.png"), area, None).unwrap();
+        assert_eq!(one, [(Path::new("out/h.png").to_path_buf(), area)]);
+        let four = parts(Path::new("out/h.png"), area, Some((2, 2))).unwrap();
+        let names: Vec<String> = four.iter().map(|(p, _)| p.display().to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "out/h_x0_y0.png",
+                "out/h_x1_y0.png",
+                "out/h_x0_y1.png",
+                "out/h_x1_y1.png"
+            ]
+        );
+        // Tiles share their edge texels.
+        assert_eq!((four[1].1.x, four[1].1.width), (14, 5));
+        assert_eq!((four[2].1.y, four[2].1.height), (22, 3));
+        assert!(parts(Path::new("h.png"), area, Some((3, 1)))
+            .unwrap_err()
+            .starts_with("tiles:"));
+        let huge = Region {
+            x: 0,
+            y: 0,
+            width: 16385,
+            height: 16385,
+        };
+        let e = parts(Path::new("h.png"), huge, None).unwrap_err();
+        assert!(e.contains("too large to write as one file"), "{e}");
+        assert_eq!(
+            parts(Path::new("h.png"), huge, Some((4, 4))).unwrap().len(),
+            16
+        );
+    }
 
     #[test]
     fn r32_is_raw_little_endian_rows() {

@@ -80,6 +80,25 @@ pub fn doc(width: u32, height: u32, page_size: u32) -> DocumentDesc {
     }
 }
 
+/// A w x h fBm terrain, heights about 0..1: `octaves` of features about `feature` texels
+/// across, tables from `seed`.
+pub fn fbm_terrain(w: u32, h: u32, seed: u64, feature: f32, octaves: i32) -> Vec<f32> {
+    use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
+    let tables = CpuTables::new(&NoiseTables::new(seed));
+    let settings = NoiseSettings {
+        scale: 1.0 / feature,
+        octaves,
+        ..NoiseSettings::new(NoiseKind::Fbm)
+    };
+    let p = settings.params();
+    (0..w * h)
+        .map(|i| {
+            let q = glam::Vec2::new((i % w) as f32, (i / w) as f32) * p.scale;
+            0.5 + 0.5 * tables.noise_at(NoiseKind::Fbm, &p, q.into())
+        })
+        .collect()
+}
+
 /// Largest |a - b| over two equally long grids.
 pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
