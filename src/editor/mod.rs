@@ -390,6 +390,10 @@ fn inverted(b: &BrushSettings) -> BrushSettings {
         BrushType::Contrast => BrushType::Smooth,
         other => other,
     };
+    // A stamp pressed in: the crater or canyon carved instead of raised.
+    if b.brush == BrushType::Stamp {
+        b.strength = -b.strength;
+    }
     b
 }
 
@@ -1963,6 +1967,19 @@ fn current_brush(presets: &[(String, serde_json::Value)], source: &Path) -> Opti
 #[cfg(test)]
 mod tests {
     use super::pressure_curve;
+
+    #[test]
+    fn inverting_swaps_raise_and_lower_and_presses_a_stamp_in() {
+        use super::inverted;
+        use crate::brush::{BrushSettings, BrushType};
+        let b = BrushSettings::new(BrushType::Raise);
+        assert_eq!(inverted(&b).brush, BrushType::Lower);
+        assert_eq!(inverted(&b).signed_strength(), -b.strength);
+        let s = BrushSettings::new(BrushType::Stamp);
+        assert_eq!(inverted(&s).brush, BrushType::Stamp);
+        assert_eq!(inverted(&s).signed_strength(), -s.strength);
+        assert_eq!(inverted(&inverted(&s)), s);
+    }
 
     #[test]
     fn pressure_goes_through_the_curve_and_defaults_to_full() {

@@ -203,7 +203,7 @@ pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     match panel {
         "Brush" => ([10.0, top], [360.0, brush_h]),
         "View & document" => ([10.0, view_y], [360.0, h - view_y - 10.0]),
-        "Help" => ([380.0, top], [360.0, 300.0f32.min(erosion_y - top - 10.0)]),
+        "Help" => ([380.0, top], [360.0, 320.0f32.min(erosion_y - top - 10.0)]),
         "Erosion" => (
             [380.0, erosion_y],
             [390.0, 460.0f32.min(h - erosion_y - 10.0)],
@@ -998,7 +998,8 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
         .build(|| {
             for line in [
                 "left drag: paint; right drag or Shift: inverted",
-                "  (raise <-> lower, smooth <-> contrast)",
+                "  (raise <-> lower, smooth <-> contrast,",
+                "  a stamp carved instead of raised)",
                 "[ ]: radius; Ctrl+Z / Ctrl+Y: undo / redo",
                 "middle drag (or Alt+left): orbit / look",
                 "Ctrl+middle drag: pan; wheel: zoom to cursor",
