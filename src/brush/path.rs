@@ -274,6 +274,44 @@ pub struct PathPlan {
     pub tile_segments: Vec<u32>,
 }
 
+/// Tile ranges (x, y) of a rect of `tiles` whose lists each segment of `curve` joins: those its
+/// box grown by `reach` overlaps (tile t covers texels [t * TILE, t * TILE + TILE - 1]). A
+/// segment missing a tile is farther than the reach from all its texels.
+type Span = (std::ops::RangeInclusive<u32>, std::ops::RangeInclusive<u32>);
+fn tile_spans(curve: &[[f32; 2]], rect: Rect, tiles: [u32; 2], reach: f32) -> Vec<Option<Span>> {
+    let span = |lo: f32, hi: f32, origin: i32, count: u32| {
+        let first = ((lo - reach - origin as f32) / TILE as f32).floor();
+        let last = ((hi + reach - origin as f32) / TILE as f32).floor();
+        let clamp = |v: f32| v.clamp(0.0, count as f32 - 1.0) as u32;
+        (last >= 0.0 && first <= count as f32 - 1.0).then(|| clamp(first)..=clamp(last))
+    };
+    curve
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let xs = span(a[0].min(b[0]), a[0].max(b[0]), rect.x0, tiles[0])?;
+            let ys = span(a[1].min(b[1]), a[1].max(b[1]), rect.y0, tiles[1])?;
+            Some((xs, ys))
+        })
+        .collect()
+}
+
+fn tiles_of(rect: Rect) -> [u32; 2] {
+    let [w, h] = size_of(rect);
+    [w.div_ceil(TILE).max(1), h.div_ceil(TILE).max(1)]
+}
+
+/// How many entries the tile lists of `spec` over `rect` hold (checked against what a GPU
+/// binds before any work).
+pub fn tile_list_len(spec: &PathSpec, rect: Rect) -> u64 {
+    let curve = catmull_rom(&spec.points);
+    tile_spans(&curve, rect, tiles_of(rect), spec.reach())
+        .iter()
+        .flatten()
+        .map(|(xs, ys)| xs.clone().count() as u64 * ys.clone().count() as u64)
+        .sum()
+}
+
 /// The plan of `spec` over `rect` (from [`rect_of`]), whose heights before are `values`.
 pub fn plan(spec: &PathSpec, rect: Rect, values: &[f32]) -> PathPlan {
     let curve = catmull_rom(&spec.points);
@@ -294,32 +332,32 @@ pub fn plan(spec: &PathSpec, rect: Rect, values: &[f32]) -> PathPlan {
         })
         .collect();
     let [w, h] = size_of(rect);
-    let tiles = [w.div_ceil(TILE).max(1), h.div_ceil(TILE).max(1)];
-    let reach = spec.reach();
-    let mut tile_start = vec![0u32];
-    let mut tile_segments = Vec::new();
-    for ty in 0..tiles[1] {
-        for tx in 0..tiles[0] {
-            // The tile's texels, grown by the reach: a segment whose box misses it is farther
-            // than the reach from every texel of the tile.
-            let lo = [
-                (rect.x0 + (tx * TILE) as i32) as f32 - reach,
-                (rect.y0 + (ty * TILE) as i32) as f32 - reach,
-            ];
-            let hi = [
-                lo[0] + (TILE - 1) as f32 + 2.0 * reach,
-                lo[1] + (TILE - 1) as f32 + 2.0 * reach,
-            ];
-            for (i, g) in segments.iter().enumerate() {
-                let misses = g.a[0].max(g.b[0]) < lo[0]
-                    || g.a[0].min(g.b[0]) > hi[0]
-                    || g.a[1].max(g.b[1]) < lo[1]
-                    || g.a[1].min(g.b[1]) > hi[1];
-                if !misses {
-                    tile_segments.push(i as u32);
+    let tiles = tiles_of(rect);
+    let spans = tile_spans(&curve, rect, tiles, spec.reach());
+    let tile_count = (tiles[0] * tiles[1]) as usize;
+    let mut counts = vec![0u32; tile_count + 1];
+    for (xs, ys) in spans.iter().flatten() {
+        for ty in ys.clone() {
+            for tx in xs.clone() {
+                counts[(ty * tiles[0] + tx) as usize + 1] += 1;
+            }
+        }
+    }
+    let mut tile_start = counts;
+    for t in 1..tile_start.len() {
+        tile_start[t] += tile_start[t - 1];
+    }
+    let mut fill = tile_start.clone();
+    let mut tile_segments = vec![0u32; tile_start[tile_count] as usize];
+    for (i, span) in spans.iter().enumerate() {
+        if let Some((xs, ys)) = span {
+            for ty in ys.clone() {
+                for tx in xs.clone() {
+                    let t = (ty * tiles[0] + tx) as usize;
+                    tile_segments[fill[t] as usize] = i as u32;
+                    fill[t] += 1;
                 }
             }
-            tile_start.push(tile_segments.len() as u32);
         }
     }
     let sign = match spec.mode {
@@ -383,7 +421,7 @@ pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
     // Beyond the band the cross-section keeps its edge value, fading out over the falloff.
     let u = (d / half).min(1.0);
     let profile = if pc.profile == Profile::U as u32 {
-        (1.0 - u * u).sqrt()
+        ((1.0 - u) * (1.0 + u)).sqrt()
     } else if pc.profile == Profile::V as u32 {
         1.0 - u
     } else {
@@ -470,6 +508,50 @@ mod tests {
         p.width = 8.0;
         p.depth = f32::NAN;
         assert!(p.validate(64, 64).unwrap_err().starts_with("depth"));
+    }
+
+    /// The tile lists leave out only segments that cannot matter: the same heights as with every
+    /// segment listed for every tile, bit for bit, for a winding path over uneven ground.
+    #[test]
+    fn the_tile_lists_give_what_every_segment_everywhere_gives() {
+        let spec = PathSpec {
+            points: vec![
+                [3.0, 60.0],
+                [50.0, 5.0],
+                [90.0, 70.0],
+                [40.0, 95.0],
+                [120.0, 30.0],
+            ],
+            width: 9.0,
+            falloff: 7.0,
+            profile: Profile::U,
+            mode: PathMode::Grade,
+            depth: 0.05,
+            max_grade: 3.0,
+        };
+        let rect = rect_of(&spec, 128, 100);
+        let n = (rect.width() * rect.height()) as usize;
+        let ground: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+            .collect();
+        let culled = plan(&spec, rect, &ground);
+        let tiles = culled.tile_start.len() - 1;
+        let all: Vec<u32> = (0..culled.segments.len() as u32).collect();
+        let everything = PathPlan {
+            tile_start: (0..=tiles).map(|t| (t * all.len()) as u32).collect(),
+            tile_segments: (0..tiles).flat_map(|_| all.iter().copied()).collect(),
+            ..culled.clone()
+        };
+        assert!(culled.tile_segments.len() * 4 < everything.tile_segments.len());
+        assert_eq!(
+            tile_list_len(&spec, rect),
+            culled.tile_segments.len() as u64
+        );
+        let (mut a, mut b) = (ground.clone(), ground.clone());
+        apply_cpu(&culled, &mut a);
+        apply_cpu(&everything, &mut b);
+        assert!(a == b, "culling changed a height");
+        assert!(a != ground);
     }
 
     /// A straight carve with a flat profile on flat ground: exactly `depth` down within the half

@@ -250,6 +250,18 @@ impl FileBrowser {
         self.problem = Some(problem);
     }
 
+    /// How many of the files saving to `path` writes exist already: the file, or an export's
+    /// tiles.
+    fn existing(&self, path: &Path) -> usize {
+        match (self.purpose, self.export.tiles) {
+            (Purpose::ExportHeights, Some((cols, rows))) => (0..rows)
+                .flat_map(|j| (0..cols).map(move |i| (i, j)))
+                .filter(|&(i, j)| crate::terrain::tiles::tile_path(path, i, j).exists())
+                .count(),
+            _ => usize::from(path.exists()),
+        }
+    }
+
     /// Takes the name field: a folder is listed, a file chosen (a saved file that exists after
     /// asking), a problem shown.
     fn confirm(&mut self) -> Outcome {
@@ -261,7 +273,10 @@ impl FileBrowser {
                 Outcome::Open
             }
             Ok(Choice::File(path)) => {
-                if self.purpose.saves() && path.exists() && self.replace.as_ref() != Some(&path) {
+                if self.purpose.saves()
+                    && self.existing(&path) > 0
+                    && self.replace.as_ref() != Some(&path)
+                {
                     self.replace = Some(path);
                     return Outcome::Open;
                 }
@@ -367,10 +382,15 @@ impl FileBrowser {
             outcome = Outcome::Cancelled;
         }
         if let Some(path) = self.replace.clone() {
-            ui.text_colored(
-                [1.0, 0.8, 0.3, 1.0],
-                format!("{} exists:", file_name(&path)),
-            );
+            let what = match self.existing(&path) {
+                n if n > 1
+                    || self.export.tiles.is_some() && self.purpose == Purpose::ExportHeights =>
+                {
+                    format!("{n} of its tiles exist:")
+                }
+                _ => format!("{} exists:", file_name(&path)),
+            };
+            ui.text_colored([1.0, 0.8, 0.3, 1.0], what);
             ui.same_line();
             if ui.button("replace it") {
                 outcome = Outcome::Chosen(path);
@@ -583,6 +603,14 @@ mod tests {
         assert_eq!(b.confirm(), Outcome::Chosen(d.path().join("j.json")));
         b.name = "new.json".into();
         assert_eq!(b.confirm(), Outcome::Chosen(d.path().join("new.json")));
+        // An export in tiles asks when any of its tiles exists, not its name.
+        let mut e = FileBrowser::new(Purpose::ExportHeights, d.path());
+        e.export.tiles = Some((2, 1));
+        e.name = "t.png".into();
+        assert_eq!(e.confirm(), Outcome::Chosen(d.path().join("t.png")));
+        std::fs::write(d.path().join("t_x1_y0.png"), b"x").unwrap();
+        assert_eq!(e.confirm(), Outcome::Open, "asks");
+        assert_eq!(e.confirm(), Outcome::Chosen(d.path().join("t.png")));
         b.name = "zeta".into();
         assert_eq!(b.confirm(), Outcome::Open);
         assert_eq!(b.dir, d.path().join("zeta"));

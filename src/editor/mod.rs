@@ -238,8 +238,9 @@ struct Editor {
     source: PathBuf,
     /// The memory budgets asked for: documents opened later get them too.
     memory: crate::pages::BudgetRequest,
-    /// A document the user asked to open over unsaved steps: opening it again discards them.
-    discard_armed: Option<PathBuf>,
+    /// A document the user asked to open over unsaved steps, and how many there were: opening
+    /// it again with no step since discards them.
+    discard_armed: Option<(PathBuf, usize)>,
     /// The user's config folder: what the editor remembers between runs.
     config: Option<PathBuf>,
     /// Keeps the lighting field (shadows, occlusion) up to date: near edits at once, the
@@ -1132,7 +1133,7 @@ impl Editor {
             }
             Purpose::SaveJournal => {
                 self.finish_edits();
-                self.session.save_journal(path)?;
+                self.session.save_journal_as(path)?;
                 Ok(format!(
                     "saved {} steps to {shown}",
                     self.session.steps().len()
@@ -1203,8 +1204,9 @@ impl Editor {
     fn open_document(&mut self, path: &Path) -> Result<String> {
         self.finish_edits();
         let unsaved = self.session.unsaved_steps();
-        if unsaved > 0 && self.discard_armed.as_deref() != Some(path) {
-            self.discard_armed = Some(path.to_path_buf());
+        let armed = (path.to_path_buf(), self.session.steps().len());
+        if unsaved > 0 && self.discard_armed.as_ref() != Some(&armed) {
+            self.discard_armed = Some(armed);
             return Ok(format!(
                 "{unsaved} step(s) are not saved: save the project or journal first, or open \
                  {} again to drop them",
@@ -1217,8 +1219,13 @@ impl Editor {
         let budgets = self.memory.budgets(&self.gpu, session.project());
         session.doc.set_budgets(budgets);
         let desc = *session.doc.desc();
-        self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
-        self.lighting = Lighting::new(&self.gpu, desc.format)?;
+        // Everything the new document needs is made before the old one is let go.
+        let renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
+        let lighting = Lighting::new(&self.gpu, desc.format)?;
+        self.renderer = renderer;
+        self.lighting = lighting;
+        self.replay = None;
+        self.ui.path.clear();
         // The untitled journal of the session left behind is dropped with its steps.
         if self.session.untitled_with_changes() {
             self.session.discard_untitled();
@@ -1370,7 +1377,14 @@ impl Editor {
                     r.step += 1;
                 }
                 Step::Path(spec) => {
-                    self.run_path(spec.clone())?;
+                    // A step skipped would make the later undo and redo steps act on others.
+                    if !self.run_path(spec.clone())? {
+                        bail!(
+                            "replay: step {} (path) refused: {}",
+                            r.step,
+                            self.ui.message
+                        );
+                    }
                     r.step += 1;
                 }
                 Step::Erode { region, erosion } => {

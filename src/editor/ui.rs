@@ -306,9 +306,10 @@ pub fn export_problem(
     }
     match export::parts(path, area, options.tiles) {
         Err(e) => Some(e),
+        // Every part goes to the same folder in the same format: the first one tells.
         Ok(parts) => parts
-            .iter()
-            .find_map(|(p, _)| export::check_writable(p).err().map(|e| e.to_string())),
+            .first()
+            .and_then(|(p, _)| export::check_writable(p).err().map(|e| e.to_string())),
     }
 }
 

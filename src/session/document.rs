@@ -583,6 +583,13 @@ impl Document {
         let rect = crate::brush::path::rect_of(spec, d.width, d.height);
         let texels = rect.width().max(0) as u64 * rect.height().max(0) as u64;
         let most = crate::brush::path_gpu::GpuPath::max_texels(self.gpu());
+        let lists = crate::brush::path::tile_list_len(spec, rect);
+        if lists > most.min(u64::from(u32::MAX)) {
+            return Err(BrushError::Layer(format!(
+                "path: too wide and long for one pass ({lists} tile-list entries, at most \
+                 {most} on this GPU): split it or narrow it"
+            )));
+        }
         if texels > most {
             return Err(BrushError::Layer(format!(
                 "path: its box of {}x{} texels is past what this GPU holds at once ({most}): \

@@ -312,6 +312,8 @@ pub struct Session {
     /// The version-2 file this document was opened from or last saved to (incremental saves).
     project_file: Option<SparseProject>,
     saved_steps: usize,
+    /// How many steps the last journal saved as a user's file holds.
+    journaled_steps: usize,
     /// Brush presets the opened project carried.
     presets: Vec<(String, serde_json::Value)>,
     pending_recovery: Option<Recovery>,
@@ -386,6 +388,7 @@ impl Session {
             project: None,
             project_file: None,
             saved_steps: 0,
+            journaled_steps: 0,
             presets: Vec::new(),
             pending_recovery: None,
             untitled: untitled::state_dir().map(|d| untitled::path_for_this_process(&d)),
@@ -429,11 +432,21 @@ impl Session {
         self.project.is_none() && self.steps.len() > self.saved_steps
     }
 
-    /// Steps no file holds yet: since the opened file, or since the last project save.
+    /// Steps no file holds yet: since the opened file, the last project save or the last
+    /// journal saved as a file of the user's.
     pub fn unsaved_steps(&self) -> usize {
-        self.steps
-            .len()
-            .saturating_sub(self.saved_steps.max(self.opened_steps))
+        let kept = self
+            .saved_steps
+            .max(self.opened_steps)
+            .max(self.journaled_steps);
+        self.steps.len().saturating_sub(kept)
+    }
+
+    /// Writes the whole session as a journal file of the user's: its steps count as saved.
+    pub fn save_journal_as(&mut self, path: &Path) -> Result<()> {
+        self.save_journal(path)?;
+        self.journaled_steps = self.steps.len();
+        Ok(())
     }
 
     /// Gives up an untitled session's steps: its journal is removed.
