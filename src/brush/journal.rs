@@ -783,6 +783,26 @@ impl JournalFile {
         serde_json::to_string_pretty(self).map_err(|e| JournalError::at("", e.to_string()))
     }
 
+    /// Names the stamp files that lie in `dir` or below it relative to it (a journal saved in
+    /// `dir` then moves with its stamps); others keep their absolute paths.
+    pub fn stamps_relative_to(&mut self, dir: &Path) {
+        let Ok(dir) = std::path::absolute(dir) else {
+            return;
+        };
+        for step in &mut self.steps {
+            if let StepEntry::Stroke(s) = step {
+                if let Some(rel) = s
+                    .brush
+                    .stamp
+                    .as_deref()
+                    .and_then(|p| p.strip_prefix(&dir).ok())
+                {
+                    s.brush.stamp = Some(rel.to_path_buf());
+                }
+            }
+        }
+    }
+
     /// Strokes in the file.
     pub fn stroke_count(&self) -> usize {
         self.steps
@@ -1266,6 +1286,45 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("needs a stamp image"));
+    }
+
+    #[test]
+    fn stamps_beside_a_saved_journal_are_named_relative_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("stamps")).unwrap();
+        let file = dir.path().join("stamps/s.r32");
+        std::fs::write(&file, 1.0f32.to_le_bytes()).unwrap();
+        let mut b = BrushSettings::new(BrushType::Stamp);
+        b.stamp = Some(std::sync::Arc::new(
+            crate::brush::stamp::Stamp::load(&file, None).unwrap(),
+        ));
+        let sample = StrokeSample {
+            x: 4.0,
+            y: 4.0,
+            pressure: 1.0,
+            t: 0.0,
+        };
+        let steps = [RecordedStep::Stroke {
+            brush: b.clone(),
+            samples: vec![sample],
+        }];
+        let desc = DocumentDesc::for_heights(16, 16);
+        let mut j = JournalFile::of(&desc, &Initial::Flat(0.0), &steps).unwrap();
+        // Elsewhere: absolute, as written.
+        let mut elsewhere = j.clone();
+        elsewhere.stamps_relative_to(Path::new("/nowhere"));
+        assert_eq!(elsewhere, j);
+        j.stamps_relative_to(dir.path());
+        let StepEntry::Stroke(s) = &j.steps[0] else {
+            panic!()
+        };
+        assert_eq!(s.brush.stamp.as_deref(), Some(Path::new("stamps/s.r32")));
+        // Read from its folder, the same brush.
+        let back = Journal::parse(&j.to_json().unwrap(), dir.path()).unwrap();
+        let Step::Stroke { brush, .. } = &back.steps[0] else {
+            panic!()
+        };
+        assert_eq!(brush.stamp.as_deref().map(|s| &s.values), Some(&vec![1.0]));
     }
 
     #[test]

@@ -442,9 +442,14 @@ impl Session {
         self.steps.len().saturating_sub(kept)
     }
 
-    /// Writes the whole session as a journal file of the user's: its steps count as saved.
+    /// Writes the whole session as a journal file of the user's: its steps count as saved, and
+    /// stamps in the journal's folder or below are named relative to it (they move with it).
     pub fn save_journal_as(&mut self, path: &Path) -> Result<()> {
-        self.save_journal(path)?;
+        let mut journal = self.journal()?;
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+        journal.stamps_relative_to(folder.unwrap_or(Path::new(".")));
+        let text = journal.to_json()?;
+        crate::atomic_file::write_bytes_atomic(path, text.as_bytes())?;
         self.journaled_steps = self.steps.len();
         Ok(())
     }
