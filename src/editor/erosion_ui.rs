@@ -2,7 +2,7 @@
 //! document, the model, its steps and parameters, presets), its run's progress with pause,
 //! continue and finish; and the parameter sliders the brush panel's erode brush shares.
 
-use super::ui::{log_slider, measure_fit, place, tip, UiAction, UiState};
+use super::ui::{log_slider, measure_fit, panel, tip, UiAction, UiState};
 use crate::erosion::{ErosionBrush, ErosionParams, Model, PRESETS};
 use crate::session::erosion_run::{Progress, MAX_STEPS_PER_FRAME};
 use crate::terrain::tiles::Region;
@@ -104,9 +104,7 @@ pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
 }
 
 pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("Erosion")
-        .position(place("Erosion", ui.io().display_size).0, Condition::FirstUseEver)
-        .size(place("Erosion", ui.io().display_size).1, Condition::FirstUseEver)
+    panel(ui, "Erosion")
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);

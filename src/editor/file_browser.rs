@@ -317,9 +317,7 @@ impl FileBrowser {
                 self.go(parent.to_path_buf());
             }
         }
-        if ui.is_item_hovered() {
-            ui.tooltip_text("The folder above this one");
-        }
+        super::ui::tip(ui, "The folder above this one");
         ui.same_line();
         ui.set_next_item_width(-1.0);
         if ui
@@ -365,12 +363,13 @@ impl FileBrowser {
             .input_text("##name", &mut self.name)
             .enter_returns_true(true)
             .build();
-        if ui.is_item_hovered() {
-            ui.tooltip_text(format!(
+        super::ui::tip(
+            ui,
+            &format!(
                 "A name in this folder, or a whole path; .{}",
                 self.purpose.extensions().join(", .")
-            ));
-        }
+            ),
+        );
         ui.same_line();
         if ui.button(self.purpose.button()) || entered {
             outcome = self.confirm();

@@ -3,9 +3,9 @@
 //! rename; solo view; the mask tint. Every change is a [`LayerOp`] action (one undo step), except
 //! solo and the tint, which are view settings.
 
-use super::ui::{measure_fit, place, tip, UiAction, UiState};
+use super::ui::{measure_fit, panel, tip, UiAction, UiState};
 use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack, BASE};
-use imgui::{Condition, DragDropFlags, Ui};
+use imgui::{DragDropFlags, Ui};
 
 /// Drag-and-drop payload type of a layer row.
 const ROW: &str = "scarp-layer";
@@ -76,207 +76,203 @@ fn set(name: &str, changes: Changes) -> UiAction {
 }
 
 pub fn layers_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("Layers")
-        .position(place("Layers", ui.io().display_size).0, Condition::FirstUseEver)
-        .size(place("Layers", ui.io().display_size).1, Condition::FirstUseEver)
-        .build(|| {
-            let l = &mut s.layers;
-            let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
-            let mut mi = Mode::ALL.iter().position(|m| *m == l.new_mode).unwrap_or(0);
-            ui.set_next_item_width(90.0);
-            if ui.combo_simple_string("##new mode", &mut mi, &modes) {
-                l.new_mode = Mode::ALL[mi];
-            }
-            tip(ui, "How the new layer combines with those below: add, max, min or replace");
-            ui.same_line();
-            if ui.button("add layer") {
-                let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
-                s.actions.push(UiAction::Layer(LayerOp::Add {
-                    name: name.clone(),
-                    mode: l.new_mode,
-                    opacity: 1.0,
-                    files: LayerFiles::default(),
-                }));
-                s.actions.push(UiAction::Layer(LayerOp::Select { name }));
-            }
-            ui.same_line();
-            if ui.checkbox("solo", &mut l.solo) {
-                s.actions.push(UiAction::Solo(l.solo));
-            }
-            tip(ui, "Show only the selected layer over the base");
-            ui.same_line();
-            ui.checkbox("mask tint", &mut l.show_mask);
-            if ui.is_item_hovered() {
-                ui.tooltip_text("tint where the selected layer's mask hides it (always on with the mask brush)");
-            }
-            ui.separator();
-            let selected = l.stack.selected_layer().map(|x| x.id);
-            let count = l.stack.layers.len();
-            for i in (0..count).rev() {
-                let layer = l.stack.layers[i].clone();
-                let _id = ui.push_id_usize(layer.id as usize);
-                let mut visible = layer.visible;
-                if ui.checkbox("##eye", &mut visible) {
-                    s.actions.push(set(
-                        &layer.name,
-                        Changes {
-                            visible: Some(visible),
-                            ..Default::default()
-                        },
-                    ));
-                }
-                if ui.is_item_hovered() {
-                    ui.tooltip_text("visible");
-                }
-                ui.same_line();
-                let mut locked = layer.locked;
-                if ui.checkbox("##lock", &mut locked) {
-                    s.actions.push(set(
-                        &layer.name,
-                        Changes {
-                            locked: Some(locked),
-                            ..Default::default()
-                        },
-                    ));
-                }
-                if ui.is_item_hovered() {
-                    ui.tooltip_text("locked");
-                }
-                ui.same_line();
-                let label = format!(
-                    "{}{}",
-                    layer.name,
-                    if layer.locked { " (locked)" } else { "" }
-                );
-                if ui
-                    .selectable_config(&label)
-                    .selected(selected == Some(layer.id))
-                    .size([120.0, 0.0])
-                    .build()
-                {
-                    s.actions.push(UiAction::Layer(LayerOp::Select {
-                        name: layer.name.clone(),
-                    }));
-                }
-                if let Some(tip) = ui.drag_drop_source_config(ROW).begin_payload(i) {
-                    ui.text(format!("move {}", layer.name));
-                    tip.end();
-                }
-                if let Some(target) = ui.drag_drop_target() {
-                    if let Some(Ok(p)) =
-                        target.accept_payload::<usize, _>(ROW, DragDropFlags::empty())
-                    {
-                        if let Some(moved) = l.stack.layers.get(p.data) {
-                            if p.data != i {
-                                s.actions.push(UiAction::Layer(LayerOp::Move {
-                                    name: moved.name.clone(),
-                                    index: i,
-                                }));
-                            }
-                        }
-                    }
-                    target.pop();
-                }
-                ui.same_line();
-                let mut m = Mode::ALL.iter().position(|x| *x == layer.mode).unwrap_or(0);
-                ui.set_next_item_width(70.0);
-                if ui.combo_simple_string("##mode", &mut m, &modes) {
-                    s.actions.push(set(
-                        &layer.name,
-                        Changes {
-                            mode: Some(Mode::ALL[m]),
-                            ..Default::default()
-                        },
-                    ));
-                }
-                tip(ui, "How the layer combines with those below");
-                ui.same_line();
-                let mut o = match l.dragging {
-                    Some((id, v)) if id == layer.id => v,
-                    _ => layer.opacity,
-                };
-                ui.set_next_item_width(-1.0);
-                if ui.slider("##opacity", 0.0, 1.0, &mut o) {
-                    l.dragging = Some((layer.id, o));
-                }
-                tip(ui, "How much of the layer shows");
-                if ui.is_item_deactivated_after_edit() {
-                    l.dragging = None;
-                    s.actions.push(set(
-                        &layer.name,
-                        Changes {
-                            opacity: Some(o.clamp(0.0, 1.0)),
-                            ..Default::default()
-                        },
-                    ));
-                }
-            }
-            if ui
-                .selectable_config("base")
-                .selected(selected.is_none())
-                .build()
-            {
-                s.actions.push(UiAction::Layer(LayerOp::Select {
-                    name: BASE.to_string(),
-                }));
-            }
-            ui.separator();
-            let Some(sel) = l.stack.selected_layer().cloned() else {
-                ui.text_disabled("select a layer to rename, duplicate, merge or delete it");
-                return;
-            };
-            if ui.button("duplicate") {
-                let rename = l.stack.free_name(&format!("{} copy", sel.name));
-                s.actions.push(UiAction::Layer(LayerOp::Duplicate {
-                    name: sel.name.clone(),
-                    rename,
-                }));
-            }
-            ui.same_line();
-            if ui.button("merge down") {
-                s.actions.push(UiAction::Layer(LayerOp::MergeDown {
-                    name: sel.name.clone(),
-                }));
-            }
-            ui.same_line();
-            if ui.button("delete") {
-                s.actions.push(UiAction::Layer(LayerOp::Delete {
-                    name: sel.name.clone(),
-                }));
-            }
-            if ui.collapsing_header("procedural mask", imgui::TreeNodeFlags::empty()) {
-                ui.text_wrapped(
-                    "fills the mask from the height below the layer: lo, hi, soft edge of each band \
-                     (slope: height per texel; curvature: the 5-point Laplacian, < 0 on ridges); \
-                     the mask brush can paint only where these rules allow",
-                );
-                for (label, (on, band)) in ["height", "slope", "curvature"].iter().zip(&mut l.rules) {
-                    ui.checkbox(format!("##{label} on"), on);
-                    ui.same_line();
-                    ui.input_float3(label, band).build();
-                }
-                if ui.button("fill mask") {
-                    s.actions.push(UiAction::Layer(LayerOp::FillMask {
-                        name: sel.name.clone(),
-                        rules: l.mask_rules(),
-                    }));
-                }
-                ui.same_line();
-                ui.checkbox("mask brush uses them", &mut l.brush_rules);
-                tip(ui, "The mask brush paints only where these bands allow");
-            }
-            ui.set_next_item_width(160.0);
-            ui.input_text("##rename", &mut l.rename).build();
-            ui.same_line();
-            if ui.button("rename") && !l.rename.is_empty() {
+    panel(ui, "Layers").build(|| {
+        let l = &mut s.layers;
+        let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+        let mut mi = Mode::ALL.iter().position(|m| *m == l.new_mode).unwrap_or(0);
+        ui.set_next_item_width(90.0);
+        if ui.combo_simple_string("##new mode", &mut mi, &modes) {
+            l.new_mode = Mode::ALL[mi];
+        }
+        tip(
+            ui,
+            "How the new layer combines with those below: add, max, min or replace",
+        );
+        ui.same_line();
+        if ui.button("add layer") {
+            let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
+            s.actions.push(UiAction::Layer(LayerOp::Add {
+                name: name.clone(),
+                mode: l.new_mode,
+                opacity: 1.0,
+                files: LayerFiles::default(),
+            }));
+            s.actions.push(UiAction::Layer(LayerOp::Select { name }));
+        }
+        ui.same_line();
+        if ui.checkbox("solo", &mut l.solo) {
+            s.actions.push(UiAction::Solo(l.solo));
+        }
+        tip(ui, "Show only the selected layer over the base");
+        ui.same_line();
+        ui.checkbox("mask tint", &mut l.show_mask);
+        tip(
+            ui,
+            "tint where the selected layer's mask hides it (always on with the mask brush)",
+        );
+        ui.separator();
+        let selected = l.stack.selected_layer().map(|x| x.id);
+        let count = l.stack.layers.len();
+        for i in (0..count).rev() {
+            let layer = l.stack.layers[i].clone();
+            let _id = ui.push_id_usize(layer.id as usize);
+            let mut visible = layer.visible;
+            if ui.checkbox("##eye", &mut visible) {
                 s.actions.push(set(
-                    &sel.name,
+                    &layer.name,
                     Changes {
-                        rename: Some(l.rename.clone()),
+                        visible: Some(visible),
                         ..Default::default()
                     },
                 ));
             }
-            measure_fit(ui, "Layers", &mut s.overflow);
-        });
+            tip(ui, "visible");
+            ui.same_line();
+            let mut locked = layer.locked;
+            if ui.checkbox("##lock", &mut locked) {
+                s.actions.push(set(
+                    &layer.name,
+                    Changes {
+                        locked: Some(locked),
+                        ..Default::default()
+                    },
+                ));
+            }
+            tip(ui, "locked");
+            ui.same_line();
+            let label = format!(
+                "{}{}",
+                layer.name,
+                if layer.locked { " (locked)" } else { "" }
+            );
+            if ui
+                .selectable_config(&label)
+                .selected(selected == Some(layer.id))
+                .size([120.0, 0.0])
+                .build()
+            {
+                s.actions.push(UiAction::Layer(LayerOp::Select {
+                    name: layer.name.clone(),
+                }));
+            }
+            if let Some(tip) = ui.drag_drop_source_config(ROW).begin_payload(i) {
+                ui.text(format!("move {}", layer.name));
+                tip.end();
+            }
+            if let Some(target) = ui.drag_drop_target() {
+                if let Some(Ok(p)) = target.accept_payload::<usize, _>(ROW, DragDropFlags::empty())
+                {
+                    if let Some(moved) = l.stack.layers.get(p.data) {
+                        if p.data != i {
+                            s.actions.push(UiAction::Layer(LayerOp::Move {
+                                name: moved.name.clone(),
+                                index: i,
+                            }));
+                        }
+                    }
+                }
+                target.pop();
+            }
+            ui.same_line();
+            let mut m = Mode::ALL.iter().position(|x| *x == layer.mode).unwrap_or(0);
+            ui.set_next_item_width(70.0);
+            if ui.combo_simple_string("##mode", &mut m, &modes) {
+                s.actions.push(set(
+                    &layer.name,
+                    Changes {
+                        mode: Some(Mode::ALL[m]),
+                        ..Default::default()
+                    },
+                ));
+            }
+            tip(ui, "How the layer combines with those below");
+            ui.same_line();
+            let mut o = match l.dragging {
+                Some((id, v)) if id == layer.id => v,
+                _ => layer.opacity,
+            };
+            ui.set_next_item_width(-1.0);
+            if ui.slider("##opacity", 0.0, 1.0, &mut o) {
+                l.dragging = Some((layer.id, o));
+            }
+            tip(ui, "How much of the layer shows");
+            if ui.is_item_deactivated_after_edit() {
+                l.dragging = None;
+                s.actions.push(set(
+                    &layer.name,
+                    Changes {
+                        opacity: Some(o.clamp(0.0, 1.0)),
+                        ..Default::default()
+                    },
+                ));
+            }
+        }
+        if ui
+            .selectable_config("base")
+            .selected(selected.is_none())
+            .build()
+        {
+            s.actions.push(UiAction::Layer(LayerOp::Select {
+                name: BASE.to_string(),
+            }));
+        }
+        ui.separator();
+        let Some(sel) = l.stack.selected_layer().cloned() else {
+            ui.text_disabled("select a layer to rename, duplicate, merge or delete it");
+            return;
+        };
+        if ui.button("duplicate") {
+            let rename = l.stack.free_name(&format!("{} copy", sel.name));
+            s.actions.push(UiAction::Layer(LayerOp::Duplicate {
+                name: sel.name.clone(),
+                rename,
+            }));
+        }
+        ui.same_line();
+        if ui.button("merge down") {
+            s.actions.push(UiAction::Layer(LayerOp::MergeDown {
+                name: sel.name.clone(),
+            }));
+        }
+        ui.same_line();
+        if ui.button("delete") {
+            s.actions.push(UiAction::Layer(LayerOp::Delete {
+                name: sel.name.clone(),
+            }));
+        }
+        if ui.collapsing_header("procedural mask", imgui::TreeNodeFlags::empty()) {
+            ui.text_wrapped(
+                "fills the mask from the height below the layer: lo, hi, soft edge of each band \
+                     (slope: height per texel; curvature: the 5-point Laplacian, < 0 on ridges); \
+                     the mask brush can paint only where these rules allow",
+            );
+            for (label, (on, band)) in ["height", "slope", "curvature"].iter().zip(&mut l.rules) {
+                ui.checkbox(format!("##{label} on"), on);
+                ui.same_line();
+                ui.input_float3(label, band).build();
+            }
+            if ui.button("fill mask") {
+                s.actions.push(UiAction::Layer(LayerOp::FillMask {
+                    name: sel.name.clone(),
+                    rules: l.mask_rules(),
+                }));
+            }
+            ui.same_line();
+            ui.checkbox("mask brush uses them", &mut l.brush_rules);
+            tip(ui, "The mask brush paints only where these bands allow");
+        }
+        ui.set_next_item_width(160.0);
+        ui.input_text("##rename", &mut l.rename).build();
+        ui.same_line();
+        if ui.button("rename") && !l.rename.is_empty() {
+            s.actions.push(set(
+                &sel.name,
+                Changes {
+                    rename: Some(l.rename.clone()),
+                    ..Default::default()
+                },
+            ));
+        }
+        measure_fit(ui, "Layers", &mut s.overflow);
+    });
 }

@@ -855,6 +855,13 @@ impl Editor {
         }
     }
 
+    /// The camera's view-projection and the window's size: what places world points on screen.
+    fn screen(&self) -> (glam::Mat4, [u32; 2]) {
+        let extent = self.presenter.extent;
+        let viewport = [extent.width, extent.height];
+        (self.camera.view_proj(viewport), viewport)
+    }
+
     /// The erosion region's border on the screen while it is being dragged, picked or run: the
     /// rectangle at the height where the drag began (or mid-range), in screen pixels; None when
     /// it is not shown or lies behind the camera.
@@ -869,9 +876,7 @@ impl Editor {
             None if e.region[2] > 0 && e.region[3] > 0 => e.region_in(d.width, d.height),
             None => return None,
         };
-        let extent = self.presenter.extent;
-        let viewport = [extent.width, extent.height];
-        let vp = self.camera.view_proj(viewport);
+        let (vp, viewport) = self.screen();
         let y = self.region_height.unwrap_or_else(|| {
             let (lo, hi) = self.renderer.height_range();
             0.5 * (lo + hi) * self.ui.view.vertical_scale
@@ -892,9 +897,7 @@ impl Editor {
         if stroke.brush().brush != BrushType::Ramp {
             return Vec::new();
         }
-        let extent = self.presenter.extent;
-        let viewport = [extent.width, extent.height];
-        let vp = self.camera.view_proj(viewport);
+        let (vp, viewport) = self.screen();
         let along = Vec3::new(b.x - a.x, 0.0, b.z - a.z);
         let side = Vec3::new(-along.z, 0.0, along.x).normalize_or_zero() * stroke.brush().radius;
         [Vec3::ZERO, side, -side]
@@ -918,9 +921,7 @@ impl Editor {
             .map(|(p, h)| [p[0], p[1], h * vs])
             .collect();
         let curve = crate::brush::path::catmull_rom(&control);
-        let extent = self.presenter.extent;
-        let viewport = [extent.width, extent.height];
-        let vp = self.camera.view_proj(viewport);
+        let (vp, viewport) = self.screen();
         let half = 0.5 * path.spec.width;
         [0.0, half, -half]
             .iter()
@@ -948,9 +949,7 @@ impl Editor {
         if !path.active {
             return Vec::new();
         }
-        let extent = self.presenter.extent;
-        let viewport = [extent.width, extent.height];
-        let vp = self.camera.view_proj(viewport);
+        let (vp, viewport) = self.screen();
         let vs = self.ui.view.vertical_scale;
         path.spec
             .points
@@ -1073,11 +1072,37 @@ impl Editor {
     fn open_untitled_recovery(&mut self, path: &Path) -> Result<()> {
         self.finish_edits();
         let tables = NoiseTables::new(self.table_seed);
-        let mut session = Session::recover_untitled(&self.gpu, path, &tables)?;
-        self.renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
-        self.session = session;
-        self.frame_all();
+        let session = Session::recover_untitled(&self.gpu, path, &tables)?;
+        self.adopt(session, false)?;
         Ok(())
+    }
+
+    /// Makes `session` the open document: its memory budgets, renderer and lighting are made
+    /// before the old session is let go (with its untitled journal when `drop_untitled`); a
+    /// replay and the path's points are reset, the view is scaled to the document and framed.
+    fn adopt(
+        &mut self,
+        mut session: Session,
+        drop_untitled: bool,
+    ) -> Result<crate::pages::DocumentDesc> {
+        let budgets = self.memory.budgets(&self.gpu, session.project());
+        session.doc.set_budgets(budgets);
+        let desc = *session.doc.desc();
+        let renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
+        let lighting = Lighting::new(&self.gpu, desc.format)?;
+        self.renderer = renderer;
+        self.lighting = lighting;
+        self.replay = None;
+        self.ui.path.clear();
+        if drop_untitled && self.session.untitled_with_changes() {
+            self.session.discard_untitled();
+        }
+        self.session = session;
+        let side = desc.width.max(desc.height) as f32;
+        self.ui.view.vertical_scale = 0.25 * side;
+        self.ui.view.fog = 0.05 / side;
+        self.frame_all();
+        Ok(desc)
     }
 
     /// Does what the file browser picked `path` for; returns what to tell the user.
@@ -1151,15 +1176,12 @@ impl Editor {
     /// extension names: the region and tiles of the last export's options, a region at a time
     /// from the pages.
     fn export_heights(&mut self, path: &Path) -> Result<String> {
-        use crate::terrain::{export, formats};
+        use crate::terrain::formats;
         self.finish_edits();
         let d = *self.session.doc.desc();
         let options = self.ui.export;
-        if let Some(problem) = ui::export_problem(path, &options, [d.width, d.height]) {
-            bail!(problem);
-        }
-        let area = ui::export_area(&options, [d.width, d.height]);
-        let parts = export::parts(path, area, options.tiles).map_err(anyhow::Error::msg)?;
+        let (area, parts) =
+            ui::export_plan(path, &options, [d.width, d.height]).map_err(anyhow::Error::msg)?;
         self.session.doc.pump(None)?;
         // Integer tiles share the range of the whole area (a first pass over the parts, a
         // region at a time), so a height is one value in every tile.
@@ -1215,31 +1237,14 @@ impl Editor {
         }
         self.discard_armed = None;
         let tables = NoiseTables::new(self.table_seed);
-        let (mut session, _, offer) = Session::open(&self.gpu, path, &tables, false)?;
-        let budgets = self.memory.budgets(&self.gpu, session.project());
-        session.doc.set_budgets(budgets);
-        let desc = *session.doc.desc();
-        // Everything the new document needs is made before the old one is let go.
-        let renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
-        let lighting = Lighting::new(&self.gpu, desc.format)?;
-        self.renderer = renderer;
-        self.lighting = lighting;
-        self.replay = None;
-        self.ui.path.clear();
+        let (session, _, offer) = Session::open(&self.gpu, path, &tables, false)?;
         // The untitled journal of the session left behind is dropped with its steps.
-        if self.session.untitled_with_changes() {
-            self.session.discard_untitled();
-        }
-        self.session = session;
+        let desc = self.adopt(session, true)?;
         self.source = path.to_path_buf();
         self.ui.recovery = offer;
         if let Some(p) = self.session.project() {
             self.ui.project_path = p.display().to_string();
         }
-        let vs = 0.25 * desc.width.max(desc.height) as f32;
-        self.ui.view.vertical_scale = vs;
-        self.ui.view.fog = 0.05 / desc.width.max(desc.height) as f32;
-        self.frame_all();
         Ok(format!(
             "opened {} ({}x{})",
             path.display(),
@@ -1272,11 +1277,14 @@ impl Editor {
         if self.ui.brush.stamp.is_none() {
             self.ui.brush.stamp = library.entries.first().map(|e| e.stamp.clone());
         }
-        self.ui.stamps = library
-            .entries
-            .iter()
-            .map(|e| (e.name.clone(), e.texture.id))
-            .collect();
+        // The library only grows (a stamp opened from a file is added to it).
+        if self.ui.stamps.len() != library.entries.len() {
+            self.ui.stamps = library
+                .entries
+                .iter()
+                .map(|e| (e.name.clone(), e.texture.id))
+                .collect();
+        }
         self.ui.stamp_index = self
             .ui
             .brush

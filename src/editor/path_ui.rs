@@ -2,7 +2,7 @@
 //! its width, falloff, cross-section, mode, depth and steepest grade, and applying it as one
 //! undo step (src/brush/path.rs).
 
-use super::ui::{log_slider, measure_fit, place, tip, UiAction, UiState};
+use super::ui::{log_slider, measure_fit, panel, tip, UiAction, UiState};
 use crate::brush::path::{PathMode, PathSpec, Profile};
 use imgui::{Condition, Ui};
 
@@ -42,15 +42,7 @@ impl PathUi {
 }
 
 pub fn path_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("Path")
-        .position(
-            place("Path", ui.io().display_size).0,
-            Condition::FirstUseEver,
-        )
-        .size(
-            place("Path", ui.io().display_size).1,
-            Condition::FirstUseEver,
-        )
+    panel(ui, "Path")
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
             let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);

@@ -214,6 +214,14 @@ pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     }
 }
 
+/// The panel window `title`, first opened where [`place`] puts it.
+pub fn panel<'ui>(ui: &'ui Ui, title: &'static str) -> imgui::Window<'ui, 'ui, &'static str> {
+    let (pos, size) = place(title, ui.io().display_size);
+    ui.window(title)
+        .position(pos, Condition::FirstUseEver)
+        .size(size, Condition::FirstUseEver)
+}
+
 /// Records in `out` how the current panel spills: items wider than it (imgui's horizontal
 /// scroll range: a label or a line of text cut at its right edge) or the panel past the window.
 pub fn measure_fit(ui: &Ui, panel: &str, out: &mut Vec<String>) {
@@ -297,21 +305,34 @@ pub fn build(ui: &Ui, s: &mut UiState) {
 pub fn export_problem(
     path: &std::path::Path,
     options: &super::file_browser::ExportOptions,
-    [w, h]: [u32; 2],
+    size: [u32; 2],
 ) -> Option<String> {
+    export_plan(path, options, size).err()
+}
+
+/// The area an export of a `[w, h]` document to `path` with `options` writes and its files
+/// with the region of each, or why it cannot be done (one line).
+pub fn export_plan(
+    path: &std::path::Path,
+    options: &super::file_browser::ExportOptions,
+    [w, h]: [u32; 2],
+) -> Result<ExportPlan, String> {
     use crate::terrain::{export, tiles};
     let area = export_area(options, [w, h]);
-    if let Err(e) = tiles::check_region(w, h, area) {
-        return Some(format!("region: {e}"));
+    tiles::check_region(w, h, area).map_err(|e| format!("region: {e}"))?;
+    let parts = export::parts(path, area, options.tiles)?;
+    // Every part goes to the same folder in the same format: the first one tells.
+    if let Some((p, _)) = parts.first() {
+        export::check_writable(p).map_err(|e| e.to_string())?;
     }
-    match export::parts(path, area, options.tiles) {
-        Err(e) => Some(e),
-        // Every part goes to the same folder in the same format: the first one tells.
-        Ok(parts) => parts
-            .first()
-            .and_then(|(p, _)| export::check_writable(p).err().map(|e| e.to_string())),
-    }
+    Ok((area, parts))
 }
+
+/// What an export writes: the area, and each file with its region.
+pub type ExportPlan = (
+    crate::terrain::tiles::Region,
+    Vec<(std::path::PathBuf, crate::terrain::tiles::Region)>,
+);
 
 /// The part of a `size` document an export with `options` writes.
 pub fn export_area(
@@ -408,9 +429,7 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 }
 
 fn brush_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("Brush")
-        .position(place("Brush", ui.io().display_size).0, Condition::FirstUseEver)
-        .size(place("Brush", ui.io().display_size).1, Condition::FirstUseEver)
+    panel(ui, "Brush")
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
             let preview = s.noise_preview.clone();
@@ -483,12 +502,8 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
             }
             if b.brush == BrushType::Flatten {
                 ui.slider("tilt", -50.0, 50.0, &mut b.flatten_tilt);
-                if ui.is_item_hovered() {
-                    ui.tooltip_text(
-                        "How far the plane rises per 1000 texels along the stroke's first \
-                         direction (0: level at the height where the stroke starts)",
-                    );
-                }
+                tip(ui, "How far the plane rises per 1000 texels along the stroke's first \
+                         direction (0: level at the height where the stroke starts)",);
             }
             if b.brush == BrushType::Ramp {
                 ui.text_wrapped(
@@ -509,12 +524,8 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
                     Some(Ok(texture)) => {
                         let side = super::noise_preview::SIZE as f32;
                         imgui::Image::new(texture, [side, side]).build(ui);
-                        if ui.is_item_hovered() {
-                            ui.tooltip_text(
-                                "The noise across the brush's width (black: its lowest, white: \
-                                 its highest), redrawn as the parameters change",
-                            );
-                        }
+                        tip(ui, "The noise across the brush's width (black: its lowest, white: \
+                                 its highest), redrawn as the parameters change",);
                     }
                     Some(Err(e)) => ui.text_wrapped(format!("no preview: {e}")),
                     None => {}
@@ -698,9 +709,10 @@ fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
     if ui.checkbox("sea", &mut on) {
         v.sea_level = on.then_some(lo + 0.3 * span);
     }
-    if ui.is_item_hovered() {
-        ui.tooltip_text("A water plane over the terrain: waves, depth tint, foam at the shore");
-    }
+    tip(
+        ui,
+        "A water plane over the terrain: waves, depth tint, foam at the shore",
+    );
     if let Some(level) = &mut v.sea_level {
         ui.same_line();
         ui.set_next_item_width(120.0);
@@ -710,9 +722,7 @@ fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
 }
 
 fn view_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("View & document")
-        .position(place("View & document", ui.io().display_size).0, Condition::FirstUseEver)
-        .size(place("View & document", ui.io().display_size).1, Condition::FirstUseEver)
+    panel(ui, "View & document")
         .build(|| {
             let _labels = ui.push_item_width(-LABEL_WIDTH);
             let v = &mut s.view;
@@ -755,12 +765,8 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 5.0,
                 &mut s.pressure_gamma,
             );
-            if ui.is_item_hovered() {
-                ui.tooltip_text(
-                    "Pressure = pen force ^ gamma: 1 is linear, above 1 softer at a light touch, \
-                     below 1 firmer",
-                );
-            }
+            tip(ui, "Pressure = pen force ^ gamma: 1 is linear, above 1 softer at a light touch, \
+                     below 1 firmer",);
             match s.pressure_now {
                 Some(p) => {
                     imgui::ProgressBar::new(p)
@@ -839,9 +845,7 @@ fn stamp_controls(
         {
             actions.push(UiAction::PickStamp(i));
         }
-        if ui.is_item_hovered() {
-            ui.tooltip_text(name);
-        }
+        tip(ui, name);
     }
     let current = match (&b.stamp, selected) {
         (_, Some(i)) => stamps.get(i).map_or("", |(n, _)| n.as_str()).to_string(),
@@ -853,168 +857,146 @@ fn stamp_controls(
     };
     ui.text_wrapped(format!("stamp: {current}"));
     ui.slider("rotation (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
-    if ui.is_item_hovered() {
-        ui.tooltip_text("The stamp's turn, relative to the stroke if it follows it");
-    }
+    tip(
+        ui,
+        "The stamp's turn, relative to the stroke if it follows it",
+    );
     log_slider(ui, "stamp scale", 0.05, 4.0, &mut b.stamp_scale);
-    if ui.is_item_hovered() {
-        ui.tooltip_text("The stamp's side as a fraction of the brush's diameter");
-    }
+    tip(ui, "The stamp's side as a fraction of the brush's diameter");
     ui.checkbox("turn with the stroke", &mut b.stamp_follow);
-    if ui.is_item_hovered() {
-        ui.tooltip_text("Rotate the stamp with the stroke's direction (off: it keeps its turn)");
-    }
+    tip(
+        ui,
+        "Rotate the stamp with the stroke's direction (off: it keeps its turn)",
+    );
 }
 
 fn profiler_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("Profiler")
-        .position(
-            place("Profiler", ui.io().display_size).0,
-            Condition::FirstUseEver,
-        )
-        .size(
-            place("Profiler", ui.io().display_size).1,
-            Condition::FirstUseEver,
-        )
-        .build(|| {
-            let p = &s.profile;
-            let frames: Vec<f32> = p.frame_ms.iter().copied().collect();
-            let last = frames.last().copied().unwrap_or(0.0);
-            let mean = frames.iter().sum::<f32>() / frames.len().max(1) as f32;
-            let worst = frames.iter().copied().fold(0.0f32, f32::max);
-            ui.text_wrapped(format!(
-                "frame {last:.2} ms (mean {mean:.2}, worst {worst:.2}), {:.0} fps",
-                1000.0 / mean.max(1e-3)
-            ));
-            ui.plot_lines("##frames", &frames)
-                .graph_size([ui.content_region_avail()[0], 60.0])
-                .scale_min(0.0)
-                .scale_max(worst.max(1.0) * 1.1)
-                .build();
-            let recording = crate::trace::recording();
-            if ui.button(if recording {
-                "stop trace"
-            } else {
-                "record trace"
-            }) {
-                s.actions.push(UiAction::ToggleTrace);
-            }
-            if ui.is_item_hovered() {
-                ui.tooltip_text(
-                    "Record a timeline of every frame (CPU phases, GPU passes) and write it as \
+    panel(ui, "Profiler").build(|| {
+        let p = &s.profile;
+        let frames: Vec<f32> = p.frame_ms.iter().copied().collect();
+        let last = frames.last().copied().unwrap_or(0.0);
+        let mean = frames.iter().sum::<f32>() / frames.len().max(1) as f32;
+        let worst = frames.iter().copied().fold(0.0f32, f32::max);
+        ui.text_wrapped(format!(
+            "frame {last:.2} ms (mean {mean:.2}, worst {worst:.2}), {:.0} fps",
+            1000.0 / mean.max(1e-3)
+        ));
+        ui.plot_lines("##frames", &frames)
+            .graph_size([ui.content_region_avail()[0], 60.0])
+            .scale_min(0.0)
+            .scale_max(worst.max(1.0) * 1.1)
+            .build();
+        let recording = crate::trace::recording();
+        if ui.button(if recording {
+            "stop trace"
+        } else {
+            "record trace"
+        }) {
+            s.actions.push(UiAction::ToggleTrace);
+        }
+        tip(
+            ui,
+            "Record a timeline of every frame (CPU phases, GPU passes) and write it as \
                      scarp-trace-*.json when stopped: open it in Perfetto or chrome://tracing",
-                );
-            }
-            ui.same_line();
-            if ui.button("capture frame (F12)") {
-                s.actions.push(UiAction::CaptureFrame);
-            }
-            if ui.is_item_hovered() {
-                ui.tooltip_text(
-                    "Capture the next frame, brush passes included, in RenderDoc (when Scarp \
+        );
+        ui.same_line();
+        if ui.button("capture frame (F12)") {
+            s.actions.push(UiAction::CaptureFrame);
+        }
+        tip(
+            ui,
+            "Capture the next frame, brush passes included, in RenderDoc (when Scarp \
                      runs under RenderDoc)",
-                );
-            }
-            if p.timestamps {
-                ui.text("GPU ms per pass (timestamps):");
-                ui.text(format!("  brush batches    {:8.3}", p.brush_gpu_ms));
-                ui.text(format!("  page copies      {:8.3}", p.copy_gpu_ms));
-                ui.text(format!("  LOD reduction    {:8.3}", p.bounds_gpu_ms));
-                ui.text(format!("  terrain draw     {:8.3}", p.draw_gpu_ms));
-                ui.text(format!("  shading          {:8.3}", p.shade_gpu_ms));
-                ui.text(format!("  shadows          {:8.3}", p.light.gpu_ms));
-                ui.text(format!("  UI               {:8.3}", p.ui_gpu_ms));
-            } else {
-                ui.text("this queue has no timestamps");
-            }
+        );
+        if p.timestamps {
+            ui.text("GPU ms per pass (timestamps):");
+            ui.text(format!("  brush batches    {:8.3}", p.brush_gpu_ms));
+            ui.text(format!("  page copies      {:8.3}", p.copy_gpu_ms));
+            ui.text(format!("  LOD reduction    {:8.3}", p.bounds_gpu_ms));
+            ui.text(format!("  terrain draw     {:8.3}", p.draw_gpu_ms));
+            ui.text(format!("  shading          {:8.3}", p.shade_gpu_ms));
+            ui.text(format!("  shadows          {:8.3}", p.light.gpu_ms));
+            ui.text(format!("  UI               {:8.3}", p.ui_gpu_ms));
+        } else {
+            ui.text("this queue has no timestamps");
+        }
+        ui.text_wrapped(format!(
+            "instances/s {:.0}, queue {} stroke part(s), budget {:.2} ms",
+            p.instances_per_s, p.queue_len, s.budget_ms
+        ));
+        let st = &p.stats;
+        ui.text_wrapped(format!(
+            "nodes {} drawn, {} culled, {} draws, {} triangles",
+            st.nodes_drawn, st.nodes_culled, st.draws, st.triangles
+        ));
+        let mut per = String::from("per level:");
+        for n in &st.nodes_per_level {
+            per.push_str(&format!(" {n}"));
+        }
+        ui.text_wrapped(per);
+        if st.pages_requested > 0 {
             ui.text_wrapped(format!(
-                "instances/s {:.0}, queue {} stroke part(s), budget {:.2} ms",
-                p.instances_per_s, p.queue_len, s.budget_ms
+                "{} page(s) coming in (drawn coarse)",
+                st.pages_requested
             ));
-            let st = &p.stats;
+        }
+        ui.text_wrapped(format!(
+            "bounds recomputed for {} page(s); error bound used {:.2} px",
+            st.bounds_pages, st.pixel_error_used
+        ));
+        if let Some(c) = st.covered_pixels {
             ui.text_wrapped(format!(
-                "nodes {} drawn, {} culled, {} draws, {} triangles",
-                st.nodes_drawn, st.nodes_culled, st.draws, st.triangles
+                "{:.2} triangles per covered pixel ({c} pixels); prepare {:.2} ms CPU",
+                st.triangles as f64 / c.max(1) as f64,
+                st.prepare_cpu_ms
             ));
-            let mut per = String::from("per level:");
-            for n in &st.nodes_per_level {
-                per.push_str(&format!(" {n}"));
-            }
-            ui.text_wrapped(per);
-            if st.pages_requested > 0 {
-                ui.text_wrapped(format!(
-                    "{} page(s) coming in (drawn coarse)",
-                    st.pages_requested
-                ));
-            }
-            ui.text_wrapped(format!(
-                "bounds recomputed for {} page(s); error bound used {:.2} px",
-                st.bounds_pages, st.pixel_error_used
-            ));
-            if let Some(c) = st.covered_pixels {
-                ui.text_wrapped(format!(
-                    "{:.2} triangles per covered pixel ({c} pixels); prepare {:.2} ms CPU",
-                    st.triangles as f64 / c.max(1) as f64,
-                    st.prepare_cpu_ms
-                ));
-            }
-            let m = &p.memory;
-            let budget = |b: Option<u64>| {
-                b.map_or("unlimited".to_string(), |b| format!("{:.0} MiB", mib(b)))
-            };
-            ui.separator();
-            ui.text_wrapped(format!(
-                "pages: GPU {} ({:.1} of {})",
-                m.gpu_pages,
-                mib(m.gpu_bytes),
-                budget(m.budgets.gpu)
-            ));
-            ui.text_wrapped(format!(
-                "  host {} ({:.1} of {}), disk {} ({:.1} MiB)",
-                m.host_pages,
-                mib(m.host_bytes),
-                budget(m.budgets.host),
-                m.disk_pages,
-                mib(m.spill_bytes)
-            ));
-            ui.text_wrapped(format!(
-                "  page-ins {:.0}/s, page-outs {:.0}/s",
-                p.pages_per_s.0, p.pages_per_s.1
-            ));
-            measure_fit(ui, "Profiler", &mut s.overflow);
-        });
+        }
+        let m = &p.memory;
+        let budget =
+            |b: Option<u64>| b.map_or("unlimited".to_string(), |b| format!("{:.0} MiB", mib(b)));
+        ui.separator();
+        ui.text_wrapped(format!(
+            "pages: GPU {} ({:.1} of {})",
+            m.gpu_pages,
+            mib(m.gpu_bytes),
+            budget(m.budgets.gpu)
+        ));
+        ui.text_wrapped(format!(
+            "  host {} ({:.1} of {}), disk {} ({:.1} MiB)",
+            m.host_pages,
+            mib(m.host_bytes),
+            budget(m.budgets.host),
+            m.disk_pages,
+            mib(m.spill_bytes)
+        ));
+        ui.text_wrapped(format!(
+            "  page-ins {:.0}/s, page-outs {:.0}/s",
+            p.pages_per_s.0, p.pages_per_s.1
+        ));
+        measure_fit(ui, "Profiler", &mut s.overflow);
+    });
 }
 
 fn help_panel(ui: &Ui, s: &mut UiState) {
-    ui.window("Help")
-        .opened(&mut s.show_help)
-        .position(
-            place("Help", ui.io().display_size).0,
-            Condition::FirstUseEver,
-        )
-        .size(
-            place("Help", ui.io().display_size).1,
-            Condition::FirstUseEver,
-        )
-        .build(|| {
-            for line in [
-                "left drag: paint; right drag or Shift: inverted",
-                "  (raise <-> lower, smooth <-> contrast,",
-                "  a stamp carved instead of raised)",
-                "[ ]: radius; Ctrl+Z / Ctrl+Y: undo / redo",
-                "middle drag (or Alt+left): orbit / look",
-                "Ctrl+middle drag: pan; wheel: zoom to cursor",
-                "W A S D Q E: move; Tab: orbit <-> fly",
-                "F: frame all; V: vsync; L: LOD colours",
-                "Erosion panel: a region run, live, with water",
-                "Ctrl+O open, Ctrl+S save, Ctrl+E export heights",
-                "Ctrl+T open a stamp, Ctrl+P screenshot",
-                "P: path tool (click points, Enter applies)",
-            ] {
-                ui.text(line);
-            }
-            measure_fit(ui, "Help", &mut s.overflow);
-        });
+    panel(ui, "Help").opened(&mut s.show_help).build(|| {
+        for line in [
+            "left drag: paint; right drag or Shift: inverted",
+            "  (raise <-> lower, smooth <-> contrast,",
+            "  a stamp carved instead of raised)",
+            "[ ]: radius; Ctrl+Z / Ctrl+Y: undo / redo",
+            "middle drag (or Alt+left): orbit / look",
+            "Ctrl+middle drag: pan; wheel: zoom to cursor",
+            "W A S D Q E: move; Tab: orbit <-> fly",
+            "F: frame all; V: vsync; L: LOD colours",
+            "Erosion panel: a region run, live, with water",
+            "Ctrl+O open, Ctrl+S save, Ctrl+E export heights",
+            "Ctrl+T open a stamp, Ctrl+P screenshot",
+            "P: path tool (click points, Enter applies)",
+        ] {
+            ui.text(line);
+        }
+        measure_fit(ui, "Help", &mut s.overflow);
+    });
 }
 
 #[cfg(test)]
