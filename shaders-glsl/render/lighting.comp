@@ -84,26 +84,53 @@ bool tap(inout float tmax, float h, int d, float b0, float top) {
     return tmax >= pc.p.tan_hi || top - b0 <= max(pc.p.tan_lo, tmax) * float(d) * (1.0 - 1e-6);
 }
 
+// The fine march's taps: texel offsets nearest the sun's direction x d, for d below
+// LIGHT_FINE (the same for every texel: made once per workgroup).
+shared ivec2 fineOffset[LIGHT_FINE];
+
+void makeFineOffsets() {
+    uint n = gl_WorkGroupSize.x * gl_WorkGroupSize.y;
+    for (uint d = gl_LocalInvocationIndex; d < uint(LIGHT_FINE); d += n) {
+        precise vec2 q = pc.p.sun_dir * float(d);
+        fineOffset[d] = ivec2(floor(q + 0.5));
+    }
+}
+
+bool inDocument(ivec2 g) {
+    return all(greaterThanEqual(g, ivec2(0))) && all(lessThan(g, pc.p.doc));
+}
+
 // Sun visibility at texel t of world height b0, `top` the document's highest world height.
 float sunAt(ivec2 t, float b0, float top) {
     float tmax = -1e30;
     bool done = false;
-    // Every texel within LIGHT_FINE (all in the page's neighbours: pages are at least that
-    // wide), AHEAD taps loaded at a time.
+    // The texel nearest the sun's direction at every distance below LIGHT_FINE (all in the
+    // page's neighbours: pages are at least that wide), AHEAD taps loaded at a time and their
+    // exits tested after the last of them (the exits leave the result as it is, so a later
+    // test is as good). The offsets grow with d on both axes, so the first and the last tap
+    // tell whether every tap is in the document, and so gathered (no clamping then).
+    bool inside = inDocument(t + fineOffset[1]) && inDocument(t + fineOffset[LIGHT_FINE - 1]);
     for (int d0 = 1; d0 < LIGHT_FINE && !done; d0 += AHEAD) {
         float h[AHEAD];
         for (int j = 0; j < AHEAD; j++) {
-            precise vec2 q = vec2(t) + pc.p.sun_dir * float(d0 + j);
-            h[j] = loadAhead(ivec2(floor(q + 0.5)));
+            ivec2 g = t + fineOffset[min(d0 + j, LIGHT_FINE - 1)];
+            h[j] = inside ? worldAt(g) : loadAhead(g);
         }
-        for (int j = 0; j < AHEAD && !done; j++) {
+        for (int j = 0; j < AHEAD; j++) {
             int d = d0 + j;
             if (d >= LIGHT_FINE) {
                 break;
             }
-            precise vec2 q = vec2(t) + pc.p.sun_dir * float(d);
-            done = pastEnd(d, q) || tap(tmax, h[j], d, b0, top);
+            if (!inside && !inDocument(t + fineOffset[d])) {
+                done = true;
+                break;
+            }
+            precise float tan_here = (h[j] - b0) / float(d);
+            tmax = max(tmax, tan_here);
         }
+        int last = min(d0 + AHEAD, LIGHT_FINE) - 1;
+        done = done || tmax >= pc.p.tan_hi
+            || top - b0 <= max(pc.p.tan_lo, tmax) * float(last) * (1.0 - 1e-6);
     }
     // Then steps of a sixteenth of the distance: full resolution within the neighbours, the
     // coarse level beyond. (Loading these ahead too, both kinds, measured slower: most
@@ -131,17 +158,20 @@ const int AO_D[AO_TAPS] = int[AO_TAPS](1, 2, 3, 4, 6, 9, 13, 19, 28, 42);
 // elevation over eight directions (the open sky seen from the texel). A direction's taps are
 // all loaded before the first is used.
 float aoAt(ivec2 t, float b0) {
+    // At least AO_RADIUS inside the document, every tap is in it and gathered.
+    bool interior = all(greaterThanEqual(t, ivec2(AO_RADIUS)))
+        && all(lessThan(t, pc.p.doc - AO_RADIUS));
     float occluded = 0.0;
     for (int k = 0; k < 8; k++) {
         float len = (k & 1) == 1 ? 1.41421356 : 1.0;
         float h[AO_TAPS];
         for (int j = 0; j < AO_TAPS; j++) {
-            h[j] = loadAhead(t + AO_DIRS[k] * AO_D[j]);
+            ivec2 g = t + AO_DIRS[k] * AO_D[j];
+            h[j] = interior ? worldAt(g) : loadAhead(g);
         }
         float tmax = 0.0;
         for (int j = 0; j < AO_TAPS; j++) {
-            ivec2 g = t + AO_DIRS[k] * AO_D[j];
-            if (any(lessThan(g, ivec2(0))) || any(greaterThanEqual(g, pc.p.doc))) {
+            if (!interior && !inDocument(t + AO_DIRS[k] * AO_D[j])) {
                 break;
             }
             precise float tan_here = (h[j] - b0) / (float(AO_D[j]) * len);
@@ -154,6 +184,8 @@ float aoAt(ivec2 t, float b0) {
 }
 
 void main() {
+    makeFineOffsets();
+    barrier();
     ivec2 i = ivec2(gl_GlobalInvocationID.xy);
     if (any(greaterThanEqual(i, pc.p.size))) {
         return;
