@@ -148,6 +148,17 @@ fn quick_bench_writes_a_complete_report() {
         assert!(f.mean_ms > 0.0 && f.p99_ms >= f.mean_ms * 0.5, "{}", f.name);
         assert!(f.gpu_draw_ms > 0.0 && f.triangles > 0.0, "{}", f.name);
     }
+    // Lighting: the document lit, and texels relit near the edits in both frame runs.
+    let l = report.lighting.as_ref().expect("lighting section");
+    assert!(l.whole_pages > 0, "no page lit");
+    assert!(l.whole_gpu_ms > 0.0 && l.whole_ns_per_texel > 0.0);
+    assert!(l.near_instance_gpu_ms > 0.0 && l.near_instance_texels > 0.0);
+    assert!(l.lit_light_gpu_ms > 0.0 && l.lit_near_texels > 0.0);
+    assert!(l.frame_plain_ms > 0.0 && l.frame_lit_ms > 0.0);
+    assert_eq!(
+        l.light_budget_ms,
+        scarp::render::lighting::DEFAULT_BUDGET_MS
+    );
 
     // Every number finite (serde writes NaN as null, which `walk` refuses), every ratio and
     // fraction positive.
@@ -183,6 +194,7 @@ fn quick_bench_writes_a_complete_report() {
         "### In place vs ping-pong",
         "### Tile culling",
         "## Editor frames",
+        "## Lighting",
     ] {
         assert!(md.contains(h), "{h} missing from the Markdown");
     }

@@ -7,7 +7,10 @@ use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::frames::{
     default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, FrameLog,
+    FrameWork, WithLighting,
 };
+use crate::render::lighting::{LightSettings, LightStats, Lighting, Sun};
+use crate::render::look::Look;
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::TerrainRenderer;
 use crate::session::{Document, PaintLoad, PaintLoop};
@@ -160,18 +163,63 @@ pub(super) fn paint_frames(
     frames: usize,
     heater: &Heater,
 ) -> Result<FrameLog> {
+    let (log, _) = paint_frames_lit(gpu, terrain, image, radius, rate, frames, heater, None)?;
+    Ok(log)
+}
+
+/// Shadows and occlusion kept live through a frame run, under `budget_ms` of GPU time a frame,
+/// and drawn with the look.
+pub(super) struct Lit<'a> {
+    pub lighting: &'a mut Lighting,
+    pub sun: Sun,
+    pub budget_ms: f64,
+}
+
+/// [`paint_frames`], with `lit` the lighting caught up first and then updated every frame as
+/// the editor does (its per-update figures returned beside the frames').
+#[allow(clippy::too_many_arguments)]
+pub(super) fn paint_frames_lit(
+    gpu: &Arc<Gpu>,
+    terrain: &mut Document,
+    image: [u32; 2],
+    radius: f32,
+    rate: usize,
+    frames: usize,
+    heater: &Heater,
+    lit: Option<Lit>,
+) -> Result<(FrameLog, Vec<LightStats>)> {
     let desc = *terrain.desc();
     let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
     renderer.refresh(&mut terrain.store)?;
     let vs = default_vertical_scale(&desc);
     let camera = framing_camera(&renderer, &desc, vs);
-    let view = default_view(&desc, vs);
+    let mut view = default_view(&desc, vs);
     let mut target = Offscreen::new(gpu, image)?;
     let paint = PaintLoad::noise(NoiseKind::Jordan, radius, 0.005, rate);
+    let mut work = WithLighting {
+        work: PaintLoop::new(terrain, Some(&paint)),
+        lighting: None,
+        budget_ms: None,
+        log: Vec::new(),
+    };
+    if let Some(l) = lit {
+        let settings = LightSettings {
+            sun: l.sun,
+            vertical_scale: vs,
+        };
+        l.lighting.set_detached(false);
+        l.lighting.update(work.store(), &settings, None)?;
+        // Frames are in flight: the lighting's submissions are not waited for either.
+        l.lighting.set_detached(true);
+        view.sun = Some(l.sun);
+        view.look = Some(Look::default());
+        work.lighting = Some((l.lighting, settings));
+        work.budget_ms = Some(l.budget_ms);
+    }
     // The frame loop keeps the GPU busy enough to hold its clocks once they are up.
     heater.heat(HEAT_LONG_MS)?;
     let log = run_frames(
-        &mut PaintLoop::new(terrain, Some(&paint)),
+        &mut work,
         &mut renderer,
         &mut target,
         &camera,
@@ -179,7 +227,10 @@ pub(super) fn paint_frames(
         WARMUP_FRAMES,
         frames,
     )?;
-    Ok(log)
+    if let Some((lighting, _)) = &mut work.lighting {
+        lighting.set_detached(false);
+    }
+    Ok((log, work.log))
 }
 
 /// Three standard errors of the mean of `v`, over the mean (0 for fewer than two values).

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod erosion;
 mod frames;
 pub mod layers;
+pub mod lighting;
 mod noise;
 mod paging;
 pub mod plot;
@@ -331,6 +332,10 @@ pub struct Report {
     /// Erosion steps per model and size (absent from earlier reports).
     #[serde(default)]
     pub erosion: Option<erosion::ErosionResult>,
+    /// Shadows and occlusion: the whole document, near one instance, frames with and without
+    /// (absent from earlier reports).
+    #[serde(default)]
+    pub lighting: Option<lighting::LightingResult>,
 }
 
 /// Batch and page size of the reference configuration: CPU twins are compared with it, the
@@ -457,6 +462,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let paging = paging::measure(gpu, options, &heater)?;
     let layers = layers::measure(gpu, options, &tables, &heater)?;
     let erosion = erosion::measure(gpu, options, &ceilings, &tables, &heater)?;
+    let lighting = lighting::measure(gpu, options, &tables, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,
@@ -475,6 +481,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
         paging,
         layers,
         erosion,
+        lighting,
     })
 }
 
@@ -487,6 +494,7 @@ pub fn names(quick: bool) -> Vec<String> {
     n.extend(paging::names());
     n.extend(layers::names(quick));
     n.extend(erosion::names(quick));
+    n.extend(lighting::names(quick));
     n
 }
 

@@ -317,6 +317,9 @@ pub fn markdown(r: &Report) -> String {
             }
         }
     }
+    if let Some(l) = &r.lighting {
+        lighting(&mut o, l);
+    }
     if let Some(p) = &r.paging {
         let _ = writeln!(o, "\n## Paging\n");
         let _ = writeln!(
@@ -356,6 +359,68 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     o
+}
+
+/// The lighting section: the whole document, near one instance, frames lit against plain.
+fn lighting(o: &mut String, l: &super::lighting::LightingResult) {
+    let _ = writeln!(o, "\n## Lighting\n");
+    let _ = writeln!(
+        o,
+        "Sun shadows and ambient occlusion (docs/render.md) of the {}×{} terrain, sun {}°, {}°; \
+         a radius-{} Jordan brush painting around the centre; frames at {}×{} (the frame \
+         benchmark's loop).\n",
+        l.terrain[0],
+        l.terrain[1],
+        l.sun_azimuth,
+        l.sun_elevation,
+        l.brush_radius,
+        l.image[0],
+        l.image[1]
+    );
+    let _ = writeln!(o, "| measurement | value |\n|---|---:|");
+    let rows = [
+        (
+            format!("whole document ({} pages), GPU ms", l.whole_pages),
+            num(l.whole_gpu_ms),
+        ),
+        (
+            "whole document, GPU ns per texel".to_string(),
+            num(l.whole_ns_per_texel),
+        ),
+        (
+            format!(
+                "relighting near one instance a frame ({} Mtexels), GPU ms (target for r512 on 8192²: ≤ 0.5)",
+                num(l.near_instance_texels * 1e-6)
+            ),
+            format!("**{}**", num(l.near_instance_gpu_ms)),
+        ),
+        (
+            format!(
+                "frame while painting {} instances a frame, plain / lit (ms, {} frames)",
+                l.instances_per_frame, l.frames
+            ),
+            format!("{} / {}", num(l.frame_plain_ms), num(l.frame_lit_ms)),
+        ),
+        (
+            format!(
+                "lit over plain, lighting budget {} ms (target on 8192² at 1080p: ≤ 1.25)",
+                num(l.light_budget_ms)
+            ),
+            format!("**{}**", num(l.frame_lit_over_plain)),
+        ),
+        (
+            "lighting per lit frame: GPU ms, Mtexels near edits, strip pages".to_string(),
+            format!(
+                "{} / {} / {}",
+                num(l.lit_light_gpu_ms),
+                num(l.lit_near_texels * 1e-6),
+                num(l.lit_strip_pages)
+            ),
+        ),
+    ];
+    for (what, value) in rows {
+        let _ = writeln!(o, "| {what} | {value} |");
+    }
 }
 
 fn brushes(o: &mut String, b: &super::BrushSection) {

@@ -395,16 +395,14 @@ fn print_frames(a: &RenderArgs, terrain: &Document, size: [u32; 2], log: &FrameL
 /// The `--frames` lighting line: per timed frame (the last `frames` updates), the lighting's
 /// GPU time, the texels relit near edits and the strip pages relit, and what still waited.
 fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
-    let timed = &log[log.len().saturating_sub(frames)..];
-    let n = timed.len().max(1) as f64;
-    let gpu: f64 = timed.iter().map(|s| s.gpu_ms).sum::<f64>() / n;
-    let near: f64 = timed.iter().map(|s| s.near_texels as f64).sum::<f64>() / n;
-    let pages: f64 = timed.iter().map(|s| s.pages as f64).sum::<f64>() / n;
-    let most = timed.iter().map(|s| s.pending).max().unwrap_or(0);
-    let last = timed.last().map_or(0, |s| s.pending);
+    let l = crate::render::frames::LightPerFrame::of(log, frames);
     println!(
-        "lighting per frame: GPU {gpu:.3} ms, {:.2} Mtexels near edits, {pages:.2} strip pages; pages waiting: at most {most}, {last} after the last frame",
-        near * 1e-6
+        "lighting per frame: GPU {:.3} ms, {:.2} Mtexels near edits, {:.2} strip pages; pages waiting: at most {}, {} after the last frame",
+        l.gpu_ms,
+        l.near_texels * 1e-6,
+        l.strip_pages,
+        l.most_waiting,
+        l.last_waiting
     );
 }
 

@@ -65,6 +65,34 @@ impl<W: FrameWork> FrameWork for WithLighting<'_, W> {
     }
 }
 
+/// What the lighting did per timed frame of a frame loop (the last `frames` updates of a
+/// [`WithLighting`] log): GPU ms, texels lit near edits and strip pages lit, and the most pages
+/// waiting and those left after the last frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LightPerFrame {
+    pub gpu_ms: f64,
+    pub near_texels: f64,
+    pub strip_pages: f64,
+    pub most_waiting: usize,
+    pub last_waiting: usize,
+}
+
+impl LightPerFrame {
+    pub fn of(log: &[super::lighting::LightStats], frames: usize) -> Self {
+        let timed = &log[log.len().saturating_sub(frames)..];
+        let n = timed.len().max(1) as f64;
+        let mean =
+            |f: &dyn Fn(&super::lighting::LightStats) -> f64| timed.iter().map(f).sum::<f64>() / n;
+        Self {
+            gpu_ms: mean(&|s| s.gpu_ms),
+            near_texels: mean(&|s| s.near_texels as f64),
+            strip_pages: mean(&|s| s.pages as f64),
+            most_waiting: timed.iter().map(|s| s.pending).max().unwrap_or(0),
+            last_waiting: timed.last().map_or(0, |s| s.pending),
+        }
+    }
+}
+
 /// Per-frame measurements.
 #[derive(Clone, Debug, Default)]
 pub struct FrameLog {
