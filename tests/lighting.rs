@@ -7,7 +7,7 @@ use common::{assert_no_validation_messages, doc, gpu};
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType};
 use scarp::noise::NoiseTables;
-use scarp::pages::geometry::{DocumentDesc, PageId};
+use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use scarp::render::lighting::{
     affected_by, cpu_lighting, unpack, LightSettings, Lighting, Sun, FIELD,
 };
@@ -56,15 +56,24 @@ fn compare(a: &[f32], b: &[f32]) -> (f32, f32, usize) {
 
 /// The GPU field equals the twin to one level of the packing (1/1023) in each quantity (the
 /// GPU divides within 2.5 ulp), on all but a few texels exactly; the scene has full sun, full
-/// shadow and occlusion.
+/// shadow and occlusion. Both height formats (the twin gets the r16 document's decoded
+/// heights).
 #[test]
 fn lighting_matches_the_cpu_twin() {
     let gpu = gpu();
-    for (sun, page) in [(settings(250.0, 20.0), 128), (settings(45.0, 35.0), 256)] {
-        let d = doc(600, 400, page);
-        let heights = relief(d.width, d.height);
+    for (sun, page, format) in [
+        (settings(250.0, 20.0), 128, HeightFormat::R32f),
+        (settings(45.0, 35.0), 256, HeightFormat::R32f),
+        (settings(300.0, 25.0), 128, HeightFormat::R16),
+    ] {
+        let mut d = doc(600, 400, page);
+        if format == HeightFormat::R16 {
+            (d.format, d.height_min, d.height_max) = (format, -40.0, 130.0);
+        }
         let mut terrain =
-            Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+            Document::from_heights(&gpu, d, &relief(d.width, d.height), &NoiseTables::new(2009))
+                .unwrap();
+        let heights = terrain.store.height().to_dense().unwrap();
         let mut l = Lighting::new(&gpu, d.format).unwrap();
         let stats = l.update(&mut terrain.store, &sun, None).unwrap();
         assert_eq!(stats.pending, 0);
