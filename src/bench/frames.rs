@@ -71,6 +71,17 @@ const QUICK: &[FrameCase] = &[FrameCase {
     rate: 2,
 }];
 
+impl FrameCase {
+    fn painting(&self) -> Painting {
+        Painting {
+            image: self.image,
+            radius: self.radius,
+            rate: self.rate,
+            frames: self.frames,
+        }
+    }
+}
+
 /// Warm-up frames before the timed ones.
 const WARMUP_FRAMES: usize = 10;
 
@@ -102,15 +113,7 @@ pub(super) fn measure(
             anyhow!("{e:#} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
         })?;
         let desc = *terrain.desc();
-        let log = paint_frames(
-            gpu,
-            &mut terrain,
-            c.image,
-            c.radius,
-            c.rate,
-            c.frames,
-            heater,
-        )?;
+        let log = paint_frames(gpu, &mut terrain, &c.painting(), heater)?;
         let mean = |v: &[f64]| mean_p99(v).0;
         let (mean_ms, p99_ms) = mean_p99(&log.frame_ms);
         let triangles: Vec<f64> = log.triangles.iter().map(|&t| t as f64).collect();
@@ -151,19 +154,26 @@ pub(super) fn measure(
     Ok(Some(out))
 }
 
-/// Offscreen frames of `terrain` at `image` pixels, framed whole, while a Jordan noise brush of
-/// `radius` paints `rate` instances per frame around its centre: 10 warm-up frames, then
-/// `frames` timed ones (the editor's pump / refresh / draw sequence, two frames in flight).
+/// A frame run: offscreen frames at `image` pixels, the terrain framed whole, while a Jordan
+/// noise brush of `radius` paints `rate` instances per frame around its centre; 10 warm-up
+/// frames, then `frames` timed ones (the editor's pump / refresh / draw sequence, two frames
+/// in flight).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Painting {
+    pub image: [u32; 2],
+    pub radius: f32,
+    pub rate: usize,
+    pub frames: usize,
+}
+
+/// The frames of `run` over `terrain`.
 pub(super) fn paint_frames(
     gpu: &Arc<Gpu>,
     terrain: &mut Document,
-    image: [u32; 2],
-    radius: f32,
-    rate: usize,
-    frames: usize,
+    run: &Painting,
     heater: &Heater,
 ) -> Result<FrameLog> {
-    let (log, _) = paint_frames_lit(gpu, terrain, image, radius, rate, frames, heater, None)?;
+    let (log, _) = paint_frames_lit(gpu, terrain, run, heater, None)?;
     Ok(log)
 }
 
@@ -177,14 +187,10 @@ pub(super) struct Lit<'a> {
 
 /// [`paint_frames`], with `lit` the lighting caught up first and then updated every frame as
 /// the editor does (its per-update figures returned beside the frames').
-#[allow(clippy::too_many_arguments)]
 pub(super) fn paint_frames_lit(
     gpu: &Arc<Gpu>,
     terrain: &mut Document,
-    image: [u32; 2],
-    radius: f32,
-    rate: usize,
-    frames: usize,
+    run: &Painting,
     heater: &Heater,
     lit: Option<Lit>,
 ) -> Result<(FrameLog, Vec<LightStats>)> {
@@ -194,8 +200,8 @@ pub(super) fn paint_frames_lit(
     let vs = default_vertical_scale(&desc);
     let camera = framing_camera(&renderer, &desc, vs);
     let mut view = default_view(&desc, vs);
-    let mut target = Offscreen::new(gpu, image)?;
-    let paint = PaintLoad::noise(NoiseKind::Jordan, radius, 0.005, rate);
+    let mut target = Offscreen::new(gpu, run.image)?;
+    let paint = PaintLoad::noise(NoiseKind::Jordan, run.radius, 0.005, run.rate);
     let mut work = WithLighting {
         work: PaintLoop::new(terrain, Some(&paint)),
         lighting: None,
@@ -225,7 +231,7 @@ pub(super) fn paint_frames_lit(
         &camera,
         &view,
         WARMUP_FRAMES,
-        frames,
+        run.frames,
     )?;
     if let Some((lighting, _)) = &mut work.lighting {
         lighting.set_detached(false);

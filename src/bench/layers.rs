@@ -185,7 +185,13 @@ fn time_stroke(
 }
 
 fn frames(gpu: &Arc<Gpu>, d: &mut Document, c: &Case, heater: &Heater) -> Result<f64> {
-    let log = super::frames::paint_frames(gpu, d, c.image, c.radius, c.rate, c.frames, heater)?;
+    let run = super::frames::Painting {
+        image: c.image,
+        radius: c.radius,
+        rate: c.rate,
+        frames: c.frames,
+    };
+    let log = super::frames::paint_frames(gpu, d, &run, heater)?;
     Ok(mean_p99(&log.frame_ms).0)
 }
 

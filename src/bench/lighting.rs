@@ -3,7 +3,7 @@
 //! lighting and the look against the same frames without them (the viewport issue's targets).
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
-use super::frames::{paint_frames, paint_frames_lit, Lit};
+use super::frames::{paint_frames, paint_frames_lit, Lit, Painting};
 use super::BenchOptions;
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
@@ -52,28 +52,29 @@ pub struct LightingResult {
 struct Case {
     name: &'static str,
     journal: &'static str,
-    image: [u32; 2],
-    radius: f32,
-    frames: usize,
-    rate: usize,
+    run: Painting,
 }
 
 const FULL: Case = Case {
     name: "lighting/8192",
     journal: "journals/bench/default-8192.json",
-    image: [1920, 1080],
-    radius: 512.0,
-    frames: 300,
-    rate: 4,
+    run: Painting {
+        image: [1920, 1080],
+        radius: 512.0,
+        rate: 4,
+        frames: 300,
+    },
 };
 
 const QUICK: Case = Case {
     name: "lighting/1024",
     journal: "journals/demo.json",
-    image: [640, 360],
-    radius: 64.0,
-    frames: 5,
-    rate: 2,
+    run: Painting {
+        image: [640, 360],
+        radius: 64.0,
+        rate: 2,
+        frames: 5,
+    },
 };
 
 pub(super) fn names(quick: bool) -> Vec<String> {
@@ -115,56 +116,33 @@ pub(super) fn measure(
             budget_ms,
         })
     };
-    let (_, near_log) = paint_frames_lit(
-        gpu,
-        &mut doc,
-        c.image,
-        c.radius,
-        1,
-        c.frames,
-        heater,
-        lit(&mut lighting, 0.0),
-    )?;
-    let near = LightPerFrame::of(&near_log, c.frames);
+    let run = c.run;
+    let one = Painting { rate: 1, ..run };
+    let (_, near_log) = paint_frames_lit(gpu, &mut doc, &one, heater, lit(&mut lighting, 0.0))?;
+    let near = LightPerFrame::of(&near_log, run.frames);
     drop(doc);
-    let plain = paint_frames(
-        gpu,
-        &mut fresh()?,
-        c.image,
-        c.radius,
-        c.rate,
-        c.frames,
-        heater,
-    )?;
+    let plain = paint_frames(gpu, &mut fresh()?, &run, heater)?;
     let mut lighting = Lighting::new(gpu, desc.format)?;
-    let (lit_log, light_log) = paint_frames_lit(
-        gpu,
-        &mut fresh()?,
-        c.image,
-        c.radius,
-        c.rate,
-        c.frames,
-        heater,
-        lit(&mut lighting, DEFAULT_BUDGET_MS),
-    )?;
-    let per_frame = LightPerFrame::of(&light_log, c.frames);
+    let lit_run = lit(&mut lighting, DEFAULT_BUDGET_MS);
+    let (lit_log, light_log) = paint_frames_lit(gpu, &mut fresh()?, &run, heater, lit_run)?;
+    let per_frame = LightPerFrame::of(&light_log, run.frames);
     let (frame_plain_ms, frame_lit_ms) =
         (mean_p99(&plain.frame_ms).0, mean_p99(&lit_log.frame_ms).0);
     let r = LightingResult {
         name: c.name.to_string(),
         journal: c.journal.to_string(),
         terrain: [desc.width, desc.height],
-        image: c.image,
+        image: run.image,
         sun_azimuth: sun.azimuth,
         sun_elevation: sun.elevation,
-        brush_radius: c.radius,
+        brush_radius: run.radius,
         whole_pages: whole.pages,
         whole_gpu_ms: whole.gpu_ms,
         whole_ns_per_texel: super::ratio(whole.gpu_ms * 1e6, texels),
         near_instance_gpu_ms: near.gpu_ms,
         near_instance_texels: near.near_texels,
-        frames: c.frames as u32,
-        instances_per_frame: c.rate as u32,
+        frames: run.frames as u32,
+        instances_per_frame: run.rate as u32,
         frame_plain_ms,
         frame_lit_ms,
         frame_lit_over_plain: super::ratio(frame_lit_ms, frame_plain_ms),
@@ -175,7 +153,7 @@ pub(super) fn measure(
     };
     eprintln!(
         "{}: whole document {} pages, GPU {:.2} ms ({:.3} ns/texel); near one r{} instance {:.3} ms ({:.2} Mtexels); frames {:.2} lit vs {:.2} plain ms ({:.3}x; lighting {:.3} ms a frame, {:.2} strip pages)",
-        r.name, r.whole_pages, r.whole_gpu_ms, r.whole_ns_per_texel, c.radius,
+        r.name, r.whole_pages, r.whole_gpu_ms, r.whole_ns_per_texel, run.radius,
         r.near_instance_gpu_ms, r.near_instance_texels * 1e-6, r.frame_lit_ms, r.frame_plain_ms,
         r.frame_lit_over_plain, r.lit_light_gpu_ms, r.lit_strip_pages
     );
