@@ -30,8 +30,9 @@ pub struct LightingResult {
     pub whole_pages: usize,
     pub whole_gpu_ms: f64,
     pub whole_ns_per_texel: f64,
-    /// One instance painted a frame, nothing relit beyond what is near it (a budget of 0):
-    /// lighting GPU ms per frame, and texels lit near the instance.
+    /// One instance painted a frame and a budget of 0, so only the texels near it are relit
+    /// (a budget of 0 lights one strip page on a frame with nothing near, and every frame of
+    /// this run paints): lighting GPU ms per frame, and texels lit near the instance.
     pub near_instance_gpu_ms: f64,
     pub near_instance_texels: f64,
     /// Editor frames while the brush paints `instances_per_frame` instances a frame: without

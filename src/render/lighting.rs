@@ -21,7 +21,7 @@
 //!   the page's neighbours hold at least: every peak nearby is hit), the texel offset nearest
 //!   the sun's direction x `d` ([`fine_offset`]: the same offsets for every texel, made once
 //!   per workgroup on the GPU); then steps of a sixteenth of the distance so far from the
-//!   exact direction (57 more taps to 4096), and stops at the document's edge or once even
+//!   exact direction (58 taps from 128 to 4096), and stops at the document's edge or once even
 //!   the document's highest point could not rise above the penumbra's lower edge.
 //! * ambient occlusion: 1 - the mean over eight directions of the sine of the horizon's
 //!   elevation within [`AO_RADIUS`] texels (taps at 1, 2, 3, 4, 6, 9, 13, 19, 28, 42).
@@ -251,10 +251,10 @@ pub fn unpack(v: f32) -> (f32, f32) {
     )
 }
 
-/// The CPU twin of `lighting_body.glsl` for texel (x, y) of the page `p` describes, `top` the
-/// document's highest world height (height x vertical scale): `height` gives the (decoded)
-/// height of a texel of the page or its neighbours, `block_sum` the summed heights of a coarse
-/// block (clamped into the level by the caller's indices).
+/// The CPU twin of `render/lighting.comp` (`sunAt`, `aoAt`) for texel (x, y) of the page `p`
+/// describes, `top` the document's highest world height (height x vertical scale): `height`
+/// gives the (decoded) height of a texel of the page or its neighbours, `block_sum` the summed
+/// heights of a coarse block (clamped into the level by the caller's indices).
 pub fn light_texel(
     p: &LightPush,
     top: f32,
