@@ -75,13 +75,18 @@ bool pastEnd(int d, vec2 q) {
         || q.x < 0.0 || q.y < 0.0 || q.x > float(pc.p.doc.x - 1) || q.y > float(pc.p.doc.y - 1);
 }
 
-// One tap of height h at distance d: the highest tangent so far, and whether the march stops
-// here leaving the result as it is (the sun has set; or nothing farther can rise above the
-// penumbra's lower edge or the horizon found, reached with room for the product's rounding).
+// Whether the march may stop at distance d with horizon tmax, leaving the result as it is: the
+// sun has set; or nothing farther can rise above the penumbra's lower edge or the horizon
+// found (reached with room for the product's rounding).
+bool exits(float tmax, int d, float b0, float top) {
+    return tmax >= pc.p.tan_hi || top - b0 <= max(pc.p.tan_lo, tmax) * float(d) * (1.0 - 1e-6);
+}
+
+// One tap of height h at distance d: the highest tangent so far, and whether the march stops.
 bool tap(inout float tmax, float h, int d, float b0, float top) {
     precise float tan_here = (h - b0) / float(d);
     tmax = max(tmax, tan_here);
-    return tmax >= pc.p.tan_hi || top - b0 <= max(pc.p.tan_lo, tmax) * float(d) * (1.0 - 1e-6);
+    return exits(tmax, d, b0, top);
 }
 
 // The fine march's taps: texel offsets nearest the sun's direction x d, for d below
@@ -128,9 +133,7 @@ float sunAt(ivec2 t, float b0, float top) {
             precise float tan_here = (h[j] - b0) / float(d);
             tmax = max(tmax, tan_here);
         }
-        int last = min(d0 + AHEAD, LIGHT_FINE) - 1;
-        done = done || tmax >= pc.p.tan_hi
-            || top - b0 <= max(pc.p.tan_lo, tmax) * float(last) * (1.0 - 1e-6);
+        done = done || exits(tmax, min(d0 + AHEAD, LIGHT_FINE) - 1, b0, top);
     }
     // Then steps of a sixteenth of the distance: full resolution within the neighbours, the
     // coarse level beyond. (Loading these ahead too, both kinds, measured slower: most

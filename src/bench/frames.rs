@@ -21,66 +21,37 @@ struct FrameCase {
     name: &'static str,
     /// Under `assets/`.
     journal: &'static str,
-    image: [u32; 2],
-    frames: usize,
-    radius: f32,
-    rate: usize,
+    run: Painting,
 }
 
 const FULL: &[FrameCase] = &[
     FrameCase {
         name: "frame/4096",
         journal: "journals/default.json",
-        image: [1920, 1080],
-        frames: 300,
-        radius: 512.0,
-        rate: 4,
+        run: FULL_RUN,
     },
     FrameCase {
         name: "frame/8192",
         journal: "journals/bench/default-8192.json",
-        image: [1920, 1080],
-        frames: 300,
-        radius: 512.0,
-        rate: 4,
+        run: FULL_RUN,
     },
     FrameCase {
         name: "frame/16384",
         journal: "journals/bench/lvp-world-16384.json",
-        image: [1920, 1080],
-        frames: 300,
-        radius: 512.0,
-        rate: 4,
+        run: FULL_RUN,
     },
     FrameCase {
         name: "frame/65536",
         journal: "journals/bench/world-65536.json",
-        image: [1920, 1080],
-        frames: 300,
-        radius: 512.0,
-        rate: 4,
+        run: FULL_RUN,
     },
 ];
 
 const QUICK: &[FrameCase] = &[FrameCase {
     name: "frame/1024",
     journal: "journals/demo.json",
-    image: [640, 360],
-    frames: 5,
-    radius: 64.0,
-    rate: 2,
+    run: QUICK_RUN,
 }];
-
-impl FrameCase {
-    fn painting(&self) -> Painting {
-        Painting {
-            image: self.image,
-            radius: self.radius,
-            rate: self.rate,
-            frames: self.frames,
-        }
-    }
-}
 
 /// Warm-up frames before the timed ones.
 const WARMUP_FRAMES: usize = 10;
@@ -113,7 +84,7 @@ pub(super) fn measure(
             anyhow!("{e:#} (the frame benchmark replays the repository's journals: run from its root, or leave frames out with --filter)")
         })?;
         let desc = *terrain.desc();
-        let log = paint_frames(gpu, &mut terrain, &c.painting(), heater)?;
+        let log = paint_frames(gpu, &mut terrain, &c.run, heater)?;
         let mean = |v: &[f64]| mean_p99(v).0;
         let (mean_ms, p99_ms) = mean_p99(&log.frame_ms);
         let triangles: Vec<f64> = log.triangles.iter().map(|&t| t as f64).collect();
@@ -121,11 +92,11 @@ pub(super) fn measure(
             name: c.name.to_string(),
             journal: c.journal.to_string(),
             terrain: [desc.width, desc.height],
-            image: c.image,
-            frames: c.frames as u32,
+            image: c.run.image,
+            frames: c.run.frames as u32,
             brush: "noise jordan".to_string(),
-            brush_radius: c.radius,
-            instances_per_frame: c.rate as u32,
+            brush_radius: c.run.radius,
+            instances_per_frame: c.run.rate as u32,
             mean_ms,
             mean_spread: mean_uncertainty(&log.frame_ms),
             p99_ms,
@@ -146,7 +117,7 @@ pub(super) fn measure(
         };
         eprintln!(
             "{}: {}x{} at {}x{}, r{} Jordan painting: {:.2} ms mean, {:.2} p99 ({:.0} fps); GPU draw {:.2}, shading {:.2}, tile bounds {:.2}, brush {:.2}; CPU prepare {:.2}",
-            r.name, desc.width, desc.height, c.image[0], c.image[1], c.radius, r.mean_ms, r.p99_ms, r.fps,
+            r.name, desc.width, desc.height, c.run.image[0], c.run.image[1], c.run.radius, r.mean_ms, r.p99_ms, r.fps,
             r.gpu_draw_ms, r.gpu_shade_ms, r.gpu_tile_bounds_ms, r.gpu_brush_ms, r.cpu_prepare_ms
         );
         out.push(r);
@@ -165,6 +136,23 @@ pub(super) struct Painting {
     pub rate: usize,
     pub frames: usize,
 }
+
+/// The full benchmark's frame runs (frames, layers, lighting): 1080p, a radius-512 brush, 4
+/// instances a frame, 300 frames.
+pub(super) const FULL_RUN: Painting = Painting {
+    image: [1920, 1080],
+    radius: 512.0,
+    rate: 4,
+    frames: 300,
+};
+
+/// `--quick`'s frame runs: 640×360, radius 64, 2 instances a frame, 5 frames.
+pub(super) const QUICK_RUN: Painting = Painting {
+    image: [640, 360],
+    radius: 64.0,
+    rate: 2,
+    frames: 5,
+};
 
 /// The frames of `run` over `terrain`.
 pub(super) fn paint_frames(

@@ -5,6 +5,7 @@
 //! frames of the document without layers.
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
+use super::frames::{Painting, FULL_RUN, QUICK_RUN};
 use super::{median, BenchOptions};
 use crate::brush::stroke::{stroke_instances, StrokeSample};
 use crate::brush::{BrushSettings, BrushType};
@@ -64,10 +65,8 @@ struct Case {
     layers: usize,
     /// 0-based index of the painted layer.
     painted: usize,
-    radius: f32,
-    image: [u32; 2],
-    frames: usize,
-    rate: usize,
+    /// The frame runs; its brush radius is the stroke's too.
+    run: Painting,
 }
 
 const FULL: Case = Case {
@@ -75,10 +74,7 @@ const FULL: Case = Case {
     journal: "journals/bench/default-8192.json",
     layers: 16,
     painted: 7,
-    radius: 512.0,
-    image: [1920, 1080],
-    frames: 300,
-    rate: 4,
+    run: FULL_RUN,
 };
 
 const QUICK: Case = Case {
@@ -86,10 +82,7 @@ const QUICK: Case = Case {
     journal: "journals/demo.json",
     layers: 4,
     painted: 1,
-    radius: 64.0,
-    image: [640, 360],
-    frames: 5,
-    rate: 2,
+    run: QUICK_RUN,
 };
 
 pub(super) fn names(quick: bool) -> Vec<String> {
@@ -185,13 +178,7 @@ fn time_stroke(
 }
 
 fn frames(gpu: &Arc<Gpu>, d: &mut Document, c: &Case, heater: &Heater) -> Result<f64> {
-    let run = super::frames::Painting {
-        image: c.image,
-        radius: c.radius,
-        rate: c.rate,
-        frames: c.frames,
-    };
-    let log = super::frames::paint_frames(gpu, d, &run, heater)?;
+    let log = super::frames::paint_frames(gpu, d, &c.run, heater)?;
     Ok(mean_p99(&log.frame_ms).0)
 }
 
@@ -210,10 +197,10 @@ pub(super) fn measure(
         anyhow!("{e:#} (the layers benchmark replays the repository's journals: run from its root, or leave it out with --filter)")
     };
     let mut plain = crate::session::replay_journal(gpu, &path, tables).map_err(hint)?;
-    let mut lay = layered(gpu, &path, c.layers, c.painted, c.radius, tables)?;
-    let mut one = layered(gpu, &path, 1, 0, c.radius, tables)?;
+    let mut lay = layered(gpu, &path, c.layers, c.painted, c.run.radius, tables)?;
+    let mut one = layered(gpu, &path, 1, 0, c.run.radius, tables)?;
     let desc = *plain.desc();
-    let (b, samples) = stroke([desc.width, desc.height], c.radius, 99);
+    let (b, samples) = stroke([desc.width, desc.height], c.run.radius, 99);
     heater.heat(HEAT_LONG_MS)?;
     let (plain_waves, _, _, _) = time_stroke(&mut plain, &b, &samples, o)?;
     let (waves, folds, pages, blends) = time_stroke(&mut lay, &b, &samples, o)?;
@@ -239,7 +226,7 @@ pub(super) fn measure(
         terrain: [desc.width, desc.height],
         layers: c.layers as u32,
         painted_layer: c.painted as u32 + 1,
-        brush_radius: c.radius,
+        brush_radius: c.run.radius,
         instances,
         plain_us_per_instance: plain_waves,
         layered_brush_us_per_instance: waves,
@@ -266,11 +253,11 @@ pub(super) fn measure(
         frame_plain_ms,
         frame_layered_ms,
         frame_layered_over_plain: super::ratio(frame_layered_ms, frame_plain_ms),
-        frames: c.frames as u32,
+        frames: c.run.frames as u32,
     };
     eprintln!(
         "{}: r{} noise on layer {} of {}: {:.2} µs/instance (waves {:.2} + composite {:.2}) vs {:.2} on a one-layer document ({:.2}x), {:.2} without layers ({:.2}x); composite {:.1} µs per dirty page ({} pages, {:.1} blends each), full fold {:.1} µs/page; frames {:.2} vs {:.2} ms ({:.2}x)",
-        r.name, c.radius, r.painted_layer, r.layers,
+        r.name, c.run.radius, r.painted_layer, r.layers,
         waves + folds, waves, folds, r.one_layer_us_per_instance, r.layered_over_one_layer, plain_waves, r.layered_over_plain,
         r.composite_us_per_page, pages, r.blends_per_page, r.full_fold_us_per_page,
         frame_layered_ms, frame_plain_ms, r.frame_layered_over_plain

@@ -3,7 +3,7 @@
 //! lighting and the look against the same frames without them (the viewport issue's targets).
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
-use super::frames::{paint_frames, paint_frames_lit, Lit, Painting};
+use super::frames::{paint_frames, paint_frames_lit, Lit, Painting, FULL_RUN, QUICK_RUN};
 use super::BenchOptions;
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
@@ -59,23 +59,13 @@ struct Case {
 const FULL: Case = Case {
     name: "lighting/8192",
     journal: "journals/bench/default-8192.json",
-    run: Painting {
-        image: [1920, 1080],
-        radius: 512.0,
-        rate: 4,
-        frames: 300,
-    },
+    run: FULL_RUN,
 };
 
 const QUICK: Case = Case {
     name: "lighting/1024",
     journal: "journals/demo.json",
-    run: Painting {
-        image: [640, 360],
-        radius: 64.0,
-        rate: 2,
-        frames: 5,
-    },
+    run: QUICK_RUN,
 };
 
 pub(super) fn names(quick: bool) -> Vec<String> {
