@@ -9,8 +9,8 @@
 //!   bytes, included by `src/gpu/shaders.rs`.
 //! * `src/shared_constants.rs` becomes `$OUT_DIR/glsl/constants.glsl` (`#include "constants.glsl"`):
 //!   each `pub const NAME: i32 = V;` a `#define NAME V`, each `u32` a `#define NAME Vu`.
-//! * `SCARP_COMMIT` (for `scarp bench` reports): the commit built, `-dirty` when tracked files
-//!   differed from it when this script last ran, `unknown` outside a git checkout.
+//! * `SCARP_COMMIT` (for `scarp bench` reports): the commit HEAD named when this script last ran
+//!   (uncommitted changes are not marked), `unknown` outside a git checkout.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -176,7 +176,9 @@ fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Sets `SCARP_COMMIT` from git, rerunning when HEAD, the branch or the index moves.
+/// Sets `SCARP_COMMIT` from git: the commit HEAD names, rerunning only when HEAD, its branch or the
+/// packed refs move. The work tree's state is not looked at: that needs the index, which any
+/// `git status` rewrites, and watching it rebuilt the crate after every git command.
 fn embed_commit(root: &Path) {
     let git = |args: &[&str]| {
         std::process::Command::new("git")
@@ -187,22 +189,11 @@ fn embed_commit(root: &Path) {
             .filter(|o| o.status.success())
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
-    let commit = match git(&["rev-parse", "--short=9", "HEAD"]) {
-        Some(c) => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
-            if dirty {
-                format!("{c}-dirty")
-            } else {
-                c
-            }
-        }
-        None => "unknown".to_string(),
-    };
+    let commit = git(&["rev-parse", "--short=9", "HEAD"]).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=SCARP_COMMIT={commit}");
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         let dir = root.join(dir);
-        for f in ["HEAD", "index"] {
+        for f in ["HEAD", "packed-refs"] {
             println!("cargo:rerun-if-changed={}", dir.join(f).display());
         }
         if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
