@@ -57,10 +57,9 @@ const ESSENTIAL: &[&str] = &[
 /// Shell builtins and keywords: never spawned.
 const BUILTINS: &[&str] = &[
     ".", ":", "[", "[[", "]]", "break", "cd", "command", "compgen", "continue", "declare", "do",
-    "done", "echo", "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fi",
-    "for", "if", "kill", "local", "printf", "pwd", "read", "return", "set", "shift", "source",
-    "test", "then", "time", "trap", "true", "type", "unset", "until", "wait", "while", "{", "}",
-    "!",
+    "done", "echo", "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fi", "for",
+    "if", "kill", "local", "printf", "pwd", "read", "return", "set", "shift", "source", "test",
+    "then", "time", "trap", "true", "type", "unset", "until", "wait", "while", "{", "}", "!",
 ];
 
 /// The Rust toolchain: README's one prerequisite (rustup), `.ci/setup` checks it is there.
@@ -70,7 +69,10 @@ const TOOLCHAIN: &[&str] = &["cargo", "rustc"];
 /// source `.ci/nvidia-env`); they cannot be had on a Debian CI machine.
 const DEVICE_ONLY: &[(&str, &str)] = &[
     ("nvidia-smi", "NVIDIA's driver, on the device machine"),
-    ("python3", "the device image's Python with numpy (summaries of bench runs)"),
+    (
+        "python3",
+        "the device image's Python with numpy (summaries of bench runs)",
+    ),
 ];
 
 fn root() -> &'static Path {
@@ -84,7 +86,9 @@ fn setup_programs() -> BTreeMap<String, String> {
         .find("\nprograms=(")
         .expect(".ci/setup has a programs=( ... ) table");
     let body = &setup[start + "\nprograms=(".len()..];
-    let body = &body[..body.find("\n)").expect("the programs table ends with a line ')'")];
+    let body = &body[..body
+        .find("\n)")
+        .expect("the programs table ends with a line ')'")];
     let mut table = BTreeMap::new();
     for line in body.lines() {
         let line = line.split('#').next().unwrap().trim();
@@ -146,11 +150,19 @@ fn rust_programs() -> BTreeMap<String, String> {
                 Some(start..end)
             })
             .collect();
-        assert_eq!(bodies.len(), helpers.len(), "{rel}: a SPAWN_HELPERS function is gone");
+        assert_eq!(
+            bodies.len(),
+            helpers.len(),
+            "{rel}: a SPAWN_HELPERS function is gone"
+        );
         let mut calls: Vec<(&str, bool)> = vec![("Command::new(", false)];
         calls.extend(helpers.iter().map(|h| (*h, true)));
         for (call, helper) in calls {
-            let pattern = if helper { format!("{call}(") } else { call.to_string() };
+            let pattern = if helper {
+                format!("{call}(")
+            } else {
+                call.to_string()
+            };
             for (i, _) in text.match_indices(&pattern) {
                 let before = text[..i].chars().next_back();
                 if helper && before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
@@ -215,7 +227,10 @@ impl<'a> Shell<'a> {
     }
 
     fn fail(&self, what: &str) -> ! {
-        panic!("line {}: {what} (tests/programs.rs cannot read it)", self.line)
+        panic!(
+            "line {}: {what} (tests/programs.rs cannot read it)",
+            self.line
+        )
     }
 
     /// Skips the bodies of the heredocs whose operators were on the line just ended.
@@ -586,7 +601,8 @@ fn every_program_the_tests_scripts_and_sources_spawn_is_installed_by_ci_setup() 
     for path in scripts {
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let device = name.starts_with("nvidia-") || text.contains("source \"$(dirname \"$0\")/nvidia-env\"");
+        let device =
+            name.starts_with("nvidia-") || text.contains("source \"$(dirname \"$0\")/nvidia-env\"");
         let scan = scan_shell(&text);
         for (word, line) in &scan.programs {
             let Some(program) = program_of(word) else {
