@@ -232,7 +232,7 @@ fn bad_erode_flags_are_refused_before_any_work() {
 
 #[test]
 fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
-    use scarp::session::Document;
+    use scarp::document::Document;
     let gpu = gpu();
     let (w, h) = (320u32, 256u32);
     let heights = terrain(w, h);
@@ -255,7 +255,7 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
         let desc = common::doc(w, h, page);
         let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
         let before = d.to_dense().unwrap();
-        d.erode_region(region, &spec, true, |_| {}).unwrap();
+        scarp::edit::erode::region(&mut d, region, &spec, true, |_| {}).unwrap();
         let after = d.to_dense().unwrap();
         assert!(d.undo().unwrap());
         assert!(
@@ -270,8 +270,7 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
         results.push(after);
         // A layer selected: refused, nothing changes.
         common::add_and_select_layer(&mut d, "l");
-        let e = d
-            .erode_region(region, &spec, true, |_| {})
+        let e = scarp::edit::erode::region(&mut d, region, &spec, true, |_| {})
             .unwrap_err()
             .to_string();
         assert!(e.contains("select"), "{e}");
@@ -290,7 +289,7 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     use scarp::brush::journal::Journal;
     use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
-    use scarp::session::Document;
+    use scarp::document::Document;
     use std::sync::Arc;
     let gpu = gpu();
     let (w, h) = (320u32, 256u32);
@@ -322,7 +321,13 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     assert!(instances.len() > 3);
     let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
     let before = d.to_dense().unwrap();
-    d.apply_stroke(&brush, &instances).unwrap();
+    scarp::edit::stroke::apply(
+        &mut d,
+        &mut scarp::edit::Tools::default(),
+        &brush,
+        &instances,
+    )
+    .unwrap();
     let got = d.to_dense().unwrap();
     let mut twin = CpuTerrain::from_heights(desc, &heights, Arc::new(CpuTables::new(&tables)));
     twin.apply_stroke(&brush, &instances);
@@ -375,9 +380,9 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
 fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly() {
     use scarp::brush::cpu::CpuTerrain;
     use scarp::brush::journal::{Initial, Journal, JournalFile, RecordedStep, Replayer};
+    use scarp::document::Document;
     use scarp::erosion::ErosionBrush;
     use scarp::session::erosion_run::{RegionRun, WATER_FIELD};
-    use scarp::session::Document;
     use std::sync::Arc;
     let gpu = gpu();
     let (w, h) = (320u32, 256u32);
@@ -403,7 +408,14 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
     let before = d.to_dense().unwrap();
     let undo_steps = d.undo_steps();
-    let mut run = RegionRun::start(&mut d, region, erosion, 8).unwrap();
+    let mut run = RegionRun::start(
+        &mut d,
+        &mut scarp::edit::Tools::default(),
+        region,
+        erosion,
+        8,
+    )
+    .unwrap();
     // Frames: the steps per frame grow to the most allowed; the view follows.
     run.advance(&mut d, 1e9).unwrap();
     run.advance(&mut d, 1e9).unwrap();
@@ -456,7 +468,9 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     assert!(d.to_dense().unwrap() == got);
     // The step replays bit for bit: on a document, and through a journal file.
     let mut fresh = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
-    fresh.erode(*r, e).unwrap();
+    scarp::edit::Target::new(&mut fresh, &mut scarp::edit::Tools::default())
+        .erode(*r, e)
+        .unwrap();
     assert!(
         fresh.to_dense().unwrap() == got,
         "the journal step replays bit-exactly"
@@ -511,10 +525,16 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     }
     // With a layer selected: the run and the journal step are refused, nothing changes.
     common::add_and_select_layer(&mut d, "l");
-    let e = RegionRun::start(&mut d, region, erosion, 8)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = RegionRun::start(
+        &mut d,
+        &mut scarp::edit::Tools::default(),
+        region,
+        erosion,
+        8,
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(e.contains("select"), "{e}");
     assert!(d.store.field(WATER_FIELD).is_none());
     let layered = compact.replace(
@@ -534,8 +554,8 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
     use scarp::brush::cpu::CpuTerrain;
     use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
+    use scarp::document::Document;
     use scarp::pages::geometry::HeightFormat;
-    use scarp::session::Document;
     use std::sync::Arc;
     let gpu = gpu();
     let (w, h) = (320u32, 256u32);
@@ -560,7 +580,13 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
     let instances = stroke_instances(&brush, &samples);
     let stroke = |desc| {
         let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
-        d.apply_stroke(&brush, &instances).unwrap();
+        scarp::edit::stroke::apply(
+            &mut d,
+            &mut scarp::edit::Tools::default(),
+            &brush,
+            &instances,
+        )
+        .unwrap();
         d.to_dense().unwrap()
     };
     // r32f: squares copied between page images and the erosion buffers on the GPU.
@@ -597,9 +623,9 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
 
 #[test]
 fn a_region_past_what_the_device_binds_is_refused_with_one_line_before_any_work() {
+    use scarp::document::Document;
     use scarp::erosion::gpu::GpuErosion;
     use scarp::session::erosion_run::{RegionRun, WATER_FIELD};
-    use scarp::session::Document;
     let gpu = gpu();
     // A flat document just larger than one binding's worth of texels (no pages are made).
     let most = GpuErosion::max_texels(&gpu);
@@ -619,15 +645,20 @@ fn a_region_past_what_the_device_binds_is_refused_with_one_line_before_any_work(
         params: ErosionParams::default(),
         height_scale: 100.0,
     };
-    let e = d
-        .erode_region(whole, &spec, true, |_| {})
+    let e = scarp::edit::erode::region(&mut d, whole, &spec, true, |_| {})
         .unwrap_err()
         .to_string();
     assert!(e.contains("past what this GPU"), "{e}");
-    let e = RegionRun::start(&mut d, whole, scarp::erosion::ErosionBrush::default(), 8)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = RegionRun::start(
+        &mut d,
+        &mut scarp::edit::Tools::default(),
+        whole,
+        scarp::erosion::ErosionBrush::default(),
+        8,
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(e.contains("past what this GPU"), "{e}");
     assert!(d.store.field(WATER_FIELD).is_none());
     assert_eq!(d.undo_steps(), 0, "nothing changed");

@@ -9,10 +9,10 @@ use scarp::brush::shared::BrushInstance;
 use scarp::brush::stamp::Stamp;
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
+use scarp::document::Document;
 use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use scarp::pages::Budgets;
-use scarp::session::Document;
 use std::sync::Arc;
 
 /// Largest |GPU - CPU| accepted for r32f documents.
@@ -968,11 +968,15 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
         let mut live = Document::from_heights(&gpu, d, &start, &tables).unwrap();
         let mut stroke = LiveStroke::new(brush.clone());
         for s in &samples {
-            stroke.add(&mut live, *s).unwrap();
+            stroke
+                .add(&mut live, &mut scarp::edit::Tools::default(), *s)
+                .unwrap();
             // A small budget leaves parts queued and strokes half-applied between samples.
             live.pump(Some(0.05)).unwrap();
         }
-        let (step, _) = stroke.finish(&mut live).unwrap();
+        let (step, _) = stroke
+            .finish(&mut live, &mut scarp::edit::Tools::default())
+            .unwrap();
         let Some(RecordedStep::Stroke {
             samples: recorded, ..
         }) = step
@@ -1402,12 +1406,16 @@ fn a_ramp_runs_straight_between_the_heights_at_its_ends_and_replays_from_its_jou
     let mut stroke = LiveStroke::new(brush.clone());
     for s in &samples {
         assert_eq!(
-            stroke.add(&mut live, *s).unwrap(),
+            stroke
+                .add(&mut live, &mut scarp::edit::Tools::default(), *s)
+                .unwrap(),
             0,
             "a ramp paints on release"
         );
     }
-    let (step, n) = stroke.finish(&mut live).unwrap();
+    let (step, n) = stroke
+        .finish(&mut live, &mut scarp::edit::Tools::default())
+        .unwrap();
     assert!(n > 10);
     let got = live.to_dense().unwrap();
     let at =

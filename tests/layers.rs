@@ -10,10 +10,10 @@ use scarp::brush::journal::Journal;
 use scarp::brush::shared::BrushInstance;
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
+use scarp::document::Document;
 use scarp::layers::{fold_texel, Changes, LayerFiles, LayerOp, Mode, Part, BASE};
 use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};
-use scarp::session::Document;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -815,10 +815,12 @@ fn live_strokes_on_layers_with_frames_in_flight_match_applied_strokes() {
     for (b, s) in &strokes {
         let mut ls = LiveStroke::new(b.clone());
         for sample in s {
-            ls.add(&mut live, *sample).unwrap();
+            ls.add(&mut live, &mut scarp::edit::Tools::default(), *sample)
+                .unwrap();
             live.pump(Some(0.05)).unwrap();
         }
-        ls.finish(&mut live).unwrap();
+        ls.finish(&mut live, &mut scarp::edit::Tools::default())
+            .unwrap();
         live.pump(Some(0.05)).unwrap();
     }
     let (a, l) = (applied.to_dense().unwrap(), live.to_dense().unwrap());

@@ -6,12 +6,12 @@ mod common;
 use common::{assert_no_validation_messages, doc, gpu};
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType};
+use scarp::document::Document;
 use scarp::noise::NoiseTables;
 use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use scarp::render::lighting::{
     affected_by, cpu_lighting, unpack, LightSettings, Lighting, Sun, FIELD,
 };
-use scarp::session::Document;
 use std::collections::BTreeSet;
 
 /// Ridges and bumps in texel units (slopes in every direction, steep enough to shadow).

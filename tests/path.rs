@@ -9,8 +9,8 @@ use common::{assert_no_validation_messages, gpu, max_diff};
 use scarp::brush::cpu::CpuTerrain;
 use scarp::brush::journal::{journal_json, Initial, Journal, RecordedStep};
 use scarp::brush::path::{PathMode, PathSpec, Profile};
+use scarp::document::Document;
 use scarp::noise::{CpuTables, NoiseTables};
-use scarp::session::Document;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -48,7 +48,7 @@ fn every_mode_and_cross_section_matches_the_cpu_twin_whatever_the_page_size() {
                 let mut d =
                     Document::from_heights(&gpu, common::doc(W, H, page), &heights, &tables)
                         .unwrap();
-                d.apply_path(&spec).unwrap();
+                scarp::edit::path::apply(&mut d, &mut Default::default(), &spec).unwrap();
                 results.push(d.to_dense().unwrap());
             }
             assert!(
@@ -101,7 +101,7 @@ fn a_path_is_one_undo_step_and_its_journal_step_replays_bit_for_bit() {
     let spec = winding(PathMode::Grade, Profile::U);
     let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
     let before = d.to_dense().unwrap();
-    d.apply_path(&spec).unwrap();
+    scarp::edit::path::apply(&mut d, &mut Default::default(), &spec).unwrap();
     let after = d.to_dense().unwrap();
     assert!(d.undo().unwrap());
     assert!(
@@ -124,7 +124,9 @@ fn a_path_is_one_undo_step_and_its_journal_step_replays_bit_for_bit() {
     assert!(text.contains("\"path\""), "{text}");
     let journal = Journal::parse(&text, Path::new(".")).unwrap();
     let mut replayed = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
-    journal.replay(&mut replayed, |_, _| {}).unwrap();
+    let mut tools = scarp::edit::Tools::default();
+    let target = &mut scarp::edit::Target::new(&mut replayed, &mut tools);
+    journal.replay(target, |_, _| {}).unwrap();
     assert!(
         replayed.to_dense().unwrap() == after,
         "the journal step replays bit for bit"
@@ -138,7 +140,9 @@ fn a_path_is_one_undo_step_and_its_journal_step_replays_bit_for_bit() {
 
     // A layer selected: refused with the reason, nothing changes.
     common::add_and_select_layer(&mut d, "l");
-    let e = d.apply_path(&spec).unwrap_err().to_string();
+    let e = scarp::edit::path::apply(&mut d, &mut Default::default(), &spec)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("select"), "{e}");
     assert_no_validation_messages(&gpu);
 }
@@ -162,7 +166,7 @@ fn a_graded_road_climbs_no_faster_than_its_max_grade() {
     let mut d =
         Document::from_heights(&gpu, common::doc(w, h, 128), &heights, &NoiseTables::new(1))
             .unwrap();
-    d.apply_path(&spec).unwrap();
+    scarp::edit::path::apply(&mut d, &mut Default::default(), &spec).unwrap();
     let got = d.to_dense().unwrap();
     let row = |y: u32| &got[(y * w) as usize..((y + 1) * w) as usize];
     for y in [60, 64, 68] {

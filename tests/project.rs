@@ -10,9 +10,10 @@ use common::{assert_no_validation_messages, gpu};
 use scarp::brush::journal::RecordedStep;
 use scarp::brush::stroke::StrokeSample;
 use scarp::brush::{BrushSettings, BrushType};
+use scarp::document::Document;
+use scarp::edit::Tools;
 use scarp::noise::{NoiseKind, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};
-use scarp::session::Document;
 use scarp::session::LiveStroke;
 use scarp::session::{meta_of, open_project_file, recovery_of, replay_recovery, save_document};
 use scarp::terrain::project;
@@ -360,6 +361,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
     smooth.radius = 25.0;
     let mut raise = BrushSettings::new(BrushType::Raise);
     raise.radius = 60.0;
+    let mut tools = Tools::default();
     for (k, brush) in [noise, raise.clone(), smooth, raise]
         .into_iter()
         .enumerate()
@@ -370,6 +372,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
             stroke
                 .add(
                     &mut session,
+                    &mut tools,
                     StrokeSample {
                         x: 40.0 + 200.0 * t,
                         y: 50.0 + 30.0 * k as f32 + 60.0 * (t * 5.0).sin(),
@@ -380,7 +383,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
                 .unwrap();
             session.pump(Some(0.1)).unwrap();
         }
-        let (step, _) = stroke.finish(&mut session).unwrap();
+        let (step, _) = stroke.finish(&mut session, &mut tools).unwrap();
         steps.push(step.unwrap());
         if k == 1 {
             assert!(session.undo().unwrap());
@@ -396,7 +399,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
         .unwrap()
         .expect("a recovery file");
     let mut recovered = reopen(&gpu, &path);
-    let replayed = replay_recovery(&mut recovered, &r, dir.path()).unwrap();
+    let replayed = replay_recovery(&mut recovered, &mut Tools::default(), &r, dir.path()).unwrap();
     assert_eq!(replayed.len(), steps.len());
     assert!(recovered.to_dense().unwrap() == at_crash);
     assert_no_validation_messages(&gpu);

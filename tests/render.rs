@@ -5,6 +5,7 @@ mod common;
 
 use common::{assert_no_validation_messages, doc, gpu};
 use glam::Vec3;
+use scarp::document::Document;
 use scarp::noise::NoiseTables;
 use scarp::pages::geometry::PageId;
 use scarp::pages::Budgets;
@@ -13,7 +14,6 @@ use scarp::render::lod::{tile_bounds, TileGrid};
 use scarp::render::offscreen::{offscreen_options, Offscreen};
 use scarp::render::terrain::Overlay;
 use scarp::render::{TerrainRenderer, ViewSettings};
-use scarp::session::Document;
 use std::path::PathBuf;
 
 /// Hills: a few Gaussian bumps and ripples, heights in texel units.

@@ -8,8 +8,8 @@ mod common;
 
 use common::{gpu, scarp, scarp_ok, stderr};
 use scarp::brush::journal::Journal;
+use scarp::document::Document;
 use scarp::noise::NoiseTables;
-use scarp::session::Document;
 use serde_json::Value;
 use std::path::Path;
 
@@ -57,10 +57,14 @@ fn apply_trace_holds_every_wave_inside_its_step() {
     let j = Journal::load(&journal).unwrap();
     let mut doc = Document::new(&gpu, j.document, 0.0, &NoiseTables::default()).unwrap();
     let (mut waves, mut texels) = (0, 0);
-    j.replay(&mut doc, |_, d| {
-        waves += d.last_stroke().waves;
-        texels += d.last_stroke().texels_written;
-    })
+    let mut tools = scarp::edit::Tools::default();
+    j.replay(
+        &mut scarp::edit::Target::new(&mut doc, &mut tools),
+        |_, t| {
+            waves += t.doc.last_stroke().waves;
+            texels += t.doc.last_stroke().texels_written;
+        },
+    )
     .unwrap();
 
     let gpu_spans: Vec<&Value> = spans.iter().filter(|e| e["tid"] == GPU_TRACK).collect();

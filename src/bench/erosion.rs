@@ -134,7 +134,8 @@ fn measure_brush(
     let side = if o.quick { 256 } else { 2048 };
     let desc = crate::pages::DocumentDesc::for_heights(side, side);
     let heights: Vec<f32> = terrain(side).iter().map(|b| b / side as f32).collect();
-    let mut doc = crate::session::Document::from_heights(gpu, desc, &heights, tables)?;
+    let mut doc = crate::document::Document::from_heights(gpu, desc, &heights, tables)?;
+    let mut tools = crate::edit::Tools::default();
     let mut rows = Vec::new();
     for (radius, steps, count) in cases {
         let mut brush = BrushSettings::new(BrushType::Erode);
@@ -160,15 +161,15 @@ fn measure_brush(
             if !o.wants(&name) {
                 continue;
             }
-            doc.set_erosion_via_host(via_host);
+            tools.erode.set_via_host(via_host);
             // Warm-up: pipelines, allocations.
-            doc.apply_stroke(&brush, &instances[..1])?;
+            crate::edit::stroke::apply(&mut doc, &mut tools, &brush, &instances[..1])?;
             doc.undo()?;
             let mut rates = Vec::new();
             for _ in 0..o.repeats {
                 heater.heat(HEAT_SHORT_MS)?;
                 let t0 = Instant::now();
-                doc.apply_stroke(&brush, &instances)?;
+                crate::edit::stroke::apply(&mut doc, &mut tools, &brush, &instances)?;
                 doc.pump(None)?;
                 rates.push(count as f64 / t0.elapsed().as_secs_f64());
                 doc.undo()?;

@@ -3,6 +3,7 @@
 
 use super::ceilings::{Heater, HEAT_LONG_MS};
 use super::{BenchOptions, FrameResult};
+use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::frames::{
@@ -13,7 +14,7 @@ use crate::render::lighting::{LightSettings, LightStats, Lighting, Sun};
 use crate::render::look::Look;
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::TerrainRenderer;
-use crate::session::{Document, PaintLoad, PaintLoop};
+use crate::session::{PaintLoad, PaintLoop};
 use anyhow::{anyhow, Result};
 use std::sync::Arc;
 

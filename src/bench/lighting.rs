@@ -5,11 +5,11 @@
 use super::ceilings::{Heater, HEAT_LONG_MS};
 use super::frames::{paint_frames, paint_frames_lit, Lit, Painting, FULL_RUN, QUICK_RUN};
 use super::BenchOptions;
+use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
 use crate::render::frames::{default_vertical_scale, mean_p99, LightPerFrame};
 use crate::render::lighting::{LightSettings, Lighting, Sun, DEFAULT_BUDGET_MS};
-use crate::session::Document;
 use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

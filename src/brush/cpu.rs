@@ -221,7 +221,7 @@ impl CpuTerrain {
     }
 
     /// Erodes `region` with the CPU twin of the whole model as one undo step: the twin of
-    /// `Document::erode_region`.
+    /// [`crate::edit::erode::region`].
     pub fn erode_region(&mut self, region: Region, spec: &crate::erosion::run::RunSpec) {
         let whole = Region {
             x: 0,
@@ -234,7 +234,7 @@ impl CpuTerrain {
         });
     }
 
-    /// The twin of [`crate::session::Document::apply_path`]: a path over the heights, one undo
+    /// The twin of [`crate::edit::path::apply`]: a path over the heights, one undo
     /// step (the spec checked by the caller).
     pub fn apply_path(&mut self, spec: &super::path::PathSpec) {
         let d = self.desc;

@@ -7,8 +7,8 @@ use crate::atomic_file::check_folder;
 use crate::brush::cpu::CpuTerrain;
 use crate::brush::gpu::{StrokeStats, DEFAULT_BATCH, MAX_BATCH};
 use crate::brush::journal::{recorded, Initial, Journal, Step};
+use crate::document::Document;
 use crate::noise::{CpuTables, NoiseTables, DEFAULT_TABLE_SEED};
-use crate::session::Document;
 use crate::terrain::export::{check_writable, write_heights};
 use crate::terrain::formats::ReadOptions;
 use anyhow::{anyhow, bail, Result};
@@ -297,8 +297,10 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
         crate::gpu::start_trace(&gpu)?;
     }
     let (mut total_ns, mut total_passes) = (0.0, 0);
-    plan.journal.replay(&mut terrain, |i, t| {
-        let s = t.last_stroke();
+    let mut tools = crate::edit::Tools::default();
+    let target = &mut crate::edit::Target::new(&mut terrain, &mut tools);
+    plan.journal.replay(target, |i, t| {
+        let s = t.doc.last_stroke();
         total_ns += s.gpu_ns.unwrap_or(f64::NAN);
         total_passes += s.passes;
         print_stroke(i, s, a.passes);

@@ -4,6 +4,7 @@
 use super::args::{parse_camera, parse_image_size, MemoryArgs, ReadArgs};
 use super::{check_validation, open_gpu, read_with_bar};
 use crate::atomic_file::write_rgba_png;
+use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables, DEFAULT_TABLE_SEED};
 use crate::render::frames::{
@@ -14,7 +15,7 @@ use crate::render::lighting::{LightSettings, Lighting};
 use crate::render::look::{Look, Materials};
 use crate::render::offscreen::{offscreen_options, Offscreen};
 use crate::render::{Camera, TerrainRenderer, ViewSettings};
-use crate::session::{Document, PaintLoad, PaintLoop};
+use crate::session::{PaintLoad, PaintLoop};
 use crate::terrain::export::check_writable;
 use crate::terrain::formats::ReadOptions;
 use anyhow::{bail, Result};
@@ -417,7 +418,11 @@ fn load_terrain(
     if let Some(path) = journal {
         let (journal, mut doc) = crate::session::open_journal(gpu, path, tables)?;
         doc.set_budgets(memory.budgets(gpu, None));
-        journal.replay(&mut doc, |_, _| {})?;
+        let mut tools = crate::edit::Tools::default();
+        journal.replay(
+            &mut crate::edit::Target::new(&mut doc, &mut tools),
+            |_, _| {},
+        )?;
         return Ok(doc);
     }
     let (path, options) = heights.expect("clap requires a source");

@@ -816,7 +816,7 @@ impl Editor {
             self.ui.message = format!("cannot paint: {e}");
             return;
         }
-        if let Err(e) = self.session.doc.check_stroke(&brush) {
+        if let Err(e) = crate::edit::stroke::check(&self.session.doc, &brush) {
             self.ui.message = format!("cannot paint: {e}");
             return;
         }
@@ -827,7 +827,7 @@ impl Editor {
 
     fn end_stroke(&mut self) {
         if let Some(s) = self.stroke.take() {
-            match s.finish(&mut self.session.doc) {
+            match s.finish(&mut self.session.doc, &mut self.session.tools) {
                 Ok((step, n)) => {
                     self.instances_window.1 += n;
                     if let Some(step) = step {
@@ -849,7 +849,13 @@ impl Editor {
         let d = *self.session.doc.desc();
         let e = &self.ui.erosion;
         let region = e.region_in(d.width, d.height);
-        match RegionRun::start(&mut self.session.doc, region, e.run, e.per_frame as usize) {
+        match RegionRun::start(
+            &mut self.session.doc,
+            &mut self.session.tools,
+            region,
+            e.run,
+            e.per_frame as usize,
+        ) {
             Ok(run) => self.erosion = Some(run),
             Err(err) => self.ui.message = format!("cannot erode: {err}"),
         }
@@ -1005,7 +1011,7 @@ impl Editor {
     /// Runs `spec` on the document and journals it; a refusal is shown (false).
     fn run_path(&mut self, spec: crate::brush::path::PathSpec) -> Result<bool> {
         self.finish_edits();
-        match self.session.doc.apply_path(&spec) {
+        match crate::edit::path::apply(&mut self.session.doc, &mut self.session.tools.path, &spec) {
             Ok(()) => {
                 self.record(RecordedStep::Path(spec));
                 Ok(true)
@@ -1357,7 +1363,8 @@ impl Editor {
                     while budget > 0 && r.sample < samples.len() {
                         let s = samples[r.sample];
                         if let Some(stroke) = self.stroke.as_mut() {
-                            self.instances_window.1 += stroke.add(&mut self.session.doc, s)?;
+                            self.instances_window.1 +=
+                                stroke.add(&mut self.session.doc, &mut self.session.tools, s)?;
                         }
                         r.sample += 1;
                         budget -= 1;
@@ -1397,8 +1404,9 @@ impl Editor {
                 }
                 Step::Erode { region, erosion } => {
                     self.finish_edits();
-                    let doc = &mut self.session.doc;
-                    match crate::brush::journal::Replayer::erode(doc, *region, erosion) {
+                    let s = &mut self.session;
+                    let target = &mut crate::edit::Target::new(&mut s.doc, &mut s.tools);
+                    match crate::brush::journal::Replayer::erode(target, *region, erosion) {
                         Ok(()) => self.record(RecordedStep::Erode {
                             region: *region,
                             erosion: *erosion,
@@ -1642,7 +1650,7 @@ impl Editor {
                 if stroke.samples() == 0 {
                     self.ramp_anchor = Some(p);
                 }
-                match stroke.add(&mut self.session.doc, sample) {
+                match stroke.add(&mut self.session.doc, &mut self.session.tools, sample) {
                     Ok(n) => self.instances_window.1 += n,
                     Err(e) => {
                         self.ui.message = format!("cannot paint: {e}");

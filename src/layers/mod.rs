@@ -8,7 +8,7 @@
 //! * [`composite`]: the fold on the GPU, per dirty page, with a cache of the layers below the
 //!   selected one ([`composite::Compositor`]).
 //!
-//! Uses `gpu` and `pages` only: painting a layer is the session's (`session::Document` routes
+//! Uses `gpu` and `pages` only: painting a layer is the document's (`document::Document` routes
 //! strokes to the selected layer's fields).
 
 pub mod composite;

@@ -4,9 +4,9 @@
 //! undo step and gives the journal step that replays it bit for bit (`Step::Erode` with the
 //! steps run).
 
-use super::document::Document;
 use crate::brush::error::{BrushError, Result};
 use crate::brush::journal::RecordedStep;
+use crate::document::Document;
 use crate::erosion::gpu::GpuErosion;
 use crate::erosion::run::RunSpec;
 use crate::erosion::shared::ErosionPush;
@@ -61,11 +61,12 @@ impl RegionRun {
     /// region past what the device binds.
     pub fn start(
         doc: &mut Document,
+        tools: &mut crate::edit::Tools,
         region: Region,
         erosion: ErosionBrush,
         max_per_frame: usize,
     ) -> Result<Self> {
-        doc.check_erode_region(region, true)?;
+        crate::edit::erode::check_region(doc, region, true)?;
         erosion.validate().map_err(BrushError::Layer)?;
         let d = *doc.desc();
         let spec = RunSpec::of(&erosion, d.width, d.height);
@@ -74,7 +75,7 @@ impl RegionRun {
             .into_iter()
             .map(|h| h * spec.height_scale)
             .collect();
-        let kernels = doc.erosion_kernels()?;
+        let kernels = tools.erode.kernels(doc.gpu())?;
         let size = [region.width, region.height];
         let sim = GpuErosion::with_kernels(doc.gpu(), &kernels, size, &b)?;
         let water = Field::new(doc.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;

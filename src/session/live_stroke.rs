@@ -4,11 +4,12 @@
 //! same samples replays (`stroke_instances_settled`). A ramp is dragged from A to B: it queues
 //! nothing until it ends, and keeps only its first and last samples.
 
-use super::Document;
 use crate::brush::error::BrushError;
 use crate::brush::journal::RecordedStep;
 use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
 use crate::brush::{BrushSettings, BrushType};
+use crate::document::Document;
+use crate::edit::Tools;
 
 /// A stroke in progress.
 pub struct LiveStroke {
@@ -36,14 +37,19 @@ impl LiveStroke {
     }
 
     /// Queues the instances not queued yet: the settled ones, or with `all` every one.
-    fn queue(&mut self, terrain: &mut Document, all: bool) -> Result<usize, BrushError> {
+    fn queue(
+        &mut self,
+        terrain: &mut Document,
+        tools: &mut Tools,
+        all: bool,
+    ) -> Result<usize, BrushError> {
         let (instances, settled) = stroke_instances_settled(&self.brush, &self.samples);
         let end = if all { instances.len() } else { settled };
         if end <= self.emitted {
             return Ok(0);
         }
         let part = &instances[self.emitted..end];
-        terrain.enqueue_stroke_part(&self.brush, part, self.emitted > 0)?;
+        crate::edit::stroke::enqueue(terrain, tools, &self.brush, part, self.emitted > 0)?;
         self.emitted = end;
         Ok(part.len())
     }
@@ -53,13 +59,14 @@ impl LiveStroke {
     pub fn add(
         &mut self,
         terrain: &mut Document,
+        tools: &mut Tools,
         sample: StrokeSample,
     ) -> Result<usize, BrushError> {
         self.samples.push(sample);
         if self.brush.brush == BrushType::Ramp {
             return Ok(0);
         }
-        self.queue(terrain, false)
+        self.queue(terrain, tools, false)
     }
 
     /// Ends the stroke: queues the remaining instances and returns the journal step (None for a
@@ -67,6 +74,7 @@ impl LiveStroke {
     pub fn finish(
         mut self,
         terrain: &mut Document,
+        tools: &mut Tools,
     ) -> Result<(Option<RecordedStep>, usize), BrushError> {
         if self.samples.is_empty() {
             return Ok((None, 0));
@@ -76,7 +84,7 @@ impl LiveStroke {
             self.samples.truncate(1);
             self.samples.push(last);
         }
-        let n = self.queue(terrain, true)?;
+        let n = self.queue(terrain, tools, true)?;
         Ok((
             Some(RecordedStep::Stroke {
                 brush: self.brush,

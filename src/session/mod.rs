@@ -5,7 +5,6 @@
 //! an untitled session's to a complete journal in the user's state folder ([`untitled`]). The
 //! editor, the CLI and the benchmarks use this module; it knows nothing of windows.
 
-pub mod document;
 pub mod erosion_run;
 pub mod live_stroke;
 pub mod paint_loop;
@@ -13,6 +12,8 @@ pub mod untitled;
 
 use crate::brush::error::BrushError;
 use crate::brush::journal::{recorded, Initial, Journal, JournalFile, RecordedStep, Step};
+use crate::document::Document;
+use crate::edit::{Target, Tools};
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
 use crate::pages::geometry::DocumentDesc;
@@ -64,7 +65,6 @@ fn absolute(path: &Path) -> Result<PathBuf> {
         source,
     })
 }
-pub use document::Document;
 pub use live_stroke::LiveStroke;
 pub use paint_loop::{PaintLoad, PaintLoop};
 use std::path::{Path, PathBuf};
@@ -109,7 +109,10 @@ pub fn open_journal(
 /// The document a journal file describes, every step replayed (`scarp render`, the benchmarks).
 pub fn replay_journal(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Document> {
     let (journal, mut terrain) = open_journal(gpu, path, tables)?;
-    journal.replay(&mut terrain, |_, _| {})?;
+    journal.replay(
+        &mut Target::new(&mut terrain, &mut Tools::default()),
+        |_, _| {},
+    )?;
     Ok(terrain)
 }
 
@@ -274,10 +277,11 @@ pub fn recovery_of(
     })
 }
 
-/// Replays a recovery record onto `terrain` (the project it belongs to, just opened); returns
-/// the steps it holds.
+/// Replays a recovery record onto `terrain` (the project it belongs to, just opened, with its
+/// tools); returns the steps it holds.
 pub fn replay_recovery(
     terrain: &mut Document,
+    tools: &mut Tools,
     recovery: &Recovery,
     base_dir: &Path,
 ) -> Result<Vec<RecordedStep>> {
@@ -289,7 +293,7 @@ pub fn replay_recovery(
         ));
     }
     journal
-        .replay(terrain, |_, _| {})
+        .replay(&mut Target::new(terrain, tools), |_, _| {})
         .map_err(|e| SessionError::Recovery(format!("replaying the recovery journal: {e}")))?;
     Ok(recorded(&journal.steps))
 }
@@ -301,6 +305,8 @@ pub type RecoveryOffer = (usize, Option<String>);
 /// The open document, the steps made on it, and where they are saved.
 pub struct Session {
     pub doc: Document,
+    /// The GPU state of the edits made on `doc` (each made at its first use).
+    pub tools: Tools,
     initial: Initial,
     /// Every step since the document was opened (an opened journal's own steps first).
     steps: Vec<RecordedStep>,
@@ -370,18 +376,18 @@ impl Session {
         if paint_later {
             return Ok((Self::new(doc, initial, Vec::new()), journal.steps, None));
         }
-        journal.replay(&mut doc, |_, _| {})?;
-        Ok((
-            Self::new(doc, initial, recorded(&journal.steps)),
-            Vec::new(),
-            None,
-        ))
+        let mut tools = Tools::default();
+        journal.replay(&mut Target::new(&mut doc, &mut tools), |_, _| {})?;
+        let mut s = Self::new(doc, initial, recorded(&journal.steps));
+        s.tools = tools;
+        Ok((s, Vec::new(), None))
     }
 
     /// An untitled session of `doc`, whose opened file holds `steps`.
     fn new(doc: Document, initial: Initial, steps: Vec<RecordedStep>) -> Self {
         Self {
             doc,
+            tools: Tools::default(),
             initial,
             opened_steps: steps.len(),
             steps,
@@ -399,10 +405,13 @@ impl Session {
     /// steps (journaled again at once, under this process), and the leftover is removed.
     pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
         let (journal, mut doc) = open_journal(gpu, path, tables)?;
-        journal.replay(&mut doc, |_, _| {}).map_err(|e| {
+        let mut tools = Tools::default();
+        let target = &mut Target::new(&mut doc, &mut tools);
+        journal.replay(target, |_, _| {}).map_err(|e| {
             SessionError::Recovery(format!("replaying the untitled session's journal: {e}"))
         })?;
         let mut s = Self::new(doc, journal.initial.clone(), recorded(&journal.steps));
+        s.tools = tools;
         s.opened_steps = 0;
         s.write_recovery()?;
         std::fs::remove_file(path).map_err(|source| SessionError::Io {
@@ -564,7 +573,7 @@ impl Session {
             return Ok(0);
         };
         let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let steps = replay_recovery(&mut self.doc, &r, &base)?;
+        let steps = replay_recovery(&mut self.doc, &mut self.tools, &r, &base)?;
         let n = steps.len();
         self.steps.extend(steps);
         self.write_recovery()?;

@@ -2,10 +2,10 @@
 //! benchmark): a stroke that grows around the document's centre by a fixed number of instances
 //! per frame, pumped under a GPU budget as the editor pumps live strokes.
 
-use super::Document;
 use crate::brush::error::{BrushError, Result};
 use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
+use crate::document::Document;
 use crate::pages::PageStore;
 use crate::render::frames::FrameWork;
 

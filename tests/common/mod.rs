@@ -109,7 +109,7 @@ pub fn max_diff(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// Adds an `add` layer called `name` to `doc` (opacity 1, empty) and selects it.
-pub fn add_and_select_layer(doc: &mut scarp::session::Document, name: &str) {
+pub fn add_and_select_layer(doc: &mut scarp::document::Document, name: &str) {
     use scarp::layers::{LayerOp, Mode};
     let here = std::path::Path::new(".");
     let add = LayerOp::Add {

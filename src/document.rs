@@ -10,7 +10,6 @@
 
 use crate::brush::error::{BrushError, Result};
 use crate::brush::gpu::{BrushEngine, PumpReport, StrokeOrder, StrokeStats};
-use crate::brush::journal::Replayer;
 use crate::brush::shared::BrushInstance;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::Gpu;
@@ -67,13 +66,6 @@ pub struct Document {
     solo: bool,
     /// See [`Self::set_frames_in_flight`] (fields made later follow it too).
     frames_in_flight: bool,
-    /// The erosion brush's pipelines and buffers, made at its first stroke.
-    erosion_kernels: Option<Arc<crate::erosion::gpu::Kernels>>,
-    erosion_buffers: Option<crate::erosion::gpu::GpuErosion>,
-    /// Erosion-brush squares through the host even on r32f documents (a benchmark's baseline).
-    erosion_via_host: bool,
-    /// The path kernel, made at the first path.
-    path_kernel: Option<crate::brush::path_gpu::GpuPath>,
 }
 
 impl Document {
@@ -92,10 +84,6 @@ impl Document {
             undo_budget: crate::pages::history::DEFAULT_UNDO_BUDGET,
             solo: false,
             frames_in_flight: false,
-            erosion_kernels: None,
-            erosion_buffers: None,
-            erosion_via_host: false,
-            path_kernel: None,
         })
     }
 
@@ -194,12 +182,6 @@ impl Document {
         self.brushes.set_in_place(on);
     }
 
-    /// Erosion-brush squares through the host (read back, eroded, uploaded) even where the GPU
-    /// path applies: the baseline `scarp bench` compares that path against. Same heights.
-    pub fn set_erosion_via_host(&mut self, on: bool) {
-        self.erosion_via_host = on;
-    }
-
     /// See [`BrushEngine::set_tile_culling`].
     pub fn set_tile_culling(&mut self, on: bool) {
         self.brushes.set_tile_culling(on);
@@ -238,7 +220,9 @@ impl Document {
     ) -> Result<()> {
         self.check_stroke(brush)?;
         if brush.brush == BrushType::Erode {
-            return self.erode_stroke(brush, instances, join);
+            return Err(BrushError::Layer(
+                "the erode brush is an edit (edit::stroke::enqueue), not a painted stroke".into(),
+            ));
         }
         if !join && brush.brush == BrushType::Level && self.is_layered() {
             // Level strokes pull toward the composite under their first sample, before them.
@@ -274,117 +258,9 @@ impl Document {
         Ok(())
     }
 
-    /// An erosion stroke (part): instance after instance, each square read from the base, eroded
-    /// on the GPU ([`crate::erosion::brush`]) and written back; one undo step per stroke.
-    fn erode_stroke(
-        &mut self,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-        join: bool,
-    ) -> Result<()> {
-        self.pump(None)?;
-        let d = *self.desc();
-        let gpu = self.gpu().clone();
-        let kernels = self.erosion_kernels()?;
-        let held = self.erosion_buffers.take();
-        let mut buffers = crate::erosion::brush::buffers_for(
-            &gpu,
-            held,
-            &kernels,
-            d.width,
-            d.height,
-            brush.radius,
-        )?;
-        let r = self.erode_instances(brush, instances, join, &mut buffers);
-        self.erosion_buffers = Some(buffers);
-        r?;
-        self.composite()?;
-        Ok(())
-    }
-
-    fn erode_instances(
-        &mut self,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-        join: bool,
-        buffers: &mut crate::erosion::gpu::GpuErosion,
-    ) -> Result<()> {
-        let d = *self.desc();
-        let name = self.base_name();
-        let scale = crate::pages::geometry::default_vertical_scale(d.width, d.height);
-        let mut wrote = join;
-        for b in instances {
-            let inst = crate::brush::erosion_instance(b, brush);
-            let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
-                continue;
-            };
-            let rect = sq.rect();
-            if !wrote {
-                self.push_log(LogEntry::Fields(vec![name.to_string()]));
-            }
-            if d.format == crate::pages::geometry::HeightFormat::R32f && !self.erosion_via_host {
-                let push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
-                let e = &brush.erosion;
-                self.erode_square_on_gpu(rect, &push, e.model, e.steps as usize, buffers, wrote)?;
-            } else {
-                // r16 pages hold 16-bit texels: through the host, quantized there.
-                let field = self.store.field_mut(name).expect("the base exists");
-                let mut values = field.read_rect(rect)?;
-                let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
-                crate::erosion::brush::erode_square(
-                    backend,
-                    &mut values,
-                    sq,
-                    &inst,
-                    &brush.erosion,
-                    scale,
-                )?;
-                let field = self.store.field_mut(name).expect("the base exists");
-                field.write_rect(rect, &values, wrote)?;
-            }
-            wrote = true;
-        }
-        Ok(())
-    }
-
-    /// One erosion-brush instance without leaving the GPU: the square's texels copied out of
-    /// the base's pages into the erosion buffers, the steps, the blend, and the result copied
-    /// into new versions of those pages (one submission) — an undo step, or with `join` part
-    /// of the last.
-    fn erode_square_on_gpu(
-        &mut self,
-        rect: crate::pages::geometry::Rect,
-        push: &crate::erosion::shared::ErosionPush,
-        model: crate::erosion::Model,
-        steps: usize,
-        buffers: &crate::erosion::gpu::GpuErosion,
-        join: bool,
-    ) -> Result<()> {
-        let _p = crate::profile::scope("erosion brush: instance on the GPU");
-        let gpu = self.gpu().clone();
-        let name = self.base_name();
-        let field = self.store.field_mut(name).expect("the base exists");
-        field.begin_rect_edit(rect, join)?;
-        let field = &*field;
-        let recorded = (|| -> Result<()> {
-            let mut rec = crate::gpu::Recorder::new(&gpu)?;
-            field.record_rect_out(&mut rec, rect, buffers.heights());
-            buffers.record_instance(&mut rec, push, model, steps)?;
-            field.record_rect_in(&mut rec, rect, buffers.heights());
-            rec.submit_and_wait()?;
-            Ok(())
-        })();
-        let field = self.store.field_mut(name).expect("the base exists");
-        field.end_rect_edit(rect, join);
-        recorded
-    }
-
     /// Why a stroke of `brush` cannot be painted on the current selection, if it cannot.
     pub fn check_stroke(&self, brush: &BrushSettings) -> Result<()> {
         let layer_only = matches!(brush.brush, BrushType::Mask | BrushType::Erase);
-        if brush.brush == BrushType::Erode {
-            self.check_erode()?;
-        }
         match self.layers.selected_layer() {
             None if layer_only => Err(BrushError::Layer(format!(
                 "{} brushes paint layers: select a layer (the base is selected)",
@@ -483,122 +359,10 @@ impl Document {
         self.redo_log.clear();
     }
 
-    /// Erodes `region` of the base (docs/erosion.md; the whole model on the GPU, or the CPU twin
-    /// without `gpu`) as one undo step, after every queued stroke; returns the water and the
-    /// suspended sediment at the end of the steps. Refused while a layer is selected (erosion
-    /// reshapes heights, not a layer's values) and for a region outside the document.
-    pub fn erode_region(
-        &mut self,
-        region: crate::terrain::tiles::Region,
-        spec: &crate::erosion::run::RunSpec,
-        gpu: bool,
-        progress: impl FnMut(usize),
-    ) -> Result<crate::erosion::run::RunOutput> {
-        self.check_erode_region(region, gpu)?;
-        spec.params.validate().map_err(BrushError::Layer)?;
-        let rect = region.rect();
-        let mut heights = self.base_rect(rect)?;
-        let whole = crate::terrain::tiles::Region {
-            x: 0,
-            y: 0,
-            ..region
-        };
-        let gpu = gpu.then(|| self.gpu().clone());
-        let out = crate::erosion::run::erode(
-            gpu.as_ref(),
-            &mut heights,
-            region.width,
-            whole,
-            spec,
-            progress,
-        )?;
-        self.write_base_rect(rect, &heights, false)?;
-        Ok(out)
-    }
-
-    /// Why the base cannot be eroded now, if it cannot: erosion reshapes heights, not a
-    /// layer's values.
-    pub fn check_erode(&self) -> Result<()> {
-        match self.layers.selected_layer() {
-            Some(l) => Err(BrushError::Layer(format!(
-                "erosion reshapes the base: select it (layer {:?} is selected)",
-                l.name
-            ))),
-            None => Ok(()),
-        }
-    }
-
-    /// Why `region` of the base cannot be eroded now, if it cannot: a layer selected, a region
-    /// outside the document, or (on the GPU) one past what the device simulates at once.
-    pub fn check_erode_region(
-        &self,
-        region: crate::terrain::tiles::Region,
-        gpu: bool,
-    ) -> Result<()> {
-        self.check_erode()?;
-        let d = *self.desc();
-        crate::terrain::tiles::check_region(d.width, d.height, region)
-            .map_err(BrushError::Layer)?;
-        let texels = u64::from(region.width) * u64::from(region.height);
-        let most = crate::erosion::gpu::GpuErosion::max_texels(self.gpu());
-        if gpu && texels > most {
-            return Err(BrushError::Layer(format!(
-                "a {}x{} region is past what this GPU simulates at once ({most} texels): erode a smaller region",
-                region.width, region.height
-            )));
-        }
-        Ok(())
-    }
-
-    /// Runs a path (roads and rivers, src/brush/path.rs) over the base as one undo step, after
-    /// every queued stroke, on the GPU. Refused while a layer is selected, and for a path that
-    /// does not fit the document or this GPU.
-    pub fn apply_path(&mut self, spec: &crate::brush::path::PathSpec) -> Result<()> {
-        use crate::brush::path;
-        self.check_path(spec)?;
-        let d = *self.desc();
-        let rect = path::rect_of(spec, d.width, d.height);
-        let mut values = self.base_rect(rect)?;
-        let plan = path::plan(spec, rect, &values);
-        if self.path_kernel.is_none() {
-            self.path_kernel = Some(crate::brush::path_gpu::GpuPath::new(self.gpu())?);
-        }
-        let kernel = self.path_kernel.as_ref().expect("made above");
-        kernel.apply(&plan, &mut values)?;
-        self.write_base_rect(rect, &values, false)
-    }
-
-    /// Why `spec` cannot run now, if it cannot: a layer selected, a bad path, or one whose box
-    /// is past what this GPU holds at once.
-    pub fn check_path(&self, spec: &crate::brush::path::PathSpec) -> Result<()> {
-        if let Some(l) = self.layers.selected_layer() {
-            return Err(BrushError::Layer(format!(
-                "a path reshapes the base: select it (layer {:?} is selected)",
-                l.name
-            )));
-        }
-        let d = *self.desc();
-        spec.validate(d.width, d.height)
-            .map_err(|e| BrushError::Layer(format!("path: {e}")))?;
-        let rect = crate::brush::path::rect_of(spec, d.width, d.height);
-        let texels = rect.width().max(0) as u64 * rect.height().max(0) as u64;
-        let most = crate::brush::path_gpu::GpuPath::max_texels(self.gpu());
-        let lists = crate::brush::path::tile_list_len(spec, rect);
-        if lists > most.min(u64::from(u32::MAX)) {
-            return Err(BrushError::Layer(format!(
-                "path: too wide and long for one pass ({lists} tile-list entries, at most \
-                 {most} on this GPU): split it or narrow it"
-            )));
-        }
-        if texels > most {
-            return Err(BrushError::Layer(format!(
-                "path: its box of {}x{} texels is past what this GPU holds at once ({most}): \
-                 split it",
-                rect.width(),
-                rect.height()
-            )));
-        }
-        Ok(())
+    /// Begins an undo step of an edit that writes these fields itself (an undo step each, begun
+    /// by its writes): undo and redo then move them together.
+    pub(crate) fn begin_step(&mut self, fields: Vec<String>) {
+        self.push_log(LogEntry::Fields(fields));
     }
 
     /// The base's values over `rect` (inside the document), row-major, after every queued
@@ -623,16 +387,6 @@ impl Document {
         let field = self.store.field_mut(name).expect("the base exists");
         field.write_rect(rect, values, join)?;
         self.composite()
-    }
-
-    /// The erosion pipelines, made on first use and kept.
-    pub fn erosion_kernels(&mut self) -> Result<Arc<crate::erosion::gpu::Kernels>> {
-        if let Some(k) = &self.erosion_kernels {
-            return Ok(k.clone());
-        }
-        let k = Arc::new(crate::erosion::gpu::Kernels::new(self.gpu())?);
-        self.erosion_kernels = Some(k.clone());
-        Ok(k)
     }
 
     /// Runs queued brush work under a GPU budget (see [`BrushEngine::pump`]), then brings the
@@ -674,7 +428,7 @@ impl Document {
     }
 
     /// Brings the composite up to date (layered documents).
-    fn composite(&mut self) -> Result<()> {
+    pub(crate) fn composite(&mut self) -> Result<()> {
         if let Some(c) = &mut self.compositor {
             let shown = if self.solo {
                 self.layers.solo_view()
@@ -1064,33 +818,5 @@ impl Document {
     pub fn page_heights(&mut self) -> Result<Vec<(PageId, Vec<f32>)>> {
         self.pump(None)?;
         Ok(self.height().page_heights()?)
-    }
-}
-
-impl Replayer for Document {
-    type Error = BrushError;
-    fn layer(&mut self, op: &LayerOp, base_dir: &Path) -> Result<()> {
-        self.layer_op(op, base_dir)
-    }
-    fn stroke(&mut self, brush: &BrushSettings, instances: &[BrushInstance]) -> Result<()> {
-        self.apply_stroke(brush, instances)
-    }
-    fn undo(&mut self) -> Result<bool> {
-        Document::undo(self)
-    }
-    fn redo(&mut self) -> Result<bool> {
-        Document::redo(self)
-    }
-    fn erode(
-        &mut self,
-        region: crate::terrain::tiles::Region,
-        erosion: &crate::erosion::ErosionBrush,
-    ) -> Result<()> {
-        let d = *self.desc();
-        let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
-        self.erode_region(region, &spec, true, |_| {}).map(|_| ())
-    }
-    fn path(&mut self, spec: &crate::brush::path::PathSpec) -> Result<()> {
-        self.apply_path(spec)
     }
 }

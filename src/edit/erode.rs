@@ -1,0 +1,206 @@
+//! Erosion as an edit (docs/erosion.md): the erode brush's strokes (each instance's square read
+//! from the base, eroded on the GPU and written back; one undo step per stroke) and a run over a
+//! region of the base (one undo step). Both reshape the base, never a layer. CPU twins:
+//! [`crate::brush::cpu::CpuTerrain::erode_region`] and the erosion brush's twin in
+//! [`crate::erosion::brush`]. The pipelines and the squares' buffers are made at the first use
+//! and kept in [`Tools`].
+
+use crate::brush::error::{BrushError, Result};
+use crate::brush::shared::BrushInstance;
+use crate::brush::BrushSettings;
+use crate::document::Document;
+use crate::erosion::gpu::{GpuErosion, Kernels};
+use crate::pages::geometry::{HeightFormat, Rect};
+use crate::terrain::tiles::Region;
+use std::sync::Arc;
+
+/// What erosion keeps between edits: the pipelines and the brush squares' buffers.
+#[derive(Default)]
+pub struct Tools {
+    kernels: Option<Arc<Kernels>>,
+    buffers: Option<GpuErosion>,
+    /// Erosion-brush squares through the host even on r32f documents (a benchmark's baseline).
+    via_host: bool,
+}
+
+impl Tools {
+    /// The erosion pipelines, made on first use and kept.
+    pub fn kernels(&mut self, gpu: &Arc<crate::gpu::Gpu>) -> Result<Arc<Kernels>> {
+        if let Some(k) = &self.kernels {
+            return Ok(k.clone());
+        }
+        let k = Arc::new(Kernels::new(gpu)?);
+        self.kernels = Some(k.clone());
+        Ok(k)
+    }
+
+    /// Erosion-brush squares through the host (read back, eroded, uploaded) even where the GPU
+    /// path applies: the baseline `scarp bench` compares that path against. Same heights.
+    pub fn set_via_host(&mut self, on: bool) {
+        self.via_host = on;
+    }
+}
+
+/// Why the base cannot be eroded now, if it cannot: erosion reshapes heights, not a layer's
+/// values.
+pub fn check(doc: &Document) -> Result<()> {
+    match doc.layers().selected_layer() {
+        Some(l) => Err(BrushError::Layer(format!(
+            "erosion reshapes the base: select it (layer {:?} is selected)",
+            l.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Why `region` of the base cannot be eroded now, if it cannot: a layer selected, a region
+/// outside the document, or (on the GPU) one past what the device simulates at once.
+pub fn check_region(doc: &Document, region: Region, gpu: bool) -> Result<()> {
+    check(doc)?;
+    let d = *doc.desc();
+    crate::terrain::tiles::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
+    let texels = u64::from(region.width) * u64::from(region.height);
+    let most = GpuErosion::max_texels(doc.gpu());
+    if gpu && texels > most {
+        return Err(BrushError::Layer(format!(
+            "a {}x{} region is past what this GPU simulates at once ({most} texels): erode a smaller region",
+            region.width, region.height
+        )));
+    }
+    Ok(())
+}
+
+/// Erodes `region` of the base (the whole model on the GPU, or the CPU twin without `gpu`) as
+/// one undo step, after every queued stroke; returns the water and the suspended sediment at
+/// the end of the steps. Refused while a layer is selected and for a region outside the
+/// document.
+pub fn region(
+    doc: &mut Document,
+    region: Region,
+    spec: &crate::erosion::run::RunSpec,
+    gpu: bool,
+    progress: impl FnMut(usize),
+) -> Result<crate::erosion::run::RunOutput> {
+    check_region(doc, region, gpu)?;
+    spec.params.validate().map_err(BrushError::Layer)?;
+    let rect = region.rect();
+    let mut heights = doc.base_rect(rect)?;
+    let whole = Region {
+        x: 0,
+        y: 0,
+        ..region
+    };
+    let gpu = gpu.then(|| doc.gpu().clone());
+    let out = crate::erosion::run::erode(
+        gpu.as_ref(),
+        &mut heights,
+        region.width,
+        whole,
+        spec,
+        progress,
+    )?;
+    doc.write_base_rect(rect, &heights, false)?;
+    Ok(out)
+}
+
+/// An erosion stroke (part): instance after instance, each square read from the base, eroded
+/// on the GPU ([`crate::erosion::brush`]) and written back; one undo step per stroke (`join`
+/// continues the stroke before).
+pub fn stroke(
+    doc: &mut Document,
+    tools: &mut Tools,
+    brush: &BrushSettings,
+    instances: &[BrushInstance],
+    join: bool,
+) -> Result<()> {
+    check(doc)?;
+    doc.check_stroke(brush)?;
+    doc.pump(None)?;
+    let d = *doc.desc();
+    let gpu = doc.gpu().clone();
+    let kernels = tools.kernels(&gpu)?;
+    let held = tools.buffers.take();
+    let mut buffers =
+        crate::erosion::brush::buffers_for(&gpu, held, &kernels, d.width, d.height, brush.radius)?;
+    let r = instances_onto(doc, tools.via_host, brush, instances, join, &mut buffers);
+    tools.buffers = Some(buffers);
+    r?;
+    doc.composite()
+}
+
+fn instances_onto(
+    doc: &mut Document,
+    via_host: bool,
+    brush: &BrushSettings,
+    instances: &[BrushInstance],
+    join: bool,
+    buffers: &mut GpuErosion,
+) -> Result<()> {
+    let d = *doc.desc();
+    let name = doc.base_name();
+    let scale = crate::pages::geometry::default_vertical_scale(d.width, d.height);
+    let mut wrote = join;
+    for b in instances {
+        let inst = crate::brush::erosion_instance(b, brush);
+        let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
+            continue;
+        };
+        let rect = sq.rect();
+        if !wrote {
+            doc.begin_step(vec![name.to_string()]);
+        }
+        if d.format == HeightFormat::R32f && !via_host {
+            let push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
+            let e = &brush.erosion;
+            square_on_gpu(doc, rect, &push, e.model, e.steps as usize, buffers, wrote)?;
+        } else {
+            // r16 pages hold 16-bit texels: through the host, quantized there.
+            let field = doc.store.field_mut(name).expect("the base exists");
+            let mut values = field.read_rect(rect)?;
+            let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
+            crate::erosion::brush::erode_square(
+                backend,
+                &mut values,
+                sq,
+                &inst,
+                &brush.erosion,
+                scale,
+            )?;
+            let field = doc.store.field_mut(name).expect("the base exists");
+            field.write_rect(rect, &values, wrote)?;
+        }
+        wrote = true;
+    }
+    Ok(())
+}
+
+/// One erosion-brush instance without leaving the GPU: the square's texels copied out of the
+/// base's pages into the erosion buffers, the steps, the blend, and the result copied into new
+/// versions of those pages (one submission) — an undo step, or with `join` part of the last.
+fn square_on_gpu(
+    doc: &mut Document,
+    rect: Rect,
+    push: &crate::erosion::shared::ErosionPush,
+    model: crate::erosion::Model,
+    steps: usize,
+    buffers: &GpuErosion,
+    join: bool,
+) -> Result<()> {
+    let _p = crate::profile::scope("erosion brush: instance on the GPU");
+    let gpu = doc.gpu().clone();
+    let name = doc.base_name();
+    let field = doc.store.field_mut(name).expect("the base exists");
+    field.begin_rect_edit(rect, join)?;
+    let field = &*field;
+    let recorded = (|| -> Result<()> {
+        let mut rec = crate::gpu::Recorder::new(&gpu)?;
+        field.record_rect_out(&mut rec, rect, buffers.heights());
+        buffers.record_instance(&mut rec, push, model, steps)?;
+        field.record_rect_in(&mut rec, rect, buffers.heights());
+        rec.submit_and_wait()?;
+        Ok(())
+    })();
+    let field = doc.store.field_mut(name).expect("the base exists");
+    field.end_rect_edit(rect, join);
+    recorded
+}
