@@ -262,6 +262,81 @@ fn an_untitled_session_killed_after_one_stroke_is_recovered_bit_for_bit() {
     assert!(regot == want, "re-journaled heights differ");
 }
 
+/// The first layer, added from the keyboard (Ctrl+Shift+N: the Layers panel's action, which runs
+/// among the panels' actions, after the renderer caught up with the store and before it draws)
+/// on an untitled flat document, a journal-made one and a reopened project: the editor keeps
+/// drawing (it ended with "record before refresh: no coarse level" before) and journals the
+/// step (the untitled journal, the project's recovery file).
+#[test]
+fn the_first_layer_is_added_without_a_crash_on_every_kind_of_document() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let flat = dir.path().join("flat.json");
+    std::fs::write(
+        &flat,
+        r#"{"version": 1, "document": {"width": 1025, "height": 1025, "page_size": 256}}"#,
+    )
+    .unwrap();
+    let hill = dir.path().join("hill.json");
+    std::fs::write(
+        &hill,
+        r#"{"version": 1, "document": {"width": 700, "height": 500, "page_size": 256},
+            "steps": [{"stroke": {"brush": {"type": "raise", "radius": 120, "strength": 0.5},
+                      "samples": [{"x": 200, "y": 200, "pressure": 1.0, "t": 0.0},
+                                  {"x": 450, "y": 300, "pressure": 1.0, "t": 0.1}]}}]}"#,
+    )
+    .unwrap();
+    let project = dir.path().join("hill.scarp");
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        hill.to_str().unwrap(),
+        "--out",
+        project.to_str().unwrap(),
+    ]);
+    let has_layer = |steps: &[scarp::brush::journal::StepEntry]| {
+        steps
+            .iter()
+            .any(|s| matches!(s, scarp::brush::journal::StepEntry::Layer(_)))
+    };
+    for (case, source) in [
+        ("untitled", &flat),
+        ("journal", &hill),
+        ("project", &project),
+    ] {
+        let state = dir.path().join(format!("state-{case}"));
+        let (mut child, _) = driven_editor(&x, &state, source, dir.path());
+        xdotool(&x, &["key", "ctrl+shift+n"]);
+        if case == "project" {
+            let recovery = scarp::terrain::project::recovery_path(&project);
+            wait_for_file(&mut child, &recovery);
+            let start = std::time::Instant::now();
+            while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
+                assert!(
+                    child.try_wait().unwrap().is_none(),
+                    "{case}: the editor ended"
+                );
+                assert!(
+                    start.elapsed().as_secs() < 300,
+                    "{case}: no layer step recovered"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        } else {
+            wait_for_journal(&mut child, &state.join("scarp"), |j| has_layer(&j.steps));
+        }
+        // Frames drawn after the step: the editor is still running.
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("{case}: the editor ended ({status}) after adding a layer: {err}");
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
+
 #[test]
 fn no_display_gives_a_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_scarp"))

@@ -399,8 +399,81 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
         .unwrap()
         .expect("a recovery file");
     let mut recovered = reopen(&gpu, &path);
-    let replayed = replay_recovery(&mut recovered, &mut Tools::default(), &r, dir.path()).unwrap();
+    let (replayed, failed) =
+        replay_recovery(&mut recovered, &mut Tools::default(), &r, dir.path()).unwrap();
+    assert_eq!(failed, None);
     assert_eq!(replayed.len(), steps.len());
     assert!(recovered.to_dense().unwrap() == at_crash);
+    assert_no_validation_messages(&gpu);
+}
+
+/// A recovery journal one of whose steps cannot run (a layer whose file is gone) is replayed up
+/// to that step: the steps before it stay in the session, which journals them again,
+/// the failure is named, and the recovery file as it was is kept beside the project.
+#[test]
+fn a_recovery_stops_at_a_failing_step_and_keeps_the_steps_before_it() {
+    let gpu = gpu();
+    let tables = NoiseTables::new(2009);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("work.scarp");
+    let d = doc(HeightFormat::R32f);
+    let mut raise = BrushSettings::new(BrushType::Raise);
+    raise.radius = 50.0;
+    let samples: Vec<StrokeSample> = (0..5)
+        .map(|i| StrokeSample {
+            x: 60.0 + 40.0 * i as f32,
+            y: 120.0,
+            pressure: 1.0,
+            t: 0.1 * i as f32,
+        })
+        .collect();
+    let stroke = RecordedStep::Stroke {
+        brush: raise.clone(),
+        samples: samples.clone(),
+    };
+    let want = {
+        let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
+        save_whole(&mut t, &path);
+        let instances = scarp::brush::stroke::stroke_instances(&raise, &samples);
+        t.apply_stroke(&raise, &instances).unwrap();
+        t.to_dense().unwrap()
+    };
+    let layer = scarp::layers::LayerOp::Add {
+        name: "from a file".into(),
+        mode: scarp::layers::Mode::Add,
+        opacity: 1.0,
+        files: scarp::layers::LayerFiles {
+            value: Some("gone.png".into()),
+            ..Default::default()
+        },
+    };
+    let steps = vec![stroke.clone(), RecordedStep::Layer(layer), stroke];
+    let r = recovery_of(&path, &d, 0.0, &steps).unwrap();
+    project::write_recovery(&path, &r).unwrap();
+
+    let (mut session, _, offer) =
+        scarp::session::Session::open(&gpu, &path, &tables, false).unwrap();
+    assert_eq!(offer, Some((3, None)));
+    let recovered = session.recover().unwrap();
+    assert_eq!(recovered.steps, 1);
+    let why = recovered.failed.expect("the layer step fails");
+    assert!(
+        why.contains("steps[1]") && why.contains("gone.png"),
+        "{why}"
+    );
+    assert!(why.contains(".unapplied"), "{why}");
+    assert_eq!(session.steps().len(), 1);
+    assert!(
+        session.doc.to_dense().unwrap() == want,
+        "the first step stays"
+    );
+    // The recovery file now holds the step replayed; every step is kept beside it.
+    let again = project::read_recovery(&path).unwrap().unwrap();
+    assert_eq!(again.journal.steps.len(), 1);
+    let mut kept = project::recovery_path(&path).into_os_string();
+    kept.push(".unapplied");
+    let kept: scarp::terrain::project::Recovery =
+        serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
+    assert_eq!(kept.journal.steps.len(), 3);
     assert_no_validation_messages(&gpu);
 }

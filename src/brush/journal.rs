@@ -58,6 +58,15 @@ pub enum JournalError {
 }
 
 impl JournalError {
+    /// The step the problem lies in, if it lies in one.
+    pub fn step(&self) -> Option<usize> {
+        match self {
+            Self::Invalid { step, .. } => *step,
+            Self::In { inner, .. } => inner.step(),
+            _ => None,
+        }
+    }
+
     fn at(field: impl Into<String>, problem: impl Into<String>) -> Self {
         Self::Invalid {
             step: None,
@@ -1073,6 +1082,46 @@ impl Journal {
         Self::load_on(path, &Stack::default())
     }
 
+    /// [`Self::check_on`], keeping the steps before the first one that does not check (a
+    /// recovery replays what it can): the journal of those steps, and that step's error (None
+    /// when every step checks). A problem outside the steps (version, document) is an error.
+    pub fn check_prefix(
+        raw: &JournalFile,
+        base_dir: &Path,
+        start: &Stack,
+    ) -> Result<(Self, Option<JournalError>), JournalError> {
+        match Self::check_on(raw, base_dir, start) {
+            Ok(j) => Ok((j, None)),
+            Err(e) => match e.step() {
+                Some(k) => {
+                    let mut head = raw.clone();
+                    head.steps.truncate(k);
+                    Ok((Self::check_on(&head, base_dir, start)?, Some(e)))
+                }
+                None => Err(e),
+            },
+        }
+    }
+
+    /// [`Self::load`] through [`Self::check_prefix`].
+    pub fn load_prefix(path: &Path) -> Result<(Self, Option<JournalError>), JournalError> {
+        let within = |e: JournalError| JournalError::In {
+            path: path.to_path_buf(),
+            inner: Box::new(e),
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let de = &mut serde_json::Deserializer::from_str(&text);
+        let raw: JournalFile =
+            serde_path_to_error::deserialize(de).map_err(|e| within(path_error(e, &text)))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let (journal, failed) =
+            Self::check_prefix(&raw, base, &Stack::default()).map_err(within)?;
+        Ok((journal, failed.map(within)))
+    }
+
     /// [`Self::load`] for steps that start on a document with the layers of `start`.
     pub fn load_on(path: &Path, start: &Stack) -> Result<Self, JournalError> {
         let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
@@ -1132,9 +1181,36 @@ impl Journal {
     pub fn replay<R: Replayer>(
         &self,
         target: &mut R,
-        mut after_stroke: impl FnMut(usize, &R),
+        after_stroke: impl FnMut(usize, &R),
     ) -> Result<(), R::Error> {
+        match self.replay_until_error(target, after_stroke) {
+            (_, Some(e)) => Err(e),
+            (_, None) => Ok(()),
+        }
+    }
+
+    /// [`Self::replay`], stopping at the first step that fails: how many steps ran in full (the
+    /// target holds them) and the failing step's error.
+    pub fn replay_until_error<R: Replayer>(
+        &self,
+        target: &mut R,
+        mut after_stroke: impl FnMut(usize, &R),
+    ) -> (usize, Option<R::Error>) {
         for (i, step) in self.steps.iter().enumerate() {
+            if let Err(e) = Self::replay_step(i, step, target, &mut after_stroke) {
+                return (i, Some(e));
+            }
+        }
+        (self.steps.len(), None)
+    }
+
+    fn replay_step<R: Replayer>(
+        i: usize,
+        step: &Step,
+        target: &mut R,
+        after_stroke: &mut impl FnMut(usize, &R),
+    ) -> Result<(), R::Error> {
+        {
             // A span per step in traces (and in SCARP_PROFILE's totals).
             let _step = crate::profile::scope(match step {
                 Step::Stroke { .. } => "step: stroke",

@@ -75,6 +75,18 @@ fn set(name: &str, changes: Changes) -> UiAction {
     })
 }
 
+/// Asks for a new layer of the panel's mode on top, selected (the button, Ctrl+Shift+N).
+pub fn add_layer(l: &LayersUi, actions: &mut Vec<UiAction>) {
+    let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
+    actions.push(UiAction::Layer(LayerOp::Add {
+        name: name.clone(),
+        mode: l.new_mode,
+        opacity: 1.0,
+        files: LayerFiles::default(),
+    }));
+    actions.push(UiAction::Layer(LayerOp::Select { name }));
+}
+
 pub fn layers_panel(ui: &Ui, s: &mut UiState) {
     panel(ui, "Layers").build(|| {
         let l = &mut s.layers;
@@ -90,15 +102,12 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
         );
         ui.same_line();
         if ui.button("add layer") {
-            let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
-            s.actions.push(UiAction::Layer(LayerOp::Add {
-                name: name.clone(),
-                mode: l.new_mode,
-                opacity: 1.0,
-                files: LayerFiles::default(),
-            }));
-            s.actions.push(UiAction::Layer(LayerOp::Select { name }));
+            add_layer(l, &mut s.actions);
         }
+        tip(
+            ui,
+            "A new layer of this mode over the others, selected (Ctrl+Shift+N)",
+        );
         ui.same_line();
         if ui.checkbox("solo", &mut l.solo) {
             s.actions.push(UiAction::Solo(l.solo));

@@ -607,7 +607,10 @@ impl Editor {
         let (session, replay_steps, recovery_offer, leftover) = match leftover {
             Some(l) if options.recover => {
                 eprintln!("recovering the untitled session in {}", l.path.display());
-                let s = Session::recover_untitled(gpu, &l.path, tables)?;
+                let (s, recovered) = Session::recover_untitled(gpu, &l.path, tables)?;
+                if let Some(why) = recovered.failed {
+                    eprintln!("recovered {} step(s); {why}", recovered.steps);
+                }
                 (s, Vec::new(), None, None)
             }
             other => {
@@ -765,6 +768,9 @@ impl Editor {
             KeyCode::KeyE if ctrl => self.ui.browse(Purpose::ExportHeights),
             KeyCode::KeyP if ctrl => self.ui.browse(Purpose::Screenshot),
             KeyCode::KeyT if ctrl => self.ui.browse(Purpose::Stamp),
+            KeyCode::KeyN if ctrl && self.input.modifiers.shift_key() => {
+                layers_ui::add_layer(&self.ui.layers, &mut self.ui.actions)
+            }
             KeyCode::KeyP => {
                 self.ui.path.active = !self.ui.path.active;
                 self.ui.message = if self.ui.path.active {
@@ -1075,12 +1081,12 @@ impl Editor {
 
     /// Replaces the open document with an untitled session's leftover journal (its steps become
     /// this session's unsaved steps) and frames it.
-    fn open_untitled_recovery(&mut self, path: &Path) -> Result<()> {
+    fn open_untitled_recovery(&mut self, path: &Path) -> Result<session::Recovered> {
         self.finish_edits();
         let tables = NoiseTables::new(self.table_seed);
-        let session = Session::recover_untitled(&self.gpu, path, &tables)?;
+        let (session, recovered) = Session::recover_untitled(&self.gpu, path, &tables)?;
         self.adopt(session, false)?;
-        Ok(())
+        Ok(recovered)
     }
 
     /// Makes `session` the open document: its memory budgets, renderer and lighting are made
@@ -1476,7 +1482,7 @@ impl Editor {
                     self.end_erosion();
                     self.ui.recovery = None;
                     self.ui.message = match self.session.recover() {
-                        Ok(n) => format!("recovered {n} step(s)"),
+                        Ok(r) => recovered_message(&r),
                         Err(e) => format!("recovery failed: {e:#}"),
                     };
                 }
@@ -1487,7 +1493,7 @@ impl Editor {
                 UiAction::RecoverUntitled => {
                     if let Some((path, _)) = self.ui.untitled_recovery.take() {
                         self.ui.message = match self.open_untitled_recovery(&path) {
-                            Ok(()) => format!("recovered {}", path.display()),
+                            Ok(r) => format!("{} from {}", recovered_message(&r), path.display()),
                             Err(e) => format!("recovery failed: {e:#}"),
                         };
                     }
@@ -1548,9 +1554,12 @@ impl Editor {
         };
         self.renderer.set_overlay(overlay);
         self.relight()?;
-        self.renderer.refresh(&mut self.session.doc.store)?;
         self.update_panels(&report);
+        // The panels' actions (a layer step, opening a document, a recovery) change the store:
+        // the renderer catches up with them before it records (a new composite field has no
+        // coarse level until then).
         self.build_ui()?;
+        self.renderer.refresh(&mut self.session.doc.store)?;
         let Some((index, acquired)) = self.presenter.acquire()? else {
             let s = self.window.inner_size();
             self.presenter.recreate([s.width, s.height])?;
@@ -1723,9 +1732,11 @@ impl Editor {
             self.instances_window = (Instant::now(), 0);
             let before = self.ui.profile.memory.traffic;
             let now = memory.traffic;
+            // Saturating: the counters start again when the height field is replaced (the
+            // first layer makes it the composite).
             self.ui.profile.pages_per_s = (
-                (now.page_ins - before.page_ins) as f64 / secs,
-                (now.page_outs - before.page_outs) as f64 / secs,
+                now.page_ins.saturating_sub(before.page_ins) as f64 / secs,
+                now.page_outs.saturating_sub(before.page_outs) as f64 / secs,
             );
             self.ui.profile.memory = memory;
         } else {
@@ -1992,6 +2003,14 @@ fn current_brush(presets: &[(String, serde_json::Value)], source: &Path) -> Opti
         source.parent().unwrap_or(Path::new(".")),
     )
     .ok()
+}
+
+/// The status line after a recovery: the steps it brought back and, if one failed, why.
+fn recovered_message(r: &session::Recovered) -> String {
+    match &r.failed {
+        None => format!("recovered {} step(s)", r.steps),
+        Some(why) => format!("recovered {} step(s), then stopped: {why}", r.steps),
+    }
 }
 
 #[cfg(test)]

@@ -991,6 +991,7 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
             "Erosion panel: a region run, live, with water",
             "Ctrl+O open, Ctrl+S save, Ctrl+E export heights",
             "Ctrl+T open a stamp, Ctrl+P screenshot",
+            "Ctrl+Shift+N: new layer (Layers panel's mode)",
             "P: path tool (click points, Enter applies)",
         ] {
             ui.text(line);

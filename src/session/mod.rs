@@ -278,24 +278,50 @@ pub fn recovery_of(
 }
 
 /// Replays a recovery record onto `terrain` (the project it belongs to, just opened, with its
-/// tools); returns the steps it holds.
+/// tools); returns the steps replayed and, when a step failed, why: the replay stops there and
+/// the steps before it stay. A record that does not check (another document, a bad step) is an
+/// error before any step runs.
 pub fn replay_recovery(
     terrain: &mut Document,
     tools: &mut Tools,
     recovery: &Recovery,
     base_dir: &Path,
-) -> Result<Vec<RecordedStep>> {
-    let journal = Journal::check_on(&recovery.journal, base_dir, terrain.layers())
+) -> Result<(Vec<RecordedStep>, Option<String>)> {
+    let (journal, unchecked) = Journal::check_prefix(&recovery.journal, base_dir, terrain.layers())
         .map_err(|e| SessionError::Recovery(format!("recovery journal: {e}")))?;
     if journal.document != *terrain.desc() {
         return Err(SessionError::Recovery(
             "the recovery journal is for another document than the project".into(),
         ));
     }
-    journal
-        .replay(&mut Target::new(terrain, tools), |_, _| {})
-        .map_err(|e| SessionError::Recovery(format!("replaying the recovery journal: {e}")))?;
-    Ok(recorded(&journal.steps))
+    let (done, failed) = journal.replay_until_error(&mut Target::new(terrain, tools), |_, _| {});
+    let failed = match (failed, unchecked) {
+        (Some(e), _) => Some(format!("step {done} of the recovery journal failed: {e}")),
+        (None, Some(e)) => Some(format!("recovery journal: {e}")),
+        (None, None) => None,
+    };
+    Ok((recorded(&journal.steps[..done]), failed))
+}
+
+/// What a recovery replayed: its steps, and why it stopped early (a step that failed; the file
+/// holding every step is kept beside, named here).
+#[derive(Debug, Default)]
+pub struct Recovered {
+    pub steps: usize,
+    pub failed: Option<String>,
+}
+
+/// Keeps `path` (a recovery journal some of whose steps failed) as `PATH.unapplied`, so the
+/// steps not replayed are not lost; returns that name.
+fn keep_unapplied(path: &Path) -> Result<PathBuf> {
+    let mut kept = path.as_os_str().to_owned();
+    kept.push(".unapplied");
+    let kept = PathBuf::from(kept);
+    std::fs::copy(path, &kept).map_err(|source| SessionError::Io {
+        path: kept.clone(),
+        source,
+    })?;
+    Ok(kept)
 }
 
 /// A project recovery journal found when opening a project: the steps it holds, or why it
@@ -403,22 +429,48 @@ impl Session {
 
     /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
     /// steps (journaled again at once, under this process), and the leftover is removed.
-    pub fn recover_untitled(gpu: &Arc<Gpu>, path: &Path, tables: &NoiseTables) -> Result<Self> {
-        let (journal, mut doc) = open_journal(gpu, path, tables)?;
+    ///
+    /// A step that fails stops the replay: the session holds the steps before it, the leftover
+    /// is kept as `NAME.unapplied` (no longer offered) and the returned message says so.
+    pub fn recover_untitled(
+        gpu: &Arc<Gpu>,
+        path: &Path,
+        tables: &NoiseTables,
+    ) -> Result<(Self, Recovered)> {
+        let (journal, unchecked) = Journal::load_prefix(path)?;
+        let mut doc = journal_start(gpu, &journal, path, tables)?;
         let mut tools = Tools::default();
         let target = &mut Target::new(&mut doc, &mut tools);
-        journal.replay(target, |_, _| {}).map_err(|e| {
-            SessionError::Recovery(format!("replaying the untitled session's journal: {e}"))
-        })?;
-        let mut s = Self::new(doc, journal.initial.clone(), recorded(&journal.steps));
+        let (done, failed) = journal.replay_until_error(target, |_, _| {});
+        let failed = match (failed, unchecked) {
+            (Some(e), _) => Some(format!("step {done} failed: {e}")),
+            (None, Some(e)) => Some(e.to_string()),
+            (None, None) => None,
+        };
+        let mut s = Self::new(
+            doc,
+            journal.initial.clone(),
+            recorded(&journal.steps[..done]),
+        );
         s.tools = tools;
         s.opened_steps = 0;
         s.write_recovery()?;
+        let failed = match failed {
+            Some(why) => {
+                let kept = keep_unapplied(path)?;
+                Some(format!(
+                    "the untitled session's journal: {why}; every step is kept in {}",
+                    kept.display()
+                ))
+            }
+            None => None,
+        };
         std::fs::remove_file(path).map_err(|source| SessionError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(s)
+        let steps = s.steps.len();
+        Ok((s, Recovered { steps, failed }))
     }
 
     /// Every step since the document was opened.
@@ -567,17 +619,26 @@ impl Session {
         )?)
     }
 
-    /// Replays the opened project's recovery journal; returns the steps recovered.
-    pub fn recover(&mut self) -> Result<usize> {
+    /// Replays the opened project's recovery journal; returns the steps recovered. A step that
+    /// fails stops the replay: the steps before it stay (and are journaled again), and the
+    /// recovery file as it was is kept as `NAME.scarp.recovery.json.unapplied`.
+    pub fn recover(&mut self) -> Result<Recovered> {
         let (Some(r), Some(path)) = (self.pending_recovery.take(), self.project.clone()) else {
-            return Ok(0);
+            return Ok(Recovered::default());
         };
         let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let steps = replay_recovery(&mut self.doc, &mut self.tools, &r, &base)?;
+        let (steps, failed) = replay_recovery(&mut self.doc, &mut self.tools, &r, &base)?;
+        let failed = match failed {
+            Some(why) => {
+                let kept = keep_unapplied(&project::recovery_path(&path))?;
+                Some(format!("{why}; every step is kept in {}", kept.display()))
+            }
+            None => None,
+        };
         let n = steps.len();
         self.steps.extend(steps);
         self.write_recovery()?;
-        Ok(n)
+        Ok(Recovered { steps: n, failed })
     }
 
     /// Forgets the opened project's recovery journal and removes it.
