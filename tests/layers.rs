@@ -1187,3 +1187,82 @@ fn a_tight_gpu_budget_never_changes_a_layered_composite() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+/// `scarp convert` of a layered project writes its composite (what the editor shows and
+/// exports: the project's document folded on the GPU), not its base; `--base` and `--layer NAME`
+/// pick those, and a layer that is not there, or either flag on a height file, is one line.
+#[test]
+fn convert_reads_a_layered_projects_composite_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/layers.json");
+    common::scarp_ok(&["apply", "--journal", journal, "--out", &p("l.scarp")]);
+    common::scarp_ok(&["convert", &p("l.scarp"), &p("composite.r32")]);
+    common::scarp_ok(&["convert", &p("l.scarp"), &p("base.r32"), "--base"]);
+    common::scarp_ok(&[
+        "convert",
+        &p("l.scarp"),
+        &p("ridges.r32"),
+        "--layer",
+        "ridges",
+    ]);
+    let r32 = |n: &str| -> Vec<f32> {
+        std::fs::read(p(n))
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    // The editor's export reads the opened project's composite field.
+    let gpu = gpu();
+    let tables = NoiseTables::default();
+    let (mut d, _, _) =
+        scarp::session::open_project_file(&gpu, Path::new(&p("l.scarp")), &tables).unwrap();
+    assert!(d.is_layered());
+    let shown = d.to_dense().unwrap();
+    let base = d.base().to_dense().unwrap();
+    let layer = d
+        .layers()
+        .layers
+        .iter()
+        .find(|l| l.name == "ridges")
+        .unwrap();
+    let ridges = d
+        .store
+        .field(&layer.field(Part::Value))
+        .unwrap()
+        .to_dense()
+        .unwrap();
+    assert!(
+        r32("composite.r32") == shown,
+        "convert's composite is the editor's"
+    );
+    assert!(r32("base.r32") == base);
+    assert!(r32("ridges.r32") == ridges);
+    assert!(shown != base, "the layers change the heights");
+
+    let e = common::stderr(&common::scarp(&[
+        "convert",
+        &p("l.scarp"),
+        &p("x.r32"),
+        "--layer",
+        "nope",
+    ]));
+    assert!(
+        e.contains("no layer \"nope\"") && e.contains("ridges"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let e = common::stderr(&common::scarp(&[
+        "convert",
+        &p("ridges.r32"),
+        &p("y.r32"),
+        "--base",
+    ]));
+    assert!(
+        e.contains("--base and --layer pick a part of a .scarp project"),
+        "{e}"
+    );
+    assert!(!dir.path().join("x.r32").exists() && !dir.path().join("y.r32").exists());
+    assert_no_validation_messages(&gpu);
+}

@@ -19,7 +19,8 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct ConvertArgs {
-    /// The height file to read; with --tiles, a tile-set pattern holding {i} and {j}
+    /// The height file or project to read (a layered project: its composite, as the editor
+    /// shows it; see --base and --layer); with --tiles, a tile-set pattern holding {i} and {j}
     /// ('land_x{i}_y{j}.png') to stitch.
     input: PathBuf,
     /// The file to write (any height format, or a .scarp project); with --tiles and one input
@@ -37,6 +38,12 @@ pub struct ConvertArgs {
     /// split the input into them, or stitch an input pattern's tiles into the output.
     #[arg(long, value_parser = parse_tiles)]
     tiles: Option<(u32, u32)>,
+    /// A layered project: its base (the heights under the layers) instead of the composite.
+    #[arg(long, conflicts_with = "layer")]
+    base: bool,
+    /// A layered project: this layer's values instead of the composite.
+    #[arg(long, value_name = "NAME")]
+    layer: Option<String>,
 }
 
 pub fn run(a: &ConvertArgs) -> Result<()> {
@@ -76,8 +83,14 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         );
     }
     let from_project = !pattern && a.input.extension().is_some_and(|e| e == "scarp");
+    if !from_project && (a.base || a.layer.is_some()) {
+        bail!(
+            "{}: --base and --layer pick a part of a .scarp project",
+            a.input.display()
+        );
+    }
     let source = if from_project {
-        Source::Paged(PagedHeights::open(&a.input)?)
+        project_source(a)?
     } else {
         Source::Dense(match a.tiles.filter(|_| pattern) {
             Some((cols, rows)) => stitch(&a.input, cols, rows, &a.read)?,
@@ -120,6 +133,9 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         let report = write(out, &part, range, a)?;
         print_written(&a.input, out, &part, &report);
     }
+    if let Source::Composite(d) = &source {
+        super::check_validation(d.gpu())?;
+    }
     println!(
         "{} file(s) in {:.1} ms",
         parts.len(),
@@ -128,10 +144,29 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     Ok(())
 }
 
-/// What is converted: a grid in memory, or a project's pages read a region at a time.
+/// What is converted: a grid in memory, a project's pages read a region at a time, or a
+/// layered project's composite, folded on the GPU as the editor folds it.
 enum Source {
     Dense(Heights),
     Paged(PagedHeights),
+    Composite(Box<crate::document::Document>),
+}
+
+/// The part of a project converted: the composite of a layered project (what the editor shows
+/// and exports) unless `--base` or `--layer` asks for another; a project without layers is its
+/// base.
+fn project_source(a: &ConvertArgs) -> Result<Source> {
+    if let Some(name) = &a.layer {
+        return Ok(Source::Paged(PagedHeights::open_layer(&a.input, name)?));
+    }
+    if a.base || !PagedHeights::layered(&a.input)? {
+        return Ok(Source::Paged(PagedHeights::open(&a.input)?));
+    }
+    let gpu = super::open_gpu()?;
+    let tables = crate::noise::NoiseTables::default();
+    let (doc, _, _) = crate::session::open_project_file(&gpu, &a.input, &tables)?;
+    super::check_validation(&gpu)?;
+    Ok(Source::Composite(Box::new(doc)))
 }
 
 impl Source {
@@ -139,6 +174,7 @@ impl Source {
         match self {
             Source::Dense(g) => (g.width, g.height),
             Source::Paged(p) => p.size(),
+            Source::Composite(d) => (d.desc().width, d.desc().height),
         }
     }
 
@@ -149,6 +185,11 @@ impl Source {
             }
             Source::Dense(g) => tiles::crop(g, r).map_err(anyhow::Error::msg)?,
             Source::Paged(p) => p.region(r)?,
+            Source::Composite(d) => Heights {
+                width: r.width,
+                height: r.height,
+                values: d.height().read_rect(r.rect())?,
+            },
         })
     }
 
@@ -157,6 +198,7 @@ impl Source {
         let (lo, hi) = match self {
             Source::Dense(g) => crate::terrain::formats::min_max(&g.values),
             Source::Paged(p) => p.min_max()?,
+            Source::Composite(d) => crate::terrain::formats::min_max(&d.height().to_dense()?),
         };
         Ok(crate::terrain::formats::default_range(&[lo, hi]))
     }

@@ -106,6 +106,59 @@ impl PagedHeights {
         })
     }
 
+    /// The values of layer `name` of the (version-2, layered) project at `path`: its value
+    /// field, as the layer stores it (r32f pages, document units).
+    pub fn open_layer(path: &Path, name: &str) -> Result<Self, FileError> {
+        let Opened::V2(p) = open(path)? else {
+            return Err(FileError::invalid(
+                path,
+                "a version-1 project has no layers",
+            ));
+        };
+        let stack = p.meta.layers.as_ref().ok_or_else(|| {
+            FileError::invalid(
+                path,
+                format!("no layer {name:?}: the project has no layers"),
+            )
+        })?;
+        let stack = stack
+            .check()
+            .map_err(|e| FileError::invalid(path, format!("layers: {e}")))?;
+        let layer = stack
+            .layers
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = stack.layers.iter().map(|l| l.name.as_str()).collect();
+                FileError::invalid(
+                    path,
+                    format!("no layer {name:?} (layers: {})", names.join(", ")),
+                )
+            })?;
+        let field = layer.field(crate::layers::Part::Value);
+        let stored = p.fields.iter().find(|f| f.name == field).ok_or_else(|| {
+            FileError::invalid(path, format!("layer {name:?}: field {field} is not stored"))
+        })?;
+        Ok(Self {
+            document: crate::layers::composite::f32_desc(&p.meta.document),
+            flat: stored.flat,
+            pages: stored
+                .pages
+                .iter()
+                .map(|(id, loc)| (*id, PageBytes::OnDisk(loc.clone())))
+                .collect(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Whether the project at `path` has layers (its heights are then their composite).
+    pub fn layered(path: &Path) -> Result<bool, FileError> {
+        Ok(open(path)?
+            .meta()
+            .layers
+            .is_some_and(|l| !l.layers.is_empty()))
+    }
+
     pub fn size(&self) -> (u32, u32) {
         (self.document.width, self.document.height)
     }
