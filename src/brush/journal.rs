@@ -1297,6 +1297,42 @@ mod tests {
                       "samples": [{"x": 512, "y": 512, "pressure": 1.0, "t": 0.0}]}},
           {"undo": 1}, {"redo": 1}]}"#;
 
+    /// Every struct of a journal refuses a misspelled field, naming it (a misspelled sample
+    /// field painted at pressure 1.0 before).
+    #[test]
+    fn a_misspelled_field_is_refused_in_every_journal_struct() {
+        let layer = r#"{"version": 2, "document": {"width": 64, "height": 64},
+            "steps": [{"layer": {"op": "add", "name": "a", "modee": "add"}}]}"#;
+        let erode = r#"{"version": 2, "document": {"width": 64, "height": 64},
+            "steps": [{"erode": {"regoin": [0, 0, 8, 8]}}]}"#;
+        let path = r#"{"version": 2, "document": {"width": 64, "height": 64},
+            "steps": [{"path": {"points": [[1, 1], [9, 9]], "widht": 4}}]}"#;
+        let cases = [
+            (
+                OK.replace(r#""pressure": 1.0"#, r#""presure": 1.0"#),
+                "presure",
+            ),
+            (
+                OK.replace(r#""version": 1"#, r#""version": 1, "verison": 1"#),
+                "verison",
+            ),
+            (OK.replace(r#""width": 1024"#, r#""widht": 1024"#), "widht"),
+            (OK.replace(r#""samples""#, r#""sampels""#), "sampels"),
+            (
+                OK.replace(r#""radius": 64"#, r#""radius": 64, "raduis": 3"#),
+                "raduis",
+            ),
+            (OK.replace(r#"{"undo": 1}"#, r#"{"undoo": 1}"#), "undoo"),
+            (layer.to_string(), "modee"),
+            (erode.to_string(), "regoin"),
+            (path.to_string(), "widht"),
+        ];
+        for (text, field) in cases {
+            let e = parse(&text).unwrap_err();
+            assert!(e.contains(field), "{field}: {e}");
+        }
+    }
+
     #[test]
     fn brush_errors_name_the_field_even_inside_the_noise_parameters() {
         let typo = OK.replace(r#""type": "raise""#, r#""type": "noise", "octavez": 3"#);

@@ -9,6 +9,7 @@ use crate::brush::shared::BrushInstance;
 
 /// One input sample of a stroke.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StrokeSample {
     pub x: f32,
     pub y: f32,
