@@ -24,6 +24,40 @@ pub enum FileError {
     Invalid { path: PathBuf, problem: String },
 }
 
+/// Opens `path` for reading if it is a regular file. The open never blocks (`O_NONBLOCK`: a
+/// FIFO does not wait for a writer, a device is not read) and the type is checked on the open
+/// file, so a pipe, a device or a folder is an error (`InvalidInput`, "not a regular file")
+/// rather than a hang or an endless read. Every reader of a file the user names goes through
+/// this (height files, tiles, stamps, journals, recovery files, projects, looks, reports).
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe, a device or a folder)",
+        ));
+    }
+    Ok(file)
+}
+
+/// The text of the regular file at `path` (see [`open_regular`]).
+pub fn read_regular_to_string(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut open_regular(path)?, &mut text)?;
+    Ok(text)
+}
+
+/// The bytes of the regular file at `path` (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_regular(path)?, &mut bytes)?;
+    Ok(bytes)
+}
+
 impl FileError {
     /// An I/O error of the file at `path`.
     pub fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {

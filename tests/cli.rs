@@ -659,3 +659,93 @@ fn apply_writes_a_layered_journals_composite_and_layers_and_scarp_layers_lists_t
         "{e}"
     );
 }
+
+/// Runs `scarp args` in `dir`, failing the test if it runs past 60 s (a hang).
+fn scarp_within_a_minute(dir: &Path, args: &[&str]) -> Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scarp"))
+        .env("SCARP_VALIDATION", "1")
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() > 60 {
+            child.kill().unwrap();
+            panic!("scarp {args:?} hung (killed after 60 s)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A FIFO wherever a file is read — a height file, a render's heights, a journal, a journal's
+/// initial file, a stamp, a tile of a tile set — is one line naming it, at once, and nothing is
+/// written (opening a FIFO for reading waited for a writer forever before).
+#[test]
+fn a_pipe_where_a_file_is_read_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = |name: &str| {
+        let p = std::ffi::CString::new(d.join(name).to_str().unwrap()).unwrap();
+        assert_eq!(
+            unsafe { libc::mkfifo(p.as_ptr(), 0o600) },
+            0,
+            "mkfifo {name}"
+        );
+    };
+    for name in ["f.r32", "j.json", "t_x1_y0.r32"] {
+        fifo(name);
+    }
+    std::fs::write(d.join("t_x0_y0.r32"), vec![0u8; 4 * 9]).unwrap();
+    std::fs::write(
+        d.join("initial.json"),
+        r#"{"version": 1, "document": {"width": 3, "height": 3, "initial": {"file": "f.r32"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("stamp.json"),
+        r#"{"version": 1, "document": {"width": 64, "height": 64},
+            "steps": [{"stroke": {"brush": {"type": "stamp", "radius": 10, "stamp": "f.r32",
+                        "stamp_size": [3, 3]},
+                      "samples": [{"x": 30, "y": 30, "pressure": 1.0, "t": 0.0}]}}]}"#,
+    )
+    .unwrap();
+    let cases: [&[&str]; 6] = [
+        &["convert", "f.r32", "o.r32", "--size", "3x3"],
+        &[
+            "render",
+            "--heights",
+            "f.r32",
+            "--size",
+            "3x3",
+            "--out",
+            "o.png",
+        ],
+        &["apply", "--journal", "j.json", "--out", "o.r32"],
+        &["apply", "--journal", "initial.json", "--out", "o.r32"],
+        &["apply", "--journal", "stamp.json", "--out", "o.r32"],
+        &[
+            "convert",
+            "t_x{i}_y{j}.r32",
+            "o.r32",
+            "--tiles",
+            "2x1",
+            "--size",
+            "3x3",
+        ],
+    ];
+    for args in cases {
+        let out = scarp_within_a_minute(d, args);
+        let e = common::stderr(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(e.contains("not a regular file"), "{args:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{args:?}: {e}");
+        assert!(
+            !d.join("o.r32").exists() && !d.join("o.png").exists(),
+            "{args:?}"
+        );
+    }
+}

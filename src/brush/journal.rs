@@ -1109,9 +1109,11 @@ impl Journal {
             path: path.to_path_buf(),
             inner: Box::new(e),
         };
-        let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = crate::atomic_file::read_regular_to_string(path).map_err(|source| {
+            JournalError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let de = &mut serde_json::Deserializer::from_str(&text);
         let raw: JournalFile =
@@ -1124,9 +1126,11 @@ impl Journal {
 
     /// [`Self::load`] for steps that start on a document with the layers of `start`.
     pub fn load_on(path: &Path, start: &Stack) -> Result<Self, JournalError> {
-        let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = crate::atomic_file::read_regular_to_string(path).map_err(|source| {
+            JournalError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::parse_on(&text, base, start).map_err(|e| JournalError::In {

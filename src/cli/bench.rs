@@ -49,7 +49,7 @@ fn compare(a: &BenchArgs, files: &[PathBuf]) -> Result<()> {
         bail!("--compare measures nothing: it takes only --md");
     }
     let read = |p: &PathBuf| -> Result<Report> {
-        let text = std::fs::read_to_string(p)
+        let text = crate::atomic_file::read_regular_to_string(p)
             .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", p.display()))?;
         serde_json::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: not a Scarp bench report: {e}", p.display()))

@@ -1459,7 +1459,7 @@ impl Editor {
                 }
                 UiAction::LoadPreset(name) => {
                     let path = asset_path(PRESET_DIR).join(format!("{name}.json"));
-                    let loaded = std::fs::read_to_string(&path)
+                    let loaded = crate::atomic_file::read_regular_to_string(&path)
                         .map_err(|e| e.to_string())
                         .and_then(|t| {
                             parse_brush(&t, path.parent().unwrap_or(Path::new(".")))

@@ -33,7 +33,7 @@ impl Remembered {
     /// file when it cannot be read or holds something else (a window size out of range too).
     pub fn load(dir: &Path) -> Result<Self, String> {
         let path = dir.join(FILE);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::atomic_file::read_regular_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(format!("{}: {e}", path.display())),

@@ -113,7 +113,8 @@ impl Materials {
                 names.join(", ")
             ));
         }
-        let text = std::fs::read_to_string(spec).map_err(|e| format!("{spec}: {e}"))?;
+        let text = crate::atomic_file::read_regular_to_string(std::path::Path::new(spec))
+            .map_err(|e| format!("{spec}: {e}"))?;
         let m: Materials = serde_json::from_str(&text).map_err(|e| format!("{spec}: {e}"))?;
         m.check().map_err(|e| format!("{spec}: {e}"))?;
         Ok(m)

@@ -76,7 +76,7 @@ pub fn leftovers(dir: &Path) -> Vec<Leftover> {
             if running(pid) {
                 return None;
             }
-            let text = std::fs::read_to_string(e.path()).ok()?;
+            let text = crate::atomic_file::read_regular_to_string(&e.path()).ok()?;
             let journal: JournalFile = serde_json::from_str(&text).ok()?;
             Some(Leftover {
                 path: e.path(),

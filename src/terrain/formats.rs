@@ -204,13 +204,10 @@ pub fn read_reporting(
 ) -> Result<(Heights, ReadReport), FileError> {
     let at = |problem: String| FileError::invalid(path, problem);
     let kind = FileKind::of(path)?;
-    let file = std::fs::File::open(path).map_err(FileError::io(path))?;
-    let meta = file.metadata().map_err(FileError::io(path))?;
-    if !meta.is_file() {
-        // Devices and pipes have no size to check against the limits (think /dev/zero).
-        return Err(at("not a regular file".into()));
-    }
-    let len = meta.len();
+    // Devices and pipes have no size to check against the limits (think /dev/zero), and a FIFO
+    // would block: refused without waiting.
+    let file = crate::atomic_file::open_regular(path).map_err(FileError::io(path))?;
+    let len = file.metadata().map_err(FileError::io(path))?.len();
     read_source_reporting(
         BufReader::with_capacity(1 << 20, file),
         len,

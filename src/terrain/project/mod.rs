@@ -218,7 +218,7 @@ impl PagedHeights {
 /// The version number in the header of the project file at `path`.
 pub fn version_of(path: &Path) -> Result<u32, FileError> {
     use std::os::unix::fs::FileExt;
-    let file = std::fs::File::open(path).map_err(FileError::io(path))?;
+    let file = crate::atomic_file::open_regular(path).map_err(FileError::io(path))?;
     let mut head = [0u8; 12];
     file.read_exact_at(&mut head, 0)
         .map_err(|_| FileError::invalid(path, "too short for a project file"))?;
@@ -256,7 +256,7 @@ pub fn file_checksum(path: &Path) -> Result<u64, FileError> {
     if version_of(path)? == v2::VERSION {
         return v2::file_identity(path);
     }
-    let mut file = std::fs::File::open(path).map_err(FileError::io(path))?;
+    let mut file = crate::atomic_file::open_regular(path).map_err(FileError::io(path))?;
     if file.metadata().map_err(FileError::io(path))?.len() < 28 {
         return Err(FileError::invalid(path, "too short for a project file"));
     }
@@ -301,7 +301,7 @@ pub fn read_recovery(project: &Path) -> Result<Option<Recovery>, FileError> {
         return Ok(None);
     }
     let at = |problem: String| FileError::invalid(&path, problem);
-    let text = std::fs::read_to_string(&path).map_err(FileError::io(&path))?;
+    let text = crate::atomic_file::read_regular_to_string(&path).map_err(FileError::io(&path))?;
     let r: Recovery = serde_json::from_str(&text).map_err(|e| at(e.to_string()))?;
     if r.version != RECOVERY_VERSION {
         return Err(at(format!(

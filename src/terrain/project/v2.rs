@@ -930,6 +930,6 @@ fn whole(
 
 /// What a recovery journal of the project at `path` is tied to (see [`SparseProject::identity`]).
 pub fn file_identity(path: &Path) -> Result<u64, FileError> {
-    let file = File::open(path).map_err(FileError::io(path))?;
+    let file = crate::atomic_file::open_regular(path).map_err(FileError::io(path))?;
     Ok(identity(&read_superblock(path, &file)?.0))
 }
