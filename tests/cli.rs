@@ -749,3 +749,55 @@ fn a_pipe_where_a_file_is_read_is_refused_without_waiting() {
         );
     }
 }
+
+/// One writer per project: while another process holds a project's write lock (here this test,
+/// as the editor holds it for a session), `scarp apply --onto P --out P` and `scarp convert … P`
+/// are refused in one line naming the holder, and the project is left as it was; once the lock
+/// is let go the same command paints onto it.
+#[test]
+fn a_second_writer_of_a_project_is_refused_and_changes_nothing() {
+    use scarp::terrain::project::lock::ProjectLock;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let journal = |name: &str, x: f32| {
+        std::fs::write(
+            d.join(name),
+            format!(
+                r#"{{"version": 1, "document": {{"width": 256, "height": 256, "page_size": 128}},
+                    "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 30}},
+                    "samples": [{{"x": {x}, "y": 100, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        d.join(name).to_str().unwrap().to_string()
+    };
+    let (a, b) = (journal("a.json", 60.0), journal("b.json", 180.0));
+    let s = d.join("s.scarp").to_str().unwrap().to_string();
+    scarp_ok(&["apply", "--journal", &a, "--out", &s]);
+    let before = std::fs::read(&s).unwrap();
+
+    let h = d.join("h.r32").to_str().unwrap().to_string();
+    scarp_ok(&["apply", "--journal", &b, "--out", &h]);
+    let held = ProjectLock::acquire(Path::new(&s), "the test").unwrap();
+    let holder = format!("open for writing by the test (pid {})", std::process::id());
+    for args in [
+        vec!["apply", "--journal", &b, "--onto", &s, "--out", &s],
+        vec!["convert", &h, &s],
+    ] {
+        let out = scarp(&args);
+        let e = common::stderr(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            e.contains("s.scarp") && e.contains(&holder),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(
+            std::fs::read(&s).unwrap() == before,
+            "{args:?} changed the project"
+        );
+    }
+    drop(held);
+    scarp_ok(&["apply", "--journal", &b, "--onto", &s, "--out", &s]);
+    assert!(std::fs::read(&s).unwrap() != before);
+}

@@ -73,6 +73,9 @@ struct Plan {
 
 pub fn run(a: &ApplyArgs) -> Result<()> {
     let plan = check(a)?;
+    // One writer per project: the project written (also when painted onto) is held for the
+    // command, after the checks and before the replay reads it.
+    let _lock = lock_projects(a)?;
     let strokes = plan
         .journal
         .steps
@@ -374,4 +377,14 @@ fn replay_cpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Vec<f32> {
     let _ = plan.journal.replay(&mut terrain, |_, _| {});
     println!("total: {totals}, {} pages in memory", terrain.page_count());
     terrain.to_dense()
+}
+
+/// The write lock of the project `a` writes, if it writes one (`--out x.scarp`, also when it
+/// paints `--onto` that same project).
+fn lock_projects(a: &ApplyArgs) -> Result<Option<crate::terrain::project::lock::ProjectLock>> {
+    use crate::terrain::project::lock::ProjectLock;
+    if !a.out.extension().is_some_and(|e| e == "scarp") {
+        return Ok(None);
+    }
+    Ok(Some(ProjectLock::acquire(&a.out, "scarp apply")?))
 }

@@ -89,6 +89,14 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
             a.input.display()
         );
     }
+    // One writer per project: held for the command, after the checks, before anything is read.
+    let _lock = match to_project {
+        true => Some(crate::terrain::project::lock::ProjectLock::acquire(
+            &a.output,
+            "scarp convert",
+        )?),
+        false => None,
+    };
     let source = if from_project {
         project_source(a)?
     } else {

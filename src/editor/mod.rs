@@ -1249,7 +1249,21 @@ impl Editor {
         }
         self.discard_armed = None;
         let tables = NoiseTables::new(self.table_seed);
-        let (session, _, offer) = Session::open(&self.gpu, path, &tables, false)?;
+        // Reopening the project this session holds: the new session takes its write lock.
+        let same = |p: &Path| p.canonicalize().ok() == path.canonicalize().ok();
+        let reopening = self.session.project().is_some_and(same);
+        if reopening {
+            self.session.release_lock();
+        }
+        let (session, _, offer) = match Session::open(&self.gpu, path, &tables, false) {
+            Ok(opened) => opened,
+            Err(e) => {
+                if reopening {
+                    self.session.relock()?;
+                }
+                return Err(e.into());
+            }
+        };
         // The untitled journal of the session left behind is dropped with its steps.
         let desc = self.adopt(session, true)?;
         self.source = path.to_path_buf();

@@ -18,6 +18,7 @@ use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
 use crate::pages::geometry::DocumentDesc;
 use crate::pages::{PageId, Version};
+use crate::terrain::project::lock::ProjectLock;
 use crate::terrain::project::v2::{PageToSave, SaveReport, SparseProject};
 use crate::terrain::project::{self, Meta, Opened, Project, Recovery};
 use std::rc::Rc;
@@ -351,6 +352,9 @@ pub struct Session {
     pending_recovery: Option<Recovery>,
     /// Where this untitled session journals (None: titled, or no state folder).
     untitled: Option<PathBuf>,
+    /// The write lock of `project`, held while this session has it open (one writer per
+    /// project).
+    lock: Option<ProjectLock>,
 }
 
 impl Session {
@@ -365,6 +369,7 @@ impl Session {
     ) -> Result<(Self, Vec<Step>, Option<RecoveryOffer>)> {
         let ext = source.extension().and_then(|e| e.to_str()).unwrap_or("");
         if ext == "scarp" {
+            let lock = ProjectLock::acquire(source, "scarp edit")?;
             let (doc, meta, file) = open_project_file(gpu, source, tables)?;
             let (pending, offer) = match project::read_recovery(source) {
                 Ok(Some(r)) => {
@@ -377,6 +382,7 @@ impl Session {
             let mut s = Self::new(doc, Initial::File(absolute(source)?), Vec::new());
             s.pending_recovery = pending;
             s.project = Some(source.to_path_buf());
+            s.lock = Some(lock);
             s.project_file = file;
             s.presets = meta.presets;
             s.untitled = None;
@@ -424,6 +430,7 @@ impl Session {
             presets: Vec::new(),
             pending_recovery: None,
             untitled: untitled::state_dir().map(|d| untitled::path_for_this_process(&d)),
+            lock: None,
         }
     }
 
@@ -583,6 +590,11 @@ impl Session {
             )
             .into());
         }
+        // Saving elsewhere takes that project's lock first (and lets the old one go after).
+        let lock = match &self.lock {
+            Some(l) if l.project() == path => None,
+            _ => Some(ProjectLock::acquire(path, "scarp edit")?),
+        };
         let mut presets = self.presets.clone();
         presets.retain(|(n, _)| n != "current");
         presets.push(("current".into(), current));
@@ -605,9 +617,26 @@ impl Session {
             let _ = std::fs::remove_file(u);
         }
         self.project = Some(path.to_path_buf());
+        if lock.is_some() {
+            self.lock = lock;
+        }
         self.saved_steps = self.steps.len();
         self.presets = meta.presets;
         Ok(report)
+    }
+
+    /// Lets go of the project's write lock (the editor reopening the same project: the new
+    /// session takes it); [`Self::relock`] takes it again.
+    pub fn release_lock(&mut self) {
+        self.lock = None;
+    }
+
+    /// Takes the project's write lock again after [`Self::release_lock`].
+    pub fn relock(&mut self) -> Result<()> {
+        if let (None, Some(p)) = (&self.lock, &self.project) {
+            self.lock = Some(ProjectLock::acquire(p, "scarp edit")?);
+        }
+        Ok(())
     }
 
     /// Writes the whole session as a journal file.

@@ -6,6 +6,7 @@
 //! step): after a crash the editor offers to replay them onto the saved project, which gives the
 //! heights of the moment before the crash bit for bit.
 
+pub mod lock;
 pub mod v1;
 pub mod v2;
 
