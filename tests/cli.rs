@@ -451,6 +451,47 @@ fn render_rejects_bad_input_with_one_line_errors() {
             "--sea-level must be a finite height",
         ),
         (vec!["render", "--journal", demo, "--out", "x.jpg"], ".png"),
+        // Counts past what work or memory allows are refused, naming the bound.
+        (
+            vec![
+                "render",
+                "--journal",
+                demo,
+                "--frames",
+                "4294967296",
+                "--out",
+                s,
+            ],
+            "0..=100000",
+        ),
+        (
+            vec![
+                "render",
+                "--journal",
+                demo,
+                "--image",
+                "16384x16384",
+                "--out",
+                s,
+            ],
+            "at most 8192x8192",
+        ),
+        (
+            vec!["convert", demo, s, "--tiles", "511x511"],
+            "at most 4096 (64x64)",
+        ),
+        (
+            vec![
+                "erode",
+                "--heights",
+                demo,
+                "--out",
+                s,
+                "--steps",
+                "4294967296",
+            ],
+            "--steps must be 1 to 10000",
+        ),
         (
             vec!["render", "--journal", demo, "--paint", "fbm", "--out", s],
             "--frames",
@@ -800,4 +841,62 @@ fn a_second_writer_of_a_project_is_refused_and_changes_nothing() {
     drop(held);
     scarp_ok(&["apply", "--journal", &b, "--onto", &s, "--out", &s]);
     assert!(std::fs::read(&s).unwrap() != before);
+}
+
+/// A project whose newest save is damaged — its superblock altered, or the file's tail cut off —
+/// is refused by name instead of opening silently at the save before it; `--accept-older` opens
+/// that older save (saying so), which holds exactly the first save's heights.
+#[test]
+fn a_damaged_newest_save_is_named_instead_of_silently_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let journal = |name: &str, x: f32| {
+        std::fs::write(
+            d.join(name),
+            format!(
+                r#"{{"version": 1, "document": {{"width": 256, "height": 256, "page_size": 128}},
+                    "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 30}},
+                    "samples": [{{"x": {x}, "y": 100, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        p(name)
+    };
+    let (a, b) = (journal("a.json", 60.0), journal("b.json", 180.0));
+    scarp_ok(&["apply", "--journal", &a, "--out", &p("s.scarp")]);
+    scarp_ok(&["convert", &p("s.scarp"), &p("first.r32")]);
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        &b,
+        "--onto",
+        &p("s.scarp"),
+        "--out",
+        &p("s.scarp"),
+    ]);
+    let good = std::fs::read(p("s.scarp")).unwrap();
+    let mut altered = good.clone();
+    altered[72] ^= 0x01; // the second save's superblock (slot 1, at 64)
+    let truncated = good[..good.len() - 10].to_vec();
+    for (bytes, what) in [(altered, "damaged"), (truncated, "truncated")] {
+        std::fs::write(p("bad.scarp"), &bytes).unwrap();
+        let out = scarp(&["convert", &p("bad.scarp"), &p("o.r32")]);
+        let e = common::stderr(&out);
+        assert!(!out.status.success(), "{what}");
+        assert!(
+            e.contains("bad.scarp") && e.contains("newest save") && e.contains(what),
+            "{e}"
+        );
+        assert!(e.contains("--accept-older"), "{e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(!d.join("o.r32").exists());
+        let out = scarp_ok(&["convert", &p("bad.scarp"), &p("o.r32"), "--accept-older"]);
+        assert!(common::stderr(&out).contains("the older save #1"));
+        assert!(std::fs::read(p("o.r32")).unwrap() == std::fs::read(p("first.r32")).unwrap());
+        std::fs::remove_file(p("o.r32")).unwrap();
+    }
+    // The intact file opens without a word.
+    let out = scarp_ok(&["convert", &p("s.scarp"), &p("o.r32")]);
+    assert!(!common::stderr(&out).contains("note"));
 }

@@ -142,13 +142,22 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
+/// Largest side of a rendered image: its targets, readback and PNG stay near 1.5 GB of memory
+/// (16384² took past 5.5 GB).
+pub const MAX_IMAGE_SIDE: u32 = 8192;
+
 pub fn parse_image_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = parse_size(s)?;
-    if w > 16384 || h > 16384 {
-        return Err(format!("images are at most 16384x16384, got {w}x{h}"));
+    if w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE {
+        return Err(format!(
+            "images are at most {MAX_IMAGE_SIDE}x{MAX_IMAGE_SIDE}, got {w}x{h}"
+        ));
     }
     Ok((w, h))
 }
+
+/// Most tiles one `--tiles` splits into or stitches (64 x 64).
+pub const MAX_TILES: u32 = 4096;
 
 pub fn parse_camera(s: &str) -> Result<[f32; 6], String> {
     let v: Vec<&str> = s.split(',').collect();
@@ -222,7 +231,14 @@ pub fn parse_tiles(s: &str) -> Result<(u32, u32), String> {
             .filter(|n| (1..=1024).contains(n))
             .ok_or_else(|| format!("'{t}' in '{s}': tiles per side must be 1 to 1024"))
     };
-    Ok((n(c)?, n(r)?))
+    let (c, r) = (n(c)?, n(r)?);
+    if c * r > MAX_TILES {
+        return Err(format!(
+            "'{s}' is {} tiles: at most {MAX_TILES} (64x64)",
+            c * r
+        ));
+    }
+    Ok((c, r))
 }
 
 #[cfg(test)]

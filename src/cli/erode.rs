@@ -122,8 +122,12 @@ impl ErodeArgs {
 pub fn run(a: &ErodeArgs) -> Result<()> {
     let params = a.params();
     params.validate().map_err(anyhow::Error::msg)?;
-    if a.steps == 0 {
-        bail!("--steps must be at least 1");
+    let most = crate::erosion::params::MAX_BRUSH_STEPS as usize;
+    if !(1..=most).contains(&a.steps) {
+        bail!(
+            "--steps must be 1 to {most} (a journal's erode step's bound), got {}",
+            a.steps
+        );
     }
     if let Some(s) = a.height_scale {
         if !(s.is_finite() && s > 0.0) {

@@ -37,6 +37,10 @@ pub struct Cli {
     /// Without a command, `scarp` opens the editor on the default terrain.
     #[command(subcommand)]
     command: Option<Command>,
+    /// Open a project whose newest save is damaged at its older intact save (refused
+    /// otherwise, naming the damage).
+    #[arg(long, global = true)]
+    accept_older: bool,
 }
 
 #[derive(Subcommand)]
@@ -101,6 +105,7 @@ pub enum Command {
 /// Parses the command line, runs the command and turns an error into one line and exit status 1.
 pub fn main() {
     let cli = Cli::parse();
+    crate::terrain::project::set_accept_older(cli.accept_older);
     let command = cli
         .command
         .unwrap_or(Command::Edit(edit::EditArgs::default_terrain()));
@@ -124,15 +129,42 @@ pub fn main() {
         Command::Recover => recover::run(),
     };
     if let Err(e) = result {
-        // One line: the chain of causes, outermost first.
-        let msg = e
-            .chain()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(": ");
-        eprintln!("scarp: error: {msg}");
+        eprintln!(
+            "scarp: error: {}",
+            one_line(e.chain().map(ToString::to_string))
+        );
         std::process::exit(1);
     }
+}
+
+/// Longest error line printed, in characters.
+const MAX_ERROR_LINE: usize = 300;
+
+/// An error chain as one line: causes outermost first, each left out when the line already
+/// holds it (an OS error its file's message repeats), newlines folded, and at most
+/// [`MAX_ERROR_LINE`] characters (the middle elided, so the file and the final cause stay).
+fn one_line(chain: impl Iterator<Item = String>) -> String {
+    let mut line = String::new();
+    for cause in chain {
+        let cause = cause.split_whitespace().collect::<Vec<_>>().join(" ");
+        if cause.is_empty() || line.contains(&cause) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&cause);
+    }
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= MAX_ERROR_LINE {
+        return line;
+    }
+    const MARK: &str = " [...] ";
+    let head_len = MAX_ERROR_LINE * 2 / 3;
+    let tail_len = MAX_ERROR_LINE - head_len - MARK.len();
+    let head: String = chars[..head_len].iter().collect();
+    let tail: String = chars[chars.len() - tail_len..].iter().collect();
+    format!("{head}{MARK}{tail}")
 }
 
 fn open_gpu() -> Result<Arc<Gpu>> {
@@ -225,6 +257,23 @@ impl ValueEnum for Endian {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_lines_say_each_cause_once_on_one_line_of_at_most_300_characters() {
+        let os = "No space left on device (os error 28)".to_string();
+        let chain = [format!("out.png: {os}"), os.clone()];
+        assert_eq!(one_line(chain.into_iter()), format!("out.png: {os}"));
+        let chain = ["a.tif: bad".to_string(), "strip 3\nof 9".to_string()];
+        assert_eq!(one_line(chain.into_iter()), "a.tif: bad: strip 3 of 9");
+        let long = format!("t.tif: {} the end", "x".repeat(70_000));
+        let line = one_line(std::iter::once(long));
+        assert!(line.chars().count() <= MAX_ERROR_LINE, "{}", line.len());
+        assert!(
+            line.starts_with("t.tif: xxx") && line.ends_with("xxx the end"),
+            "{line}"
+        );
+        assert!(line.contains("[...]"));
+    }
     use crate::noise::NoiseSettings;
 
     /// The CLI's documented defaults and the library's (journals use the latter) must agree.

@@ -98,9 +98,10 @@ pub struct RenderArgs {
     /// Output PNG.
     #[arg(long)]
     out: PathBuf,
-    /// Time this many frames (after 10 warm-up frames) before the final image.
-    #[arg(long, default_value_t = 0)]
-    frames: usize,
+    /// Time this many frames (after 10 warm-up frames) before the final image (at most
+    /// 100000).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    frames: u32,
     /// While timing, paint a circle with a noise brush of this kind.
     #[arg(long, value_enum)]
     paint: Option<NoiseKind>,
@@ -202,7 +203,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             &camera,
             &view,
             10,
-            a.frames,
+            a.frames as usize,
         )?;
         let light_log = std::mem::take(&mut work.log);
         drop(work);
@@ -211,7 +212,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         }
         print_frames(a, &terrain, size, &log);
         if !a.no_lighting {
-            print_lighting(&light_log, a.frames);
+            print_lighting(&light_log, a.frames as usize);
             // The final image shows the lighting caught up.
             lighting.set_detached(false);
             lighting.update(&mut terrain.store, &light, None)?;

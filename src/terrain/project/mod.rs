@@ -229,7 +229,21 @@ pub fn version_of(path: &Path) -> Result<u32, FileError> {
     Ok(u32::from_le_bytes(head[8..12].try_into().expect("4 bytes")))
 }
 
+static ACCEPT_OLDER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a project whose newest save is damaged opens at its older intact save (the command
+/// line's `--accept-older`) instead of being refused: never silently.
+pub fn set_accept_older(on: bool) {
+    ACCEPT_OLDER.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn accepts_older() -> bool {
+    ACCEPT_OLDER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Opens the project at `path`, whichever version it is; errors name the file and the problem.
+/// A version-2 file whose newest save is damaged (its record altered, its tail truncated) is
+/// refused, naming the damage and the older save it still holds, unless [`set_accept_older`].
 pub fn open(path: &Path) -> Result<Opened, FileError> {
     let meta = std::fs::metadata(path).map_err(FileError::io(path))?;
     if !meta.is_file() {
@@ -237,7 +251,20 @@ pub fn open(path: &Path) -> Result<Opened, FileError> {
     }
     match version_of(path)? {
         v1::VERSION => Ok(Opened::V1(v1::load(path)?)),
-        v2::VERSION => Ok(Opened::V2(v2::open(path)?)),
+        v2::VERSION => {
+            let p = v2::open(path)?;
+            if let Some(damage) = &p.damaged {
+                let older = format!("{damage}; the older save #{}", p.save_number());
+                if !accepts_older() {
+                    return Err(FileError::invalid(
+                        path,
+                        format!("{older} is intact: open it with --accept-older (what the damaged save added is lost)"),
+                    ));
+                }
+                eprintln!("note: {}: {older} was opened", path.display());
+            }
+            Ok(Opened::V2(p))
+        }
         v => Err(FileError::invalid(
             path,
             format!(

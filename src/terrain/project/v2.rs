@@ -151,6 +151,9 @@ pub struct SparseProject {
     pub coarse: Vec<([u32; 2], DiskLoc)>,
     /// Further fields (a layered document's layers), pages in page order.
     pub fields: Vec<StoredField>,
+    /// What is wrong with a newer save than the one opened, if one is damaged (the file then
+    /// opens at an older save: [`super::open`] refuses that unless told to accept it).
+    pub damaged: Option<String>,
     superblock: Superblock,
     /// Which slot holds the superblock.
     slot: usize,
@@ -167,6 +170,11 @@ impl std::fmt::Debug for SparseProject {
 }
 
 impl SparseProject {
+    /// The number of the save this file was opened at (1 for a new file, +1 per save).
+    pub fn save_number(&self) -> u64 {
+        self.superblock.seq
+    }
+
     /// What a recovery journal is tied to: this save's sequence number and index CRC.
     pub fn identity(&self) -> u64 {
         identity(&self.superblock)
@@ -292,6 +300,16 @@ pub struct PageToSave {
 
 /// Reads the version and superblocks of `file`: the newest valid save.
 fn read_superblock(path: &Path, file: &File) -> Result<(Superblock, usize), FileError> {
+    read_superblocks(path, file).map(|(sb, slot, _)| (sb, slot))
+}
+
+/// The newest valid superblock, its slot, and what is wrong with the other slot when it looks
+/// like a newer save that cannot be used (its record altered, or its data past the end of a
+/// truncated file): opening the valid one would silently roll the project back to it.
+fn read_superblocks(
+    path: &Path,
+    file: &File,
+) -> Result<(Superblock, usize, Option<String>), FileError> {
     let len = file.metadata().map_err(FileError::io(path))?.len();
     if len < DATA_START {
         return Err(FileError::invalid(path, "too short for a project file"));
@@ -325,12 +343,27 @@ fn read_superblock(path: &Path, file: &File) -> Result<(Superblock, usize), File
                     .is_some_and(|e| e <= s.data_end)
         })
         .max_by_key(|(s, _)| s.seq);
-    best.ok_or_else(|| {
+    let (sb, slot) = best.ok_or_else(|| {
         FileError::invalid(
             path,
             "corrupt: no valid superblock (unfinished or altered file)",
         )
-    })
+    })?;
+    let at = SUPERBLOCK[1 - slot] as usize;
+    let other = &head[at..at + SUPERBLOCK_LEN];
+    let raw_seq = u64::from_le_bytes(other[..8].try_into().expect("8 bytes"));
+    let damage = match Superblock::from_bytes(other) {
+        // Never written, or the save before this one.
+        _ if other.iter().all(|&b| b == 0) => None,
+        Some(s) if s.seq < sb.seq => None,
+        Some(s) => Some(format!(
+            "the newest save (#{}) lies past the end of the file (truncated)",
+            s.seq
+        )),
+        None if raw_seq != 0 && raw_seq < sb.seq => None,
+        None => Some("the newest save's record is damaged (checksum mismatch)".to_string()),
+    };
+    Ok((sb, slot, damage))
 }
 
 /// Opens the project at `path`: its header, superblocks and index, every entry checked (pages
@@ -338,7 +371,7 @@ fn read_superblock(path: &Path, file: &File) -> Result<(Superblock, usize), File
 /// read.
 pub fn open(path: &Path) -> Result<SparseProject, FileError> {
     let file = File::open(path).map_err(FileError::io(path))?;
-    let (sb, slot) = read_superblock(path, &file)?;
+    let (sb, slot, damaged) = read_superblocks(path, &file)?;
     let bad = |p: String| FileError::invalid(path, p);
     if sb.index_len > MAX_INDEX {
         return Err(bad(format!("index of {} bytes is too large", sb.index_len)));
@@ -421,6 +454,7 @@ pub fn open(path: &Path) -> Result<SparseProject, FileError> {
         pages,
         coarse: chunks,
         fields,
+        damaged,
         superblock: sb,
         slot,
     })
@@ -806,6 +840,7 @@ fn append(
         pages: located(w.sets[0], &placement[0], &prev.file),
         coarse: located_chunks(&chunks, &prev.file),
         fields: stored_fields(w, &placement, &prev.file),
+        damaged: None,
         superblock: sb,
         slot,
     };
@@ -915,6 +950,7 @@ fn whole(
         pages: located(w.sets[0], &placement[0], &file),
         coarse: located_chunks(&chunks, &file),
         fields: stored_fields(w, &placement, &file),
+        damaged: None,
         superblock: sb,
         slot: 0,
     };
