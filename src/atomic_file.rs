@@ -51,13 +51,6 @@ pub fn read_regular_to_string(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
-/// The bytes of the regular file at `path` (see [`open_regular`]).
-pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut open_regular(path)?, &mut bytes)?;
-    Ok(bytes)
-}
-
 impl FileError {
     /// An I/O error of the file at `path`.
     pub fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {
@@ -80,6 +73,28 @@ impl FileError {
 impl From<FileError> for String {
     fn from(e: FileError) -> Self {
         e.to_string()
+    }
+}
+
+/// Removes the temporary files `{prefix}PID` in `dir` of processes that are no longer running
+/// (a write killed part way: a crash, a kill -9). Only ours: our naming, a pid with no process.
+fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let running = Path::new(&format!("/proc/{pid}")).exists();
+        if pid != std::process::id() && !running {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -108,11 +123,9 @@ impl TempFile {
         if target.is_dir() {
             return Err(FileError::invalid(target, "is a folder"));
         }
-        let path = dir.join(format!(
-            ".{}.tmp-{}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
+        let prefix = format!(".{}.tmp-", name.to_string_lossy());
+        remove_stale(&dir, &prefix);
+        let path = dir.join(format!("{prefix}{}", std::process::id()));
         let file = File::create(&path)
             .map_err(|e| FileError::invalid(target, format!("cannot write: {e}")))?;
         Ok((
@@ -198,6 +211,32 @@ mod tests {
             write_atomic(&path, |_| Err::<(), String>("simulated failure".into())).unwrap_err();
         assert_eq!(err, "simulated failure");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// A temporary file left by a killed write of the same file is removed by the next write;
+    /// a live process's, another file's and a name not ours are left alone.
+    #[test]
+    fn a_write_removes_the_temporaries_of_dead_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.scarp");
+        let dead = (4_000_000..)
+            .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+            .unwrap();
+        let keep = [
+            format!(".s.scarp.tmp-{}", 1), // init: running
+            format!(".t.scarp.tmp-{dead}"),
+            ".s.scarp.tmp-notapid".to_string(),
+        ];
+        let stale = dir.path().join(format!(".s.scarp.tmp-{dead}"));
+        std::fs::write(&stale, b"half a save").unwrap();
+        for k in &keep {
+            std::fs::write(dir.path().join(k), b"x").unwrap();
+        }
+        write_bytes_atomic(&path, b"saved").unwrap();
+        assert!(!stale.exists(), "the dead process's temporary is removed");
+        for k in &keep {
+            assert!(dir.path().join(k).exists(), "{k} kept");
+        }
     }
 
     #[test]

@@ -791,6 +791,20 @@ fn a_pipe_where_a_file_is_read_is_refused_without_waiting() {
     }
 }
 
+/// Writes `name` in `dir`: a journal of one raise dab at (`x`, 100) on a 256² document; its path.
+fn raise_journal(dir: &Path, name: &str, x: f32) -> String {
+    std::fs::write(
+        dir.join(name),
+        format!(
+            r#"{{"version": 1, "document": {{"width": 256, "height": 256, "page_size": 128}},
+                "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 30}},
+                "samples": [{{"x": {x}, "y": 100, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#
+        ),
+    )
+    .unwrap();
+    dir.join(name).to_str().unwrap().to_string()
+}
+
 /// One writer per project: while another process holds a project's write lock (here this test,
 /// as the editor holds it for a session), `scarp apply --onto P --out P` and `scarp convert … P`
 /// are refused in one line naming the holder, and the project is left as it was; once the lock
@@ -800,19 +814,10 @@ fn a_second_writer_of_a_project_is_refused_and_changes_nothing() {
     use scarp::terrain::project::lock::ProjectLock;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let journal = |name: &str, x: f32| {
-        std::fs::write(
-            d.join(name),
-            format!(
-                r#"{{"version": 1, "document": {{"width": 256, "height": 256, "page_size": 128}},
-                    "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 30}},
-                    "samples": [{{"x": {x}, "y": 100, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#
-            ),
-        )
-        .unwrap();
-        d.join(name).to_str().unwrap().to_string()
-    };
-    let (a, b) = (journal("a.json", 60.0), journal("b.json", 180.0));
+    let (a, b) = (
+        raise_journal(d, "a.json", 60.0),
+        raise_journal(d, "b.json", 180.0),
+    );
     let s = d.join("s.scarp").to_str().unwrap().to_string();
     scarp_ok(&["apply", "--journal", &a, "--out", &s]);
     let before = std::fs::read(&s).unwrap();
@@ -851,19 +856,10 @@ fn a_damaged_newest_save_is_named_instead_of_silently_rolled_back() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let p = |n: &str| d.join(n).to_str().unwrap().to_string();
-    let journal = |name: &str, x: f32| {
-        std::fs::write(
-            d.join(name),
-            format!(
-                r#"{{"version": 1, "document": {{"width": 256, "height": 256, "page_size": 128}},
-                    "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 30}},
-                    "samples": [{{"x": {x}, "y": 100, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#
-            ),
-        )
-        .unwrap();
-        p(name)
-    };
-    let (a, b) = (journal("a.json", 60.0), journal("b.json", 180.0));
+    let (a, b) = (
+        raise_journal(d, "a.json", 60.0),
+        raise_journal(d, "b.json", 180.0),
+    );
     scarp_ok(&["apply", "--journal", &a, "--out", &p("s.scarp")]);
     scarp_ok(&["convert", &p("s.scarp"), &p("first.r32")]);
     scarp_ok(&[

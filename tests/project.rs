@@ -315,11 +315,18 @@ fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_
     assert!(r.incremental && r.pages_written >= 8, "{r:?}");
     let saved_c = s.to_dense().unwrap();
     assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_c);
-    // A torn superblock (the crash hit its write): the previous save is what opens.
+    // A torn superblock (the crash hit its write): the file is refused, naming the damage and
+    // the previous save (issue 35: never a silent roll-back); accepted, the previous save opens.
     let mut bytes = std::fs::read(&path).unwrap();
     let slot = if file_c.identity() >> 32 == 3 { 16 } else { 64 };
     bytes[slot + 5] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
+    let e = match open_project_file(&gpu, &path, &NoiseTables::new(2009)) {
+        Ok(_) => panic!("a torn newest save opened silently"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("newest save") && e.contains("is intact"), "{e}");
+    project::set_accept_older(true);
     assert!(
         reopen(&gpu, &path).to_dense().unwrap() == saved_b,
         "torn: save B opens"
@@ -330,6 +337,7 @@ fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_
         .to_string();
     assert!(e.contains("interrupted"), "{e}");
     assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_b);
+    project::set_accept_older(false);
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         1,
