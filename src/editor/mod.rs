@@ -362,6 +362,7 @@ pub fn imgui_renderer(
     imgui: &mut imgui::Context,
     format: vk::Format,
 ) -> Result<imgui_rs_vulkan_renderer::Renderer> {
+    allow_large_draw_lists(imgui);
     imgui_rs_vulkan_renderer::Renderer::with_default_allocator(
         gpu.instance(),
         gpu.physical_device(),
@@ -379,6 +380,16 @@ pub fn imgui_renderer(
         }),
     )
     .map_err(|e| anyhow!("imgui renderer: {e}"))
+}
+
+/// Tells imgui that its renderer draws each command at the command's vertex offset (as
+/// imgui-rs-vulkan-renderer does), so a draw list past 65536 vertices (a long path's outline) is
+/// split into commands instead of aborting on imgui's 16-bit indices.
+fn allow_large_draw_lists(imgui: &mut imgui::Context) {
+    imgui
+        .io_mut()
+        .backend_flags
+        .insert(imgui::BackendFlags::RENDERER_HAS_VTX_OFFSET);
 }
 
 /// The brush an inverted stroke (right button or Shift) uses.
@@ -2030,6 +2041,52 @@ fn recovered_message(r: &session::Recovered) -> String {
 #[cfg(test)]
 mod tests {
     use super::pressure_curve;
+
+    /// A path of 5,000 points drawn as the path tool draws its overlay (the curve and a circle
+    /// per point) passes 65536 vertices in one draw list: imgui splits it into commands at
+    /// vertex offsets (which the renderer honours) instead of aborting the editor.
+    #[test]
+    fn an_overlay_past_65536_vertices_is_split_not_an_abort() {
+        let mut imgui = imgui::Context::create();
+        imgui.set_ini_filename(None);
+        super::allow_large_draw_lists(&mut imgui);
+        imgui.io_mut().display_size = [1280.0, 720.0];
+        imgui.fonts().build_rgba32_texture();
+        let ui = imgui.new_frame();
+        let points: Vec<[f32; 2]> = (0..5000)
+            .map(|i| {
+                let t = i as f32 * 0.01;
+                [
+                    640.0 + 500.0 * t.sin() * (t * 0.1).cos(),
+                    360.0 + 300.0 * t.cos(),
+                ]
+            })
+            .collect();
+        {
+            let list = ui.get_background_draw_list();
+            list.add_polyline(points.clone(), [1.0, 0.85, 0.2, 1.0])
+                .thickness(2.0)
+                .build();
+            for p in &points {
+                list.add_circle(*p, 6.0, [1.0, 0.5, 0.1, 1.0])
+                    .filled(true)
+                    .build();
+            }
+        }
+        let data = imgui.render();
+        let vertices: usize = data.draw_lists().map(|l| l.vtx_buffer().len()).sum();
+        assert!(vertices > 65536, "{vertices} vertices");
+        let offsets: Vec<usize> = data
+            .draw_lists()
+            .flat_map(|l| l.commands())
+            .filter_map(|c| match c {
+                imgui::DrawCmd::Elements { cmd_params, .. } => Some(cmd_params.vtx_offset),
+                _ => None,
+            })
+            .collect();
+        assert!(offsets.iter().any(|&o| o > 0), "{offsets:?}");
+        assert!(offsets.iter().all(|&o| o < vertices));
+    }
 
     #[test]
     fn inverting_swaps_raise_and_lower_and_presses_a_stamp_in() {
