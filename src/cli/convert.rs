@@ -136,11 +136,13 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         (None, Some(_)) => Some(source.range()?),
         (None, None) => None,
     };
-    for (out, r) in &parts {
-        let part = source.region(*r)?;
+    // A failed part removes the parts written before it.
+    crate::terrain::export::write_all(&parts, |out, r| -> Result<()> {
+        let part = source.region(r)?;
         let report = write(out, &part, range, a)?;
         print_written(&a.input, out, &part, &report);
-    }
+        Ok(())
+    })?;
     if let Source::Composite(d) = &source {
         super::check_validation(d.gpu())?;
     }

@@ -1219,19 +1219,21 @@ impl Editor {
             }
             None => None,
         };
-        for (p, r) in &parts {
-            let values = self.session.doc.height().read_rect(r.rect())?;
+        // A failed part removes the parts written before it.
+        let height = self.session.doc.height();
+        crate::terrain::export::write_all(&parts, |p, r| -> Result<()> {
             let grid = formats::Heights {
                 width: r.width,
                 height: r.height,
-                values,
+                values: height.read_rect(r.rect())?,
             };
             let write = formats::WriteOptions {
                 range,
                 ..Default::default()
             };
             formats::write(p, &grid, &write)?;
-        }
+            Ok(())
+        })?;
         Ok(format!(
             "exported {}x{} heights to {}{}",
             area.width,

@@ -19,6 +19,24 @@ pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError
     Ok(format)
 }
 
+/// Writes every part of a multi-file export with `write` (called with each file and its region,
+/// in order); if one fails, the files this export already wrote are removed, so a failed export
+/// (a full disk part way) leaves no partial set behind. Returns the first error.
+pub fn write_all<E>(
+    parts: &[(std::path::PathBuf, super::tiles::Region)],
+    mut write: impl FnMut(&Path, super::tiles::Region) -> Result<(), E>,
+) -> Result<(), E> {
+    for (i, (out, region)) in parts.iter().enumerate() {
+        if let Err(e) = write(out, *region) {
+            for (done, _) in &parts[..i] {
+                let _ = std::fs::remove_file(done);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 /// The files an export of `area` to `out` writes and the region each holds: `out` alone, or with
 /// `tiles` (columns, rows) edge-sharing tiles `OUT_x{i}_y{j}.ext`. Errors (one line) when the
 /// tiles do not divide the area or a file would be past [`MAX_SAMPLES`]
@@ -79,6 +97,35 @@ pub fn write_heights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_export_removes_the_files_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let area = crate::terrain::tiles::Region {
+            x: 0,
+            y: 0,
+            width: 9,
+            height: 9,
+        };
+        let parts = parts(&dir.path().join("t.r32"), area, Some((2, 2))).unwrap();
+        let r = write_all(&parts, |out, _| {
+            if out.ends_with("t_x0_y1.r32") {
+                return Err("disk full".to_string());
+            }
+            std::fs::write(out, b"tile").map_err(|e| e.to_string())
+        });
+        assert_eq!(r, Err("disk full".to_string()));
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing left"
+        );
+        write_all(&parts, |out, _| {
+            std::fs::write(out, b"tile").map_err(|e| e.to_string())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+    }
 
     #[test]
     fn an_export_is_one_file_or_edge_sharing_tiles_none_past_the_limit() {
