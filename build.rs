@@ -108,7 +108,13 @@ fn main() {
                 writeln!(errors, "{e}").expect("write to String");
             }
         }
-        for inc in included.borrow().iter() {
+        // Generated headers (under OUT_DIR) are remade from their watched sources: watching
+        // them too would rerun this script on every build (they are newer than its output).
+        for inc in included
+            .borrow()
+            .iter()
+            .filter(|i| !i.starts_with(&out_dir))
+        {
             println!("cargo:rerun-if-changed={}", inc.display());
         }
     }
@@ -193,8 +199,11 @@ fn embed_commit(root: &Path) {
     println!("cargo:rustc-env=SCARP_COMMIT={commit}");
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         let dir = root.join(dir);
+        // A missing file would rerun this script on every build: packed-refs only where it is.
         for f in ["HEAD", "packed-refs"] {
-            println!("cargo:rerun-if-changed={}", dir.join(f).display());
+            if f == "HEAD" || dir.join(f).exists() {
+                println!("cargo:rerun-if-changed={}", dir.join(f).display());
+            }
         }
         if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
             println!("cargo:rerun-if-changed={}", dir.join(r).display());
