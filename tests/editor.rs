@@ -625,6 +625,11 @@ fn window_size_layout_and_last_brush_are_remembered() {
     );
 }
 
+/// Milliseconds between typed keys: imgui takes about a key a frame, and a frame of the editor
+/// on lavapipe can take over half a second (seen: 545-677 ms on a fresh root), so 300 ms dropped
+/// keys there.
+const TYPE_DELAY_MS: &str = "1000";
+
 /// Runs `xdotool` on the test's display.
 fn xdotool(x: &Xvfb, args: &[&str]) -> String {
     let out = Command::new("xdotool")
@@ -662,7 +667,7 @@ fn export_heights(x: &Xvfb, child: &mut Child, dir: &Path, name: &str) -> std::p
     xdotool(x, &["key", "ctrl+e"]);
     std::thread::sleep(std::time::Duration::from_secs(2));
     xdotool(x, &["key", "ctrl+a"]);
-    xdotool(x, &["type", "--delay", "300", name]);
+    xdotool(x, &["type", "--delay", TYPE_DELAY_MS, name]);
     xdotool(x, &["key", "Return"]);
     let path = dir.join(name);
     wait_for_file(child, &path);
@@ -713,7 +718,7 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
     // The stamp browser opens in the library; imgui takes about a key a frame.
     xdotool(&x, &["key", "ctrl+t"]);
     std::thread::sleep(std::time::Duration::from_secs(2));
-    xdotool(&x, &["type", "--delay", "300", "crater.png"]);
+    xdotool(&x, &["type", "--delay", TYPE_DELAY_MS, "crater.png"]);
     xdotool(&x, &["key", "Return"]);
     std::thread::sleep(std::time::Duration::from_secs(4));
     // One stamp in the middle of the view (the document, framed).
