@@ -76,6 +76,12 @@ impl From<FileError> for String {
     }
 }
 
+/// Whether process `pid` runs now (this one, or one with a /proc entry; elsewhere than Linux
+/// every other process is taken as gone).
+pub fn process_running(pid: u32) -> bool {
+    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// Removes the temporary files `{prefix}PID` in `dir` of processes that are no longer running
 /// (a write killed part way: a crash, a kill -9). Only ours: our naming, a pid with no process.
 fn remove_stale(dir: &Path, prefix: &str) {
@@ -91,8 +97,7 @@ fn remove_stale(dir: &Path, prefix: &str) {
         else {
             continue;
         };
-        let running = Path::new(&format!("/proc/{pid}")).exists();
-        if pid != std::process::id() && !running {
+        if !process_running(pid) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -94,6 +94,26 @@ fn located(step: Option<usize>, field: &str, problem: &str) -> String {
     }
 }
 
+/// The journal file at `path` as written (a regular file; syntax errors name the file, the line
+/// and the field).
+fn read_file(path: &Path) -> Result<JournalFile, JournalError> {
+    let text =
+        crate::atomic_file::read_regular_to_string(path).map_err(|source| JournalError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let de = &mut serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(de).map_err(|e| within_file(path, path_error(e, &text)))
+}
+
+/// `e`, found in the journal file at `path`.
+fn within_file(path: &Path, e: JournalError) -> JournalError {
+    JournalError::In {
+        path: path.to_path_buf(),
+        inner: Box::new(e),
+    }
+}
+
 /// A journal file as written: the one set of types both read and written (serde), so what the
 /// editor saves is what `scarp apply` reads. [`Journal::parse`] turns it into checked steps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1105,19 +1125,8 @@ impl Journal {
 
     /// [`Self::load`] through [`Self::check_prefix`].
     pub fn load_prefix(path: &Path) -> Result<(Self, Option<JournalError>), JournalError> {
-        let within = |e: JournalError| JournalError::In {
-            path: path.to_path_buf(),
-            inner: Box::new(e),
-        };
-        let text = crate::atomic_file::read_regular_to_string(path).map_err(|source| {
-            JournalError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-        let de = &mut serde_json::Deserializer::from_str(&text);
-        let raw: JournalFile =
-            serde_path_to_error::deserialize(de).map_err(|e| within(path_error(e, &text)))?;
+        let within = |e| within_file(path, e);
+        let raw = read_file(path)?;
         let base = path.parent().unwrap_or(Path::new("."));
         let (journal, failed) =
             Self::check_prefix(&raw, base, &Stack::default()).map_err(within)?;
@@ -1126,17 +1135,9 @@ impl Journal {
 
     /// [`Self::load`] for steps that start on a document with the layers of `start`.
     pub fn load_on(path: &Path, start: &Stack) -> Result<Self, JournalError> {
-        let text = crate::atomic_file::read_regular_to_string(path).map_err(|source| {
-            JournalError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+        let raw = read_file(path)?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Self::parse_on(&text, base, start).map_err(|e| JournalError::In {
-            path: path.to_path_buf(),
-            inner: Box::new(e),
-        })
+        Self::check_on(&raw, base, start).map_err(|e| within_file(path, e))
     }
 
     /// Loads the initial heights (`None` for a flat document): any height file format

@@ -166,11 +166,14 @@ enum Source {
 /// and exports) unless `--base` or `--layer` asks for another; a project without layers is its
 /// base.
 fn project_source(a: &ConvertArgs) -> Result<Source> {
+    let opened = crate::terrain::project::open(&a.input)?;
     if let Some(name) = &a.layer {
-        return Ok(Source::Paged(PagedHeights::open_layer(&a.input, name)?));
+        return Ok(Source::Paged(PagedHeights::open_layer(
+            &a.input, opened, name,
+        )?));
     }
-    if a.base || !PagedHeights::layered(&a.input)? {
-        return Ok(Source::Paged(PagedHeights::open(&a.input)?));
+    if a.base || !PagedHeights::layered(&opened) {
+        return Ok(Source::Paged(PagedHeights::of(&a.input, opened)));
     }
     let gpu = super::open_gpu()?;
     let tables = crate::noise::NoiseTables::default();

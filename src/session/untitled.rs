@@ -58,11 +58,6 @@ fn pid_of(name: &str) -> Option<u32> {
         .ok()
 }
 
-/// Whether process `pid` runs now (Linux: /proc; elsewhere assumed gone).
-fn running(pid: u32) -> bool {
-    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
-}
-
 /// Leftover untitled journals in `dir`, newest first; unreadable ones are skipped.
 pub fn leftovers(dir: &Path) -> Vec<Leftover> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -73,7 +68,7 @@ pub fn leftovers(dir: &Path) -> Vec<Leftover> {
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let pid = pid_of(&name)?;
-            if running(pid) {
+            if crate::atomic_file::process_running(pid) {
                 return None;
             }
             let text = crate::atomic_file::read_regular_to_string(&e.path()).ok()?;

@@ -81,7 +81,12 @@ enum PageBytes {
 impl PagedHeights {
     /// The heights of the project at `path` (any version; version 2 pages stay on disk).
     pub fn open(path: &Path) -> Result<Self, FileError> {
-        let (document, flat, pages) = match open(path)? {
+        Ok(Self::of(path, open(path)?))
+    }
+
+    /// The heights of the project `opened` from `path`.
+    pub fn of(path: &Path, opened: Opened) -> Self {
+        let (document, flat, pages) = match opened {
             Opened::V1(p) => (
                 p.document,
                 p.flat,
@@ -99,18 +104,18 @@ impl PagedHeights {
                     .collect(),
             ),
         };
-        Ok(Self {
+        Self {
             document,
             flat,
             pages,
             path: path.to_path_buf(),
-        })
+        }
     }
 
-    /// The values of layer `name` of the (version-2, layered) project at `path`: its value
+    /// The values of layer `name` of the (version-2, layered) project `opened` from `path`: its value
     /// field, as the layer stores it (r32f pages, document units).
-    pub fn open_layer(path: &Path, name: &str) -> Result<Self, FileError> {
-        let Opened::V2(p) = open(path)? else {
+    pub fn open_layer(path: &Path, opened: Opened, name: &str) -> Result<Self, FileError> {
+        let Opened::V2(p) = opened else {
             return Err(FileError::invalid(
                 path,
                 "a version-1 project has no layers",
@@ -152,12 +157,13 @@ impl PagedHeights {
         })
     }
 
-    /// Whether the project at `path` has layers (its heights are then their composite).
-    pub fn layered(path: &Path) -> Result<bool, FileError> {
-        Ok(open(path)?
-            .meta()
-            .layers
-            .is_some_and(|l| !l.layers.is_empty()))
+    /// Whether the project `opened` has layers (its heights are then their composite).
+    pub fn layered(opened: &Opened) -> bool {
+        let layers = match opened {
+            Opened::V1(_) => return false,
+            Opened::V2(p) => &p.meta.layers,
+        };
+        layers.as_ref().is_some_and(|l| !l.layers.is_empty())
     }
 
     pub fn size(&self) -> (u32, u32) {
