@@ -490,7 +490,7 @@ impl Document {
     pub fn restore_layers(
         &mut self,
         stack: Stack,
-        stored: &[crate::terrain::project::v2::StoredField],
+        stored: &[crate::project::v2::StoredField],
     ) -> Result<()> {
         self.make_layered()?;
         let desc = f32_desc(self.desc());

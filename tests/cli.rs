@@ -538,11 +538,11 @@ fn apply_writes_a_project_that_render_and_apply_read_back() {
     let small = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/journal/small.json");
     let proj = dir.path().join("small.scarp");
     scarp_ok(&["apply", "--journal", small, "--out", proj.to_str().unwrap()]);
-    let sp = scarp::terrain::project::v2::open(&proj).unwrap();
+    let sp = scarp::project::v2::open(&proj).unwrap();
     let d = sp.meta.document;
     assert_eq!((d.width, d.height), (130, 70));
     assert!(!sp.pages.is_empty());
-    let p = scarp::terrain::project::Project {
+    let p = scarp::project::Project {
         document: d,
         flat: sp.meta.flat,
         pages: sp.page_heights().unwrap(),
@@ -811,7 +811,7 @@ fn raise_journal(dir: &Path, name: &str, x: f32) -> String {
 /// is let go the same command paints onto it.
 #[test]
 fn a_second_writer_of_a_project_is_refused_and_changes_nothing() {
-    use scarp::terrain::project::lock::ProjectLock;
+    use scarp::project::lock::ProjectLock;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (a, b) = (

@@ -130,7 +130,7 @@ fn editor(x: &Xvfb, state: &Path) -> Command {
 fn wait_for_journal(
     child: &mut std::process::Child,
     folder: &Path,
-    done: impl Fn(&scarp::brush::journal::JournalFile) -> bool,
+    done: impl Fn(&scarp::journal::JournalFile) -> bool,
 ) -> std::path::PathBuf {
     let start = std::time::Instant::now();
     loop {
@@ -153,13 +153,13 @@ fn wait_for_journal(
 /// An untitled journal in `folder` that `done` accepts, if there is one now.
 fn find_journal(
     folder: &Path,
-    done: &impl Fn(&scarp::brush::journal::JournalFile) -> bool,
+    done: &impl Fn(&scarp::journal::JournalFile) -> bool,
 ) -> Option<std::path::PathBuf> {
     std::fs::read_dir(folder).ok().and_then(|entries| {
         entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
             std::fs::read_to_string(p)
                 .ok()
-                .and_then(|t| serde_json::from_str::<scarp::brush::journal::JournalFile>(&t).ok())
+                .and_then(|t| serde_json::from_str::<scarp::journal::JournalFile>(&t).ok())
                 .is_some_and(|j| done(&j))
         })
     })
@@ -185,10 +185,7 @@ fn applied(journal: &Path, out: &Path) -> Vec<u8> {
 fn replayed_untitled(journal: &Path, dir: &Path) -> (String, Vec<u8>, Vec<u8>) {
     let x = Xvfb::start();
     let state = dir.join("state");
-    let want_steps = scarp::brush::journal::Journal::load(journal)
-        .unwrap()
-        .steps
-        .len();
+    let want_steps = scarp::journal::Journal::load(journal).unwrap().steps.len();
     let mut child = editor(&x, &state)
         .arg("--replay")
         .arg(journal)
@@ -294,10 +291,10 @@ fn the_first_layer_is_added_without_a_crash_on_every_kind_of_document() {
         "--out",
         project.to_str().unwrap(),
     ]);
-    let has_layer = |steps: &[scarp::brush::journal::StepEntry]| {
+    let has_layer = |steps: &[scarp::journal::StepEntry]| {
         steps
             .iter()
-            .any(|s| matches!(s, scarp::brush::journal::StepEntry::Layer(_)))
+            .any(|s| matches!(s, scarp::journal::StepEntry::Layer(_)))
     };
     for (case, source) in [
         ("untitled", &flat),
@@ -308,7 +305,7 @@ fn the_first_layer_is_added_without_a_crash_on_every_kind_of_document() {
         let (mut child, _) = driven_editor(&x, &state, source, dir.path());
         xdotool(&x, &["key", "ctrl+shift+n"]);
         if case == "project" {
-            let recovery = scarp::terrain::project::recovery_path(&project);
+            let recovery = scarp::project::recovery_path(&project);
             wait_for_file(&mut child, &recovery);
             let start = std::time::Instant::now();
             while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
@@ -361,13 +358,12 @@ fn shipped_presets_and_journals_load() {
     for e in std::fs::read_dir(root.join("assets/presets")).unwrap() {
         let p = e.unwrap().path();
         let text = std::fs::read_to_string(&p).unwrap();
-        scarp::brush::journal::parse_brush(&text, root)
+        scarp::journal::parse_brush(&text, root)
             .unwrap_or_else(|err| panic!("{}: {err}", p.display()));
         n += 1;
     }
     assert!(n >= 4);
-    let j =
-        scarp::brush::journal::Journal::load(&root.join("assets/journals/default.json")).unwrap();
+    let j = scarp::journal::Journal::load(&root.join("assets/journals/default.json")).unwrap();
     assert_eq!((j.document.width, j.document.height), (4096, 4096));
 }
 
@@ -738,7 +734,7 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
     // A press held over a few frames paints; on a loaded machine a frame may take longer than
     // the hold, so press again until the stroke is journaled.
     let folder = state.join("scarp");
-    let stroked = |j: &scarp::brush::journal::JournalFile| j.stroke_count() >= 1;
+    let stroked = |j: &scarp::journal::JournalFile| j.stroke_count() >= 1;
     for hold in 1..=6 {
         xdotool(&x, &["mousedown", "1"]);
         std::thread::sleep(std::time::Duration::from_secs(hold));
@@ -803,19 +799,19 @@ fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
     }
     xdotool(&x, &["key", "Return"]);
     let folder = state.join("scarp");
-    let has_path = |j: &scarp::brush::journal::JournalFile| {
+    let has_path = |j: &scarp::journal::JournalFile| {
         j.steps
             .iter()
-            .any(|s| matches!(s, scarp::brush::journal::StepEntry::Path(_)))
+            .any(|s| matches!(s, scarp::journal::StepEntry::Path(_)))
     };
     let journaled = wait_for_journal(&mut child, &folder, has_path);
     let text = std::fs::read_to_string(&journaled).unwrap();
-    let file: scarp::brush::journal::JournalFile = serde_json::from_str(&text).unwrap();
+    let file: scarp::journal::JournalFile = serde_json::from_str(&text).unwrap();
     let paths: Vec<_> = file
         .steps
         .iter()
         .filter_map(|s| match s {
-            scarp::brush::journal::StepEntry::Path(p) => Some(p),
+            scarp::journal::StepEntry::Path(p) => Some(p),
             _ => None,
         })
         .collect();

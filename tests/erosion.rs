@@ -10,7 +10,7 @@ use scarp::erosion::gpu::GpuErosion;
 use scarp::erosion::run::{erode, RunSpec};
 use scarp::erosion::{ErosionParams, Model};
 use scarp::noise::{CpuTables, NoiseTables};
-use scarp::terrain::tiles::Region;
+use scarp::pages::geometry::Region;
 
 /// Largest |GPU - CPU| after 50 steps, as a fraction of the terrain's height range: the kernels
 /// and the twin take the same operations in the same order (`precise` on the GPU), so they
@@ -286,10 +286,10 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
 #[test]
 fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     use scarp::brush::cpu::CpuTerrain;
-    use scarp::brush::journal::Journal;
     use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
     use scarp::document::Document;
+    use scarp::journal::Journal;
     use std::sync::Arc;
     let gpu = gpu();
     let (w, h) = (320u32, 256u32);
@@ -352,7 +352,7 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     let file = dir.path().join("in.r32");
     let bytes: Vec<u8> = heights.iter().flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(&file, bytes).unwrap();
-    let entry = serde_json::to_value(scarp::brush::journal::BrushEntry::of(&brush)).unwrap();
+    let entry = serde_json::to_value(scarp::journal::BrushEntry::of(&brush)).unwrap();
     let samples_json = serde_json::to_value(&samples).unwrap();
     let text = serde_json::json!({
         "version": 2,
@@ -379,9 +379,9 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
 #[test]
 fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly() {
     use scarp::brush::cpu::CpuTerrain;
-    use scarp::brush::journal::{Initial, Journal, JournalFile, RecordedStep, Replayer};
     use scarp::document::Document;
     use scarp::erosion::ErosionBrush;
+    use scarp::journal::{Initial, Journal, JournalFile, RecordedStep, Replayer};
     use scarp::session::erosion_run::{RegionRun, WATER_FIELD};
     use std::sync::Arc;
     let gpu = gpu();

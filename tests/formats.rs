@@ -502,7 +502,7 @@ fn regions_and_edge_sharing_tiles_round_trip_through_convert() {
         "--tiles",
         "3x2",
     ]);
-    let project = scarp::terrain::project::v2::open(Path::new(&p("back.scarp"))).unwrap();
+    let project = scarp::project::v2::open(Path::new(&p("back.scarp"))).unwrap();
     let mut dense = vec![f32::NAN; 13 * 9];
     for (id, heights) in &project.page_heights().unwrap() {
         project

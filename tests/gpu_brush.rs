@@ -944,7 +944,7 @@ fn stamps_land_texel_for_texel_and_rotate() {
 
 #[test]
 fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step() {
-    use scarp::brush::journal::RecordedStep;
+    use scarp::journal::RecordedStep;
     use scarp::session::LiveStroke;
     let gpu = gpu();
     let tables = NoiseTables::new(2009);
@@ -1375,7 +1375,7 @@ fn flatten_at_full_strength_lays_the_tilted_plane_through_the_first_sample() {
 
 #[test]
 fn a_ramp_runs_straight_between_the_heights_at_its_ends_and_replays_from_its_journal_step() {
-    use scarp::brush::journal::RecordedStep;
+    use scarp::journal::RecordedStep;
     use scarp::session::LiveStroke;
     let gpu = gpu();
     let d = doc(256, 256, 128);

@@ -11,7 +11,7 @@ mod common;
 
 use common::{assert_no_validation_messages, gpu};
 use scarp::brush::cpu::CpuTerrain;
-use scarp::brush::journal::{Initial, Journal, JournalFile, Step};
+use scarp::journal::{Initial, Journal, JournalFile, Step};
 use scarp::noise::{CpuTables, NoiseTables};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,7 +103,10 @@ fn every_shipped_journal_replays_on_the_cpu_twin_to_its_recorded_digest() {
             (k.to_string(), v.to_string())
         })
         .collect();
-    assert_eq!(got, recorded, "CPU replays differ from the recorded digests");
+    assert_eq!(
+        got, recorded,
+        "CPU replays differ from the recorded digests"
+    );
 }
 
 #[test]
@@ -119,7 +122,7 @@ fn every_shipped_journal_replays_on_the_gpu_the_same_through_the_file_scarp_writ
             .to_dense()
             .unwrap();
         let j = Journal::load(&path).unwrap();
-        let steps = scarp::brush::journal::recorded(&j.steps);
+        let steps = scarp::journal::recorded(&j.steps);
         let written = JournalFile::of(&j.document, &j.initial, &steps)
             .unwrap()
             .to_json()

@@ -6,11 +6,11 @@ mod common;
 
 use common::{assert_no_validation_messages, doc, gpu, max_diff, Rng};
 use scarp::brush::cpu::CpuTerrain;
-use scarp::brush::journal::Journal;
 use scarp::brush::shared::BrushInstance;
 use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType, Falloff};
 use scarp::document::Document;
+use scarp::journal::Journal;
 use scarp::layers::{fold_texel, Changes, LayerFiles, LayerOp, Mode, Part, BASE};
 use scarp::noise::{CpuTables, NoiseKind, NoiseSettings, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};

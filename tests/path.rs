@@ -7,9 +7,9 @@ mod common;
 
 use common::{assert_no_validation_messages, gpu, max_diff};
 use scarp::brush::cpu::CpuTerrain;
-use scarp::brush::journal::{journal_json, Initial, Journal, RecordedStep};
 use scarp::brush::path::{PathMode, PathSpec, Profile};
 use scarp::document::Document;
+use scarp::journal::{journal_json, Initial, Journal, RecordedStep};
 use scarp::noise::{CpuTables, NoiseTables};
 use std::path::Path;
 use std::sync::Arc;

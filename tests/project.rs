@@ -7,16 +7,16 @@
 mod common;
 
 use common::{assert_no_validation_messages, gpu};
-use scarp::brush::journal::RecordedStep;
 use scarp::brush::stroke::StrokeSample;
 use scarp::brush::{BrushSettings, BrushType};
 use scarp::document::Document;
 use scarp::edit::Tools;
+use scarp::journal::RecordedStep;
 use scarp::noise::{NoiseKind, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};
+use scarp::project;
 use scarp::session::LiveStroke;
 use scarp::session::{meta_of, open_project_file, recovery_of, replay_recovery, save_document};
-use scarp::terrain::project;
 
 /// Saves `t` as a whole new version-2 project.
 fn save_whole(t: &mut Document, path: &std::path::Path) -> project::v2::SaveReport {
@@ -480,7 +480,7 @@ fn a_recovery_stops_at_a_failing_step_and_keeps_the_steps_before_it() {
     assert_eq!(again.journal.steps.len(), 1);
     let mut kept = project::recovery_path(&path).into_os_string();
     kept.push(".unapplied");
-    let kept: scarp::terrain::project::Recovery =
+    let kept: scarp::project::Recovery =
         serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
     assert_eq!(kept.journal.steps.len(), 3);
     assert_no_validation_messages(&gpu);

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{gpu, scarp, scarp_ok, stderr};
-use scarp::brush::journal::Journal;
 use scarp::document::Document;
+use scarp::journal::Journal;
 use scarp::noise::NoiseTables;
 use serde_json::Value;
 use std::path::Path;

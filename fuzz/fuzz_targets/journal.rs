@@ -2,7 +2,7 @@
 //! checked journal, never a panic. Relative files resolve in an empty folder.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use scarp::brush::journal::{parse_brush, Journal};
+use scarp::journal::{parse_brush, Journal};
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {

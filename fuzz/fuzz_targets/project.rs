@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(p) = scarp::terrain::project::parse(data) {
+    if let Ok(p) = scarp::project::parse(data) {
         assert!(p.document.validate().is_ok());
         assert!(p.pages.iter().all(|(_, h)| h.iter().all(|v| v.is_finite())));
     }

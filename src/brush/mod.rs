@@ -7,7 +7,6 @@
 pub mod cpu;
 pub mod error;
 pub mod gpu;
-pub mod journal;
 pub mod path;
 pub mod path_gpu;
 pub mod shared;

@@ -6,8 +6,8 @@ use super::{check_validation, open_gpu, read_with_bar};
 use crate::atomic_file::check_folder;
 use crate::brush::cpu::CpuTerrain;
 use crate::brush::gpu::{StrokeStats, DEFAULT_BATCH, MAX_BATCH};
-use crate::brush::journal::{recorded, Initial, Journal, Step};
 use crate::document::Document;
+use crate::journal::{recorded, Initial, Journal, Step};
 use crate::noise::{CpuTables, NoiseTables, DEFAULT_TABLE_SEED};
 use crate::terrain::export::{check_writable, write_heights};
 use crate::terrain::formats::ReadOptions;
@@ -111,7 +111,7 @@ pub fn run(a: &ApplyArgs) -> Result<()> {
 fn check(a: &ApplyArgs) -> Result<Plan> {
     // Steps painted onto a layered project meet its layers.
     let start = match &a.onto {
-        Some(onto) => match crate::terrain::project::open(onto)?.meta().layers {
+        Some(onto) => match crate::project::open(onto)?.meta().layers {
             Some(saved) => saved
                 .check()
                 .map_err(|e| anyhow!("{}: layers: {e}", onto.display()))?,
@@ -189,7 +189,7 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
         check_writable(&a.out).map_err(anyhow::Error::msg)?;
     }
     if let Some(onto) = &a.onto {
-        let meta = crate::terrain::project::open(onto)?.meta();
+        let meta = crate::project::open(onto)?.meta();
         if meta.document != journal.document {
             bail!(
                 "{}: the project's document ({}x{} {:?}, pages {}) is not the journal's",
@@ -381,8 +381,8 @@ fn replay_cpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Vec<f32> {
 
 /// The write lock of the project `a` writes, if it writes one (`--out x.scarp`, also when it
 /// paints `--onto` that same project).
-fn lock_projects(a: &ApplyArgs) -> Result<Option<crate::terrain::project::lock::ProjectLock>> {
-    use crate::terrain::project::lock::ProjectLock;
+fn lock_projects(a: &ApplyArgs) -> Result<Option<crate::project::lock::ProjectLock>> {
+    use crate::project::lock::ProjectLock;
     if !a.out.extension().is_some_and(|e| e == "scarp") {
         return Ok(None);
     }

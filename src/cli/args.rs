@@ -1,9 +1,9 @@
 //! Arguments several commands share: how to read a height file, the backend, and the parsers of
 //! sizes, pairs, ranges and cameras.
 
+use crate::pages::geometry::Region;
 use crate::pages::{BudgetRequest, Budgets};
 use crate::terrain::formats::{Endian, ReadOptions};
-use crate::terrain::tiles::Region;
 use clap::{Args, ValueEnum};
 use std::path::Path;
 

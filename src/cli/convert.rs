@@ -7,11 +7,12 @@
 use super::args::{parse_region, parse_tiles, ReadArgs};
 use super::{bar, read_with_bar};
 use crate::pages::field::encode;
+use crate::pages::geometry::{check_region, Region};
 use crate::pages::{DocumentDesc, PageId};
+use crate::project::PagedHeights;
 use crate::terrain::export::check_writable;
 use crate::terrain::formats::{write_with_progress, Heights, WriteOptions, WriteReport};
-use crate::terrain::project::PagedHeights;
-use crate::terrain::tiles::{self, Region};
+use crate::terrain::tiles;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -91,7 +92,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     }
     // One writer per project: held for the command, after the checks, before anything is read.
     let _lock = match to_project {
-        true => Some(crate::terrain::project::lock::ProjectLock::acquire(
+        true => Some(crate::project::lock::ProjectLock::acquire(
             &a.output,
             "scarp convert",
         )?),
@@ -113,7 +114,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         width,
         height,
     });
-    tiles::check_region(width, height, area).map_err(|e| anyhow!("--region: {e}"))?;
+    check_region(width, height, area).map_err(|e| anyhow!("--region: {e}"))?;
     let parts =
         crate::terrain::export::parts(&a.output, area, split_into).map_err(anyhow::Error::msg)?;
     if to_project {
@@ -166,7 +167,7 @@ enum Source {
 /// and exports) unless `--base` or `--layer` asks for another; a project without layers is its
 /// base.
 fn project_source(a: &ConvertArgs) -> Result<Source> {
-    let opened = crate::terrain::project::open(&a.input)?;
+    let opened = crate::project::open(&a.input)?;
     if let Some(name) = &a.layer {
         return Ok(Source::Paged(PagedHeights::open_layer(
             &a.input, opened, name,
@@ -279,13 +280,13 @@ fn print_written(input: &Path, out: &Path, grid: &Heights, report: &WriteReport)
 
 /// Writes `grid` as a project (r32f, heights as they are, every page); returns the pages.
 fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
-    use crate::terrain::project::v2::{self, PageToSave};
+    use crate::project::v2::{self, PageToSave};
     let document = DocumentDesc::for_heights(grid.width, grid.height);
     let pages: Vec<PageToSave> = document
         .page_ids()
         .map(|id| PageToSave { id, saved: None })
         .collect();
-    let meta = crate::terrain::project::Meta {
+    let meta = crate::project::Meta {
         document,
         flat: 0.0,
         presets: Vec::new(),

@@ -1,9 +1,9 @@
 //! `scarp layers`: the layer stack a journal or a project (with its recovery journal) ends with,
 //! top first, without replaying anything.
 
-use crate::brush::journal::Journal;
+use crate::journal::Journal;
 use crate::layers::Stack;
-use crate::terrain::project;
+use crate::project;
 use anyhow::{bail, Result};
 use std::path::Path;
 

@@ -105,7 +105,7 @@ pub enum Command {
 /// Parses the command line, runs the command and turns an error into one line and exit status 1.
 pub fn main() {
     let cli = Cli::parse();
-    crate::terrain::project::set_accept_older(cli.accept_older);
+    crate::project::set_accept_older(cli.accept_older);
     let command = cli
         .command
         .unwrap_or(Command::Edit(edit::EditArgs::default_terrain()));

@@ -10,8 +10,8 @@ use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
 use crate::document::Document;
 use crate::erosion::gpu::{GpuErosion, Kernels};
+use crate::pages::geometry::Region;
 use crate::pages::geometry::{HeightFormat, Rect};
-use crate::terrain::tiles::Region;
 use std::sync::Arc;
 
 /// What erosion keeps between edits: the pipelines and the brush squares' buffers.
@@ -58,7 +58,7 @@ pub fn check(doc: &Document) -> Result<()> {
 pub fn check_region(doc: &Document, region: Region, gpu: bool) -> Result<()> {
     check(doc)?;
     let d = *doc.desc();
-    crate::terrain::tiles::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
+    crate::pages::geometry::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
     let texels = u64::from(region.width) * u64::from(region.height);
     let most = GpuErosion::max_texels(doc.gpu());
     if gpu && texels > most {

@@ -14,10 +14,10 @@ pub mod path;
 pub mod stroke;
 
 use crate::brush::error::{BrushError, Result};
-use crate::brush::journal::Replayer;
 use crate::brush::shared::BrushInstance;
 use crate::brush::BrushSettings;
 use crate::document::Document;
+use crate::journal::Replayer;
 use crate::layers::LayerOp;
 use std::path::Path;
 
@@ -56,7 +56,7 @@ impl Replayer for Target<'_> {
     }
     fn erode(
         &mut self,
-        region: crate::terrain::tiles::Region,
+        region: crate::pages::geometry::Region,
         erosion: &crate::erosion::ErosionBrush,
     ) -> Result<()> {
         let d = *self.doc.desc();

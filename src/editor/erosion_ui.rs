@@ -4,8 +4,8 @@
 
 use super::ui::{log_slider, measure_fit, panel, tip, UiAction, UiState};
 use crate::erosion::{ErosionBrush, ErosionParams, Model, PRESETS};
+use crate::pages::geometry::Region;
 use crate::session::erosion_run::{Progress, MAX_STEPS_PER_FRAME};
-use crate::terrain::tiles::Region;
 use imgui::{Condition, Ui};
 
 /// What the erosion panel edits and shows.

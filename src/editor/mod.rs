@@ -21,10 +21,10 @@ pub mod ui;
 pub mod ui_texture;
 
 use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
-use crate::brush::journal::{brush_json, parse_brush, RecordedStep, Step};
 use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, Recorder};
+use crate::journal::{brush_json, parse_brush, RecordedStep, Step};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
 use crate::render::camera::{screen_point, Camera, CameraMode};
@@ -1439,7 +1439,7 @@ impl Editor {
                     self.finish_edits();
                     let s = &mut self.session;
                     let target = &mut crate::edit::Target::new(&mut s.doc, &mut s.tools);
-                    match crate::brush::journal::Replayer::erode(target, *region, erosion) {
+                    match crate::journal::Replayer::erode(target, *region, erosion) {
                         Ok(()) => self.record(RecordedStep::Erode {
                             region: *region,
                             erosion: *erosion,

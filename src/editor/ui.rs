@@ -317,9 +317,9 @@ pub fn export_plan(
     options: &super::file_browser::ExportOptions,
     [w, h]: [u32; 2],
 ) -> Result<ExportPlan, String> {
-    use crate::terrain::{export, tiles};
+    use crate::terrain::export;
     let area = export_area(options, [w, h]);
-    tiles::check_region(w, h, area).map_err(|e| format!("region: {e}"))?;
+    crate::pages::geometry::check_region(w, h, area).map_err(|e| format!("region: {e}"))?;
     let parts = export::parts(path, area, options.tiles)?;
     // Every part goes to the same folder in the same format: the first one tells.
     if let Some((p, _)) = parts.first() {
@@ -330,17 +330,17 @@ pub fn export_plan(
 
 /// What an export writes: the area, and each file with its region.
 pub type ExportPlan = (
-    crate::terrain::tiles::Region,
-    Vec<(std::path::PathBuf, crate::terrain::tiles::Region)>,
+    crate::pages::geometry::Region,
+    Vec<(std::path::PathBuf, crate::pages::geometry::Region)>,
 );
 
 /// The part of a `size` document an export with `options` writes.
 pub fn export_area(
     options: &super::file_browser::ExportOptions,
     [w, h]: [u32; 2],
-) -> crate::terrain::tiles::Region {
+) -> crate::pages::geometry::Region {
     let [x, y, width, height] = options.region.unwrap_or([0, 0, w, h]);
-    crate::terrain::tiles::Region {
+    crate::pages::geometry::Region {
         x,
         y,
         width,
@@ -1032,7 +1032,7 @@ mod tests {
         assert!(e.contains("too large"), "{e}");
         assert_eq!(
             export_area(&outside, [512, 512]),
-            crate::terrain::tiles::Region {
+            crate::pages::geometry::Region {
                 x: 400,
                 y: 0,
                 width: 200,

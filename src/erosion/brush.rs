@@ -9,7 +9,7 @@ use super::gpu::{GpuErosion, Kernels};
 use super::params::ErosionBrush;
 use crate::falloff::Falloff;
 use crate::gpu::{Gpu, Result};
-use crate::terrain::tiles::Region;
+use crate::pages::geometry::Region;
 use std::sync::Arc;
 
 /// One instance: where, how large, how strong (strength × pressure) and its falloff.

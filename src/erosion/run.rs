@@ -6,7 +6,7 @@ use super::cpu::State;
 use super::gpu::GpuErosion;
 use super::params::{ErosionParams, Model};
 use crate::gpu::{Gpu, Result};
-use crate::terrain::tiles::Region;
+use crate::pages::geometry::Region;
 use std::sync::Arc;
 
 /// What a run asks for.

@@ -60,6 +60,49 @@ pub struct Rect {
     pub y1: i32,
 }
 
+/// A rectangle of texels from the document's top-left (x = column, y = row): a crop, a tile,
+/// an erosion run's area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub x: u32,
+    pub y: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Region {
+    /// The same texels as a page-store rectangle.
+    pub fn rect(&self) -> Rect {
+        Rect::new(
+            self.x as i32,
+            self.y as i32,
+            (self.x + self.width) as i32,
+            (self.y + self.height) as i32,
+        )
+    }
+}
+
+/// Checks that `region` lies inside a `width` x `height` grid and is not empty.
+pub fn check_region(width: u32, height: u32, region: Region) -> Result<(), String> {
+    let Region {
+        x,
+        y,
+        width: w,
+        height: h,
+    } = region;
+    if w == 0 || h == 0 {
+        return Err(format!("region {w}x{h} is empty"));
+    }
+    if u64::from(x) + u64::from(w) > u64::from(width)
+        || u64::from(y) + u64::from(h) > u64::from(height)
+    {
+        return Err(format!(
+            "region {x},{y},{w},{h} does not lie inside the {width}x{height} grid"
+        ));
+    }
+    Ok(())
+}
+
 impl Rect {
     pub const EMPTY: Rect = Rect {
         x0: 0,

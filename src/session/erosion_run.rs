@@ -5,14 +5,14 @@
 //! steps run).
 
 use crate::brush::error::{BrushError, Result};
-use crate::brush::journal::RecordedStep;
 use crate::document::Document;
 use crate::erosion::gpu::GpuErosion;
 use crate::erosion::run::RunSpec;
 use crate::erosion::shared::ErosionPush;
 use crate::erosion::ErosionBrush;
+use crate::journal::RecordedStep;
+use crate::pages::geometry::Region;
 use crate::pages::Field;
-use crate::terrain::tiles::Region;
 use std::time::{Duration, Instant};
 
 /// The field a live run keeps its water in, for the viewport's overlay (0: dry, toward 1:

@@ -5,11 +5,11 @@
 //! nothing until it ends, and keeps only its first and last samples.
 
 use crate::brush::error::BrushError;
-use crate::brush::journal::RecordedStep;
 use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
 use crate::brush::{BrushSettings, BrushType};
 use crate::document::Document;
 use crate::edit::Tools;
+use crate::journal::RecordedStep;
 
 /// A stroke in progress.
 pub struct LiveStroke {

@@ -11,16 +11,16 @@ pub mod paint_loop;
 pub mod untitled;
 
 use crate::brush::error::BrushError;
-use crate::brush::journal::{recorded, Initial, Journal, JournalFile, RecordedStep, Step};
 use crate::document::Document;
 use crate::edit::{Target, Tools};
 use crate::gpu::Gpu;
+use crate::journal::{recorded, Initial, Journal, JournalFile, RecordedStep, Step};
 use crate::noise::NoiseTables;
 use crate::pages::geometry::DocumentDesc;
 use crate::pages::{PageId, Version};
-use crate::terrain::project::lock::ProjectLock;
-use crate::terrain::project::v2::{PageToSave, SaveReport, SparseProject};
-use crate::terrain::project::{self, Meta, Opened, Project, Recovery};
+use crate::project::lock::ProjectLock;
+use crate::project::v2::{PageToSave, SaveReport, SparseProject};
+use crate::project::{self, Meta, Opened, Project, Recovery};
 use std::rc::Rc;
 
 /// Why a session operation failed. Messages name the file (and for journals the step and field).
@@ -33,7 +33,7 @@ pub enum SessionError {
     File(#[from] crate::atomic_file::FileError),
     /// A journal that cannot be read, checked or written (the file, step and field).
     #[error(transparent)]
-    Journal(#[from] crate::brush::journal::JournalError),
+    Journal(#[from] crate::journal::JournalError),
     /// A recovery journal that cannot be applied.
     #[error("{0}")]
     Recovery(String),
@@ -79,13 +79,12 @@ pub fn journal_start(
     source: &Path,
     tables: &NoiseTables,
 ) -> Result<Document> {
-    let initial =
-        journal
-            .initial_heights()
-            .map_err(|e| crate::brush::journal::JournalError::In {
-                path: source.to_path_buf(),
-                inner: Box::new(e),
-            })?;
+    let initial = journal
+        .initial_heights()
+        .map_err(|e| crate::journal::JournalError::In {
+            path: source.to_path_buf(),
+            inner: Box::new(e),
+        })?;
     let flat = match journal.initial {
         Initial::Flat(h) => h,
         Initial::File(_) | Initial::Tiles { .. } => 0.0,
@@ -564,7 +563,7 @@ impl Session {
     }
 
     /// The journal of the whole session (the opened journal's steps and every step since).
-    pub fn journal(&self) -> Result<JournalFile, crate::brush::journal::JournalError> {
+    pub fn journal(&self) -> Result<JournalFile, crate::journal::JournalError> {
         JournalFile::of(self.doc.desc(), &self.initial, &self.steps)
     }
 

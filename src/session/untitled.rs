@@ -6,7 +6,7 @@
 //! (`scarp edit --recover` takes it without asking), `scarp recover` lists them, and since each is
 //! a journal, `scarp apply --journal FILE` replays one headless.
 
-use crate::brush::journal::JournalFile;
+use crate::journal::JournalFile;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 

@@ -23,8 +23,8 @@ pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError
 /// in order); if one fails, the files this export already wrote are removed, so a failed export
 /// (a full disk part way) leaves no partial set behind. Returns the first error.
 pub fn write_all<E>(
-    parts: &[(std::path::PathBuf, super::tiles::Region)],
-    mut write: impl FnMut(&Path, super::tiles::Region) -> Result<(), E>,
+    parts: &[(std::path::PathBuf, crate::pages::geometry::Region)],
+    mut write: impl FnMut(&Path, crate::pages::geometry::Region) -> Result<(), E>,
 ) -> Result<(), E> {
     for (i, (out, region)) in parts.iter().enumerate() {
         if let Err(e) = write(out, *region) {
@@ -43,11 +43,11 @@ pub fn write_all<E>(
 /// texels.
 pub fn parts(
     out: &Path,
-    area: super::tiles::Region,
+    area: crate::pages::geometry::Region,
     tiles: Option<(u32, u32)>,
-) -> Result<Vec<(std::path::PathBuf, super::tiles::Region)>, String> {
+) -> Result<Vec<(std::path::PathBuf, crate::pages::geometry::Region)>, String> {
     use super::tiles;
-    let parts: Vec<(std::path::PathBuf, tiles::Region)> = match tiles {
+    let parts: Vec<(std::path::PathBuf, crate::pages::geometry::Region)> = match tiles {
         Some((cols, rows)) => tiles::tile_regions(area, cols, rows)
             .map_err(|e| format!("tiles: {e}"))?
             .into_iter()
@@ -101,7 +101,7 @@ mod tests {
     #[test]
     fn a_failed_export_removes_the_files_it_wrote() {
         let dir = tempfile::tempdir().unwrap();
-        let area = crate::terrain::tiles::Region {
+        let area = crate::pages::geometry::Region {
             x: 0,
             y: 0,
             width: 9,
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn an_export_is_one_file_or_edge_sharing_tiles_none_past_the_limit() {
-        use crate::terrain::tiles::Region;
+        use crate::pages::geometry::Region;
         let area = Region {
             x: 10,
             y: 20,

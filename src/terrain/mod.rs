@@ -1,7 +1,6 @@
-//! Height files and projects: reading and writing the formats engines use, atomically. The
-//! document's pages themselves live in [`crate::pages`].
+//! Height files: reading and writing the formats engines use, atomically, whole or in tiles.
+//! The document's pages live in [`crate::pages`], projects in [`crate::project`].
 
 pub mod export;
 pub mod formats;
-pub mod project;
 pub mod tiles;

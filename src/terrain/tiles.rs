@@ -16,28 +16,8 @@
 //! hidden.
 
 use super::formats::{Heights, ReadOptions};
+use crate::pages::geometry::{check_region, Region};
 use std::path::{Path, PathBuf};
-
-/// A rectangle of texels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region {
-    pub x: u32,
-    pub y: u32,
-    pub width: u32,
-    pub height: u32,
-}
-
-impl Region {
-    /// The same texels as a page-store rectangle.
-    pub fn rect(&self) -> crate::pages::Rect {
-        crate::pages::Rect::new(
-            self.x as i32,
-            self.y as i32,
-            (self.x + self.width) as i32,
-            (self.y + self.height) as i32,
-        )
-    }
-}
 
 /// The `region` of `grid`.
 pub fn crop(grid: &Heights, region: Region) -> Result<Heights, String> {
@@ -97,27 +77,6 @@ pub fn pattern_path(pattern: &Path, i: u32, j: u32) -> PathBuf {
         s.replace("{i}", &i.to_string())
             .replace("{j}", &j.to_string()),
     )
-}
-
-/// Checks that `region` lies inside a `width` x `height` grid and is not empty.
-pub fn check_region(width: u32, height: u32, region: Region) -> Result<(), String> {
-    let Region {
-        x,
-        y,
-        width: w,
-        height: h,
-    } = region;
-    if w == 0 || h == 0 {
-        return Err(format!("region {w}x{h} is empty"));
-    }
-    if u64::from(x) + u64::from(w) > u64::from(width)
-        || u64::from(y) + u64::from(h) > u64::from(height)
-    {
-        return Err(format!(
-            "region {x},{y},{w},{h} does not lie inside the {width}x{height} grid"
-        ));
-    }
-    Ok(())
 }
 
 /// The regions of `cols` x `rows` edge-sharing tiles of `area`, as (i, j, region) in row-major

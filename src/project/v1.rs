@@ -18,7 +18,7 @@
 //! finite, before anything is used: a bad file is an error naming the file and the problem.
 
 use crate::atomic_file::{write_atomic, FileError};
-use crate::brush::journal::JournalFile;
+use crate::journal::JournalFile;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -273,8 +273,7 @@ mod tests {
                 serde_json::json!({"type": "raise", "radius": 30}),
             )],
             journal: Some(
-                JournalFile::of(&document, &crate::brush::journal::Initial::Flat(0.25), &[])
-                    .unwrap(),
+                JournalFile::of(&document, &crate::journal::Initial::Flat(0.25), &[]).unwrap(),
             ),
         }
     }

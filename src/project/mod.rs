@@ -11,10 +11,10 @@ pub mod v1;
 pub mod v2;
 
 use crate::atomic_file::{write_bytes_atomic, FileError};
-use crate::brush::journal::JournalFile;
+use crate::journal::JournalFile;
+use crate::pages::geometry::Region;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use crate::terrain::formats::Heights;
-use crate::terrain::tiles::Region;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -380,12 +380,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.scarp");
         let m = meta();
-        let journal = JournalFile::of(
-            &m.document,
-            &crate::brush::journal::Initial::Flat(0.25),
-            &[],
-        )
-        .unwrap();
+        let journal =
+            JournalFile::of(&m.document, &crate::journal::Initial::Flat(0.25), &[]).unwrap();
         v2::save(&p, &m, &[], &[], None, |_, _| Ok(Vec::new()), None, None).unwrap();
         assert!(read_recovery(&p).unwrap().is_none());
         let r = Recovery {

@@ -3,15 +3,15 @@
 //! an error names the step and the field. [`Journal::replay`] runs the steps on a [`Replayer`]
 //! (the GPU engine or its CPU twin).
 
-use super::path::{PathMode, PathSpec, Profile};
-use super::stroke::{stroke_instances, StrokeSample};
-use super::{BrushSettings, BrushType, Falloff};
+use crate::brush::path::{PathMode, PathSpec, Profile};
 use crate::brush::shared::BrushInstance;
+use crate::brush::stroke::{stroke_instances, StrokeSample};
+use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::erosion::ErosionBrush;
 use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack};
 use crate::noise::NoiseSettings;
+use crate::pages::geometry::Region;
 use crate::pages::geometry::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
-use crate::terrain::tiles::Region;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -731,7 +731,7 @@ impl BrushEntry {
             dir_ratio: self.ratio.unwrap_or(3.0),
             stamp: match &self.stamp {
                 Some(p) => Some(std::sync::Arc::new(
-                    super::stamp::Stamp::load(&base_dir.join(p), self.stamp_size)
+                    crate::brush::stamp::Stamp::load(&base_dir.join(p), self.stamp_size)
                         .map_err(|e| format!("brush.stamp: {e}"))?,
                 )),
                 None => None,
@@ -1051,7 +1051,7 @@ impl Journal {
                         Some([x, y, width, height]) => Region { x, y, width, height },
                         None => Region { x: 0, y: 0, width: document.width, height: document.height },
                     };
-                    crate::terrain::tiles::check_region(document.width, document.height, region)
+                    crate::pages::geometry::check_region(document.width, document.height, region)
                         .map_err(|e| at(format!("erode.region: {e}")))?;
                     let erosion = e.erosion.settings().map_err(|e| at(format!("erode.{e}")))?;
                     undoable += 1;
@@ -1252,7 +1252,7 @@ impl Journal {
     }
 }
 
-impl Replayer for super::cpu::CpuTerrain {
+impl Replayer for crate::brush::cpu::CpuTerrain {
     type Error = std::convert::Infallible;
     fn stroke(
         &mut self,
@@ -1263,14 +1263,14 @@ impl Replayer for super::cpu::CpuTerrain {
         Ok(())
     }
     fn undo(&mut self) -> Result<bool, Self::Error> {
-        Ok(super::cpu::CpuTerrain::undo(self))
+        Ok(crate::brush::cpu::CpuTerrain::undo(self))
     }
     fn layer(&mut self, op: &LayerOp, _base_dir: &Path) -> Result<(), Self::Error> {
         // The twin of one height field; layered documents have theirs in tests/layers.rs.
         panic!("the CPU twin of a height field cannot replay layer step {op:?}")
     }
     fn redo(&mut self) -> Result<bool, Self::Error> {
-        Ok(super::cpu::CpuTerrain::redo(self))
+        Ok(crate::brush::cpu::CpuTerrain::redo(self))
     }
     fn erode(&mut self, region: Region, erosion: &ErosionBrush) -> Result<(), Self::Error> {
         let d = *self.desc();
