@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{max_diff, scarp, scarp_ok};
+use common::{max_diff, scarp, scarp_ok, stderr};
 use std::path::Path;
 use std::process::Output;
 
@@ -895,4 +895,69 @@ fn a_damaged_newest_save_is_named_instead_of_silently_rolled_back() {
     // The intact file opens without a word.
     let out = scarp_ok(&["convert", &p("s.scarp"), &p("o.r32")]);
     assert!(!common::stderr(&out).contains("note"));
+}
+
+/// Parameters that would overflow f32 or wreck the terrain are refused in one line naming the
+/// parameter and its range, before anything is written: a noise brush of scale 1e38 and a brush
+/// of strength 3e38 (they stored NaN in projects), `erode --capacity 1e30` (heights of about 1
+/// became 2.3e29).
+#[test]
+fn parameters_that_overflow_are_refused_naming_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("nan.scarp");
+    let out = out.to_str().unwrap();
+    let journal = |brush: &str| {
+        let path = d.join("j.json");
+        std::fs::write(
+            &path,
+            format!(
+                r#"{{"version": 1, "document": {{"width": 128, "height": 128}},
+                    "steps": [{{"stroke": {{"brush": {brush},
+                    "samples": [{{"x": 60, "y": 60}}, {{"x": 70, "y": 64}}]}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    for (brush, expect) in [
+        (
+            r#"{"type": "noise", "radius": 30, "scale": 1e38}"#,
+            "scale must be between -1000 and 1000",
+        ),
+        (
+            r#"{"type": "raise", "radius": 30, "strength": 3e38}"#,
+            "strength must be between -1000000 and 1000000",
+        ),
+        (
+            r#"{"type": "noise", "radius": 30, "gain": 40}"#,
+            "gain must be between -4 and 4",
+        ),
+    ] {
+        let o = scarp(&["apply", "--journal", &journal(brush), "--out", out]);
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains(expect), "{brush}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(!Path::new(out).exists(), "{brush}: a project was written");
+    }
+    let heights = d.join("h.r32");
+    std::fs::write(&heights, vec![0u8; 64 * 64 * 4]).unwrap();
+    let eroded = d.join("e.r32");
+    let o = scarp(&[
+        "erode",
+        "--heights",
+        heights.to_str().unwrap(),
+        "--size",
+        "64x64",
+        "--capacity",
+        "1e30",
+        "--out",
+        eroded.to_str().unwrap(),
+    ]);
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && e.contains("--capacity must be at most 10"),
+        "{e}"
+    );
+    assert!(!eroded.exists());
 }

@@ -889,3 +889,70 @@ fn every_panel_fits_at_1280x720_and_1920x1080() {
         );
     }
 }
+
+/// Waits (up to 120 s) for the editor to end; its status.
+fn wait_for_exit(child: &mut Child) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(start.elapsed().as_secs() < 120, "the editor did not close");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// Closing asks first when steps are not saved: Ctrl+Q with a step made shows the close panel
+/// and the editor goes on; Esc answers "cancel"; Ctrl+Q twice closes without saving, and the
+/// untitled journal goes with the steps. With nothing unsaved, Ctrl+Q closes at once.
+#[test]
+fn closing_with_unsaved_steps_asks_first() {
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let start = dir.path().join("flat.json");
+    std::fs::write(
+        &start,
+        r#"{"version": 2, "document": {"width": 256, "height": 256, "page_size": 128},
+            "steps": []}"#,
+    )
+    .unwrap();
+    let pause = |s: u64| std::thread::sleep(std::time::Duration::from_secs(s));
+
+    let state = dir.path().join("state-saved");
+    let (mut child, _) = driven_editor(&x, &state, &start, dir.path());
+    xdotool(&x, &["key", "ctrl+q"]);
+    assert!(
+        wait_for_exit(&mut child).success(),
+        "nothing unsaved: closed"
+    );
+
+    let state = dir.path().join("state-unsaved");
+    let (mut child, _) = driven_editor(&x, &state, &start, dir.path());
+    xdotool(&x, &["key", "ctrl+shift+n"]);
+    let has_layer = |j: &scarp::journal::JournalFile| {
+        j.steps
+            .iter()
+            .any(|s| matches!(s, scarp::journal::StepEntry::Layer(_)))
+    };
+    let journal = wait_for_journal(&mut child, &state.join("scarp"), has_layer);
+    xdotool(&x, &["key", "ctrl+q"]);
+    pause(4);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "closed with a step unsaved, unasked"
+    );
+    xdotool(&x, &["key", "Escape"]);
+    pause(3);
+    xdotool(&x, &["key", "ctrl+q"]);
+    pause(4);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "cancel did not keep it open"
+    );
+    xdotool(&x, &["key", "ctrl+q"]);
+    assert!(wait_for_exit(&mut child).success(), "Ctrl+Q twice: closed");
+    assert!(
+        !journal.exists(),
+        "discarded steps leave no untitled journal"
+    );
+}

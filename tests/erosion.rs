@@ -381,7 +381,7 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     use scarp::brush::cpu::CpuTerrain;
     use scarp::document::Document;
     use scarp::erosion::ErosionBrush;
-    use scarp::journal::{Initial, Journal, JournalFile, RecordedStep, Replayer};
+    use scarp::journal::{Initial, Journal, JournalFile, Replayer, Step};
     use scarp::session::erosion_run::{RegionRun, WATER_FIELD};
     use std::sync::Arc;
     let gpu = gpu();
@@ -454,7 +454,7 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     assert!(d.store.field(WATER_FIELD).is_none(), "the water field goes");
     let got = d.to_dense().unwrap();
     assert_eq!(d.undo_steps(), undo_steps + 1);
-    let RecordedStep::Erode {
+    let Step::Erode {
         region: r,
         erosion: e,
     } = &step

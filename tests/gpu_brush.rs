@@ -944,7 +944,7 @@ fn stamps_land_texel_for_texel_and_rotate() {
 
 #[test]
 fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step() {
-    use scarp::journal::RecordedStep;
+    use scarp::journal::Step;
     use scarp::session::LiveStroke;
     let gpu = gpu();
     let tables = NoiseTables::new(2009);
@@ -977,7 +977,7 @@ fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step(
         let (step, _) = stroke
             .finish(&mut live, &mut scarp::edit::Tools::default())
             .unwrap();
-        let Some(RecordedStep::Stroke {
+        let Some(Step::Stroke {
             samples: recorded, ..
         }) = step
         else {
@@ -1375,7 +1375,7 @@ fn flatten_at_full_strength_lays_the_tilted_plane_through_the_first_sample() {
 
 #[test]
 fn a_ramp_runs_straight_between_the_heights_at_its_ends_and_replays_from_its_journal_step() {
-    use scarp::journal::RecordedStep;
+    use scarp::journal::Step;
     use scarp::session::LiveStroke;
     let gpu = gpu();
     let d = doc(256, 256, 128);
@@ -1441,7 +1441,7 @@ fn a_ramp_runs_straight_between_the_heights_at_its_ends_and_replays_from_its_jou
     // Far from the line nothing moves.
     assert_eq!(at(&got, 20.0, 230.0), at(&start, 20.0, 230.0));
     // The journal step replays the same heights.
-    let Some(RecordedStep::Stroke { samples: ends, .. }) = step else {
+    let Some(Step::Stroke { samples: ends, .. }) = step else {
         panic!("no stroke step");
     };
     let mut replay = Document::from_heights(&gpu, d, &start, &tables).unwrap();
@@ -1449,5 +1449,68 @@ fn a_ramp_runs_straight_between_the_heights_at_its_ends_and_replays_from_its_jou
         .apply_stroke(&brush, &stroke_instances(&brush, &ends))
         .unwrap();
     assert!(replay.to_dense().unwrap() == got);
+    assert_no_validation_messages(&gpu);
+}
+
+/// A stroke whose arithmetic overflows f32 leaves each such texel as it was, on the GPU and in
+/// the CPU twin alike: the engine never stores NaN or Inf. Heights of 3e38 beside small ones make
+/// a smooth stroke's neighbourhood sum overflow over them and along their border; the small
+/// heights away from the border are smoothed as ever.
+#[test]
+fn a_stroke_that_overflows_leaves_those_texels_as_they_were() {
+    let gpu = gpu();
+    let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
+    let d = doc(256, 256, 128);
+    let start: Vec<f32> = (0..256 * 256)
+        .map(|i| match i % 256 < 128 {
+            true => 3.0e38,
+            false => ((i * 7919) % 101) as f32 * 0.01,
+        })
+        .collect();
+    let smooth = BrushSettings {
+        radius: 60.0,
+        strength: 1.0,
+        ..BrushSettings::new(BrushType::Smooth)
+    };
+    let line = |x0: f32, x1: f32| -> Vec<StrokeSample> {
+        (0..8)
+            .map(|i| StrokeSample {
+                x: x0 + (x1 - x0) * i as f32 / 7.0,
+                y: 128.0,
+                pressure: 1.0,
+                t: i as f32,
+            })
+            .collect()
+    };
+    let strokes = [(&smooth, line(100.0, 160.0))];
+    let mut t = Document::from_heights(&gpu, d, &start, &NoiseTables::default()).unwrap();
+    let mut cpu = CpuTerrain::from_heights(d, &start, cpu_tables);
+    for (b, samples) in &strokes {
+        let instances = stroke_instances(b, samples);
+        t.apply_stroke(b, &instances).unwrap();
+        cpu.apply_stroke(b, &instances);
+    }
+    let got = t.to_dense().unwrap();
+    let want = cpu.to_dense();
+    assert!(
+        got.iter().all(|h| h.is_finite()),
+        "the GPU stored a non-finite height"
+    );
+    assert!(
+        want.iter().all(|h| h.is_finite()),
+        "the twin holds a non-finite height"
+    );
+    assert!(max_diff(&got, &want) <= TOLERANCE);
+    // Along the border the sums overflowed: those texels kept their heights.
+    let at = |v: &[f32], x: usize| v[128 * 256 + x];
+    assert_eq!(
+        (at(&got, 127), at(&got, 128)),
+        (at(&start, 127), at(&start, 128))
+    );
+    // Away from it the small heights were smoothed.
+    assert!(
+        (150..158).any(|x| at(&got, x) != at(&start, x)),
+        "nothing was smoothed"
+    );
     assert_no_validation_messages(&gpu);
 }

@@ -122,8 +122,8 @@ fn every_shipped_journal_replays_on_the_gpu_the_same_through_the_file_scarp_writ
             .to_dense()
             .unwrap();
         let j = Journal::load(&path).unwrap();
-        let steps = scarp::journal::recorded(&j.steps);
-        let written = JournalFile::of(&j.document, &j.initial, &steps)
+        let steps = &j.steps;
+        let written = JournalFile::of(&j.document, &j.initial, steps)
             .unwrap()
             .to_json()
             .unwrap();

@@ -1264,5 +1264,59 @@ fn convert_reads_a_layered_projects_composite_unless_told_otherwise() {
         "{e}"
     );
     assert!(!dir.path().join("x.r32").exists() && !dir.path().join("y.r32").exists());
+
+    // erode reads the same parts: a run on the project equals the run on the part's heights.
+    let side = shown.len().isqrt().to_string();
+    let size = format!("{side}x{side}");
+    for (part, file) in [(None, "composite.r32"), (Some("--base"), "base.r32")] {
+        let run = |input: &str, out: &str, extra: &[&str]| {
+            let mut args = vec!["erode", "--heights", input, "--out", out];
+            args.extend(["--steps", "3", "--backend", "cpu"]);
+            args.extend(extra);
+            common::scarp_ok(&args);
+        };
+        run(
+            &p("l.scarp"),
+            &p("e-project.r32"),
+            &part.into_iter().collect::<Vec<_>>(),
+        );
+        run(&p(file), &p("e-file.r32"), &["--size", &size]);
+        assert!(
+            r32("e-project.r32") == r32("e-file.r32"),
+            "erode {part:?}: the project's part erodes as its heights"
+        );
+    }
+    // render too: the base drawn from the project is the base drawn from its heights.
+    let draw = |source: &str, out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "render",
+            "--heights",
+            source,
+            "--image",
+            "160x96",
+            "--out",
+            out,
+        ];
+        args.extend(extra);
+        common::scarp_ok(&args);
+        std::fs::read(out).unwrap()
+    };
+    let from_project = draw(&p("l.scarp"), &p("base-project.png"), &["--base"]);
+    let from_file = draw(&p("base.r32"), &p("base-file.png"), &["--size", &size]);
+    assert!(from_project == from_file, "render --base draws the base");
+    for cmd in ["erode", "render"] {
+        let e = common::stderr(&common::scarp(&[
+            cmd,
+            "--heights",
+            &p("base.r32"),
+            "--out",
+            &p("z.png"),
+            "--base",
+        ]));
+        assert!(
+            e.contains("--base and --layer pick a part of a .scarp project"),
+            "{cmd}: {e}"
+        );
+    }
     assert_no_validation_messages(&gpu);
 }

@@ -9,7 +9,7 @@ use common::{assert_no_validation_messages, gpu, max_diff};
 use scarp::brush::cpu::CpuTerrain;
 use scarp::brush::path::{PathMode, PathSpec, Profile};
 use scarp::document::Document;
-use scarp::journal::{journal_json, Initial, Journal, RecordedStep};
+use scarp::journal::{journal_json, Initial, Journal, Step};
 use scarp::noise::{CpuTables, NoiseTables};
 use std::path::Path;
 use std::sync::Arc;
@@ -115,12 +115,7 @@ fn a_path_is_one_undo_step_and_its_journal_step_replays_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("h.r32");
     scarp::terrain::export::write_heights(&file, W, H, &heights).unwrap();
-    let text = journal_json(
-        &desc,
-        &Initial::File(file),
-        &[RecordedStep::Path(spec.clone())],
-    )
-    .unwrap();
+    let text = journal_json(&desc, &Initial::File(file), &[Step::Path(spec.clone())]).unwrap();
     assert!(text.contains("\"path\""), "{text}");
     let journal = Journal::parse(&text, Path::new(".")).unwrap();
     let mut replayed = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();

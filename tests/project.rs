@@ -11,7 +11,7 @@ use scarp::brush::stroke::StrokeSample;
 use scarp::brush::{BrushSettings, BrushType};
 use scarp::document::Document;
 use scarp::edit::Tools;
-use scarp::journal::RecordedStep;
+use scarp::journal::Step;
 use scarp::noise::{NoiseKind, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, HeightFormat};
 use scarp::project;
@@ -315,6 +315,18 @@ fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_
     assert!(r.incremental && r.pages_written >= 8, "{r:?}");
     let saved_c = s.to_dense().unwrap();
     assert!(reopen(&gpu, &path).to_dense().unwrap() == saved_c);
+    // A writer holding an older save (B) of the file, as one that took no lock would, is refused
+    // naming both saves, and the file keeps save C (belt and braces beside the write lock).
+    let before = std::fs::read(&path).unwrap();
+    let e = save_document(&mut s, &path, &meta, Some(&file_b), None)
+        .unwrap_err()
+        .to_string();
+    let (theirs, ours) = (file_c.save_number(), file_b.save_number());
+    assert!(
+        e.contains(&format!("holds save #{theirs}")) && e.contains(&format!("opened save #{ours}")),
+        "{e}"
+    );
+    assert!(std::fs::read(&path).unwrap() == before, "the file changed");
     // A torn superblock (the crash hit its write): the file is refused, naming the damage and
     // the previous save (issue 35: never a silent roll-back); accepted, the previous save opens.
     let mut bytes = std::fs::read(&path).unwrap();
@@ -360,7 +372,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
     // The session after the save: strokes painted live, an undo, more strokes; the recovery
     // journal rewritten after every step, as the editor does.
     let mut session = reopen(&gpu, &path);
-    let mut steps: Vec<RecordedStep> = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     let mut noise = BrushSettings::new(BrushType::Noise);
     noise.noise.kind = NoiseKind::Jordan;
     noise.radius = 40.0;
@@ -395,7 +407,7 @@ fn a_crashed_session_is_recovered_bit_for_bit() {
         steps.push(step.unwrap());
         if k == 1 {
             assert!(session.undo().unwrap());
-            steps.push(RecordedStep::Undo);
+            steps.push(Step::Undo(1));
         }
         let r = recovery_of(&path, &d, session.flat(), &steps).unwrap();
         project::write_recovery(&path, &r).unwrap();
@@ -435,7 +447,7 @@ fn a_recovery_stops_at_a_failing_step_and_keeps_the_steps_before_it() {
             t: 0.1 * i as f32,
         })
         .collect();
-    let stroke = RecordedStep::Stroke {
+    let stroke = Step::Stroke {
         brush: raise.clone(),
         samples: samples.clone(),
     };
@@ -455,7 +467,7 @@ fn a_recovery_stops_at_a_failing_step_and_keeps_the_steps_before_it() {
             ..Default::default()
         },
     };
-    let steps = vec![stroke.clone(), RecordedStep::Layer(layer), stroke];
+    let steps = vec![stroke.clone(), Step::Layer(layer), stroke];
     let r = recovery_of(&path, &d, 0.0, &steps).unwrap();
     project::write_recovery(&path, &r).unwrap();
 
@@ -484,4 +496,57 @@ fn a_recovery_stops_at_a_failing_step_and_keeps_the_steps_before_it() {
         serde_json::from_str(&std::fs::read_to_string(kept).unwrap()).unwrap();
     assert_eq!(kept.journal.steps.len(), 3);
     assert_no_validation_messages(&gpu);
+}
+
+/// A page holding a non-finite height is never saved: the save fails naming the texel and the
+/// value, and the project keeps its previous save byte for byte.
+#[test]
+fn a_page_holding_a_non_finite_height_is_not_saved_and_the_previous_save_stays() {
+    use scarp::pages::field::encode;
+    use scarp::pages::geometry::PageId;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("n.scarp");
+    let d = common::doc(256, 256, 128);
+    let meta = project::Meta {
+        document: d,
+        flat: 0.0,
+        presets: vec![],
+        journal: None,
+        layers: None,
+    };
+    let pages = [project::v2::PageToSave {
+        id: PageId { x: 1, y: 0 },
+        saved: None,
+    }];
+    let page = |bad: Option<(usize, f32)>| {
+        move |_: usize, ids: &[PageId]| -> Result<Vec<Vec<u8>>, String> {
+            let mut values = vec![0.5f32; 128 * 128];
+            if let Some((i, v)) = bad {
+                values[i] = v;
+            }
+            Ok(ids.iter().map(|_| encode(&d, &values)).collect())
+        }
+    };
+    project::v2::save(&path, &meta, &pages, &[], None, page(None), None, None).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    for v in [f32::NAN, f32::INFINITY] {
+        let e = project::v2::save(
+            &path,
+            &meta,
+            &pages,
+            &[],
+            None,
+            page(Some((5 * 128 + 3, v))),
+            None,
+            None,
+        )
+        .expect_err("refused")
+        .to_string();
+        assert!(
+            e.contains(&format!("non-finite height ({v}) at texel (131, 5)"))
+                && e.contains("previous save is intact"),
+            "{e}"
+        );
+        assert!(std::fs::read(&path).unwrap() == before, "the file changed");
+    }
 }

@@ -111,6 +111,7 @@ void main() {
         BrushInstance b = instances[pc.pass.first_instance + i];
         float d = length(p - b.center);
         if (d < b.radius) {
+            float before = h;
             if (!have_m) {
                 precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
@@ -144,6 +145,11 @@ void main() {
                 h += w * m;
             }
             h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
+            // A result that is not finite (a brush overflowing f32) leaves the texel as it was:
+            // the engine never stores NaN or Inf (CPU twin: brush/cpu.rs, the same rule).
+            if (isnan(h) || isinf(h)) {
+                h = before;
+            }
             changed = true;
         }
     }

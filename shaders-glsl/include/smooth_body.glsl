@@ -78,7 +78,10 @@ void main() {
         float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
         h += k * (sum * (1.0 / 16.0) - h);
         h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
-        stored = encodeHeight(h, pc.pass.height_min, pc.pass.height_range);
+        // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
+        if (!(isnan(h) || isinf(h))) {
+            stored = encodeHeight(h, pc.pass.height_min, pc.pass.height_range);
+        }
     }
     imageStore(uBack, local, vec4(stored));
 }

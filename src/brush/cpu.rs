@@ -329,7 +329,7 @@ impl CpuTerrain {
                                 brush.falloff_power,
                             ))
                         .clamp(-1.0, 1.0);
-                        updated.push(d.quantize(h + k * (sum * (1.0 / 16.0) - h)));
+                        updated.push(finite_or(d.quantize(h + k * (sum * (1.0 / 16.0) - h)), h));
                     } else {
                         updated.push(h);
                     }
@@ -379,6 +379,7 @@ impl CpuTerrain {
                         let d =
                             ((p[0] - b.center[0]).powi(2) + (p[1] - b.center[1]).powi(2)).sqrt();
                         if d < b.radius {
+                            let before = *h;
                             if !have_m {
                                 let q = [
                                     params.offset[0] + params.scale * p[0],
@@ -434,7 +435,7 @@ impl CpuTerrain {
                             } else {
                                 *h += w * m;
                             }
-                            *h = desc.quantize(*h);
+                            *h = finite_or(desc.quantize(*h), before);
                         }
                     }
                 }
@@ -466,4 +467,14 @@ pub fn directional_input(p: [f32; 2], b: &BrushInstance, ratio: f32) -> [f32; 2]
     let u = b.axis;
     let along = ((1.0 / ratio) - 1.0) * ((p[0] - b.center[0]) * u[0] + (p[1] - b.center[1]) * u[1]);
     [p[0] + along * u[0], p[1] + along * u[1]]
+}
+
+/// `h`, or `before` when `h` is not finite: a brush overflowing f32 leaves the texel as it was
+/// (the kernels' rule: `pointwise_body.glsl`, `smooth_body.glsl`).
+fn finite_or(h: f32, before: f32) -> f32 {
+    if h.is_finite() {
+        h
+    } else {
+        before
+    }
 }

@@ -197,6 +197,10 @@ pub struct BrushSettings {
     pub flatten_tilt: f32,
 }
 
+/// Largest |strength| of a brush: with the noise's bounds and at most
+/// `journal::MAX_STROKE_INSTANCES` instances a stroke stays far inside f32.
+pub const MAX_STRENGTH: f32 = 1e6;
+
 /// The plane a flatten or ramp stroke pulls toward: height `at_origin + dot(p, gradient)` at
 /// document texel `p`. Evaluated from the document's origin (one scalar and the gradient, which
 /// the GPU pass carries in its level target and each instance's axis); at 65536 texels from the
@@ -327,6 +331,12 @@ impl BrushSettings {
         ];
         if let Some((name, v)) = finite.iter().find(|(_, v)| !v.is_finite()) {
             return Err(format!("{name} must be a finite number, got {v}"));
+        }
+        if self.strength.abs() > MAX_STRENGTH {
+            return Err(format!(
+                "strength must be between -{MAX_STRENGTH} and {MAX_STRENGTH} (height units per instance), got {}",
+                self.strength
+            ));
         }
         if !(0.5..=65536.0).contains(&self.radius) {
             return Err(format!(

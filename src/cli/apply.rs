@@ -7,7 +7,7 @@ use crate::atomic_file::check_folder;
 use crate::brush::cpu::CpuTerrain;
 use crate::brush::gpu::{StrokeStats, DEFAULT_BATCH, MAX_BATCH};
 use crate::document::Document;
-use crate::journal::{recorded, Initial, Journal, Step};
+use crate::journal::{Initial, Journal, Step};
 use crate::noise::{CpuTables, NoiseTables, DEFAULT_TABLE_SEED};
 use crate::terrain::export::{check_writable, write_heights};
 use crate::terrain::formats::ReadOptions;
@@ -84,7 +84,9 @@ pub fn run(a: &ApplyArgs) -> Result<()> {
     let instances: usize = strokes
         .clone()
         .map(|s| match s {
-            Step::Stroke { instances, .. } => instances.len(),
+            Step::Stroke { brush, samples } => {
+                crate::brush::stroke::stroke_instances(brush, samples).len()
+            }
             _ => 0,
         })
         .sum();
@@ -318,7 +320,7 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     );
     println!("{}", terrain.memory().line());
     if plan.to_project {
-        let steps = recorded(&plan.journal.steps);
+        let steps = Step::one_by_one(&plan.journal.steps);
         let meta = crate::session::meta_of(&terrain, vec![], &steps)?;
         let ts = Instant::now();
         let (_, saved) =

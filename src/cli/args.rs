@@ -25,6 +25,41 @@ pub struct ReadArgs {
     pub endian: Endian,
 }
 
+/// Which part of a layered `.scarp` project a command reads: the composite (what the editor
+/// shows and exports) unless one of these asks for another.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ProjectPart {
+    /// A layered project: its base (the heights under the layers) instead of the composite.
+    #[arg(long, conflicts_with = "layer")]
+    pub base: bool,
+    /// A layered project: this layer's values instead of the composite.
+    #[arg(long, value_name = "NAME")]
+    pub layer: Option<String>,
+}
+
+impl ProjectPart {
+    /// Refuses --base and --layer for `input` when it is not a project.
+    pub fn check(&self, input: &Path) -> Result<(), String> {
+        if !is_project(input) && (self.base || self.layer.is_some()) {
+            return Err(format!(
+                "{}: --base and --layer pick a part of a .scarp project",
+                input.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the whole composite is asked for (neither the base nor a layer).
+    pub fn composite(&self) -> bool {
+        !self.base && self.layer.is_none()
+    }
+}
+
+/// Whether `path` names a `.scarp` project.
+pub fn is_project(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "scarp")
+}
+
 impl ReadArgs {
     pub fn options(&self) -> ReadOptions {
         ReadOptions {

@@ -4,7 +4,7 @@
 //! bars. A project's tiles and crops are read a region at a time from its pages, so documents
 //! past one file's limit export as tiles.
 
-use super::args::{parse_region, parse_tiles, ReadArgs};
+use super::args::{is_project, parse_region, parse_tiles, ProjectPart, ReadArgs};
 use super::{bar, read_with_bar};
 use crate::pages::field::encode;
 use crate::pages::geometry::{check_region, Region};
@@ -39,12 +39,8 @@ pub struct ConvertArgs {
     /// split the input into them, or stitch an input pattern's tiles into the output.
     #[arg(long, value_parser = parse_tiles)]
     tiles: Option<(u32, u32)>,
-    /// A layered project: its base (the heights under the layers) instead of the composite.
-    #[arg(long, conflicts_with = "layer")]
-    base: bool,
-    /// A layered project: this layer's values instead of the composite.
-    #[arg(long, value_name = "NAME")]
-    layer: Option<String>,
+    #[command(flatten)]
+    part: ProjectPart,
 }
 
 pub fn run(a: &ConvertArgs) -> Result<()> {
@@ -83,13 +79,8 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
             first_out.display()
         );
     }
-    let from_project = !pattern && a.input.extension().is_some_and(|e| e == "scarp");
-    if !from_project && (a.base || a.layer.is_some()) {
-        bail!(
-            "{}: --base and --layer pick a part of a .scarp project",
-            a.input.display()
-        );
-    }
+    let from_project = !pattern && is_project(&a.input);
+    a.part.check(&a.input).map_err(anyhow::Error::msg)?;
     // One writer per project: held for the command, after the checks, before anything is read.
     let _lock = match to_project {
         true => Some(crate::project::lock::ProjectLock::acquire(
@@ -167,20 +158,10 @@ enum Source {
 /// and exports) unless `--base` or `--layer` asks for another; a project without layers is its
 /// base.
 fn project_source(a: &ConvertArgs) -> Result<Source> {
-    let opened = crate::project::open(&a.input)?;
-    if let Some(name) = &a.layer {
-        return Ok(Source::Paged(PagedHeights::open_layer(
-            &a.input, opened, name,
-        )?));
-    }
-    if a.base || !PagedHeights::layered(&opened) {
-        return Ok(Source::Paged(PagedHeights::of(&a.input, opened)));
-    }
-    let gpu = super::open_gpu()?;
-    let tables = crate::noise::NoiseTables::default();
-    let (doc, _, _) = crate::session::open_project_file(&gpu, &a.input, &tables)?;
-    super::check_validation(&gpu)?;
-    Ok(Source::Composite(Box::new(doc)))
+    Ok(match super::project_input::open(&a.input, &a.part)? {
+        super::project_input::Part::Paged(p) => Source::Paged(p),
+        super::project_input::Part::Composite(d) => Source::Composite(d),
+    })
 }
 
 impl Source {

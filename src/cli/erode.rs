@@ -2,7 +2,7 @@
 //! of it, on the GPU or the CPU twin, with a progress bar. Every flag is checked before any work;
 //! nothing is written unless the run succeeds.
 
-use super::args::{parse_region, Backend, ReadArgs};
+use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
 use super::{bar, check_validation, open_gpu, read_with_bar};
 use crate::erosion::params::DEFAULTS as D;
 use crate::erosion::run::{erode, region_of, RunSpec};
@@ -36,11 +36,14 @@ impl From<ModelArg> for Model {
 #[derive(Args)]
 #[command(allow_negative_numbers = true)]
 pub struct ErodeArgs {
-    /// The height file to erode (any format Scarp reads).
+    /// The height file to erode (any format Scarp reads), or a .scarp project (a layered
+    /// project: its composite, as the editor shows it; see --base and --layer).
     #[arg(long)]
     heights: PathBuf,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    part: ProjectPart,
     /// The eroded heights (any height format; the whole document, eroded inside --region).
     #[arg(long)]
     out: PathBuf,
@@ -154,7 +157,11 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
     if !a.heights.is_file() {
         bail!("{}: not a file", a.heights.display());
     }
-    let grid = read_with_bar(&a.heights, &a.read.options())?;
+    a.part.check(&a.heights).map_err(anyhow::Error::msg)?;
+    let grid = match is_project(&a.heights) {
+        true => super::project_input::heights(&a.heights, &a.part)?,
+        false => read_with_bar(&a.heights, &a.read.options())?,
+    };
     let region = a.region.unwrap_or(Region {
         x: 0,
         y: 0,

@@ -12,6 +12,7 @@ mod erode;
 mod gallery;
 mod layers;
 mod noise;
+mod project_input;
 mod recover;
 mod render;
 mod tables;

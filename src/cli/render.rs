@@ -1,7 +1,7 @@
 //! `scarp render`: a terrain drawn offscreen with the editor's pipeline; with `--frames`, timed
 //! frames while a brush paints.
 
-use super::args::{parse_camera, parse_image_size, MemoryArgs, ReadArgs};
+use super::args::{is_project, parse_camera, parse_image_size, MemoryArgs, ProjectPart, ReadArgs};
 use super::{check_validation, open_gpu, read_with_bar};
 use crate::atomic_file::write_rgba_png;
 use crate::document::Document;
@@ -33,11 +33,14 @@ pub struct RenderArgs {
     #[arg(long)]
     journal: Option<PathBuf>,
     /// A height file (.png, .r16/.raw, .r32, .exr, .tif; README, Height files) or a .scarp
-    /// project.
+    /// project (a layered project: its composite, as the editor shows it; see --base and
+    /// --layer).
     #[arg(long)]
     heights: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    part: ProjectPart,
     #[command(flatten)]
     memory: MemoryArgs,
     /// Image size, WxH.
@@ -143,6 +146,7 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         &gpu,
         a.journal.as_deref(),
         a.heights.as_deref().map(|p| (p, a.read.options())),
+        &a.part,
         &a.memory,
         &tables,
     )?;
@@ -413,6 +417,7 @@ fn load_terrain(
     gpu: &Arc<Gpu>,
     journal: Option<&Path>,
     heights: Option<(&Path, ReadOptions)>,
+    part: &ProjectPart,
     memory: &MemoryArgs,
     tables: &NoiseTables,
 ) -> Result<Document> {
@@ -427,12 +432,16 @@ fn load_terrain(
         return Ok(doc);
     }
     let (path, options) = heights.expect("clap requires a source");
-    if path.extension().is_some_and(|e| e == "scarp") {
+    part.check(path).map_err(anyhow::Error::msg)?;
+    if is_project(path) && part.composite() {
         let (mut doc, _, _) = crate::session::open_project_file(gpu, path, tables)?;
         doc.set_budgets(memory.budgets(gpu, Some(path)));
         return Ok(doc);
     }
-    let grid = read_with_bar(path, &options)?;
+    let grid = match is_project(path) {
+        true => super::project_input::heights(path, part)?,
+        false => read_with_bar(path, &options)?,
+    };
     let desc = crate::pages::geometry::DocumentDesc::for_heights(grid.width, grid.height);
     let budgets = memory.budgets(gpu, None);
     Ok(Document::from_heights_within(

@@ -24,7 +24,7 @@ use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
 use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, Recorder};
-use crate::journal::{brush_json, parse_brush, RecordedStep, Step};
+use crate::journal::{parse_brush, preset, BrushEntry, Step};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::MemoryReport;
 use crate::render::camera::{screen_point, Camera, CameraMode};
@@ -44,7 +44,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
-use ui::{DocInfo, UiAction, UiState};
+use ui::{CloseChoice, DocInfo, UiAction, UiState};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, Event, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, EventLoop};
@@ -55,9 +55,6 @@ use winit::window::{Window, WindowId};
 pub const DEFAULT_JOURNAL: &str = "assets/journals/default.json";
 /// Where presets live.
 pub const PRESET_DIR: &str = "assets/presets";
-/// An untitled session with strokes is saved as a project this often (from then on every step
-/// goes to its recovery journal).
-const AUTOSAVE_UNTITLED: std::time::Duration = std::time::Duration::from_secs(300);
 /// A stroke sample's pressure from the platform's normalized pen or touch force (None where the
 /// platform gives none: full pressure) through the panel's curve, `force^gamma`, in [0, 1].
 pub fn pressure_curve(force: Option<f32>, gamma: f32) -> f32 {
@@ -267,7 +264,10 @@ struct Editor {
     region_drag: Option<[f32; 2]>,
     /// The world height the region's outline is drawn at (where its drag began).
     region_height: Option<f32>,
-    last_autosave: Instant,
+    /// Close once the project the browser is choosing is saved (closing an untitled session).
+    close_after_save: bool,
+    /// A close was asked for and answered: the frame ends the editor.
+    exit_requested: bool,
     replay: Option<Replay>,
     pick: Option<Vec3>,
     last_frame: Instant,
@@ -462,11 +462,12 @@ impl Editor {
             preset_index: 0,
             project_path: match session.project() {
                 Some(p) => p.display().to_string(),
-                None => "scarp-session.scarp".into(),
+                None => String::new(),
             },
             has_project: session.project().is_some(),
             recovery: recovery_offer,
             untitled_recovery: leftover.map(|l| (l.path, l.strokes)),
+            closing: None,
             message: String::new(),
             noise_preview: None,
             actions: Vec::new(),
@@ -494,8 +495,8 @@ impl Editor {
         ui.pen_status = pen_status;
         if let Some(b) = current_brush(session.presets(), &source) {
             ui.brush = b;
-        } else if let (Some(value), Some(dir)) = (&remembered.brush, &config) {
-            match parse_brush(&value.to_string(), dir) {
+        } else if let (Some(entry), Some(dir)) = (&remembered.brush, &config) {
+            match entry.brush(dir) {
                 Ok(b) => ui.brush = b,
                 Err(e) => ui.message = format!("the last brush is not used: {e}"),
             }
@@ -529,7 +530,8 @@ impl Editor {
             region_height: None,
             stroke_start: Instant::now(),
             ramp_anchor: None,
-            last_autosave: Instant::now(),
+            close_after_save: false,
+            exit_requested: false,
             replay,
             pick: None,
             last_frame: Instant::now(),
@@ -688,7 +690,7 @@ impl Editor {
         let io = self.imgui.io();
         let (ui_mouse, ui_keys) = (io.want_capture_mouse, io.want_capture_keyboard);
         match event {
-            WindowEvent::CloseRequested => return Ok(Flow::Exit),
+            WindowEvent::CloseRequested => self.close_requested(),
             WindowEvent::Resized(size) => self.presenter.recreate([size.width, size.height])?,
             WindowEvent::ModifiersChanged(m) => self.input.modifiers = m.state(),
             WindowEvent::CursorMoved { position, .. } => {
@@ -770,6 +772,11 @@ impl Editor {
     fn key_pressed(&mut self, code: KeyCode) -> Result<()> {
         let ctrl = self.input.modifiers.control_key();
         match code {
+            KeyCode::KeyQ if ctrl => self.close_requested(),
+            KeyCode::Enter | KeyCode::NumpadEnter if self.ui.closing.is_some() => {
+                self.ui.actions.push(UiAction::Close(CloseChoice::Save))
+            }
+            KeyCode::Escape if self.ui.closing.is_some() => self.ui.closing = None,
             KeyCode::KeyZ if ctrl => self.undo()?,
             KeyCode::KeyS if ctrl && self.input.modifiers.shift_key() => {
                 self.ui.browse(Purpose::SaveProject)
@@ -1030,7 +1037,7 @@ impl Editor {
         self.finish_edits();
         match crate::edit::path::apply(&mut self.session.doc, &mut self.session.tools.path, &spec) {
             Ok(()) => {
-                self.record(RecordedStep::Path(spec));
+                self.record(Step::Path(spec));
                 Ok(true)
             }
             Err(crate::brush::error::BrushError::Layer(p)) => {
@@ -1057,7 +1064,7 @@ impl Editor {
                 .iter()
                 .all(|s| remembered::WINDOW_SIDES.contains(s))
                 .then_some(window),
-            brush: brush_json(&self.ui.brush).ok(),
+            brush: preset(&self.ui.brush).ok(),
         };
         if let Err(e) = r.save(dir) {
             eprintln!("scarp: settings not remembered: {e}");
@@ -1084,7 +1091,7 @@ impl Editor {
     }
 
     /// Records a step the document took; says so when it could not be journaled.
-    fn record(&mut self, step: RecordedStep) {
+    fn record(&mut self, step: Step) {
         if let Err(e) = self.session.record(step) {
             self.ui.message = format!("recovery journal not written: {e}");
         }
@@ -1177,6 +1184,7 @@ impl Editor {
             Purpose::ExportHeights => self.export_heights(path),
             Purpose::SaveProject => {
                 self.save_project(&path.display().to_string())?;
+                self.exit_requested |= self.close_after_save;
                 Ok(self.ui.message.clone())
             }
             Purpose::SaveJournal => {
@@ -1335,7 +1343,7 @@ impl Editor {
     fn save_project(&mut self, path: &str) -> Result<()> {
         self.finish_edits();
         let path = PathBuf::from(path);
-        let current = brush_json(&self.ui.brush).map_err(anyhow::Error::msg)?;
+        let current = preset(&self.ui.brush).map_err(anyhow::Error::msg)?;
         let r = self.session.save_project(&path, current)?;
         self.ui.message = format!(
             "saved {} ({} pages; {} written, {:.1} MiB{})",
@@ -1351,7 +1359,7 @@ impl Editor {
     fn undo(&mut self) -> Result<()> {
         self.finish_edits();
         if self.session.doc.undo()? {
-            self.record(RecordedStep::Undo);
+            self.record(Step::Undo(1));
         } else {
             self.ui.message = "nothing to undo".into();
         }
@@ -1363,7 +1371,7 @@ impl Editor {
     fn layer_op(&mut self, op: crate::layers::LayerOp) -> Result<()> {
         self.finish_edits();
         match self.session.doc.layer_op(&op, std::path::Path::new(".")) {
-            Ok(()) => self.record(RecordedStep::Layer(op)),
+            Ok(()) => self.record(Step::Layer(op)),
             Err(crate::brush::error::BrushError::Layer(problem)) => self.ui.message = problem,
             Err(e) => return Err(e.into()),
         }
@@ -1373,7 +1381,7 @@ impl Editor {
     fn redo(&mut self) -> Result<()> {
         self.finish_edits();
         if self.session.doc.redo()? {
-            self.record(RecordedStep::Redo);
+            self.record(Step::Redo(1));
         } else {
             self.ui.message = "nothing to redo".into();
         }
@@ -1440,7 +1448,7 @@ impl Editor {
                     let s = &mut self.session;
                     let target = &mut crate::edit::Target::new(&mut s.doc, &mut s.tools);
                     match crate::journal::Replayer::erode(target, *region, erosion) {
-                        Ok(()) => self.record(RecordedStep::Erode {
+                        Ok(()) => self.record(Step::Erode {
                             region: *region,
                             erosion: *erosion,
                         }),
@@ -1500,6 +1508,7 @@ impl Editor {
                         Err(e) => format!("{}: {e}", path.display()),
                     };
                 }
+                UiAction::Close(choice) => self.close_answered(choice),
                 UiAction::SaveProject(path) => {
                     if let Err(e) = self.save_project(&path) {
                         self.ui.message = format!("project not saved: {e:#}");
@@ -1570,7 +1579,6 @@ impl Editor {
             .io_mut()
             .update_delta_time(std::time::Duration::from_secs_f32(dt.max(1e-4)));
         self.move_camera(dt);
-        self.autosave();
         let report = self.paint_and_pump()?;
         let water = self.erosion.is_some() && self.ui.erosion.show_water;
         let mask = self.mask_overlay();
@@ -1586,6 +1594,12 @@ impl Editor {
         // the renderer catches up with them before it records (a new composite field has no
         // coarse level until then).
         self.build_ui()?;
+        if self.exit_requested {
+            let _ = self.imgui.render();
+            return Ok(Flow::Exit);
+        }
+        // The browser closed without a save: closing was given up.
+        self.close_after_save &= self.ui.browser.is_some();
         self.renderer.refresh(&mut self.session.doc.store)?;
         let Some((index, acquired)) = self.presenter.acquire()? else {
             let s = self.window.inner_size();
@@ -1645,20 +1659,38 @@ impl Editor {
         }
     }
 
-    /// An untitled session with unsaved strokes is saved as a project every AUTOSAVE_UNTITLED
-    /// (its untitled journal already holds every step; the project is the user-visible copy).
-    fn autosave(&mut self) {
-        if self.session.untitled_with_changes()
-            && self.replay.is_none()
-            && self.stroke.is_none()
-            && self.erosion.is_none()
-            && self.last_autosave.elapsed() >= AUTOSAVE_UNTITLED
-        {
-            self.last_autosave = Instant::now();
-            let path = self.ui.project_path.clone();
-            match self.save_project(&path) {
-                Ok(()) => self.ui.message = format!("autosaved to {path}"),
-                Err(e) => self.ui.message = format!("autosave failed: {e:#}"),
+    /// A close asked for (the window's close button, Ctrl+Q): at once when every step is saved,
+    /// else the close panel asks; asked again while it shows, Scarp closes without saving.
+    fn close_requested(&mut self) {
+        self.finish_edits();
+        let unsaved = self.session.unsaved_steps();
+        match (unsaved, self.ui.closing) {
+            (0, _) => self.exit_requested = true,
+            (_, Some(_)) => self.close_answered(CloseChoice::Discard),
+            (n, None) => self.ui.closing = Some(n),
+        }
+    }
+
+    /// The close panel's answer.
+    fn close_answered(&mut self, choice: CloseChoice) {
+        self.ui.closing = None;
+        match choice {
+            CloseChoice::Cancel => {}
+            CloseChoice::Discard => {
+                self.session.discard_unsaved();
+                self.exit_requested = true;
+            }
+            CloseChoice::Save if self.ui.has_project => {
+                let path = self.ui.project_path.clone();
+                match self.save_project(&path) {
+                    Ok(()) => self.exit_requested = true,
+                    Err(e) => self.ui.message = format!("not closed: project not saved: {e:#}"),
+                }
+            }
+            CloseChoice::Save => {
+                // Closes once the project chosen in the browser is saved.
+                self.close_after_save = true;
+                self.ui.browse(Purpose::SaveProject);
             }
         }
     }
@@ -2016,20 +2048,16 @@ fn save_preset(name: &str, brush: &BrushSettings) -> std::result::Result<PathBuf
     let dir = asset_path(PRESET_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.json"));
-    let value = brush_json(brush).map_err(|e| e.to_string())?;
-    let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
+    let entry = preset(brush).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&entry).map_err(|e| e.to_string())?;
     write_bytes_atomic(&path, text.as_bytes())?;
     Ok(path)
 }
 
 /// The brush a project saved as its "current" preset, if it has one.
-fn current_brush(presets: &[(String, serde_json::Value)], source: &Path) -> Option<BrushSettings> {
-    let (_, value) = presets.iter().find(|(n, _)| n == "current")?;
-    parse_brush(
-        &value.to_string(),
-        source.parent().unwrap_or(Path::new(".")),
-    )
-    .ok()
+fn current_brush(presets: &[(String, BrushEntry)], source: &Path) -> Option<BrushSettings> {
+    let (_, entry) = presets.iter().find(|(n, _)| n == "current")?;
+    entry.brush(source.parent().unwrap_or(Path::new("."))).ok()
 }
 
 /// The status line after a recovery: the steps it brought back and, if one failed, why.

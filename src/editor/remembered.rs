@@ -25,7 +25,7 @@ pub struct Remembered {
     pub window: Option<[u32; 2]>,
     /// The last brush, as journals and presets spell it (docs/journal.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub brush: Option<serde_json::Value>,
+    pub brush: Option<crate::journal::BrushEntry>,
 }
 
 impl Remembered {
@@ -72,7 +72,9 @@ mod tests {
         assert_eq!(Remembered::load(dir.path()).unwrap(), Remembered::default());
         let r = Remembered {
             window: Some([1280, 720]),
-            brush: Some(serde_json::json!({"type": "raise", "radius": 40})),
+            brush: Some(
+                serde_json::from_value(serde_json::json!({"type": "raise", "radius": 40})).unwrap(),
+            ),
         };
         r.save(&dir.path().join("sub")).unwrap();
         assert_eq!(Remembered::load(&dir.path().join("sub")).unwrap(), r);

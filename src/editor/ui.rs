@@ -60,6 +60,19 @@ pub enum UiAction {
     PickStamp(usize),
     /// Run the path panel's path (one undo step).
     PathApply,
+    /// The close panel's answer.
+    Close(CloseChoice),
+}
+
+/// What to do with unsaved steps on closing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseChoice {
+    /// Save (into the project, or a project chosen in the browser), then close.
+    Save,
+    /// Close; the unsaved steps (and their recovery journal) are dropped.
+    Discard,
+    /// Keep working.
+    Cancel,
 }
 
 /// Measurements the profiler panel shows.
@@ -122,7 +135,7 @@ pub struct UiState {
     pub preset_name: String,
     pub presets: Vec<String>,
     pub preset_index: usize,
-    /// The project Ctrl+S saves to (untitled sessions: where autosave writes).
+    /// The project Ctrl+S saves to (empty for an untitled session: Ctrl+S asks where).
     pub project_path: String,
     /// Whether the session belongs to a project (else Ctrl+S asks where).
     pub has_project: bool,
@@ -132,6 +145,8 @@ pub struct UiState {
     /// An untitled session's journal left by a crash or kill: (file, strokes) — offered until
     /// recovered or discarded.
     pub untitled_recovery: Option<(std::path::PathBuf, usize)>,
+    /// Unsaved steps when closing was asked for: the close panel shows until answered.
+    pub closing: Option<usize>,
     pub message: String,
     /// The brush's noise as an image (noise and directional brushes), or why there is none.
     pub noise_preview: Option<Result<imgui::TextureId, String>>,
@@ -292,7 +307,9 @@ pub fn build(ui: &Ui, s: &mut UiState) {
             }
         }
     }
-    if s.recovery.is_some() {
+    if s.closing.is_some() {
+        close_panel(ui, s);
+    } else if s.recovery.is_some() {
         recovery_panel(ui, s);
     } else if s.untitled_recovery.is_some() {
         untitled_recovery_panel(ui, s);
@@ -396,6 +413,36 @@ fn untitled_recovery_panel(ui: &Ui, s: &mut UiState) {
             ui.same_line();
             if ui.button("discard") {
                 s.actions.push(UiAction::DiscardUntitled);
+            }
+        });
+}
+
+/// Asks what to do with unsaved steps before closing.
+fn close_panel(ui: &Ui, s: &mut UiState) {
+    let [w, h] = ui.io().display_size;
+    ui.window("Close Scarp?")
+        .position([w * 0.5 - 200.0, h * 0.5 - 60.0], Condition::Always)
+        .size([400.0, 120.0], Condition::Always)
+        .build(|| {
+            let Some(steps) = s.closing else {
+                return;
+            };
+            ui.text_wrapped(format!(
+                "{steps} step(s) are not saved. Save them first? (Ctrl+Q again closes \
+                 without saving.)"
+            ));
+            let choices = [
+                ("save (Enter)", CloseChoice::Save),
+                ("discard", CloseChoice::Discard),
+                ("cancel (Esc)", CloseChoice::Cancel),
+            ];
+            for (i, (label, choice)) in choices.into_iter().enumerate() {
+                if i > 0 {
+                    ui.same_line();
+                }
+                if ui.button(label) {
+                    s.actions.push(UiAction::Close(choice));
+                }
             }
         });
 }

@@ -16,4 +16,4 @@ pub mod params;
 pub mod run;
 pub mod shared;
 
-pub use params::{ErosionBrush, ErosionParams, Model, PRESETS};
+pub use params::{ErosionBrush, ErosionParams, Model, RunFields, PRESETS};

@@ -4,7 +4,7 @@
 use super::shared::ErosionPush;
 use serde::{Deserialize, Serialize};
 
-/// What an erosion brush simulates per instance.
+/// What an erosion brush simulates per instance (an erode step: over its region).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ErosionBrush {
     pub model: Model,
@@ -13,6 +13,31 @@ pub struct ErosionBrush {
     pub params: ErosionParams,
     /// Texels per height unit (None: the document's default, a quarter of its larger side).
     pub height_scale: Option<f32>,
+}
+
+/// The settings of an [`ErosionBrush`] beside its parameters, as journals write them:
+/// `model`, `steps` and `height_scale`, with [`ErosionParams`] flattened beside them (serde
+/// cannot flatten a struct that itself flattens into one that refuses unknown fields, so a
+/// journal entry flattens the two).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunFields {
+    pub model: Model,
+    pub steps: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height_scale: Option<f32>,
+}
+
+impl Default for RunFields {
+    fn default() -> Self {
+        ErosionBrush::default().run_fields()
+    }
+}
+
+impl RunFields {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// `e` with every `--flag-name` written `flag_name` (journals spell parameters so).
@@ -41,6 +66,25 @@ impl Default for ErosionBrush {
 }
 
 impl ErosionBrush {
+    /// The brush of journal fields `run` and `params`.
+    pub fn of_fields(run: RunFields, params: ErosionParams) -> Self {
+        Self {
+            model: run.model,
+            steps: run.steps,
+            params,
+            height_scale: run.height_scale,
+        }
+    }
+
+    /// The journal fields beside the parameters.
+    pub fn run_fields(&self) -> RunFields {
+        RunFields {
+            model: self.model,
+            steps: self.steps,
+            height_scale: self.height_scale,
+        }
+    }
+
     /// Checks every value; the error names the field (snake_case, as journals spell it).
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=MAX_BRUSH_STEPS).contains(&self.steps) {
@@ -128,6 +172,12 @@ impl Default for ErosionParams {
     }
 }
 
+impl ErosionParams {
+    pub fn is_default(&self) -> bool {
+        *self == DEFAULTS
+    }
+}
+
 /// The documented defaults (docs/erosion.md), chosen so the default run on the default terrain
 /// cuts gullies and leaves fans.
 pub const DEFAULTS: ErosionParams = ErosionParams {
@@ -194,6 +244,19 @@ impl ErosionParams {
         }
         if self.dt <= 0.0 {
             return Err(format!("--dt must be above 0, got {}", self.dt));
+        }
+        // The stable ranges (docs/erosion.md): beyond them a run turns heights of about 1 into
+        // 1e29 (capacity 1e30) rather than eroding them.
+        let upper = [
+            ("dt", self.dt, 1.0),
+            ("rain", self.rain, 1.0),
+            ("pipe-area", self.pipe_area, 100.0),
+            ("gravity", self.gravity, 100.0),
+            ("capacity", self.capacity, 10.0),
+            ("erosion-depth", self.erosion_depth, 100.0),
+        ];
+        if let Some((name, v, max)) = upper.iter().find(|(_, v, max)| v > max) {
+            return Err(format!("--{name} must be at most {max}, got {v}"));
         }
         for (name, rate) in [
             ("dissolve", self.dissolve),

@@ -192,6 +192,29 @@ impl NoiseSettings {
         if self.scale == 0.0 {
             return Err("--scale must not be 0".into());
         }
+        // Bounds that keep every octave's input and amplitude finite in f32 (a scale of 1e38
+        // made NaN heights); the shader's guard catches what remains.
+        let bounded = [
+            ("--scale", self.scale, 1e3),
+            ("--offset x", self.offset[0], 1e9),
+            ("--offset y", self.offset[1], 1e9),
+            ("--lacunarity", self.lacunarity, 16.0),
+            ("--gain", self.gain, 4.0),
+            ("--gain1", self.gain1, 4.0),
+            ("--warp", self.warp, 1e3),
+            ("--warp0", self.warp0, 1e3),
+            ("--damp0", self.damp0, 1e3),
+            ("--damp", self.damp, 1e3),
+            ("--damp-scale", self.damp_scale, 1e3),
+            ("--alpha", self.alpha, 1e3),
+            ("--beta", self.beta, 1e3),
+            ("--prewarp-amount", self.prewarp_amount, 1e3),
+            ("--prewarp-scale", self.prewarp_scale, 1e3),
+            ("--power", self.power, 64.0),
+        ];
+        if let Some((name, v, b)) = bounded.iter().find(|(_, v, b)| v.abs() > *b) {
+            return Err(format!("{name} must be between -{b} and {b}, got {v}"));
+        }
         if !(1..=MAX_OCTAVES).contains(&self.octaves) {
             return Err(format!(
                 "--octaves must be between 1 and {MAX_OCTAVES}, got {}",

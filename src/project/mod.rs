@@ -11,7 +11,7 @@ pub mod v1;
 pub mod v2;
 
 use crate::atomic_file::{write_bytes_atomic, FileError};
-use crate::journal::JournalFile;
+use crate::journal::{BrushEntry, JournalFile};
 use crate::pages::geometry::Region;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use crate::terrain::formats::Heights;
@@ -33,7 +33,7 @@ pub struct Meta {
     pub flat: f32,
     /// Brush presets by name (the brush JSON of presets and journals).
     #[serde(default)]
-    pub presets: Vec<(String, serde_json::Value)>,
+    pub presets: Vec<(String, BrushEntry)>,
     /// The journal of the strokes made before the save (provenance), if any.
     #[serde(default)]
     pub journal: Option<JournalFile>,

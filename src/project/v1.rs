@@ -18,7 +18,7 @@
 //! finite, before anything is used: a bad file is an error naming the file and the problem.
 
 use crate::atomic_file::{write_atomic, FileError};
-use crate::journal::JournalFile;
+use crate::journal::{BrushEntry, JournalFile};
 use crate::pages::geometry::{DocumentDesc, PageId};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -39,7 +39,7 @@ pub struct Project {
     /// Heights of the pages that hold memory (each the page's texels, row-major).
     pub pages: Vec<(PageId, Vec<f32>)>,
     /// Brush presets by name (the brush JSON of presets and journals).
-    pub presets: Vec<(String, serde_json::Value)>,
+    pub presets: Vec<(String, BrushEntry)>,
     /// The journal of the strokes made since the previous save (provenance), if any.
     pub journal: Option<JournalFile>,
 }
@@ -51,7 +51,7 @@ struct Header {
     flat: f32,
     pages: Vec<[u32; 2]>,
     #[serde(default)]
-    presets: Vec<(String, serde_json::Value)>,
+    presets: Vec<(String, BrushEntry)>,
     #[serde(default)]
     journal: Option<JournalFile>,
 }
@@ -270,7 +270,7 @@ mod tests {
             pages: vec![page(0, 0), page(2, 1)],
             presets: vec![(
                 "hills".into(),
-                serde_json::json!({"type": "raise", "radius": 30}),
+                serde_json::from_value(serde_json::json!({"type": "raise", "radius": 30})).unwrap(),
             )],
             journal: Some(
                 JournalFile::of(&document, &crate::journal::Initial::Flat(0.25), &[]).unwrap(),

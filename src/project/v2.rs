@@ -41,7 +41,7 @@ use super::{Meta, MAGIC};
 use crate::atomic_file::{write_atomic, FileError};
 use crate::pages::coarse;
 use crate::pages::disk::{DiskLoc, PageFile};
-use crate::pages::geometry::{DocumentDesc, PageId};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -547,6 +547,16 @@ pub fn save(
         coarse,
         fail_after,
     };
+    if let Some(theirs) = previous.and_then(|p| saved_since(p, path)) {
+        let ours = previous.map_or(0, |p| p.superblock.seq);
+        return Err(FileError::invalid(
+            path,
+            format!(
+                "not saved: the file holds save #{theirs}, made by another writer since this \
+                 document opened save #{ours}; save under another name"
+            ),
+        ));
+    }
     let appendable = previous.filter(|p| p.path == path && still_current(p));
     if let Some(prev) = appendable {
         let d = &meta.document;
@@ -650,6 +660,19 @@ fn write_chunks(
     Ok((placed, written))
 }
 
+/// The number of a save made to `path` since `p` was read from it, by another writer (None
+/// when `p` is another file's, or the file is gone or holds `p`'s save).
+fn saved_since(p: &SparseProject, path: &Path) -> Option<u64> {
+    if p.path != path {
+        return None;
+    }
+    let file = File::open(path).ok()?;
+    match read_superblock(path, &file) {
+        Ok((sb, _)) if sb != p.superblock => Some(sb.seq),
+        _ => None,
+    }
+}
+
 /// Whether the file at `p.path` still holds the save `p` was read from.
 fn still_current(p: &SparseProject) -> bool {
     let Ok(file) = File::open(&p.path) else {
@@ -687,6 +710,26 @@ fn check_batch(
                     w.page_len(set, *id)
                 ),
             ));
+        }
+        let f32_texels = set > 0 || w.meta.document.format == HeightFormat::R32f;
+        if f32_texels {
+            if let Some((i, v)) = b
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .enumerate()
+                .find(|(_, v)| !v.is_finite())
+            {
+                let field = w.extra.get(set.wrapping_sub(1)).map(|f| f.name.as_str());
+                let r = w.meta.document.page_rect(*id);
+                let (x, y) = (r.x0 + i as i32 % r.width(), r.y0 + i as i32 / r.width());
+                return Err(FileError::invalid(
+                    path,
+                    format!(
+                        "not saved: {} holds a non-finite height ({v}) at texel ({x}, {y}); the previous save is intact",
+                        field.unwrap_or("the document")
+                    ),
+                ));
+            }
         }
     }
     Ok(())

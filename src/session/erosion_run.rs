@@ -10,7 +10,7 @@ use crate::erosion::gpu::GpuErosion;
 use crate::erosion::run::RunSpec;
 use crate::erosion::shared::ErosionPush;
 use crate::erosion::ErosionBrush;
-use crate::journal::RecordedStep;
+use crate::journal::Step;
 use crate::pages::geometry::Region;
 use crate::pages::Field;
 use std::time::{Duration, Instant};
@@ -173,7 +173,7 @@ impl RegionRun {
     /// Returns the journal step that replays the run (None when no step ran: nothing changed).
     /// On a failure the run's undo step (the view's writes) is undone, so the document stays
     /// as its journal says.
-    pub fn finish(self, doc: &mut Document) -> Result<Option<RecordedStep>> {
+    pub fn finish(self, doc: &mut Document) -> Result<Option<Step>> {
         doc.store.remove_field(WATER_FIELD);
         if self.done == 0 {
             return Ok(None);
@@ -193,7 +193,7 @@ impl RegionRun {
             doc.undo()?;
             return Err(e);
         }
-        Ok(Some(RecordedStep::Erode {
+        Ok(Some(Step::Erode {
             region: self.region,
             erosion: ErosionBrush {
                 steps: self.done as u32,

@@ -9,7 +9,7 @@ use crate::brush::stroke::{stroke_instances_settled, StrokeSample};
 use crate::brush::{BrushSettings, BrushType};
 use crate::document::Document;
 use crate::edit::Tools;
-use crate::journal::RecordedStep;
+use crate::journal::Step;
 
 /// A stroke in progress.
 pub struct LiveStroke {
@@ -75,7 +75,7 @@ impl LiveStroke {
         mut self,
         terrain: &mut Document,
         tools: &mut Tools,
-    ) -> Result<(Option<RecordedStep>, usize), BrushError> {
+    ) -> Result<(Option<Step>, usize), BrushError> {
         if self.samples.is_empty() {
             return Ok((None, 0));
         }
@@ -86,7 +86,7 @@ impl LiveStroke {
         }
         let n = self.queue(terrain, tools, true)?;
         Ok((
-            Some(RecordedStep::Stroke {
+            Some(Step::Stroke {
                 brush: self.brush,
                 samples: self.samples,
             }),

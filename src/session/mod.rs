@@ -14,7 +14,7 @@ use crate::brush::error::BrushError;
 use crate::document::Document;
 use crate::edit::{Target, Tools};
 use crate::gpu::Gpu;
-use crate::journal::{recorded, Initial, Journal, JournalFile, RecordedStep, Step};
+use crate::journal::{BrushEntry, Initial, Journal, JournalFile, Step};
 use crate::noise::NoiseTables;
 use crate::pages::geometry::DocumentDesc;
 use crate::pages::{PageId, Version};
@@ -159,8 +159,8 @@ pub fn open_project_file(
 /// previous save.
 pub fn meta_of(
     terrain: &Document,
-    presets: Vec<(String, serde_json::Value)>,
-    steps: &[RecordedStep],
+    presets: Vec<(String, BrushEntry)>,
+    steps: &[Step],
 ) -> Result<Meta> {
     let document = *terrain.desc();
     let journal = JournalFile::of(&document, &Initial::Flat(terrain.flat()), steps)?;
@@ -268,7 +268,7 @@ pub fn recovery_of(
     project_path: &Path,
     document: &DocumentDesc,
     flat: f32,
-    steps: &[RecordedStep],
+    steps: &[Step],
 ) -> Result<Recovery> {
     Ok(Recovery {
         version: project::RECOVERY_VERSION,
@@ -286,7 +286,7 @@ pub fn replay_recovery(
     tools: &mut Tools,
     recovery: &Recovery,
     base_dir: &Path,
-) -> Result<(Vec<RecordedStep>, Option<String>)> {
+) -> Result<(Vec<Step>, Option<String>)> {
     let (journal, unchecked) = Journal::check_prefix(&recovery.journal, base_dir, terrain.layers())
         .map_err(|e| SessionError::Recovery(format!("recovery journal: {e}")))?;
     if journal.document != *terrain.desc() {
@@ -300,7 +300,7 @@ pub fn replay_recovery(
         (None, Some(e)) => Some(format!("recovery journal: {e}")),
         (None, None) => None,
     };
-    Ok((recorded(&journal.steps[..done]), failed))
+    Ok((Step::one_by_one(&journal.steps[..done]), failed))
 }
 
 /// What a recovery replayed: its steps, and why it stopped early (a step that failed; the file
@@ -335,7 +335,7 @@ pub struct Session {
     pub tools: Tools,
     initial: Initial,
     /// Every step since the document was opened (an opened journal's own steps first).
-    steps: Vec<RecordedStep>,
+    steps: Vec<Step>,
     /// Steps the opened file itself holds (a journal's): an untitled session starts journaling
     /// at the first step after them.
     opened_steps: usize,
@@ -347,7 +347,7 @@ pub struct Session {
     /// How many steps the last journal saved as a user's file holds.
     journaled_steps: usize,
     /// Brush presets the opened project carried.
-    presets: Vec<(String, serde_json::Value)>,
+    presets: Vec<(String, BrushEntry)>,
     pending_recovery: Option<Recovery>,
     /// Where this untitled session journals (None: titled, or no state folder).
     untitled: Option<PathBuf>,
@@ -409,13 +409,13 @@ impl Session {
         }
         let mut tools = Tools::default();
         journal.replay(&mut Target::new(&mut doc, &mut tools), |_, _| {})?;
-        let mut s = Self::new(doc, initial, recorded(&journal.steps));
+        let mut s = Self::new(doc, initial, Step::one_by_one(&journal.steps));
         s.tools = tools;
         Ok((s, Vec::new(), None))
     }
 
     /// An untitled session of `doc`, whose opened file holds `steps`.
-    fn new(doc: Document, initial: Initial, steps: Vec<RecordedStep>) -> Self {
+    fn new(doc: Document, initial: Initial, steps: Vec<Step>) -> Self {
         Self {
             doc,
             tools: Tools::default(),
@@ -456,7 +456,7 @@ impl Session {
         let mut s = Self::new(
             doc,
             journal.initial.clone(),
-            recorded(&journal.steps[..done]),
+            Step::one_by_one(&journal.steps[..done]),
         );
         s.tools = tools;
         s.opened_steps = 0;
@@ -480,7 +480,7 @@ impl Session {
     }
 
     /// Every step since the document was opened.
-    pub fn steps(&self) -> &[RecordedStep] {
+    pub fn steps(&self) -> &[Step] {
         &self.steps
     }
 
@@ -490,7 +490,7 @@ impl Session {
     }
 
     /// Brush presets the opened project carried.
-    pub fn presets(&self) -> &[(String, serde_json::Value)] {
+    pub fn presets(&self) -> &[(String, BrushEntry)] {
         &self.presets
     }
 
@@ -530,7 +530,7 @@ impl Session {
 
     /// Adds a step the document just took and writes it where it is kept (the project's recovery
     /// journal, or the untitled journal).
-    pub fn record(&mut self, step: RecordedStep) -> Result<()> {
+    pub fn record(&mut self, step: Step) -> Result<()> {
         self.steps.push(step);
         self.write_recovery()
     }
@@ -570,7 +570,7 @@ impl Session {
     /// Saves the document as a project at `path` with `current` as its current brush (into the
     /// file it was opened from or last saved to: only the pages changed since); the session then
     /// belongs to that project (its untitled journal is removed).
-    pub fn save_project(&mut self, path: &Path, current: serde_json::Value) -> Result<SaveReport> {
+    pub fn save_project(&mut self, path: &Path, current: BrushEntry) -> Result<SaveReport> {
         self.save_project_with(path, current, None)
     }
 
@@ -579,7 +579,7 @@ impl Session {
     pub fn save_project_with(
         &mut self,
         path: &Path,
-        current: serde_json::Value,
+        current: BrushEntry,
         fail_after: Option<usize>,
     ) -> Result<SaveReport> {
         if !path.extension().is_some_and(|e| e == "scarp") {
@@ -667,6 +667,13 @@ impl Session {
         self.steps.extend(steps);
         self.write_recovery()?;
         Ok(Recovered { steps: n, failed })
+    }
+
+    /// Gives up the steps no save holds (closing without saving): an untitled session's journal
+    /// or the project's recovery journal is removed.
+    pub fn discard_unsaved(&mut self) {
+        self.discard_untitled();
+        self.discard_recovery();
     }
 
     /// Forgets the opened project's recovery journal and removes it.
