@@ -307,6 +307,9 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
     if a.paint.is_some() && a.frames == 0 {
         bail!("--paint needs --frames N (it paints while timing frames)");
     }
+    if let Some(source) = a.heights.as_deref().or(a.journal.as_deref()) {
+        a.part.check(source).map_err(anyhow::Error::msg)?;
+    }
     if let Some(t) = &a.trace {
         if a.frames == 0 {
             bail!("--trace needs --frames N (it records the timed frames)");
@@ -432,7 +435,6 @@ fn load_terrain(
         return Ok(doc);
     }
     let (path, options) = heights.expect("clap requires a source");
-    part.check(path).map_err(anyhow::Error::msg)?;
     if is_project(path) && part.composite() {
         let (mut doc, _, _) = crate::session::open_project_file(gpu, path, tables)?;
         doc.set_budgets(memory.budgets(gpu, Some(path)));

@@ -621,8 +621,8 @@ impl Editor {
             Some(l) if options.recover => {
                 eprintln!("recovering the untitled session in {}", l.path.display());
                 let (s, recovered) = Session::recover_untitled(gpu, &l.path, tables)?;
-                if let Some(why) = recovered.failed {
-                    eprintln!("recovered {} step(s); {why}", recovered.steps);
+                if recovered.failed.is_some() {
+                    eprintln!("{recovered}");
                 }
                 (s, Vec::new(), None, None)
             }
@@ -776,7 +776,9 @@ impl Editor {
             KeyCode::Enter | KeyCode::NumpadEnter if self.ui.closing.is_some() => {
                 self.ui.actions.push(UiAction::Close(CloseChoice::Save))
             }
-            KeyCode::Escape if self.ui.closing.is_some() => self.ui.closing = None,
+            KeyCode::Escape if self.ui.closing.is_some() => {
+                self.close_answered(CloseChoice::Cancel)
+            }
             KeyCode::KeyZ if ctrl => self.undo()?,
             KeyCode::KeyS if ctrl && self.input.modifiers.shift_key() => {
                 self.ui.browse(Purpose::SaveProject)
@@ -1518,7 +1520,7 @@ impl Editor {
                     self.end_erosion();
                     self.ui.recovery = None;
                     self.ui.message = match self.session.recover() {
-                        Ok(r) => recovered_message(&r),
+                        Ok(r) => r.to_string(),
                         Err(e) => format!("recovery failed: {e:#}"),
                     };
                 }
@@ -1529,7 +1531,7 @@ impl Editor {
                 UiAction::RecoverUntitled => {
                     if let Some((path, _)) = self.ui.untitled_recovery.take() {
                         self.ui.message = match self.open_untitled_recovery(&path) {
-                            Ok(r) => format!("{} from {}", recovered_message(&r), path.display()),
+                            Ok(r) => format!("{r} from {}", path.display()),
                             Err(e) => format!("recovery failed: {e:#}"),
                         };
                     }
@@ -2058,14 +2060,6 @@ fn save_preset(name: &str, brush: &BrushSettings) -> std::result::Result<PathBuf
 fn current_brush(presets: &[(String, BrushEntry)], source: &Path) -> Option<BrushSettings> {
     let (_, entry) = presets.iter().find(|(n, _)| n == "current")?;
     entry.brush(source.parent().unwrap_or(Path::new("."))).ok()
-}
-
-/// The status line after a recovery: the steps it brought back and, if one failed, why.
-fn recovered_message(r: &session::Recovered) -> String {
-    match &r.failed {
-        None => format!("recovered {} step(s)", r.steps),
-        Some(why) => format!("recovered {} step(s), then stopped: {why}", r.steps),
-    }
 }
 
 #[cfg(test)]

@@ -190,28 +190,28 @@ impl Checker<'_> {
     }
 
     fn undo(&mut self, n: u32) -> Result<Step, String> {
-        let n64 = n as usize;
-        if n == 0 || n64 > self.undoable {
+        let count = n as usize;
+        if n == 0 || count > self.undoable {
             return Err(format!(
                 "undo: {n} requested, {} step(s) can be undone here",
                 self.undoable
             ));
         }
-        self.undoable -= n64;
-        self.redoable += n64;
+        self.undoable -= count;
+        self.redoable += count;
         Ok(Step::Undo(n))
     }
 
     fn redo(&mut self, n: u32) -> Result<Step, String> {
-        let n64 = n as usize;
-        if n == 0 || n64 > self.redoable {
+        let count = n as usize;
+        if n == 0 || count > self.redoable {
             return Err(format!(
                 "redo: {n} requested, {} step(s) can be redone here",
                 self.redoable
             ));
         }
-        self.redoable -= n64;
-        self.undoable += n64;
+        self.redoable -= count;
+        self.undoable += count;
         Ok(Step::Redo(n))
     }
 }

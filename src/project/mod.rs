@@ -79,11 +79,6 @@ enum PageBytes {
 }
 
 impl PagedHeights {
-    /// The heights of the project at `path` (any version; version 2 pages stay on disk).
-    pub fn open(path: &Path) -> Result<Self, FileError> {
-        Ok(Self::of(path, open(path)?))
-    }
-
     /// The heights of the project `opened` from `path`.
     pub fn of(path: &Path, opened: Opened) -> Self {
         let (document, flat, pages) = match opened {

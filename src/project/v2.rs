@@ -713,13 +713,12 @@ fn check_batch(
         }
         let f32_texels = set > 0 || w.meta.document.format == HeightFormat::R32f;
         if f32_texels {
-            if let Some((i, v)) = b
+            let values = b
                 .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .enumerate()
-                .find(|(_, v)| !v.is_finite())
-            {
-                let field = w.extra.get(set.wrapping_sub(1)).map(|f| f.name.as_str());
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            if let Some((i, v)) = crate::terrain::formats::first_non_finite(values) {
+                let extra = set.checked_sub(1).and_then(|i| w.extra.get(i));
+                let field = extra.map(|f| f.name.as_str());
                 let r = w.meta.document.page_rect(*id);
                 let (x, y) = (r.x0 + i as i32 % r.width(), r.y0 + i as i32 / r.width());
                 return Err(FileError::invalid(

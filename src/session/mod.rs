@@ -294,13 +294,29 @@ pub fn replay_recovery(
             "the recovery journal is for another document than the project".into(),
         ));
     }
-    let (done, failed) = journal.replay_until_error(&mut Target::new(terrain, tools), |_, _| {});
+    Ok(replay_prefix(
+        &journal,
+        unchecked,
+        &mut Target::new(terrain, tools),
+        "recovery journal",
+    ))
+}
+
+/// Replays `journal` on `target` until a step fails: the steps replayed (undo and redo one
+/// step each) and, when one failed to run or (`unchecked`) to check, why, in `name`.
+fn replay_prefix(
+    journal: &Journal,
+    unchecked: Option<crate::journal::JournalError>,
+    target: &mut Target,
+    name: &str,
+) -> (Vec<Step>, Option<String>) {
+    let (done, failed) = journal.replay_until_error(target, |_, _| {});
     let failed = match (failed, unchecked) {
-        (Some(e), _) => Some(format!("step {done} of the recovery journal failed: {e}")),
-        (None, Some(e)) => Some(format!("recovery journal: {e}")),
+        (Some(e), _) => Some(format!("{name}: step {done} failed: {e}")),
+        (None, Some(e)) => Some(format!("{name}: {e}")),
         (None, None) => None,
     };
-    Ok((Step::one_by_one(&journal.steps[..done]), failed))
+    (Step::one_by_one(&journal.steps[..done]), failed)
 }
 
 /// What a recovery replayed: its steps, and why it stopped early (a step that failed; the file
@@ -311,9 +327,21 @@ pub struct Recovered {
     pub failed: Option<String>,
 }
 
-/// Keeps `path` (a recovery journal some of whose steps failed) as `PATH.unapplied`, so the
-/// steps not replayed are not lost; returns that name.
-fn keep_unapplied(path: &Path) -> Result<PathBuf> {
+impl std::fmt::Display for Recovered {
+    /// The status line: the steps brought back and, if one failed, why.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "recovered {} step(s)", self.steps)?;
+        match &self.failed {
+            Some(why) => write!(f, ", then stopped: {why}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `why` a recovery from the journal at `path` stopped, with `path` kept as `PATH.unapplied`
+/// so the steps not replayed are not lost (None when none failed).
+fn keep_unapplied(path: &Path, why: Option<String>) -> Result<Option<String>> {
+    let Some(why) = why else { return Ok(None) };
     let mut kept = path.as_os_str().to_owned();
     kept.push(".unapplied");
     let kept = PathBuf::from(kept);
@@ -321,7 +349,10 @@ fn keep_unapplied(path: &Path) -> Result<PathBuf> {
         path: kept.clone(),
         source,
     })?;
-    Ok(kept)
+    Ok(Some(format!(
+        "{why}; every step is kept in {}",
+        kept.display()
+    )))
 }
 
 /// A project recovery journal found when opening a project: the steps it holds, or why it
@@ -447,30 +478,13 @@ impl Session {
         let mut doc = journal_start(gpu, &journal, path, tables)?;
         let mut tools = Tools::default();
         let target = &mut Target::new(&mut doc, &mut tools);
-        let (done, failed) = journal.replay_until_error(target, |_, _| {});
-        let failed = match (failed, unchecked) {
-            (Some(e), _) => Some(format!("step {done} failed: {e}")),
-            (None, Some(e)) => Some(e.to_string()),
-            (None, None) => None,
-        };
-        let mut s = Self::new(
-            doc,
-            journal.initial.clone(),
-            Step::one_by_one(&journal.steps[..done]),
-        );
+        let name = "the untitled session's journal";
+        let (steps, failed) = replay_prefix(&journal, unchecked, target, name);
+        let mut s = Self::new(doc, journal.initial.clone(), steps);
         s.tools = tools;
         s.opened_steps = 0;
         s.write_recovery()?;
-        let failed = match failed {
-            Some(why) => {
-                let kept = keep_unapplied(path)?;
-                Some(format!(
-                    "the untitled session's journal: {why}; every step is kept in {}",
-                    kept.display()
-                ))
-            }
-            None => None,
-        };
+        let failed = keep_unapplied(path, failed)?;
         std::fs::remove_file(path).map_err(|source| SessionError::Io {
             path: path.to_path_buf(),
             source,
@@ -656,13 +670,7 @@ impl Session {
         };
         let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let (steps, failed) = replay_recovery(&mut self.doc, &mut self.tools, &r, &base)?;
-        let failed = match failed {
-            Some(why) => {
-                let kept = keep_unapplied(&project::recovery_path(&path))?;
-                Some(format!("{why}; every step is kept in {}", kept.display()))
-            }
-            None => None,
-        };
+        let failed = keep_unapplied(&project::recovery_path(&path), failed)?;
         let n = steps.len();
         self.steps.extend(steps);
         self.write_recovery()?;

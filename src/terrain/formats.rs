@@ -159,15 +159,19 @@ fn check_range(range: (f32, f32)) -> Result<(), String> {
 }
 
 fn check_finite(values: &[f32], width: u32) -> Result<(), String> {
-    match values.iter().position(|v| !v.is_finite()) {
-        Some(i) => Err(format!(
-            "non-finite height ({}) at texel ({}, {})",
-            values[i],
+    match first_non_finite(values.iter().copied()) {
+        Some((i, v)) => Err(format!(
+            "non-finite height ({v}) at texel ({}, {})",
             i as u64 % u64::from(width),
             i as u64 / u64::from(width)
         )),
         None => Ok(()),
     }
+}
+
+/// The first value of `values` that is not finite (NaN or Inf), and its index.
+pub fn first_non_finite(values: impl IntoIterator<Item = f32>) -> Option<(usize, f32)> {
+    values.into_iter().enumerate().find(|(_, v)| !v.is_finite())
 }
 
 /// Why `.hgt` is not an output.
