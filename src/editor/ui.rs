@@ -1040,6 +1040,7 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
             "Ctrl+T open a stamp, Ctrl+P screenshot",
             "Ctrl+Shift+N: new layer (Layers panel's mode)",
             "P: path tool (click points, Enter applies)",
+            "Ctrl+Q: close (asks first if steps are unsaved)",
         ] {
             ui.text(line);
         }
