@@ -10,7 +10,9 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-/// An Xvfb server on a free display, killed on drop.
+/// An Xvfb server on a free display, killed on drop. `-noreset`: a server resets when its last
+/// client leaves, and a client connecting during the reset is refused ("Can't open display",
+/// seen in CI when a test started its next editor as the previous one closed).
 struct Xvfb {
     child: Child,
     display: String,
@@ -24,7 +26,16 @@ impl Xvfb {
     /// A server whose screen is `size` (WxHxDEPTH).
     fn start_sized(size: &str) -> Self {
         let mut child = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", size, "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                size,
+                "-nolisten",
+                "tcp",
+                "-noreset",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
