@@ -2,7 +2,8 @@
 //! document, the model, its steps and parameters, presets), its run's progress with pause,
 //! continue and finish; and the parameter sliders the brush panel's erode brush shares.
 
-use super::ui::{log_slider, measure_fit, panel, tip, UiAction, UiState};
+use super::actions::UiAction;
+use super::widgets::{log_slider, measure_fit, panel, tip};
 use crate::erosion::{ErosionBrush, ErosionParams, Model, PRESETS};
 use crate::pages::geometry::Region;
 use crate::session::erosion_run::{Progress, MAX_STEPS_PER_FRAME};
@@ -103,13 +104,19 @@ pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
     tip(ui, "How fast steep slopes crumble");
 }
 
-pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
+/// The erosion panel over `e`, for a document `doc` (width, height) when one is open; its
+/// requests go to `actions`, what does not fit to `overflow`.
+pub fn erosion_panel(
+    ui: &Ui,
+    e: &mut ErosionUi,
+    doc: Option<(u32, u32)>,
+    actions: &mut Vec<UiAction>,
+    overflow: &mut Vec<String>,
+) {
     panel(ui, "Erosion")
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
-            let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);
-            let doc = s.doc.as_ref().map(|d| (d.desc.width, d.desc.height));
-            let e = &mut s.erosion;
+            let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
             let running = e.progress.is_some();
             let disabled = ui.begin_disabled(running);
             ui.text("region (x, y, width, height; empty: all)");
@@ -165,7 +172,7 @@ pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
             match e.progress {
                 None => {
                     if ui.button("run") {
-                        s.actions.push(UiAction::ErodeStart);
+                        actions.push(UiAction::ErodeStart);
                     }
                 }
                 Some(p) => {
@@ -178,17 +185,17 @@ pub fn erosion_panel(ui: &Ui, s: &mut UiState) {
                         .build(ui);
                     let label = if p.paused { "continue" } else { "pause" };
                     if ui.button(label) {
-                        s.actions.push(UiAction::ErodePause(!p.paused));
+                        actions.push(UiAction::ErodePause(!p.paused));
                     }
                     ui.same_line();
                     if ui.button("finish now") {
-                        s.actions.push(UiAction::ErodeFinish);
+                        actions.push(UiAction::ErodeFinish);
                     }
                     ui.text_wrapped(
                         "finishing settles the sediment: one undo step, journaled with the steps run",
                     );
                 }
             }
-            measure_fit(ui, "Erosion", &mut s.overflow);
+            measure_fit(ui, "Erosion", overflow);
         });
 }

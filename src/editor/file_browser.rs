@@ -317,7 +317,7 @@ impl FileBrowser {
                 self.go(parent.to_path_buf());
             }
         }
-        super::ui::tip(ui, "The folder above this one");
+        super::widgets::tip(ui, "The folder above this one");
         ui.same_line();
         ui.set_next_item_width(-1.0);
         if ui
@@ -363,7 +363,7 @@ impl FileBrowser {
             .input_text("##name", &mut self.name)
             .enter_returns_true(true)
             .build();
-        super::ui::tip(
+        super::widgets::tip(
             ui,
             &format!(
                 "A name in this folder, or a whole path; .{}",
@@ -458,7 +458,7 @@ fn export_options(ui: &Ui, e: &mut ExportOptions) {
     if ui.checkbox("region", &mut crop) {
         e.region = crop.then_some([0, 0, 1024, 1024]);
     }
-    super::ui::tip(
+    super::widgets::tip(
         ui,
         "Export only this rectangle of the document: x, y, width, height (texels)",
     );
@@ -474,7 +474,7 @@ fn export_options(ui: &Ui, e: &mut ExportOptions) {
     if ui.checkbox("tiles", &mut split) {
         e.tiles = split.then_some((2, 2));
     }
-    super::ui::tip(
+    super::widgets::tip(
         ui,
         "Split into columns x rows tiles that share their edge texels (Unreal's and World \
          Machine's convention), named NAME_x{i}_y{j}; integer tiles share one height range",

@@ -3,7 +3,8 @@
 //! rename; solo view; the mask tint. Every change is a [`LayerOp`] action (one undo step), except
 //! solo and the tint, which are view settings.
 
-use super::ui::{measure_fit, panel, tip, UiAction, UiState};
+use super::actions::UiAction;
+use super::widgets::{measure_fit, panel, tip};
 use crate::layers::{Changes, LayerFiles, LayerOp, Mode, Stack, BASE};
 use imgui::{DragDropFlags, Ui};
 
@@ -87,9 +88,14 @@ pub fn add_layer(l: &LayersUi, actions: &mut Vec<UiAction>) {
     actions.push(UiAction::Layer(LayerOp::Select { name }));
 }
 
-pub fn layers_panel(ui: &Ui, s: &mut UiState) {
+/// The layers panel over `l`; its requests go to `actions`, what does not fit to `overflow`.
+pub fn layers_panel(
+    ui: &Ui,
+    l: &mut LayersUi,
+    actions: &mut Vec<UiAction>,
+    overflow: &mut Vec<String>,
+) {
     panel(ui, "Layers").build(|| {
-        let l = &mut s.layers;
         let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
         let mut mi = Mode::ALL.iter().position(|m| *m == l.new_mode).unwrap_or(0);
         ui.set_next_item_width(90.0);
@@ -102,7 +108,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
         );
         ui.same_line();
         if ui.button("add layer") {
-            add_layer(l, &mut s.actions);
+            add_layer(l, actions);
         }
         tip(
             ui,
@@ -110,7 +116,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
         );
         ui.same_line();
         if ui.checkbox("solo", &mut l.solo) {
-            s.actions.push(UiAction::Solo(l.solo));
+            actions.push(UiAction::Solo(l.solo));
         }
         tip(ui, "Show only the selected layer over the base");
         ui.same_line();
@@ -127,7 +133,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             let _id = ui.push_id_usize(layer.id as usize);
             let mut visible = layer.visible;
             if ui.checkbox("##eye", &mut visible) {
-                s.actions.push(set(
+                actions.push(set(
                     &layer.name,
                     Changes {
                         visible: Some(visible),
@@ -139,7 +145,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             ui.same_line();
             let mut locked = layer.locked;
             if ui.checkbox("##lock", &mut locked) {
-                s.actions.push(set(
+                actions.push(set(
                     &layer.name,
                     Changes {
                         locked: Some(locked),
@@ -160,7 +166,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 .size([120.0, 0.0])
                 .build()
             {
-                s.actions.push(UiAction::Layer(LayerOp::Select {
+                actions.push(UiAction::Layer(LayerOp::Select {
                     name: layer.name.clone(),
                 }));
             }
@@ -173,7 +179,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 {
                     if let Some(moved) = l.stack.layers.get(p.data) {
                         if p.data != i {
-                            s.actions.push(UiAction::Layer(LayerOp::Move {
+                            actions.push(UiAction::Layer(LayerOp::Move {
                                 name: moved.name.clone(),
                                 index: i,
                             }));
@@ -186,7 +192,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             let mut m = Mode::ALL.iter().position(|x| *x == layer.mode).unwrap_or(0);
             ui.set_next_item_width(70.0);
             if ui.combo_simple_string("##mode", &mut m, &modes) {
-                s.actions.push(set(
+                actions.push(set(
                     &layer.name,
                     Changes {
                         mode: Some(Mode::ALL[m]),
@@ -207,7 +213,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             tip(ui, "How much of the layer shows");
             if ui.is_item_deactivated_after_edit() {
                 l.dragging = None;
-                s.actions.push(set(
+                actions.push(set(
                     &layer.name,
                     Changes {
                         opacity: Some(o.clamp(0.0, 1.0)),
@@ -221,7 +227,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
             .selected(selected.is_none())
             .build()
         {
-            s.actions.push(UiAction::Layer(LayerOp::Select {
+            actions.push(UiAction::Layer(LayerOp::Select {
                 name: BASE.to_string(),
             }));
         }
@@ -232,20 +238,20 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
         };
         if ui.button("duplicate") {
             let rename = l.stack.free_name(&format!("{} copy", sel.name));
-            s.actions.push(UiAction::Layer(LayerOp::Duplicate {
+            actions.push(UiAction::Layer(LayerOp::Duplicate {
                 name: sel.name.clone(),
                 rename,
             }));
         }
         ui.same_line();
         if ui.button("merge down") {
-            s.actions.push(UiAction::Layer(LayerOp::MergeDown {
+            actions.push(UiAction::Layer(LayerOp::MergeDown {
                 name: sel.name.clone(),
             }));
         }
         ui.same_line();
         if ui.button("delete") {
-            s.actions.push(UiAction::Layer(LayerOp::Delete {
+            actions.push(UiAction::Layer(LayerOp::Delete {
                 name: sel.name.clone(),
             }));
         }
@@ -261,7 +267,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 ui.input_float3(label, band).build();
             }
             if ui.button("fill mask") {
-                s.actions.push(UiAction::Layer(LayerOp::FillMask {
+                actions.push(UiAction::Layer(LayerOp::FillMask {
                     name: sel.name.clone(),
                     rules: l.mask_rules(),
                 }));
@@ -274,7 +280,7 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
         ui.input_text("##rename", &mut l.rename).build();
         ui.same_line();
         if ui.button("rename") && !l.rename.is_empty() {
-            s.actions.push(set(
+            actions.push(set(
                 &sel.name,
                 Changes {
                     rename: Some(l.rename.clone()),
@@ -282,6 +288,6 @@ pub fn layers_panel(ui: &Ui, s: &mut UiState) {
                 },
             ));
         }
-        measure_fit(ui, "Layers", &mut s.overflow);
+        measure_fit(ui, "Layers", overflow);
     });
 }

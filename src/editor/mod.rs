@@ -8,6 +8,7 @@
 //! up to date, and draws terrain and UI into the acquired image in one submission that it does
 //! not wait for (a screenshot's frame is waited for).
 
+pub mod actions;
 pub mod erosion_ui;
 pub mod file_browser;
 pub mod layers_ui;
@@ -19,6 +20,7 @@ pub mod remembered;
 pub mod stamp_library;
 pub mod ui;
 pub mod ui_texture;
+pub mod widgets;
 
 use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
 use crate::brush::stroke::StrokeSample;

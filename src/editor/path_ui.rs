@@ -2,7 +2,8 @@
 //! its width, falloff, cross-section, mode, depth and steepest grade, and applying it as one
 //! undo step (src/brush/path.rs).
 
-use super::ui::{log_slider, measure_fit, panel, tip, UiAction, UiState};
+use super::actions::UiAction;
+use super::widgets::{log_slider, measure_fit, panel, tip};
 use crate::brush::path::{PathMode, PathSpec, Profile};
 use imgui::{Condition, Ui};
 
@@ -41,12 +42,17 @@ impl PathUi {
     }
 }
 
-pub fn path_panel(ui: &Ui, s: &mut UiState) {
+/// The path panel over `p`; its requests go to `actions`, what does not fit to `overflow`.
+pub fn path_panel(
+    ui: &Ui,
+    p: &mut PathUi,
+    actions: &mut Vec<UiAction>,
+    overflow: &mut Vec<String>,
+) {
     panel(ui, "Path")
         .collapsed(true, Condition::FirstUseEver)
         .build(|| {
-            let _labels = ui.push_item_width(-super::ui::LABEL_WIDTH);
-            let p = &mut s.path;
+            let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
             ui.checkbox("lay out a path (P)", &mut p.active);
             tip(
                 ui,
@@ -102,7 +108,7 @@ pub fn path_panel(ui: &Ui, s: &mut UiState) {
             }
             let n = spec.points.len();
             if ui.button("apply (Enter)") {
-                s.actions.push(UiAction::PathApply);
+                actions.push(UiAction::PathApply);
             }
             tip(
                 ui,
@@ -114,7 +120,7 @@ pub fn path_panel(ui: &Ui, s: &mut UiState) {
             }
             ui.same_line();
             ui.text(format!("{n} point(s)"));
-            measure_fit(ui, "Path", &mut s.overflow);
+            measure_fit(ui, "Path", overflow);
         });
 }
 

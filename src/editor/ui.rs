@@ -1,7 +1,9 @@
 //! The imgui panels: brush, view, document, presets/journal, and the profiler (the layers panel
 //! is `layers_ui.rs`).
 
+pub use super::actions::{CloseChoice, UiAction};
 use super::file_browser::{FileBrowser, Outcome, Purpose};
+use super::widgets::{log_slider, measure_fit, panel, tip, LABEL_WIDTH};
 use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::NoiseKind;
 use crate::pages::geometry::DocumentDesc;
@@ -10,10 +12,6 @@ use crate::render::{FrameStats, ViewSettings};
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-
-/// Room kept right of the widgets for their labels (pixels at scale 1): the longest label
-/// ("pressure curve (gamma)", "steps per frame (most)") fits without clipping.
-pub const LABEL_WIDTH: f32 = 170.0;
 
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
@@ -25,54 +23,6 @@ fn panel_brushes() -> Vec<BrushType> {
         .chain(BrushType::LAYER_ONLY)
         .chain(BrushType::SIMULATED)
         .collect()
-}
-
-/// What the user asked for this frame, beyond editing settings in place.
-#[derive(Clone, Debug, PartialEq)]
-pub enum UiAction {
-    SavePreset(String),
-    LoadPreset(String),
-    SaveProject(String),
-    Recover,
-    DiscardRecovery,
-    RecoverUntitled,
-    DiscardUntitled,
-    Undo,
-    Redo,
-    FrameAll,
-    /// Start recording a trace, or stop and write it.
-    ToggleTrace,
-    /// Capture the next frame in RenderDoc.
-    CaptureFrame,
-    /// A layer step from the layers panel (one undo step).
-    Layer(crate::layers::LayerOp),
-    /// Solo view on or off.
-    Solo(bool),
-    /// Start the erosion panel's region run.
-    ErodeStart,
-    /// Pause (true) or continue the region run.
-    ErodePause(bool),
-    /// Finish the region run now (one undo step).
-    ErodeFinish,
-    /// The file browser's choice.
-    Chosen(Purpose, PathBuf),
-    /// The stamp brush takes the panel's stamp at this index.
-    PickStamp(usize),
-    /// Run the path panel's path (one undo step).
-    PathApply,
-    /// The close panel's answer.
-    Close(CloseChoice),
-}
-
-/// What to do with unsaved steps on closing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CloseChoice {
-    /// Save (into the project, or a project chosen in the browser), then close.
-    Save,
-    /// Close; the unsaved steps (and their recovery journal) are dropped.
-    Discard,
-    /// Keep working.
-    Cancel,
 }
 
 /// Measurements the profiler panel shows.
@@ -204,66 +154,6 @@ impl UiState {
     }
 }
 
-/// Where a panel first opens in a `w` x `h` window (logical pixels), and its size: a left column
-/// (Brush over View), the middle (Help, Erosion, Path) and a right column (Profiler over
-/// Layers), fitting 1280x720 and up. Moved or resized panels keep their place (imgui.ini).
-pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
-    let top = 30.0;
-    let brush_h = ((h - top - 20.0) * 0.62).floor();
-    let view_y = top + brush_h + 10.0;
-    let profiler_h = ((h - top) * 0.45).floor().min(380.0);
-    let layers_y = top + profiler_h + 10.0;
-    let erosion_y = (h * 0.4).floor();
-    let path_y = (h * 0.72).floor();
-    match panel {
-        "Brush" => ([10.0, top], [360.0, brush_h]),
-        "View & document" => ([10.0, view_y], [360.0, h - view_y - 10.0]),
-        "Help" => ([380.0, top], [360.0, 320.0f32.min(erosion_y - top - 10.0)]),
-        "Erosion" => (
-            [380.0, erosion_y],
-            [390.0, 460.0f32.min(h - erosion_y - 10.0)],
-        ),
-        "Path" => ([380.0, path_y], [390.0, h - path_y - 10.0]),
-        "Profiler" => ([w - 380.0, top], [370.0, profiler_h]),
-        _ => ([w - 410.0, layers_y], [400.0, h - layers_y - 10.0]),
-    }
-}
-
-/// The panel window `title`, first opened where [`place`] puts it.
-pub fn panel<'ui>(ui: &'ui Ui, title: &'static str) -> imgui::Window<'ui, 'ui, &'static str> {
-    let (pos, size) = place(title, ui.io().display_size);
-    ui.window(title)
-        .position(pos, Condition::FirstUseEver)
-        .size(size, Condition::FirstUseEver)
-}
-
-/// Records in `out` how the current panel spills: items wider than it (imgui's horizontal
-/// scroll range: a label or a line of text cut at its right edge) or the panel past the window.
-pub fn measure_fit(ui: &Ui, panel: &str, out: &mut Vec<String>) {
-    let spill = ui.scroll_max_x();
-    if spill > 0.5 {
-        out.push(format!("{panel}: {spill:.0} px past its right edge"));
-    }
-    let ([x, y], [w, h]) = (ui.window_pos(), ui.window_size());
-    let [dw, dh] = ui.io().display_size;
-    if x < -0.5 || y < -0.5 || x + w > dw + 0.5 || y + h > dh + 0.5 {
-        out.push(format!("{panel}: past the {dw}x{dh} window"));
-    }
-}
-
-/// What the last widget does, shown when it is hovered.
-pub fn tip(ui: &Ui, text: &str) {
-    if ui.is_item_hovered() {
-        ui.tooltip_text(text);
-    }
-}
-
-pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
-    ui.slider_config(label, min, max)
-        .flags(SliderFlags::LOGARITHMIC)
-        .build(v)
-}
-
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -273,9 +163,11 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     s.overflow.clear();
     menu_bar(ui, s);
     brush_panel(ui, s);
-    super::layers_ui::layers_panel(ui, s);
-    super::erosion_ui::erosion_panel(ui, s);
-    super::path_ui::path_panel(ui, s);
+    super::layers_ui::layers_panel(ui, &mut s.layers, &mut s.actions, &mut s.overflow);
+    let doc = s.doc.as_ref().map(|d| (d.desc.width, d.desc.height));
+    let erosion = &mut s.erosion;
+    super::erosion_ui::erosion_panel(ui, erosion, doc, &mut s.actions, &mut s.overflow);
+    super::path_ui::path_panel(ui, &mut s.path, &mut s.actions, &mut s.overflow);
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {

@@ -1,0 +1,68 @@
+//! The imgui helpers every panel shares: where a panel first opens, the panel window, the
+//! tooltip, the logarithmic slider and the fit check. They know no panel's state.
+
+use imgui::{Condition, SliderFlags, Ui};
+
+/// Room kept right of the widgets for their labels (pixels at scale 1): the longest label
+/// ("pressure curve (gamma)", "steps per frame (most)") fits without clipping.
+pub const LABEL_WIDTH: f32 = 170.0;
+
+/// Where a panel first opens in a `w` x `h` window (logical pixels), and its size: a left column
+/// (Brush over View), the middle (Help, Erosion, Path) and a right column (Profiler over
+/// Layers), fitting 1280x720 and up. Moved or resized panels keep their place (imgui.ini).
+pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
+    let top = 30.0;
+    let brush_h = ((h - top - 20.0) * 0.62).floor();
+    let view_y = top + brush_h + 10.0;
+    let profiler_h = ((h - top) * 0.45).floor().min(380.0);
+    let layers_y = top + profiler_h + 10.0;
+    let erosion_y = (h * 0.4).floor();
+    let path_y = (h * 0.72).floor();
+    match panel {
+        "Brush" => ([10.0, top], [360.0, brush_h]),
+        "View & document" => ([10.0, view_y], [360.0, h - view_y - 10.0]),
+        "Help" => ([380.0, top], [360.0, 320.0f32.min(erosion_y - top - 10.0)]),
+        "Erosion" => (
+            [380.0, erosion_y],
+            [390.0, 460.0f32.min(h - erosion_y - 10.0)],
+        ),
+        "Path" => ([380.0, path_y], [390.0, h - path_y - 10.0]),
+        "Profiler" => ([w - 380.0, top], [370.0, profiler_h]),
+        _ => ([w - 410.0, layers_y], [400.0, h - layers_y - 10.0]),
+    }
+}
+
+/// The panel window `title`, first opened where [`place`] puts it.
+pub fn panel<'ui>(ui: &'ui Ui, title: &'static str) -> imgui::Window<'ui, 'ui, &'static str> {
+    let (pos, size) = place(title, ui.io().display_size);
+    ui.window(title)
+        .position(pos, Condition::FirstUseEver)
+        .size(size, Condition::FirstUseEver)
+}
+
+/// Records in `out` how the current panel spills: items wider than it (imgui's horizontal
+/// scroll range: a label or a line of text cut at its right edge) or the panel past the window.
+pub fn measure_fit(ui: &Ui, panel: &str, out: &mut Vec<String>) {
+    let spill = ui.scroll_max_x();
+    if spill > 0.5 {
+        out.push(format!("{panel}: {spill:.0} px past its right edge"));
+    }
+    let ([x, y], [w, h]) = (ui.window_pos(), ui.window_size());
+    let [dw, dh] = ui.io().display_size;
+    if x < -0.5 || y < -0.5 || x + w > dw + 0.5 || y + h > dh + 0.5 {
+        out.push(format!("{panel}: past the {dw}x{dh} window"));
+    }
+}
+
+/// What the last widget does, shown when it is hovered.
+pub fn tip(ui: &Ui, text: &str) {
+    if ui.is_item_hovered() {
+        ui.tooltip_text(text);
+    }
+}
+
+pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
+    ui.slider_config(label, min, max)
+        .flags(SliderFlags::LOGARITHMIC)
+        .build(v)
+}
