@@ -104,7 +104,10 @@ impl Document {
         heights: &[f32],
         tables: &NoiseTables,
     ) -> Result<Self> {
-        Self::with_height(Field::from_heights(gpu, desc, heights)?, tables)
+        Self::with_height(
+            Field::from_heights(gpu, desc, heights, Budgets::default())?,
+            tables,
+        )
     }
 
     /// A document of flat height `flat` whose listed pages hold `pages`: the inverse of
@@ -117,10 +120,7 @@ impl Document {
         budgets: Budgets,
         tables: &NoiseTables,
     ) -> Result<Self> {
-        Self::with_height(
-            Field::from_heights_within(gpu, desc, heights, budgets)?,
-            tables,
-        )
+        Self::with_height(Field::from_heights(gpu, desc, heights, budgets)?, tables)
     }
 
     /// A document whose pages lie in a saved project, read when first needed (`coarse`: the
@@ -369,7 +369,7 @@ impl Document {
     /// stroke.
     pub fn base_rect(&mut self, rect: crate::pages::geometry::Rect) -> Result<Vec<f32>> {
         self.pump(None)?;
-        Ok(self.base().read_rect(rect)?)
+        Ok(crate::pages::rects::read(self.base(), rect)?)
     }
 
     /// Writes `values` (row-major over `rect`) into the base as one undo step, or with `join`
@@ -385,7 +385,7 @@ impl Document {
             self.push_log(LogEntry::Fields(vec![name.to_string()]));
         }
         let field = self.store.field_mut(name).expect("the base exists");
-        field.write_rect(rect, values, join)?;
+        crate::pages::rects::write(field, rect, values, join)?;
         self.composite()
     }
 
@@ -409,7 +409,10 @@ impl Document {
             names.sort();
             names.dedup();
             for name in names {
-                let held = self.store.field(name).map_or(0, Field::undo_steps);
+                let held = self
+                    .store
+                    .field(name)
+                    .map_or(0, |f| f.versions().undo_steps());
                 let refs: Vec<usize> = (0..self.undo_log.len())
                     .filter(|&i| entry_fields(&self.undo_log[i]).any(|f| f == name))
                     .collect();
@@ -494,7 +497,7 @@ impl Document {
     ) -> Result<()> {
         self.make_layered()?;
         let desc = f32_desc(self.desc());
-        let budgets = self.base().budgets();
+        let budgets = self.base().places().budgets().clone();
         for l in &stack.layers {
             for part in Part::ALL {
                 let name = l.field(part);
@@ -527,8 +530,8 @@ impl Document {
         let base = self.store.height();
         let desc = *base.desc();
         let mut composite = Field::new(self.gpu(), desc, base.flat())?;
-        composite.set_budgets(base.budgets());
-        composite.set_frames_in_flight(base.frames_in_flight());
+        composite.set_budgets(base.places().budgets().clone());
+        composite.set_frames_in_flight(base.places().detached);
         composite.succeed(base);
         let base = self
             .store
@@ -607,7 +610,7 @@ impl Document {
                 for (part, values) in Part::ALL.into_iter().zip(loaded) {
                     let name = crate::layers::field_name(id, part);
                     let field = match values {
-                        Some(v) => Field::from_heights(self.gpu(), desc, &v)?,
+                        Some(v) => Field::from_heights(self.gpu(), desc, &v, Budgets::default())?,
                         None => Field::new(self.gpu(), desc, part.default_value(*mode))?,
                     };
                     self.store.insert_field(&name, field)?;
@@ -617,7 +620,7 @@ impl Document {
         }
         self.layers.apply(op);
         let (budget, detached) = (self.undo_budget, self.frames_in_flight);
-        let budgets = self.base().budgets();
+        let budgets = self.base().places().budgets().clone();
         if let Some(l) = self.layers.layers.iter().max_by_key(|l| l.id) {
             for part in Part::ALL {
                 if let Some(f) = self.store.field_mut(&l.field(part)) {
@@ -693,7 +696,7 @@ impl Document {
 
     /// Where the document's pages are, its budgets and its traffic.
     pub fn memory(&self) -> MemoryReport {
-        self.height().memory()
+        self.height().places().report()
     }
 
     /// Strokes queued or in progress.
@@ -784,7 +787,7 @@ impl Document {
         self.store
             .names()
             .filter_map(|n| self.store.field(n))
-            .map(Field::undo_bytes)
+            .map(|f| f.versions().undo_bytes())
             .sum()
     }
 
@@ -795,17 +798,17 @@ impl Document {
 
     /// Pages that hold GPU memory now.
     pub fn page_count(&self) -> usize {
-        self.height().page_count()
+        self.height().versions().count()
     }
 
     /// GPU bytes of the current pages' images (history versions not included).
     pub fn page_bytes(&self) -> u64 {
-        self.height().page_bytes()
+        self.height().versions().bytes()
     }
 
     /// The committed version of a page, if it holds memory (for identity checks).
     pub fn page(&self, id: PageId) -> Option<&Rc<Version>> {
-        self.height().page(id)
+        self.height().versions().page(id)
     }
 
     /// The whole height field after every queued stroke, row-major.

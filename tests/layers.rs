@@ -893,7 +893,7 @@ fn projects_round_trip_the_stack_and_its_fields_sparse_and_incrementally() {
     let want_fields = fields(&mut d);
     // The hills layer's value holds only the pages the stroke reached: sparse.
     let hills_value = &d.layers().layers[0].field(Part::Value);
-    let painted = d.store.field(hills_value).unwrap().page_count();
+    let painted = d.store.field(hills_value).unwrap().versions().count();
     assert!(painted > 0 && painted < desc.pages_x() as usize * desc.pages_y() as usize);
     let (mut back, meta2, sp) = open_project_file(&gpu, &path, &tables()).unwrap();
     assert_eq!(back.layers(), d.layers());

@@ -152,7 +152,7 @@ fn opening_a_project_reads_its_coarse_level_not_its_pages() {
         let read = |_: usize, ids: &[PageId]| {
             Ok(ids
                 .iter()
-                .map(|id| scarp::pages::field::encode(&d, &heights[id]))
+                .map(|id| scarp::pages::geometry::encode(&d, &heights[id]))
                 .collect())
         };
         let meta = meta_of(&t, vec![], &[]).unwrap();
@@ -502,7 +502,7 @@ fn a_recovery_stops_at_a_failing_step_and_keeps_the_steps_before_it() {
 /// value, and the project keeps its previous save byte for byte.
 #[test]
 fn a_page_holding_a_non_finite_height_is_not_saved_and_the_previous_save_stays() {
-    use scarp::pages::field::encode;
+    use scarp::pages::geometry::encode;
     use scarp::pages::geometry::PageId;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("n.scarp");

@@ -737,7 +737,7 @@ fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
         ("zeros", Field::new(&gpu, f32_desc, 0.0).unwrap()),
         (
             "split",
-            Field::from_heights(&gpu, f32_desc, &split).unwrap(),
+            Field::from_heights(&gpu, f32_desc, &split, Default::default()).unwrap(),
         ),
     ];
     for (name, f) in fields {

@@ -93,7 +93,7 @@ fn touched_rects(
     range: std::ops::Range<usize>,
 ) -> Vec<(PageId, Rect)> {
     let d = field.desc();
-    let ids = field.working().0;
+    let ids = field.versions().working().0;
     if stroke.brush.brush.is_multitap() {
         let working: std::collections::HashSet<PageId> = ids.iter().copied().collect();
         let mut rects: std::collections::BTreeMap<PageId, Rect> = Default::default();
@@ -503,7 +503,7 @@ impl BrushEngine {
             self.record_pointwise(field, weight, stroke, range.clone())
         };
         let touched = touched_rects(field, stroke, range);
-        field.mark_changed_in(field.working().0.to_vec(), &touched);
+        field.mark_changed_in(field.versions().working().0.to_vec(), &touched);
         recorded
     }
 
@@ -602,7 +602,7 @@ impl BrushEngine {
         };
         // A continuation writes in place into the versions its stroke already made (the undo
         // step holds the versions from before the stroke); other pages get new versions.
-        field.begin_versions(ids, join)?;
+        field.begin_versions(ids, join);
         let instance_buf = if flat_list.is_empty() {
             None
         } else {
@@ -685,16 +685,19 @@ impl BrushEngine {
         // Pages of a pointwise stroke read only themselves: groups of pages that fit the GPU
         // budget run every wave of `units` in turn (each page's passes keep their order).
         let d = *field.desc();
-        let (ids, _) = field.working();
+        let (ids, _) = field.versions().working();
         let all: Vec<usize> = (0..ids.len())
             .filter(|&i| units.start < stroke.page_passes[i].len())
             .collect();
         let pair = |i: &usize| d.page_rect(ids[*i]).texels() * d.texel_bytes() * 2;
-        let groups = within_budget(&all, field.gpu_budget(), pair);
+        let groups = within_budget(&all, field.places().budgets().gpu, pair);
         for group in groups {
             self.copy_ns += field.ensure_working(&group, &[], self.timer.as_ref())?;
             if let Some(w) = weight.as_deref_mut() {
-                let pages: Vec<PageId> = group.iter().map(|&i| field.working().0[i]).collect();
+                let pages: Vec<PageId> = group
+                    .iter()
+                    .map(|&i| field.versions().working().0[i])
+                    .collect();
                 w.ensure_visible(&pages)?;
             }
             self.record_pointwise_pages(field, weight.as_deref(), stroke, units.clone(), &group)?;
@@ -764,7 +767,7 @@ impl BrushEngine {
             )
         };
         // Weighted strokes: each page's weight page (or the flat page), bound as set 2.
-        let ids = field.working().0;
+        let ids = field.versions().working().0;
         let weights: HashMap<usize, (&Image, DescriptorSet)> = match (weight, &stroke.weight) {
             (Some(w), Some((_, flat))) => group
                 .iter()
@@ -911,7 +914,7 @@ impl BrushEngine {
         units: std::ops::Range<usize>,
     ) -> Result<()> {
         let d = *field.desc();
-        let (ids, _) = field.working();
+        let (ids, _) = field.versions().working();
         let index: HashMap<PageId, usize> =
             ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
         // Per instance: the working pages it writes and every page those read.
@@ -926,7 +929,7 @@ impl BrushEngine {
                 let mut read: Vec<PageId> = own
                     .iter()
                     .flat_map(|&i| d.neighbourhood(ids[i]))
-                    .filter(|n| index.contains_key(n) || field.page(*n).is_some())
+                    .filter(|n| index.contains_key(n) || field.versions().page(*n).is_some())
                     .collect();
                 read.sort_unstable();
                 read.dedup();
@@ -947,7 +950,7 @@ impl BrushEngine {
                     .copied()
                     .collect();
                 let bytes: u64 = pages.iter().chain(&more).map(pair).sum();
-                if end > first && field.gpu_budget().is_some_and(|b| bytes > b) {
+                if end > first && field.places().budgets().gpu.is_some_and(|b| bytes > b) {
                     break;
                 }
                 pages.extend(more);
@@ -981,7 +984,7 @@ impl BrushEngine {
             ..
         } = stroke;
         let brush = &*brush;
-        let ids = field.working().0;
+        let ids = field.versions().working().0;
         let d = *field.desc();
         self.smooth_kernel(d.format)?;
         let kernel = &self.smooth_kernels[&d.format];
@@ -1040,9 +1043,10 @@ impl BrushEngine {
                                     .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
                                     .image(*front.get(&j).unwrap_or(&0)),
                             ),
-                            (true, None) => match field.page(nid) {
+                            (true, None) => match field.versions().page(nid) {
                                 Some(v) => Some(
                                     field
+                                        .places()
                                         .gpu_page(v)
                                         .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
                                         .front(),
@@ -1178,7 +1182,7 @@ fn within_budget<T: Copy>(
 
 /// The GPU pages of working versions `indices` (which must be on the GPU).
 fn resident_pages<'f>(field: &'f Field, indices: &[usize]) -> Result<HashMap<usize, &'f GpuPage>> {
-    let ids = field.working().0;
+    let ids = field.versions().working().0;
     indices
         .iter()
         .map(|&i| {

@@ -6,7 +6,7 @@
 
 use super::args::{is_project, parse_region, parse_tiles, ProjectPart, ReadArgs};
 use super::{bar, read_with_bar};
-use crate::pages::field::encode;
+use crate::pages::geometry::encode;
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::{DocumentDesc, PageId};
 use crate::project::PagedHeights;
@@ -183,7 +183,7 @@ impl Source {
             Source::Composite(d) => Heights {
                 width: r.width,
                 height: r.height,
-                values: d.height().read_rect(r.rect())?,
+                values: crate::pages::rects::read(d.height(), r.rect())?,
             },
         })
     }

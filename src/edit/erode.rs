@@ -12,6 +12,7 @@ use crate::document::Document;
 use crate::erosion::gpu::{GpuErosion, Kernels};
 use crate::pages::geometry::Region;
 use crate::pages::geometry::{HeightFormat, Rect};
+use crate::pages::rects::{self, RectEdit};
 use std::sync::Arc;
 
 /// What erosion keeps between edits: the pipelines and the brush squares' buffers.
@@ -156,7 +157,7 @@ fn instances_onto(
         } else {
             // r16 pages hold 16-bit texels: through the host, quantized there.
             let field = doc.store.field_mut(name).expect("the base exists");
-            let mut values = field.read_rect(rect)?;
+            let mut values = rects::read(field, rect)?;
             let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
             crate::erosion::brush::erode_square(
                 backend,
@@ -167,7 +168,7 @@ fn instances_onto(
                 scale,
             )?;
             let field = doc.store.field_mut(name).expect("the base exists");
-            field.write_rect(rect, &values, wrote)?;
+            rects::write(field, rect, &values, wrote)?;
         }
         wrote = true;
     }
@@ -190,17 +191,17 @@ fn square_on_gpu(
     let gpu = doc.gpu().clone();
     let name = doc.base_name();
     let field = doc.store.field_mut(name).expect("the base exists");
-    field.begin_rect_edit(rect, join)?;
+    let edit = RectEdit::begin(field, rect, join)?;
     let field = &*field;
     let recorded = (|| -> Result<()> {
         let mut rec = crate::gpu::Recorder::new(&gpu)?;
-        field.record_rect_out(&mut rec, rect, buffers.heights());
+        edit.record_out(field, &mut rec, buffers.heights());
         buffers.record_instance(&mut rec, push, model, steps)?;
-        field.record_rect_in(&mut rec, rect, buffers.heights());
+        edit.record_in(field, &mut rec, buffers.heights());
         rec.submit_and_wait()?;
         Ok(())
     })();
     let field = doc.store.field_mut(name).expect("the base exists");
-    field.end_rect_edit(rect, join);
+    edit.end(field);
     recorded
 }

@@ -28,6 +28,7 @@ use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, Recorder};
 use crate::journal::{parse_brush, preset, BrushEntry, Step};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
+use crate::pages::rects;
 use crate::pages::MemoryReport;
 use crate::render::camera::{screen_point, Camera, CameraMode};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
@@ -1224,7 +1225,8 @@ impl Editor {
             Some(_) => {
                 let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
                 for (_, r) in &parts {
-                    let (l, h) = formats::min_max(&self.session.doc.height().read_rect(r.rect())?);
+                    let (l, h) =
+                        formats::min_max(&rects::read(self.session.doc.height(), r.rect())?);
                     (lo, hi) = (lo.min(l), hi.max(h));
                 }
                 Some(formats::default_range(&[lo, hi]))
@@ -1237,7 +1239,7 @@ impl Editor {
             let grid = formats::Heights {
                 width: r.width,
                 height: r.height,
-                values: height.read_rect(r.rect())?,
+                values: rects::read(height, r.rect())?,
             };
             let write = formats::WriteOptions {
                 range,

@@ -159,7 +159,7 @@ fn held_pages<'n>(store: &PageStore, names: impl IntoIterator<Item = &'n str>) -
     let mut ids = BTreeSet::new();
     for n in names {
         if let Some(f) = store.field(n) {
-            ids.extend(f.versions_by_page().map(|(id, _)| id));
+            ids.extend(f.versions().by_page().map(|(id, _)| id));
         }
     }
     ids.into_iter().collect()
@@ -289,8 +289,8 @@ impl Compositor {
         for name in names {
             let Some(f) = store.field(name) else { continue };
             let seen = self.seen.get(name).copied().unwrap_or(0);
-            ids.extend(f.values_changed_since(seen));
-            self.seen.insert(name.to_string(), f.epoch());
+            ids.extend(f.changes().values_changed_since(seen));
+            self.seen.insert(name.to_string(), f.changes().epoch());
         }
         ids
     }
@@ -306,7 +306,7 @@ impl Compositor {
             .collect();
         for name in &all {
             if let Some(f) = store.field(name) {
-                self.seen.insert(name.to_string(), f.epoch());
+                self.seen.insert(name.to_string(), f.changes().epoch());
             }
         }
         let base_flat = flat_of(store, BASE_FIELD);
@@ -340,15 +340,16 @@ impl Compositor {
         let height = store.height();
         if height.flat() != flat {
             let mut fresh = Field::new(&self.gpu, desc, flat)?;
-            fresh.set_frames_in_flight(height.frames_in_flight());
-            fresh.set_budgets(height.budgets());
+            fresh.set_frames_in_flight(height.places().detached);
+            fresh.set_budgets(height.places().budgets().clone());
             fresh.succeed(height);
             store.insert_field(HEIGHT, fresh)?;
         } else {
             // Pages no input holds any more read as the (unchanged) flat value.
             let keep: BTreeSet<PageId> = ids.iter().copied().collect();
             let stale: Vec<PageId> = height
-                .versions_by_page()
+                .versions()
+                .by_page()
                 .map(|(id, _)| id)
                 .filter(|id| !keep.contains(id))
                 .collect();
@@ -390,12 +391,13 @@ impl Compositor {
                 .iter()
                 .map(|&id| {
                     let f = &store.field(dest).expect("checked above");
-                    let v = f.page(id).expect("overwrite_pages made it");
-                    f.gpu_page(v)
+                    let v = f.versions().page(id).expect("overwrite_pages made it");
+                    f.places()
+                        .gpu_page(v)
                         .map(|p| p.front())
                         .ok_or(PageError::BudgetTooSmall {
-                            needed: f.page_bytes(),
-                            budget: f.gpu_budget().unwrap_or(0),
+                            needed: f.versions().bytes(),
+                            budget: f.places().budgets().gpu.unwrap_or(0),
                         })
                 })
                 .collect::<Result<_>>()?;
@@ -469,8 +471,9 @@ impl Compositor {
             let size = [r.width(), r.height()];
             let scratch = &self.scratch[j];
             let src_image = if committed_source {
-                src.page(id)
-                    .and_then(|v| src.gpu_page(v))
+                src.versions()
+                    .page(id)
+                    .and_then(|v| src.places().gpu_page(v))
                     .map(|p| p.front())
             } else {
                 src.visible_image(id)
@@ -675,7 +678,7 @@ impl Compositor {
             )
         };
         let field = store.field_mut(target).expect("checked above");
-        field.begin_versions(ids.clone(), false)?;
+        field.begin_versions(ids.clone(), false);
         let layers = [fl];
         for (c, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
             for name in layers[0].fields.iter() {
@@ -696,8 +699,8 @@ impl Compositor {
                         .working_page(i)
                         .map(|p| p.front())
                         .ok_or(PageError::BudgetTooSmall {
-                            needed: field.page_bytes(),
-                            budget: field.gpu_budget().unwrap_or(0),
+                            needed: field.versions().bytes(),
+                            budget: field.places().budgets().gpu.unwrap_or(0),
                         })
                 })
                 .collect::<Result<_>>()?;
@@ -744,7 +747,7 @@ impl Compositor {
         let height = store.height();
         let mut f = Field::new(&self.gpu, f32_desc(height.desc()), flat)?;
         f.set_frames_in_flight(self.detached);
-        f.set_budgets(height.budgets());
+        f.set_budgets(height.places().budgets().clone());
         Ok(f)
     }
 
@@ -824,7 +827,7 @@ impl Compositor {
         let ids: Vec<PageId> = if flat_mask != m.flat() {
             desc.page_ids().collect()
         } else {
-            let mut ids: BTreeSet<PageId> = m.versions_by_page().map(|(id, _)| id).collect();
+            let mut ids: BTreeSet<PageId> = m.versions().by_page().map(|(id, _)| id).collect();
             for id in inputs {
                 ids.extend(
                     NEIGHBOURHOOD
@@ -848,7 +851,7 @@ impl Compositor {
         store
             .field_mut(&mask)
             .expect("checked above")
-            .begin_versions(ids.clone(), false)?;
+            .begin_versions(ids.clone(), false);
         for (c, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
             let mut around: BTreeSet<PageId> = BTreeSet::new();
             for id in chunk {
@@ -878,8 +881,8 @@ impl Compositor {
                     m.working_page(i)
                         .map(|p| p.front())
                         .ok_or(PageError::BudgetTooSmall {
-                            needed: m.page_bytes(),
-                            budget: m.gpu_budget().unwrap_or(0),
+                            needed: m.versions().bytes(),
+                            budget: m.places().budgets().gpu.unwrap_or(0),
                         })?;
                 let r = desc.page_rect(id);
                 let mut push = RulesPush {

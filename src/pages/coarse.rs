@@ -20,7 +20,9 @@
 //! twin ([`reduce_block`], the same order of operations, so the same values) for whole pages in
 //! host memory, on disk or flat.
 
-use super::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
+use super::geometry::{decode, DocumentDesc, HeightFormat, PageId, Rect};
+use super::residency::{Residency, Version};
+use super::versions::Versions;
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, Image,
     ImageDesc, Recorder, Resource, Result,
@@ -403,6 +405,47 @@ impl CoarseLevel {
     /// Pages waiting to be reduced.
     pub fn pending(&self) -> Vec<PageId> {
         self.pending.keys().copied().collect()
+    }
+
+    /// Reduces the pending pages into the level from the versions shown now (of a field of
+    /// `desc` whose flat pages read `flat`): pages on the GPU there, the others (host memory,
+    /// disk, flat) with the CPU twin, where their bytes lie.
+    pub fn refresh_from(
+        &mut self,
+        desc: &DocumentDesc,
+        flat_value: f32,
+        versions: &Versions,
+        places: &Residency,
+    ) -> super::error::Result<()> {
+        let visible = |id: PageId| versions.visible(id);
+        let mut flat = HashMap::new();
+        for chunk in self.pending().chunks(256) {
+            let off_gpu: Vec<(PageId, &Version)> = chunk
+                .iter()
+                .filter_map(|&id| visible(id).map(|v| (id, &**v)))
+                .filter(|(_, v)| places.gpu_page(v).is_none())
+                .collect();
+            // Pages off the GPU are reduced where their bytes lie, in parallel.
+            let refs: Vec<&Version> = off_gpu.iter().map(|(_, v)| *v).collect();
+            let ids: Vec<PageId> = off_gpu.iter().map(|(id, _)| *id).collect();
+            let d = desc;
+            let reduced = places.map_bytes(&refs, |i, b| reduce_page(d, ids[i], &decode(d, b)))?;
+            let mut texels: HashMap<PageId, Vec<[f32; 4]>> =
+                off_gpu.iter().map(|(id, _)| *id).zip(reduced).collect();
+            let mut pages = Vec::with_capacity(chunk.len());
+            for &id in chunk {
+                let source = match visible(id) {
+                    Some(v) => match places.gpu_page(v) {
+                        Some(p) => PageSource::Gpu(p.front()),
+                        None => PageSource::Texels(texels.remove(&id).expect("reduced above")),
+                    },
+                    None => PageSource::Texels(flat_page(&mut flat, desc, id, flat_value).to_vec()),
+                };
+                pages.push((id, source));
+            }
+            self.refresh(&pages)?;
+        }
+        Ok(())
     }
 
     /// Recomputes the blocks of `pages` (the pending ones, each with where its values are now),

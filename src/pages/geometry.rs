@@ -369,6 +369,31 @@ pub fn default_vertical_scale(width: u32, height: u32) -> f32 {
     0.25 * width.max(height) as f32
 }
 
+/// Heights as the page images store them, tightly packed.
+pub fn encode(desc: &DocumentDesc, heights: &[f32]) -> Vec<u8> {
+    match desc.format {
+        HeightFormat::R32f => heights.iter().flat_map(|h| h.to_le_bytes()).collect(),
+        HeightFormat::R16 => heights
+            .iter()
+            .flat_map(|&h| desc.encode_r16(h).to_le_bytes())
+            .collect(),
+    }
+}
+
+/// Heights from tightly packed page texels.
+pub fn decode(desc: &DocumentDesc, bytes: &[u8]) -> Vec<f32> {
+    match desc.format {
+        HeightFormat::R32f => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        HeightFormat::R16 => bytes
+            .chunks_exact(2)
+            .map(|c| desc.decode_r16(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,17 +5,20 @@
 //! no memory and reads as its field's flat value; every version an undo step needs is kept (up to
 //! the undo budget) and restores values bit for bit. The brush engine writes a field through
 //! `&mut` ([`Field::begin_versions`] … [`Field::commit_versions`]); the renderer, offscreen
-//! targets and readers take `&` and follow changes by epoch ([`Field::changed_since`]).
+//! targets and readers take `&` and follow changes by epoch ([`changes::ChangeLog::changed_since`]).
 //!
 //! * [`geometry`]: document size, format, range and page grid ([`DocumentDesc`], [`PageId`]).
 //! * [`page`]: one page version's GPU image pair ([`GpuPage`]).
-//! * [`field`]: one sparse field with copy-on-write versions, history and changes ([`Field`]).
-//! * [`history`]: undo/redo steps of page versions.
-//! * [`coarse`]: the field's coarse level (min, max, sum per 64² texels), always on the GPU.
+//! * [`field`]: one sparse field ([`Field`]), which ties together its [`versions`] (committed,
+//!   working, undo [`history`]), where they live ([`residency`]), its [`changes`] by epoch and
+//!   its [`coarse`] level.
+//! * [`rects`]: a rectangle of a field read, written, or edited on the GPU, as one undo step.
+//! * [`coarse`]: a field's coarse level (min, max, sum per 64² texels), always on the GPU.
 //! * [`residency`]: where versions live (GPU, host, disk) under memory budgets; [`disk`]: page
 //!   bytes in files (saved projects, the spill file).
 //! * [`store`]: the fields by name ([`PageStore`]).
 
+pub mod changes;
 pub mod coarse;
 pub mod disk;
 pub mod error;
@@ -23,8 +26,10 @@ pub mod field;
 pub mod geometry;
 pub mod history;
 pub mod page;
+pub mod rects;
 pub mod residency;
 pub mod store;
+pub mod versions;
 
 pub use error::PageError;
 pub use field::Field;

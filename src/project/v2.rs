@@ -230,7 +230,7 @@ pub fn read_page_heights(
     id: PageId,
     loc: &DiskLoc,
 ) -> Result<Vec<f32>, FileError> {
-    Ok(crate::pages::field::decode(
+    Ok(crate::pages::geometry::decode(
         d,
         &read_page_bytes(path, id, loc)?,
     ))

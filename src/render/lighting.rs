@@ -553,8 +553,8 @@ impl Lighting {
         if !same_doc || store.field(FIELD).is_none() {
             let f32_desc = crate::layers::composite::f32_desc(&desc);
             let mut f = Field::new(&self.gpu, f32_desc, LIT)?;
-            f.set_budgets(height.budgets());
-            f.set_frames_in_flight(height.frames_in_flight());
+            f.set_budgets(height.places().budgets().clone());
+            f.set_frames_in_flight(height.places().detached);
             if let Some(old) = store.field(FIELD) {
                 f.succeed(old);
             }
@@ -565,8 +565,8 @@ impl Lighting {
         if self.shown != Some((*settings, desc)) {
             // Everything the heights can shadow or occlude, relit in place (the old lighting
             // shows until then); pages that can no longer be either read as fully lit.
-            let held: Vec<PageId> = height.versions_by_page().map(|(id, _)| id).collect();
-            self.seen = height.epoch();
+            let held: Vec<PageId> = height.versions().by_page().map(|(id, _)| id).collect();
+            self.seen = height.changes().epoch();
             self.near.clear();
             self.pending.clear();
             for id in held {
@@ -574,7 +574,8 @@ impl Lighting {
             }
             let light = store.field_mut(FIELD).expect("made above");
             let stale: Vec<PageId> = light
-                .versions_by_page()
+                .versions()
+                .by_page()
                 .map(|(id, _)| id)
                 .filter(|id| !self.pending.contains(id))
                 .collect();
@@ -617,14 +618,18 @@ impl Lighting {
             let r = desc.page_rect(id);
             Rect::new(0, 0, r.width(), r.height())
         };
-        let logged = height.value_rects_since(self.seen).unwrap_or_else(|| {
-            height
-                .values_changed_since(self.seen)
-                .into_iter()
-                .map(|id| (id, whole(id)))
-                .collect()
-        });
-        self.seen = height.epoch();
+        let logged = height
+            .changes()
+            .value_rects_since(self.seen)
+            .unwrap_or_else(|| {
+                height
+                    .changes()
+                    .values_changed_since(self.seen)
+                    .into_iter()
+                    .map(|id| (id, whole(id)))
+                    .collect()
+            });
+        self.seen = height.changes().epoch();
         let mut changed: BTreeMap<PageId, Rect> = BTreeMap::new();
         for (id, r) in logged {
             let e = changed.entry(id).or_insert(Rect::EMPTY);
@@ -737,15 +742,13 @@ impl Lighting {
             // the gathered image, the coarse level, the target and the pyramid's top (lighting).
             let mut work = Vec::with_capacity(chunk.len());
             for (&(id, local), gathered) in chunk.iter().zip(&self.gathered) {
-                let v = light.page(id).expect("overwrite_pages made it");
-                let target =
-                    light
-                        .gpu_page(v)
-                        .map(|p| p.front())
-                        .ok_or(PageError::BudgetTooSmall {
-                            needed: light.page_bytes(),
-                            budget: light.gpu_budget().unwrap_or(0),
-                        })?;
+                let v = light.versions().page(id).expect("overwrite_pages made it");
+                let target = light.places().gpu_page(v).map(|p| p.front()).ok_or(
+                    PageError::BudgetTooSmall {
+                        needed: light.versions().bytes(),
+                        budget: light.places().budgets().gpu.unwrap_or(0),
+                    },
+                )?;
                 let gather = gather_rect(&desc, settings.sun.dir(), id, local);
                 let mut push =
                     LightPush::of(&desc, settings, id, height.flat()).region(local, gather);

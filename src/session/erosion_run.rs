@@ -160,7 +160,7 @@ impl RegionRun {
         doc.write_base_rect(rect, &heights, self.wrote)?;
         let water: Vec<f32> = d.iter().map(|d| 1.0 - (-d / WATER_SHOWN).exp()).collect();
         if let Some(f) = doc.store.field_mut(WATER_FIELD) {
-            f.write_rect(rect, &water, self.wrote)?;
+            crate::pages::rects::write(f, rect, &water, self.wrote)?;
         }
         self.wrote = true;
         self.shown_at = Instant::now();

@@ -208,7 +208,8 @@ pub fn save_document(
     let versions: Vec<Vec<(PageId, Rc<Version>)>> = fields
         .iter()
         .map(|f| {
-            f.versions_by_page()
+            f.versions()
+                .by_page()
                 .map(|(id, v)| (id, v.clone()))
                 .collect()
         })
@@ -220,7 +221,7 @@ pub fn save_document(
             vs.iter()
                 .map(|(id, v)| PageToSave {
                     id: *id,
-                    saved: f.saved(v).cloned(),
+                    saved: f.places().saved(v).cloned(),
                 })
                 .collect()
         })

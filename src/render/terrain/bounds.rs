@@ -63,7 +63,7 @@ impl TerrainRenderer {
             .flat_map(|&b| self.block_pages(b).map(|(_, id)| id))
             .collect();
         field.ensure_visible(&wanted)?;
-        let (changed, epoch) = field.changed_since(self.overlay_seen);
+        let (changed, epoch) = field.changes().changed_since(self.overlay_seen);
         self.overlay_seen = epoch;
         for c in changed {
             if let Some(s) = self.page_sets.get_mut(&Self::block_of(c)) {
@@ -93,8 +93,9 @@ impl TerrainRenderer {
             .coarse_level()
             .ok_or_else(|| GpuError::usage("a drawable document has a coarse level"))?;
         self.bind_coarse(coarse.image())?;
-        let (changed, epoch) = terrain.changed_since(self.seen_epoch);
+        let (changed, epoch) = terrain.changes().changed_since(self.seen_epoch);
         let values: BTreeSet<PageId> = terrain
+            .changes()
             .values_changed_since(self.seen_epoch)
             .into_iter()
             .collect();
@@ -177,7 +178,7 @@ impl TerrainRenderer {
         let mut flat = Vec::new();
         let mut estimated = Vec::new();
         for (&id, &r) in &dirty {
-            if reach(id).all(|n| terrain.is_flat(n)) {
+            if reach(id).all(|n| terrain.versions().visible(n).is_none()) {
                 flat.push((id, r));
             } else if reach(id).all(|n| terrain.drawable(n)) {
                 jobs.push((id, r));

@@ -84,7 +84,7 @@ impl LightAtlas {
         if self.copies_recorded.replace(false) {
             self.copies.clear();
         }
-        let (changed, epoch) = field.changed_since(self.seen);
+        let (changed, epoch) = field.changes().changed_since(self.seen);
         self.seen = epoch;
         for id in changed {
             if let Some(&slot) = self.slot_of.get(&id) {
@@ -93,7 +93,7 @@ impl LightAtlas {
         }
         let mut missing = Vec::new();
         for &id in wanted {
-            let entry = if field.page(id).is_none() {
+            let entry = if field.versions().page(id).is_none() {
                 LIGHT_TABLE_LIT
             } else if field.visible_image(id).is_none() {
                 LIGHT_TABLE_COARSE
