@@ -168,7 +168,7 @@ fn run_gpu(
     strokes: &[(BrushSettings, Vec<StrokeSample>)],
 ) -> Vec<f32> {
     let mut t = Document::from_heights(gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
-    t.set_batch(batch).unwrap();
+    t.brushes.set_batch(batch).unwrap();
     for (b, samples) in strokes {
         t.apply_stroke(b, &stroke_instances(b, samples)).unwrap();
     }
@@ -289,7 +289,7 @@ fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
     }
     // Page (3,2) is far from every stroke: the same version throughout.
     let far = PageId { x: 3, y: 2 };
-    let far_before = t.page(far).cloned().unwrap();
+    let far_before = t.height().versions().page(far).cloned().unwrap();
     for _ in 0..4 {
         assert!(t.undo().unwrap());
     }
@@ -308,7 +308,7 @@ fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
         );
     }
     assert!(
-        std::rc::Rc::ptr_eq(&far_before, t.page(far).unwrap()),
+        std::rc::Rc::ptr_eq(&far_before, t.height().versions().page(far).unwrap()),
         "an untouched page must be shared, not copied"
     );
     assert_no_validation_messages(&gpu);
@@ -319,7 +319,11 @@ fn huge_flat_document_allocates_only_touched_pages() {
     let gpu = gpu();
     let d = doc(65536, 65536, 512);
     let mut t = Document::new(&gpu, d, 0.0, &NoiseTables::default()).unwrap();
-    assert_eq!(t.page_count(), 0, "a new flat document holds no pages");
+    assert_eq!(
+        t.height().versions().count(),
+        0,
+        "a new flat document holds no pages"
+    );
     let b = BrushSettings {
         radius: 64.0,
         ..BrushSettings::new(BrushType::Raise)
@@ -340,14 +344,14 @@ fn huge_flat_document_allocates_only_touched_pages() {
     ];
     t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
     assert!(
-        t.page_count() <= 4,
+        t.height().versions().count() <= 4,
         "{} pages for one small stroke",
-        t.page_count()
+        t.height().versions().count()
     );
     assert!(
-        t.page_bytes() <= 16 << 20,
+        t.height().versions().bytes() <= 16 << 20,
         "{} bytes of pages",
-        t.page_bytes()
+        t.height().versions().bytes()
     );
     assert_no_validation_messages(&gpu);
 }
@@ -588,14 +592,15 @@ fn budgeted_queue_gives_the_same_heights_as_draining() {
     let drained = run_gpu(&gpu, d, 4, &strokes);
 
     let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
-    t.set_batch(4).unwrap();
+    t.brushes.set_batch(4).unwrap();
     for (b, samples) in &strokes {
-        t.enqueue_stroke(b, &stroke_instances(b, samples)).unwrap();
+        t.enqueue_stroke_part(b, &stroke_instances(b, samples), false)
+            .unwrap();
     }
-    assert_eq!(t.pending_strokes(), strokes.len());
+    assert_eq!(t.brushes.pending_strokes(), strokes.len());
     // A budget far below one wave's time: every call runs exactly one unit of work.
     let mut calls = 0;
-    while t.pending_strokes() > 0 {
+    while t.brushes.pending_strokes() > 0 {
         let report = t.pump(Some(1e-9)).unwrap();
         assert_eq!(
             report.units, 1,
@@ -624,11 +629,11 @@ fn detached_pumps_give_the_same_heights_as_draining() {
     let drained = run_gpu(&gpu, d, 4, &strokes);
 
     let mut t = Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
-    t.set_batch(4).unwrap();
+    t.brushes.set_batch(4).unwrap();
     t.set_frames_in_flight(true);
     let (mut calls, mut units, mut measured) = (0, 0, 0.0);
     let mut pump_all = |t: &mut Document| {
-        while t.pending_strokes() > 0 {
+        while t.brushes.pending_strokes() > 0 {
             let report = t.pump(Some(0.05)).unwrap();
             assert!(report.units >= 1);
             units += report.units;
@@ -639,12 +644,13 @@ fn detached_pumps_give_the_same_heights_as_draining() {
     };
     // A stroke undone while its last waves may still run.
     let (extra_brush, extra) = &strokes[0];
-    t.enqueue_stroke(extra_brush, &stroke_instances(extra_brush, extra))
+    t.enqueue_stroke_part(extra_brush, &stroke_instances(extra_brush, extra), false)
         .unwrap();
     pump_all(&mut t);
     assert!(t.undo().unwrap());
     for (b, samples) in &strokes {
-        t.enqueue_stroke(b, &stroke_instances(b, samples)).unwrap();
+        t.enqueue_stroke_part(b, &stroke_instances(b, samples), false)
+            .unwrap();
     }
     pump_all(&mut t);
     assert!(units > 0 && calls > 1);
@@ -672,8 +678,8 @@ fn tile_culling_changes_no_height() {
             let run = |cull: bool, batch: usize| {
                 let mut t =
                     Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
-                t.set_batch(batch).unwrap();
-                t.set_tile_culling(cull);
+                t.brushes.set_batch(batch).unwrap();
+                t.brushes.set_tile_culling(cull);
                 for (brush, samples) in &strokes {
                     t.apply_stroke(brush, &stroke_instances(brush, samples))
                         .unwrap();
@@ -725,10 +731,10 @@ fn in_place_passes_equal_ping_pong() {
             let run = |modes: [bool; 3], batch: usize| {
                 let mut t =
                     Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
-                t.set_batch(batch).unwrap();
+                t.brushes.set_batch(batch).unwrap();
                 let mut states = vec![t.to_dense().unwrap()];
                 for ((brush, samples), in_place) in strokes.iter().zip(modes) {
-                    t.set_in_place(in_place);
+                    t.brushes.set_in_place(in_place);
                     t.apply_stroke(brush, &stroke_instances(brush, samples))
                         .unwrap();
                     states.push(t.to_dense().unwrap());
@@ -747,10 +753,10 @@ fn in_place_passes_equal_ping_pong() {
                     Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
                 let inst = stroke_instances(b, &corner_stroke());
                 let (p1, p2) = inst.split_at(inst.len() / 2);
-                t.set_in_place(first_in_place);
+                t.brushes.set_in_place(first_in_place);
                 t.enqueue_stroke_part(b, p1, false).unwrap();
                 t.pump(None).unwrap();
-                t.set_in_place(!first_in_place);
+                t.brushes.set_in_place(!first_in_place);
                 t.enqueue_stroke_part(b, p2, true).unwrap();
                 t.pump(None).unwrap();
                 t.to_dense().unwrap()
@@ -1032,7 +1038,7 @@ fn a_document_holds_named_fields_on_one_page_grid() {
     let b = BrushSettings::new(BrushType::Raise);
     t.apply_stroke(&b, &stroke_instances(&b, &corner_stroke()))
         .unwrap();
-    assert!(t.page_count() > 0);
+    assert!(t.height().versions().count() > 0);
     let mask = t.store.field("mask").unwrap();
     assert_eq!(mask.versions().count(), 0);
     assert!(mask.to_dense().unwrap().iter().all(|&v| v == 1.0));
@@ -1203,7 +1209,7 @@ fn the_coarse_level_follows_small_strokes_across_its_blocks() {
             ..doc(512, 384, 256)
         };
         let mut t = Document::from_heights(&gpu, d, &initial(&d), &tables).unwrap();
-        t.set_batch(1).unwrap();
+        t.brushes.set_batch(1).unwrap();
         assert_coarse_matches(&mut t, &format!("{format:?} initial"));
         let line = |y: f32| -> Vec<StrokeSample> {
             (0..6)

@@ -883,7 +883,7 @@ fn projects_round_trip_the_stack_and_its_fields_sparse_and_incrementally() {
     let (file, first) = save_document(&mut d, &path, &meta, None, None).unwrap();
     let composite = d.to_dense().unwrap();
     let fields = |d: &mut Document| -> Vec<Vec<f32>> {
-        let names = d.layer_field_names();
+        let names = d.layers().field_names();
         names
             .iter()
             .map(|n| d.store.field(n).unwrap().to_dense().unwrap())
@@ -1176,7 +1176,7 @@ fn a_tight_gpu_budget_never_changes_a_layered_composite() {
         "the budget changed the composite (max {})",
         max_diff(&a, &b)
     );
-    for name in free.layer_field_names() {
+    for name in free.layers().field_names() {
         let f = free.store.field(&name).unwrap().to_dense().unwrap();
         let p = paged.store.field(&name).unwrap().to_dense().unwrap();
         assert!(f == p, "{name} differs under the budget");

@@ -61,8 +61,8 @@ fn apply_trace_holds_every_wave_inside_its_step() {
     j.replay(
         &mut scarp::edit::Target::new(&mut doc, &mut tools),
         |_, t| {
-            waves += t.doc.last_stroke().waves;
-            texels += t.doc.last_stroke().texels_written;
+            waves += t.doc.brushes.last_stroke.waves;
+            texels += t.doc.brushes.last_stroke.texels_written;
         },
     )
     .unwrap();

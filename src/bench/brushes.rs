@@ -287,9 +287,9 @@ pub(super) fn measure(
             ));
         }
         let terrain = &mut current.as_mut().expect("made above").1;
-        terrain.set_batch(batch as usize)?;
-        terrain.set_in_place(c.in_place);
-        terrain.set_tile_culling(c.tile_culling);
+        terrain.brushes.set_batch(batch as usize)?;
+        terrain.brushes.set_in_place(c.in_place);
+        terrain.brushes.set_tile_culling(c.tile_culling);
         let brush = settings(brush_type, radius, &stamp);
         let instances = stroke(&brush);
         let mut times = Vec::new();
@@ -297,7 +297,7 @@ pub(super) fn measure(
         for i in 0..o.warmup + o.repeats {
             heater.heat(HEAT_SHORT_MS)?;
             terrain.apply_stroke(&brush, &instances)?;
-            let st = terrain.last_stroke().clone();
+            let st = terrain.brushes.last_stroke.clone();
             terrain.undo()?;
             if i >= o.warmup {
                 times.push(st.gpu_ns.ok_or_else(|| anyhow!("no timestamps"))? * 1e-6);

@@ -164,7 +164,8 @@ fn time_stroke(
         d.apply_stroke(b, &instances)?;
         let c = d.take_composite_stats();
         let w = d
-            .last_stroke()
+            .brushes
+            .last_stroke
             .gpu_ns
             .ok_or_else(|| anyhow!("no stroke timestamps"))?;
         if k >= o.warmup {

@@ -297,7 +297,7 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
             t
         }
     };
-    terrain.set_batch(a.batch)?;
+    terrain.brushes.set_batch(a.batch)?;
     if a.trace.is_some() {
         crate::gpu::start_trace(&gpu)?;
     }
@@ -305,7 +305,7 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     let mut tools = crate::edit::Tools::default();
     let target = &mut crate::edit::Target::new(&mut terrain, &mut tools);
     plan.journal.replay(target, |i, t| {
-        let s = t.doc.last_stroke();
+        let s = &t.doc.brushes.last_stroke;
         total_ns += s.gpu_ns.unwrap_or(f64::NAN);
         total_passes += s.passes;
         print_stroke(i, s, a.passes);
@@ -316,7 +316,7 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     println!(
         "total: {totals}, {total_passes} passes, GPU {:.3} ms, {} pages in memory",
         total_ns * 1e-6,
-        terrain.page_count()
+        terrain.height().versions().count()
     );
     println!("{}", terrain.memory().line());
     if plan.to_project {

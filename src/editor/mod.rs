@@ -1771,8 +1771,8 @@ impl Editor {
                 .source
                 .file_name()
                 .map_or_else(|| "document".into(), |n| n.to_string_lossy().into_owned()),
-            pages: doc.page_count(),
-            page_bytes: doc.page_bytes(),
+            pages: doc.height().versions().count(),
+            page_bytes: doc.height().versions().bytes(),
             undo_steps: doc.undo_steps(),
             undo_bytes: doc.undo_bytes(),
             height_lo: lo,
@@ -1788,7 +1788,7 @@ impl Editor {
         }
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
         self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;
-        self.ui.profile.queue_len = doc.pending_strokes();
+        self.ui.profile.queue_len = doc.brushes.pending_strokes();
         let (since, n) = self.instances_window;
         let secs = since.elapsed().as_secs_f64();
         let memory = doc.memory();
@@ -2021,7 +2021,7 @@ impl Editor {
     /// (and the lighting caught up).
     fn shot_due(&mut self) -> bool {
         let lighting = self.ui.view.sun.is_some() && self.lighting.pending() > 0;
-        if self.replay.is_some() || self.session.doc.pending_strokes() > 0 || lighting {
+        if self.replay.is_some() || self.session.doc.brushes.pending_strokes() > 0 || lighting {
             self.idle_since = None;
             return false;
         }

@@ -282,6 +282,14 @@ fn check_opacity(o: f32) -> Result<(), OpError> {
 }
 
 impl Stack {
+    /// The fields of the layers, bottom layer first, value, alpha, mask each.
+    pub fn field_names(&self) -> Vec<String> {
+        self.layers
+            .iter()
+            .flat_map(|l| Part::ALL.map(|p| l.field(p)))
+            .collect()
+    }
+
     /// Index of the layer called `name`.
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.layers.iter().position(|l| l.name == name)

@@ -189,7 +189,7 @@ pub fn save_document(
     let mut meta = meta.clone();
     meta.layers = terrain.is_layered().then(|| terrain.layers().to_file());
     let names: Vec<String> = std::iter::once(terrain.base_name().to_string())
-        .chain(terrain.layer_field_names())
+        .chain(terrain.layers().field_names())
         .collect();
     let coarse = match terrain
         .store

@@ -7,43 +7,27 @@
 //! A document without layers is its `height` field, painted directly. The first layer makes it
 //! *layered*: the base moves to the `base` field (its undo steps with it) and `height` becomes
 //! the composite, which the [`Compositor`] folds per dirty page (docs/layers.md).
+//!
+//! * `log.rs`: the undo log (which fields each step wrote an undo step in).
+//! * `routing.rs`: which fields a stroke paints on the selection, and with what.
+
+mod log;
+mod routing;
 
 use crate::brush::error::{BrushError, Result};
-use crate::brush::gpu::{BrushEngine, PumpReport, StrokeOrder, StrokeStats};
+use crate::brush::gpu::{BrushEngine, PumpReport};
 use crate::brush::shared::BrushInstance;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::Gpu;
 use crate::layers::composite::f32_desc;
-use crate::layers::{
-    CompositeStats, Compositor, LayerFiles, LayerOp, Mode, Part, Stack, BASE_FIELD,
-};
+use crate::layers::{CompositeStats, Compositor, LayerFiles, LayerOp, Part, Stack, BASE_FIELD};
 use crate::noise::NoiseTables;
 use crate::pages::disk::DiskLoc;
-use crate::pages::{
-    Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, Version, HEIGHT,
-};
+use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, HEIGHT};
+use log::{LogEntry, UndoLog};
+use routing::Routing;
 use std::path::Path;
-use std::rc::Rc;
 use std::sync::Arc;
-
-/// What one document step changed, for undo and redo.
-#[derive(Clone, Debug)]
-enum LogEntry {
-    /// Undo steps of these fields (a stroke: the fields its orders painted).
-    Fields(Vec<String>),
-    /// A layer step: the stack before and after, and the fields it wrote an undo step in.
-    Stack {
-        before: Box<Stack>,
-        after: Box<Stack>,
-        fields: Vec<String>,
-    },
-}
-
-fn entry_fields(e: &LogEntry) -> impl Iterator<Item = &String> {
-    match e {
-        LogEntry::Fields(f) | LogEntry::Stack { fields: f, .. } => f.iter(),
-    }
-}
 
 /// A document's pages, the engine painting them and its layers.
 pub struct Document {
@@ -51,13 +35,9 @@ pub struct Document {
     pub brushes: BrushEngine,
     layers: Stack,
     compositor: Option<Compositor>,
-    undo_log: Vec<LogEntry>,
-    redo_log: Vec<LogEntry>,
-    /// Level strokes on a layered document: the composite height the stroke under way levels to.
-    level_target: f32,
-    /// Flatten and ramp strokes on a layered document: the plane through the composite's
-    /// heights under the stroke, taken when it starts.
-    plane: Option<crate::brush::Plane>,
+    log: UndoLog,
+    /// What the stroke under way takes from the composite.
+    routing: Routing,
     /// Composite work since the last [`Self::take_composite_stats`].
     composite_stats: CompositeStats,
     /// Undo memory each field may hold (new layer fields get it too).
@@ -76,10 +56,8 @@ impl Document {
             brushes,
             layers: Stack::default(),
             compositor: None,
-            undo_log: Vec::new(),
-            redo_log: Vec::new(),
-            level_target: 0.0,
-            plane: None,
+            log: UndoLog::default(),
+            routing: Routing::default(),
             composite_stats: CompositeStats::default(),
             undo_budget: crate::pages::history::DEFAULT_UNDO_BUDGET,
             solo: false,
@@ -167,26 +145,6 @@ impl Document {
         self.store.height()
     }
 
-    /// What the last finished stroke cost.
-    pub fn last_stroke(&self) -> &StrokeStats {
-        &self.brushes.last_stroke
-    }
-
-    /// Instances per dispatch for pointwise brushes (1..=256).
-    pub fn set_batch(&mut self, batch: usize) -> Result<()> {
-        self.brushes.set_batch(batch)
-    }
-
-    /// See [`BrushEngine::set_in_place`].
-    pub fn set_in_place(&mut self, on: bool) {
-        self.brushes.set_in_place(on);
-    }
-
-    /// See [`BrushEngine::set_tile_culling`].
-    pub fn set_tile_culling(&mut self, on: bool) {
-        self.brushes.set_tile_culling(on);
-    }
-
     /// Applies one stroke's instances in order, as one undo step (headless replay).
     pub fn apply_stroke(
         &mut self,
@@ -195,15 +153,6 @@ impl Document {
     ) -> Result<()> {
         self.enqueue_stroke_part(brush, instances, false)?;
         self.pump(None).map(|_| ())
-    }
-
-    /// Queues a stroke; see [`Self::enqueue_stroke_part`].
-    pub fn enqueue_stroke(
-        &mut self,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-    ) -> Result<()> {
-        self.enqueue_stroke_part(brush, instances, false)
     }
 
     /// Queues part of a stroke on the selected layer (or the base): with `join` it continues the
@@ -226,14 +175,14 @@ impl Document {
         }
         if !join && brush.brush == BrushType::Level && self.is_layered() {
             // Level strokes pull toward the composite under their first sample, before them.
-            self.level_target = match crate::brush::level_texel(instances) {
+            self.routing.level_target = match crate::brush::level_texel(instances) {
                 Some((x, y)) => self.height_at(x, y)?,
                 None => 0.0,
             };
         }
         if !join && brush.brush.is_plane() && self.is_layered() {
             // Flatten and ramp pull toward the plane through the composite, before them.
-            self.plane =
+            self.routing.plane =
                 crate::brush::Plane::of_stroke(brush, instances, |x, y| self.height_at(x, y))?;
         }
         if let (false, BrushType::Mask, Some(rules)) = (join, brush.brush, &brush.rules) {
@@ -247,10 +196,17 @@ impl Document {
             let c = self.compositor.as_mut().expect("a layer is selected");
             c.rules_weight(&mut self.store, &self.layers, i, rules)?;
         }
-        let orders = self.orders(brush, instances, join);
+        let orders = self.routing.orders(
+            &self.layers,
+            self.is_layered(),
+            self.base_name(),
+            brush,
+            instances,
+            join,
+        );
         if !join {
             let fields = orders.iter().map(|o| o.field.clone()).collect();
-            self.push_log(LogEntry::Fields(fields));
+            self.log.push(LogEntry::Fields(fields));
         }
         for o in orders {
             self.brushes.enqueue(o);
@@ -274,95 +230,10 @@ impl Document {
         }
     }
 
-    /// The engine orders painting one stroke (part) on the selection.
-    fn orders(
-        &self,
-        brush: &BrushSettings,
-        instances: &[BrushInstance],
-        join: bool,
-    ) -> Vec<StrokeOrder> {
-        let level =
-            (self.is_layered() && brush.brush == BrushType::Level).then_some(self.level_target);
-        let plane = self.plane.filter(|_| self.is_layered());
-        let order = |field: String,
-                     b: BrushSettings,
-                     instances: Vec<BrushInstance>,
-                     target: Option<f32>| {
-            StrokeOrder {
-                field,
-                // Only the stroke's own brush takes the plane (not the level strokes of alpha).
-                plane: plane.filter(|_| b.brush.is_plane()),
-                brush: b,
-                instances,
-                join,
-                level_target: target,
-                weight: None,
-            }
-        };
-        // A level stroke of `brush`'s shape toward `target` (strengths as given, or 1).
-        let toward = |target: f32, full: bool| {
-            let mut b = brush.clone();
-            b.brush = BrushType::Level;
-            let mut inst = instances.to_vec();
-            if full {
-                b.strength = 1.0;
-                for i in &mut inst {
-                    i.strength = 1.0;
-                }
-            }
-            (b, inst, Some(target))
-        };
-        let Some(layer) = self.layers.selected_layer() else {
-            return vec![order(
-                self.base_name().to_string(),
-                brush.clone(),
-                instances.to_vec(),
-                level,
-            )];
-        };
-        let mut out = Vec::new();
-        match brush.brush {
-            BrushType::Mask => {
-                let (mut b, i, t) = toward(brush.value, false);
-                b.rules = None;
-                let mut o = order(layer.field(Part::Mask), b, i, t);
-                if brush.rules.is_some() {
-                    o.weight = Some(crate::layers::composite::RULES_WEIGHT.to_string());
-                }
-                out.push(o);
-            }
-            BrushType::Erase => {
-                let (b, i, t) = toward(0.0, false);
-                if layer.mode == Mode::Add {
-                    out.push(order(layer.field(Part::Value), b.clone(), i.clone(), t));
-                }
-                out.push(order(layer.field(Part::Alpha), b, i, t));
-            }
-            _ => {
-                out.push(order(
-                    layer.field(Part::Value),
-                    brush.clone(),
-                    instances.to_vec(),
-                    level,
-                ));
-                if layer.mode.reveals() {
-                    let (b, i, t) = toward(1.0, true);
-                    out.push(order(layer.field(Part::Alpha), b, i, t));
-                }
-            }
-        }
-        out
-    }
-
-    fn push_log(&mut self, entry: LogEntry) {
-        self.undo_log.push(entry);
-        self.redo_log.clear();
-    }
-
     /// Begins an undo step of an edit that writes these fields itself (an undo step each, begun
     /// by its writes): undo and redo then move them together.
     pub(crate) fn begin_step(&mut self, fields: Vec<String>) {
-        self.push_log(LogEntry::Fields(fields));
+        self.log.push(LogEntry::Fields(fields));
     }
 
     /// The base's values over `rect` (inside the document), row-major, after every queued
@@ -382,7 +253,7 @@ impl Document {
     ) -> Result<()> {
         let name = self.base_name();
         if !join {
-            self.push_log(LogEntry::Fields(vec![name.to_string()]));
+            self.log.push(LogEntry::Fields(vec![name.to_string()]));
         }
         let field = self.store.field_mut(name).expect("the base exists");
         crate::pages::rects::write(field, rect, values, join)?;
@@ -394,40 +265,10 @@ impl Document {
     pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
         let report = self.brushes.pump(&mut self.store, budget_ms)?;
         if report.pending_strokes == 0 {
-            self.trim_log();
+            self.log.trim(&self.store);
         }
         self.composite()?;
         Ok(report)
-    }
-
-    /// Forgets the oldest log entries once a field has forgotten the undo steps they name (past
-    /// its undo budget), so undo stops where the fields do. Every queued stroke must be done.
-    fn trim_log(&mut self) {
-        loop {
-            let mut cut: Option<usize> = None;
-            let mut names: Vec<&String> = self.undo_log.iter().flat_map(entry_fields).collect();
-            names.sort();
-            names.dedup();
-            for name in names {
-                let held = self
-                    .store
-                    .field(name)
-                    .map_or(0, |f| f.versions().undo_steps());
-                let refs: Vec<usize> = (0..self.undo_log.len())
-                    .filter(|&i| entry_fields(&self.undo_log[i]).any(|f| f == name))
-                    .collect();
-                if refs.len() > held {
-                    let last_forgotten = refs[refs.len() - held - 1];
-                    cut = Some(cut.map_or(last_forgotten, |c| c.max(last_forgotten)));
-                }
-            }
-            match cut {
-                Some(i) => {
-                    self.undo_log.drain(..=i);
-                }
-                None => break,
-            }
-        }
     }
 
     /// Brings the composite up to date (layered documents).
@@ -476,15 +317,6 @@ impl Document {
     /// The layer stack.
     pub fn layers(&self) -> &Stack {
         &self.layers
-    }
-
-    /// The fields of the stack's layers, bottom layer first, value, alpha, mask each.
-    pub fn layer_field_names(&self) -> Vec<String> {
-        self.layers
-            .layers
-            .iter()
-            .flat_map(|l| Part::ALL.map(|p| l.field(p)))
-            .collect()
     }
 
     /// Gives a document just opened from a project its stack and the layers' stored fields
@@ -538,14 +370,7 @@ impl Document {
             .insert_field(HEIGHT, composite)?
             .expect("every store has a height field");
         self.store.insert_field(BASE_FIELD, base)?;
-        for entry in self.undo_log.iter_mut().chain(&mut self.redo_log) {
-            let fields = match entry {
-                LogEntry::Fields(f) | LogEntry::Stack { fields: f, .. } => f,
-            };
-            for f in fields.iter_mut().filter(|f| *f == HEIGHT) {
-                *f = BASE_FIELD.to_string();
-            }
-        }
+        self.log.rename_field(HEIGHT, BASE_FIELD);
         let mut compositor = Compositor::new(self.gpu(), desc.format)?;
         compositor.detached = self.frames_in_flight;
         self.compositor = Some(compositor);
@@ -559,7 +384,7 @@ impl Document {
             .check(op)
             .map_err(|e| BrushError::Layer(format!("{} {:?}: {e}", op.op_name(), op.name())))?;
         let loaded = match op {
-            LayerOp::Add { files, mode, .. } => self.load_layer_files(files, *mode, base_dir)?,
+            LayerOp::Add { files, .. } => load_layer_files(*self.desc(), files, base_dir)?,
             _ => Vec::new(),
         };
         self.pump(None)?;
@@ -630,40 +455,12 @@ impl Document {
                 }
             }
         }
-        self.push_log(LogEntry::Stack {
+        self.log.push(LogEntry::Stack {
             before: Box::new(before),
             after: Box::new(self.layers.clone()),
             fields,
         });
         self.composite()
-    }
-
-    /// The `add` step's files, read at the document's size (value: integer files over the
-    /// document's range; alpha and mask: over 0..1), in part order.
-    fn load_layer_files(
-        &self,
-        files: &LayerFiles,
-        _mode: Mode,
-        base_dir: &Path,
-    ) -> Result<Vec<Option<Vec<f32>>>> {
-        let d = *self.desc();
-        let read =
-            |what: &str, path: &Option<String>, range: (f32, f32)| -> Result<Option<Vec<f32>>> {
-                let Some(p) = path else { return Ok(None) };
-                let options = crate::terrain::formats::ReadOptions {
-                    size: Some((d.width, d.height)),
-                    range,
-                    ..Default::default()
-                };
-                crate::terrain::formats::read(&base_dir.join(p), &options)
-                    .map(|h| Some(h.values))
-                    .map_err(|e| BrushError::Layer(format!("add: {what}: {e}")))
-            };
-        Ok(vec![
-            read("value", &files.value, (d.height_min, d.height_max))?,
-            read("alpha", &files.alpha, (0.0, 1.0))?,
-            read("mask", &files.mask, (0.0, 1.0))?,
-        ])
     }
 
     /// With frames in flight, the brush work a pump submits and the copy-on-write copies it
@@ -699,11 +496,6 @@ impl Document {
         self.height().places().report()
     }
 
-    /// Strokes queued or in progress.
-    pub fn pending_strokes(&self) -> usize {
-        self.brushes.pending_strokes()
-    }
-
     /// Height at texel (x, y), clamped into the document, after every queued stroke.
     pub fn height_at(&mut self, x: i32, y: i32) -> Result<f32> {
         self.pump(None)?;
@@ -723,15 +515,9 @@ impl Document {
 
     fn step_back(&mut self, undo: bool) -> Result<bool> {
         self.pump(None)?;
-        let (from, to) = if undo {
-            (&mut self.undo_log, &mut self.redo_log)
-        } else {
-            (&mut self.redo_log, &mut self.undo_log)
-        };
-        let Some(entry) = from.pop() else {
+        let Some(entry) = self.log.step(undo) else {
             return Ok(false);
         };
-        to.push(entry.clone());
         let fields = match &entry {
             LogEntry::Fields(f) => f,
             LogEntry::Stack {
@@ -778,10 +564,6 @@ impl Document {
         self.composite()
     }
 
-    pub fn solo(&self) -> bool {
-        self.solo
-    }
-
     /// GPU memory the undo/redo steps hold (upper bound).
     pub fn undo_bytes(&self) -> u64 {
         self.store
@@ -793,22 +575,7 @@ impl Document {
 
     /// Steps that can be undone now.
     pub fn undo_steps(&self) -> usize {
-        self.undo_log.len()
-    }
-
-    /// Pages that hold GPU memory now.
-    pub fn page_count(&self) -> usize {
-        self.height().versions().count()
-    }
-
-    /// GPU bytes of the current pages' images (history versions not included).
-    pub fn page_bytes(&self) -> u64 {
-        self.height().versions().bytes()
-    }
-
-    /// The committed version of a page, if it holds memory (for identity checks).
-    pub fn page(&self, id: PageId) -> Option<&Rc<Version>> {
-        self.height().versions().page(id)
+        self.log.len()
     }
 
     /// The whole height field after every queued stroke, row-major.
@@ -822,4 +589,29 @@ impl Document {
         self.pump(None)?;
         Ok(self.height().page_heights()?)
     }
+}
+
+/// The `add` step's files, read at the document's size (value: integer files over the
+/// document's range; alpha and mask: over 0..1), in part order.
+fn load_layer_files(
+    d: DocumentDesc,
+    files: &LayerFiles,
+    base_dir: &Path,
+) -> Result<Vec<Option<Vec<f32>>>> {
+    let read = |what: &str, path: &Option<String>, range: (f32, f32)| -> Result<Option<Vec<f32>>> {
+        let Some(p) = path else { return Ok(None) };
+        let options = crate::terrain::formats::ReadOptions {
+            size: Some((d.width, d.height)),
+            range,
+            ..Default::default()
+        };
+        crate::terrain::formats::read(&base_dir.join(p), &options)
+            .map(|h| Some(h.values))
+            .map_err(|e| BrushError::Layer(format!("add: {what}: {e}")))
+    };
+    Ok(vec![
+        read("value", &files.value, (d.height_min, d.height_max))?,
+        read("alpha", &files.alpha, (0.0, 1.0))?,
+        read("mask", &files.mask, (0.0, 1.0))?,
+    ])
 }
