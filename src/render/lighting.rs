@@ -513,7 +513,7 @@ impl Lighting {
             )?,
             gather: ComputeKernel::new(gpu, gather, &[BindingKind::StorageImage; 10], &[])?,
             gathered: Vec::new(),
-            dummy: super::TerrainRenderer::flat_placeholder(gpu, format)?,
+            dummy: super::terrain::flat_placeholder(gpu, format)?,
             shown: None,
             seen: 0,
             near: BTreeMap::new(),

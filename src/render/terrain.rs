@@ -21,11 +21,14 @@
 //!   slots, so the host prepares the next frame while the GPU draws this one; page sets a frame in
 //!   flight binds are replaced, not rewritten.
 
+mod blocks;
 mod bounds;
 mod deferred;
 mod light_atlas;
+mod overlay;
 mod slots;
 
+use blocks::Blocks;
 use bounds::BoundsJob;
 use deferred::GBuffer;
 use light_atlas::LightAtlas;
@@ -36,12 +39,12 @@ use super::camera::Camera;
 use super::lod::{
     self, frustum_planes, IndexRange, LodView, TileBounds, TileGrid, LEVELS, STITCHES,
 };
-use super::quadtree::{self, NodeBounds, SelectView, Selection, PAGE_LEVEL};
+use super::quadtree::{self, NodeBounds, SelectView, Selection};
 use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
-    PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS,
-    VIEW_CURSOR, VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER,
-    VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
+    PAGE_SLOTS, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
+    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SEA,
+    VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -235,6 +238,7 @@ struct DrawGroup {
 pub struct TerrainRenderer {
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
+    blocks: Blocks,
     pipelines: Pipelines,
     /// Sets of the frames (uniforms, tile draws, coarse level), of the bounds outputs, of pages.
     frame_pool: SetPool,
@@ -268,12 +272,8 @@ pub struct TerrainRenderer {
     /// Change epoch of the height field this renderer has caught up with.
     seen_epoch: u64,
     dummy: Image,
-    /// The field tinting the terrain (a layer's mask), if any, and its change epoch caught up
-    /// with; an r32f placeholder bound for its pages without images (and when there is none).
-    overlay: Option<String>,
-    overlay_style: Overlay,
-    overlay_seen: u64,
-    overlay_dummy: Image,
+    /// The field tinting the terrain, if any ([`overlay::Tint`]).
+    tint: overlay::Tint,
     /// Bound for the lighting's coarse level while there is none (never read then).
     light_coarse_dummy: Image,
     /// The lighting field's pages drawn at page level, side by side, for the shading pass; and
@@ -316,13 +316,13 @@ impl TerrainRenderer {
                 crate::pages::coarse::MAX_SIDE * crate::pages::coarse::FACTOR
             )));
         }
-        let pipelines = Self::make_pipelines(gpu, desc, options.color_format)?;
+        let pipelines = make_pipelines(gpu, desc, options.color_format)?;
         let mut frame_pool = SetPool::new(&pipelines.frame, SLOTS as u32);
         let mut out_pool = SetPool::new(&pipelines.out, SLOTS as u32);
         let mut compose_pool = SetPool::new(&pipelines.compose_set, SLOTS as u32);
         let grid = TileGrid::new(desc.width, desc.height);
-        let (index_buffer, ranges) = Self::upload_index_lists(gpu)?;
-        let bounds_stride = Self::bounds_stride(gpu, &desc);
+        let (index_buffer, ranges) = upload_index_lists(gpu)?;
+        let bounds_stride = bounds_stride(gpu, &desc);
         let table_bytes = u64::from(desc.pages_x() * desc.pages_y()) * 4;
         let slots = (0..SLOTS)
             .map(|_| {
@@ -334,8 +334,8 @@ impl TerrainRenderer {
                 )
             })
             .collect::<Result<_>>()?;
-        let dummy = Self::flat_placeholder(gpu, desc.format)?;
-        let overlay_dummy = Self::flat_placeholder(gpu, HeightFormat::R32f)?;
+        let dummy = flat_placeholder(gpu, desc.format)?;
+        let overlay_dummy = flat_placeholder(gpu, HeightFormat::R32f)?;
         let light_coarse_dummy = super::lighting::lit_coarse_placeholder(gpu)?;
         let shade_kernel = ComputeKernel::new(
             gpu,
@@ -361,6 +361,7 @@ impl TerrainRenderer {
         let mut r = Self {
             gpu: gpu.clone(),
             desc,
+            blocks: Blocks::new(desc),
             page_pool: SetPool::new(&pipelines.page, SETS_PER_POOL),
             pipelines,
             frame_pool,
@@ -384,10 +385,7 @@ impl TerrainRenderer {
             initialized: false,
             seen_epoch: 0,
             dummy,
-            overlay: None,
-            overlay_style: Overlay::Mask,
-            overlay_seen: 0,
-            overlay_dummy,
+            tint: overlay::Tint::new(overlay_dummy),
             light_coarse_dummy,
             atlas: LightAtlas::new(gpu, desc, options.light_atlas_bytes)?,
             light_wanted: Vec::new(),
@@ -407,7 +405,7 @@ impl TerrainRenderer {
         let flat = [&r.dummy; PAGE_SLOTS];
         r.page_pool
             .write(r.flat_set, 0, Bound::StorageImages(&flat))?;
-        let overlay = [&r.overlay_dummy; OVERLAY_SLOTS];
+        let overlay = [&r.tint.placeholder; OVERLAY_SLOTS];
         r.page_pool
             .write(r.flat_set, 1, Bound::StorageImages(&overlay))?;
         Ok(r)
@@ -418,178 +416,12 @@ impl TerrainRenderer {
     /// or [`Overlay::Water`] (a region erosion's water: blue, 0: no tint). Page sets are
     /// rewritten as needed.
     pub fn set_overlay(&mut self, overlay: Option<(&str, Overlay)>) {
-        self.overlay_style = overlay.map_or(Overlay::Mask, |(_, s)| s);
-        let name = overlay.map(|(n, _)| n);
-        if self.overlay.as_deref() == name {
+        if !self.tint.set(overlay) {
             return;
         }
-        self.overlay = name.map(str::to_string);
-        self.overlay_seen = 0;
         for s in self.page_sets.values_mut() {
             s.stale = true;
         }
-    }
-
-    /// The overlay field, when set and in `store`.
-    fn overlay_field<'s>(&self, store: &'s PageStore) -> Option<&'s Field> {
-        self.overlay.as_deref().and_then(|n| store.field(n))
-    }
-
-    /// The set layouts, pipeline layouts and pipelines: drawing (fill, and wireframe where the
-    /// device has it) and the tile-bounds kernel.
-    fn make_pipelines(
-        gpu: &Arc<Gpu>,
-        desc: DocumentDesc,
-        color_format: vk::Format,
-    ) -> Result<Pipelines> {
-        use crate::gpu::DescriptorKind as K;
-        let vertex = vk::ShaderStageFlags::VERTEX;
-        let fragment = vk::ShaderStageFlags::FRAGMENT;
-        let frame = SetLayout::new(
-            gpu,
-            &[
-                LayoutBinding::new(K::UniformBuffer, vertex),
-                LayoutBinding::new(K::StorageBuffer, vertex),
-                LayoutBinding::new(K::StorageImage, vertex),
-            ],
-        )?;
-        let page = SetLayout::new(
-            gpu,
-            &[
-                LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
-                    .array(PAGE_SLOTS as u32),
-                LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
-            ],
-        )?;
-        let out = SetLayout::new(
-            gpu,
-            &[LayoutBinding::new(
-                K::StorageBufferDynamic,
-                vk::ShaderStageFlags::COMPUTE,
-            )],
-        )?;
-        let compose_set = SetLayout::new(gpu, &[LayoutBinding::new(K::SampledImage, fragment)])?;
-        let draw = PipelineLayout::new(
-            gpu,
-            &[&frame, &page],
-            vertex,
-            std::mem::size_of::<PagePush>() as u32,
-        )?;
-        let bounds = PipelineLayout::new(
-            gpu,
-            &[&page, &out],
-            vk::ShaderStageFlags::COMPUTE,
-            std::mem::size_of::<BoundsPush>() as u32,
-        )?;
-        let compose_layout = PipelineLayout::new(gpu, &[&compose_set], fragment, 0)?;
-        let (vert_shader, bounds_shader) = match desc.format {
-            HeightFormat::R32f => (
-                &shaders::RENDER_TERRAIN_VERT,
-                &shaders::RENDER_TILE_BOUNDS_COMP,
-            ),
-            HeightFormat::R16 => (
-                &shaders::RENDER_TERRAIN_R16_VERT,
-                &shaders::RENDER_TILE_BOUNDS_R16_COMP,
-            ),
-        };
-        let gbuffer = [deferred::SURFACE_FORMAT, deferred::NODE_FORMAT];
-        let graphics = |name, polygon_mode| {
-            GraphicsPipeline::new(
-                gpu,
-                &draw,
-                &GraphicsDesc {
-                    name,
-                    vertex: vert_shader,
-                    fragment: &shaders::RENDER_TERRAIN_FRAG,
-                    color_formats: &gbuffer,
-                    // Reverse-Z: nearer is larger.
-                    depth: Some((DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL)),
-                    polygon_mode,
-                },
-            )
-        };
-        let fill = graphics("terrain draw", vk::PolygonMode::FILL)?;
-        let wire = match gpu.fill_mode_non_solid() {
-            true => Some(graphics("terrain wireframe", vk::PolygonMode::LINE)?),
-            false => None,
-        };
-        let compose = GraphicsPipeline::new(
-            gpu,
-            &compose_layout,
-            &GraphicsDesc {
-                name: "compose",
-                vertex: &shaders::RENDER_FULLSCREEN_VERT,
-                fragment: &shaders::RENDER_COMPOSE_FRAG,
-                color_formats: &[color_format],
-                depth: None,
-                polygon_mode: vk::PolygonMode::FILL,
-            },
-        )?;
-        let tile_bounds = ComputePipeline::new(gpu, "tile bounds", &bounds, bounds_shader)?;
-        Ok(Pipelines {
-            frame,
-            page,
-            out,
-            compose_set,
-            draw,
-            bounds,
-            compose_layout,
-            fill,
-            wire,
-            compose,
-            tile_bounds,
-        })
-    }
-
-    /// Every (level, stitch) index list in one device-local index buffer.
-    fn upload_index_lists(gpu: &Arc<Gpu>) -> Result<(Buffer, [[IndexRange; STITCHES]; LEVELS])> {
-        let (indices, ranges) = lod::index_lists();
-        let index_bytes = std::mem::size_of_val(indices.as_slice()) as u64;
-        let index_buffer = Buffer::new(
-            gpu,
-            "tile indices",
-            BufferDesc::new(index_bytes)
-                .usage(vk::BufferUsageFlags::INDEX_BUFFER | vk::BufferUsageFlags::TRANSFER_DST),
-        )?;
-        {
-            let mut staging =
-                Buffer::new(gpu, "tile indices upload", BufferDesc::upload(index_bytes))?;
-            staging.write(&indices)?;
-            let mut rec = Recorder::new(gpu)?;
-            rec.buffer(&staging, Access::HostWrite);
-            rec.copy_buffer(&staging, 0, &index_buffer, 0, index_bytes);
-            rec.submit_and_wait()?;
-        }
-        Ok((index_buffer, ranges))
-    }
-
-    /// Bytes of one page's range of tile bounds (aligned for dynamic offsets).
-    fn bounds_stride(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> u64 {
-        let tiles_per_page = u64::from(desc.page_size / TILE_QUADS);
-        let align = gpu.info().min_storage_buffer_offset_alignment.max(1);
-        (tiles_per_page * tiles_per_page * 32).div_ceil(align) * align
-    }
-
-    /// A 1x1 image bound in place of pages that hold no memory.
-    pub(crate) fn flat_placeholder(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Image> {
-        // Must be in GENERAL like real pages.
-        let format = match format {
-            HeightFormat::R32f => vk::Format::R32_SFLOAT,
-            HeightFormat::R16 => vk::Format::R16_UNORM,
-        };
-        let dummy = Image::new(
-            gpu,
-            "flat page placeholder",
-            ImageDesc::new_2d(format, [1, 1])
-                .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
-        )?;
-        {
-            let mut rec = Recorder::new(gpu)?;
-            rec.clear_image(&dummy, 0.0);
-            rec.image(&dummy, Access::ComputeStorageRead);
-            rec.submit_and_wait()?;
-        }
-        Ok(dummy)
     }
 
     pub fn grid(&self) -> &TileGrid {
@@ -634,45 +466,6 @@ impl TerrainRenderer {
         self.pipelines.wire.is_some()
     }
 
-    fn page_ids(&self) -> impl Iterator<Item = PageId> + '_ {
-        let (px, py) = (self.desc.pages_x(), self.desc.pages_y());
-        (0..py).flat_map(move |y| (0..px).map(move |x| PageId { x, y }))
-    }
-
-    /// The page at offset (dx, dy) from `id`, if inside the document.
-    fn neighbour(&self, id: PageId, dx: i32, dy: i32) -> Option<PageId> {
-        self.desc.neighbour(id, dx.into(), dy.into())
-    }
-
-    /// The block holding page `id`.
-    fn block_of(id: PageId) -> PageId {
-        PageId {
-            x: id.x / PAGE_BLOCK,
-            y: id.y / PAGE_BLOCK,
-        }
-    }
-
-    /// The pages of `block`'s set, slot by slot (None outside the document).
-    fn block_span(&self, block: PageId) -> impl Iterator<Item = (usize, Option<PageId>)> + '_ {
-        let first = PageId {
-            x: block.x * PAGE_BLOCK,
-            y: block.y * PAGE_BLOCK,
-        };
-        (0..PAGE_SLOTS).map(move |slot| {
-            let (sx, sy) = (
-                (slot as u32 % PAGE_SPAN) as i32,
-                (slot as u32 / PAGE_SPAN) as i32,
-            );
-            (slot, self.neighbour(first, sx - 1, sy - 1))
-        })
-    }
-
-    /// First texel of `block`.
-    fn block_origin(&self, block: PageId) -> [i32; 2] {
-        let step = (PAGE_BLOCK * self.desc.page_size) as i32;
-        [block.x as i32 * step, block.y as i32 * step]
-    }
-
     /// Views and present-bits of `block`'s set as `store` shows it now: the height field's
     /// pages around the block, and the overlay's pages of the block.
     fn neighbourhood<'s>(
@@ -687,15 +480,15 @@ impl TerrainRenderer {
         let terrain = store.height();
         let mut images = [&self.dummy; PAGE_SLOTS];
         let mut present = [0u32; 2];
-        for (slot, page) in self.block_span(block) {
+        for (slot, page) in self.blocks.span(block) {
             if let Some(img) = page.and_then(|n| terrain.visible_image(n)) {
                 images[slot] = img;
                 present[slot / 32] |= 1 << (slot % 32);
             }
         }
-        let mut overlay = [&self.overlay_dummy; OVERLAY_SLOTS];
-        if let Some(field) = self.overlay_field(store) {
-            for (slot, id) in self.block_pages(block) {
+        let mut overlay = [&self.tint.placeholder; OVERLAY_SLOTS];
+        if let Some(field) = self.tint.field(store) {
+            for (slot, id) in self.blocks.pages(block) {
                 if let Some(img) = field.visible_image(id) {
                     overlay[slot] = img;
                     present[1] |= 1 << (OVERLAY_PRESENT_SHIFT + slot as u32);
@@ -703,19 +496,6 @@ impl TerrainRenderer {
             }
         }
         (images, overlay, present)
-    }
-
-    /// The pages of `block` in the document, with their overlay slots.
-    fn block_pages(&self, block: PageId) -> impl Iterator<Item = (usize, PageId)> + '_ {
-        let b = PAGE_BLOCK;
-        (0..b * b).filter_map(move |slot| {
-            let id = PageId {
-                x: block.x * b + slot % b,
-                y: block.y * b + slot / b,
-            };
-            (id.x < self.desc.pages_x() && id.y < self.desc.pages_y())
-                .then_some((slot as usize, id))
-        })
     }
 
     /// Declares that this recording reads, in `access`, every image of the sets of `blocks`
@@ -730,7 +510,7 @@ impl TerrainRenderer {
     ) {
         let mut pages: Vec<PageId> = blocks
             .into_iter()
-            .flat_map(|b| self.block_span(b).filter_map(|(_, p)| p))
+            .flat_map(|b| self.blocks.span(b).filter_map(|(_, p)| p))
             .collect();
         pages.sort_unstable();
         pages.dedup();
@@ -740,26 +520,6 @@ impl TerrainRenderer {
             }
         }
         rec.image(&self.dummy, access);
-    }
-
-    /// Declares that the draws read, from the vertex stage, the overlay's pages of `blocks`.
-    fn declare_overlay<'a>(
-        &'a self,
-        rec: &mut Recorder<'a>,
-        store: &'a PageStore,
-        blocks: &BTreeSet<PageId>,
-    ) {
-        rec.image(&self.overlay_dummy, Access::VertexStorageRead);
-        let Some(field) = self.overlay_field(store) else {
-            return;
-        };
-        for &b in blocks {
-            for (_, id) in self.block_pages(b) {
-                if let Some(img) = field.visible_image(id) {
-                    rec.image(img, Access::VertexStorageRead);
-                }
-            }
-        }
     }
 
     /// Makes `block`'s set point at its pages' current images, and notes that this frame binds
@@ -869,7 +629,7 @@ impl TerrainRenderer {
                 force: view.force_levels,
             };
             let sel = quadtree::select(&self.nodes, &sv, &mut ready);
-            let triangles = self.triangles_of(&sel);
+            let triangles = triangles_of(&sel);
             match budget {
                 Some(b) if tau < cap && triangles > b => tau *= 1.15,
                 Some(b) if (triangles as f64) < 0.85 * b as f64 => break (sel, tau / 1.05),
@@ -958,10 +718,10 @@ impl TerrainRenderer {
         if view.contours.is_some() {
             flags |= VIEW_CONTOURS;
         }
-        let overlay_flat = self.overlay_field(store).map(Field::flat);
+        let overlay_flat = self.tint.field(store).map(Field::flat);
         if overlay_flat.is_some() {
             flags |= VIEW_OVERLAY;
-            if self.overlay_style == Overlay::Water {
+            if self.tint.style == Overlay::Water {
                 flags |= VIEW_OVERLAY_WATER;
             }
         }
@@ -1056,17 +816,6 @@ impl TerrainRenderer {
         Ok(())
     }
 
-    /// Triangles the nodes of `sel` draw (stitching ignored: an upper bound).
-    fn triangles_of(&self, sel: &Selection) -> u64 {
-        sel.drawn.len() as u64 * lod::triangles_at(0)
-    }
-
-    /// Level of the largest page node that fits in one block (whose set it binds).
-    fn block_level(&self) -> u8 {
-        let block_tiles = self.desc.page_size * PAGE_BLOCK / TILE_QUADS;
-        (block_tiles.trailing_zeros() as u8).min(PAGE_LEVEL)
-    }
-
     /// The instances that draw node `d`: (block or None for coarse, mesh level, stitch, draw).
     /// A page node wider than a block is drawn as one part per block: the block's width at
     /// the node's spacing, a sparser mesh level over a smaller scale.
@@ -1088,7 +837,7 @@ impl TerrainRenderer {
             out(None, 0, d.stitch, draw);
             return;
         }
-        let kb = self.block_level();
+        let kb = self.blocks.level();
         let page_of = |o: [i32; 2]| PageId {
             x: o[0] as u32 / self.desc.page_size,
             y: o[1] as u32 / self.desc.page_size,
@@ -1099,7 +848,7 @@ impl TerrainRenderer {
                 scale: 1 << d.level,
                 flags: u32::from(d.stitch) | level_bits,
             };
-            out(Some(Self::block_of(page_of(origin))), 0, d.stitch, draw);
+            out(Some(Blocks::of(page_of(origin))), 0, d.stitch, draw);
             return;
         }
         let mesh = d.level - kb;
@@ -1134,7 +883,7 @@ impl TerrainRenderer {
                     scale: 1 << kb,
                     flags: u32::from(stitch) | level_bits,
                 };
-                out(Some(Self::block_of(page_of(o))), mesh, stitch, draw);
+                out(Some(Blocks::of(page_of(o))), mesh, stitch, draw);
             }
         }
     }
@@ -1185,7 +934,7 @@ impl TerrainRenderer {
             self.atlas.record_copies(rec, field);
         }
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
-        self.declare_overlay(rec, store, &blocks);
+        self.tint.declare(rec, store, self.blocks, &blocks);
         self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
         rec.image(coarse.image(), Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);
@@ -1212,7 +961,7 @@ impl TerrainRenderer {
                     Some(b) => {
                         let s = &self.page_sets[&b];
                         let push = PagePush {
-                            block_origin: self.block_origin(b),
+                            block_origin: self.blocks.origin(b),
                             present: s.present,
                         };
                         (s.set, push)
@@ -1274,4 +1023,165 @@ fn light_pages(desc: &DocumentDesc, level: u8, x: u32, y: u32) -> impl Iterator<
 pub fn sky_encoded() -> [f32; 4] {
     let g = |c: f32| c.powf(1.0 / 2.2);
     [g(SKY[0]), g(SKY[1]), g(SKY[2]), 1.0]
+}
+
+/// The set layouts, pipeline layouts and pipelines: drawing (fill, and wireframe where the
+/// device has it) and the tile-bounds kernel.
+fn make_pipelines(
+    gpu: &Arc<Gpu>,
+    desc: DocumentDesc,
+    color_format: vk::Format,
+) -> Result<Pipelines> {
+    use crate::gpu::DescriptorKind as K;
+    let vertex = vk::ShaderStageFlags::VERTEX;
+    let fragment = vk::ShaderStageFlags::FRAGMENT;
+    let frame = SetLayout::new(
+        gpu,
+        &[
+            LayoutBinding::new(K::UniformBuffer, vertex),
+            LayoutBinding::new(K::StorageBuffer, vertex),
+            LayoutBinding::new(K::StorageImage, vertex),
+        ],
+    )?;
+    let page = SetLayout::new(
+        gpu,
+        &[
+            LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
+                .array(PAGE_SLOTS as u32),
+            LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
+        ],
+    )?;
+    let out = SetLayout::new(
+        gpu,
+        &[LayoutBinding::new(
+            K::StorageBufferDynamic,
+            vk::ShaderStageFlags::COMPUTE,
+        )],
+    )?;
+    let compose_set = SetLayout::new(gpu, &[LayoutBinding::new(K::SampledImage, fragment)])?;
+    let draw = PipelineLayout::new(
+        gpu,
+        &[&frame, &page],
+        vertex,
+        std::mem::size_of::<PagePush>() as u32,
+    )?;
+    let bounds = PipelineLayout::new(
+        gpu,
+        &[&page, &out],
+        vk::ShaderStageFlags::COMPUTE,
+        std::mem::size_of::<BoundsPush>() as u32,
+    )?;
+    let compose_layout = PipelineLayout::new(gpu, &[&compose_set], fragment, 0)?;
+    let (vert_shader, bounds_shader) = match desc.format {
+        HeightFormat::R32f => (
+            &shaders::RENDER_TERRAIN_VERT,
+            &shaders::RENDER_TILE_BOUNDS_COMP,
+        ),
+        HeightFormat::R16 => (
+            &shaders::RENDER_TERRAIN_R16_VERT,
+            &shaders::RENDER_TILE_BOUNDS_R16_COMP,
+        ),
+    };
+    let gbuffer = [deferred::SURFACE_FORMAT, deferred::NODE_FORMAT];
+    let graphics = |name, polygon_mode| {
+        GraphicsPipeline::new(
+            gpu,
+            &draw,
+            &GraphicsDesc {
+                name,
+                vertex: vert_shader,
+                fragment: &shaders::RENDER_TERRAIN_FRAG,
+                color_formats: &gbuffer,
+                // Reverse-Z: nearer is larger.
+                depth: Some((DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL)),
+                polygon_mode,
+            },
+        )
+    };
+    let fill = graphics("terrain draw", vk::PolygonMode::FILL)?;
+    let wire = match gpu.fill_mode_non_solid() {
+        true => Some(graphics("terrain wireframe", vk::PolygonMode::LINE)?),
+        false => None,
+    };
+    let compose = GraphicsPipeline::new(
+        gpu,
+        &compose_layout,
+        &GraphicsDesc {
+            name: "compose",
+            vertex: &shaders::RENDER_FULLSCREEN_VERT,
+            fragment: &shaders::RENDER_COMPOSE_FRAG,
+            color_formats: &[color_format],
+            depth: None,
+            polygon_mode: vk::PolygonMode::FILL,
+        },
+    )?;
+    let tile_bounds = ComputePipeline::new(gpu, "tile bounds", &bounds, bounds_shader)?;
+    Ok(Pipelines {
+        frame,
+        page,
+        out,
+        compose_set,
+        draw,
+        bounds,
+        compose_layout,
+        fill,
+        wire,
+        compose,
+        tile_bounds,
+    })
+}
+
+/// Every (level, stitch) index list in one device-local index buffer.
+fn upload_index_lists(gpu: &Arc<Gpu>) -> Result<(Buffer, [[IndexRange; STITCHES]; LEVELS])> {
+    let (indices, ranges) = lod::index_lists();
+    let index_bytes = std::mem::size_of_val(indices.as_slice()) as u64;
+    let index_buffer = Buffer::new(
+        gpu,
+        "tile indices",
+        BufferDesc::new(index_bytes)
+            .usage(vk::BufferUsageFlags::INDEX_BUFFER | vk::BufferUsageFlags::TRANSFER_DST),
+    )?;
+    {
+        let mut staging = Buffer::new(gpu, "tile indices upload", BufferDesc::upload(index_bytes))?;
+        staging.write(&indices)?;
+        let mut rec = Recorder::new(gpu)?;
+        rec.buffer(&staging, Access::HostWrite);
+        rec.copy_buffer(&staging, 0, &index_buffer, 0, index_bytes);
+        rec.submit_and_wait()?;
+    }
+    Ok((index_buffer, ranges))
+}
+
+/// Bytes of one page's range of tile bounds (aligned for dynamic offsets).
+fn bounds_stride(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> u64 {
+    let tiles_per_page = u64::from(desc.page_size / TILE_QUADS);
+    let align = gpu.info().min_storage_buffer_offset_alignment.max(1);
+    (tiles_per_page * tiles_per_page * 32).div_ceil(align) * align
+}
+
+/// Triangles the nodes of `sel` draw (stitching ignored: an upper bound).
+fn triangles_of(sel: &Selection) -> u64 {
+    sel.drawn.len() as u64 * lod::triangles_at(0)
+}
+
+/// A 1x1 image bound in place of pages that hold no memory.
+pub(crate) fn flat_placeholder(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Image> {
+    // Must be in GENERAL like real pages.
+    let format = match format {
+        HeightFormat::R32f => vk::Format::R32_SFLOAT,
+        HeightFormat::R16 => vk::Format::R16_UNORM,
+    };
+    let dummy = Image::new(
+        gpu,
+        "flat page placeholder",
+        ImageDesc::new_2d(format, [1, 1])
+            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
+    )?;
+    {
+        let mut rec = Recorder::new(gpu)?;
+        rec.clear_image(&dummy, 0.0);
+        rec.image(&dummy, Access::ComputeStorageRead);
+        rec.submit_and_wait()?;
+    }
+    Ok(dummy)
 }

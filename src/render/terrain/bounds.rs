@@ -6,6 +6,7 @@
 //! a frame or two later; until then the tiles keep their previous bounds), else computed and read
 //! back at once (the first frame, single offscreen renders: nothing to overlap with).
 
+use super::blocks::Blocks;
 use super::TerrainRenderer;
 use crate::gpu::{Access, GpuError, GpuTimer, Recorder, Result};
 use crate::pages::geometry::PageId;
@@ -51,28 +52,6 @@ impl TerrainRenderer {
         r
     }
 
-    /// Brings the overlay's pages of the blocks the last frame drew onto the GPU and marks the
-    /// sets of blocks whose overlay pages changed since the last call.
-    fn catch_up_overlay(&mut self, store: &mut PageStore) -> Result<(), PageError> {
-        let Some(field) = self.overlay.as_deref().and_then(|n| store.field_mut(n)) else {
-            return Ok(());
-        };
-        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
-        let wanted: Vec<PageId> = blocks
-            .iter()
-            .flat_map(|&b| self.block_pages(b).map(|(_, id)| id))
-            .collect();
-        field.ensure_visible(&wanted)?;
-        let (changed, epoch) = field.changes().changed_since(self.overlay_seen);
-        self.overlay_seen = epoch;
-        for c in changed {
-            if let Some(s) = self.page_sets.get_mut(&Self::block_of(c)) {
-                s.stale = true;
-            }
-        }
-        Ok(())
-    }
-
     /// Brings the lighting field's pages the last frame wanted in the light atlas onto the GPU
     /// (the atlas copies them once there) and its coarse level up to date.
     fn catch_up_lighting(&mut self, store: &mut PageStore) -> Result<(), PageError> {
@@ -86,7 +65,12 @@ impl TerrainRenderer {
     fn catch_up(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let _p = crate::profile::scope("render: refresh");
         store.height_mut().refresh_coarse()?;
-        self.catch_up_overlay(store)?;
+        let drawn: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
+        for c in self.tint.catch_up(store, self.blocks, &drawn)? {
+            if let Some(s) = self.page_sets.get_mut(&Blocks::of(c)) {
+                s.stale = true;
+            }
+        }
         self.catch_up_lighting(store)?;
         let terrain = store.height();
         let coarse = terrain
@@ -109,7 +93,7 @@ impl TerrainRenderer {
         };
         let first = !self.initialized;
         if first {
-            for id in self.page_ids() {
+            for id in self.blocks.page_ids() {
                 add(id, [0, 0, tpp, tpp]);
             }
             self.initialized = true;
@@ -121,11 +105,11 @@ impl TerrainRenderer {
             }
             for dy in -1..=1 {
                 for dx in -1..=1 {
-                    let Some(n) = self.neighbour(c, dx, dy) else {
+                    let Some(n) = self.blocks.neighbour(c, dx, dy) else {
                         continue;
                     };
                     // Every block whose set holds c has n (c itself or a neighbour) inside.
-                    if let Some(s) = self.page_sets.get_mut(&Self::block_of(n)) {
+                    if let Some(s) = self.page_sets.get_mut(&Blocks::of(n)) {
                         s.stale = true;
                     }
                     // Tiles of pages west/north of c end on c's first column/row.
@@ -146,7 +130,7 @@ impl TerrainRenderer {
                 .filter(|&id| {
                     [(0, 0), (1, 0), (0, 1), (1, 1)]
                         .into_iter()
-                        .filter_map(|(dx, dy)| self.neighbour(id, dx, dy))
+                        .filter_map(|(dx, dy)| self.blocks.neighbour(id, dx, dy))
                         .all(|n| terrain.drawable(n))
                 })
                 .collect();
@@ -172,7 +156,7 @@ impl TerrainRenderer {
         let reach = |id: PageId| {
             [(0, 0), (1, 0), (0, 1), (1, 1)]
                 .into_iter()
-                .filter_map(move |(dx, dy)| this.neighbour(id, dx, dy))
+                .filter_map(move |(dx, dy)| this.blocks.neighbour(id, dx, dy))
         };
         let mut jobs = Vec::new();
         let mut flat = Vec::new();
@@ -247,7 +231,7 @@ impl TerrainRenderer {
             })
             .collect();
         let sets = crate::profile::scope("render: refresh sets");
-        let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Self::block_of(j.page)).collect();
+        let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Blocks::of(j.page)).collect();
         for &b in &blocks {
             self.update_set(store, b)?;
         }
@@ -287,7 +271,7 @@ impl TerrainRenderer {
         }
         let tpp = self.desc.page_size / TILE_QUADS;
         let slot = &self.slots[self.slot];
-        let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Self::block_of(j.page)).collect();
+        let blocks: BTreeSet<PageId> = jobs.iter().map(|j| Blocks::of(j.page)).collect();
         self.declare_blocks(rec, terrain, blocks, Access::ComputeStorageRead);
         rec.buffer(&slot.bounds, Access::ComputeStorageWrite);
         let query = match timer {
@@ -298,11 +282,11 @@ impl TerrainRenderer {
         rec.bind_compute(&p.tile_bounds);
         for (k, job) in jobs.iter().enumerate() {
             let (id, r) = (job.page, job.rect);
-            let block = Self::block_of(id);
+            let block = Blocks::of(id);
             let set = &self.page_sets[&block];
             let page0 = [(id.x * tpp) as i32, (id.y * tpp) as i32];
             let push = BoundsPush {
-                block_origin: self.block_origin(block),
+                block_origin: self.blocks.origin(block),
                 present: set.present,
                 tiles_per_page: tpp as i32,
                 page_size: self.desc.page_size as i32,
