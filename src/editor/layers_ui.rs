@@ -33,6 +33,16 @@ pub struct LayersUi {
 }
 
 impl LayersUi {
+    /// The field the viewport tints by: the selected layer's mask of `stack` while `brush` is
+    /// the mask brush or the panel shows the mask.
+    pub fn overlay(&self, stack: &Stack, brush: crate::brush::BrushType) -> Option<String> {
+        let layer = stack.selected_layer()?;
+        let painting = brush == crate::brush::BrushType::Mask;
+        (painting || self.show_mask).then(|| layer.field(crate::layers::Part::Mask))
+    }
+}
+
+impl LayersUi {
     /// The procedural mask rules as set in the panel.
     pub fn mask_rules(&self) -> crate::layers::MaskRules {
         let band = |(on, b): (bool, [f32; 3])| {

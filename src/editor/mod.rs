@@ -17,6 +17,7 @@ pub mod path_ui;
 pub mod pen;
 pub mod present;
 pub mod remembered;
+pub mod screen;
 pub mod stamp_library;
 pub mod ui;
 pub mod ui_texture;
@@ -30,11 +31,11 @@ use crate::journal::{parse_brush, preset, BrushEntry, Step};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::rects;
 use crate::pages::MemoryReport;
-use crate::render::camera::{screen_point, Camera, CameraMode};
+use crate::render::camera::{Camera, CameraMode};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
 use crate::render::lighting::{LightSettings, Lighting, Sun};
 use crate::render::terrain::Overlay;
-use crate::render::{CursorRing, FrameResults, RenderOptions, TerrainRenderer, ViewSettings};
+use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::erosion_run::{RegionRun, WATER_FIELD};
 use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -43,6 +44,7 @@ use glam::{Vec2, Vec3};
 use present::Presenter;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use remembered::Remembered;
+use screen::Screen;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -222,6 +224,31 @@ struct Input {
     force: Option<f32>,
 }
 
+impl Input {
+    /// Moves `camera` by the keys held (WASD, Q and E; none while Ctrl is held, which makes
+    /// them shortcuts), `dt` seconds' worth, flying or orbiting.
+    fn steer(&self, camera: &mut Camera, fly: bool, dt: f32) {
+        camera.set_mode(if fly {
+            CameraMode::Fly
+        } else {
+            CameraMode::Orbit
+        });
+        if self.modifiers.control_key() {
+            return;
+        }
+        let speed = camera.eye().distance(camera.target).max(200.0) * 0.8 * dt;
+        let k = |c: KeyCode| f32::from(u8::from(self.keys.contains(&c)));
+        let mv = Vec3::new(
+            k(KeyCode::KeyD) - k(KeyCode::KeyA),
+            k(KeyCode::KeyE) - k(KeyCode::KeyQ),
+            k(KeyCode::KeyW) - k(KeyCode::KeyS),
+        );
+        if mv != Vec3::ZERO {
+            camera.travel(mv * speed);
+        }
+    }
+}
+
 struct Editor {
     // Dropped first: holds a raw device handle.
     imgui_renderer: imgui_rs_vulkan_renderer::Renderer,
@@ -345,18 +372,6 @@ fn default_brush() -> BrushSettings {
     b.strength = 0.03;
     b.spacing = 0.1;
     b
-}
-
-/// The world polyline through `points` on the screen, each segment in 32 steps so it follows
-/// the perspective; None when a point lies behind the camera.
-fn screen_polyline(vp: &glam::Mat4, viewport: [u32; 2], points: &[Vec3]) -> Option<Vec<[f32; 2]>> {
-    let steps = points
-        .windows(2)
-        .flat_map(|w| (0..32).map(move |i| w[0].lerp(w[1], i as f32 / 32.0)));
-    steps
-        .chain(points.last().copied())
-        .map(|p| screen_point(vp, viewport, p).map(|s| [s.x, s.y]))
-        .collect()
 }
 
 /// imgui's renderer on `gpu`, drawing into `format` targets with the renderer's frames in flight.
@@ -891,10 +906,9 @@ impl Editor {
     }
 
     /// The camera's view-projection and the window's size: what places world points on screen.
-    fn screen(&self) -> (glam::Mat4, [u32; 2]) {
+    fn screen(&self) -> Screen {
         let extent = self.presenter.extent;
-        let viewport = [extent.width, extent.height];
-        (self.camera.view_proj(viewport), viewport)
+        Screen::of(&self.camera, [extent.width, extent.height])
     }
 
     /// The erosion region's border on the screen while it is being dragged, picked or run: the
@@ -911,7 +925,7 @@ impl Editor {
             None if e.region[2] > 0 && e.region[3] > 0 => e.region_in(d.width, d.height),
             None => return None,
         };
-        let (vp, viewport) = self.screen();
+        let screen = self.screen();
         let y = self.region_height.unwrap_or_else(|| {
             let (lo, hi) = self.renderer.height_range();
             0.5 * (lo + hi) * self.ui.view.vertical_scale
@@ -920,80 +934,18 @@ impl Editor {
         let (x1, z1) = (x0 + r.width as f32, z0 + r.height as f32);
         let corners =
             [[x0, z0], [x1, z0], [x1, z1], [x0, z1], [x0, z0]].map(|[x, z]| Vec3::new(x, y, z));
-        screen_polyline(&vp, viewport, &corners)
+        screen.polyline(&corners)
     }
 
     /// A ramp being dragged, on the screen: its centre line from where it started to the cursor
-    /// and its edges a brush radius to either side; None for other strokes.
-    fn ramp_outline(&self) -> Vec<Vec<[f32; 2]>> {
-        let (Some(stroke), Some(a), Some(b)) = (&self.stroke, self.ramp_anchor, self.pick) else {
-            return Vec::new();
-        };
-        if stroke.brush().brush != BrushType::Ramp {
-            return Vec::new();
+    /// and its edges a brush radius to either side; empty for other strokes.
+    fn ramp_outline(&self, screen: &Screen) -> Vec<Vec<[f32; 2]>> {
+        match (&self.stroke, self.ramp_anchor, self.pick) {
+            (Some(stroke), Some(a), Some(b)) if stroke.brush().brush == BrushType::Ramp => {
+                screen::ramp_outline(screen, a, b, stroke.brush().radius)
+            }
+            _ => Vec::new(),
         }
-        let (vp, viewport) = self.screen();
-        let along = Vec3::new(b.x - a.x, 0.0, b.z - a.z);
-        let side = Vec3::new(-along.z, 0.0, along.x).normalize_or_zero() * stroke.brush().radius;
-        [Vec3::ZERO, side, -side]
-            .iter()
-            .filter_map(|&o| screen_polyline(&vp, viewport, &[a + o, b + o]))
-            .collect()
-    }
-
-    /// The path tool's curve and the edges of its band, on screen (empty when it is off).
-    fn path_outline(&self) -> Vec<Vec<[f32; 2]>> {
-        let path = &self.ui.path;
-        if !path.active || path.spec.points.len() < 2 {
-            return Vec::new();
-        }
-        let vs = self.ui.view.vertical_scale;
-        let control: Vec<[f32; 3]> = path
-            .spec
-            .points
-            .iter()
-            .zip(&path.heights)
-            .map(|(p, h)| [p[0], p[1], h * vs])
-            .collect();
-        let curve = crate::brush::path::catmull_rom(&control);
-        let (vp, viewport) = self.screen();
-        let half = 0.5 * path.spec.width;
-        [0.0, half, -half]
-            .iter()
-            .filter_map(|&off| {
-                let line: Vec<Vec3> = (0..curve.len())
-                    .map(|i| {
-                        let (a, b) = (
-                            curve[i.saturating_sub(1)],
-                            curve[(i + 1).min(curve.len() - 1)],
-                        );
-                        let side =
-                            glam::Vec2::new(a[1] - b[1], b[0] - a[0]).normalize_or_zero() * off;
-                        let c = curve[i];
-                        Vec3::new(c[0] + side.x, c[2], c[1] + side.y)
-                    })
-                    .collect();
-                screen_polyline(&vp, viewport, &line)
-            })
-            .collect()
-    }
-
-    /// Where the path tool's control points are on screen (None: behind the camera).
-    fn path_points_on_screen(&self) -> Vec<Option<[f32; 2]>> {
-        let path = &self.ui.path;
-        if !path.active {
-            return Vec::new();
-        }
-        let (vp, viewport) = self.screen();
-        let vs = self.ui.view.vertical_scale;
-        path.spec
-            .points
-            .iter()
-            .zip(&path.heights)
-            .map(|(p, h)| {
-                screen_point(&vp, viewport, Vec3::new(p[0], h * vs, p[1])).map(|s| [s.x, s.y])
-            })
-            .collect()
     }
 
     /// A click with the path tool: on a control point, drag it (or remove it: `remove`);
@@ -1001,7 +953,10 @@ impl Editor {
     fn path_press(&mut self, remove: bool) {
         let cursor = self.input.cursor.map(|c| [c[0] as f32, c[1] as f32]);
         let near = cursor.and_then(|c| {
-            self.path_points_on_screen()
+            let vs = self.ui.view.vertical_scale;
+            self.ui
+                .path
+                .points_on_screen(vs, &self.screen())
                 .iter()
                 .enumerate()
                 .filter_map(|(i, p)| {
@@ -1064,13 +1019,7 @@ impl Editor {
             .inner_size()
             .to_logical::<f64>(self.window.scale_factor());
         let window = [size.width.round() as u32, size.height.round() as u32];
-        let r = Remembered {
-            window: window
-                .iter()
-                .all(|s| remembered::WINDOW_SIDES.contains(s))
-                .then_some(window),
-            brush: preset(&self.ui.brush).ok(),
-        };
+        let r = Remembered::of(window, &self.ui.brush);
         if let Err(e) = r.save(dir) {
             eprintln!("scarp: settings not remembered: {e}");
         }
@@ -1100,16 +1049,6 @@ impl Editor {
         if let Err(e) = self.session.record(step) {
             self.ui.message = format!("recovery journal not written: {e}");
         }
-    }
-
-    /// Replaces the open document with an untitled session's leftover journal (its steps become
-    /// this session's unsaved steps) and frames it.
-    fn open_untitled_recovery(&mut self, path: &Path) -> Result<session::Recovered> {
-        self.finish_edits();
-        let tables = NoiseTables::new(self.table_seed);
-        let (session, recovered) = Session::recover_untitled(&self.gpu, path, &tables)?;
-        self.adopt(session, false)?;
-        Ok(recovered)
     }
 
     /// Makes `session` the open document: its memory budgets, renderer and lighting are made
@@ -1489,7 +1428,7 @@ impl Editor {
                     }
                 }
                 UiAction::ErodeFinish => self.end_erosion(),
-                UiAction::ToggleTrace => self.toggle_trace(),
+                UiAction::ToggleTrace => self.ui.message = toggle_trace(&self.gpu),
                 UiAction::CaptureFrame => self.ui.message = self.capture.trigger(),
                 UiAction::SavePreset(name) => {
                     self.ui.message = match save_preset(&name, &self.ui.brush) {
@@ -1534,7 +1473,15 @@ impl Editor {
                 }
                 UiAction::RecoverUntitled => {
                     if let Some((path, _)) = self.ui.untitled_recovery.take() {
-                        self.ui.message = match self.open_untitled_recovery(&path) {
+                        self.finish_edits();
+                        let tables = NoiseTables::new(self.table_seed);
+                        let recovered = (|| -> Result<session::Recovered> {
+                            let (session, r) =
+                                Session::recover_untitled(&self.gpu, &path, &tables)?;
+                            self.adopt(session, false)?;
+                            Ok(r)
+                        })();
+                        self.ui.message = match recovered {
                             Ok(r) => format!("{r} from {}", path.display()),
                             Err(e) => format!("recovery failed: {e:#}"),
                         };
@@ -1562,14 +1509,6 @@ impl Editor {
         Ok(())
     }
 
-    /// The field the viewport tints by: the selected layer's mask while the mask brush is chosen
-    /// or the layers panel shows it.
-    fn mask_overlay(&self) -> Option<String> {
-        let layer = self.session.doc.layers().selected_layer()?;
-        let painting = self.ui.brush.brush == crate::brush::BrushType::Mask;
-        (painting || self.ui.layers.show_mask).then(|| layer.field(crate::layers::Part::Mask))
-    }
-
     /// One frame: the results of the frame two back (the GPU drew it while the host went on),
     /// input, brush work under the GPU budget, the renderer catching up, panels, the drawing
     /// (tile bounds, terrain, imgui, coverage and pick in one submission, not waited for).
@@ -1577,17 +1516,22 @@ impl Editor {
         let _frame = crate::profile::scope("frame");
         let now = Instant::now();
         if let Some(done) = self.renderer.begin_frame()? {
-            self.take_results(&done);
+            if let Some(point) = self.ui.profile.take_results(&done) {
+                self.pick = point;
+            }
         }
         let dt = (now - self.last_frame).as_secs_f32().min(0.1);
         self.last_frame = now;
         self.imgui
             .io_mut()
             .update_delta_time(std::time::Duration::from_secs_f32(dt.max(1e-4)));
-        self.move_camera(dt);
+        self.input.steer(&mut self.camera, self.ui.fly, dt);
         let report = self.paint_and_pump()?;
         let water = self.erosion.is_some() && self.ui.erosion.show_water;
-        let mask = self.mask_overlay();
+        let mask = self
+            .ui
+            .layers
+            .overlay(self.session.doc.layers(), self.ui.brush.brush);
         let overlay = match (water, &mask) {
             (true, _) => Some((WATER_FIELD, Overlay::Water)),
             (false, Some(m)) => Some((m.as_str(), Overlay::Mask)),
@@ -1625,9 +1569,14 @@ impl Editor {
         if let Some(size) = shot {
             // The screenshot's frame is waited for (and the one before it).
             for done in self.renderer.finish_frames()? {
-                self.take_results(&done);
+                if let Some(point) = self.ui.profile.take_results(&done) {
+                    self.pick = point;
+                }
             }
-            self.save_screenshot(size)?;
+            let path = self.screenshot.take().expect("a screenshot was due");
+            let buffer = self.shot_buffer.take().expect("made with the frame");
+            let format = self.presenter.format;
+            save_screenshot(&path, &buffer, size, format, &self.ui.overflow)?;
         }
         // Pages the view wants and lacks come in between frames, a bounded amount each.
         serve_requests(
@@ -1640,29 +1589,6 @@ impl Editor {
             return Ok(Flow::Exit);
         }
         Ok(Flow::Continue)
-    }
-
-    /// Camera keys: W A S D Q E move (not with Ctrl held).
-    fn move_camera(&mut self, dt: f32) {
-        let mode = if self.ui.fly {
-            CameraMode::Fly
-        } else {
-            CameraMode::Orbit
-        };
-        self.camera.set_mode(mode);
-        if self.input.modifiers.control_key() {
-            return;
-        }
-        let speed = self.camera.eye().distance(self.camera.target).max(200.0) * 0.8 * dt;
-        let k = |c: KeyCode| f32::from(u8::from(self.input.keys.contains(&c)));
-        let mv = Vec3::new(
-            k(KeyCode::KeyD) - k(KeyCode::KeyA),
-            k(KeyCode::KeyE) - k(KeyCode::KeyQ),
-            k(KeyCode::KeyW) - k(KeyCode::KeyS),
-        );
-        if mv != Vec3::ZERO {
-            self.camera.travel(mv * speed);
-        }
     }
 
     /// A close asked for (the window's close button, Ctrl+Q): at once when every step is saved,
@@ -1828,13 +1754,14 @@ impl Editor {
                         .texture_for(&b.noise, 2.0 * b.radius)
                         .map_err(|e| format!("{e:#}"))
                 });
+            let (screen, vs) = (self.screen(), self.ui.view.vertical_scale);
             let outlines: Vec<_> = self
                 .region_outline()
                 .into_iter()
-                .chain(self.ramp_outline())
-                .chain(self.path_outline())
+                .chain(self.ramp_outline(&screen))
+                .chain(self.ui.path.outline(vs, &screen))
                 .collect();
-            let path_points = self.path_points_on_screen();
+            let path_points = self.ui.path.points_on_screen(vs, &screen);
             let frame_ui = self.imgui.new_frame();
             ui::build(frame_ui, &mut self.ui);
             let list = frame_ui.get_background_draw_list();
@@ -1935,69 +1862,6 @@ impl Editor {
         Ok(take_shot.then_some(viewport))
     }
 
-    /// What a finished frame measured: GPU times, renderer figures and the picked point (the
-    /// brush follows it).
-    fn take_results(&mut self, done: &FrameResults) {
-        self.ui.profile.draw_gpu_ms = done.gpu_ms("terrain draw");
-        self.ui.profile.shade_gpu_ms = done.gpu_ms("shade");
-        self.ui.profile.ui_gpu_ms = done.gpu_ms("ui");
-        self.ui.profile.bounds_gpu_ms = done.stats.bounds_gpu_ms;
-        self.ui.profile.stats = done.stats.clone();
-        if let Some((_, point)) = done.picked {
-            self.pick = point;
-        }
-    }
-
-    /// Starts recording a trace, or stops and writes it to `scarp-trace-SECONDS.json` in the
-    /// working folder (the message says where).
-    fn toggle_trace(&mut self) {
-        if !crate::trace::recording() {
-            self.ui.message = match crate::gpu::start_trace(&self.gpu) {
-                Ok(()) => "recording a trace: press stop trace to write it".into(),
-                Err(e) => format!("trace not started: {e}"),
-            };
-            return;
-        }
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let path = PathBuf::from(format!("scarp-trace-{secs}.json"));
-        self.ui.message = match crate::trace::stop_into(&path) {
-            Ok(n) => format!(
-                "trace of {n} events -> {} (open in Perfetto)",
-                path.display()
-            ),
-            Err(e) => format!("trace not written: {e}"),
-        };
-    }
-
-    /// Writes the read-back swapchain image as the screenshot PNG.
-    fn save_screenshot(&mut self, size: [u32; 2]) -> Result<()> {
-        let path = self.screenshot.take().expect("a screenshot was due");
-        let buffer = self.shot_buffer.take().expect("made with the frame");
-        let n = size[0] as usize * size[1] as usize * 4;
-        let mut px = buffer.mapped(n)?.to_vec();
-        let bgra = matches!(
-            self.presenter.format,
-            vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
-        );
-        for p in px.chunks_mut(4) {
-            if bgra {
-                p.swap(0, 2);
-            }
-            p[3] = 255;
-        }
-        write_rgba_png(&path, size[0], size[1], px).map_err(anyhow::Error::msg)?;
-        println!("screenshot -> {}", path.display());
-        // What the panels drew in it: tests check that every label and line of text fits.
-        if self.ui.overflow.is_empty() {
-            println!("panels: all text fits");
-        } else {
-            println!("panels: text overflow: {}", self.ui.overflow.join("; "));
-        }
-        Ok(())
-    }
-
     /// Relights the texels near this frame's edits, then the strips farther away within the
     /// shadow budget (submissions left running: frames are in flight).
     fn relight(&mut self) -> Result<()> {
@@ -2064,6 +1928,60 @@ fn save_preset(name: &str, brush: &BrushSettings) -> std::result::Result<PathBuf
 fn current_brush(presets: &[(String, BrushEntry)], source: &Path) -> Option<BrushSettings> {
     let (_, entry) = presets.iter().find(|(n, _)| n == "current")?;
     entry.brush(source.parent().unwrap_or(Path::new("."))).ok()
+}
+
+/// Starts recording a trace, or stops and writes it to `scarp-trace-SECONDS.json` in the
+/// working folder (the message says where).
+fn toggle_trace(gpu: &Arc<Gpu>) -> String {
+    if !crate::trace::recording() {
+        return match crate::gpu::start_trace(gpu) {
+            Ok(()) => "recording a trace: press stop trace to write it".into(),
+            Err(e) => format!("trace not started: {e}"),
+        };
+    }
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = PathBuf::from(format!("scarp-trace-{secs}.json"));
+    match crate::trace::stop_into(&path) {
+        Ok(n) => format!(
+            "trace of {n} events -> {} (open in Perfetto)",
+            path.display()
+        ),
+        Err(e) => format!("trace not written: {e}"),
+    }
+}
+
+/// Writes the swapchain image read back into `buffer` (`size`, in `format`) as the screenshot
+/// PNG `path`, and says whether the panels' text fit (`overflow`: what did not).
+fn save_screenshot(
+    path: &Path,
+    buffer: &Buffer,
+    size: [u32; 2],
+    format: vk::Format,
+    overflow: &[String],
+) -> Result<()> {
+    let n = size[0] as usize * size[1] as usize * 4;
+    let mut px = buffer.mapped(n)?.to_vec();
+    let bgra = matches!(
+        format,
+        vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
+    );
+    for p in px.chunks_mut(4) {
+        if bgra {
+            p.swap(0, 2);
+        }
+        p[3] = 255;
+    }
+    write_rgba_png(path, size[0], size[1], px).map_err(anyhow::Error::msg)?;
+    println!("screenshot -> {}", path.display());
+    // What the panels drew in it: tests check that every label and line of text fits.
+    if overflow.is_empty() {
+        println!("panels: all text fits");
+    } else {
+        println!("panels: text overflow: {}", overflow.join("; "));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

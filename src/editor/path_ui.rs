@@ -3,8 +3,10 @@
 //! undo step (src/brush/path.rs).
 
 use super::actions::UiAction;
+use super::screen::Screen;
 use super::widgets::{log_slider, measure_fit, panel, tip};
 use crate::brush::path::{PathMode, PathSpec, Profile};
+use glam::Vec3;
 use imgui::{Condition, Ui};
 
 /// What the path panel edits.
@@ -39,6 +41,54 @@ impl PathUi {
         self.spec.points.clear();
         self.heights.clear();
         self.dragging = None;
+    }
+
+    /// The curve and the edges of its band on `screen`, heights drawn `vs` times (empty when
+    /// the tool is off).
+    pub fn outline(&self, vs: f32, screen: &Screen) -> Vec<Vec<[f32; 2]>> {
+        if !self.active || self.spec.points.len() < 2 {
+            return Vec::new();
+        }
+        let control: Vec<[f32; 3]> = self
+            .spec
+            .points
+            .iter()
+            .zip(&self.heights)
+            .map(|(p, h)| [p[0], p[1], h * vs])
+            .collect();
+        let curve = crate::brush::path::catmull_rom(&control);
+        let half = 0.5 * self.spec.width;
+        [0.0, half, -half]
+            .iter()
+            .filter_map(|&off| {
+                let line: Vec<Vec3> = (0..curve.len())
+                    .map(|i| {
+                        let (a, b) = (
+                            curve[i.saturating_sub(1)],
+                            curve[(i + 1).min(curve.len() - 1)],
+                        );
+                        let side =
+                            glam::Vec2::new(a[1] - b[1], b[0] - a[0]).normalize_or_zero() * off;
+                        let c = curve[i];
+                        Vec3::new(c[0] + side.x, c[2], c[1] + side.y)
+                    })
+                    .collect();
+                screen.polyline(&line)
+            })
+            .collect()
+    }
+
+    /// Where the control points are on `screen` (None: behind the camera).
+    pub fn points_on_screen(&self, vs: f32, screen: &Screen) -> Vec<Option<[f32; 2]>> {
+        if !self.active {
+            return Vec::new();
+        }
+        self.spec
+            .points
+            .iter()
+            .zip(&self.heights)
+            .map(|(p, h)| screen.point(Vec3::new(p[0], h * vs, p[1])))
+            .collect()
     }
 }
 

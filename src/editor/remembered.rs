@@ -29,6 +29,18 @@ pub struct Remembered {
 }
 
 impl Remembered {
+    /// What to remember of a window of `window` logical pixels (kept when its sides are in
+    /// [`WINDOW_SIDES`]) and the brush `brush`.
+    pub fn of(window: [u32; 2], brush: &crate::brush::BrushSettings) -> Self {
+        Self {
+            window: window
+                .iter()
+                .all(|s| WINDOW_SIDES.contains(s))
+                .then_some(window),
+            brush: crate::journal::preset(brush).ok(),
+        }
+    }
+
     /// Reads `dir`'s file: nothing remembered when there is none; a one-line error naming the
     /// file when it cannot be read or holds something else (a window size out of range too).
     pub fn load(dir: &Path) -> Result<Self, String> {

@@ -48,6 +48,20 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Takes what a finished frame measured (GPU times, renderer figures); returns the point it
+    /// picked under the cursor (the brush follows it), if it picked.
+    pub fn take_results(
+        &mut self,
+        done: &crate::render::FrameResults,
+    ) -> Option<Option<glam::Vec3>> {
+        self.draw_gpu_ms = done.gpu_ms("terrain draw");
+        self.shade_gpu_ms = done.gpu_ms("shade");
+        self.ui_gpu_ms = done.gpu_ms("ui");
+        self.bounds_gpu_ms = done.stats.bounds_gpu_ms;
+        self.stats = done.stats.clone();
+        done.picked.map(|(_, point)| point)
+    }
+
     pub fn push_frame(&mut self, ms: f32) {
         if self.frame_ms.len() == HISTORY {
             self.frame_ms.pop_front();
