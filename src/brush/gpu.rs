@@ -31,7 +31,9 @@ use crate::gpu::{
     GpuTimer, Image, ImageDesc, PassTime, Recorder, Resource,
 };
 use crate::noise::{GpuNoise, NoiseTables};
-use crate::pages::{Field, GpuPage, HeightFormat, PageError, PageId, PageStore, Rect};
+use crate::pages::{
+    DocumentDesc, Field, GpuPage, HeightFormat, PageError, PageId, PageStore, Rect,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -61,6 +63,9 @@ const WEIGHT_BINDINGS: [BindingKind; 1] = [BindingKind::StorageImage];
 /// (page format, brush, noise kind, tile culling, weighted) of a pointwise kernel.
 type KernelKey = (HeightFormat, i32, i32, bool, bool);
 
+/// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
+type PageBatches = Vec<Vec<(u32, u32, Rect)>>;
+
 /// A stroke being applied and how far its work got; its new page versions are the field's
 /// working versions (in the order of the field's working ids).
 struct ActiveStroke {
@@ -69,7 +74,7 @@ struct ActiveStroke {
     brush: BrushSettings,
     instances: Vec<BrushInstance>,
     /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
-    page_passes: Vec<Vec<(u32, u32, Rect)>>,
+    page_passes: PageBatches,
     instance_buf: Option<Buffer>,
     /// Stamp brushes: the stamp image.
     stamp_image: Option<Image>,
@@ -156,6 +161,22 @@ fn upload_stamp(gpu: &Arc<Gpu>, stamp: &Stamp) -> Result<Image> {
     rec.buffer(&up, Access::HostWrite);
     rec.copy_buffer_to_image(&up, &image);
     rec.image(&image, Access::ComputeSampledRead);
+    rec.submit_and_wait()?;
+    Ok(image)
+}
+
+/// A page-sized R32F image holding `flat` everywhere: the weight bound for pages of the weight
+/// field without memory.
+fn flat_weight_page(gpu: &Arc<Gpu>, side: u32, flat: f32) -> Result<Image> {
+    let image = Image::new(
+        gpu,
+        "flat weight page",
+        ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
+            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
+    )?;
+    let mut rec = Recorder::new(gpu)?;
+    rec.clear_image(&image, flat);
+    rec.image(&image, Access::ComputeStorageRead);
     rec.submit_and_wait()?;
     Ok(image)
 }
@@ -519,75 +540,29 @@ impl BrushEngine {
     fn activate(
         &mut self,
         field: &mut Field,
-        order: StrokeOrder,
+        mut order: StrokeOrder,
         weight_flat: Option<f32>,
     ) -> Result<ActiveStroke> {
         let _p = crate::profile::scope("brush: activate");
-        let StrokeOrder {
-            field: field_name,
-            brush,
-            instances,
-            join,
-            level_target,
-            plane,
-            weight,
-        } = order;
-        let mut instances = instances;
-        if weight.is_some()
-            && (brush.brush != BrushType::Level || field.desc().format != HeightFormat::R32f)
+        if order.weight.is_some()
+            && (order.brush.brush != BrushType::Level || field.desc().format != HeightFormat::R32f)
         {
             return Err(BrushError::Layer(
                 "only level strokes on r32f fields take a weight field".into(),
             ));
         }
-        let level_target = match (brush.brush, level_target, level_texel(&instances)) {
-            (BrushType::Level, Some(t), _) => t,
-            (BrushType::Level, None, _) if join => self.last_level_target,
-            (BrushType::Level, None, Some((x, y))) => field.height_at(x, y)?,
-            _ => 0.0,
-        };
-        self.last_level_target = level_target;
-        // Flatten and ramp: the plane's height at the origin goes where level's target goes,
-        // its gradient into every instance's axis.
-        let level_target = if brush.brush.is_plane() {
-            let plane = match (plane, join) {
-                (Some(p), _) => p,
-                (None, true) => self.last_plane,
-                (None, false) => {
-                    Plane::of_stroke(&brush, &instances, |x, y| field.height_at(x, y))?
-                        .unwrap_or_default()
-                }
-            };
-            self.last_plane = plane;
-            plane.mark(&mut instances);
-            plane.at_origin
-        } else {
-            level_target
-        };
+        let level_target = self.level_target(field, &mut order)?;
+        let StrokeOrder {
+            field: field_name,
+            brush,
+            instances,
+            join,
+            weight,
+            ..
+        } = order;
         let desc = *field.desc();
         let ids = touched_pages(&desc, &instances);
-        // Per-page instance lists, concatenated in one buffer.
-        let mut flat_list: Vec<BrushInstance> = Vec::new();
-        let mut page_passes: Vec<Vec<(u32, u32, Rect)>> = Vec::with_capacity(ids.len());
-        for &id in &ids {
-            let r = desc.page_rect(id);
-            let start = flat_list.len();
-            flat_list.extend(instances_reaching(&instances, &r));
-            // Batches of this page, in instance order.
-            let passes = (start..flat_list.len())
-                .step_by(self.batch)
-                .map(|first| {
-                    let end = (first + self.batch).min(flat_list.len());
-                    let dirty = flat_list[first..end]
-                        .iter()
-                        .fold(Rect::EMPTY, |acc, b| acc.union(&reach(b)))
-                        .intersect(&r)
-                        .translate(-r.x0, -r.y0);
-                    (first as u32, (end - first) as u32, dirty)
-                })
-                .collect();
-            page_passes.push(passes);
-        }
+        let (flat_list, page_passes) = self.page_batches(&desc, &ids, &instances);
         let units = if ids.is_empty() {
             0
         } else if brush.brush.is_multitap() {
@@ -603,56 +578,14 @@ impl BrushEngine {
         // A continuation writes in place into the versions its stroke already made (the undo
         // step holds the versions from before the stroke); other pages get new versions.
         field.begin_versions(ids, join);
-        let instance_buf = if flat_list.is_empty() {
-            None
-        } else {
-            let bytes = (flat_list.len() * std::mem::size_of::<BrushInstance>()) as u64;
-            let mut staging =
-                Buffer::new(&self.gpu, "instances upload", BufferDesc::upload(bytes))?;
-            staging.write(&flat_list)?;
-            let buf = Buffer::new(
-                &self.gpu,
-                "stroke instances",
-                BufferDesc::new(bytes).usage(
-                    vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST,
-                ),
-            )?;
-            let timer = self.submitter.timer()?;
-            let mut rec = Recorder::new(&self.gpu)?;
-            let mut query = None;
-            if let Some(t) = &timer {
-                rec.reset_timer(t);
-                query = Some((t, rec.timer_begin(t, "copies")?));
-            }
-            rec.buffer(&staging, Access::HostWrite);
-            rec.copy_buffer(&staging, 0, &buf, 0, bytes);
-            if let Some((t, q)) = query {
-                rec.timer_end(t, q);
-            }
-            let ticket = self.submitter.send(rec)?;
-            if let Some(times) = self.submitter.finish(ticket, timer, 0)? {
-                self.copy_ns += times.iter().map(|p| p.gpu_ns).sum::<f64>();
-            }
-            Some(buf)
-        };
+        let instance_buf = self.upload_instances(&flat_list)?;
         let stamp_image = match (&brush.brush, &brush.stamp) {
             (BrushType::Stamp, Some(stamp)) => Some(upload_stamp(&self.gpu, stamp)?),
             _ => None,
         };
         let weight = match (weight, weight_flat) {
             (Some(name), Some(flat)) => {
-                let side = desc.page_size;
-                let image = Image::new(
-                    &self.gpu,
-                    "flat weight page",
-                    ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
-                        .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
-                )?;
-                let mut rec = Recorder::new(&self.gpu)?;
-                rec.clear_image(&image, flat);
-                rec.image(&image, Access::ComputeStorageRead);
-                rec.submit_and_wait()?;
-                Some((name, image))
+                Some((name, flat_weight_page(&self.gpu, desc.page_size, flat)?))
             }
             _ => None,
         };
@@ -670,6 +603,110 @@ impl BrushEngine {
             done: 0,
             stats,
         })
+    }
+
+    /// The level target of a stroke: the height level brushes pull toward, or for flatten and
+    /// ramp the height of the stroke's plane at the origin (their instances get its gradient);
+    /// 0 for other brushes. Keeps the target and plane for the stroke's continuations.
+    fn level_target(&mut self, field: &Field, order: &mut StrokeOrder) -> Result<f32> {
+        let StrokeOrder {
+            brush,
+            instances,
+            join,
+            level_target,
+            plane,
+            ..
+        } = order;
+        let level_target = match (brush.brush, *level_target, level_texel(instances)) {
+            (BrushType::Level, Some(t), _) => t,
+            (BrushType::Level, None, _) if *join => self.last_level_target,
+            (BrushType::Level, None, Some((x, y))) => field.height_at(x, y)?,
+            _ => 0.0,
+        };
+        self.last_level_target = level_target;
+        // Flatten and ramp: the plane's height at the origin goes where level's target goes,
+        // its gradient into every instance's axis.
+        let level_target = if brush.brush.is_plane() {
+            let plane = match (*plane, *join) {
+                (Some(p), _) => p,
+                (None, true) => self.last_plane,
+                (None, false) => Plane::of_stroke(brush, instances, |x, y| field.height_at(x, y))?
+                    .unwrap_or_default(),
+            };
+            self.last_plane = plane;
+            plane.mark(instances);
+            plane.at_origin
+        } else {
+            level_target
+        };
+        Ok(level_target)
+    }
+
+    /// The instances reaching each of pages `ids`, concatenated in one list, and per page the
+    /// (first instance in the list, count, page-local dirty rectangle) of each of its batches.
+    fn page_batches(
+        &self,
+        desc: &DocumentDesc,
+        ids: &[PageId],
+        instances: &[BrushInstance],
+    ) -> (Vec<BrushInstance>, PageBatches) {
+        // Per-page instance lists, concatenated in one buffer.
+        let mut flat_list: Vec<BrushInstance> = Vec::new();
+        let mut page_passes: PageBatches = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let r = desc.page_rect(id);
+            let start = flat_list.len();
+            flat_list.extend(instances_reaching(instances, &r));
+            // Batches of this page, in instance order.
+            let passes = (start..flat_list.len())
+                .step_by(self.batch)
+                .map(|first| {
+                    let end = (first + self.batch).min(flat_list.len());
+                    let dirty = flat_list[first..end]
+                        .iter()
+                        .fold(Rect::EMPTY, |acc, b| acc.union(&reach(b)))
+                        .intersect(&r)
+                        .translate(-r.x0, -r.y0);
+                    (first as u32, (end - first) as u32, dirty)
+                })
+                .collect();
+            page_passes.push(passes);
+        }
+        (flat_list, page_passes)
+    }
+
+    /// Copies a stroke's instance list into a GPU storage buffer (None for an empty list); the
+    /// copy's GPU time counts with the page copies.
+    fn upload_instances(&mut self, flat_list: &[BrushInstance]) -> Result<Option<Buffer>> {
+        if flat_list.is_empty() {
+            return Ok(None);
+        }
+        let bytes = std::mem::size_of_val(flat_list) as u64;
+        let mut staging = Buffer::new(&self.gpu, "instances upload", BufferDesc::upload(bytes))?;
+        staging.write(flat_list)?;
+        let buf = Buffer::new(
+            &self.gpu,
+            "stroke instances",
+            BufferDesc::new(bytes)
+                .usage(vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST),
+        )?;
+        let timer = self.submitter.timer()?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        let mut query = None;
+        if let Some(t) = &timer {
+            rec.reset_timer(t);
+            query = Some((t, rec.timer_begin(t, "copies")?));
+        }
+        rec.buffer(&staging, Access::HostWrite);
+        rec.copy_buffer(&staging, 0, &buf, 0, bytes);
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        let ticket = self.submitter.send(rec)?;
+        if let Some(times) = self.submitter.finish(ticket, timer, 0)? {
+            self.copy_ns += times.iter().map(|p| p.gpu_ns).sum::<f64>();
+        }
+        Ok(Some(buf))
     }
 
     /// Records and runs waves `units` of a pointwise brush: wave k is the k-th batched pass of
@@ -724,64 +761,40 @@ impl BrushEngine {
             return Ok(());
         };
         let (perm, grad) = self.noise.tables();
+        let stamp = stroke.stamp_image.as_ref().unwrap_or(&self.no_stamp);
         let stroke_set = kernel.bind_set(
             1,
             &[
                 Resource::SampledImage(perm),
                 Resource::SampledImage(grad),
                 Resource::StorageBuffer(instance_buf),
-                Resource::SampledImage(stroke.stamp_image.as_ref().unwrap_or(&self.no_stamp)),
+                Resource::SampledImage(stamp),
             ],
         )?;
-        let base = BrushPass {
-            page_origin: [0, 0],
-            rect_min_packed: 0,
-            rect_size_packed: 0,
-            first_instance: 0,
-            instance_count: 0,
-            falloff: brush.falloff.index(),
-            falloff_power: brush.falloff_power,
-            level_target: match brush.brush {
-                BrushType::Terrace => brush.terrace_sharpness,
-                _ => stroke.level_target,
-            },
-            noise: brush.noise.params(),
-            brush_param: match brush.brush {
-                BrushType::Stamp => brush.stamp_scale,
-                BrushType::Terrace => brush.terrace_height,
-                _ => brush.dir_ratio,
-            },
-            height_min: desc.height_min,
-            height_range: desc.height_range(),
-        };
         // Waves: pass k of every page, which touch disjoint images, run together behind one
         // barrier; wave k+1 waits for wave k. Recording page after page instead would put a
         // barrier (a wait for all earlier compute work) between every two small dispatches.
         let fresh = resident_pages(field, group)?;
-        let (page_passes, stats) = (&stroke.page_passes, &mut stroke.stats);
-        // (read, written) image pairs bound as the kernel's set 0.
-        let bind = |read: &Image, write: &Image| {
-            kernel.bind_set(
-                0,
-                &[Resource::StorageImage(read), Resource::StorageImage(write)],
-            )
-        };
-        // Weighted strokes: each page's weight page (or the flat page), bound as set 2.
         let ids = field.versions().working().0;
-        let weights: HashMap<usize, (&Image, DescriptorSet)> = match (weight, &stroke.weight) {
-            (Some(w), Some((_, flat))) => group
-                .iter()
-                .map(|&i| {
-                    let image = w.visible_image(ids[i]).unwrap_or(flat);
-                    Ok((
-                        i,
-                        (image, kernel.bind_set(2, &[Resource::StorageImage(image)])?),
-                    ))
-                })
-                .collect::<Result<_>>()?,
+        // Weighted strokes: each page's weight page (or the flat page), bound as set 2.
+        let weights = match (weight, &stroke.weight) {
+            (Some(w), Some((_, flat))) => weight_sets(kernel, w, flat, ids, group)?,
             _ => HashMap::new(),
         };
-        let label = format!("brush {}", brush.brush.name());
+        let waves = PointwiseWaves {
+            kernel,
+            stroke_set,
+            base: pointwise_base(&brush, stroke.level_target, &desc),
+            desc,
+            ids,
+            page_passes: &stroke.page_passes,
+            group,
+            fresh,
+            weights,
+            in_place: self.in_place,
+            batch: self.batch,
+            label: format!("brush {}", brush.brush.name()),
+        };
         let wave_ids: Vec<usize> = units.collect();
         for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {
             let timer = self.submitter.timer()?;
@@ -791,97 +804,14 @@ impl BrushEngine {
             }
             rec.image(perm, Access::ComputeSampledRead);
             rec.image(grad, Access::ComputeSampledRead);
-            rec.image(
-                stroke.stamp_image.as_ref().unwrap_or(&self.no_stamp),
-                Access::ComputeSampledRead,
-            );
+            rec.image(stamp, Access::ComputeSampledRead);
             rec.buffer(instance_buf, Access::ComputeStorageRead);
             for &wave in chunk {
-                let active: Vec<usize> = group
-                    .iter()
-                    .copied()
-                    .filter(|&i| wave < page_passes[i].len())
-                    .collect();
-                for &i in &active {
-                    if let Some((image, _)) = weights.get(&i) {
-                        rec.image(image, Access::ComputeStorageRead);
-                    }
-                    if self.in_place {
-                        rec.image(fresh[&i].front(), Access::ComputeStorageReadWrite);
-                    } else {
-                        rec.image(fresh[&i].front(), Access::ComputeStorageRead);
-                        rec.image(fresh[&i].back(), Access::ComputeStorageWrite);
-                    }
-                }
-                rec.flush_barriers();
-                let query = match &timer {
-                    Some(t) => Some((t, rec.timer_begin(t, &label)?)),
-                    None => None,
-                };
-                let (mut wave_texels, mut wave_instances) = (0u64, 0u32);
-                for &i in &active {
-                    let page = fresh[&i];
-                    let r = desc.page_rect(ids[i]);
-                    let (first, count, dirty) = page_passes[i][wave];
-                    wave_instances += count;
-                    // Ping-pong passes also bring the back image up to date where the previous
-                    // pass wrote.
-                    let write = if self.in_place {
-                        dirty
-                    } else {
-                        dirty.union(&page.stale())
-                    };
-                    let push = BrushPass {
-                        page_origin: [r.x0, r.y0],
-                        rect_min_packed: pack16(write.x0, write.y0),
-                        rect_size_packed: pack16(write.width(), write.height()),
-                        first_instance: first,
-                        instance_count: count,
-                        ..base
-                    };
-                    let groups = [
-                        (write.width() as u32).div_ceil(GROUP[0]),
-                        (write.height() as u32).div_ceil(GROUP[1]),
-                        1,
-                    ];
-                    wave_texels += write.width() as u64 * write.height() as u64;
-                    // Accesses were declared for the whole wave above.
-                    let sets = page.sets(bind)?;
-                    let set = if self.in_place {
-                        &sets.in_place[page.front_index()]
-                    } else {
-                        &sets.ping_pong[page.front_index()]
-                    };
-                    match weights.get(&i) {
-                        Some((_, weight_set)) => {
-                            rec.pass_sets(kernel, &[set, &stroke_set, weight_set])
-                        }
-                        None => rec.pass_sets(kernel, &[set, &stroke_set]),
-                    }
-                    .push(&push)
-                    .dispatch(groups)?;
-                    if self.in_place {
-                        // The back image now lacks this rectangle too.
-                        page.set_stale(page.stale().union(&dirty));
-                    } else {
-                        page.flip();
-                        page.set_stale(dirty);
-                    }
-                }
-                if let Some((t, q)) = query {
-                    rec.timer_end(t, q);
-                    t.note(
-                        q,
-                        wave_args(self.batch, wave_instances, active.len(), wave_texels),
-                    );
-                }
-                stats.texels_written += wave_texels;
-                stats.passes += active.len();
-                stats.waves += 1;
+                waves.record(&mut rec, timer.as_ref(), wave, &mut stroke.stats)?;
             }
             let ticket = self.submitter.send(rec)?;
             if let Some(times) = self.submitter.finish(ticket, timer, chunk.len())? {
-                stats.add_waves(&times);
+                stroke.stats.add_waves(&times);
             }
         }
         Ok(())
@@ -984,167 +914,408 @@ impl BrushEngine {
             ..
         } = stroke;
         let brush = &*brush;
-        let ids = field.versions().working().0;
         let d = *field.desc();
         self.smooth_kernel(d.format)?;
         let kernel = &self.smooth_kernels[&d.format];
         let label = format!("brush {}", brush.brush.name());
-        {
-            let chunk = &instances[run];
-            let mine: Vec<usize> = {
-                let mut m: Vec<usize> = chunk
-                    .iter()
-                    .flat_map(|b| d.pages_in(&reach(b)))
-                    .filter_map(|id| index.get(&id).copied())
-                    .collect();
-                m.sort_unstable();
-                m.dedup();
-                m
-            };
-            let fresh = resident_pages(field, &mine)?;
-            // Plan the run's waves first (descriptor sets must outlive the recording), following
-            // the fronts' flips on copies of the pages' state.
-            let mut front: HashMap<usize, usize> =
-                fresh.iter().map(|(&i, p)| (i, p.front_index())).collect();
-            let mut stale: HashMap<usize, Rect> =
-                fresh.iter().map(|(&i, p)| (i, p.stale())).collect();
-            let mut plan: Vec<Vec<SmoothPlan>> = Vec::with_capacity(chunk.len());
-            for b in chunk {
-                let reach = reach(b);
-                let pages: Vec<usize> = d
-                    .pages_in(&reach)
-                    .iter()
-                    .filter_map(|id| index.get(id).copied())
-                    .collect();
-                let mut wave = Vec::with_capacity(pages.len());
-                let mut dirties = Vec::with_capacity(pages.len());
-                for &i in &pages {
-                    let id = ids[i];
-                    let r = d.page_rect(id);
-                    let own_front = fresh[&i].image(front[&i]);
-                    let mut bound: Vec<&Image> = Vec::with_capacity(9);
-                    let mut mask = 0u32;
-                    for n in 0..9i32 {
-                        let (nx, ny) = (id.x as i32 + n % 3 - 1, id.y as i32 + n / 3 - 1);
-                        let inside = nx >= 0
-                            && ny >= 0
-                            && nx < d.pages_x() as i32
-                            && ny < d.pages_y() as i32;
-                        let nid = PageId {
-                            x: nx.max(0) as u32,
-                            y: ny.max(0) as u32,
-                        };
-                        // Its new version if the stroke touches it, else the document's, else flat.
-                        let img = match (inside, index.get(&nid)) {
-                            (false, _) => None,
-                            (true, Some(&j)) => Some(
-                                field
-                                    .working_page(j)
-                                    .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
-                                    .image(*front.get(&j).unwrap_or(&0)),
-                            ),
-                            (true, None) => match field.versions().page(nid) {
-                                Some(v) => Some(
-                                    field
-                                        .places()
-                                        .gpu_page(v)
-                                        .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
-                                        .front(),
-                                ),
-                                None => None,
-                            },
-                        };
-                        if img.is_some() {
-                            mask |= 1 << n;
-                        }
-                        bound.push(img.unwrap_or(own_front));
-                    }
-                    let back = fresh[&i].image(1 - front[&i]);
-                    let mut resources: Vec<Resource> = bound
-                        .iter()
-                        .map(|&img| Resource::StorageImage(img))
-                        .collect();
-                    resources.push(Resource::StorageImage(back));
-                    let set = kernel.bind(&resources)?;
-                    let dirty = reach.intersect(&r).translate(-r.x0, -r.y0);
-                    let write = dirty.union(&stale[&i]);
-                    let push = SmoothPass {
-                        instance: *b,
-                        page_origin: [r.x0, r.y0],
-                        self_size: [r.width(), r.height()],
-                        doc_size: [d.width as i32, d.height as i32],
-                        rect_min: [write.x0, write.y0],
-                        rect_size: [write.width(), write.height()],
-                        page_size: d.page_size as i32,
-                        falloff: brush.falloff.index(),
-                        falloff_power: brush.falloff_power,
-                        flat_height: field.flat(),
-                        present_mask: mask,
-                        height_min: d.height_min,
-                        height_range: d.height_range(),
-                    };
-                    wave.push(SmoothPlan {
-                        bound,
-                        back,
-                        set,
-                        push,
-                        write,
-                    });
-                    dirties.push((i, dirty));
-                }
-                // Every page of the wave read the fronts as they were before it.
-                for (i, dirty) in dirties.drain(..) {
-                    front.insert(i, 1 - front[&i]);
-                    stale.insert(i, dirty);
-                }
-                plan.push(wave);
-            }
+        let chunk = &instances[run];
+        let mine: Vec<usize> = {
+            let mut m: Vec<usize> = chunk
+                .iter()
+                .flat_map(|b| d.pages_in(&reach(b)))
+                .filter_map(|id| index.get(&id).copied())
+                .collect();
+            m.sort_unstable();
+            m.dedup();
+            m
+        };
+        let fresh = resident_pages(field, &mine)?;
+        // Plan the run's waves first (descriptor sets must outlive the recording), following
+        // the fronts' flips on copies of the pages' state.
+        let mut planner = SmoothPlanner {
+            field,
+            kernel,
+            brush,
+            index,
+            desc: d,
+            front: fresh.iter().map(|(&i, p)| (i, p.front_index())).collect(),
+            stale: fresh.iter().map(|(&i, p)| (i, p.stale())).collect(),
+            fresh,
+        };
+        let plan = chunk
+            .iter()
+            .map(|b| planner.plan_wave(b))
+            .collect::<Result<Vec<_>>>()?;
 
-            let timer = self.submitter.timer()?;
-            let mut rec = Recorder::new(&self.gpu)?;
-            if let Some(t) = &timer {
-                rec.reset_timer(t);
-            }
-            for wave in &plan {
-                for w in wave {
-                    for img in &w.bound {
-                        rec.image(img, Access::ComputeStorageRead);
-                    }
-                    rec.image(w.back, Access::ComputeStorageWrite);
-                }
-                rec.flush_barriers();
-                let query = match &timer {
-                    Some(t) => Some((t, rec.timer_begin(t, &label)?)),
-                    None => None,
-                };
-                for w in wave {
-                    let groups = [
-                        (w.write.width() as u32).div_ceil(GROUP[0]),
-                        (w.write.height() as u32).div_ceil(GROUP[1]),
-                        1,
-                    ];
-                    stats.texels_written += w.write.width() as u64 * w.write.height() as u64;
-                    rec.pass(kernel, &w.set).push(&w.push).dispatch(groups)?;
-                }
-                if let Some((t, q)) = query {
-                    rec.timer_end(t, q);
-                    let texels = wave.iter().map(|w| w.write.texels()).sum::<u64>();
-                    t.note(q, wave_args(1, 1, wave.len(), texels));
-                }
-                stats.passes += wave.len();
-                stats.waves += 1;
-            }
-            let ticket = self.submitter.send(rec)?;
-            for (i, page) in &fresh {
-                page.set_front(front[i]);
-                page.set_stale(stale[i]);
-            }
-            if let Some(times) = self.submitter.finish(ticket, timer, plan.len())? {
-                stats.add_waves(&times);
-            }
+        let timer = self.submitter.timer()?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        if let Some(t) = &timer {
+            rec.reset_timer(t);
+        }
+        record_smooth_waves(&mut rec, kernel, timer.as_ref(), &plan, &label, stats)?;
+        let ticket = self.submitter.send(rec)?;
+        for (i, page) in &planner.fresh {
+            page.set_front(planner.front[i]);
+            page.set_stale(planner.stale[i]);
+        }
+        if let Some(times) = self.submitter.finish(ticket, timer, plan.len())? {
+            stats.add_waves(&times);
         }
         Ok(())
     }
+}
+
+/// The push constants every pass of a pointwise stroke shares (each pass sets its page, its
+/// rectangle and its batch).
+fn pointwise_base(brush: &BrushSettings, level_target: f32, desc: &DocumentDesc) -> BrushPass {
+    BrushPass {
+        page_origin: [0, 0],
+        rect_min_packed: 0,
+        rect_size_packed: 0,
+        first_instance: 0,
+        instance_count: 0,
+        falloff: brush.falloff.index(),
+        falloff_power: brush.falloff_power,
+        level_target: match brush.brush {
+            BrushType::Terrace => brush.terrace_sharpness,
+            _ => level_target,
+        },
+        noise: brush.noise.params(),
+        brush_param: match brush.brush {
+            BrushType::Stamp => brush.stamp_scale,
+            BrushType::Terrace => brush.terrace_height,
+            _ => brush.dir_ratio,
+        },
+        height_min: desc.height_min,
+        height_range: desc.height_range(),
+    }
+}
+
+/// Per working page of `group`: its page of the weight field (`flat` where that field has none
+/// in memory) and the set binding it as set 2 of `kernel`.
+fn weight_sets<'a>(
+    kernel: &ComputeKernel<BrushPass>,
+    weight: &'a Field,
+    flat: &'a Image,
+    ids: &[PageId],
+    group: &[usize],
+) -> Result<HashMap<usize, (&'a Image, DescriptorSet)>> {
+    group
+        .iter()
+        .map(|&i| {
+            let image = weight.visible_image(ids[i]).unwrap_or(flat);
+            Ok((
+                i,
+                (image, kernel.bind_set(2, &[Resource::StorageImage(image)])?),
+            ))
+        })
+        .collect()
+}
+
+/// What the waves of a pointwise stroke over one group of working pages bind and read.
+struct PointwiseWaves<'a> {
+    kernel: &'a ComputeKernel<BrushPass>,
+    /// Set 1: the noise tables, the instances and the stamp.
+    stroke_set: DescriptorSet,
+    /// Push constants every pass shares.
+    base: BrushPass,
+    desc: DocumentDesc,
+    /// The field's working page ids.
+    ids: &'a [PageId],
+    /// Per working page: (first instance, count, page-local dirty rectangle) of each batch.
+    page_passes: &'a [Vec<(u32, u32, Rect)>],
+    /// The working pages the waves paint.
+    group: &'a [usize],
+    /// Their GPU pages.
+    fresh: HashMap<usize, &'a GpuPage>,
+    /// Weighted strokes: each page's weight image and the set binding it (set 2).
+    weights: HashMap<usize, (&'a Image, DescriptorSet)>,
+    in_place: bool,
+    batch: usize,
+    label: String,
+}
+
+impl PointwiseWaves<'_> {
+    /// Records wave `wave`: the accesses of every page with a pass in it behind one barrier,
+    /// then those passes, timed together; adds them to `stats`.
+    fn record<'r>(
+        &'r self,
+        rec: &mut Recorder<'r>,
+        timer: Option<&'r GpuTimer>,
+        wave: usize,
+        stats: &mut StrokeStats,
+    ) -> Result<()> {
+        let active: Vec<usize> = self
+            .group
+            .iter()
+            .copied()
+            .filter(|&i| wave < self.page_passes[i].len())
+            .collect();
+        for &i in &active {
+            if let Some((image, _)) = self.weights.get(&i) {
+                rec.image(image, Access::ComputeStorageRead);
+            }
+            if self.in_place {
+                rec.image(self.fresh[&i].front(), Access::ComputeStorageReadWrite);
+            } else {
+                rec.image(self.fresh[&i].front(), Access::ComputeStorageRead);
+                rec.image(self.fresh[&i].back(), Access::ComputeStorageWrite);
+            }
+        }
+        rec.flush_barriers();
+        let query = match timer {
+            Some(t) => Some((t, rec.timer_begin(t, &self.label)?)),
+            None => None,
+        };
+        let (mut wave_texels, mut wave_instances) = (0u64, 0u32);
+        for &i in &active {
+            let (texels, instances) = self.record_pass(rec, i, wave)?;
+            wave_instances += instances;
+            wave_texels += texels;
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+            t.note(
+                q,
+                wave_args(self.batch, wave_instances, active.len(), wave_texels),
+            );
+        }
+        stats.texels_written += wave_texels;
+        stats.passes += active.len();
+        stats.waves += 1;
+        Ok(())
+    }
+
+    /// Records pass `wave` of working page `i` (its accesses already declared) and moves the
+    /// page's front and stale rectangle on; returns the texels it writes and its instances.
+    fn record_pass<'r>(
+        &'r self,
+        rec: &mut Recorder<'r>,
+        i: usize,
+        wave: usize,
+    ) -> Result<(u64, u32)> {
+        let page = self.fresh[&i];
+        let r = self.desc.page_rect(self.ids[i]);
+        let (first, count, dirty) = self.page_passes[i][wave];
+        // Ping-pong passes also bring the back image up to date where the previous
+        // pass wrote.
+        let write = if self.in_place {
+            dirty
+        } else {
+            dirty.union(&page.stale())
+        };
+        let push = BrushPass {
+            page_origin: [r.x0, r.y0],
+            rect_min_packed: pack16(write.x0, write.y0),
+            rect_size_packed: pack16(write.width(), write.height()),
+            first_instance: first,
+            instance_count: count,
+            ..self.base
+        };
+        let groups = [
+            (write.width() as u32).div_ceil(GROUP[0]),
+            (write.height() as u32).div_ceil(GROUP[1]),
+            1,
+        ];
+        let texels = write.width() as u64 * write.height() as u64;
+        // (read, written) image pairs bound as the kernel's set 0.
+        let sets = page.sets(|read: &Image, write: &Image| {
+            self.kernel.bind_set(
+                0,
+                &[Resource::StorageImage(read), Resource::StorageImage(write)],
+            )
+        })?;
+        let set = if self.in_place {
+            &sets.in_place[page.front_index()]
+        } else {
+            &sets.ping_pong[page.front_index()]
+        };
+        match self.weights.get(&i) {
+            Some((_, weight_set)) => {
+                rec.pass_sets(self.kernel, &[set, &self.stroke_set, weight_set])
+            }
+            None => rec.pass_sets(self.kernel, &[set, &self.stroke_set]),
+        }
+        .push(&push)
+        .dispatch(groups)?;
+        if self.in_place {
+            // The back image now lacks this rectangle too.
+            page.set_stale(page.stale().union(&dirty));
+        } else {
+            page.flip();
+            page.set_stale(dirty);
+        }
+        Ok((texels, count))
+    }
+}
+
+/// Plans the waves of a multi-tap run (one per instance): what each pass binds, following the
+/// fronts' flips on copies of the pages' state.
+struct SmoothPlanner<'a> {
+    field: &'a Field,
+    kernel: &'a ComputeKernel<SmoothPass>,
+    brush: &'a BrushSettings,
+    /// Index of each of the field's working page ids.
+    index: &'a HashMap<PageId, usize>,
+    desc: DocumentDesc,
+    /// The GPU pages of the run's working pages.
+    fresh: HashMap<usize, &'a GpuPage>,
+    /// Per page of the run: its front image after the waves planned so far.
+    front: HashMap<usize, usize>,
+    /// Per page of the run: where its back image is stale after the waves planned so far.
+    stale: HashMap<usize, Rect>,
+}
+
+impl<'a> SmoothPlanner<'a> {
+    /// Plans the wave of instance `b`: a pass on every working page it reaches.
+    fn plan_wave(&mut self, b: &BrushInstance) -> Result<Vec<SmoothPlan<'a>>> {
+        let reach = reach(b);
+        let ids = self.field.versions().working().0;
+        let pages: Vec<usize> = self
+            .desc
+            .pages_in(&reach)
+            .iter()
+            .filter_map(|id| self.index.get(id).copied())
+            .collect();
+        let mut wave = Vec::with_capacity(pages.len());
+        let mut dirties = Vec::with_capacity(pages.len());
+        for &i in &pages {
+            let r = self.desc.page_rect(ids[i]);
+            let dirty = reach.intersect(&r).translate(-r.x0, -r.y0);
+            wave.push(self.plan_pass(b, i, dirty)?);
+            dirties.push((i, dirty));
+        }
+        // Every page of the wave read the fronts as they were before it.
+        for (i, dirty) in dirties.drain(..) {
+            self.front.insert(i, 1 - self.front[&i]);
+            self.stale.insert(i, dirty);
+        }
+        Ok(wave)
+    }
+
+    /// Plans the pass of instance `b` on working page `i`, whose page-local rectangle `dirty`
+    /// it changes: the images it binds, its set and its push constants.
+    fn plan_pass(&self, b: &BrushInstance, i: usize, dirty: Rect) -> Result<SmoothPlan<'a>> {
+        let d = &self.desc;
+        let id = self.field.versions().working().0[i];
+        let r = d.page_rect(id);
+        let (bound, mask) = self.neighbourhood(i, id)?;
+        let back = self.fresh[&i].image(1 - self.front[&i]);
+        let mut resources: Vec<Resource> = bound
+            .iter()
+            .map(|&img| Resource::StorageImage(img))
+            .collect();
+        resources.push(Resource::StorageImage(back));
+        let set = self.kernel.bind(&resources)?;
+        let write = dirty.union(&self.stale[&i]);
+        let push = SmoothPass {
+            instance: *b,
+            page_origin: [r.x0, r.y0],
+            self_size: [r.width(), r.height()],
+            doc_size: [d.width as i32, d.height as i32],
+            rect_min: [write.x0, write.y0],
+            rect_size: [write.width(), write.height()],
+            page_size: d.page_size as i32,
+            falloff: self.brush.falloff.index(),
+            falloff_power: self.brush.falloff_power,
+            flat_height: self.field.flat(),
+            present_mask: mask,
+            height_min: d.height_min,
+            height_range: d.height_range(),
+        };
+        Ok(SmoothPlan {
+            bound,
+            back,
+            set,
+            push,
+            write,
+        })
+    }
+
+    /// The front images of the 3x3 pages around page `id` (working page `i`), row by row, and
+    /// the mask of those that exist; a missing one is bound as the page's own front.
+    fn neighbourhood(&self, i: usize, id: PageId) -> Result<(Vec<&'a Image>, u32)> {
+        let d = &self.desc;
+        let field = self.field;
+        let own_front = self.fresh[&i].image(self.front[&i]);
+        let mut bound: Vec<&Image> = Vec::with_capacity(9);
+        let mut mask = 0u32;
+        for n in 0..9i32 {
+            let (nx, ny) = (id.x as i32 + n % 3 - 1, id.y as i32 + n / 3 - 1);
+            let inside = nx >= 0 && ny >= 0 && nx < d.pages_x() as i32 && ny < d.pages_y() as i32;
+            let nid = PageId {
+                x: nx.max(0) as u32,
+                y: ny.max(0) as u32,
+            };
+            // Its new version if the stroke touches it, else the document's, else flat.
+            let img = match (inside, self.index.get(&nid)) {
+                (false, _) => None,
+                (true, Some(&j)) => Some(
+                    field
+                        .working_page(j)
+                        .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
+                        .image(*self.front.get(&j).unwrap_or(&0)),
+                ),
+                (true, None) => match field.versions().page(nid) {
+                    Some(v) => Some(
+                        field
+                            .places()
+                            .gpu_page(v)
+                            .ok_or(PageError::NotResident { x: nid.x, y: nid.y })?
+                            .front(),
+                    ),
+                    None => None,
+                },
+            };
+            if img.is_some() {
+                mask |= 1 << n;
+            }
+            bound.push(img.unwrap_or(own_front));
+        }
+        Ok((bound, mask))
+    }
+}
+
+/// Records the planned waves of a multi-tap run: each wave's accesses behind one barrier, then
+/// its passes, timed together; adds them to `stats`.
+fn record_smooth_waves<'r>(
+    rec: &mut Recorder<'r>,
+    kernel: &'r ComputeKernel<SmoothPass>,
+    timer: Option<&'r GpuTimer>,
+    plan: &'r [Vec<SmoothPlan<'r>>],
+    label: &str,
+    stats: &mut StrokeStats,
+) -> Result<()> {
+    for wave in plan {
+        for w in wave {
+            for img in &w.bound {
+                rec.image(img, Access::ComputeStorageRead);
+            }
+            rec.image(w.back, Access::ComputeStorageWrite);
+        }
+        rec.flush_barriers();
+        let query = match timer {
+            Some(t) => Some((t, rec.timer_begin(t, label)?)),
+            None => None,
+        };
+        for w in wave {
+            let groups = [
+                (w.write.width() as u32).div_ceil(GROUP[0]),
+                (w.write.height() as u32).div_ceil(GROUP[1]),
+                1,
+            ];
+            stats.texels_written += w.write.width() as u64 * w.write.height() as u64;
+            rec.pass(kernel, &w.set).push(&w.push).dispatch(groups)?;
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+            let texels = wave.iter().map(|w| w.write.texels()).sum::<u64>();
+            t.note(q, wave_args(1, 1, wave.len(), texels));
+        }
+        stats.passes += wave.len();
+        stats.waves += 1;
+    }
+    Ok(())
 }
 
 /// What a trace shows with a wave: batch size, instances, pages and texels written.

@@ -323,6 +323,30 @@ impl BrushSettings {
 
     /// Checks every parameter; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_common()?;
+        self.validate_brush_specific()?;
+        if let Some(rules) = &self.rules {
+            if self.brush != BrushType::Mask {
+                return Err(format!(
+                    "rules: only mask brushes take rules, not {}",
+                    self.brush.name()
+                ));
+            }
+            rules.check().map_err(|e| match e.starts_with("rules") {
+                true => e,
+                false => format!("rules.{e}"),
+            })?;
+        }
+        if matches!(self.brush, BrushType::Noise | BrushType::Directional) {
+            self.noise
+                .validate()
+                .map_err(|e| format!("noise: {}", e.trim_start_matches("--")))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the parameters every brush uses: radii, strength, falloff power and spacing.
+    fn validate_common(&self) -> Result<(), String> {
         let finite = [
             ("radius", self.radius),
             ("inner_radius", self.inner_radius),
@@ -362,6 +386,12 @@ impl BrushSettings {
                 self.spacing
             ));
         }
+        Ok(())
+    }
+
+    /// Checks the parameters only some brushes use: direction, stamp, mask value, erosion,
+    /// terraces and tilt.
+    fn validate_brush_specific(&self) -> Result<(), String> {
         if self.brush == BrushType::Directional {
             if !self.dir_angle_deg.is_finite() {
                 return Err(format!(
@@ -423,23 +453,6 @@ impl BrushSettings {
                 "flatten_tilt must be in [-1000, 1000] height units per 1000 texels, got {}",
                 self.flatten_tilt
             ));
-        }
-        if let Some(rules) = &self.rules {
-            if self.brush != BrushType::Mask {
-                return Err(format!(
-                    "rules: only mask brushes take rules, not {}",
-                    self.brush.name()
-                ));
-            }
-            rules.check().map_err(|e| match e.starts_with("rules") {
-                true => e,
-                false => format!("rules.{e}"),
-            })?;
-        }
-        if matches!(self.brush, BrushType::Noise | BrushType::Directional) {
-            self.noise
-                .validate()
-                .map_err(|e| format!("noise: {}", e.trim_start_matches("--")))?;
         }
         Ok(())
     }
