@@ -55,6 +55,14 @@ pub struct State {
     pub f: Vec<[f32; 4]>,
 }
 
+/// What hydraulic part 2 leaves per texel (row-major): terrain `b` after erosion or
+/// deposition, water `d` before evaporation and suspended sediment `s` before transport.
+struct Water {
+    b: Vec<f32>,
+    d: Vec<f32>,
+    s: Vec<f32>,
+}
+
 impl State {
     /// Terrain `b` (row-major, `width` x `height`), no water, sediment or flux.
     pub fn new(width: usize, height: usize, b: Vec<f32>) -> Self {
@@ -83,155 +91,171 @@ impl State {
 
     /// One hydraulic step (`flux.comp`, `water.comp`, `transport.comp`).
     pub fn hydraulic_step(&mut self, p: &ErosionPush) {
-        let w = self.width;
-        let n = self.b.len();
         // Part 1: flux, in place (each texel reads only its own flux).
-        {
-            let (b, d) = (&self.b, &self.d);
-            let surface = |x: i32, y: i32| {
+        self.flux_pass(p);
+        // Part 2: water, velocity, erosion and deposition.
+        let mut water = self.water_pass(p);
+        // Part 3: transport in flux form, then evaporation.
+        self.transport_pass(p, &mut water);
+        self.b = water.b;
+        self.d = water.d;
+    }
+
+    /// Hydraulic part 1 (`flux.comp`): each texel's outflow flux, in place.
+    fn flux_pass(&mut self, p: &ErosionPush) {
+        let w = self.width;
+        let (b, d) = (&self.b, &self.d);
+        let surface = |x: i32, y: i32| {
+            let i = y as usize * w + x as usize;
+            let d1 = d[i] + p.dt * p.rain * weight(p, x, y);
+            b[i] + d1
+        };
+        self.f.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+            let y = y as i32;
+            for (x, fo) in row.iter_mut().enumerate() {
+                let x = x as i32;
                 let i = y as usize * w + x as usize;
                 let d1 = d[i] + p.dt * p.rain * weight(p, x, y);
-                b[i] + d1
-            };
-            self.f.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-                let y = y as i32;
-                for (x, fo) in row.iter_mut().enumerate() {
-                    let x = x as i32;
-                    let i = y as usize * w + x as usize;
-                    let d1 = d[i] + p.dt * p.rain * weight(p, x, y);
-                    let h = b[i] + d1;
-                    let k = p.dt * p.pipe_area * p.gravity;
-                    let pipe =
-                        |old: f32, nx: i32, ny: i32| (old + k * (h - surface(nx, ny))).max(0.0);
-                    let fl = if x > 0 { pipe(fo[0], x - 1, y) } else { 0.0 };
-                    let fr = if x < p.size[0] - 1 {
-                        pipe(fo[1], x + 1, y)
-                    } else {
-                        0.0
-                    };
-                    let ft = if y > 0 { pipe(fo[2], x, y - 1) } else { 0.0 };
-                    let fb = if y < p.size[1] - 1 {
-                        pipe(fo[3], x, y + 1)
-                    } else {
-                        0.0
-                    };
-                    let sum = ((fl + fr) + ft) + fb;
-                    let scale = if sum > 0.0 {
-                        (d1 / (p.dt * sum)).min(1.0)
-                    } else {
-                        1.0
-                    };
-                    *fo = [scale * fl, scale * fr, scale * ft, scale * fb];
-                }
-            });
-        }
-        // Part 2: water, velocity, erosion and deposition.
+                let h = b[i] + d1;
+                let k = p.dt * p.pipe_area * p.gravity;
+                let pipe = |old: f32, nx: i32, ny: i32| (old + k * (h - surface(nx, ny))).max(0.0);
+                let fl = if x > 0 { pipe(fo[0], x - 1, y) } else { 0.0 };
+                let fr = if x < p.size[0] - 1 {
+                    pipe(fo[1], x + 1, y)
+                } else {
+                    0.0
+                };
+                let ft = if y > 0 { pipe(fo[2], x, y - 1) } else { 0.0 };
+                let fb = if y < p.size[1] - 1 {
+                    pipe(fo[3], x, y + 1)
+                } else {
+                    0.0
+                };
+                let sum = ((fl + fr) + ft) + fb;
+                let scale = if sum > 0.0 {
+                    (d1 / (p.dt * sum)).min(1.0)
+                } else {
+                    1.0
+                };
+                *fo = [scale * fl, scale * fr, scale * ft, scale * fb];
+            }
+        });
+    }
+
+    /// Hydraulic part 2 (`water.comp`): each texel's new water depth, and its terrain and
+    /// suspended sediment after erosion or deposition.
+    fn water_pass(&self, p: &ErosionPush) -> Water {
+        let w = self.width;
+        let n = self.b.len();
         let mut b_out = vec![0.0f32; n];
         let mut d2 = vec![0.0f32; n];
         let mut s1 = vec![0.0f32; n];
-        {
-            let (b, d, f, s) = (&self.b, &self.d, &self.f, &self.s);
-            let terrain = |x: i32, y: i32| {
-                let x = x.clamp(0, p.size[0] - 1);
-                let y = y.clamp(0, p.size[1] - 1);
-                b[y as usize * w + x as usize]
-            };
-            b_out
-                .par_chunks_mut(w)
-                .zip(d2.par_chunks_mut(w))
-                .zip(s1.par_chunks_mut(w))
-                .enumerate()
-                .for_each(|(y, ((bo, dn_row), s1_row))| {
-                    let y = y as i32;
-                    for x in 0..w {
-                        let xi = x as i32;
-                        let i = y as usize * w + x;
-                        let d1 = d[i] + p.dt * p.rain * weight(p, xi, y);
-                        let fo = f[i];
-                        let in_l = if xi > 0 { f[i - 1][1] } else { 0.0 };
-                        let in_r = if xi < p.size[0] - 1 { f[i + 1][0] } else { 0.0 };
-                        let in_t = if y > 0 { f[i - w][3] } else { 0.0 };
-                        let in_b = if y < p.size[1] - 1 { f[i + w][2] } else { 0.0 };
-                        let out_sum = ((fo[0] + fo[1]) + fo[2]) + fo[3];
-                        let in_sum = ((in_l + in_r) + in_t) + in_b;
-                        let dn = d1 + p.dt * (in_sum - out_sum);
-                        let dm = 0.5 * (d1 + dn);
-                        let (mut u, mut v) = (0.0f32, 0.0f32);
-                        if dm > 1e-4 {
-                            u = (((in_l - fo[0]) + fo[1]) - in_r) / (2.0 * dm);
-                            v = (((in_t - fo[2]) + fo[3]) - in_b) / (2.0 * dm);
-                        }
-                        let gx = 0.5 * (terrain(xi + 1, y) - terrain(xi - 1, y));
-                        let gy = 0.5 * (terrain(xi, y + 1) - terrain(xi, y - 1));
-                        let g2 = gx * gx + gy * gy;
-                        let sin_a = p.min_tilt.max(g2.sqrt() / (1.0 + g2).sqrt());
-                        let c = p.capacity
-                            * sin_a
-                            * (u * u + v * v).sqrt()
-                            * (dm / p.erosion_depth).min(1.0);
-                        let (mut bh, mut sh) = (b[i], s[i]);
-                        if c > sh {
-                            let e = p.dt * p.dissolve * (c - sh);
-                            bh -= e;
-                            sh += e;
-                        } else {
-                            let e = p.dt * p.deposit * (sh - c);
-                            bh += e;
-                            sh -= e;
-                        }
-                        bo[x] = bh;
-                        dn_row[x] = dn;
-                        s1_row[x] = sh;
+        let (b, d, f, s) = (&self.b, &self.d, &self.f, &self.s);
+        let terrain = |x: i32, y: i32| {
+            let x = x.clamp(0, p.size[0] - 1);
+            let y = y.clamp(0, p.size[1] - 1);
+            b[y as usize * w + x as usize]
+        };
+        b_out
+            .par_chunks_mut(w)
+            .zip(d2.par_chunks_mut(w))
+            .zip(s1.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, ((bo, dn_row), s1_row))| {
+                let y = y as i32;
+                for x in 0..w {
+                    let xi = x as i32;
+                    let i = y as usize * w + x;
+                    let d1 = d[i] + p.dt * p.rain * weight(p, xi, y);
+                    let fo = f[i];
+                    let in_l = if xi > 0 { f[i - 1][1] } else { 0.0 };
+                    let in_r = if xi < p.size[0] - 1 { f[i + 1][0] } else { 0.0 };
+                    let in_t = if y > 0 { f[i - w][3] } else { 0.0 };
+                    let in_b = if y < p.size[1] - 1 { f[i + w][2] } else { 0.0 };
+                    let out_sum = ((fo[0] + fo[1]) + fo[2]) + fo[3];
+                    let in_sum = ((in_l + in_r) + in_t) + in_b;
+                    let dn = d1 + p.dt * (in_sum - out_sum);
+                    let dm = 0.5 * (d1 + dn);
+                    let (mut u, mut v) = (0.0f32, 0.0f32);
+                    if dm > 1e-4 {
+                        u = (((in_l - fo[0]) + fo[1]) - in_r) / (2.0 * dm);
+                        v = (((in_t - fo[2]) + fo[3]) - in_b) / (2.0 * dm);
                     }
-                });
-        }
-        // Part 3: transport in flux form, then evaporation.
-        {
-            let (d, f) = (&self.d, &self.f);
-            let before =
-                |x: i32, y: i32| d[y as usize * w + x as usize] + p.dt * p.rain * weight(p, x, y);
-            let share = |flux: f32, d1: f32| {
-                if d1 > 0.0 {
-                    p.dt * flux / d1
-                } else {
-                    0.0
+                    let gx = 0.5 * (terrain(xi + 1, y) - terrain(xi - 1, y));
+                    let gy = 0.5 * (terrain(xi, y + 1) - terrain(xi, y - 1));
+                    let g2 = gx * gx + gy * gy;
+                    let sin_a = p.min_tilt.max(g2.sqrt() / (1.0 + g2).sqrt());
+                    let c = p.capacity
+                        * sin_a
+                        * (u * u + v * v).sqrt()
+                        * (dm / p.erosion_depth).min(1.0);
+                    let (mut bh, mut sh) = (b[i], s[i]);
+                    if c > sh {
+                        let e = p.dt * p.dissolve * (c - sh);
+                        bh -= e;
+                        sh += e;
+                    } else {
+                        let e = p.dt * p.deposit * (sh - c);
+                        bh += e;
+                        sh -= e;
+                    }
+                    bo[x] = bh;
+                    dn_row[x] = dn;
+                    s1_row[x] = sh;
                 }
-            };
-            let s1 = &s1;
-            self.s
-                .par_chunks_mut(w)
-                .zip(d2.par_chunks_mut(w))
-                .enumerate()
-                .for_each(|(y, (s_row, d_row))| {
-                    let y = y as i32;
-                    for x in 0..w {
-                        let xi = x as i32;
-                        let i = y as usize * w + x;
-                        let d1 = before(xi, y);
-                        let fo = f[i];
-                        let stay = (((1.0 - share(fo[0], d1)) - share(fo[1], d1))
-                            - share(fo[2], d1))
-                            - share(fo[3], d1);
-                        let mut sn = s1[i] * stay;
-                        if xi > 0 {
-                            sn += s1[i - 1] * share(f[i - 1][1], before(xi - 1, y));
-                        }
-                        if xi < p.size[0] - 1 {
-                            sn += s1[i + 1] * share(f[i + 1][0], before(xi + 1, y));
-                        }
-                        if y > 0 {
-                            sn += s1[i - w] * share(f[i - w][3], before(xi, y - 1));
-                        }
-                        if y < p.size[1] - 1 {
-                            sn += s1[i + w] * share(f[i + w][2], before(xi, y + 1));
-                        }
-                        s_row[x] = sn;
-                        d_row[x] *= 1.0 - p.evaporation * p.dt;
-                    }
-                });
+            });
+        Water {
+            b: b_out,
+            d: d2,
+            s: s1,
         }
-        self.b = b_out;
-        self.d = d2;
+    }
+
+    /// Hydraulic part 3 (`transport.comp`): moves the suspended sediment `water.s` along the
+    /// flux into `self.s`, then evaporates `water.d`.
+    fn transport_pass(&mut self, p: &ErosionPush, water: &mut Water) {
+        let w = self.width;
+        let (d, f) = (&self.d, &self.f);
+        let before =
+            |x: i32, y: i32| d[y as usize * w + x as usize] + p.dt * p.rain * weight(p, x, y);
+        let share = |flux: f32, d1: f32| {
+            if d1 > 0.0 {
+                p.dt * flux / d1
+            } else {
+                0.0
+            }
+        };
+        let s1 = &water.s;
+        self.s
+            .par_chunks_mut(w)
+            .zip(water.d.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (s_row, d_row))| {
+                let y = y as i32;
+                for x in 0..w {
+                    let xi = x as i32;
+                    let i = y as usize * w + x;
+                    let d1 = before(xi, y);
+                    let fo = f[i];
+                    let stay = (((1.0 - share(fo[0], d1)) - share(fo[1], d1)) - share(fo[2], d1))
+                        - share(fo[3], d1);
+                    let mut sn = s1[i] * stay;
+                    if xi > 0 {
+                        sn += s1[i - 1] * share(f[i - 1][1], before(xi - 1, y));
+                    }
+                    if xi < p.size[0] - 1 {
+                        sn += s1[i + 1] * share(f[i + 1][0], before(xi + 1, y));
+                    }
+                    if y > 0 {
+                        sn += s1[i - w] * share(f[i - w][3], before(xi, y - 1));
+                    }
+                    if y < p.size[1] - 1 {
+                        sn += s1[i + w] * share(f[i + w][2], before(xi, y + 1));
+                    }
+                    s_row[x] = sn;
+                    d_row[x] *= 1.0 - p.evaporation * p.dt;
+                }
+            });
     }
 
     /// One thermal step (`thermal_out.comp`, `thermal_in.comp`).
