@@ -655,6 +655,64 @@ pub fn write_with_progress(
     options: &WriteOptions,
     progress: Progress<'_>,
 ) -> Result<WriteReport, FileError> {
+    let mut report = check_write(path, heights, options)?;
+    let WriteReport {
+        kind, bits, range, ..
+    } = report;
+    let (w, h) = (heights.width, heights.height);
+    match kind {
+        FileKind::Hgt => unreachable!("refused with the bit depth above"),
+        FileKind::R32 => {
+            let rows = heights
+                .values
+                .chunks(w as usize)
+                .map(|row| row.iter().flat_map(|v| v.to_le_bytes()).collect());
+            write_rows(path, h, progress, rows)?
+        }
+        FileKind::Raw16 => {
+            let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
+            report.clamped = c;
+            let rows = q.chunks(w as usize).map(|row| {
+                row.iter()
+                    .flat_map(|&v| match options.endian {
+                        Endian::Little => (v as u16).to_le_bytes(),
+                        Endian::Big => (v as u16).to_be_bytes(),
+                    })
+                    .collect()
+            });
+            write_rows(path, h, progress, rows)?
+        }
+        FileKind::Png => {
+            let max = if bits == 8 { 255.0 } else { 65535.0 };
+            let (q, c) = quantize(&heights.values, range.expect("integer"), max);
+            report.clamped = c;
+            write_png(path, w, h, bits, &q)?
+        }
+        FileKind::Tiff => {
+            let mut q16 = Vec::new();
+            if bits == 16 {
+                let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
+                report.clamped = c;
+                q16 = q.into_iter().map(|v| v as u16).collect();
+            }
+            write_atomic(path, |out| {
+                write_tiff(out, w, h, bits, &q16, &heights.values)
+                    .map_err(|e| FileError::invalid(path, e.to_string()))
+            })?
+        }
+        FileKind::Exr => write_exr(path, heights)?,
+    }
+    progress(u64::from(h), u64::from(h));
+    Ok(report)
+}
+
+/// Checks that `heights` can be written to `path` with `options`: the report of the write
+/// before it runs (format, bit depth and, for integer samples, the range; nothing clamped yet).
+fn check_write(
+    path: &Path,
+    heights: &Heights,
+    options: &WriteOptions,
+) -> Result<WriteReport, FileError> {
     let at = |problem: String| FileError::invalid(path, problem);
     let kind = FileKind::of(path)?;
     check_size(heights.width, heights.height).map_err(at)?;
@@ -685,99 +743,62 @@ pub fn write_with_progress(
     } else {
         None
     };
-    let (w, h) = (heights.width, heights.height);
-    let mut clamped = 0;
-    let to_io = |e: std::io::Error| FileError::io(path)(e);
-    match kind {
-        FileKind::Hgt => unreachable!("refused with the bit depth above"),
-        FileKind::R32 => write_atomic(path, |out| {
-            for (y, row) in heights.values.chunks(w as usize).enumerate() {
-                let bytes: Vec<u8> = row.iter().flat_map(|v| v.to_le_bytes()).collect();
-                out.write_all(&bytes).map_err(to_io)?;
-                if y % 256 == 0 {
-                    progress(y as u64 + 1, u64::from(h));
-                }
-            }
-            Ok::<(), FileError>(())
-        })?,
-        FileKind::Raw16 => {
-            let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
-            clamped = c;
-            write_atomic(path, |out| {
-                for (y, row) in q.chunks(w as usize).enumerate() {
-                    let bytes: Vec<u8> = row
-                        .iter()
-                        .flat_map(|&v| match options.endian {
-                            Endian::Little => (v as u16).to_le_bytes(),
-                            Endian::Big => (v as u16).to_be_bytes(),
-                        })
-                        .collect();
-                    out.write_all(&bytes).map_err(to_io)?;
-                    if y % 256 == 0 {
-                        progress(y as u64 + 1, u64::from(h));
-                    }
-                }
-                Ok::<(), FileError>(())
-            })?
-        }
-        FileKind::Png => {
-            let max = if bits == 8 { 255.0 } else { 65535.0 };
-            let (q, c) = quantize(&heights.values, range.expect("integer"), max);
-            clamped = c;
-            write_atomic(path, |out| {
-                let encoder = image::codecs::png::PngEncoder::new(out);
-                let result = if bits == 8 {
-                    let data: Vec<u8> = q.iter().map(|&v| v as u8).collect();
-                    image::ImageEncoder::write_image(
-                        encoder,
-                        &data,
-                        w,
-                        h,
-                        image::ExtendedColorType::L8,
-                    )
-                } else {
-                    let data: Vec<u8> = q.iter().flat_map(|&v| (v as u16).to_ne_bytes()).collect();
-                    image::ImageEncoder::write_image(
-                        encoder,
-                        &data,
-                        w,
-                        h,
-                        image::ExtendedColorType::L16,
-                    )
-                };
-                result.map_err(|e| FileError::invalid(path, e.to_string()))
-            })?
-        }
-        FileKind::Tiff => {
-            let mut q16 = Vec::new();
-            if bits == 16 {
-                let (q, c) = quantize(&heights.values, range.expect("integer"), 65535.0);
-                clamped = c;
-                q16 = q.into_iter().map(|v| v as u16).collect();
-            }
-            write_atomic(path, |out| {
-                write_tiff(out, w, h, bits, &q16, &heights.values)
-                    .map_err(|e| FileError::invalid(path, e.to_string()))
-            })?
-        }
-        FileKind::Exr => write_atomic(path, |out| {
-            use exr::prelude::*;
-            let values = &heights.values;
-            let channels = SpecificChannels::build()
-                .with_channel("Y")
-                .with_pixel_fn(|p: Vec2<usize>| (values[p.y() * w as usize + p.x()],));
-            Image::from_channels((w as usize, h as usize), channels)
-                .write()
-                .to_buffered(out)
-                .map_err(|e| FileError::invalid(path, e.to_string()))
-        })?,
-    }
-    progress(u64::from(h), u64::from(h));
     Ok(WriteReport {
         kind,
         bits,
         range,
-        clamped,
+        clamped: 0,
+    })
+}
+
+/// Writes the rows of a raw file to `path` atomically, reporting progress every 256 rows (of
+/// `h`).
+fn write_rows(
+    path: &Path,
+    h: u32,
+    progress: Progress<'_>,
+    rows: impl Iterator<Item = Vec<u8>>,
+) -> Result<(), FileError> {
+    let to_io = |e: std::io::Error| FileError::io(path)(e);
+    write_atomic(path, |out| {
+        for (y, bytes) in rows.enumerate() {
+            out.write_all(&bytes).map_err(to_io)?;
+            if y % 256 == 0 {
+                progress(y as u64 + 1, u64::from(h));
+            }
+        }
+        Ok::<(), FileError>(())
+    })
+}
+
+/// Writes quantized heights `q` (8 or 16 `bits`) to `path` as a gray PNG, atomically.
+fn write_png(path: &Path, w: u32, h: u32, bits: u8, q: &[u32]) -> Result<(), FileError> {
+    write_atomic(path, |out| {
+        let encoder = image::codecs::png::PngEncoder::new(out);
+        let result = if bits == 8 {
+            let data: Vec<u8> = q.iter().map(|&v| v as u8).collect();
+            image::ImageEncoder::write_image(encoder, &data, w, h, image::ExtendedColorType::L8)
+        } else {
+            let data: Vec<u8> = q.iter().flat_map(|&v| (v as u16).to_ne_bytes()).collect();
+            image::ImageEncoder::write_image(encoder, &data, w, h, image::ExtendedColorType::L16)
+        };
+        result.map_err(|e| FileError::invalid(path, e.to_string()))
+    })
+}
+
+/// Writes `heights` to `path` as a one-channel (Y) float EXR, atomically.
+fn write_exr(path: &Path, heights: &Heights) -> Result<(), FileError> {
+    let (w, h) = (heights.width, heights.height);
+    write_atomic(path, |out| {
+        use exr::prelude::*;
+        let values = &heights.values;
+        let channels = SpecificChannels::build()
+            .with_channel("Y")
+            .with_pixel_fn(|p: Vec2<usize>| (values[p.y() * w as usize + p.x()],));
+        Image::from_channels((w as usize, h as usize), channels)
+            .write()
+            .to_buffered(out)
+            .map_err(|e| FileError::invalid(path, e.to_string()))
     })
 }
 
