@@ -111,6 +111,29 @@ pub fn run(a: &ApplyArgs) -> Result<()> {
 
 /// Checks everything before anything runs: the journal, the flags, the output, the initial file.
 fn check(a: &ApplyArgs) -> Result<Plan> {
+    let journal = load_journal(a)?;
+    check_replay_flags(a, &journal)?;
+    let to_project = check_output(a, &journal)?;
+    let initial = match &a.initial {
+        Some(path) => Some(initial_file(path, &a.read, &journal)?),
+        None => journal
+            .initial_heights()
+            .map_err(|e| anyhow!("{}: {e}", a.journal.display()))?,
+    };
+    let flat = match journal.initial {
+        Initial::Flat(h) => h,
+        Initial::File(_) | Initial::Tiles { .. } => 0.0,
+    };
+    Ok(Plan {
+        journal,
+        initial,
+        flat,
+        to_project,
+    })
+}
+
+/// The journal, loaded onto the layers of `--onto` (none without it), with `--page-size`.
+fn load_journal(a: &ApplyArgs) -> Result<Journal> {
     // Steps painted onto a layered project meet its layers.
     let start = match &a.onto {
         Some(onto) => match crate::project::open(onto)?.meta().layers {
@@ -129,6 +152,11 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
             .validate()
             .map_err(|e| anyhow!("--page-size: {e}"))?;
     }
+    Ok(journal)
+}
+
+/// Checks the flags of the replay against the journal: batch, trace, backend, field and layer.
+fn check_replay_flags(a: &ApplyArgs, journal: &Journal) -> Result<()> {
     if !(1..=MAX_BATCH).contains(&a.batch) {
         bail!("--batch must be between 1 and {MAX_BATCH}, got {}", a.batch);
     }
@@ -163,6 +191,12 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
             );
         }
     }
+    Ok(())
+}
+
+/// Checks the output (a height file or a project) and `--onto`'s document against the journal;
+/// returns whether the output is a project.
+fn check_output(a: &ApplyArgs, journal: &Journal) -> Result<bool> {
     let doc = journal.document;
     let to_project = a.out.extension().is_some_and(|e| e == "scarp");
     if to_project && a.layer.is_some() {
@@ -203,22 +237,7 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
             );
         }
     }
-    let initial = match &a.initial {
-        Some(path) => Some(initial_file(path, &a.read, &journal)?),
-        None => journal
-            .initial_heights()
-            .map_err(|e| anyhow!("{}: {e}", a.journal.display()))?,
-    };
-    let flat = match journal.initial {
-        Initial::Flat(h) => h,
-        Initial::File(_) | Initial::Tiles { .. } => 0.0,
-    };
-    Ok(Plan {
-        journal,
-        initial,
-        flat,
-        to_project,
-    })
+    Ok(to_project)
 }
 
 /// `--initial`: a height file of the journal's document size.

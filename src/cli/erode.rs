@@ -5,13 +5,16 @@
 use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
 use super::{bar, check_validation, open_gpu, read_with_bar};
 use crate::erosion::params::DEFAULTS as D;
-use crate::erosion::run::{erode, region_of, RunSpec};
+use crate::erosion::run::{erode, region_of, RunOutput, RunSpec};
 use crate::erosion::{ErosionParams, Model};
+use crate::gpu::Gpu;
 use crate::pages::geometry::{check_region, Region};
 use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::formats::Heights;
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// `--model`.
@@ -123,6 +126,69 @@ impl ErodeArgs {
 }
 
 pub fn run(a: &ErodeArgs) -> Result<()> {
+    let params = check_flags(a)?;
+    let mut grid = match is_project(&a.heights) {
+        true => super::project_input::heights(&a.heights, &a.part)?,
+        false => read_with_bar(&a.heights, &a.read.options())?,
+    };
+    let region = a.region.unwrap_or(Region {
+        x: 0,
+        y: 0,
+        width: grid.width,
+        height: grid.height,
+    });
+    check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
+    let gpu = open_backend(a.backend, region)?;
+    let spec = RunSpec {
+        model: a.model.into(),
+        steps: a.steps,
+        params,
+        height_scale: a.height_scale.unwrap_or_else(|| {
+            crate::pages::geometry::default_vertical_scale(grid.width, grid.height)
+        }),
+    };
+    let b = bar(&format!("eroding ({} steps)", a.steps));
+    b.set_length(a.steps as u64);
+    let t0 = Instant::now();
+    let out = erode(
+        gpu.as_ref(),
+        &mut grid.values,
+        grid.width,
+        region,
+        &spec,
+        |done| b.set_position(done as u64),
+    )
+    .context("erosion")?;
+    b.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    if let Some(g) = &gpu {
+        check_validation(g)?;
+    }
+    write_outputs(a, &grid, region, &out)?;
+    let eroded = region_of(&grid.values, grid.width, region);
+    let (lo, hi) = crate::terrain::formats::min_max(&eroded);
+    println!(
+        "eroded {}x{} at {},{} ({}, {} steps, {}) in {:.2} s ({:.3} ms/step); heights {lo:.4}..{hi:.4} -> {}",
+        region.width,
+        region.height,
+        region.x,
+        region.y,
+        Model::from(a.model).name(),
+        a.steps,
+        match a.backend {
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        },
+        secs,
+        secs * 1e3 / a.steps as f64,
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Checks the flags that need no heights (the erosion parameters, steps, height scale, the
+/// output and input files); returns the erosion parameters.
+fn check_flags(a: &ErodeArgs) -> Result<ErosionParams> {
     let params = a.params();
     params.validate().map_err(anyhow::Error::msg)?;
     let most = crate::erosion::params::MAX_BRUSH_STEPS as usize;
@@ -158,18 +224,13 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
         bail!("{}: not a file", a.heights.display());
     }
     a.part.check(&a.heights).map_err(anyhow::Error::msg)?;
-    let grid = match is_project(&a.heights) {
-        true => super::project_input::heights(&a.heights, &a.part)?,
-        false => read_with_bar(&a.heights, &a.read.options())?,
-    };
-    let region = a.region.unwrap_or(Region {
-        x: 0,
-        y: 0,
-        width: grid.width,
-        height: grid.height,
-    });
-    check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
-    let gpu = match a.backend {
+    Ok(params)
+}
+
+/// The GPU to erode `region` on (None for the CPU backend), refused when the region is past
+/// what it binds at once.
+fn open_backend(backend: Backend, region: Region) -> Result<Option<Arc<Gpu>>> {
+    let gpu = match backend {
         Backend::Gpu => Some(open_gpu()?),
         Backend::Cpu => None,
     };
@@ -185,66 +246,31 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
             );
         }
     }
-    let spec = RunSpec {
-        model: a.model.into(),
-        steps: a.steps,
-        params,
-        height_scale: a.height_scale.unwrap_or_else(|| {
-            crate::pages::geometry::default_vertical_scale(grid.width, grid.height)
-        }),
-    };
-    let mut heights = grid.values;
-    let b = bar(&format!("eroding ({} steps)", a.steps));
-    b.set_length(a.steps as u64);
-    let t0 = Instant::now();
-    let out = erode(
-        gpu.as_ref(),
-        &mut heights,
-        grid.width,
-        region,
-        &spec,
-        |done| b.set_position(done as u64),
-    )
-    .context("erosion")?;
-    b.finish_and_clear();
-    let secs = t0.elapsed().as_secs_f64();
-    if let Some(g) = &gpu {
-        check_validation(g)?;
-    }
-    write_heights(&a.out, grid.width, grid.height, &heights)?;
-    let full = |values: &[f32]| {
-        // The region's values in a document-sized grid, 0 elsewhere.
-        let mut all = vec![0.0f32; grid.width as usize * grid.height as usize];
-        let w = region.width as usize;
-        for (row, y) in (region.y..region.y + region.height).enumerate() {
-            let start = (y * grid.width + region.x) as usize;
-            all[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
-        }
-        all
-    };
+    Ok(gpu)
+}
+
+/// Writes the eroded heights to `--out`, and the water and sediment of `region` to `--water`
+/// and `--sediment` when asked.
+fn write_outputs(a: &ErodeArgs, grid: &Heights, region: Region, out: &RunOutput) -> Result<()> {
+    write_heights(&a.out, grid.width, grid.height, &grid.values)?;
     if let Some(p) = &a.water {
-        write_heights(p, grid.width, grid.height, &full(&out.water))?;
+        let all = in_document(&out.water, grid, region);
+        write_heights(p, grid.width, grid.height, &all)?;
     }
     if let Some(p) = &a.sediment {
-        write_heights(p, grid.width, grid.height, &full(&out.sediment))?;
+        let all = in_document(&out.sediment, grid, region);
+        write_heights(p, grid.width, grid.height, &all)?;
     }
-    let eroded = region_of(&heights, grid.width, region);
-    let (lo, hi) = crate::terrain::formats::min_max(&eroded);
-    println!(
-        "eroded {}x{} at {},{} ({}, {} steps, {}) in {:.2} s ({:.3} ms/step); heights {lo:.4}..{hi:.4} -> {}",
-        region.width,
-        region.height,
-        region.x,
-        region.y,
-        Model::from(a.model).name(),
-        a.steps,
-        match a.backend {
-            Backend::Gpu => "gpu",
-            Backend::Cpu => "cpu",
-        },
-        secs,
-        secs * 1e3 / a.steps as f64,
-        a.out.display()
-    );
     Ok(())
+}
+
+/// The region's values in a grid the size of `grid`, 0 elsewhere.
+fn in_document(values: &[f32], grid: &Heights, region: Region) -> Vec<f32> {
+    let mut all = vec![0.0f32; grid.width as usize * grid.height as usize];
+    let w = region.width as usize;
+    for (row, y) in (region.y..region.y + region.height).enumerate() {
+        let start = (y * grid.width + region.x) as usize;
+        all[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
+    }
+    all
 }

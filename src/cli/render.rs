@@ -13,7 +13,7 @@ use crate::render::frames::{
 };
 use crate::render::lighting::{LightSettings, Lighting};
 use crate::render::look::{Look, Materials};
-use crate::render::offscreen::{offscreen_options, Offscreen};
+use crate::render::offscreen::{offscreen_options, Offscreen, OffscreenFrame};
 use crate::render::{Camera, TerrainRenderer, ViewSettings};
 use crate::session::{PaintLoad, PaintLoop};
 use crate::terrain::export::check_writable;
@@ -141,40 +141,90 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         Materials::load(&a.materials).map_err(|e| anyhow::anyhow!("--materials: {e}"))?;
     let gpu = open_gpu()?;
     println!("device: {}", gpu.info());
-    let tables = NoiseTables::new(a.table_seed);
-    let mut terrain = load_terrain(
-        &gpu,
-        a.journal.as_deref(),
-        a.heights.as_deref().map(|p| (p, a.read.options())),
-        &a.part,
-        &a.memory,
-        &tables,
-    )?;
-    let desc = *terrain.desc();
-    let mut renderer = TerrainRenderer::new(&gpu, desc, offscreen_options())?;
-    if a.wireframe && !renderer.has_wireframe() {
-        bail!(
-            "{} cannot draw wireframes (no fillModeNonSolid)",
-            gpu.info().name
-        );
-    }
-    renderer.refresh(&mut terrain.store)?;
-    let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
-    view.look = (!a.plain).then_some(Look {
-        materials,
-        exposure: a.exposure,
-        ..Look::default()
-    });
-    let size = [a.image.0, a.image.1];
-    let mut target = Offscreen::new(&gpu, size)?;
-    let mut lighting = Lighting::new(&gpu, desc.format)?;
-    let light = LightSettings {
-        sun: a.sun,
-        vertical_scale: view.vertical_scale,
-    };
+    let mut scene = Scene::new(a, &gpu, materials)?;
     if !a.no_lighting {
+        scene.light(a)?;
+    }
+    if a.frames > 0 {
+        scene.time_frames(a, &gpu)?;
+    }
+    let f = scene.final_frame(a)?;
+    let pixels = f.pixels.expect("read back");
+    print_final_frame(&scene.renderer, f.draw_gpu_ms);
+    let size = scene.size;
+    write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
+    check_validation(&gpu)?;
+    println!("-> {}", a.out.display());
+    Ok(())
+}
+
+/// What `scarp render` draws and draws with. (Fields drop in this order: lighting, target,
+/// renderer, terrain.)
+struct Scene {
+    light: LightSettings,
+    lighting: Lighting,
+    /// Image size, pixels.
+    size: [u32; 2],
+    target: Offscreen,
+    view: ViewSettings,
+    camera: Camera,
+    renderer: TerrainRenderer,
+    terrain: Document,
+}
+
+impl Scene {
+    /// Loads the terrain of the flags and makes its renderer, camera, view, offscreen target
+    /// and lighting.
+    fn new(a: &RenderArgs, gpu: &Arc<Gpu>, materials: Materials) -> Result<Self> {
+        let tables = NoiseTables::new(a.table_seed);
+        let mut terrain = load_terrain(
+            gpu,
+            a.journal.as_deref(),
+            a.heights.as_deref().map(|p| (p, a.read.options())),
+            &a.part,
+            &a.memory,
+            &tables,
+        )?;
+        let desc = *terrain.desc();
+        let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
+        if a.wireframe && !renderer.has_wireframe() {
+            bail!(
+                "{} cannot draw wireframes (no fillModeNonSolid)",
+                gpu.info().name
+            );
+        }
+        renderer.refresh(&mut terrain.store)?;
+        let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
+        view.look = (!a.plain).then_some(Look {
+            materials,
+            exposure: a.exposure,
+            ..Look::default()
+        });
+        let size = [a.image.0, a.image.1];
+        let target = Offscreen::new(gpu, size)?;
+        let lighting = Lighting::new(gpu, desc.format)?;
+        let light = LightSettings {
+            sun: a.sun,
+            vertical_scale: view.vertical_scale,
+        };
+        Ok(Self {
+            light,
+            lighting,
+            size,
+            target,
+            view,
+            camera,
+            renderer,
+            terrain,
+        })
+    }
+
+    /// Lights the whole terrain and prints what it took.
+    fn light(&mut self, a: &RenderArgs) -> Result<()> {
         let t0 = std::time::Instant::now();
-        let s = lighting.update(&mut terrain.store, &light, None)?;
+        let s = self
+            .lighting
+            .update(&mut self.terrain.store, &self.light, None)?;
         println!(
             "lighting: {} pages in {:.1} ms, GPU {:.2} ms (sun {}, {})",
             s.pages,
@@ -183,29 +233,33 @@ pub fn run(a: &RenderArgs) -> Result<()> {
             a.sun.azimuth,
             a.sun.elevation
         );
+        Ok(())
     }
-    if a.frames > 0 {
+
+    /// `--frames`: times the frames (painting with `--paint`, tracing with `--trace`) and
+    /// prints them; then the lighting catches up for the final image.
+    fn time_frames(&mut self, a: &RenderArgs, gpu: &Arc<Gpu>) -> Result<()> {
         let paint = a.paint.map(|kind| PaintLoad {
             budget_ms: a.budget_ms,
             ..PaintLoad::noise(kind, a.paint_radius, a.paint_strength, a.paint_rate)
         });
         if a.trace.is_some() {
-            crate::gpu::start_trace(&gpu)?;
+            crate::gpu::start_trace(gpu)?;
         }
         // Frames are in flight: the lighting's submissions are not waited for either.
-        lighting.set_detached(true);
+        self.lighting.set_detached(true);
         let mut work = WithLighting {
-            work: PaintLoop::new(&mut terrain, paint.as_ref()),
-            lighting: (!a.no_lighting).then_some((&mut lighting, light)),
+            work: PaintLoop::new(&mut self.terrain, paint.as_ref()),
+            lighting: (!a.no_lighting).then_some((&mut self.lighting, self.light)),
             budget_ms: Some(a.light_budget_ms),
             log: Vec::new(),
         };
         let log = run_frames(
             &mut work,
-            &mut renderer,
-            &mut target,
-            &camera,
-            &view,
+            &mut self.renderer,
+            &mut self.target,
+            &self.camera,
+            &self.view,
             10,
             a.frames as usize,
         )?;
@@ -214,50 +268,47 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         if let Some(t) = &a.trace {
             super::write_trace(t)?;
         }
-        print_frames(a, &terrain, size, &log);
+        print_frames(a, &self.terrain, self.size, &log);
         if !a.no_lighting {
             print_lighting(&light_log, a.frames as usize);
             // The final image shows the lighting caught up.
-            lighting.set_detached(false);
-            lighting.update(&mut terrain.store, &light, None)?;
+            self.lighting.set_detached(false);
+            self.lighting
+                .update(&mut self.terrain.store, &self.light, None)?;
         }
+        Ok(())
     }
-    if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
-        // The triangle budget needs a covered-pixel count: one frame measures it.
-        target.render(
-            &mut renderer,
-            &mut terrain.store,
-            &camera,
-            &view,
-            false,
-            None,
-        )?;
+
+    /// The final frame, read back: drawn until the pages the view wants are on the GPU (after
+    /// a frame that counts covered pixels, when nothing was timed and the triangle budget is
+    /// on); with `--capture`, drawn once more inside a RenderDoc capture.
+    fn final_frame(&mut self, a: &RenderArgs) -> Result<OffscreenFrame> {
+        let (renderer, store) = (&mut self.renderer, &mut self.terrain.store);
+        let (camera, view) = (&self.camera, &self.view);
+        if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
+            // The triangle budget needs a covered-pixel count: one frame measures it.
+            self.target
+                .render(renderer, store, camera, view, false, None)?;
+        }
+        // Frames until every page the view wants is on the GPU (or the budget holds no more).
+        let mut f =
+            self.target
+                .render_settled(renderer, store, camera, view, true, None, SETTLE_ROUNDS)?;
+        if a.capture {
+            // The final frame again, inside a RenderDoc capture.
+            let mut capture = crate::gpu::Capture::new();
+            capture.start();
+            f = self
+                .target
+                .render(renderer, store, camera, view, true, None)?;
+            println!("{}", capture.end());
+        }
+        Ok(f)
     }
-    // Frames until every page the view wants is on the GPU (or the budget holds no more).
-    let mut f = target.render_settled(
-        &mut renderer,
-        &mut terrain.store,
-        &camera,
-        &view,
-        true,
-        None,
-        SETTLE_ROUNDS,
-    )?;
-    if a.capture {
-        // The final frame again, inside a RenderDoc capture.
-        let mut capture = crate::gpu::Capture::new();
-        capture.start();
-        f = target.render(
-            &mut renderer,
-            &mut terrain.store,
-            &camera,
-            &view,
-            true,
-            None,
-        )?;
-        println!("{}", capture.end());
-    }
-    let pixels = f.pixels.expect("read back");
+}
+
+/// The final frame's summary line: what the renderer drew, and the draw's GPU time.
+fn print_final_frame(renderer: &TerrainRenderer, draw_gpu_ms: f64) {
     let covered = renderer.covered_pixels().unwrap_or(0);
     let s = &renderer.stats;
     println!(
@@ -272,12 +323,8 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         s.triangles,
         s.triangles as f64 / covered.max(1) as f64,
         s.pixel_error_used,
-        f.draw_gpu_ms
+        draw_gpu_ms
     );
-    write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
-    check_validation(&gpu)?;
-    println!("-> {}", a.out.display());
-    Ok(())
 }
 
 /// Every flag checked before any work.
