@@ -8,6 +8,7 @@ use super::{
     CpuTwinResult, REFERENCE_BATCH, REFERENCE_PAGE,
 };
 use crate::brush::cpu::CpuTerrain;
+use crate::brush::gpu::StrokeStats;
 use crate::brush::shared::BrushInstance;
 use crate::brush::stamp::Stamp;
 use crate::brush::{touched_pages, BrushSettings, BrushType};
@@ -263,17 +264,19 @@ pub(super) fn measure(
         return Ok(None);
     }
     let side = m.side;
-    let heights = initial_heights(gpu, tables, side)?;
-    let stamp = Arc::new(bench_stamp());
-    let centre = [side as f32 * 0.5, side as f32 * 0.5];
-    let ring = side as f32 * 0.3;
-    let stroke = |brush: &BrushSettings| circle_instances(brush, centre, ring, 0, m.instances);
+    let w = Workload {
+        o,
+        m,
+        heater,
+        heights: initial_heights(gpu, tables, side)?,
+        stamp: Arc::new(bench_stamp()),
+    };
 
     heater.heat(HEAT_LONG_MS)?;
     let mut results: Vec<BrushResult> = Vec::new();
     let mut current: Option<((HeightFormat, u32), Document)> = None;
     for c in &configs {
-        let (f, page, brush_type, radius, batch) = (c.format, c.page, c.brush, c.radius, c.batch);
+        let (f, page) = (c.format, c.page);
         let desc = DocumentDesc {
             format: f,
             page_size: page,
@@ -283,32 +286,68 @@ pub(super) fn measure(
             drop(current.take()); // free the previous document first
             current = Some((
                 (f, page),
-                Document::from_heights(gpu, desc, &heights, tables)?,
+                Document::from_heights(gpu, desc, &w.heights, tables)?,
             ));
         }
         let terrain = &mut current.as_mut().expect("made above").1;
+        results.push(w.measure_config(terrain, c, &desc, ceilings)?);
+    }
+    drop(current);
+
+    let cpu_twin = w.measure_cpu_twins(tables, &results);
+    let costs = BrushType::ALL
+        .into_iter()
+        .map(|b| cost(&settings(b, 64, &w.stamp)))
+        .collect();
+    Ok(Some(BrushSection {
+        document: [side, side],
+        instances_per_stroke: m.instances as u32,
+        costs,
+        results,
+        cpu_twin,
+    }))
+}
+
+/// What every measurement of a run shares: the options, the matrix, the heater, the initial
+/// heights and the stamp.
+struct Workload<'a> {
+    o: &'a BenchOptions,
+    m: &'a Matrix,
+    heater: &'a Heater,
+    heights: Vec<f32>,
+    stamp: Arc<Stamp>,
+}
+
+impl Workload<'_> {
+    /// The stroke every measurement paints with `brush`: the matrix's instances on a circle
+    /// around the document's centre.
+    fn stroke(&self, brush: &BrushSettings) -> Vec<BrushInstance> {
+        let side = self.m.side;
+        let centre = [side as f32 * 0.5, side as f32 * 0.5];
+        let ring = side as f32 * 0.3;
+        circle_instances(brush, centre, ring, 0, self.m.instances)
+    }
+
+    /// Measures configuration `c` on `terrain` (a document of its format and page size, `desc`)
+    /// and prints its line.
+    fn measure_config(
+        &self,
+        terrain: &mut Document,
+        c: &Config,
+        desc: &DocumentDesc,
+        ceilings: &Ceilings,
+    ) -> Result<BrushResult> {
+        let (f, page, brush_type, radius, batch) = (c.format, c.page, c.brush, c.radius, c.batch);
         terrain.brushes.set_batch(batch as usize)?;
         terrain.brushes.set_in_place(c.in_place);
         terrain.brushes.set_tile_culling(c.tile_culling);
-        let brush = settings(brush_type, radius, &stamp);
-        let instances = stroke(&brush);
-        let mut times = Vec::new();
-        let mut stats = None;
-        for i in 0..o.warmup + o.repeats {
-            heater.heat(HEAT_SHORT_MS)?;
-            terrain.apply_stroke(&brush, &instances)?;
-            let st = terrain.brushes.last_stroke.clone();
-            terrain.undo()?;
-            if i >= o.warmup {
-                times.push(st.gpu_ns.ok_or_else(|| anyhow!("no timestamps"))? * 1e-6);
-                stats = Some(st);
-            }
-        }
-        let st = stats.expect("at least one repeat");
+        let brush = settings(brush_type, radius, &self.stamp);
+        let instances = self.stroke(&brush);
+        let (times, st) = self.time_stroke(terrain, &brush, &instances)?;
         let gpu_ms = median(&times);
         let gpu_spread = spread(&times);
         let gpu_s = gpu_ms * 1e-3;
-        let covered: u64 = instances.iter().map(|b| disc_texels(b, &desc)).sum();
+        let covered: u64 = instances.iter().map(|b| disc_texels(b, desc)).sum();
         let model = cost(&brush);
         let noise_evals = match brush_type {
             // Evaluated at most once per texel per pass, only where an instance covers it.
@@ -357,105 +396,137 @@ pub(super) fn measure(
             r.gflop_s,
             r.fraction_of_fma * 100.0
         );
-        results.push(r);
+        Ok(r)
     }
-    drop(current);
 
-    // CPU twins: r32f at the reference page size, against the GPU's reference configuration.
-    let page = if m.pages.contains(&REFERENCE_PAGE) {
-        REFERENCE_PAGE
-    } else {
-        m.pages[0]
-    };
-    let desc = DocumentDesc {
-        page_size: page,
-        ..DocumentDesc::for_heights(side, side)
-    };
-    let cpu_tables = Arc::new(CpuTables::new(tables));
-    let mut twin = CpuTerrain::from_heights(desc, &heights, cpu_tables);
-    let mut cpu_twin = Vec::new();
-    for brush_type in BrushType::ALL {
-        for &radius in m.radii {
-            // The GPU figure to compare with: the reference batch, else the largest measured.
-            let Some(gpu_ref) = results
-                .iter()
-                .filter(|r| {
-                    r.brush == brush_type.name()
-                        && r.radius == radius
-                        && r.page_size == page
-                        && r.format == "r32f"
-                        && r.path == "ping-pong"
-                        && r.tile_culling
-                        && r.batch <= REFERENCE_BATCH
-                })
-                .max_by_key(|r| r.batch)
-            else {
-                continue;
-            };
-            let brush = settings(brush_type, radius, &stamp);
-            let instances = stroke(&brush);
-            let per_instance = disc_texels(&instances[0], &desc).max(1);
-            // Enough instances for ~16 M covered texels, at least one.
-            let n = ((1u64 << 24) / per_instance).clamp(1, instances.len() as u64) as usize;
-            let reps = if o.quick { 1 } else { 2 };
-            let ms = median(
-                &(0..reps)
-                    .map(|_| {
-                        let t = Instant::now();
-                        twin.apply_stroke(&brush, &instances[..n]);
-                        let ms = t.elapsed().as_secs_f64() * 1e3;
-                        twin.undo();
-                        ms
-                    })
-                    .collect::<Vec<_>>(),
-            );
-            // The twin copies each touched page for undo; GPU times leave page copies out, so
-            // the comparison does too.
-            let copy_ms = median(
-                &(0..reps)
-                    .map(|_| {
-                        let t = Instant::now();
-                        for id in touched_pages(&desc, &instances[..n]) {
-                            if let Some(p) = twin.page(id) {
-                                std::hint::black_box(p.as_ref().clone());
-                            }
-                        }
-                        t.elapsed().as_secs_f64() * 1e3
-                    })
-                    .collect::<Vec<_>>(),
-            );
-            let cpu_us = (ms - copy_ms).max(0.0) * 1e3 / n as f64;
-            let t = CpuTwinResult {
-                brush: brush_type.name().to_string(),
-                radius,
-                page_size: page,
-                format: "r32f".to_string(),
-                instances: n as u32,
-                cpu_ms: ms,
-                cpu_page_copy_ms: copy_ms,
-                cpu_us_per_instance: cpu_us,
-                gpu_reference: gpu_ref.name.clone(),
-                gpu_us_per_instance: gpu_ref.us_per_instance,
-                gpu_over_cpu: ratio(cpu_us, gpu_ref.us_per_instance),
-            };
-            eprintln!(
-                "cpu twin {} r{}: {:.1} us/instance; GPU ({}) {:.2}x faster",
-                t.brush, t.radius, t.cpu_us_per_instance, t.gpu_reference, t.gpu_over_cpu
-            );
-            cpu_twin.push(t);
+    /// Paints the stroke (warm-up, then the repeats), undoing it each time after heating the
+    /// GPU: the repeats' GPU times (ms) and the last one's statistics.
+    fn time_stroke(
+        &self,
+        terrain: &mut Document,
+        brush: &BrushSettings,
+        instances: &[BrushInstance],
+    ) -> Result<(Vec<f64>, StrokeStats)> {
+        let o = self.o;
+        let mut times = Vec::new();
+        let mut stats = None;
+        for i in 0..o.warmup + o.repeats {
+            self.heater.heat(HEAT_SHORT_MS)?;
+            terrain.apply_stroke(brush, instances)?;
+            let st = terrain.brushes.last_stroke.clone();
+            terrain.undo()?;
+            if i >= o.warmup {
+                times.push(st.gpu_ns.ok_or_else(|| anyhow!("no timestamps"))? * 1e-6);
+                stats = Some(st);
+            }
         }
+        Ok((times, stats.expect("at least one repeat")))
     }
-    let costs = BrushType::ALL
-        .into_iter()
-        .map(|b| cost(&settings(b, 64, &stamp)))
-        .collect();
-    Ok(Some(BrushSection {
-        document: [side, side],
-        instances_per_stroke: m.instances as u32,
-        costs,
-        results,
-        cpu_twin,
-    }))
+
+    /// CPU twins: r32f at the reference page size, against the GPU's reference configuration.
+    fn measure_cpu_twins(
+        &self,
+        tables: &NoiseTables,
+        results: &[BrushResult],
+    ) -> Vec<CpuTwinResult> {
+        let m = self.m;
+        let page = if m.pages.contains(&REFERENCE_PAGE) {
+            REFERENCE_PAGE
+        } else {
+            m.pages[0]
+        };
+        let desc = DocumentDesc {
+            page_size: page,
+            ..DocumentDesc::for_heights(m.side, m.side)
+        };
+        let cpu_tables = Arc::new(CpuTables::new(tables));
+        let mut twin = CpuTerrain::from_heights(desc, &self.heights, cpu_tables);
+        let mut cpu_twin = Vec::new();
+        for brush_type in BrushType::ALL {
+            for &radius in m.radii {
+                // The GPU figure to compare with: the reference batch, else the largest measured.
+                let Some(gpu_ref) = results
+                    .iter()
+                    .filter(|r| {
+                        r.brush == brush_type.name()
+                            && r.radius == radius
+                            && r.page_size == page
+                            && r.format == "r32f"
+                            && r.path == "ping-pong"
+                            && r.tile_culling
+                            && r.batch <= REFERENCE_BATCH
+                    })
+                    .max_by_key(|r| r.batch)
+                else {
+                    continue;
+                };
+                let brush = settings(brush_type, radius, &self.stamp);
+                cpu_twin.push(self.measure_twin(&mut twin, &desc, &brush, gpu_ref));
+            }
+        }
+        cpu_twin
+    }
+
+    /// Times `brush`'s stroke on the CPU twin `twin` (`desc`, r32f), less its page copies, and
+    /// prints how it compares with `gpu_ref`.
+    fn measure_twin(
+        &self,
+        twin: &mut CpuTerrain,
+        desc: &DocumentDesc,
+        brush: &BrushSettings,
+        gpu_ref: &BrushResult,
+    ) -> CpuTwinResult {
+        let instances = self.stroke(brush);
+        let per_instance = disc_texels(&instances[0], desc).max(1);
+        // Enough instances for ~16 M covered texels, at least one.
+        let n = ((1u64 << 24) / per_instance).clamp(1, instances.len() as u64) as usize;
+        let reps = if self.o.quick { 1 } else { 2 };
+        let ms = median(
+            &(0..reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    twin.apply_stroke(brush, &instances[..n]);
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    twin.undo();
+                    ms
+                })
+                .collect::<Vec<_>>(),
+        );
+        // The twin copies each touched page for undo; GPU times leave page copies out, so
+        // the comparison does too.
+        let copy_ms = median(
+            &(0..reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    for id in touched_pages(desc, &instances[..n]) {
+                        if let Some(p) = twin.page(id) {
+                            std::hint::black_box(p.as_ref().clone());
+                        }
+                    }
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect::<Vec<_>>(),
+        );
+        let cpu_us = (ms - copy_ms).max(0.0) * 1e3 / n as f64;
+        let t = CpuTwinResult {
+            brush: brush.brush.name().to_string(),
+            radius: gpu_ref.radius,
+            page_size: desc.page_size,
+            format: "r32f".to_string(),
+            instances: n as u32,
+            cpu_ms: ms,
+            cpu_page_copy_ms: copy_ms,
+            cpu_us_per_instance: cpu_us,
+            gpu_reference: gpu_ref.name.clone(),
+            gpu_us_per_instance: gpu_ref.us_per_instance,
+            gpu_over_cpu: ratio(cpu_us, gpu_ref.us_per_instance),
+        };
+        eprintln!(
+            "cpu twin {} r{}: {:.1} us/instance; GPU ({}) {:.2}x faster",
+            t.brush, t.radius, t.cpu_us_per_instance, t.gpu_reference, t.gpu_over_cpu
+        );
+        t
+    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 
 use super::{median, BenchOptions, Ceilings, CopyCeiling, FmaCeiling};
 use crate::gpu::{
-    shaders, vk, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, GpuError, GpuTimer, Image,
-    ImageDesc, Recorder, Resource, Result,
+    shaders, vk, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, GpuError,
+    GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
 };
 use bytemuck::{Pod, Zeroable};
 use std::sync::Arc;
@@ -190,102 +190,176 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
     let repeats = (o.repeats * 2).max(9);
     let passes = warmup + repeats;
 
-    let desc = ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
-        .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC);
-    let images = [
-        Image::new(gpu, "copy ceiling a", desc)?,
-        Image::new(gpu, "copy ceiling b", desc)?,
-    ];
-    let kernel = ComputeKernel::<CopyImagePush>::new(
-        gpu,
-        &shaders::BENCH_COPY_IMAGE_COMP,
-        &[BindingKind::StorageImage, BindingKind::StorageImage],
-        &[],
-    )?;
-    let sets = [
-        kernel.bind(&[
-            Resource::StorageImage(&images[0]),
-            Resource::StorageImage(&images[1]),
-        ])?,
-        kernel.bind(&[
-            Resource::StorageImage(&images[1]),
-            Resource::StorageImage(&images[0]),
-        ])?,
-    ];
-    let image_groups = [side.div_ceil(16), side.div_ceil(16), 1];
-    let texels = u64::from(side) * u64::from(side);
+    let copies = Copies::new(gpu, side)?;
+    let (image_ms, buffer_ms) = copies.time(gpu, passes, warmup)?;
+    let fma = measure_fma(gpu, o, passes, warmup)?;
 
-    // Buffers: the same bytes, if one binding can hold them.
-    let max_range = u64::from(gpu.info().max_storage_buffer_range) & !15;
-    let buffer_bytes = (texels * 4).min(max_range);
-    let buffer_desc = BufferDesc::new(buffer_bytes).usage(
-        vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::TRANSFER_DST
-            | vk::BufferUsageFlags::TRANSFER_SRC,
-    );
-    let buffers = [
-        Buffer::new(gpu, "copy ceiling a", buffer_desc)?,
-        Buffer::new(gpu, "copy ceiling b", buffer_desc)?,
-    ];
-    let buffer_kernel = ComputeKernel::<CountPush>::new(
-        gpu,
-        &shaders::BENCH_COPY_BUFFER_COMP,
-        &[BindingKind::StorageBuffer, BindingKind::StorageBuffer],
-        &[],
-    )?;
-    let buffer_sets = [
-        buffer_kernel.bind(&[
-            Resource::StorageBuffer(&buffers[0]),
-            Resource::StorageBuffer(&buffers[1]),
-        ])?,
-        buffer_kernel.bind(&[
-            Resource::StorageBuffer(&buffers[1]),
-            Resource::StorageBuffer(&buffers[0]),
-        ])?,
-    ];
-    let vec4s = buffer_bytes / 16;
+    let copy = |elements: u64, ms: f64| CopyCeiling {
+        elements,
+        bytes: elements * 8,
+        median_ms: ms,
+        gb_s: super::ratio(elements as f64 * 8.0, ms * 1e6),
+    };
+    Ok(Ceilings {
+        copy_image: copy(copies.texels(), image_ms),
+        copy_buffer: copy(copies.buffer_bytes / 4, buffer_ms),
+        fma,
+    })
+}
 
-    // Fill image a with a hash pattern, and buffer a with its first bytes.
-    {
+/// What the copy ceilings copy: two R32F storage images of `side`² texels and two storage
+/// buffers of the same bytes (as far as one binding holds), each pair with the copy kernel's
+/// sets reading one and writing the other. (Fields drop in this order: sets before kernels,
+/// kernels before what they bind.)
+struct Copies {
+    side: u32,
+    buffer_bytes: u64,
+    buffer_sets: [DescriptorSet; 2],
+    buffer_kernel: ComputeKernel<CountPush>,
+    buffers: [Buffer; 2],
+    sets: [DescriptorSet; 2],
+    kernel: ComputeKernel<CopyImagePush>,
+    images: [Image; 2],
+}
+
+impl Copies {
+    /// The images, buffers, kernels and sets, image a filled with a hash pattern and buffer a
+    /// with its first bytes.
+    fn new(gpu: &Arc<Gpu>, side: u32) -> Result<Self> {
+        let desc = ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
+            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC);
+        let images = [
+            Image::new(gpu, "copy ceiling a", desc)?,
+            Image::new(gpu, "copy ceiling b", desc)?,
+        ];
+        let kernel = ComputeKernel::<CopyImagePush>::new(
+            gpu,
+            &shaders::BENCH_COPY_IMAGE_COMP,
+            &[BindingKind::StorageImage, BindingKind::StorageImage],
+            &[],
+        )?;
+        let sets = [
+            kernel.bind(&[
+                Resource::StorageImage(&images[0]),
+                Resource::StorageImage(&images[1]),
+            ])?,
+            kernel.bind(&[
+                Resource::StorageImage(&images[1]),
+                Resource::StorageImage(&images[0]),
+            ])?,
+        ];
+        let texels = u64::from(side) * u64::from(side);
+
+        // Buffers: the same bytes, if one binding can hold them.
+        let max_range = u64::from(gpu.info().max_storage_buffer_range) & !15;
+        let buffer_bytes = (texels * 4).min(max_range);
+        let buffer_desc = BufferDesc::new(buffer_bytes).usage(
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_DST
+                | vk::BufferUsageFlags::TRANSFER_SRC,
+        );
+        let buffers = [
+            Buffer::new(gpu, "copy ceiling a", buffer_desc)?,
+            Buffer::new(gpu, "copy ceiling b", buffer_desc)?,
+        ];
+        let buffer_kernel = ComputeKernel::<CountPush>::new(
+            gpu,
+            &shaders::BENCH_COPY_BUFFER_COMP,
+            &[BindingKind::StorageBuffer, BindingKind::StorageBuffer],
+            &[],
+        )?;
+        let buffer_sets = [
+            buffer_kernel.bind(&[
+                Resource::StorageBuffer(&buffers[0]),
+                Resource::StorageBuffer(&buffers[1]),
+            ])?,
+            buffer_kernel.bind(&[
+                Resource::StorageBuffer(&buffers[1]),
+                Resource::StorageBuffer(&buffers[0]),
+            ])?,
+        ];
+        let copies = Self {
+            side,
+            buffer_bytes,
+            buffer_sets,
+            buffer_kernel,
+            buffers,
+            sets,
+            kernel,
+            images,
+        };
+        copies.fill(gpu)?;
+        Ok(copies)
+    }
+
+    /// Texels per image.
+    fn texels(&self) -> u64 {
+        u64::from(self.side) * u64::from(self.side)
+    }
+
+    /// Workgroups of the image copy kernel.
+    fn image_groups(&self) -> [u32; 3] {
+        [self.side.div_ceil(16), self.side.div_ceil(16), 1]
+    }
+
+    /// Fills image a with a hash pattern, and buffer a with its first bytes.
+    fn fill(&self, gpu: &Arc<Gpu>) -> Result<()> {
+        let (images, side) = (&self.images, self.side);
         let mut rec = Recorder::new(gpu)?;
         // Mode 0 only writes `dst`, but `src` is bound (and declared read) too.
-        rec.pass(&kernel, &sets[1])
+        rec.pass(&self.kernel, &self.sets[1])
             .read_storage_image(&images[1])
             .write_image(&images[0])
             .push(&CopyImagePush { mode: 0 })
-            .dispatch(image_groups)?;
+            .dispatch(self.image_groups())?;
         rec.copy_image_region_to_buffer(
             &images[0],
             [0, 0],
-            [side, (buffer_bytes / (u64::from(side) * 4)) as u32],
-            &buffers[0],
+            [side, (self.buffer_bytes / (u64::from(side) * 4)) as u32],
+            &self.buffers[0],
             0,
         );
-        rec.submit_and_wait()?;
+        rec.submit_and_wait()
     }
 
-    let image_timer = timer(gpu, passes)?;
-    let image_ms = time_passes(gpu, &image_timer, passes, warmup, |rec, i| {
-        rec.pass(&kernel, &sets[i % 2])
-            .read_storage_image(&images[i % 2])
-            .write_image(&images[1 - i % 2])
-            .push(&CopyImagePush { mode: 1 })
-            .timed(Some(&image_timer), "copy image")
-            .dispatch(image_groups)
-    })?;
-    let buffer_timer = timer(gpu, passes)?;
-    let buffer_ms = time_passes(gpu, &buffer_timer, passes, warmup, |rec, i| {
-        rec.pass(&buffer_kernel, &buffer_sets[i % 2])
-            .read_buffer(&buffers[i % 2])
-            .write_buffer(&buffers[1 - i % 2])
-            .push(&CountPush {
-                count: vec4s as u32,
-            })
-            .timed(Some(&buffer_timer), "copy buffer")
-            .dispatch(groups_for(vec4s))
-    })?;
+    /// Median GPU times (ms) of copying image to image, then buffer to buffer, `passes` times
+    /// each (the first `warmup` not counted).
+    fn time(&self, gpu: &Arc<Gpu>, passes: usize, warmup: usize) -> Result<(f64, f64)> {
+        let (images, buffers) = (&self.images, &self.buffers);
+        let image_groups = self.image_groups();
+        let image_timer = timer(gpu, passes)?;
+        let image_ms = time_passes(gpu, &image_timer, passes, warmup, |rec, i| {
+            rec.pass(&self.kernel, &self.sets[i % 2])
+                .read_storage_image(&images[i % 2])
+                .write_image(&images[1 - i % 2])
+                .push(&CopyImagePush { mode: 1 })
+                .timed(Some(&image_timer), "copy image")
+                .dispatch(image_groups)
+        })?;
+        let vec4s = self.buffer_bytes / 16;
+        let buffer_timer = timer(gpu, passes)?;
+        let buffer_ms = time_passes(gpu, &buffer_timer, passes, warmup, |rec, i| {
+            rec.pass(&self.buffer_kernel, &self.buffer_sets[i % 2])
+                .read_buffer(&buffers[i % 2])
+                .write_buffer(&buffers[1 - i % 2])
+                .push(&CountPush {
+                    count: vec4s as u32,
+                })
+                .timed(Some(&buffer_timer), "copy buffer")
+                .dispatch(groups_for(vec4s))
+        })?;
+        Ok((image_ms, buffer_ms))
+    }
+}
 
-    // FMA chains: enough invocations to fill any GPU, enough iterations to hide the launch.
+/// The FMA ceiling: chains with enough invocations to fill any GPU and enough iterations to
+/// hide the launch, timed `passes` times (the first `warmup` not counted).
+fn measure_fma(
+    gpu: &Arc<Gpu>,
+    o: &BenchOptions,
+    passes: usize,
+    warmup: usize,
+) -> Result<FmaCeiling> {
     let fma = if o.quick {
         FmaChains::new(gpu, 1 << 16, 512)?
     } else {
@@ -296,22 +370,11 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
         fma.record(rec, Some(&fma_timer))
     })?;
     let flops = fma.flops();
-
-    let copy = |elements: u64, ms: f64| CopyCeiling {
-        elements,
-        bytes: elements * 8,
-        median_ms: ms,
-        gb_s: super::ratio(elements as f64 * 8.0, ms * 1e6),
-    };
-    Ok(Ceilings {
-        copy_image: copy(texels, image_ms),
-        copy_buffer: copy(buffer_bytes / 4, buffer_ms),
-        fma: FmaCeiling {
-            invocations: fma.invocations,
-            iterations: fma.iterations,
-            flops,
-            median_ms: fma_ms,
-            gflop_s: super::ratio(flops as f64, fma_ms * 1e6),
-        },
+    Ok(FmaCeiling {
+        invocations: fma.invocations,
+        iterations: fma.iterations,
+        flops,
+        median_ms: fma_ms,
+        gflop_s: super::ratio(flops as f64, fma_ms * 1e6),
     })
 }

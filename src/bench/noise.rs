@@ -153,7 +153,6 @@ pub(super) fn measure(
         return Ok(None);
     }
     let side: u32 = if o.quick { 1024 } else { 4096 };
-    let samples = f64::from(side) * f64::from(side);
     let peer = peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
     let simd = simd_peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
     for p in [&peer, &simd] {
@@ -163,61 +162,127 @@ pub(super) fn measure(
         );
     }
     let mut gpu_noise = GpuNoise::new(gpu, tables)?;
-    let cpu = CpuTables::new(tables);
-    let cpu_reps = if o.quick { 1 } else { 3 };
+    let bench = NoiseBench {
+        o,
+        ceilings,
+        heater,
+        side,
+        cpu: CpuTables::new(tables),
+        peer: &peer,
+        simd: &simd,
+    };
     let mut results = Vec::new();
     for kind in kinds {
         let s = NoiseSettings::new(kind);
+        let times = bench.time(&mut gpu_noise, &s)?;
+        results.push(bench.result(&s, &times));
+    }
+    Ok(Some(NoiseSection {
+        width: side,
+        height: side,
+        peer,
+        simd_peer: Some(simd),
+        kinds: results,
+    }))
+}
+
+/// What every noise measurement of a run shares.
+struct NoiseBench<'a> {
+    o: &'a BenchOptions,
+    ceilings: &'a Ceilings,
+    heater: &'a Heater,
+    /// Side of the generated square, samples.
+    side: u32,
+    cpu: CpuTables,
+    peer: &'a PeerBaseline,
+    simd: &'a PeerBaseline,
+}
+
+/// The times of one noise kind, and how far the GPU's heights are from the CPU twin's.
+struct NoiseTimes {
+    cpu_ms: f64,
+    shared_ms: f64,
+    gpu_ms: f64,
+    gpu_spread: f64,
+    diff: f64,
+}
+
+impl NoiseBench<'_> {
+    /// Times noise `s` on the CPU twin, then on the GPU (the shared-memory gradient path, then
+    /// the default table-fetch path), and compares their heights.
+    fn time(&self, gpu_noise: &mut GpuNoise, s: &NoiseSettings) -> Result<NoiseTimes> {
+        let (side, kind) = (self.side, s.kind);
         let params = s.params();
+        let cpu_reps = if self.o.quick { 1 } else { 3 };
         // The CPU twin first: the GPU runs then follow the heater without a CPU gap.
         let mut cpu_heights = Vec::new();
         let cpu_ms = median(
             &(0..cpu_reps)
                 .map(|_| {
                     let t = Instant::now();
-                    cpu_heights = cpu.generate(kind, &params, side, side);
+                    cpu_heights = self.cpu.generate(kind, &params, side, side);
                     t.elapsed().as_secs_f64() * 1e3
                 })
                 .collect::<Vec<_>>(),
         );
-        heater.heat(HEAT_LONG_MS)?;
+        self.heater.heat(HEAT_LONG_MS)?;
         // The shared-memory gradient path, then the default table-fetch path.
-        let mut heights = Vec::new();
-        let mut timed = |noise: &mut GpuNoise| -> Result<(f64, f64)> {
-            let mut times = Vec::new();
-            for i in 0..o.warmup + o.repeats {
-                heater.heat(HEAT_SHORT_MS)?;
-                let run = noise.generate(&s, side, side)?;
-                let ns = run.gpu_ns.ok_or_else(|| anyhow!("no timestamps"))?;
-                if i >= o.warmup {
-                    times.push(ns * 1e-6);
-                }
-                heights = run.heights;
-            }
-            Ok((median(&times), spread(&times)))
-        };
         gpu_noise.set_shared_gradients(true);
-        let (shared_ms, _) = timed(&mut gpu_noise)?;
+        let (shared_ms, _, _) = self.time_gpu(gpu_noise, s)?;
         gpu_noise.set_shared_gradients(false);
-        let (gpu_ms, gpu_spread) = timed(&mut gpu_noise)?;
+        let (gpu_ms, gpu_spread, heights) = self.time_gpu(gpu_noise, s)?;
         let diff = heights
             .iter()
             .zip(&cpu_heights)
             .map(|(g, c)| f64::from((g - c).abs() / c.abs().max(1.0)))
             .fold(0.0, f64::max);
+        Ok(NoiseTimes {
+            cpu_ms,
+            shared_ms,
+            gpu_ms,
+            gpu_spread,
+            diff,
+        })
+    }
+
+    /// Generates `s` on the GPU (warm-up, then the repeats, each after heating): the median and
+    /// spread of the repeats' GPU times (ms), and the last run's heights.
+    fn time_gpu(&self, noise: &mut GpuNoise, s: &NoiseSettings) -> Result<(f64, f64, Vec<f32>)> {
+        let (o, side) = (self.o, self.side);
+        let mut heights = Vec::new();
+        let mut times = Vec::new();
+        for i in 0..o.warmup + o.repeats {
+            self.heater.heat(HEAT_SHORT_MS)?;
+            let run = noise.generate(s, side, side)?;
+            let ns = run.gpu_ns.ok_or_else(|| anyhow!("no timestamps"))?;
+            if i >= o.warmup {
+                times.push(ns * 1e-6);
+            }
+            heights = run.heights;
+        }
+        Ok((median(&times), spread(&times), heights))
+    }
+
+    /// The result of noise `s` from its times (rates, fractions of the ceilings, against the
+    /// peers), its line printed.
+    fn result(&self, s: &NoiseSettings, t: &NoiseTimes) -> NoiseResult {
+        let kind = s.kind;
+        let samples = f64::from(self.side) * f64::from(self.side);
+        let (ceilings, peer, simd) = (self.ceilings, self.peer, self.simd);
+        let (cpu_ms, gpu_ms) = (t.cpu_ms, t.gpu_ms);
         let gpu_msps = ratio(samples, gpu_ms * 1e3);
         let cpu_msps = ratio(samples, cpu_ms * 1e3);
-        let flops = flops_per_sample(&s);
+        let flops = flops_per_sample(s);
         let write_gb_s = ratio(samples * 4.0, gpu_ms * 1e6);
         let gflop_s = ratio(samples * flops, gpu_ms * 1e6);
         let r = NoiseResult {
             name: format!("noise/{}", kind.name()),
             kind: kind.name().to_string(),
-            octaves: octaves(&s),
+            octaves: octaves(s),
             gpu_ms,
-            gpu_spread,
-            gpu_ms_shared_gradients: shared_ms,
-            shared_gradients_speedup: ratio(gpu_ms, shared_ms),
+            gpu_spread: t.gpu_spread,
+            gpu_ms_shared_gradients: t.shared_ms,
+            shared_gradients_speedup: ratio(gpu_ms, t.shared_ms),
             gpu_msamples_s: gpu_msps,
             cpu_twin_ms: cpu_ms,
             cpu_twin_msamples_s: cpu_msps,
@@ -230,8 +295,8 @@ pub(super) fn measure(
             flops_per_sample: flops,
             gpu_gflop_s: gflop_s,
             fraction_of_fma: ratio(gflop_s, ceilings.fma.gflop_s),
-            gpu_fetches_g_s: ratio(samples * 3.0 * f64::from(octaves(&s)), gpu_ms * 1e6),
-            max_rel_diff_vs_cpu_twin: diff,
+            gpu_fetches_g_s: ratio(samples * 3.0 * f64::from(octaves(s)), gpu_ms * 1e6),
+            max_rel_diff_vs_cpu_twin: t.diff,
         };
         eprintln!(
             "{}: GPU {:.3} ms ({:.0} Msamples/s, {:.1}% of FMA), CPU twin {:.1} Msamples/s, GPU/twin {:.2}x, GPU/peer {:.2}x, GPU/SIMD peer {:.2}x",
@@ -244,13 +309,6 @@ pub(super) fn measure(
             r.gpu_over_peer_all_cores,
             r.gpu_over_simd_peer_all_cores
         );
-        results.push(r);
+        r
     }
-    Ok(Some(NoiseSection {
-        width: side,
-        height: side,
-        peer,
-        simd_peer: Some(simd),
-        kinds: results,
-    }))
 }

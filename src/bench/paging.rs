@@ -60,85 +60,15 @@ pub(super) fn measure(
     let pages: usize = if o.quick { 32 } else { 512 };
     let page_bytes = u64::from(page_size * page_size) * 4;
     let ceiling = host_to_device_gb_s(gpu, page_bytes * pages as u64, o)?;
-    // A field's worth of pages in host memory, brought in and sent back out, `repeats` times.
-    let side = page_size * (pages as f64).sqrt().ceil() as u32;
-    let desc = DocumentDesc {
-        width: side,
-        height: side,
-        format: HeightFormat::R32f,
-        page_size,
-        height_min: 0.0,
-        height_max: 1.0,
-    };
-    let mut places = Residency::new(gpu, desc, vk::Format::R32_SFLOAT, 0.0, vec![0; 4]);
-    let bytes: Vec<u8> = (0..page_bytes).map(|i| (i % 251) as u8).collect();
-    let versions: Vec<Rc<Version>> = (0..pages as u32)
-        .map(|i| {
-            let id = PageId {
-                x: i % desc.pages_x(),
-                y: i / desc.pages_x(),
-            };
-            places.from_bytes(id, bytes.clone())
-        })
-        .collect();
-    let pair = 2 * page_bytes;
-    // A budget of one page: asking for a lone other version moves every page out.
-    let (spare, spare_bytes) = (PageId { x: 0, y: 0 }, bytes.clone());
-    let lone = places.from_bytes(spare, spare_bytes);
-    let (mut ins, mut outs) = (Vec::new(), Vec::new());
-    for _ in 0..o.warmup.max(1) + o.repeats {
-        places.set_budgets(Budgets::default());
-        let all: Vec<&Version> = versions.iter().map(|v| &**v).collect();
-        heater.heat(super::ceilings::HEAT_SHORT_MS)?;
-        let t = Instant::now();
-        places.ensure(&all, None)?;
-        ins.push(t.elapsed().as_secs_f64());
-        places.set_budgets(Budgets {
-            gpu: Some(pair),
-            ..Budgets::default()
-        });
-        heater.heat(super::ceilings::HEAT_SHORT_MS)?;
-        let t = Instant::now();
-        places.ensure(&[&*lone], None)?;
-        outs.push(t.elapsed().as_secs_f64());
-    }
-    let r = places.report();
-    if r.traffic.page_ins < (pages * (o.warmup.max(1) + o.repeats)) as u64 {
-        anyhow::bail!("paging bench: pages did not move as planned ({})", r.line());
-    }
-    // Swaps: a budget of half the pages; each half in turn pushes the other out.
+    let mut rig = PagingRig::new(gpu, page_size, pages);
+    let (ins, outs) = rig.move_all(o, heater)?;
+    let swaps = rig.swap_halves(o, heater)?;
     let half = pages / 2;
-    places.set_budgets(Budgets {
-        gpu: Some(pair * half as u64),
-        ..Budgets::default()
-    });
-    let (a, b): (Vec<&Version>, Vec<&Version>) = (
-        versions[..half].iter().map(|v| &**v).collect(),
-        versions[half..2 * half].iter().map(|v| &**v).collect(),
-    );
-    places.ensure(&a, None)?;
-    // SCARP_PROFILE=1: the residency's phases while swapping.
-    let _ = crate::profile::report();
-    let (mut swaps, mut swap_ins, mut swap_outs) = (Vec::new(), Vec::new(), Vec::new());
-    for k in 0..o.warmup.max(1) + o.repeats {
-        heater.heat(super::ceilings::HEAT_SHORT_MS)?;
-        let before = places.report().traffic;
-        let t = Instant::now();
-        places.ensure(if k % 2 == 0 { &b } else { &a }, None)?;
-        swaps.push(t.elapsed().as_secs_f64());
-        let after = places.report().traffic;
-        swap_ins.push(after.in_seconds - before.in_seconds);
-        swap_outs.push(after.out_seconds - before.out_seconds);
-    }
-    let profile = crate::profile::report();
-    if !profile.is_empty() {
-        eprintln!("CPU profile (swaps):\n{profile}");
-    }
     let skip = o.warmup.max(1);
     let moved = (page_bytes * half as u64) as f64;
-    let swap = 2.0 * moved / median(&swaps[skip..]) * 1e-9;
-    let page_in = moved / median(&swap_ins[skip..]) * 1e-9;
-    let page_out = moved / median(&swap_outs[skip..]) * 1e-9;
+    let swap = 2.0 * moved / median(&swaps.wall[skip..]) * 1e-9;
+    let page_in = moved / median(&swaps.ins[skip..]) * 1e-9;
+    let page_out = moved / median(&swaps.outs[skip..]) * 1e-9;
     let total = (page_bytes * pages as u64) as f64;
     let cold_in = total / median(&ins[skip..]) * 1e-9;
     let cold_out = total / median(&outs[skip..]) * 1e-9;
@@ -159,6 +89,132 @@ pub(super) fn measure(
         swap_gb_s: swap,
         page_in_fraction_of_ceiling: super::ratio(page_in, ceiling),
     }))
+}
+
+/// A field's worth of r32f page versions in host memory, the residency that moves them, and a
+/// lone version of another page. (Fields drop in this order: versions before the residency.)
+struct PagingRig {
+    /// Under a budget of one page, asking for it moves every other page out.
+    lone: Rc<Version>,
+    versions: Vec<Rc<Version>>,
+    places: Residency,
+    /// Bytes of one page's image pair.
+    pair: u64,
+}
+
+/// Wall-clock seconds of each swap, and the residency's own seconds of its page-ins and
+/// page-outs.
+struct Swaps {
+    wall: Vec<f64>,
+    ins: Vec<f64>,
+    outs: Vec<f64>,
+}
+
+impl PagingRig {
+    /// `pages` versions of `page_size`² pages (and the lone one) in host memory.
+    fn new(gpu: &Arc<Gpu>, page_size: u32, pages: usize) -> Self {
+        let page_bytes = u64::from(page_size * page_size) * 4;
+        // A field's worth of pages in host memory, brought in and sent back out, `repeats` times.
+        let side = page_size * (pages as f64).sqrt().ceil() as u32;
+        let desc = DocumentDesc {
+            width: side,
+            height: side,
+            format: HeightFormat::R32f,
+            page_size,
+            height_min: 0.0,
+            height_max: 1.0,
+        };
+        let mut places = Residency::new(gpu, desc, vk::Format::R32_SFLOAT, 0.0, vec![0; 4]);
+        let bytes: Vec<u8> = (0..page_bytes).map(|i| (i % 251) as u8).collect();
+        let versions: Vec<Rc<Version>> = (0..pages as u32)
+            .map(|i| {
+                let id = PageId {
+                    x: i % desc.pages_x(),
+                    y: i / desc.pages_x(),
+                };
+                places.from_bytes(id, bytes.clone())
+            })
+            .collect();
+        let pair = 2 * page_bytes;
+        // A budget of one page: asking for a lone other version moves every page out.
+        let (spare, spare_bytes) = (PageId { x: 0, y: 0 }, bytes.clone());
+        let lone = places.from_bytes(spare, spare_bytes);
+        Self {
+            lone,
+            versions,
+            places,
+            pair,
+        }
+    }
+
+    /// Brings every page onto the GPU with no budget (pairs allocated), then sends them all
+    /// out for the lone page under a budget of one (pairs freed), warm-up and repeats times:
+    /// the wall-clock seconds of each bringing in and each sending out.
+    fn move_all(&mut self, o: &BenchOptions, heater: &Heater) -> Result<(Vec<f64>, Vec<f64>)> {
+        let places = &mut self.places;
+        let (mut ins, mut outs) = (Vec::new(), Vec::new());
+        for _ in 0..o.warmup.max(1) + o.repeats {
+            places.set_budgets(Budgets::default());
+            let all: Vec<&Version> = self.versions.iter().map(|v| &**v).collect();
+            heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+            let t = Instant::now();
+            places.ensure(&all, None)?;
+            ins.push(t.elapsed().as_secs_f64());
+            places.set_budgets(Budgets {
+                gpu: Some(self.pair),
+                ..Budgets::default()
+            });
+            heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+            let t = Instant::now();
+            places.ensure(&[&*self.lone], None)?;
+            outs.push(t.elapsed().as_secs_f64());
+        }
+        let r = places.report();
+        let pages = self.versions.len();
+        if r.traffic.page_ins < (pages * (o.warmup.max(1) + o.repeats)) as u64 {
+            anyhow::bail!("paging bench: pages did not move as planned ({})", r.line());
+        }
+        Ok((ins, outs))
+    }
+
+    /// Swaps under a budget of half the pages: each half in turn pushes the other out,
+    /// warm-up and repeats times.
+    fn swap_halves(&mut self, o: &BenchOptions, heater: &Heater) -> Result<Swaps> {
+        let places = &mut self.places;
+        let versions = &self.versions;
+        let half = versions.len() / 2;
+        places.set_budgets(Budgets {
+            gpu: Some(self.pair * half as u64),
+            ..Budgets::default()
+        });
+        let (a, b): (Vec<&Version>, Vec<&Version>) = (
+            versions[..half].iter().map(|v| &**v).collect(),
+            versions[half..2 * half].iter().map(|v| &**v).collect(),
+        );
+        places.ensure(&a, None)?;
+        // SCARP_PROFILE=1: the residency's phases while swapping.
+        let _ = crate::profile::report();
+        let (mut swaps, mut swap_ins, mut swap_outs) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 0..o.warmup.max(1) + o.repeats {
+            heater.heat(super::ceilings::HEAT_SHORT_MS)?;
+            let before = places.report().traffic;
+            let t = Instant::now();
+            places.ensure(if k % 2 == 0 { &b } else { &a }, None)?;
+            swaps.push(t.elapsed().as_secs_f64());
+            let after = places.report().traffic;
+            swap_ins.push(after.in_seconds - before.in_seconds);
+            swap_outs.push(after.out_seconds - before.out_seconds);
+        }
+        let profile = crate::profile::report();
+        if !profile.is_empty() {
+            eprintln!("CPU profile (swaps):\n{profile}");
+        }
+        Ok(Swaps {
+            wall: swaps,
+            ins: swap_ins,
+            outs: swap_outs,
+        })
+    }
 }
 
 /// GPU-timed copies of `bytes` from pinned host memory (the memory type host pages live in,
