@@ -185,6 +185,13 @@ struct Candidate {
     usable: std::result::Result<(u32, bool), String>,
 }
 
+impl Candidate {
+    /// The queue family and whether synchronization2 is core, of a usable candidate.
+    fn queue(&self) -> (u32, bool) {
+        self.usable.clone().expect("select returns usable devices")
+    }
+}
+
 fn enumerate(instance: &ash::Instance) -> Result<Vec<Candidate>> {
     // SAFETY: valid instance.
     let physicals = unsafe { instance.enumerate_physical_devices()? };
@@ -323,6 +330,188 @@ fn create_instance(
     Ok(unsafe { entry.create_instance(&info, None)? })
 }
 
+/// The debug-utils loader and messenger of a context with validation.
+type DebugMessenger = (ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT);
+
+/// The optional device features and extensions, and whether each was enabled.
+struct Enabled {
+    /// `shaderStorageImageExtendedFormats` (r16 storage images, among others).
+    extended_storage_formats: bool,
+    /// `fillModeNonSolid`: wireframe views.
+    fill_mode_non_solid: bool,
+    /// `dynamicRendering` (Vulkan 1.3 devices).
+    dynamic_rendering: bool,
+    /// VK_EXT_calibrated_timestamps.
+    calibrated: bool,
+}
+
+/// Creates the logical device of `chosen`: one queue of its family, synchronization2 (core or
+/// the KHR extension), the optional features it has, the swapchain extension when asked, and
+/// calibrated timestamps where the device pairs its clock with CLOCK_MONOTONIC.
+fn create_device(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    chosen: &Candidate,
+    swapchain: bool,
+) -> Result<(ash::Device, Enabled)> {
+    let (queue_family, core_sync2) = chosen.queue();
+    let physical = chosen.physical;
+    let priorities = [1.0f32];
+    let queue_info = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(queue_family)
+        .queue_priorities(&priorities)];
+    let mut dev_exts: Vec<*const std::ffi::c_char> = Vec::new();
+    let mut f13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true);
+    let mut f_khr = vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
+    // SAFETY: `physical` comes from `instance`.
+    let supported = unsafe { instance.get_physical_device_features(physical) };
+    let extended_storage_formats = supported.shader_storage_image_extended_formats == vk::TRUE;
+    let fill_mode_non_solid = supported.fill_mode_non_solid == vk::TRUE;
+    let features = vk::PhysicalDeviceFeatures::default()
+        .shader_storage_image_extended_formats(extended_storage_formats)
+        .fill_mode_non_solid(fill_mode_non_solid);
+    // Dynamic rendering is core (and required) from Vulkan 1.3: the renderer needs it.
+    let dynamic_rendering = core_sync2;
+    f13 = f13.dynamic_rendering(dynamic_rendering);
+    if swapchain {
+        dev_exts.push(ash::khr::swapchain::NAME.as_ptr());
+    }
+    // Calibrated timestamps (traces), where the device pairs its clock with CLOCK_MONOTONIC.
+    let calibrated = calibrates_with_monotonic(entry, instance, physical);
+    if calibrated {
+        dev_exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+    }
+    let mut info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queue_info)
+        .enabled_features(&features);
+    if core_sync2 {
+        info = info.push_next(&mut f13);
+    } else {
+        dev_exts.push(ash::khr::synchronization2::NAME.as_ptr());
+        info = info.push_next(&mut f_khr);
+    }
+    info = info.enabled_extension_names(&dev_exts);
+    // SAFETY: `physical` comes from `instance`; all pointers in `info` outlive the call.
+    let device = unsafe { instance.create_device(physical, &info, None) }?;
+    Ok((
+        device,
+        Enabled {
+            extended_storage_formats,
+            fill_mode_non_solid,
+            dynamic_rendering,
+            calibrated,
+        },
+    ))
+}
+
+/// What the context makes from its device before any use: the memory allocator, the command
+/// pool and the nearest-filtering sampler.
+struct DeviceResources {
+    allocator: Allocator,
+    command_pool: vk::CommandPool,
+    nearest_sampler: vk::Sampler,
+}
+
+impl DeviceResources {
+    /// Makes them; on failure destroys what it made (never the device).
+    fn new(
+        instance: &ash::Instance,
+        device: &ash::Device,
+        physical: vk::PhysicalDevice,
+        queue_family: u32,
+    ) -> Result<Self> {
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: instance.clone(),
+            device: device.clone(),
+            physical_device: physical,
+            debug_settings: gpu_allocator::AllocatorDebugSettings {
+                log_leaks_on_shutdown: true,
+                ..Default::default()
+            },
+            buffer_device_address: false,
+            allocation_sizes: Default::default(),
+        })?;
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(queue_family)
+            .flags(
+                vk::CommandPoolCreateFlags::TRANSIENT
+                    | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER,
+            );
+        // SAFETY: valid device.
+        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(p) => p,
+            Err(e) => {
+                drop(allocator);
+                return Err(e.into());
+            }
+        };
+        let sampler_info = vk::SamplerCreateInfo::default()
+            .mag_filter(vk::Filter::NEAREST)
+            .min_filter(vk::Filter::NEAREST)
+            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
+            .address_mode_u(vk::SamplerAddressMode::REPEAT)
+            .address_mode_v(vk::SamplerAddressMode::REPEAT)
+            .address_mode_w(vk::SamplerAddressMode::REPEAT)
+            .max_lod(0.0);
+        // SAFETY: valid device.
+        let nearest_sampler = match unsafe { device.create_sampler(&sampler_info, None) } {
+            Ok(s) => s,
+            Err(e) => {
+                // SAFETY: the pool is unused.
+                unsafe { device.destroy_command_pool(command_pool, None) };
+                drop(allocator);
+                return Err(e.into());
+            }
+        };
+        Ok(Self {
+            allocator,
+            command_pool,
+            nearest_sampler,
+        })
+    }
+}
+
+/// What the context tells about `chosen`'s device: name, type, driver, API version, limits,
+/// the largest device-local heap and the timestamp bits of `queue_family`.
+fn device_info(instance: &ash::Instance, chosen: &Candidate, queue_family: u32) -> DeviceInfo {
+    let physical = chosen.physical;
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    // SAFETY: `physical` comes from `instance`; the chain outlives the call.
+    unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+    let props = props2.properties;
+    // SAFETY: as above.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
+    // SAFETY: as above.
+    let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
+    let device_local_bytes = memory.memory_heaps[..memory.memory_heap_count as usize]
+        .iter()
+        .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+        .map(|h| h.size)
+        .max()
+        .unwrap_or(0);
+    DeviceInfo {
+        device_local_bytes,
+        name: chosen.name.clone(),
+        device_type: props.device_type,
+        driver_name: driver
+            .driver_name_as_c_str()
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        driver_info: driver
+            .driver_info_as_c_str()
+            .map(|c| c.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        api_version: props.api_version,
+        timestamp_period_ns: f64::from(props.limits.timestamp_period),
+        timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
+        max_compute_workgroups: props.limits.max_compute_work_group_count,
+        max_storage_buffer_range: props.limits.max_storage_buffer_range,
+        max_image_dimension_2d: props.limits.max_image_dimension2_d,
+        min_storage_buffer_offset_alignment: props.limits.min_storage_buffer_offset_alignment,
+    }
+}
+
 impl Gpu {
     /// Creates the context with `options` (see [`GpuOptions::from_env`]).
     pub fn new(options: &GpuOptions) -> Result<Arc<Self>> {
@@ -351,19 +540,15 @@ impl Gpu {
         }
     }
 
-    #[allow(clippy::type_complexity)]
+    /// Everything after the instance: the messenger, the device and what the context makes
+    /// from it. On failure whatever it made is destroyed but the messenger, handed back with
+    /// the error to be destroyed with the instance.
     fn finish(
         entry: ash::Entry,
         instance: ash::Instance,
         options: &GpuOptions,
         messages: Arc<MessageCounter>,
-    ) -> std::result::Result<
-        Self,
-        (
-            GpuError,
-            Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
-        ),
-    > {
+    ) -> std::result::Result<Self, (GpuError, Option<DebugMessenger>)> {
         let debug_utils = if options.validation {
             let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
             // SAFETY: the counter outlives the messenger (both owned by the context).
@@ -373,60 +558,15 @@ impl Gpu {
         } else {
             None
         };
-        let fail = |e: GpuError,
-                    debug: &Option<(
-            ash::ext::debug_utils::Instance,
-            vk::DebugUtilsMessengerEXT,
-        )>| { (e, debug.clone()) };
+        let fail = |e: GpuError, debug: &Option<DebugMessenger>| (e, debug.clone());
 
         let candidates = enumerate(&instance).map_err(|e| fail(e, &debug_utils))?;
         let chosen =
             select(&candidates, options.selector.as_deref()).map_err(|e| fail(e, &debug_utils))?;
-        let (queue_family, core_sync2) = chosen
-            .usable
-            .clone()
-            .expect("select returns usable devices");
+        let (queue_family, core_sync2) = chosen.queue();
         let physical = chosen.physical;
-
-        let priorities = [1.0f32];
-        let queue_info = [vk::DeviceQueueCreateInfo::default()
-            .queue_family_index(queue_family)
-            .queue_priorities(&priorities)];
-        let mut dev_exts: Vec<*const std::ffi::c_char> = Vec::new();
-        let mut f13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true);
-        let mut f_khr =
-            vk::PhysicalDeviceSynchronization2Features::default().synchronization2(true);
-        // SAFETY: `physical` comes from `instance`.
-        let supported = unsafe { instance.get_physical_device_features(physical) };
-        let extended_storage_formats = supported.shader_storage_image_extended_formats == vk::TRUE;
-        let fill_mode_non_solid = supported.fill_mode_non_solid == vk::TRUE;
-        let features = vk::PhysicalDeviceFeatures::default()
-            .shader_storage_image_extended_formats(extended_storage_formats)
-            .fill_mode_non_solid(fill_mode_non_solid);
-        // Dynamic rendering is core (and required) from Vulkan 1.3: the renderer needs it.
-        let dynamic_rendering = core_sync2;
-        f13 = f13.dynamic_rendering(dynamic_rendering);
-        if options.swapchain {
-            dev_exts.push(ash::khr::swapchain::NAME.as_ptr());
-        }
-        // Calibrated timestamps (traces), where the device pairs its clock with CLOCK_MONOTONIC.
-        let calibrated = calibrates_with_monotonic(&entry, &instance, physical);
-        if calibrated {
-            dev_exts.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
-        }
-        let mut info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queue_info)
-            .enabled_features(&features);
-        if core_sync2 {
-            info = info.push_next(&mut f13);
-        } else {
-            dev_exts.push(ash::khr::synchronization2::NAME.as_ptr());
-            info = info.push_next(&mut f_khr);
-        }
-        info = info.enabled_extension_names(&dev_exts);
-        // SAFETY: `physical` comes from `instance`; all pointers in `info` outlive the call.
-        let device = unsafe { instance.create_device(physical, &info, None) }
-            .map_err(|e| fail(e.into(), &debug_utils))?;
+        let (device, enabled) = create_device(&entry, &instance, chosen, options.swapchain)
+            .map_err(|e| fail(e, &debug_utils))?;
         let sync2 = if core_sync2 {
             Sync2::Core
         } else {
@@ -435,96 +575,19 @@ impl Gpu {
         // SAFETY: family/index were requested in `info`.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
 
-        let destroy_device = |e: GpuError| {
-            // SAFETY: nothing created from the device is alive at this point of construction.
-            unsafe { device.destroy_device(None) };
-            fail(e, &debug_utils)
-        };
-        let allocator = Allocator::new(&AllocatorCreateDesc {
-            instance: instance.clone(),
-            device: device.clone(),
-            physical_device: physical,
-            debug_settings: gpu_allocator::AllocatorDebugSettings {
-                log_leaks_on_shutdown: true,
-                ..Default::default()
-            },
-            buffer_device_address: false,
-            allocation_sizes: Default::default(),
-        })
-        .map_err(|e| destroy_device(e.into()))?;
-        let pool_info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(queue_family)
-            .flags(
-                vk::CommandPoolCreateFlags::TRANSIENT
-                    | vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER,
-            );
-        // SAFETY: valid device.
-        let command_pool = match unsafe { device.create_command_pool(&pool_info, None) } {
-            Ok(p) => p,
-            Err(e) => {
-                drop(allocator);
-                return Err(destroy_device(e.into()));
-            }
-        };
-        let sampler_info = vk::SamplerCreateInfo::default()
-            .mag_filter(vk::Filter::NEAREST)
-            .min_filter(vk::Filter::NEAREST)
-            .mipmap_mode(vk::SamplerMipmapMode::NEAREST)
-            .address_mode_u(vk::SamplerAddressMode::REPEAT)
-            .address_mode_v(vk::SamplerAddressMode::REPEAT)
-            .address_mode_w(vk::SamplerAddressMode::REPEAT)
-            .max_lod(0.0);
-        // SAFETY: valid device.
-        let nearest_sampler = match unsafe { device.create_sampler(&sampler_info, None) } {
-            Ok(s) => s,
-            Err(e) => {
-                // SAFETY: the pool is unused.
-                unsafe { device.destroy_command_pool(command_pool, None) };
-                drop(allocator);
-                return Err(destroy_device(e.into()));
-            }
-        };
-
-        let mut driver = vk::PhysicalDeviceDriverProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
-        // SAFETY: `physical` comes from `instance`; the chain outlives the call.
-        unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
-        let props = props2.properties;
-        // SAFETY: as above.
-        let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
-        // SAFETY: as above.
-        let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
-        let device_local_bytes = memory.memory_heaps[..memory.memory_heap_count as usize]
-            .iter()
-            .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
-            .map(|h| h.size)
-            .max()
-            .unwrap_or(0);
-        let info = DeviceInfo {
-            device_local_bytes,
-            name: chosen.name.clone(),
-            device_type: props.device_type,
-            driver_name: driver
-                .driver_name_as_c_str()
-                .map(|c| c.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            driver_info: driver
-                .driver_info_as_c_str()
-                .map(|c| c.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            api_version: props.api_version,
-            timestamp_period_ns: f64::from(props.limits.timestamp_period),
-            timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
-            max_compute_workgroups: props.limits.max_compute_work_group_count,
-            max_storage_buffer_range: props.limits.max_storage_buffer_range,
-            max_image_dimension_2d: props.limits.max_image_dimension2_d,
-            min_storage_buffer_offset_alignment: props.limits.min_storage_buffer_offset_alignment,
-        };
+        let made =
+            DeviceResources::new(&instance, &device, physical, queue_family).map_err(|e| {
+                // SAFETY: nothing created from the device is alive at this point of construction.
+                unsafe { device.destroy_device(None) };
+                fail(e, &debug_utils)
+            })?;
+        let info = device_info(&instance, chosen, queue_family);
         let debug_device = debug_utils
             .as_ref()
             .map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
-        let calibrated =
-            calibrated.then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
+        let calibrated = enabled
+            .calibrated
+            .then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
         Ok(Self {
             _entry: entry,
             instance,
@@ -537,14 +600,14 @@ impl Gpu {
             sync2,
             queue: Mutex::new(queue),
             queue_family,
-            allocator: ManuallyDrop::new(Mutex::new(allocator)),
-            command_pool: Mutex::new(command_pool),
+            allocator: ManuallyDrop::new(Mutex::new(made.allocator)),
+            command_pool: Mutex::new(made.command_pool),
             fences: Mutex::new(Vec::new()),
             retirement: Mutex::new(Retirement::default()),
-            nearest_sampler,
-            extended_storage_formats,
-            dynamic_rendering,
-            fill_mode_non_solid,
+            nearest_sampler: made.nearest_sampler,
+            extended_storage_formats: enabled.extended_storage_formats,
+            dynamic_rendering: enabled.dynamic_rendering,
+            fill_mode_non_solid: enabled.fill_mode_non_solid,
             info,
         })
     }
