@@ -48,11 +48,11 @@ fn tile_bounds_match_the_cpu_twin() {
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     r.refresh(&mut terrain.store).unwrap();
     let grid = TileGrid::new(d.width, d.height);
-    assert_eq!(r.bounds().len(), grid.count());
+    assert_eq!(r.nodes().tiles().len(), grid.count());
     for ty in 0..grid.tiles_y {
         for tx in 0..grid.tiles_x {
             let cpu = tile_bounds(&heights, &grid, tx, ty);
-            let g = r.bounds()[grid.index(tx, ty)];
+            let g = r.nodes().tiles()[grid.index(tx, ty)];
             assert_eq!(g.min, cpu.min, "tile {tx},{ty}");
             assert_eq!(g.max, cpu.max, "tile {tx},{ty}");
             for l in 0..6 {
@@ -558,7 +558,7 @@ fn tile_bounds_follow_edits_incrementally() {
         for ty in 0..grid.tiles_y {
             for tx in 0..grid.tiles_x {
                 let cpu = tile_bounds(&now, &grid, tx, ty);
-                let g = r.bounds()[grid.index(tx, ty)];
+                let g = r.nodes().tiles()[grid.index(tx, ty)];
                 assert_eq!(
                     (g.min, g.max),
                     (cpu.min, cpu.max),
@@ -674,7 +674,7 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
     for ty in 0..grid.tiles_y {
         for tx in 0..grid.tiles_x {
             let cpu = tile_bounds(&now, &grid, tx, ty);
-            let g = r.bounds()[grid.index(tx, ty)];
+            let g = r.nodes().tiles()[grid.index(tx, ty)];
             assert_eq!((g.min, g.max), (cpu.min, cpu.max), "tile {tx},{ty}");
         }
     }

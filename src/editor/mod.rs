@@ -456,7 +456,7 @@ impl Editor {
         let noise_preview = noise_preview::NoisePreview::new(&gpu, &tables, &mut imgui_renderer)?;
         let vs = 0.25 * desc.width.max(desc.height) as f32;
         let mut camera = Camera::default();
-        let (lo, hi) = renderer.height_range();
+        let (lo, hi) = renderer.nodes().range();
         camera.frame_all(desc.width, desc.height, lo * vs, hi * vs);
         let ui = UiState {
             brush: default_brush(),
@@ -844,7 +844,7 @@ impl Editor {
     fn frame_all(&mut self) {
         let d = *self.session.doc.desc();
         let vs = self.ui.view.vertical_scale;
-        let (lo, hi) = self.renderer.height_range();
+        let (lo, hi) = self.renderer.nodes().range();
         self.camera.frame_all(d.width, d.height, lo * vs, hi * vs);
         self.ui.fly = false;
     }
@@ -927,7 +927,7 @@ impl Editor {
         };
         let screen = self.screen();
         let y = self.region_height.unwrap_or_else(|| {
-            let (lo, hi) = self.renderer.height_range();
+            let (lo, hi) = self.renderer.nodes().range();
             0.5 * (lo + hi) * self.ui.view.vertical_scale
         });
         let (x0, z0) = (r.x as f32, r.y as f32);
@@ -1689,7 +1689,7 @@ impl Editor {
 
     /// The document and profiler figures the panels show.
     fn update_panels(&mut self, report: &crate::brush::gpu::PumpReport) {
-        let (lo, hi) = self.renderer.height_range();
+        let (lo, hi) = self.renderer.nodes().range();
         let doc = &self.session.doc;
         self.ui.doc = Some(DocInfo {
             desc: *doc.desc(),

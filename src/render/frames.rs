@@ -150,7 +150,7 @@ pub fn framing_camera(
     desc: &DocumentDesc,
     vertical_scale: f32,
 ) -> Camera {
-    let (lo, hi) = renderer.height_range();
+    let (lo, hi) = renderer.nodes().range();
     let mut cam = Camera::default();
     cam.frame_all(
         desc.width,

@@ -36,9 +36,7 @@ use slots::FrameSlot;
 pub use slots::{FrameResults, SLOTS};
 
 use super::camera::Camera;
-use super::lod::{
-    self, frustum_planes, IndexRange, LodView, TileBounds, TileGrid, LEVELS, STITCHES,
-};
+use super::lod::{self, frustum_planes, IndexRange, LodView, TileGrid, LEVELS, STITCHES};
 use super::quadtree::{self, NodeBounds, SelectView, Selection};
 use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
@@ -424,18 +422,10 @@ impl TerrainRenderer {
         }
     }
 
-    pub fn grid(&self) -> &TileGrid {
-        self.nodes.grid()
-    }
-
-    /// Tile bounds as of the last [`Self::refresh`].
-    pub fn bounds(&self) -> &[TileBounds] {
-        self.nodes.tiles()
-    }
-
-    /// Lowest and highest height of the document (from the tile bounds).
-    pub fn height_range(&self) -> (f32, f32) {
-        self.nodes.range()
+    /// The tile grid, its tile bounds as of the last [`Self::refresh`] and the quadtree's
+    /// node bounds above them (the document's height range among them).
+    pub fn nodes(&self) -> &NodeBounds {
+        &self.nodes
     }
 
     /// Pages the last prepared frame asked to have on the GPU, most wanted first (with those of
@@ -580,17 +570,87 @@ impl TerrainRenderer {
         let _p = crate::profile::scope("render: prepare");
         let terrain = store.height();
         let t0 = std::time::Instant::now();
-        let vs = view.vertical_scale;
         let view_proj = camera.view_proj(viewport);
         let lod = LodView {
             eye: camera.eye(),
             viewport_height: viewport[1],
             fov_y: camera.fov_y,
-            vertical_scale: vs,
+            vertical_scale: view.vertical_scale,
             pixel_error: view.pixel_error.max(0.01),
         };
-        let planes = frustum_planes(&view_proj);
-        let phase = crate::profile::scope("prepare: select");
+        let (sel, tau) = self.select_nodes(terrain, lod, frustum_planes(&view_proj), view);
+        let (mut stats, draws) = self.group_draws(&sel, tau, terrain);
+        let _phase = crate::profile::scope("prepare: sets and uploads");
+        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
+        for block in blocks {
+            self.update_set(store, block)?;
+        }
+        if !draws.is_empty() {
+            self.upload_draws(&draws)?;
+        }
+        let overlay_flat = self.tint.field(store).map(Field::flat);
+        self.wireframe = view.wireframe && self.pipelines.wire.is_some();
+        let light_field = store
+            .field(super::lighting::FIELD)
+            .filter(|_| view.sun.is_some());
+        self.lighting = light_field.is_some();
+        self.light_wanted.clear();
+        if let Some(field) = light_field {
+            // The lighting of the pages drawn at page level (and the ring their texels reach),
+            // in the atlas the shading pass reads.
+            let mut seen = BTreeSet::new();
+            let desc = self.desc;
+            self.light_wanted = self
+                .page_nodes
+                .iter()
+                .flat_map(|&(l, x, y)| light_pages(&desc, l, x, y))
+                .filter(|&id| seen.insert(id))
+                .collect();
+            stats.light_pages = self.light_wanted.len() as u32;
+            stats.light_pages_coarse =
+                self.atlas
+                    .update(field, &self.light_wanted, self.frame_no)? as u32;
+        }
+        let shown = Shown {
+            overlay: overlay_flat.map(|flat| (flat, self.tint.style)),
+            wireframe: self.wireframe,
+            lighting: self.lighting,
+        };
+        let frame = frame_data(
+            &self.desc,
+            terrain.flat(),
+            self.nodes.range(),
+            camera.eye(),
+            view_proj,
+            view,
+            shown,
+        );
+        let slot = &mut self.slots[self.slot];
+        slot.uniforms.write(&[frame])?;
+        let (table, generation) = self.atlas.table();
+        if slot.light_table_generation != generation {
+            slot.light_table.write(table)?;
+            slot.light_table_generation = generation;
+        }
+        slot.view = (view_proj, viewport);
+        stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
+        slot.stats = stats.clone();
+        self.stats = stats;
+        Ok(())
+    }
+
+    /// The quadtree nodes to draw from `lod` inside `planes`, and the error bound used: with
+    /// a triangle budget, starting from last frame's bound and raised in 15% steps until the
+    /// mesh fits; when it fits with room to spare, the next frame starts 5% lower (it relaxes
+    /// back toward the asked bound as the view allows): one selection per frame once settled.
+    fn select_nodes(
+        &mut self,
+        terrain: &Field,
+        lod: LodView,
+        planes: [glam::Vec4; 5],
+        view: &ViewSettings,
+    ) -> (Selection, f32) {
+        let _phase = crate::profile::scope("prepare: select");
         let desc = self.desc;
         // Whether each page can be drawn (0: not known, 1: yes, 2: no), kept across frames:
         // `refresh` forgets the pages that changed.
@@ -611,10 +671,6 @@ impl TerrainRenderer {
             }
             _ => None,
         };
-        // With a triangle budget, start from last frame's bound and raise it in 15% steps until
-        // the mesh fits; when it fits with room to spare, the next frame starts 5% lower (it
-        // relaxes back toward the asked bound as the view allows): one selection per frame once
-        // settled.
         let asked = lod.pixel_error;
         let cap = asked * 65536.0;
         let mut tau = match budget {
@@ -638,8 +694,19 @@ impl TerrainRenderer {
         };
         self.last_tau = next.max(asked);
         self.page_drawable = drawable;
-        drop(phase);
-        let phase = crate::profile::scope("prepare: group");
+        (sel, tau)
+    }
+
+    /// Groups the instances that draw `sel` into one instanced draw per (block or coarse,
+    /// index list), notes the page nodes drawn and the pages wanted; the frame's figures so far
+    /// (`tau`: the error bound used) and the instances, in draw order.
+    fn group_draws(
+        &mut self,
+        sel: &Selection,
+        tau: f32,
+        terrain: &Field,
+    ) -> (FrameStats, Vec<TileDraw>) {
+        let _phase = crate::profile::scope("prepare: group");
         let mut stats = FrameStats {
             bounds_pages: self.stats.bounds_pages,
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
@@ -684,6 +751,7 @@ impl TerrainRenderer {
         stats.instances = draws.len() as u32;
         stats.draws = self.groups.len() as u32;
         // Pages drawn from, and pages wanted.
+        let desc = self.desc;
         let mut seen = BTreeSet::new();
         self.requests = sel
             .requests
@@ -696,124 +764,7 @@ impl TerrainRenderer {
             .iter()
             .filter(|&&id| !terrain.drawable(id))
             .count() as u32;
-        drop(phase);
-        let _phase = crate::profile::scope("prepare: sets and uploads");
-        let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
-        for block in blocks {
-            self.update_set(store, block)?;
-        }
-        if !draws.is_empty() {
-            self.upload_draws(&draws)?;
-        }
-        let mut flags = 0;
-        if view.lod_colours {
-            flags |= VIEW_LOD_COLOURS;
-        }
-        if view.cursor.is_some() {
-            flags |= VIEW_CURSOR;
-        }
-        if view.slope.is_some() {
-            flags |= VIEW_SLOPE;
-        }
-        if view.contours.is_some() {
-            flags |= VIEW_CONTOURS;
-        }
-        let overlay_flat = self.tint.field(store).map(Field::flat);
-        if overlay_flat.is_some() {
-            flags |= VIEW_OVERLAY;
-            if self.tint.style == Overlay::Water {
-                flags |= VIEW_OVERLAY_WATER;
-            }
-        }
-        self.wireframe = view.wireframe && self.pipelines.wire.is_some();
-        if self.wireframe {
-            flags |= VIEW_WIREFRAME;
-        }
-        let cursor = view.cursor.map_or([0.0; 4], |c| {
-            [c.center[0], c.center[1], c.radius, c.inner_radius]
-        });
-        let light_field = store
-            .field(super::lighting::FIELD)
-            .filter(|_| view.sun.is_some());
-        self.lighting = light_field.is_some();
-        if self.lighting {
-            flags |= VIEW_LIGHTING;
-        }
-        if view.look.is_some() {
-            flags |= VIEW_LOOK;
-        }
-        if view.sea_level.is_some() {
-            flags |= VIEW_SEA;
-        }
-        self.light_wanted.clear();
-        if let Some(field) = light_field {
-            // The lighting of the pages drawn at page level (and the ring their texels reach),
-            // in the atlas the shading pass reads.
-            let mut seen = BTreeSet::new();
-            self.light_wanted = self
-                .page_nodes
-                .iter()
-                .flat_map(|&(l, x, y)| light_pages(&desc, l, x, y))
-                .filter(|&id| seen.insert(id))
-                .collect();
-            stats.light_pages = self.light_wanted.len() as u32;
-            stats.light_pages_coarse =
-                self.atlas
-                    .update(field, &self.light_wanted, self.frame_no)? as u32;
-        }
-        let (light, ambient) = match view.sun {
-            Some(sun) => (Vec3::from(sun.world()), 0.35),
-            None => (Vec3::new(-0.4, 0.8, -0.45).normalize(), 0.28),
-        };
-        let eye = camera.eye();
-        let (height_lo, height_hi) = self.nodes.range();
-        let mut frame = FrameData {
-            view_proj: view_proj.to_cols_array_2d(),
-            eye: [eye.x, eye.y, eye.z, vs],
-            light: [light.x, light.y, light.z, ambient],
-            cursor,
-            shade: [
-                view.fog,
-                height_lo,
-                height_hi,
-                view.sea_level.unwrap_or(0.0),
-            ],
-            doc: [
-                self.desc.width as i32,
-                self.desc.height as i32,
-                self.desc.page_size as i32,
-                flags as i32,
-            ],
-            heights: [
-                terrain.flat(),
-                self.desc.height_min,
-                self.desc.height_range(),
-                overlay_flat.unwrap_or(1.0),
-            ],
-            analysis: [
-                view.slope.unwrap_or(0.0),
-                view.contours.unwrap_or(1.0),
-                view.wave_time,
-                0.0,
-            ],
-            inv_view_proj: view_proj.inverse().to_cols_array_2d(),
-            ..bytemuck::Zeroable::zeroed()
-        };
-        if let Some(look) = &view.look {
-            look.apply(&mut frame);
-        }
-        let slot = &mut self.slots[self.slot];
-        slot.uniforms.write(&[frame])?;
-        let (table, generation) = self.atlas.table();
-        if slot.light_table_generation != generation {
-            slot.light_table.write(table)?;
-            slot.light_table_generation = generation;
-        }
-        slot.view = (view_proj, viewport);
-        stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
-        slot.stats = stats.clone();
-        self.stats = stats;
-        Ok(())
+        (stats, draws)
     }
 
     /// The instances that draw node `d`: (block or None for coarse, mesh level, stitch, draw).
@@ -1162,6 +1113,96 @@ fn bounds_stride(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> u64 {
 /// Triangles the nodes of `sel` draw (stitching ignored: an upper bound).
 fn triangles_of(sel: &Selection) -> u64 {
     sel.drawn.len() as u64 * lod::triangles_at(0)
+}
+
+/// What a frame shows beyond the view settings: the overlay's flat value and style, whether
+/// the wireframe and the lighting are drawn.
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    overlay: Option<(f32, Overlay)>,
+    wireframe: bool,
+    lighting: bool,
+}
+
+/// The shaders' view flags for `view` and what is `shown`.
+fn view_flags(view: &ViewSettings, shown: Shown) -> u32 {
+    let mut flags = 0;
+    let mut set = |on: bool, flag: u32| {
+        if on {
+            flags |= flag;
+        }
+    };
+    set(view.lod_colours, VIEW_LOD_COLOURS);
+    set(view.cursor.is_some(), VIEW_CURSOR);
+    set(view.slope.is_some(), VIEW_SLOPE);
+    set(view.contours.is_some(), VIEW_CONTOURS);
+    set(shown.overlay.is_some(), VIEW_OVERLAY);
+    set(
+        matches!(shown.overlay, Some((_, Overlay::Water))),
+        VIEW_OVERLAY_WATER,
+    );
+    set(shown.wireframe, VIEW_WIREFRAME);
+    set(shown.lighting, VIEW_LIGHTING);
+    set(view.look.is_some(), VIEW_LOOK);
+    set(view.sea_level.is_some(), VIEW_SEA);
+    flags
+}
+
+/// The frame's uniforms: a document of `desc` whose flat pages read `flat`, heights drawn
+/// within `(height_lo, height_hi)`, seen from `eye` through `view_proj` with `view`'s
+/// settings and what is `shown`.
+fn frame_data(
+    desc: &DocumentDesc,
+    flat: f32,
+    (height_lo, height_hi): (f32, f32),
+    eye: Vec3,
+    view_proj: glam::Mat4,
+    view: &ViewSettings,
+    shown: Shown,
+) -> FrameData {
+    let (light, ambient) = match view.sun {
+        Some(sun) => (Vec3::from(sun.world()), 0.35),
+        None => (Vec3::new(-0.4, 0.8, -0.45).normalize(), 0.28),
+    };
+    let cursor = view.cursor.map_or([0.0; 4], |c| {
+        [c.center[0], c.center[1], c.radius, c.inner_radius]
+    });
+    let mut frame = FrameData {
+        view_proj: view_proj.to_cols_array_2d(),
+        eye: [eye.x, eye.y, eye.z, view.vertical_scale],
+        light: [light.x, light.y, light.z, ambient],
+        cursor,
+        shade: [
+            view.fog,
+            height_lo,
+            height_hi,
+            view.sea_level.unwrap_or(0.0),
+        ],
+        doc: [
+            desc.width as i32,
+            desc.height as i32,
+            desc.page_size as i32,
+            view_flags(view, shown) as i32,
+        ],
+        heights: [
+            flat,
+            desc.height_min,
+            desc.height_range(),
+            shown.overlay.map_or(1.0, |(flat, _)| flat),
+        ],
+        analysis: [
+            view.slope.unwrap_or(0.0),
+            view.contours.unwrap_or(1.0),
+            view.wave_time,
+            0.0,
+        ],
+        inv_view_proj: view_proj.inverse().to_cols_array_2d(),
+        ..bytemuck::Zeroable::zeroed()
+    };
+    if let Some(look) = &view.look {
+        look.apply(&mut frame);
+    }
+    frame
 }
 
 /// A 1x1 image bound in place of pages that hold no memory.

@@ -9,6 +9,7 @@
 use super::blocks::Blocks;
 use super::TerrainRenderer;
 use crate::gpu::{Access, GpuError, GpuTimer, Recorder, Result};
+use crate::pages::coarse::CoarseLevel;
 use crate::pages::geometry::PageId;
 use crate::pages::{Field, PageError, PageStore};
 use crate::render::lod::{TileBounds, LEVELS};
@@ -47,22 +48,6 @@ impl TerrainRenderer {
     /// tile. Call after [`Self::begin_frame`].
     pub fn refresh(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let t0 = std::time::Instant::now();
-        let r = self.catch_up(store);
-        self.stats.refresh_ms = t0.elapsed().as_secs_f64() * 1e3;
-        r
-    }
-
-    /// Brings the lighting field's pages the last frame wanted in the light atlas onto the GPU
-    /// (the atlas copies them once there) and its coarse level up to date.
-    fn catch_up_lighting(&mut self, store: &mut PageStore) -> Result<(), PageError> {
-        if let Some(field) = store.field_mut(crate::render::lighting::FIELD) {
-            field.ensure_visible(&self.light_wanted)?;
-            field.refresh_coarse()?;
-        }
-        Ok(())
-    }
-
-    fn catch_up(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let _p = crate::profile::scope("render: refresh");
         store.height_mut().refresh_coarse()?;
         let drawn: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
@@ -71,7 +56,12 @@ impl TerrainRenderer {
                 s.stale = true;
             }
         }
-        self.catch_up_lighting(store)?;
+        // The lighting field's pages the last frame wanted in the light atlas come onto the
+        // GPU (the atlas copies them once there); its coarse level comes up to date.
+        if let Some(field) = store.field_mut(crate::render::lighting::FIELD) {
+            field.ensure_visible(&self.light_wanted)?;
+            field.refresh_coarse()?;
+        }
         let terrain = store.height();
         let coarse = terrain
             .coarse_level()
@@ -84,22 +74,57 @@ impl TerrainRenderer {
             .into_iter()
             .collect();
         self.seen_epoch = epoch;
+        let first = !self.initialized;
+        self.initialized = true;
+        let dirty = self.dirty_tiles(terrain, &changed, first);
+        // Where each dirty page's tiles get their bounds: the pages its tiles reach into.
+        let blocks = self.blocks;
+        let reach = |id: PageId| {
+            [(0, 0), (1, 0), (0, 1), (1, 1)]
+                .into_iter()
+                .filter_map(move |(dx, dy)| blocks.neighbour(id, dx, dy))
+        };
+        let mut jobs = Vec::new();
+        let mut flat = Vec::new();
+        let mut estimated = Vec::new();
+        for (&id, &r) in &dirty {
+            if reach(id).all(|n| terrain.versions().visible(n).is_none()) {
+                flat.push((id, r));
+            } else if reach(id).all(|n| terrain.drawable(n)) {
+                jobs.push((id, r));
+            } else if first || reach(id).any(|n| values.contains(&n)) {
+                estimated.push((id, r));
+            }
+        }
+        self.settle_tiles(terrain.flat(), coarse, &flat, &estimated)?;
+        let r = self.submit_bounds(store, jobs);
+        self.stats.refresh_ms = t0.elapsed().as_secs_f64() * 1e3;
+        r
+    }
+
+    /// Per page, the local tile rectangle [x0, x1) x [y0, y1) whose bounds must be recomputed
+    /// after pages `changed` (every tile the `first` time), clipped to tiles that exist; marks
+    /// the page sets of changed neighbourhoods stale and forgets whether changed pages can be
+    /// drawn.
+    fn dirty_tiles(
+        &mut self,
+        terrain: &Field,
+        changed: &[PageId],
+        first: bool,
+    ) -> BTreeMap<PageId, [u32; 4]> {
         let tpp = self.desc.page_size / TILE_QUADS;
-        // Per page: local tile rectangle [x0, x1) x [y0, y1) to recompute.
         let mut dirty: BTreeMap<PageId, [u32; 4]> = BTreeMap::new();
         let mut add = |id: PageId, r: [u32; 4]| {
             let e = dirty.entry(id).or_insert(r);
             *e = union(*e, r);
         };
-        let first = !self.initialized;
         if first {
             for id in self.blocks.page_ids() {
                 add(id, [0, 0, tpp, tpp]);
             }
-            self.initialized = true;
         }
         let pages_x = self.desc.pages_x();
-        for &c in &changed {
+        for &c in changed {
             if let Some(d) = self.page_drawable.get_mut((c.y * pages_x + c.x) as usize) {
                 *d = 0;
             }
@@ -151,28 +176,22 @@ impl TerrainRenderer {
             r[3] = r[3].min(grid.tiles_y.saturating_sub(id.y * tpp));
             r[0] < r[2] && r[1] < r[3]
         });
-        // Where each dirty page's tiles get their bounds: the pages its tiles reach into.
-        let this = &*self;
-        let reach = |id: PageId| {
-            [(0, 0), (1, 0), (0, 1), (1, 1)]
-                .into_iter()
-                .filter_map(move |(dx, dy)| this.blocks.neighbour(id, dx, dy))
-        };
-        let mut jobs = Vec::new();
-        let mut flat = Vec::new();
-        let mut estimated = Vec::new();
-        for (&id, &r) in &dirty {
-            if reach(id).all(|n| terrain.versions().visible(n).is_none()) {
-                flat.push((id, r));
-            } else if reach(id).all(|n| terrain.drawable(n)) {
-                jobs.push((id, r));
-            } else if first || reach(id).any(|n| values.contains(&n)) {
-                estimated.push((id, r));
-            }
-        }
+        dirty
+    }
+
+    /// Sets the bounds of tiles that need no GPU work: `flat` ones (every page they reach is
+    /// flat at `level`) and `estimated` ones (taken from the `coarse` level until their pages
+    /// come), then the node bounds above them.
+    fn settle_tiles(
+        &mut self,
+        level: f32,
+        coarse: &CoarseLevel,
+        flat: &[(PageId, [u32; 4])],
+        estimated: &[(PageId, [u32; 4])],
+    ) -> Result<(), PageError> {
+        let tpp = self.desc.page_size / TILE_QUADS;
         let mut touched = [u32::MAX, u32::MAX, 0, 0];
-        let level = terrain.flat();
-        for &(id, r) in &flat {
+        for &(id, r) in flat {
             self.bounds_pending.remove(&id);
             self.estimated.remove(&id);
             set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &|_, _| {
@@ -202,7 +221,7 @@ impl TerrainRenderer {
                     error: [hi - lo; LEVELS - 1],
                 }
             };
-            for &(id, r) in &estimated {
+            for &(id, r) in estimated {
                 self.bounds_pending.remove(&id);
                 self.estimated.insert(id);
                 set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &estimate);
@@ -212,6 +231,17 @@ impl TerrainRenderer {
             let _n = crate::profile::scope("render: node bounds");
             self.nodes.update(touched);
         }
+        Ok(())
+    }
+
+    /// Computes the bounds of the tiles of `jobs` (page, tile rectangle) on the GPU: recorded
+    /// into this frame's submission with frames in flight (taken when it is retired), else
+    /// submitted and waited for here.
+    fn submit_bounds(
+        &mut self,
+        store: &PageStore,
+        jobs: Vec<(PageId, [u32; 4])>,
+    ) -> Result<(), PageError> {
         self.stats.bounds_pages = jobs.len() as u32;
         self.stats.bounds_gpu_ms = 0.0;
         if jobs.is_empty() {
@@ -248,7 +278,7 @@ impl TerrainRenderer {
         if let Some(t) = timer {
             rec.reset_timer(t);
         }
-        this.record_bounds(&mut rec, terrain, &jobs, timer)?;
+        this.record_bounds(&mut rec, store.height(), &jobs, timer)?;
         rec.submit_and_wait()?;
         if let Some(t) = timer {
             self.stats.bounds_gpu_ms = t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6;
