@@ -363,6 +363,68 @@ fn open_pen(window: &Window) -> (Option<pen::PenReader>, String) {
     }
 }
 
+/// The panels' state on opening `session`'s document (rendered by `renderer` on `gpu`): the
+/// default brush, a view scaled to the document, presets listed, nothing to recover.
+fn first_ui(
+    session: &Session,
+    gpu: &Gpu,
+    renderer: &TerrainRenderer,
+    sea_level: Option<f32>,
+) -> UiState {
+    let desc = *session.doc.desc();
+    let vs = 0.25 * desc.width.max(desc.height) as f32;
+    UiState {
+        brush: default_brush(),
+        view: ViewSettings {
+            vertical_scale: vs,
+            pixel_error: 2.0,
+            max_triangles_per_pixel: 2.0,
+            fog: 0.05 / desc.width.max(desc.height) as f32,
+            sun: Some(Sun::default()),
+            look: Some(crate::render::look::Look::default()),
+            sea_level,
+            ..ViewSettings::default()
+        },
+        budget_ms: 6.0,
+        light_budget_ms: crate::render::lighting::DEFAULT_BUDGET_MS as f32,
+        pressure_gamma: 1.0,
+        vsync: true,
+        fly: false,
+        preset_name: "my-brush".into(),
+        presets: list_presets(),
+        preset_index: 0,
+        project_path: match session.project() {
+            Some(p) => p.display().to_string(),
+            None => String::new(),
+        },
+        has_project: session.project().is_some(),
+        recovery: None,
+        untitled_recovery: None,
+        closing: None,
+        message: String::new(),
+        noise_preview: None,
+        actions: Vec::new(),
+        profile: ui::Profile {
+            timestamps: gpu.info().timestamp_valid_bits > 0,
+            ..Default::default()
+        },
+        doc: None,
+        has_wireframe: renderer.has_wireframe(),
+        layers: layers_ui::LayersUi::default(),
+        erosion: erosion_ui::ErosionUi::default(),
+        path: path_ui::PathUi::default(),
+        show_help: true,
+        browser: None,
+        export: Default::default(),
+        browse_dir: PathBuf::from("."),
+        stamps: Vec::new(),
+        stamp_index: None,
+        pen_status: String::new(),
+        overflow: Vec::new(),
+        pressure_now: None,
+    }
+}
+
 /// The default brush a new user paints with: a Jordan mountain brush.
 fn default_brush() -> BrushSettings {
     let mut b = BrushSettings::new(BrushType::Noise);
@@ -458,57 +520,9 @@ impl Editor {
         let mut camera = Camera::default();
         let (lo, hi) = renderer.nodes().range();
         camera.frame_all(desc.width, desc.height, lo * vs, hi * vs);
-        let ui = UiState {
-            brush: default_brush(),
-            view: ViewSettings {
-                vertical_scale: vs,
-                pixel_error: 2.0,
-                max_triangles_per_pixel: 2.0,
-                fog: 0.05 / desc.width.max(desc.height) as f32,
-                sun: Some(Sun::default()),
-                look: Some(crate::render::look::Look::default()),
-                sea_level: options.sea_level,
-                ..ViewSettings::default()
-            },
-            budget_ms: 6.0,
-            light_budget_ms: crate::render::lighting::DEFAULT_BUDGET_MS as f32,
-            pressure_gamma: 1.0,
-            vsync: true,
-            fly: false,
-            preset_name: "my-brush".into(),
-            presets: list_presets(),
-            preset_index: 0,
-            project_path: match session.project() {
-                Some(p) => p.display().to_string(),
-                None => String::new(),
-            },
-            has_project: session.project().is_some(),
-            recovery: recovery_offer,
-            untitled_recovery: leftover.map(|l| (l.path, l.strokes)),
-            closing: None,
-            message: String::new(),
-            noise_preview: None,
-            actions: Vec::new(),
-            profile: ui::Profile {
-                timestamps: gpu.info().timestamp_valid_bits > 0,
-                ..Default::default()
-            },
-            doc: None,
-            has_wireframe: renderer.has_wireframe(),
-            layers: layers_ui::LayersUi::default(),
-            erosion: erosion_ui::ErosionUi::default(),
-            path: path_ui::PathUi::default(),
-            show_help: true,
-            browser: None,
-            export: Default::default(),
-            browse_dir: PathBuf::from("."),
-            stamps: Vec::new(),
-            stamp_index: None,
-            pen_status: String::new(),
-            overflow: Vec::new(),
-            pressure_now: None,
-        };
-        let mut ui = ui;
+        let mut ui = first_ui(&session, &gpu, &renderer, options.sea_level);
+        ui.recovery = recovery_offer;
+        ui.untitled_recovery = leftover.map(|l| (l.path, l.strokes));
         let (pen, pen_status) = open_pen(&window);
         ui.pen_status = pen_status;
         if let Some(b) = current_brush(session.presets(), &source) {

@@ -5,7 +5,7 @@ pub use super::actions::{CloseChoice, UiAction};
 use super::file_browser::{FileBrowser, Outcome, Purpose};
 use super::widgets::{log_slider, measure_fit, panel, tip, LABEL_WIDTH};
 use crate::brush::{BrushSettings, BrushType, Falloff};
-use crate::noise::NoiseKind;
+use crate::noise::{NoiseKind, NoiseSettings};
 use crate::pages::geometry::DocumentDesc;
 use crate::pages::MemoryReport;
 use crate::render::{FrameStats, ViewSettings};
@@ -382,199 +382,264 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 }
 
 fn brush_panel(ui: &Ui, s: &mut UiState) {
-    panel(ui, "Brush")
-        .build(|| {
-            let _labels = ui.push_item_width(-LABEL_WIDTH);
-            let preview = s.noise_preview.clone();
-            let b = &mut s.brush;
-            let brushes = panel_brushes();
-            let names: Vec<&str> = brushes.iter().map(|t| t.name()).collect();
-            let mut i = brushes.iter().position(|t| *t == b.brush).unwrap_or(0);
-            if ui.combo_simple_string("type", &mut i, &names) {
-                b.brush = brushes[i];
+    panel(ui, "Brush").build(|| {
+        let _labels = ui.push_item_width(-LABEL_WIDTH);
+        brush_shape(ui, &mut s.brush);
+        kind_controls(ui, s);
+        let preview = s.noise_preview.clone();
+        let b = &mut s.brush;
+        if matches!(b.brush, BrushType::Noise | BrushType::Directional)
+            && ui.collapsing_header("noise", TreeNodeFlags::DEFAULT_OPEN)
+        {
+            noise_controls(ui, &mut b.noise, preview);
+        }
+        presets_and_files(ui, s);
+        measure_fit(ui, "Brush", &mut s.overflow);
+    });
+}
+
+/// The brush's type and the shape every brush has: radius, inner radius, strength, spacing
+/// and falloff.
+fn brush_shape(ui: &Ui, b: &mut BrushSettings) {
+    let brushes = panel_brushes();
+    let names: Vec<&str> = brushes.iter().map(|t| t.name()).collect();
+    let mut i = brushes.iter().position(|t| *t == b.brush).unwrap_or(0);
+    if ui.combo_simple_string("type", &mut i, &names) {
+        b.brush = brushes[i];
+    }
+    tip(ui, "The brush: raise/lower add height, noise adds procedural noise, level/flatten/ramp pull toward a height or plane, terrace steps, smooth/contrast blur/sharpen, stamp adds an image, mask/erase paint a layer, erode simulates erosion");
+    log_slider(ui, "radius", 1.0, 4096.0, &mut b.radius);
+    tip(
+        ui,
+        "How far the brush reaches, in texels ([ and ] change it)",
+    );
+    let mut inner = b.inner_radius;
+    if ui.slider("inner radius", 0.0, (b.radius - 0.5).max(0.0), &mut inner) {
+        b.inner_radius = inner;
+    }
+    tip(
+        ui,
+        "Full strength inside this radius; the falloff runs from here to the radius",
+    );
+    b.inner_radius = b.inner_radius.min((b.radius - 0.5).max(0.0));
+    log_slider(ui, "strength", 0.0005, 2.0, &mut b.strength);
+    tip(
+        ui,
+        "How much each brush instance changes the heights (height units for raise, lower, noise)",
+    );
+    log_slider(ui, "spacing", 0.02, 2.0, &mut b.spacing);
+    tip(
+        ui,
+        "Distance between brush instances along the stroke, as a fraction of the radius",
+    );
+    let falloffs: Vec<&str> = Falloff::ALL.iter().map(|f| f.name()).collect();
+    let mut fi = Falloff::ALL
+        .iter()
+        .position(|f| *f == b.falloff)
+        .unwrap_or(0);
+    if ui.combo_simple_string("falloff", &mut fi, &falloffs) {
+        b.falloff = Falloff::ALL[fi];
+    }
+    tip(ui, "How strength fades from the inner radius to the radius: parabolic 1 - t^2, smooth, linear or power");
+    if b.falloff == Falloff::Power {
+        log_slider(ui, "falloff power", 0.1, 32.0, &mut b.falloff_power);
+        tip(
+            ui,
+            "p of the power falloff 1 - t^p: above 2 a flatter top and sharper edge",
+        );
+    }
+}
+
+/// What the chosen kind of brush adds: the mask's value and rules, erosion's model, the
+/// stamp, terrace steps, flatten's tilt, the ramp's hint, the directional axis.
+fn kind_controls(ui: &Ui, s: &mut UiState) {
+    let b = &mut s.brush;
+    if b.brush == BrushType::Mask {
+        ui.slider("mask value", 0.0, 1.0, &mut b.value);
+        tip(
+            ui,
+            "The value the mask brush paints toward (0: the layer hidden, 1: shown)",
+        );
+        ui.checkbox(
+            "procedural (the layers panel's rules)",
+            &mut s.layers.brush_rules,
+        );
+    }
+    b.rules = (b.brush == BrushType::Mask && s.layers.brush_rules).then(|| s.layers.mask_rules());
+    if b.brush == BrushType::Erode && ui.collapsing_header("erosion", TreeNodeFlags::DEFAULT_OPEN) {
+        let e = &mut b.erosion;
+        super::erosion_ui::model_and_params(ui, &mut e.model, &mut e.params);
+        let mut steps = e.steps as i32;
+        if ui.slider("steps per instance", 1, 500, &mut steps) {
+            e.steps = steps.max(1) as u32;
+        }
+        tip(ui, "Erosion steps each brush instance runs under it");
+    }
+    if b.brush == BrushType::Stamp {
+        stamp_controls(ui, b, &s.stamps, s.stamp_index, &mut s.actions);
+        if ui.button("open a stamp file... (Ctrl+T)") {
+            s.browse(Purpose::Stamp);
+        }
+    }
+    let b = &mut s.brush;
+    if b.brush == BrushType::Terrace {
+        log_slider(ui, "step height", 0.001, 1.0, &mut b.terrace_height);
+        tip(ui, "Height between terrace steps (height units)");
+        ui.slider("sharpness", 0.0, 1.0, &mut b.terrace_sharpness);
+        tip(ui, "1: hard steps; 0: no steps at all");
+    }
+    if b.brush == BrushType::Flatten {
+        ui.slider("tilt", -50.0, 50.0, &mut b.flatten_tilt);
+        tip(
+            ui,
+            "How far the plane rises per 1000 texels along the stroke's first \
+                 direction (0: level at the height where the stroke starts)",
+        );
+    }
+    if b.brush == BrushType::Ramp {
+        ui.text_wrapped(
+            "Drag from the ramp's foot to its top: a straight slope between the \
+             heights there, as wide as the brush",
+        );
+    }
+    if b.brush == BrushType::Directional {
+        ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
+        tip(
+            ui,
+            "Directional brush: the compression axis relative to the stroke (90: across it)",
+        );
+        log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);
+        tip(ui, "Directional brush: how much the noise is compressed along the axis (above 1 stretches features)");
+    }
+}
+
+/// The noise preview (or why there is none) and the noise's parameters.
+fn noise_controls(
+    ui: &Ui,
+    n: &mut NoiseSettings,
+    preview: Option<Result<imgui::TextureId, String>>,
+) {
+    match preview {
+        Some(Ok(texture)) => {
+            let side = super::noise_preview::SIZE as f32;
+            imgui::Image::new(texture, [side, side]).build(ui);
+            tip(
+                ui,
+                "The noise across the brush's width (black: its lowest, white: \
+                     its highest), redrawn as the parameters change",
+            );
+        }
+        Some(Err(e)) => ui.text_wrapped(format!("no preview: {e}")),
+        None => {}
+    }
+    let kinds: Vec<&str> = NoiseKind::ALL.iter().map(|k| k.name()).collect();
+    let mut ki = NoiseKind::ALL
+        .iter()
+        .position(|k| *k == n.kind)
+        .unwrap_or(0);
+    if ui.combo_simple_string("kind", &mut ki, &kinds) {
+        n.kind = NoiseKind::ALL[ki];
+    }
+    tip(
+        ui,
+        "The noise: perlin, fbm, billowy, ridged, iq, swiss, jordan, erosive (README, Noise)",
+    );
+    log_slider(ui, "scale", 1e-4, 0.1, &mut n.scale);
+    tip(ui, "Noise units per texel: smaller makes larger features");
+    ui.input_int("seed", &mut n.seed).build();
+    tip(ui, "Integer seed of the noise; octave i uses seed + i");
+    ui.slider("octaves", 1, 16, &mut n.octaves);
+    tip(ui, "How many octaves of detail are summed");
+    ui.slider("lacunarity", 1.1, 4.0, &mut n.lacunarity);
+    tip(ui, "Frequency ratio between octaves");
+    ui.slider("gain", 0.0, 1.0, &mut n.gain);
+    tip(ui, "Amplitude ratio between octaves: higher is rougher");
+    ui.slider("warp", 0.0, 1.0, &mut n.warp);
+    tip(
+        ui,
+        "Swiss: warp along the gradient; Jordan: warp by finer octaves",
+    );
+    if n.kind == NoiseKind::Jordan {
+        ui.slider("gain1", 0.0, 1.5, &mut n.gain1);
+        tip(ui, "Jordan: amplitude of the second octave");
+        ui.slider("warp0", 0.0, 1.0, &mut n.warp0);
+        tip(ui, "Jordan: warp by the coarsest octave");
+        ui.slider("damp0", 0.0, 2.0, &mut n.damp0);
+        tip(ui, "Jordan: damping by the coarsest octave");
+        ui.slider("damp", 0.0, 2.0, &mut n.damp);
+        tip(ui, "Jordan: damping by finer octaves");
+        ui.slider("damp scale", 0.0, 2.0, &mut n.damp_scale);
+        tip(ui, "Jordan: how far damping lowers amplitudes");
+    }
+    if matches!(n.kind, NoiseKind::Swiss | NoiseKind::Erosive) {
+        ui.slider("alpha", 0.0, 0.5, &mut n.alpha);
+        tip(
+            ui,
+            "Swiss and erosive: displacement along the ridge gradient",
+        );
+        ui.slider("beta", 0.0, 2.0, &mut n.beta);
+        tip(ui, "Swiss and erosive: roughness near valleys");
+    }
+    ui.slider("pre-warp amount", 0.0, 2.0, &mut n.prewarp_amount);
+    tip(
+        ui,
+        "Domain warp before the noise (paper eq. 8 alpha): 0 is off",
+    );
+    log_slider(ui, "pre-warp scale", 0.01, 8.0, &mut n.prewarp_scale);
+    tip(ui, "Frequency of the pre-warp (eq. 8 beta)");
+    ui.slider("pre-warp octaves", 1, 8, &mut n.prewarp_octaves);
+    tip(ui, "Octaves of the pre-warp fBm");
+    ui.slider("power", 0.25, 4.0, &mut n.power);
+    tip(
+        ui,
+        "T_post (eq. 5): heights raised to this power, sign kept; 1 is off",
+    );
+    ui.slider_config("offset", -1000.0, 1000.0)
+        .build_array(&mut n.offset);
+    tip(ui, "Noise position of texel (0, 0): moves the pattern");
+}
+
+/// What is wrong with the brush, the presets, saving and undo, and the last message.
+fn presets_and_files(ui: &Ui, s: &mut UiState) {
+    let b = &s.brush;
+    if let Err(e) = b.validate().and_then(|_| b.noise.validate()) {
+        ui.text_colored([1.0, 0.4, 0.3, 1.0], format!("invalid: {e}"));
+    }
+    ui.separator();
+    ui.text("presets (assets/presets)");
+    ui.input_text("name", &mut s.preset_name).build();
+    tip(ui, "Name of the preset to save (a file in assets/presets)");
+    if ui.button("save preset") {
+        s.actions.push(UiAction::SavePreset(s.preset_name.clone()));
+    }
+    if !s.presets.is_empty() {
+        ui.combo_simple_string("preset", &mut s.preset_index, &s.presets);
+        tip(ui, "A saved brush to load");
+        ui.same_line();
+        if ui.button("load") {
+            if let Some(p) = s.presets.get(s.preset_index) {
+                s.actions.push(UiAction::LoadPreset(p.clone()));
             }
-            tip(ui, "The brush: raise/lower add height, noise adds procedural noise, level/flatten/ramp pull toward a height or plane, terrace steps, smooth/contrast blur/sharpen, stamp adds an image, mask/erase paint a layer, erode simulates erosion");
-            log_slider(ui, "radius", 1.0, 4096.0, &mut b.radius);
-            tip(ui, "How far the brush reaches, in texels ([ and ] change it)");
-            let mut inner = b.inner_radius;
-            if ui.slider("inner radius", 0.0, (b.radius - 0.5).max(0.0), &mut inner) {
-                b.inner_radius = inner;
-            }
-            tip(ui, "Full strength inside this radius; the falloff runs from here to the radius");
-            b.inner_radius = b.inner_radius.min((b.radius - 0.5).max(0.0));
-            log_slider(ui, "strength", 0.0005, 2.0, &mut b.strength);
-            tip(ui, "How much each brush instance changes the heights (height units for raise, lower, noise)");
-            log_slider(ui, "spacing", 0.02, 2.0, &mut b.spacing);
-            tip(ui, "Distance between brush instances along the stroke, as a fraction of the radius");
-            let falloffs: Vec<&str> = Falloff::ALL.iter().map(|f| f.name()).collect();
-            let mut fi = Falloff::ALL
-                .iter()
-                .position(|f| *f == b.falloff)
-                .unwrap_or(0);
-            if ui.combo_simple_string("falloff", &mut fi, &falloffs) {
-                b.falloff = Falloff::ALL[fi];
-            }
-            tip(ui, "How strength fades from the inner radius to the radius: parabolic 1 - t^2, smooth, linear or power");
-            if b.falloff == Falloff::Power {
-                log_slider(ui, "falloff power", 0.1, 32.0, &mut b.falloff_power);
-                tip(ui, "p of the power falloff 1 - t^p: above 2 a flatter top and sharper edge");
-            }
-            if b.brush == BrushType::Mask {
-                ui.slider("mask value", 0.0, 1.0, &mut b.value);
-                tip(ui, "The value the mask brush paints toward (0: the layer hidden, 1: shown)");
-                ui.checkbox(
-                    "procedural (the layers panel's rules)",
-                    &mut s.layers.brush_rules,
-                );
-            }
-            b.rules =
-                (b.brush == BrushType::Mask && s.layers.brush_rules).then(|| s.layers.mask_rules());
-            if b.brush == BrushType::Erode
-                && ui.collapsing_header("erosion", TreeNodeFlags::DEFAULT_OPEN)
-            {
-                let e = &mut b.erosion;
-                super::erosion_ui::model_and_params(ui, &mut e.model, &mut e.params);
-                let mut steps = e.steps as i32;
-                if ui.slider("steps per instance", 1, 500, &mut steps) {
-                    e.steps = steps.max(1) as u32;
-                }
-                tip(ui, "Erosion steps each brush instance runs under it");
-            }
-            if b.brush == BrushType::Stamp {
-                stamp_controls(ui, b, &s.stamps, s.stamp_index, &mut s.actions);
-                if ui.button("open a stamp file... (Ctrl+T)") {
-                    s.browse(Purpose::Stamp);
-                }
-            }
-            let b = &mut s.brush;
-            if b.brush == BrushType::Terrace {
-                log_slider(ui, "step height", 0.001, 1.0, &mut b.terrace_height);
-                tip(ui, "Height between terrace steps (height units)");
-                ui.slider("sharpness", 0.0, 1.0, &mut b.terrace_sharpness);
-                tip(ui, "1: hard steps; 0: no steps at all");
-            }
-            if b.brush == BrushType::Flatten {
-                ui.slider("tilt", -50.0, 50.0, &mut b.flatten_tilt);
-                tip(ui, "How far the plane rises per 1000 texels along the stroke's first \
-                         direction (0: level at the height where the stroke starts)",);
-            }
-            if b.brush == BrushType::Ramp {
-                ui.text_wrapped(
-                    "Drag from the ramp's foot to its top: a straight slope between the \
-                     heights there, as wide as the brush",
-                );
-            }
-            if b.brush == BrushType::Directional {
-                ui.slider("angle (deg)", -180.0, 180.0, &mut b.dir_angle_deg);
-                tip(ui, "Directional brush: the compression axis relative to the stroke (90: across it)");
-                log_slider(ui, "ratio", 0.1, 16.0, &mut b.dir_ratio);
-                tip(ui, "Directional brush: how much the noise is compressed along the axis (above 1 stretches features)");
-            }
-            if matches!(b.brush, BrushType::Noise | BrushType::Directional)
-                && ui.collapsing_header("noise", TreeNodeFlags::DEFAULT_OPEN)
-            {
-                match preview {
-                    Some(Ok(texture)) => {
-                        let side = super::noise_preview::SIZE as f32;
-                        imgui::Image::new(texture, [side, side]).build(ui);
-                        tip(ui, "The noise across the brush's width (black: its lowest, white: \
-                                 its highest), redrawn as the parameters change",);
-                    }
-                    Some(Err(e)) => ui.text_wrapped(format!("no preview: {e}")),
-                    None => {}
-                }
-                let n = &mut b.noise;
-                let kinds: Vec<&str> = NoiseKind::ALL.iter().map(|k| k.name()).collect();
-                let mut ki = NoiseKind::ALL
-                    .iter()
-                    .position(|k| *k == n.kind)
-                    .unwrap_or(0);
-                if ui.combo_simple_string("kind", &mut ki, &kinds) {
-                    n.kind = NoiseKind::ALL[ki];
-                }
-                tip(ui, "The noise: perlin, fbm, billowy, ridged, iq, swiss, jordan, erosive (README, Noise)");
-                log_slider(ui, "scale", 1e-4, 0.1, &mut n.scale);
-                tip(ui, "Noise units per texel: smaller makes larger features");
-                ui.input_int("seed", &mut n.seed).build();
-                tip(ui, "Integer seed of the noise; octave i uses seed + i");
-                ui.slider("octaves", 1, 16, &mut n.octaves);
-                tip(ui, "How many octaves of detail are summed");
-                ui.slider("lacunarity", 1.1, 4.0, &mut n.lacunarity);
-                tip(ui, "Frequency ratio between octaves");
-                ui.slider("gain", 0.0, 1.0, &mut n.gain);
-                tip(ui, "Amplitude ratio between octaves: higher is rougher");
-                ui.slider("warp", 0.0, 1.0, &mut n.warp);
-                tip(ui, "Swiss: warp along the gradient; Jordan: warp by finer octaves");
-                if n.kind == NoiseKind::Jordan {
-                    ui.slider("gain1", 0.0, 1.5, &mut n.gain1);
-                    tip(ui, "Jordan: amplitude of the second octave");
-                    ui.slider("warp0", 0.0, 1.0, &mut n.warp0);
-                    tip(ui, "Jordan: warp by the coarsest octave");
-                    ui.slider("damp0", 0.0, 2.0, &mut n.damp0);
-                    tip(ui, "Jordan: damping by the coarsest octave");
-                    ui.slider("damp", 0.0, 2.0, &mut n.damp);
-                    tip(ui, "Jordan: damping by finer octaves");
-                    ui.slider("damp scale", 0.0, 2.0, &mut n.damp_scale);
-                    tip(ui, "Jordan: how far damping lowers amplitudes");
-                }
-                if matches!(n.kind, NoiseKind::Swiss | NoiseKind::Erosive) {
-                    ui.slider("alpha", 0.0, 0.5, &mut n.alpha);
-                    tip(ui, "Swiss and erosive: displacement along the ridge gradient");
-                    ui.slider("beta", 0.0, 2.0, &mut n.beta);
-                    tip(ui, "Swiss and erosive: roughness near valleys");
-                }
-                ui.slider("pre-warp amount", 0.0, 2.0, &mut n.prewarp_amount);
-                tip(ui, "Domain warp before the noise (paper eq. 8 alpha): 0 is off");
-                log_slider(ui, "pre-warp scale", 0.01, 8.0, &mut n.prewarp_scale);
-                tip(ui, "Frequency of the pre-warp (eq. 8 beta)");
-                ui.slider("pre-warp octaves", 1, 8, &mut n.prewarp_octaves);
-                tip(ui, "Octaves of the pre-warp fBm");
-                ui.slider("power", 0.25, 4.0, &mut n.power);
-                tip(ui, "T_post (eq. 5): heights raised to this power, sign kept; 1 is off");
-                ui.slider_config("offset", -1000.0, 1000.0)
-                    .build_array(&mut n.offset);
-                tip(ui, "Noise position of texel (0, 0): moves the pattern");
-            }
-            if let Err(e) = b.validate().and_then(|_| b.noise.validate()) {
-                ui.text_colored([1.0, 0.4, 0.3, 1.0], format!("invalid: {e}"));
-            }
-            ui.separator();
-            ui.text("presets (assets/presets)");
-            ui.input_text("name", &mut s.preset_name).build();
-            tip(ui, "Name of the preset to save (a file in assets/presets)");
-            if ui.button("save preset") {
-                s.actions.push(UiAction::SavePreset(s.preset_name.clone()));
-            }
-            if !s.presets.is_empty() {
-                ui.combo_simple_string("preset", &mut s.preset_index, &s.presets);
-                tip(ui, "A saved brush to load");
-                ui.same_line();
-                if ui.button("load") {
-                    if let Some(p) = s.presets.get(s.preset_index) {
-                        s.actions.push(UiAction::LoadPreset(p.clone()));
-                    }
-                }
-            }
-            ui.separator();
-            if ui.button("save project (Ctrl+S)") {
-                s.save_project();
-            }
-            ui.same_line();
-            if ui.button("save journal...") {
-                s.browse(Purpose::SaveJournal);
-            }
-            if ui.button("undo") {
-                s.actions.push(UiAction::Undo);
-            }
-            ui.same_line();
-            if ui.button("redo") {
-                s.actions.push(UiAction::Redo);
-            }
-            if !s.message.is_empty() {
-                ui.text_wrapped(&s.message);
-            }
-            measure_fit(ui, "Brush", &mut s.overflow);
-        });
+        }
+    }
+    ui.separator();
+    if ui.button("save project (Ctrl+S)") {
+        s.save_project();
+    }
+    ui.same_line();
+    if ui.button("save journal...") {
+        s.browse(Purpose::SaveJournal);
+    }
+    if ui.button("undo") {
+        s.actions.push(UiAction::Undo);
+    }
+    ui.same_line();
+    if ui.button("redo") {
+        s.actions.push(UiAction::Redo);
+    }
+    if !s.message.is_empty() {
+        ui.text_wrapped(&s.message);
+    }
 }
 
 /// Sun shadows and ambient occlusion (on/off) and where the sun is.
