@@ -598,14 +598,9 @@ impl TerrainRenderer {
         if let Some(field) = light_field {
             // The lighting of the pages drawn at page level (and the ring their texels reach),
             // in the atlas the shading pass reads.
-            let mut seen = BTreeSet::new();
             let desc = self.desc;
-            self.light_wanted = self
-                .page_nodes
-                .iter()
-                .flat_map(|&(l, x, y)| light_pages(&desc, l, x, y))
-                .filter(|&id| seen.insert(id))
-                .collect();
+            self.light_wanted =
+                pages_of_nodes(&self.page_nodes, |l, x, y| light_pages(&desc, l, x, y));
             stats.light_pages = self.light_wanted.len() as u32;
             stats.light_pages_coarse =
                 self.atlas
@@ -752,13 +747,7 @@ impl TerrainRenderer {
         stats.draws = self.groups.len() as u32;
         // Pages drawn from, and pages wanted.
         let desc = self.desc;
-        let mut seen = BTreeSet::new();
-        self.requests = sel
-            .requests
-            .iter()
-            .flat_map(|&(l, x, y)| node_pages(&desc, l, x, y))
-            .filter(|&id| seen.insert(id))
-            .collect();
+        self.requests = pages_of_nodes(&sel.requests, |l, x, y| node_pages(&desc, l, x, y));
         stats.pages_requested = self
             .requests
             .iter()
@@ -1113,6 +1102,20 @@ fn bounds_stride(gpu: &Arc<Gpu>, desc: &DocumentDesc) -> u64 {
 /// Triangles the nodes of `sel` draw (stitching ignored: an upper bound).
 fn triangles_of(sel: &Selection) -> u64 {
     sel.drawn.len() as u64 * lod::triangles_at(0)
+}
+
+/// The pages `pages_of` names for each of `nodes` (level, x, y), each once, in the order
+/// first named.
+fn pages_of_nodes<I: Iterator<Item = PageId>>(
+    nodes: &[(u8, u32, u32)],
+    pages_of: impl Fn(u8, u32, u32) -> I,
+) -> Vec<PageId> {
+    let mut seen = BTreeSet::new();
+    nodes
+        .iter()
+        .flat_map(|&(l, x, y)| pages_of(l, x, y))
+        .filter(|&id| seen.insert(id))
+        .collect()
 }
 
 /// What a frame shows beyond the view settings: the overlay's flat value and style, whether
