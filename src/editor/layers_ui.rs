@@ -88,7 +88,7 @@ fn set(name: &str, changes: Changes) -> UiAction {
 
 /// Asks for a new layer of the panel's mode on top, selected (the button, Ctrl+Shift+N).
 pub fn add_layer(l: &LayersUi, actions: &mut Vec<UiAction>) {
-    let name = l.stack.free_name(&format!("{} layer", l.new_mode.name()));
+    let name = l.stack.new_layer_name();
     actions.push(UiAction::Layer(LayerOp::Add {
         name: name.clone(),
         mode: l.new_mode,

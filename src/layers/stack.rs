@@ -481,6 +481,15 @@ impl Stack {
         s
     }
 
+    /// The name a new layer gets: "Layer N", N the first number past the layer count that no
+    /// layer has (a deleted layer's number is not taken again while a later one exists).
+    pub fn new_layer_name(&self) -> String {
+        (self.layers.len() + 1..)
+            .map(|n| format!("Layer {n}"))
+            .find(|n| self.index_of(n).is_none())
+            .expect("some name is free")
+    }
+
     /// A name for a new layer not taken yet: `base_name`, else `base_name 2`, `base_name 3`, …
     pub fn free_name(&self, base_name: &str) -> String {
         (1..)
@@ -686,5 +695,26 @@ mod tests {
         });
         assert_eq!(s.selected_layer().unwrap().name, "dunes");
         assert_eq!(s.free_name("dunes"), "dunes 2");
+    }
+
+    #[test]
+    fn new_layers_are_named_layer_n() {
+        let mut s = Stack::default();
+        let add = |s: &mut Stack| {
+            let name = s.new_layer_name();
+            s.apply(&LayerOp::Add {
+                name: name.clone(),
+                mode: Mode::Add,
+                opacity: 1.0,
+                files: LayerFiles::default(),
+            });
+            name
+        };
+        assert_eq!(add(&mut s), "Layer 1");
+        assert_eq!(add(&mut s), "Layer 2");
+        s.apply(&LayerOp::Delete {
+            name: "Layer 1".into(),
+        });
+        assert_eq!(add(&mut s), "Layer 3", "Layer 2 remains: the next is 3");
     }
 }
