@@ -4,7 +4,6 @@
 
 use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
 use super::{bar, check_validation, open_gpu, read_with_bar};
-use crate::erosion::params::DEFAULTS as D;
 use crate::erosion::run::{erode, region_of, RunOutput, RunSpec};
 use crate::erosion::{ErosionParams, Model};
 use crate::gpu::Gpu;
@@ -58,41 +57,8 @@ pub struct ErodeArgs {
     /// The simulated region X,Y,W,H in texels (outside it is a wall) [default: the document].
     #[arg(long, value_parser = parse_region)]
     region: Option<Region>,
-    /// Time step.
-    #[arg(long, default_value_t = D.dt)]
-    dt: f32,
-    /// Rain per unit time.
-    #[arg(long, default_value_t = D.rain)]
-    rain: f32,
-    /// Pipe cross-section.
-    #[arg(long, default_value_t = D.pipe_area)]
-    pipe_area: f32,
-    #[arg(long, default_value_t = D.gravity)]
-    gravity: f32,
-    /// Sediment capacity constant.
-    #[arg(long, default_value_t = D.capacity)]
-    capacity: f32,
-    /// Dissolving rate (dt x dissolve <= 1).
-    #[arg(long, default_value_t = D.dissolve)]
-    dissolve: f32,
-    /// Deposition rate (dt x deposit <= 1).
-    #[arg(long, default_value_t = D.deposit)]
-    deposit: f32,
-    /// Evaporation rate (dt x evaporation <= 1).
-    #[arg(long, default_value_t = D.evaporation)]
-    evaporation: f32,
-    /// Lowest tilt (a sine) the capacity sees.
-    #[arg(long, default_value_t = D.min_tilt)]
-    min_tilt: f32,
-    /// Water depth (texels) at which the capacity is full.
-    #[arg(long, default_value_t = D.erosion_depth)]
-    erosion_depth: f32,
-    /// Thermal: steepest stable slope, degrees.
-    #[arg(long, default_value_t = D.talus_angle)]
-    talus_angle: f32,
-    /// Thermal: fraction of the largest excess shed per step.
-    #[arg(long, default_value_t = D.thermal_rate)]
-    thermal_rate: f32,
+    #[command(flatten)]
+    params: ErosionParams,
     /// Texels per height unit [default: a quarter of the larger side, the renderer's default].
     #[arg(long)]
     height_scale: Option<f32>,
@@ -104,25 +70,6 @@ pub struct ErodeArgs {
     sediment: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     backend: Backend,
-}
-
-impl ErodeArgs {
-    fn params(&self) -> ErosionParams {
-        ErosionParams {
-            dt: self.dt,
-            rain: self.rain,
-            pipe_area: self.pipe_area,
-            gravity: self.gravity,
-            capacity: self.capacity,
-            dissolve: self.dissolve,
-            deposit: self.deposit,
-            evaporation: self.evaporation,
-            min_tilt: self.min_tilt,
-            erosion_depth: self.erosion_depth,
-            talus_angle: self.talus_angle,
-            thermal_rate: self.thermal_rate,
-        }
-    }
 }
 
 pub fn run(a: &ErodeArgs) -> Result<()> {
@@ -189,7 +136,7 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
 /// Checks the flags that need no heights (the erosion parameters, steps, height scale, the
 /// output and input files); returns the erosion parameters.
 fn check_flags(a: &ErodeArgs) -> Result<ErosionParams> {
-    let params = a.params();
+    let params = a.params;
     params.validate().map_err(anyhow::Error::msg)?;
     let most = crate::erosion::params::MAX_BRUSH_STEPS as usize;
     if !(1..=most).contains(&a.steps) {

@@ -137,32 +137,44 @@ impl Model {
 }
 
 /// Every parameter of the model (docs/erosion.md), in texel units; snake_case names are the
-/// CLI flags' (`--pipe-area`) and the journal's (`pipe_area`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+/// journal's (`pipe_area`), and the struct is `scarp erode`'s flags (`--pipe-area`) too.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(default, deny_unknown_fields)]
 pub struct ErosionParams {
     /// Time step.
+    #[arg(long, default_value_t = DEFAULTS.dt)]
     pub dt: f32,
     /// Water added per unit time (times q).
+    #[arg(long, default_value_t = DEFAULTS.rain)]
     pub rain: f32,
     /// Cross-section of a pipe.
+    #[arg(long, default_value_t = DEFAULTS.pipe_area)]
     pub pipe_area: f32,
+    #[arg(long, default_value_t = DEFAULTS.gravity)]
     pub gravity: f32,
     /// Sediment capacity constant.
+    #[arg(long, default_value_t = DEFAULTS.capacity)]
     pub capacity: f32,
     /// Dissolving (erosion) rate; `dt · dissolve ≤ 1`.
+    #[arg(long, default_value_t = DEFAULTS.dissolve)]
     pub dissolve: f32,
     /// Deposition rate; `dt · deposit ≤ 1`.
+    #[arg(long, default_value_t = DEFAULTS.deposit)]
     pub deposit: f32,
     /// Evaporation rate; `dt · evaporation ≤ 1`.
+    #[arg(long, default_value_t = DEFAULTS.evaporation)]
     pub evaporation: f32,
     /// Lowest tilt the capacity sees (flat ground still carries a little).
+    #[arg(long, default_value_t = DEFAULTS.min_tilt)]
     pub min_tilt: f32,
     /// Water depth at and past which the capacity is full (shallower water carries less).
+    #[arg(long, default_value_t = DEFAULTS.erosion_depth)]
     pub erosion_depth: f32,
     /// Thermal: steepest stable slope, degrees.
+    #[arg(long, default_value_t = DEFAULTS.talus_angle)]
     pub talus_angle: f32,
     /// Thermal: fraction of the largest excess shed per step (times q), in [0, 1].
+    #[arg(long, default_value_t = DEFAULTS.thermal_rate)]
     pub thermal_rate: f32,
 }
 

@@ -421,136 +421,198 @@ impl Compositor {
         chunk: &[PageId],
         targets: &[&Image],
     ) -> Result<CompositeStats> {
-        let desc = *store.height().desc();
-        while self.scratch.len() < chunk.len() {
-            let n = self.scratch.len();
-            self.scratch.push(storage_r32(
-                &self.gpu,
-                &format!("layers: scratch {n}"),
-                [desc.page_size, desc.page_size],
-            )?);
-        }
+        self.grow_scratch(chunk.len(), store.height().desc().page_size)?;
         let src = store
             .field(source)
             .ok_or_else(|| PageError::NoField(source.to_string()))?;
-        let inputs: Vec<Inputs> = layers
-            .iter()
-            .map(|l| [0, 1, 2].map(|i| store.field(&l.fields[i])))
-            .collect();
-        let range = desc.height_max - desc.height_min;
-        let base_push = FoldPush {
-            height_min: desc.height_min,
-            height_range: range,
-            ..Default::default()
+        let fold = ChunkFold {
+            store,
+            src,
+            committed_source,
+            layers,
         };
-        let d = &self.dummy;
-        // Waves: (r16 sources) the loads of every page, each blend pass of every page, (r16
-        // destinations) the stores; a wave's dispatches touch disjoint images and run behind one
-        // barrier. r32f sources are read by the first blend pass, r32f destinations written by
-        // the last (every step keeps f32 values: the same results as separate passes).
-        let separate_load = src.desc().format == HeightFormat::R16;
+        let waves = self.plan_waves(&fold, chunk, targets);
+        let sets = self.bind_sets(&waves)?;
+        self.run_waves(&waves, &sets)
+    }
+
+    /// At least `n` scratch images of a page.
+    fn grow_scratch(&mut self, n: usize, page_size: u32) -> Result<()> {
+        while self.scratch.len() < n {
+            let i = self.scratch.len();
+            self.scratch.push(storage_r32(
+                &self.gpu,
+                &format!("layers: scratch {i}"),
+                [page_size, page_size],
+            )?);
+        }
+        Ok(())
+    }
+
+    /// The waves of `fold` over `chunk` (page j written to `targets[j]`): (r16 sources) the
+    /// loads of every page, each blend pass of every page, (r16 destinations) the stores; a
+    /// wave's dispatches touch disjoint images and run behind one barrier. r32f sources are read
+    /// by the first blend pass, r32f destinations written by the last (every step keeps f32
+    /// values: the same results as separate passes).
+    fn plan_waves<'s>(
+        &'s self,
+        fold: &ChunkFold<'s>,
+        chunk: &[PageId],
+        targets: &[&'s Image],
+    ) -> Vec<Vec<Step<'s>>> {
+        let inputs: Vec<Inputs> = fold
+            .layers
+            .iter()
+            .map(|l| [0, 1, 2].map(|i| fold.store.field(&l.fields[i])))
+            .collect();
+        let separate_load = fold.src.desc().format == HeightFormat::R16;
         let separate_store = targets
             .first()
             .is_some_and(|t| t.desc.format == vk::Format::R16_UNORM);
-        let mut groups_of_layers: Vec<(&[FoldLayer], &[Inputs])> = layers
+        let mut groups: Vec<(&[FoldLayer], &[Inputs])> = fold
+            .layers
             .chunks(BLEND_LAYERS)
             .zip(inputs.chunks(BLEND_LAYERS))
             .collect();
-        if groups_of_layers.is_empty() && !(separate_load && separate_store) {
+        if groups.is_empty() && !(separate_load && separate_store) {
             // No layer: one pass copies the source to the destination.
-            groups_of_layers.push((&[], &[]));
+            groups.push((&[], &[]));
         }
-        let blend_waves = groups_of_layers.len();
+        let blend_waves = groups.len();
         let mut waves: Vec<Vec<Step>> =
             (0..blend_waves + usize::from(separate_load) + usize::from(separate_store))
                 .map(|_| Vec::new())
                 .collect();
         let first_blend = usize::from(separate_load);
+        let desc = *fold.store.height().desc();
         for (j, &id) in chunk.iter().enumerate() {
             let r = desc.page_rect(id);
-            let size = [r.width(), r.height()];
-            let scratch = &self.scratch[j];
-            let src_image = if committed_source {
-                src.versions()
-                    .page(id)
-                    .and_then(|v| src.places().gpu_page(v))
-                    .map(|p| p.front())
-            } else {
-                src.visible_image(id)
+            let page = PageFold {
+                id,
+                size: [r.width(), r.height()],
+                scratch: &self.scratch[j],
+                source: fold.source_image(id),
+                target: targets[j],
             };
             if separate_load {
-                let load = match &self.fold_r16 {
-                    Some(r16) if src_image.is_some() => &r16[0],
-                    _ => &self.fold[0],
-                };
-                waves[0].push(Step::Fold {
-                    kernel: load,
-                    push: FoldPush {
-                        size,
-                        flat_height: src.flat(),
-                        present: u32::from(src_image.is_some()),
-                        ..base_push
-                    },
-                    images: [scratch, src_image.unwrap_or(d)],
-                    store: false,
-                });
+                waves[0].push(self.load_step(fold, &page));
             }
-            for (g, (ls, fields)) in groups_of_layers.iter().enumerate() {
+            for (g, &(ls, fields)) in groups.iter().enumerate() {
                 let from = g == 0 && !separate_load;
                 let to = g + 1 == blend_waves && !separate_store;
-                let mut push = BlendPush {
-                    size,
-                    count: ls.len() as i32,
-                    flat_height: src.flat(),
-                    ..Default::default()
-                };
-                let mut images = vec![scratch];
-                for (i, (l, f)) in ls.iter().zip(fields.iter()).enumerate() {
-                    push.modes |= (l.mode.index() as u32) << (2 * i);
-                    push.weights[i] = l.weight;
-                    let flats = [
-                        &mut push.flat_value[i],
-                        &mut push.flat_alpha[i],
-                        &mut push.flat_mask[i],
-                    ];
-                    for (part, flat) in flats.into_iter().enumerate() {
-                        *flat = f[part].map_or(0.0, Field::flat);
-                        let image = f[part].and_then(|f| f.visible_image(id));
-                        if image.is_some() {
-                            push.present |= 1 << (3 * i + part);
-                        }
-                        images.push(image.unwrap_or(d));
-                    }
-                }
-                images.resize(1 + 3 * BLEND_LAYERS, d);
-                if from && src_image.is_some() {
-                    push.present |= SOURCE_BIT;
-                }
-                images.push(if from { src_image.unwrap_or(d) } else { d });
-                images.push(if to { targets[j] } else { d });
-                waves[first_blend + g].push(Step::Blend {
-                    push,
-                    images,
-                    from,
-                    to,
-                });
+                let step = self.blend_step(fold.src, &page, ls, fields, from, to);
+                waves[first_blend + g].push(step);
             }
             if separate_store {
-                let store_kernel = match &self.fold_r16 {
-                    Some(r16) => &r16[1],
-                    None => &self.fold[1],
-                };
-                waves.last_mut().expect("a store wave").push(Step::Fold {
-                    kernel: store_kernel,
-                    push: FoldPush { size, ..base_push },
-                    images: [scratch, targets[j]],
-                    store: true,
-                });
+                let step = self.store_step(fold, &page);
+                waves.last_mut().expect("a store wave").push(step);
             }
         }
-        // Every dispatch's set, made before recording (the recorder borrows them).
-        let mut sets: Vec<Vec<DescriptorSet>> = Vec::with_capacity(waves.len());
-        for wave in &waves {
+        waves
+    }
+
+    /// The push constants every fold step of `fold` over `page` starts from.
+    fn fold_push(fold: &ChunkFold, page: &PageFold) -> FoldPush {
+        let desc = fold.store.height().desc();
+        FoldPush {
+            size: page.size,
+            height_min: desc.height_min,
+            height_range: desc.height_max - desc.height_min,
+            ..Default::default()
+        }
+    }
+
+    /// Loads `page` of an r16 source into its scratch image (a flat page: its flat height).
+    fn load_step<'s>(&'s self, fold: &ChunkFold<'s>, page: &PageFold<'s>) -> Step<'s> {
+        let kernel = match &self.fold_r16 {
+            Some(r16) if page.source.is_some() => &r16[0],
+            _ => &self.fold[0],
+        };
+        Step::Fold {
+            kernel,
+            push: FoldPush {
+                flat_height: fold.src.flat(),
+                present: u32::from(page.source.is_some()),
+                ..Self::fold_push(fold, page)
+            },
+            images: [page.scratch, page.source.unwrap_or(&self.dummy)],
+            store: false,
+        }
+    }
+
+    /// Stores `page`'s scratch image into its r16 target.
+    fn store_step<'s>(&'s self, fold: &ChunkFold<'s>, page: &PageFold<'s>) -> Step<'s> {
+        let kernel = match &self.fold_r16 {
+            Some(r16) => &r16[1],
+            None => &self.fold[1],
+        };
+        Step::Fold {
+            kernel,
+            push: Self::fold_push(fold, page),
+            images: [page.scratch, page.target],
+            store: true,
+        }
+    }
+
+    /// One blend pass of the layers `ls` (their fields `fields`) over `page`: reading the source
+    /// page when `from`, writing the target when `to`, else through the scratch image.
+    fn blend_step<'s>(
+        &'s self,
+        src: &Field,
+        page: &PageFold<'s>,
+        ls: &[FoldLayer],
+        fields: &[Inputs<'s>],
+        from: bool,
+        to: bool,
+    ) -> Step<'s> {
+        let d = &self.dummy;
+        let mut push = BlendPush {
+            size: page.size,
+            count: ls.len() as i32,
+            flat_height: src.flat(),
+            ..Default::default()
+        };
+        let mut images = vec![page.scratch];
+        for (i, (l, f)) in ls.iter().zip(fields.iter()).enumerate() {
+            push.modes |= (l.mode.index() as u32) << (2 * i);
+            push.weights[i] = l.weight;
+            let flats = [
+                &mut push.flat_value[i],
+                &mut push.flat_alpha[i],
+                &mut push.flat_mask[i],
+            ];
+            for (part, flat) in flats.into_iter().enumerate() {
+                *flat = f[part].map_or(0.0, Field::flat);
+                let image = f[part].and_then(|f| f.visible_image(page.id));
+                if image.is_some() {
+                    push.present |= 1 << (3 * i + part);
+                }
+                images.push(image.unwrap_or(d));
+            }
+        }
+        images.resize(1 + 3 * BLEND_LAYERS, d);
+        if from && page.source.is_some() {
+            push.present |= SOURCE_BIT;
+        }
+        images.push(if from { page.source.unwrap_or(d) } else { d });
+        images.push(if to { page.target } else { d });
+        Step::Blend {
+            push,
+            images,
+            from,
+            to,
+        }
+    }
+
+    /// The blend kernel of a pass that reads the source (`from`) and writes the target (`to`).
+    fn blend_kernel(&self, from: bool, to: bool) -> &ComputeKernel<BlendPush> {
+        &self.blend[usize::from(from) | usize::from(to) << 1]
+    }
+
+    /// Every dispatch's set, made before recording (the recorder borrows them).
+    fn bind_sets(&self, waves: &[Vec<Step>]) -> Result<Vec<Vec<DescriptorSet>>> {
+        let mut sets = Vec::with_capacity(waves.len());
+        for wave in waves {
             let mut made = Vec::with_capacity(wave.len());
             for step in wave {
                 let set = match step {
@@ -562,13 +624,23 @@ impl Compositor {
                     } => {
                         let res: Vec<Resource> =
                             images.iter().map(|i| Resource::StorageImage(i)).collect();
-                        self.blend[usize::from(*from) | usize::from(*to) << 1].bind(&res)?
+                        self.blend_kernel(*from, *to).bind(&res)?
                     }
                 };
                 made.push(set);
             }
             sets.push(made);
         }
+        Ok(sets)
+    }
+
+    /// Records `waves` (each behind one barrier) and submits them: waited for and timed, or
+    /// detached.
+    fn run_waves(
+        &self,
+        waves: &[Vec<Step>],
+        sets: &[Vec<DescriptorSet>],
+    ) -> Result<CompositeStats> {
         let mut rec = Recorder::new(&self.gpu)?;
         let mut query = None;
         let timer = if self.detached {
@@ -580,48 +652,10 @@ impl Compositor {
             rec.reset_timer(t);
             query = Some((t, rec.timer_begin(t, "layers: composite")?));
         }
-        let groups = |size: [i32; 2]| {
-            [
-                (size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
-                (size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
-                1,
-            ]
-        };
-        for (wave, sets) in waves.iter().zip(&sets) {
+        for (wave, sets) in waves.iter().zip(sets) {
             // Every access of the wave first, then one barrier, then the dispatches.
             for step in wave {
-                match step {
-                    Step::Fold { images, store, .. } => {
-                        let (scratch, other) = if *store {
-                            (Access::ComputeStorageRead, Access::ComputeStorageWrite)
-                        } else {
-                            (Access::ComputeStorageWrite, Access::ComputeStorageRead)
-                        };
-                        rec.image(images[0], scratch);
-                        rec.image(images[1], other);
-                    }
-                    Step::Blend {
-                        images, from, to, ..
-                    } => {
-                        let scratch = match (from, to) {
-                            (false, false) => Access::ComputeStorageReadWrite,
-                            (true, false) => Access::ComputeStorageWrite,
-                            _ => Access::ComputeStorageRead,
-                        };
-                        rec.image(images[0], scratch);
-                        // The placeholder is only ever read (its layout set on first use).
-                        let last = images.len() - 1;
-                        for image in &images[1..last] {
-                            rec.image(image, Access::ComputeStorageRead);
-                        }
-                        let out = if *to {
-                            Access::ComputeStorageWrite
-                        } else {
-                            Access::ComputeStorageRead
-                        };
-                        rec.image(images[last], out);
-                    }
-                }
+                wave_accesses(&mut rec, step);
             }
             rec.flush_barriers();
             for (step, set) in wave.iter().zip(sets) {
@@ -629,11 +663,11 @@ impl Compositor {
                     Step::Fold { kernel, push, .. } => rec
                         .pass(kernel, set)
                         .push(push)
-                        .dispatch(groups(push.size))?,
+                        .dispatch(page_groups(push.size))?,
                     Step::Blend { push, from, to, .. } => rec
-                        .pass(&self.blend[usize::from(*from) | usize::from(*to) << 1], set)
+                        .pass(self.blend_kernel(*from, *to), set)
                         .push(push)
-                        .dispatch(groups(push.size))?,
+                        .dispatch(page_groups(push.size))?,
                 }
             }
         }
@@ -655,6 +689,85 @@ impl Compositor {
             gpu_ns,
             ..Default::default()
         })
+    }
+}
+
+/// What every page of one fold chunk shares: the store, the source field (its committed
+/// versions, or what is visible), the layers folded onto it.
+struct ChunkFold<'s> {
+    store: &'s PageStore,
+    src: &'s Field,
+    committed_source: bool,
+    layers: &'s [FoldLayer],
+}
+
+impl<'s> ChunkFold<'s> {
+    /// The source's image of page `id`, None where the page is flat.
+    fn source_image(&self, id: PageId) -> Option<&'s Image> {
+        if self.committed_source {
+            self.src
+                .versions()
+                .page(id)
+                .and_then(|v| self.src.places().gpu_page(v))
+                .map(|p| p.front())
+        } else {
+            self.src.visible_image(id)
+        }
+    }
+}
+
+/// One page of a fold chunk: its id and size, its scratch image, the source's image (None:
+/// flat) and the target.
+struct PageFold<'s> {
+    id: PageId,
+    size: [i32; 2],
+    scratch: &'s Image,
+    source: Option<&'s Image>,
+    target: &'s Image,
+}
+
+/// The workgroups of a dispatch over a page of `size`.
+fn page_groups(size: [i32; 2]) -> [u32; 3] {
+    [
+        (size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
+        (size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
+        1,
+    ]
+}
+
+/// The image accesses of one step, recorded before its wave's barrier.
+fn wave_accesses<'a>(rec: &mut Recorder<'a>, step: &Step<'a>) {
+    match step {
+        Step::Fold { images, store, .. } => {
+            let (scratch, other) = if *store {
+                (Access::ComputeStorageRead, Access::ComputeStorageWrite)
+            } else {
+                (Access::ComputeStorageWrite, Access::ComputeStorageRead)
+            };
+            rec.image(images[0], scratch);
+            rec.image(images[1], other);
+        }
+        Step::Blend {
+            images, from, to, ..
+        } => {
+            let scratch = match (from, to) {
+                (false, false) => Access::ComputeStorageReadWrite,
+                (true, false) => Access::ComputeStorageWrite,
+                _ => Access::ComputeStorageRead,
+            };
+            rec.image(images[0], scratch);
+            // The placeholder is only ever read (its layout set on first use).
+            let last = images.len() - 1;
+            for image in &images[1..last] {
+                rec.image(image, Access::ComputeStorageRead);
+            }
+            let out = if *to {
+                Access::ComputeStorageWrite
+            } else {
+                Access::ComputeStorageRead
+            };
+            rec.image(images[last], out);
+        }
     }
 }
 
@@ -806,6 +919,8 @@ impl Compositor {
         r
     }
 
+    /// Fills the mask field `mask` by `rules` from the folded height in [`RULES_SOURCE`]
+    /// (`inputs`: the pages that hold memory there).
     fn fill_from(
         &mut self,
         store: &mut PageStore,
@@ -814,29 +929,9 @@ impl Compositor {
         mask: String,
         rules: &super::rules::MaskRules,
     ) -> Result<()> {
-        let desc = *store.height().desc();
         self.fold_into(store, RULES_SOURCE, BASE_FIELD, below, inputs)?;
-        // Pages whose mask can differ from the flat one: those within a page of the source's
-        // pages (slope and curvature reach one texel across), those the mask holds now, or all
-        // when the flat source gives another mask than the field's flat value.
         let flat_height = store.field(RULES_SOURCE).expect("made above").flat();
-        let flat_mask = super::rules::mask_at(rules, [1, 1], |_, _| flat_height, 0, 0);
-        let m = store
-            .field(&mask)
-            .ok_or_else(|| PageError::NoField(mask.clone()))?;
-        let ids: Vec<PageId> = if flat_mask != m.flat() {
-            desc.page_ids().collect()
-        } else {
-            let mut ids: BTreeSet<PageId> = m.versions().by_page().map(|(id, _)| id).collect();
-            for id in inputs {
-                ids.extend(
-                    NEIGHBOURHOOD
-                        .into_iter()
-                        .filter_map(|(dx, dy)| desc.neighbour(*id, dx, dy)),
-                );
-            }
-            ids.into_iter().collect()
-        };
+        let ids = mask_pages(store, &mask, rules, inputs, flat_height)?;
         let kernel = ComputeKernel::<RulesPush>::new(
             &self.gpu,
             &shaders::LAYERS_MASK_RULES_COMP,
@@ -845,101 +940,146 @@ impl Compositor {
         )?;
         let band =
             |b: Option<super::rules::Band>| b.map_or([0.0; 4], |b| [b.lo, b.hi, b.soft, 0.0]);
-        let rule_bits = u32::from(rules.height.is_some())
-            | u32::from(rules.slope.is_some()) << 1
-            | u32::from(rules.curvature.is_some()) << 2;
+        let desc = *store.height().desc();
+        let base_push = RulesPush {
+            doc: [desc.width as i32, desc.height as i32],
+            side: desc.page_size as i32,
+            flat_height,
+            rules: u32::from(rules.height.is_some())
+                | u32::from(rules.slope.is_some()) << 1
+                | u32::from(rules.curvature.is_some()) << 2,
+            height_band: band(rules.height),
+            slope_band: band(rules.slope),
+            curvature_band: band(rules.curvature),
+            ..Default::default()
+        };
         store
             .field_mut(&mask)
-            .expect("checked above")
+            .expect("checked by mask_pages")
             .begin_versions(ids.clone(), false);
         for (c, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
-            let mut around: BTreeSet<PageId> = BTreeSet::new();
-            for id in chunk {
-                for (dx, dy) in NEIGHBOURHOOD {
-                    if let Some(n) = desc.neighbour(*id, dx, dy) {
-                        around.insert(n);
-                    }
-                }
-            }
-            let around: Vec<PageId> = around.into_iter().collect();
-            store
-                .field_mut(RULES_SOURCE)
-                .expect("made above")
-                .ensure_visible(&around)?;
             let first = c * PAGES_PER_SUBMIT;
             let indices: Vec<usize> = (first..first + chunk.len()).collect();
-            let m = store.field_mut(&mask).expect("checked above");
-            m.ensure_working(&indices, &[], None)?;
-            let (src, m) = (
-                store.field(RULES_SOURCE).expect("made above"),
-                store.field(&mask).expect("checked above"),
-            );
-            let mut sets = Vec::with_capacity(chunk.len());
-            let mut work = Vec::with_capacity(chunk.len());
-            for (&i, &id) in indices.iter().zip(chunk) {
-                let target =
-                    m.working_page(i)
-                        .map(|p| p.front())
-                        .ok_or(PageError::BudgetTooSmall {
-                            needed: m.versions().bytes(),
-                            budget: m.places().budgets().gpu.unwrap_or(0),
-                        })?;
-                let r = desc.page_rect(id);
-                let mut push = RulesPush {
-                    origin: [r.x0, r.y0],
-                    size: [r.width(), r.height()],
-                    doc: [desc.width as i32, desc.height as i32],
-                    side: desc.page_size as i32,
-                    flat_height,
-                    rules: rule_bits,
-                    height_band: band(rules.height),
-                    slope_band: band(rules.slope),
-                    curvature_band: band(rules.curvature),
-                    ..Default::default()
-                };
-                let mut images: Vec<&Image> = Vec::with_capacity(10);
-                for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
-                    let image = desc
-                        .neighbour(id, dx, dy)
-                        .and_then(|n| src.visible_image(n));
-                    if image.is_some() {
-                        push.present |= 1 << slot;
-                    }
-                    images.push(image.unwrap_or(&self.dummy));
-                }
-                images.push(target);
-                let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
-                sets.push(kernel.bind(&res)?);
-                work.push((push, images));
-            }
-            let mut rec = Recorder::new(&self.gpu)?;
-            for (_, images) in &work {
-                for image in &images[..9] {
-                    rec.image(image, Access::ComputeStorageRead);
-                }
-                rec.image(images[9], Access::ComputeStorageWrite);
-            }
-            rec.flush_barriers();
-            for ((push, _), set) in work.iter().zip(&sets) {
-                let groups = [
-                    (push.size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
-                    (push.size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
-                    1,
-                ];
-                rec.pass(&kernel, set).push(push).dispatch(groups)?;
-            }
-            rec.submit_and_wait()?;
-            store
-                .field_mut(&mask)
-                .expect("checked above")
-                .wrote_working(&indices, chunk);
+            self.fill_rules_chunk(store, &kernel, &base_push, &mask, &indices, chunk)?;
         }
         store
             .field_mut(&mask)
-            .expect("checked above")
+            .expect("checked by mask_pages")
             .commit_versions(false);
         Ok(())
     }
+
+    /// Fills pages `chunk` (working versions `indices`) of the mask field `mask` with `kernel`.
+    fn fill_rules_chunk(
+        &self,
+        store: &mut PageStore,
+        kernel: &ComputeKernel<RulesPush>,
+        base_push: &RulesPush,
+        mask: &str,
+        indices: &[usize],
+        chunk: &[PageId],
+    ) -> Result<()> {
+        let desc = *store.height().desc();
+        let mut around: BTreeSet<PageId> = BTreeSet::new();
+        for id in chunk {
+            for (dx, dy) in NEIGHBOURHOOD {
+                if let Some(n) = desc.neighbour(*id, dx, dy) {
+                    around.insert(n);
+                }
+            }
+        }
+        let around: Vec<PageId> = around.into_iter().collect();
+        store
+            .field_mut(RULES_SOURCE)
+            .expect("made by fill_rules")
+            .ensure_visible(&around)?;
+        let m = store.field_mut(mask).expect("checked by mask_pages");
+        m.ensure_working(indices, &[], None)?;
+        let (src, m) = (
+            store.field(RULES_SOURCE).expect("made by fill_rules"),
+            store.field(mask).expect("checked by mask_pages"),
+        );
+        let mut sets = Vec::with_capacity(chunk.len());
+        let mut work = Vec::with_capacity(chunk.len());
+        for (&i, &id) in indices.iter().zip(chunk) {
+            let target = m
+                .working_page(i)
+                .map(|p| p.front())
+                .ok_or(PageError::BudgetTooSmall {
+                    needed: m.versions().bytes(),
+                    budget: m.places().budgets().gpu.unwrap_or(0),
+                })?;
+            let r = desc.page_rect(id);
+            let mut push = RulesPush {
+                origin: [r.x0, r.y0],
+                size: [r.width(), r.height()],
+                ..*base_push
+            };
+            let mut images: Vec<&Image> = Vec::with_capacity(10);
+            for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
+                let image = desc
+                    .neighbour(id, dx, dy)
+                    .and_then(|n| src.visible_image(n));
+                if image.is_some() {
+                    push.present |= 1 << slot;
+                }
+                images.push(image.unwrap_or(&self.dummy));
+            }
+            images.push(target);
+            let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
+            sets.push(kernel.bind(&res)?);
+            work.push((push, images));
+        }
+        let mut rec = Recorder::new(&self.gpu)?;
+        for (_, images) in &work {
+            for image in &images[..9] {
+                rec.image(image, Access::ComputeStorageRead);
+            }
+            rec.image(images[9], Access::ComputeStorageWrite);
+        }
+        rec.flush_barriers();
+        for ((push, _), set) in work.iter().zip(&sets) {
+            rec.pass(kernel, set)
+                .push(push)
+                .dispatch(page_groups(push.size))?;
+        }
+        rec.submit_and_wait()?;
+        store
+            .field_mut(mask)
+            .expect("checked by mask_pages")
+            .wrote_working(indices, chunk);
+        Ok(())
+    }
+}
+
+/// The pages of mask field `mask` whose rules' mask can differ from the flat one (the source
+/// flat at `flat_height`): those within a page of the source's pages `inputs` (slope and
+/// curvature reach one texel across), those the mask holds now, or all when the flat source
+/// gives another mask than the field's flat value.
+fn mask_pages(
+    store: &PageStore,
+    mask: &str,
+    rules: &super::rules::MaskRules,
+    inputs: &[PageId],
+    flat_height: f32,
+) -> Result<Vec<PageId>> {
+    let desc = *store.height().desc();
+    let flat_mask = super::rules::mask_at(rules, [1, 1], |_, _| flat_height, 0, 0);
+    let m = store
+        .field(mask)
+        .ok_or_else(|| PageError::NoField(mask.to_string()))?;
+    if flat_mask != m.flat() {
+        return Ok(desc.page_ids().collect());
+    }
+    let mut ids: BTreeSet<PageId> = m.versions().by_page().map(|(id, _)| id).collect();
+    for id in inputs {
+        ids.extend(
+            NEIGHBOURHOOD
+                .into_iter()
+                .filter_map(|(dx, dy)| desc.neighbour(*id, dx, dy)),
+        );
+    }
+    Ok(ids.into_iter().collect())
 }
 
 /// The document's grid in r32f (layers and the cache hold f32 whatever the document's format).

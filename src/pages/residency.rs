@@ -22,7 +22,9 @@ use super::disk::{DiskLoc, SpillFile};
 use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, PageId, Rect};
 use super::page::GpuPage;
-use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, Recorder};
+use crate::gpu::{
+    vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, InFlight, Recorder,
+};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -281,6 +283,29 @@ impl<'t> BatchTiming<'t> {
         }
         self.n += 1;
     }
+}
+
+/// Copies the uploads of one staging `part` ((upload, offset) pairs) into `buf`, in parallel.
+fn copy_into_staging(
+    buf: &mut Buffer,
+    part: &[(usize, u64)],
+    uploads: &[(usize, &[u8])],
+) -> Result<()> {
+    let _p = crate::profile::scope("page-in: host copy");
+    let mapped = buf.mapped_mut()?;
+    let mut jobs: Vec<(&mut [u8], &[u8])> = Vec::new();
+    let mut rest: &mut [u8] = mapped;
+    let mut at = 0u64;
+    for &(u, offset) in part {
+        let bytes = uploads[u].1;
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut((offset - at) as usize);
+        let (head, tail) = tail.split_at_mut(bytes.len());
+        jobs.extend(head.chunks_mut(COPY_SLICE).zip(bytes.chunks(COPY_SLICE)));
+        rest = tail;
+        at = offset + bytes.len() as u64;
+    }
+    jobs.into_par_iter().for_each(|(d, b)| d.copy_from_slice(b));
+    Ok(())
 }
 
 /// The places of one field's page versions.
@@ -886,6 +911,37 @@ impl Residency {
             .iter()
             .map(|&k| self.source_of(k))
             .collect::<Result<_>>()?;
+        let pages = self.gpu_pages_for(keys)?;
+        let any_upload = sources
+            .iter()
+            .any(|s| matches!(s, Source::Upload(_) | Source::Host(_)));
+        let mut staging = if any_upload {
+            self.take_staging()?
+        } else {
+            Vec::new()
+        };
+        let ns = self.fill(&sources, &pages, &mut staging, timer)?;
+        for (page, source) in pages.iter().zip(&sources) {
+            let stale = match source {
+                Source::Upload(_) | Source::Host(_) => {
+                    let [w, h] = page.extent();
+                    page.set_front(0);
+                    Rect::new(0, 0, w as i32, h as i32)
+                }
+                _ => Rect::EMPTY,
+            };
+            page.set_stale(stale);
+        }
+        if any_upload {
+            self.staging = staging;
+            self.traffic.in_seconds += started.elapsed().as_secs_f64();
+        }
+        self.install(keys, pages, &sources);
+        Ok(ns)
+    }
+
+    /// A GPU page for each of `keys`' versions: a spare one of the right extent, else a new one.
+    fn gpu_pages_for(&mut self, keys: &[u64]) -> Result<Vec<GpuPage>> {
         let mut pages: Vec<GpuPage> = Vec::with_capacity(keys.len());
         for k in keys {
             let id = self.slots[k].id;
@@ -901,16 +957,20 @@ impl Residency {
             };
             pages.push(page);
         }
-        // Texels from host memory or disk go through the staging parts: the host copies into
-        // one (in parallel) while the GPU copies the previous one into its images.
-        let any_upload = sources
-            .iter()
-            .any(|s| matches!(s, Source::Upload(_) | Source::Host(_)));
-        let mut staging = if any_upload {
-            self.take_staging()?
-        } else {
-            Vec::new()
-        };
+        Ok(pages)
+    }
+
+    /// Fills `pages` from their `sources` and waits: texels from host memory or disk go through
+    /// the staging parts (the host copies into one, in parallel, while the GPU copies the
+    /// previous one into its images), then the copies and clears on the GPU. Returns the GPU
+    /// time when timed (ns).
+    fn fill(
+        &self,
+        sources: &[Source],
+        pages: &[GpuPage],
+        staging: &mut [Buffer],
+        timer: Option<&GpuTimer>,
+    ) -> Result<f64> {
         let uploads: Vec<(usize, &[u8])> = sources
             .iter()
             .enumerate()
@@ -928,116 +988,103 @@ impl Residency {
             parts.len() <= staging.len(),
             "batches fit the staging parts"
         );
-        let mut ns = 0.0;
-        {
-            let mut flights = Vec::new();
-            let has_on_gpu = sources
-                .iter()
-                .any(|s| matches!(s, Source::Copy(_) | Source::Clear));
-            let mut timing = BatchTiming {
-                timer,
-                query: None,
-                last: parts.len() + usize::from(has_on_gpu) - 1,
-                n: 0,
-            };
-            for (part, buf) in parts.iter().zip(staging.iter_mut()) {
-                {
-                    let _p = crate::profile::scope("page-in: host copy");
-                    let mapped = buf.mapped_mut()?;
-                    let mut jobs: Vec<(&mut [u8], &[u8])> = Vec::new();
-                    let mut rest: &mut [u8] = mapped;
-                    let mut at = 0u64;
-                    for &(u, offset) in part {
-                        let bytes = uploads[u].1;
-                        let (_, tail) =
-                            std::mem::take(&mut rest).split_at_mut((offset - at) as usize);
-                        let (head, tail) = tail.split_at_mut(bytes.len());
-                        jobs.extend(head.chunks_mut(COPY_SLICE).zip(bytes.chunks(COPY_SLICE)));
-                        rest = tail;
-                        at = offset + bytes.len() as u64;
-                    }
-                    jobs.into_par_iter().for_each(|(d, b)| d.copy_from_slice(b));
-                }
-                let buf: &Buffer = buf;
-                let _p = crate::profile::scope("page-in: record and submit");
-                let mut rec = Recorder::new(&self.gpu)?;
-                timing.start(&mut rec)?;
-                rec.buffer(buf, Access::HostWrite);
-                for &(u, offset) in part {
-                    // Across the bus into the first image only: the second is marked stale, and
-                    // the first pass that writes the page brings it up to date (most page-ins
-                    // are only read: neighbours, drawing).
-                    let page = &pages[uploads[u].0];
-                    rec.copy_buffer_to_image_at(buf, offset, &page.images[0]);
-                }
-                timing.end(&mut rec);
-                // SAFETY: kept in `flights`, all waited below (or dropped on an error).
-                flights.push(unsafe { rec.submit()? });
+        let has_on_gpu = sources
+            .iter()
+            .any(|s| matches!(s, Source::Copy(_) | Source::Clear));
+        let mut timing = BatchTiming {
+            timer,
+            query: None,
+            last: parts.len() + usize::from(has_on_gpu) - 1,
+            n: 0,
+        };
+        let mut flights = Vec::new();
+        for (part, buf) in parts.iter().zip(staging.iter_mut()) {
+            copy_into_staging(buf, part, &uploads)?;
+            let buf: &Buffer = buf;
+            let _p = crate::profile::scope("page-in: record and submit");
+            let mut rec = Recorder::new(&self.gpu)?;
+            timing.start(&mut rec)?;
+            rec.buffer(buf, Access::HostWrite);
+            for &(u, offset) in part {
+                // Across the bus into the first image only: the second is marked stale, and
+                // the first pass that writes the page brings it up to date (most page-ins
+                // are only read: neighbours, drawing).
+                let page = &pages[uploads[u].0];
+                rec.copy_buffer_to_image_at(buf, offset, &page.images[0]);
             }
-            let on_gpu: Vec<(&Source, &GpuPage)> = sources
-                .iter()
-                .zip(&pages)
-                .filter(|(s, _)| matches!(s, Source::Copy(_) | Source::Clear))
-                .collect();
-            // Copies and clears alone, with frames in flight: not waited for (nor timed).
-            let detach = self.detached && flights.is_empty();
-            if detach {
-                timing.timer = None;
-            }
-            if !on_gpu.is_empty() {
-                let mut rec = Recorder::new(&self.gpu)?;
-                timing.start(&mut rec)?;
-                for (s, page) in on_gpu {
-                    let [front, back] = &page.images;
-                    match s {
-                        Source::Copy(k) => {
-                            let Place::Gpu(src) = &self.slots[k].place else {
-                                unreachable!("copy sources are on the GPU")
-                            };
-                            rec.copy_image(src.front(), front);
-                            rec.copy_image(src.front(), back);
-                        }
-                        _ => {
-                            rec.clear_image(front, self.clear);
-                            rec.clear_image(back, self.clear);
-                        }
-                    }
+            timing.end(&mut rec);
+            // SAFETY: kept in `flights`, all waited below (or dropped on an error).
+            flights.push(unsafe { rec.submit()? });
+        }
+        // Copies and clears alone, with frames in flight: not waited for (nor timed).
+        let detach = self.detached && flights.is_empty();
+        if detach {
+            timing.timer = None;
+        }
+        if let Some(flight) = self.copy_and_clear(sources, pages, &mut timing, detach)? {
+            flights.push(flight);
+        }
+        let _p = crate::profile::scope("page-in: wait");
+        for f in flights {
+            f.wait()?;
+        }
+        match timing.timer {
+            Some(t) => Ok(t.results()?.iter().map(|p| p.gpu_ns).sum()),
+            None => Ok(0.0),
+        }
+    }
+
+    /// Records the pages made by copying a GPU version or clearing, and submits them: in flight
+    /// (returned), or detached when `detach`. None when there are none.
+    fn copy_and_clear<'a>(
+        &'a self,
+        sources: &[Source],
+        pages: &'a [GpuPage],
+        timing: &mut BatchTiming<'a>,
+        detach: bool,
+    ) -> Result<Option<InFlight<'a>>> {
+        let on_gpu: Vec<(&Source, &GpuPage)> = sources
+            .iter()
+            .zip(pages)
+            .filter(|(s, _)| matches!(s, Source::Copy(_) | Source::Clear))
+            .collect();
+        if on_gpu.is_empty() {
+            return Ok(None);
+        }
+        let mut rec = Recorder::new(&self.gpu)?;
+        timing.start(&mut rec)?;
+        for (s, page) in on_gpu {
+            let [front, back] = &page.images;
+            match s {
+                Source::Copy(k) => {
+                    let Place::Gpu(src) = &self.slots[k].place else {
+                        unreachable!("copy sources are on the GPU")
+                    };
+                    rec.copy_image(src.front(), front);
+                    rec.copy_image(src.front(), back);
                 }
-                timing.end(&mut rec);
-                if detach {
-                    // SAFETY: copies and clears between images: no host-visible memory, no set
-                    // written; images dropped meanwhile are released after it (gpu::retire).
-                    let _ticket = unsafe { rec.submit_detached(None, None)? };
-                } else {
-                    // SAFETY: as above.
-                    flights.push(unsafe { rec.submit()? });
+                _ => {
+                    rec.clear_image(front, self.clear);
+                    rec.clear_image(back, self.clear);
                 }
-            }
-            let _p = crate::profile::scope("page-in: wait");
-            for f in flights {
-                f.wait()?;
-            }
-            if let Some(t) = timing.timer {
-                ns = t.results()?.iter().map(|p| p.gpu_ns).sum();
             }
         }
-        for (page, source) in pages.iter().zip(&sources) {
-            let stale = match source {
-                Source::Upload(_) | Source::Host(_) => {
-                    let [w, h] = page.extent();
-                    page.set_front(0);
-                    Rect::new(0, 0, w as i32, h as i32)
-                }
-                _ => Rect::EMPTY,
-            };
-            page.set_stale(stale);
+        timing.end(&mut rec);
+        if detach {
+            // SAFETY: copies and clears between images: no host-visible memory, no set
+            // written; images dropped meanwhile are released after it (gpu::retire).
+            let _ticket = unsafe { rec.submit_detached(None, None)? };
+            return Ok(None);
         }
-        if !uploads.is_empty() {
-            self.staging = staging;
-            self.traffic.in_seconds += started.elapsed().as_secs_f64();
-        }
+        // SAFETY: as above; the caller waits for it.
+        Ok(Some(unsafe { rec.submit()? }))
+    }
+
+    /// Puts the made `pages` in place of `keys`' versions, counting page-ins, and retires what
+    /// was there.
+    fn install(&mut self, keys: &[u64], pages: Vec<GpuPage>, sources: &[Source]) {
         let _p = crate::profile::scope("page-in: retire");
-        for ((&k, page), source) in keys.iter().zip(pages).zip(&sources) {
+        for ((&k, page), source) in keys.iter().zip(pages).zip(sources) {
             let pair = self.pair_bytes(self.slots[&k].id);
             let old = std::mem::replace(
                 &mut self.slots.get_mut(&k).expect("made slot").place,
@@ -1050,7 +1097,6 @@ impl Residency {
             // A pending source dropped here is collected by the next call.
             self.retire(old);
         }
-        Ok(ns)
     }
 
     /// A new GPU page for `id`, both images undefined.

@@ -28,8 +28,8 @@
 //! * both quantized to 1/1023 and packed as `sun + 1024 · ao` (exact in an f32; [`pack`]).
 
 use crate::gpu::{
-    shaders, vk, Access, BindingKind, ComputeKernel, Gpu, Image, ImageDesc, Recorder, Resource,
-    Submitter,
+    shaders, vk, Access, BindingKind, ComputeKernel, DescriptorSet, Gpu, Image, ImageDesc,
+    Recorder, Resource, Submitter,
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect, NEIGHBOURHOOD};
 use crate::pages::{coarse, Field, PageError, PageStore, HEIGHT};
@@ -513,7 +513,7 @@ impl Lighting {
             )?,
             gather: ComputeKernel::new(gpu, gather, &[BindingKind::StorageImage; 10], &[])?,
             gathered: Vec::new(),
-            dummy: super::terrain::flat_placeholder(gpu, format)?,
+            dummy: super::placeholder::flat_page(gpu, format)?,
             shown: None,
             seen: 0,
             near: BTreeMap::new(),
@@ -701,129 +701,24 @@ impl Lighting {
         let mut gpu_ns = 0.0;
         for chunk in jobs.chunks(PAGES_PER_SUBMIT) {
             let ids: Vec<PageId> = chunk.iter().map(|(id, _)| *id).collect();
-            let mut around: BTreeSet<PageId> = BTreeSet::new();
-            for &id in &ids {
-                around.extend(
-                    NEIGHBOURHOOD
-                        .into_iter()
-                        .filter_map(|(dx, dy)| desc.neighbour(id, dx, dy)),
-                );
-            }
-            let around: Vec<PageId> = around.into_iter().collect();
-            store.height_mut().ensure_visible(&around)?;
-            let light = store
-                .field_mut(FIELD)
-                .ok_or_else(|| PageError::NoField(FIELD.to_string()))?;
-            light.overwrite_pages(&ids)?;
-            let (height, light) = (store.height(), store.field(FIELD).expect("made above"));
-            let coarse = height
-                .coarse_level()
-                .ok_or_else(|| PageError::NoField(format!("{HEIGHT} coarse level")))?;
-            let top = coarse.pyramid().last().unwrap_or(coarse.image());
-
-            let side = 3 * desc.page_size;
-            if self
-                .gathered
-                .first()
-                .is_some_and(|g| g.desc.extent.width < side)
-            {
-                self.gathered.clear();
-            }
-            while self.gathered.len() < chunk.len() {
-                self.gathered.push(Image::new(
-                    &self.gpu,
-                    "lighting: gathered heights",
-                    ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
-                        .usage(vk::ImageUsageFlags::STORAGE),
-                )?);
-            }
-
-            // Per job: its push constants, the nine pages and the gathered image (gathering),
-            // the gathered image, the coarse level, the target and the pyramid's top (lighting).
-            let mut work = Vec::with_capacity(chunk.len());
-            for (&(id, local), gathered) in chunk.iter().zip(&self.gathered) {
-                let v = light.versions().page(id).expect("overwrite_pages made it");
-                let target = light.places().gpu_page(v).map(|p| p.front()).ok_or(
-                    PageError::BudgetTooSmall {
-                        needed: light.versions().bytes(),
-                        budget: light.places().budgets().gpu.unwrap_or(0),
-                    },
-                )?;
-                let gather = gather_rect(&desc, settings.sun.dir(), id, local);
-                let mut push =
-                    LightPush::of(&desc, settings, id, height.flat()).region(local, gather);
-                let mut pages: Vec<&Image> = Vec::with_capacity(10);
-                for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
-                    let image = desc
-                        .neighbour(id, dx, dy)
-                        .and_then(|n| height.visible_image(n));
-                    if image.is_some() {
-                        push.present |= 1 << slot;
-                    }
-                    pages.push(image.unwrap_or(&self.dummy));
-                }
-                pages.push(gathered);
-                work.push((push, pages, [gathered, coarse.image(), target, top]));
-            }
+            make_room(store, &desc, &ids)?;
+            self.grow_gathered(chunk.len(), 3 * desc.page_size)?;
+            let work = plan_jobs(store, settings, chunk, &self.gathered, &self.dummy)?;
             let bind = |kernel: &ComputeKernel<LightPush>, images: &[&Image]| {
                 let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
                 kernel.bind(&res)
             };
             let sets = work
                 .iter()
-                .map(|(_, pages, lit)| Ok((bind(&self.gather, pages)?, bind(&self.kernel, lit)?)))
+                .map(|job| {
+                    Ok((
+                        bind(&self.gather, &job.pages)?,
+                        bind(&self.kernel, &job.lit)?,
+                    ))
+                })
                 .collect::<crate::gpu::Result<Vec<_>>>()?;
-            let timer = self.submitter.timer()?;
-            let mut rec = Recorder::new(&self.gpu)?;
-            for (_, pages, [_, coarse, _, top]) in &work {
-                for image in pages[..9].iter().chain([coarse, top]) {
-                    rec.image(image, Access::ComputeStorageRead);
-                }
-            }
-            rec.flush_barriers();
-            let query = match &timer {
-                Some(t) => {
-                    rec.reset_timer(t);
-                    Some((t, rec.timer_begin(t, "lighting")?))
-                }
-                None => None,
-            };
-            let groups = |size: [i32; 2]| {
-                [
-                    (size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
-                    (size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
-                    1,
-                ]
-            };
-            // Every job's gathering, then every job's lighting: jobs run side by side.
-            for ((push, pages, _), (gather_set, _)) in work.iter().zip(&sets) {
-                rec.image(pages[9], Access::ComputeStorageWrite);
-                rec.pass(&self.gather, gather_set)
-                    .push(push)
-                    .dispatch(groups(push.gather_size))?;
-            }
-            for (_, _, [gathered, _, target, _]) in &work {
-                rec.image(gathered, Access::ComputeStorageRead);
-                rec.image(target, Access::ComputeStorageWrite);
-            }
-            let mut texels = 0;
-            for ((push, _, _), (_, set)) in work.iter().zip(&sets) {
-                texels += push.size[0] as usize * push.size[1] as usize;
-                rec.pass(&self.kernel, set)
-                    .push(push)
-                    .dispatch(groups(push.size))?;
-            }
-            if let Some((t, q)) = query {
-                rec.timer_end(t, q);
-            }
-            let ticket = self.submitter.send(rec)?;
-            if let Some(times) = self.submitter.finish(ticket, timer, texels)? {
-                let ns: f64 = times.iter().map(|p| p.gpu_ns).sum();
-                if ns > 0.0 && texels > 0 {
-                    self.submitter.unit_ns = Some(ns / texels as f64);
-                }
-                gpu_ns += ns;
-            }
+            let kernels = [&self.gather, &self.kernel];
+            gpu_ns += run_jobs(&self.gpu, kernels, &mut self.submitter, &work, &sets)?;
             store
                 .field_mut(FIELD)
                 .expect("made above")
@@ -831,22 +726,176 @@ impl Lighting {
         }
         Ok(gpu_ns)
     }
+
+    /// At least `n` gathered-heights images, `side` texels a side (smaller ones are remade).
+    fn grow_gathered(&mut self, n: usize, side: u32) -> Result<()> {
+        if self
+            .gathered
+            .first()
+            .is_some_and(|g| g.desc.extent.width < side)
+        {
+            self.gathered.clear();
+        }
+        while self.gathered.len() < n {
+            self.gathered.push(Image::new(
+                &self.gpu,
+                "lighting: gathered heights",
+                ImageDesc::new_2d(vk::Format::R32_SFLOAT, [side, side])
+                    .usage(vk::ImageUsageFlags::STORAGE),
+            )?);
+        }
+        Ok(())
+    }
+}
+
+/// Brings the heights around pages `ids` onto the GPU and gives the lighting field new versions
+/// of `ids` to write.
+fn make_room(store: &mut PageStore, desc: &DocumentDesc, ids: &[PageId]) -> Result<()> {
+    let mut around: BTreeSet<PageId> = BTreeSet::new();
+    for &id in ids {
+        around.extend(
+            NEIGHBOURHOOD
+                .into_iter()
+                .filter_map(|(dx, dy)| desc.neighbour(id, dx, dy)),
+        );
+    }
+    let around: Vec<PageId> = around.into_iter().collect();
+    store.height_mut().ensure_visible(&around)?;
+    store
+        .field_mut(FIELD)
+        .ok_or_else(|| PageError::NoField(FIELD.to_string()))?
+        .overwrite_pages(ids)?;
+    Ok(())
+}
+
+/// One lighting job: its push constants; the nine pages around it and the gathered image
+/// (gathering); the gathered image, the coarse level, the target and the pyramid's top
+/// (lighting).
+struct LightJob<'a> {
+    push: LightPush,
+    pages: Vec<&'a Image>,
+    lit: [&'a Image; 4],
+}
+
+/// The jobs of `chunk`, each with its gathered image (`gathered[j]`); `dummy` stands in for
+/// pages that hold no memory.
+fn plan_jobs<'a>(
+    store: &'a PageStore,
+    settings: &LightSettings,
+    chunk: &[(PageId, Rect)],
+    gathered: &'a [Image],
+    dummy: &'a Image,
+) -> Result<Vec<LightJob<'a>>> {
+    let (height, light) = (
+        store.height(),
+        store.field(FIELD).expect("made by make_room"),
+    );
+    let desc = *height.desc();
+    let coarse = height
+        .coarse_level()
+        .ok_or_else(|| PageError::NoField(format!("{HEIGHT} coarse level")))?;
+    let top = coarse.pyramid().last().unwrap_or(coarse.image());
+    let mut work = Vec::with_capacity(chunk.len());
+    for (&(id, local), gathered) in chunk.iter().zip(gathered) {
+        let v = light.versions().page(id).expect("overwrite_pages made it");
+        let target =
+            light
+                .places()
+                .gpu_page(v)
+                .map(|p| p.front())
+                .ok_or(PageError::BudgetTooSmall {
+                    needed: light.versions().bytes(),
+                    budget: light.places().budgets().gpu.unwrap_or(0),
+                })?;
+        let gather = gather_rect(&desc, settings.sun.dir(), id, local);
+        let mut push = LightPush::of(&desc, settings, id, height.flat()).region(local, gather);
+        let mut pages: Vec<&Image> = Vec::with_capacity(10);
+        for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
+            let image = desc
+                .neighbour(id, dx, dy)
+                .and_then(|n| height.visible_image(n));
+            if image.is_some() {
+                push.present |= 1 << slot;
+            }
+            pages.push(image.unwrap_or(dummy));
+        }
+        pages.push(gathered);
+        let lit = [gathered, coarse.image(), target, top];
+        work.push(LightJob { push, pages, lit });
+    }
+    Ok(work)
+}
+
+/// Records `work` (every job's gathering, then every job's lighting: jobs run side by side)
+/// with `kernels` (gather, light) and its `sets`, and submits it; returns its GPU time when
+/// waited for (ns).
+fn run_jobs(
+    gpu: &Arc<Gpu>,
+    [gather, light]: [&ComputeKernel<LightPush>; 2],
+    submitter: &mut Submitter,
+    work: &[LightJob],
+    sets: &[(DescriptorSet, DescriptorSet)],
+) -> Result<f64> {
+    let timer = submitter.timer()?;
+    let mut rec = Recorder::new(gpu)?;
+    for job in work {
+        let [_, coarse, _, top] = &job.lit;
+        for image in job.pages[..9].iter().chain([coarse, top]) {
+            rec.image(image, Access::ComputeStorageRead);
+        }
+    }
+    rec.flush_barriers();
+    let query = match &timer {
+        Some(t) => {
+            rec.reset_timer(t);
+            Some((t, rec.timer_begin(t, "lighting")?))
+        }
+        None => None,
+    };
+    let groups = |size: [i32; 2]| {
+        [
+            (size[0] as u32).div_ceil(k::BRUSH_GROUP_X),
+            (size[1] as u32).div_ceil(k::BRUSH_GROUP_Y),
+            1,
+        ]
+    };
+    for (job, (gather_set, _)) in work.iter().zip(sets) {
+        rec.image(job.pages[9], Access::ComputeStorageWrite);
+        rec.pass(gather, gather_set)
+            .push(&job.push)
+            .dispatch(groups(job.push.gather_size))?;
+    }
+    for job in work {
+        let [gathered, _, target, _] = job.lit;
+        rec.image(gathered, Access::ComputeStorageRead);
+        rec.image(target, Access::ComputeStorageWrite);
+    }
+    let mut texels = 0;
+    for (job, (_, set)) in work.iter().zip(sets) {
+        texels += job.push.size[0] as usize * job.push.size[1] as usize;
+        rec.pass(light, set)
+            .push(&job.push)
+            .dispatch(groups(job.push.size))?;
+    }
+    if let Some((t, q)) = query {
+        rec.timer_end(t, q);
+    }
+    let ticket = submitter.send(rec)?;
+    let Some(times) = submitter.finish(ticket, timer, texels)? else {
+        return Ok(0.0);
+    };
+    let ns: f64 = times.iter().map(|p| p.gpu_ns).sum();
+    if ns > 0.0 && texels > 0 {
+        submitter.unit_ns = Some(ns / texels as f64);
+    }
+    Ok(ns)
 }
 
 /// A 1x1 RGBA32F image holding [`LIT`], ready for the shading pass: bound for the lighting's
 /// coarse level while there is no lighting field (never read then).
 pub(crate) fn lit_coarse_placeholder(gpu: &Arc<Gpu>) -> crate::gpu::Result<Image> {
-    let image = Image::new(
-        gpu,
-        "lit coarse placeholder",
-        ImageDesc::new_2d(vk::Format::R32G32B32A32_SFLOAT, [1, 1])
-            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
-    )?;
-    let mut rec = Recorder::new(gpu)?;
-    rec.clear_image(&image, LIT);
-    rec.image(&image, Access::ComputeStorageRead);
-    rec.submit_and_wait()?;
-    Ok(image)
+    let format = vk::Format::R32G32B32A32_SFLOAT;
+    super::placeholder::cleared(gpu, "lit coarse placeholder", format, LIT)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub use camera::Camera;
 pub mod analysis;
 pub mod lighting;
 pub mod look;
+mod placeholder;
 pub mod terrain;
 
 pub use terrain::{

@@ -315,173 +315,208 @@ pub fn select(
     view: &SelectView,
     ready: &mut dyn FnMut(u8, u32, u32) -> bool,
 ) -> Selection {
+    let mut s = Selector {
+        b,
+        view,
+        ready,
+        ready_cache: AHashMap::new(),
+        wanted: AHashSet::new(),
+        by_level: vec![Vec::new(); b.top() as usize + 1],
+        stand_ins: AHashSet::new(),
+    };
     let mut sel = Selection::default();
-    let vs = view.lod.vertical_scale;
-    let mut ready_cache: AHashMap<u64, bool> = AHashMap::new();
-    // The children of (level, x, y) that cannot be drawn (page nodes whose pages are not all
-    // on the GPU); coarse children always can.
-    let mut unready_children = |level: u8, x: u32, y: u32, b: &NodeBounds| -> Vec<(u8, u32, u32)> {
+    sel.requests = s.want_splits(&mut sel.visited);
+    s.want_neighbours_parents();
+    s.draw(&mut sel);
+    sel
+}
+
+/// One selection's state across its three passes.
+struct Selector<'a> {
+    b: &'a NodeBounds,
+    view: &'a SelectView,
+    ready: &'a mut dyn FnMut(u8, u32, u32) -> bool,
+    ready_cache: AHashMap<u64, bool>,
+    /// The nodes to split, and the same by level.
+    wanted: AHashSet<u64>,
+    by_level: Vec<Vec<(u32, u32)>>,
+    /// Level-5 children of split coarse nodes whose pages are not ready: drawn from the coarse
+    /// level (the parent's own surface), stitched on every side like a coarser node.
+    stand_ins: AHashSet<u64>,
+}
+
+impl Selector<'_> {
+    /// The children of (level, x, y) that cannot be drawn (page nodes whose pages are not all
+    /// on the GPU); coarse children always can.
+    fn unready_children(&mut self, level: u8, x: u32, y: u32) -> Vec<(u8, u32, u32)> {
         if level > COARSE_LEVEL {
             return Vec::new();
         }
-        children_in(b, level, x, y)
+        let (cache, ready) = (&mut self.ready_cache, &mut self.ready);
+        children_in(self.b, level, x, y)
             .filter(|&(cx, cy)| {
-                !*ready_cache
+                !*cache
                     .entry(key(level - 1, cx, cy))
                     .or_insert_with(|| ready(level - 1, cx, cy))
             })
             .map(|(cx, cy)| (level - 1, cx, cy))
             .collect()
-    };
-    let force_wants = |level: u8, x: u32, y: u32| -> bool {
-        let f = view.force.expect("forced");
-        let g = b.grid();
+    }
+
+    /// Whether a tile inside (level, x, y) is forced to a finer level.
+    fn force_wants(&self, level: u8, x: u32, y: u32) -> bool {
+        let f = self.view.force.expect("forced");
+        let g = self.b.grid();
         let (tx0, ty0) = (x << level, y << level);
         let (tx1, ty1) = (
             ((x + 1) << level).min(g.tiles_x),
             ((y + 1) << level).min(g.tiles_y),
         );
         (ty0..ty1).any(|ty| (tx0..tx1).any(|tx| f(tx, ty) < level))
-    };
+    }
 
-    // Pass 1: the wanted splits, visiting only nodes whose parent is split.
-    let top = b.top();
-    let mut wanted: AHashSet<u64> = AHashSet::new();
-    let mut by_level: Vec<Vec<(u32, u32)>> = vec![Vec::new(); top as usize + 1];
-    let mut requests: Vec<(f32, (u8, u32, u32))> = Vec::new();
-    // Level-5 children of split coarse nodes whose pages are not ready: drawn from the coarse
-    // level (the parent's own surface), stitched on every side like a coarser node.
-    let mut stand_ins: AHashSet<u64> = AHashSet::new();
-    let mut stack = vec![(top, 0u32, 0u32)];
-    while let Some((level, x, y)) = stack.pop() {
-        sel.visited += 1;
-        if level == 0 {
-            continue;
+    /// Whether node (level, x, y)'s box is in the frustum.
+    fn visible(&self, level: u8, x: u32, y: u32) -> bool {
+        let (lo, hi) = self.b.node_box(level, x, y, self.view.lod.vertical_scale);
+        box_visible(&self.view.planes, lo, hi)
+    }
+
+    /// Marks (level, x, y) split, its `missing` children drawn as stand-ins.
+    fn want(&mut self, level: u8, x: u32, y: u32, missing: &[(u8, u32, u32)]) {
+        for &(_, cx, cy) in missing {
+            self.stand_ins.insert(key(level - 1, cx, cy));
         }
-        let (lo, hi) = b.node_box(level, x, y, vs);
-        if !box_visible(&view.planes, lo, hi) {
-            continue;
-        }
-        let projected = b.node(level, x, y).2 * error_factor(&view.lod, lo, hi);
-        let wants = match view.force {
-            Some(_) => force_wants(level, x, y),
-            None => projected > view.tau,
-        };
-        if !wants {
-            continue;
-        }
-        let missing = unready_children(level, x, y, b);
-        let inside = children_in(b, level, x, y).count();
-        // A coarse node may split with some children unready (they are drawn from the coarse
-        // level); a page node only when all are ready.
-        let partial = level == COARSE_LEVEL && missing.len() < inside;
-        if !missing.is_empty() {
-            // Only what would be seen is worth its pages.
-            requests.extend(
-                missing
-                    .iter()
-                    .filter(|&&(l, cx, cy)| {
-                        let (lo, hi) = b.node_box(l, cx, cy, vs);
-                        box_visible(&view.planes, lo, hi)
-                    })
-                    .map(|&m| (projected, m)),
-            );
-            if !partial {
+        self.wanted.insert(key(level, x, y));
+        self.by_level[level as usize].push((x, y));
+    }
+
+    /// Pass 1: the wanted splits, visiting only nodes whose parent is split (counted in
+    /// `visited`). Returns the page nodes a wanted split could not draw, most wanted first.
+    fn want_splits(&mut self, visited: &mut u32) -> Vec<(u8, u32, u32)> {
+        let b = self.b;
+        let mut requests: Vec<(f32, (u8, u32, u32))> = Vec::new();
+        let mut stack = vec![(b.top(), 0u32, 0u32)];
+        while let Some((level, x, y)) = stack.pop() {
+            *visited += 1;
+            if level == 0 || !self.visible(level, x, y) {
                 continue;
             }
-        }
-        wanted.insert(key(level, x, y));
-        by_level[level as usize].push((x, y));
-        for &(_, cx, cy) in &missing {
-            stand_ins.insert(key(level - 1, cx, cy));
-        }
-        for (cx, cy) in children_in(b, level, x, y) {
-            if missing.is_empty() || !stand_ins.contains(&key(level - 1, cx, cy)) {
-                stack.push((level - 1, cx, cy));
+            let (lo, hi) = b.node_box(level, x, y, self.view.lod.vertical_scale);
+            let projected = b.node(level, x, y).2 * error_factor(&self.view.lod, lo, hi);
+            let wants = match self.view.force {
+                Some(_) => self.force_wants(level, x, y),
+                None => projected > self.view.tau,
+            };
+            if !wants {
+                continue;
             }
-        }
-    }
-    requests.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut seen = AHashSet::new();
-    sel.requests = requests
-        .into_iter()
-        .map(|(_, n)| n)
-        .filter(|n| seen.insert(*n))
-        .collect();
-
-    // Pass 2: a split needs its same-level neighbours to exist, i.e. their parents split; add
-    // those parents (where their children can be drawn), going up.
-    for level in 1..top {
-        let mut i = 0;
-        while i < by_level[level as usize].len() {
-            let (x, y) = by_level[level as usize][i];
-            i += 1;
-            for (_, nx, ny) in neighbours(x, y, b.dims(level)) {
-                let (px, py) = (nx / 2, ny / 2);
-                let p = level + 1;
-                if wanted.contains(&key(p, px, py)) {
+            let missing = self.unready_children(level, x, y);
+            let inside = children_in(b, level, x, y).count();
+            // A coarse node may split with some children unready (they are drawn from the coarse
+            // level); a page node only when all are ready.
+            let partial = level == COARSE_LEVEL && missing.len() < inside;
+            if !missing.is_empty() {
+                // Only what would be seen is worth its pages.
+                requests.extend(
+                    missing
+                        .iter()
+                        .filter(|&&(l, cx, cy)| self.visible(l, cx, cy))
+                        .map(|&m| (projected, m)),
+                );
+                if !partial {
                     continue;
                 }
-                let missing = unready_children(p, px, py, b);
-                if missing.is_empty() || p == COARSE_LEVEL {
-                    for &(_, cx, cy) in &missing {
-                        stand_ins.insert(key(p - 1, cx, cy));
+            }
+            self.want(level, x, y, &missing);
+            for (cx, cy) in children_in(b, level, x, y) {
+                if missing.is_empty() || !self.stand_ins.contains(&key(level - 1, cx, cy)) {
+                    stack.push((level - 1, cx, cy));
+                }
+            }
+        }
+        requests.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut seen = AHashSet::new();
+        requests
+            .into_iter()
+            .map(|(_, n)| n)
+            .filter(|n| seen.insert(*n))
+            .collect()
+    }
+
+    /// Pass 2: a split needs its same-level neighbours to exist, i.e. their parents split; adds
+    /// those parents (where their children can be drawn), going up.
+    fn want_neighbours_parents(&mut self) {
+        for level in 1..self.b.top() {
+            let mut i = 0;
+            while i < self.by_level[level as usize].len() {
+                let (x, y) = self.by_level[level as usize][i];
+                i += 1;
+                for (_, nx, ny) in neighbours(x, y, self.b.dims(level)) {
+                    let (px, py) = (nx / 2, ny / 2);
+                    let p = level + 1;
+                    if self.wanted.contains(&key(p, px, py)) {
+                        continue;
                     }
-                    wanted.insert(key(p, px, py));
-                    by_level[p as usize].push((px, py));
+                    let missing = self.unready_children(p, px, py);
+                    if missing.is_empty() || p == COARSE_LEVEL {
+                        self.want(p, px, py, &missing);
+                    }
                 }
             }
         }
     }
 
-    // Pass 3: top-down, keep a split only where its parent is split and every same-level
-    // neighbour exists (and is not a stand-in, which counts as one level coarser); the leaves
-    // are drawn.
-    let mut split: AHashSet<u64> = AHashSet::new();
-    let mut existing = vec![(0u32, 0u32)];
-    for level in (0..=top).rev() {
-        let dims = b.dims(level);
-        let mut next = Vec::new();
-        for &(x, y) in &existing {
-            let is_stand_in =
-                |nx: u32, ny: u32| !stand_ins.is_empty() && stand_ins.contains(&key(level, nx, ny));
-            let exists = |nx: u32, ny: u32| {
-                (level == top || split.contains(&key(level + 1, nx / 2, ny / 2)))
-                    && !is_stand_in(nx, ny)
-            };
-            let stand_in = is_stand_in(x, y);
-            let splits = level > 0
-                && !stand_in
-                && wanted.contains(&key(level, x, y))
-                && neighbours(x, y, dims).all(|(_, nx, ny)| exists(nx, ny));
-            if splits {
-                split.insert(key(level, x, y));
-                next.extend(children_in(b, level, x, y));
-                continue;
+    /// Pass 3: top-down, keeps a split only where its parent is split and every same-level
+    /// neighbour exists (and is not a stand-in, which counts as one level coarser); the leaves
+    /// are drawn into `sel`.
+    fn draw(&self, sel: &mut Selection) {
+        let (b, top) = (self.b, self.b.top());
+        let stand_ins = &self.stand_ins;
+        let mut split: AHashSet<u64> = AHashSet::new();
+        let mut existing = vec![(0u32, 0u32)];
+        for level in (0..=top).rev() {
+            let dims = b.dims(level);
+            let mut next = Vec::new();
+            for &(x, y) in &existing {
+                let is_stand_in = |nx: u32, ny: u32| {
+                    !stand_ins.is_empty() && stand_ins.contains(&key(level, nx, ny))
+                };
+                let exists = |nx: u32, ny: u32| {
+                    (level == top || split.contains(&key(level + 1, nx / 2, ny / 2)))
+                        && !is_stand_in(nx, ny)
+                };
+                let stand_in = is_stand_in(x, y);
+                let splits = level > 0
+                    && !stand_in
+                    && self.wanted.contains(&key(level, x, y))
+                    && neighbours(x, y, dims).all(|(_, nx, ny)| exists(nx, ny));
+                if splits {
+                    split.insert(key(level, x, y));
+                    next.extend(children_in(b, level, x, y));
+                    continue;
+                }
+                if !self.visible(level, x, y) {
+                    sel.culled += 1;
+                    continue;
+                }
+                let stitch = if stand_in {
+                    NORTH | EAST | SOUTH | WEST
+                } else {
+                    neighbours(x, y, dims)
+                        .filter(|&(_, nx, ny)| !exists(nx, ny))
+                        .fold(0, |s, (side, _, _)| s | side)
+                };
+                sel.drawn.push(Drawn {
+                    level,
+                    x,
+                    y,
+                    stitch,
+                    coarse: stand_in || level >= COARSE_LEVEL,
+                });
             }
-            let (lo, hi) = b.node_box(level, x, y, vs);
-            if !box_visible(&view.planes, lo, hi) {
-                sel.culled += 1;
-                continue;
-            }
-            let stitch = if stand_in {
-                NORTH | EAST | SOUTH | WEST
-            } else {
-                neighbours(x, y, dims)
-                    .filter(|&(_, nx, ny)| !exists(nx, ny))
-                    .fold(0, |s, (side, _, _)| s | side)
-            };
-            sel.drawn.push(Drawn {
-                level,
-                x,
-                y,
-                stitch,
-                coarse: stand_in || level >= COARSE_LEVEL,
-            });
+            existing = next;
         }
-        existing = next;
     }
-    sel
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub use slots::{FrameResults, SLOTS};
 
 use super::camera::Camera;
 use super::lod::{self, frustum_planes, IndexRange, LodView, TileGrid, LEVELS, STITCHES};
+use super::placeholder;
 use super::quadtree::{self, NodeBounds, SelectView, Selection};
 use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
@@ -46,8 +47,8 @@ use super::shared::{
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
-    Gpu, GpuError, GpuTimer, GraphicsDesc, GraphicsPipeline, Image, ImageDesc, LayoutBinding,
-    PipelineLayout, Recorder, Result, SetHandle, SetLayout, SetPool,
+    Gpu, GpuError, GpuTimer, GraphicsDesc, GraphicsPipeline, Image, LayoutBinding, PipelineLayout,
+    Recorder, Result, SetHandle, SetLayout, SetPool,
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use crate::pages::{Field, PageStore};
@@ -332,8 +333,8 @@ impl TerrainRenderer {
                 )
             })
             .collect::<Result<_>>()?;
-        let dummy = flat_placeholder(gpu, desc.format)?;
-        let overlay_dummy = flat_placeholder(gpu, HeightFormat::R32f)?;
+        let dummy = placeholder::flat_page(gpu, desc.format)?;
+        let overlay_dummy = placeholder::flat_page(gpu, HeightFormat::R32f)?;
         let light_coarse_dummy = super::lighting::lit_coarse_placeholder(gpu)?;
         let shade_kernel = ComputeKernel::new(
             gpu,
@@ -1206,26 +1207,4 @@ fn frame_data(
         look.apply(&mut frame);
     }
     frame
-}
-
-/// A 1x1 image bound in place of pages that hold no memory.
-pub(crate) fn flat_placeholder(gpu: &Arc<Gpu>, format: HeightFormat) -> Result<Image> {
-    // Must be in GENERAL like real pages.
-    let format = match format {
-        HeightFormat::R32f => vk::Format::R32_SFLOAT,
-        HeightFormat::R16 => vk::Format::R16_UNORM,
-    };
-    let dummy = Image::new(
-        gpu,
-        "flat page placeholder",
-        ImageDesc::new_2d(format, [1, 1])
-            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
-    )?;
-    {
-        let mut rec = Recorder::new(gpu)?;
-        rec.clear_image(&dummy, 0.0);
-        rec.image(&dummy, Access::ComputeStorageRead);
-        rec.submit_and_wait()?;
-    }
-    Ok(dummy)
 }
