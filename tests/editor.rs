@@ -637,13 +637,24 @@ fn window_size_layout_and_last_brush_are_remembered() {
 /// keys there.
 const TYPE_DELAY_MS: &str = "1000";
 
-/// Runs `xdotool` on the test's display.
+/// Runs `xdotool` on the test's display. A connection refused while the server is busy (seen
+/// once in CI right after an editor closed, "Can't open display") is tried again, up to 10 s.
 fn xdotool(x: &Xvfb, args: &[&str]) -> String {
-    let out = Command::new("xdotool")
-        .env("DISPLAY", &x.display)
-        .args(args)
-        .output()
-        .expect("xdotool (installed by .ci/setup)");
+    let run = || {
+        Command::new("xdotool")
+            .env("DISPLAY", &x.display)
+            .args(args)
+            .output()
+            .expect("xdotool (installed by .ci/setup)")
+    };
+    let mut out = run();
+    for _ in 0..20 {
+        if out.status.success() || !String::from_utf8_lossy(&out.stderr).contains("open display") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        out = run();
+    }
     assert!(
         out.status.success(),
         "xdotool {args:?}: {}",
