@@ -39,6 +39,7 @@ fn doc(format: HeightFormat) -> DocumentDesc {
         page_size: 128,
         height_min: -1.0,
         height_max: 2.0,
+        units: Default::default(),
     }
 }
 
@@ -199,6 +200,7 @@ fn a_huge_sparse_document_saves_small_and_reopens_lazily() {
         page_size: 256,
         height_min: 0.0,
         height_max: 1.0,
+        units: Default::default(),
     };
     let mut t = Document::new(&gpu, d, 0.1, &tables).unwrap();
     let spots = [(300.0, 300.0), (40000.0, 1000.0), (65000.0, 65000.0)];
@@ -268,6 +270,7 @@ fn an_incremental_save_writes_only_changed_pages_and_an_interrupted_one_changes_
         page_size: 128,
         height_min: 0.0,
         height_max: 1.0,
+        units: Default::default(),
     };
     let path = dir.path().join("inc.scarp");
     let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();

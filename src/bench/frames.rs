@@ -7,8 +7,7 @@ use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables};
 use crate::render::frames::{
-    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, FrameLog,
-    FrameWork, WithLighting,
+    default_view, framing_camera, mean_p99, run_frames, FrameLog, FrameWork, WithLighting,
 };
 use crate::render::lighting::{LightSettings, LightStats, Lighting, Sun};
 use crate::render::look::Look;
@@ -186,7 +185,7 @@ pub(super) fn paint_frames_lit(
     let desc = *terrain.desc();
     let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
     renderer.refresh(&mut terrain.store)?;
-    let vs = default_vertical_scale(&desc);
+    let vs = desc.vertical_scale();
     let camera = framing_camera(&renderer, &desc, vs);
     let mut view = default_view(&desc, vs);
     let mut target = Offscreen::new(gpu, run.image)?;

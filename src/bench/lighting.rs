@@ -8,7 +8,7 @@ use super::BenchOptions;
 use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::NoiseTables;
-use crate::render::frames::{default_vertical_scale, mean_p99, LightPerFrame};
+use crate::render::frames::{mean_p99, LightPerFrame};
 use crate::render::lighting::{LightSettings, Lighting, Sun, DEFAULT_BUDGET_MS};
 use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
@@ -95,7 +95,7 @@ pub(super) fn measure(
     let mut lighting = Lighting::new(gpu, desc.format)?;
     let settings = LightSettings {
         sun,
-        vertical_scale: default_vertical_scale(&desc),
+        vertical_scale: desc.vertical_scale(),
     };
     heater.heat(HEAT_LONG_MS)?;
     let whole = lighting.update(&mut doc.store, &settings, None)?;

@@ -123,6 +123,7 @@ impl PagingRig {
             page_size,
             height_min: 0.0,
             height_max: 1.0,
+            units: Default::default(),
         };
         let mut places = Residency::new(gpu, desc, vk::Format::R32_SFLOAT, 0.0, vec![0; 4]);
         let bytes: Vec<u8> = (0..page_bytes).map(|i| (i % 251) as u8).collect();

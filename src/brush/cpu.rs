@@ -204,7 +204,7 @@ impl CpuTerrain {
             .iter()
             .map(|id| (*id, self.pages.get(id).cloned()))
             .collect();
-        let scale = crate::pages::geometry::default_vertical_scale(d.width, d.height);
+        let scale = d.vertical_scale();
         for b in instances {
             let inst = super::erosion_instance(b, brush);
             let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {

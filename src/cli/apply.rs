@@ -248,7 +248,8 @@ fn initial_file(path: &Path, read: &ReadArgs, journal: &Journal) -> Result<Vec<f
         range: read.range.unwrap_or((doc.height_min, doc.height_max)),
         endian: read.endian,
     };
-    let grid = read_with_bar(path, &options)?;
+    // The journal says its document's units; the file's are not asked for.
+    let (grid, _) = read_with_bar(path, &options, crate::pages::Units::default())?;
     if (grid.width, grid.height) != (doc.width, doc.height) {
         bail!(
             "{}: {}x{} does not match the journal's {}x{} document",

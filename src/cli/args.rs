@@ -2,7 +2,7 @@
 //! sizes, pairs, ranges and cameras.
 
 use crate::pages::geometry::Region;
-use crate::pages::{BudgetRequest, Budgets};
+use crate::pages::{BudgetRequest, Budgets, Units};
 use crate::terrain::formats::{Endian, ReadOptions};
 use clap::{Args, ValueEnum};
 use std::path::Path;
@@ -23,6 +23,14 @@ pub struct ReadArgs {
     /// Byte order of raw 16-bit files.
     #[arg(long, value_enum, default_value_t = Endian::Little)]
     pub endian: Endian,
+    /// Metres per texel of the heights read, over what the file says [default: a GeoTIFF's or
+    /// SRTM tile's georeference, else 1].
+    #[arg(long, value_name = "METRES")]
+    pub texel_size: Option<f64>,
+    /// Metres per height unit of the heights read, over what the file says [default: 1 for a
+    /// georeferenced file of elevations, else a quarter of the larger side in texels].
+    #[arg(long, value_name = "METRES")]
+    pub height_unit: Option<f64>,
 }
 
 /// Which part of a layered `.scarp` project a command reads: the composite (what the editor
@@ -61,6 +69,15 @@ pub fn is_project(path: &Path) -> bool {
 }
 
 impl ReadArgs {
+    /// The units the flags give (what they leave out: None).
+    pub fn units(&self) -> Units {
+        Units {
+            texel_size: self.texel_size,
+            height_unit: self.height_unit,
+            height_origin: None,
+        }
+    }
+
     pub fn options(&self) -> ReadOptions {
         ReadOptions {
             size: self.size,

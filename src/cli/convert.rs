@@ -8,7 +8,7 @@ use super::args::{is_project, parse_region, parse_tiles, ProjectPart, ReadArgs};
 use super::{bar, read_with_bar};
 use crate::pages::geometry::encode;
 use crate::pages::geometry::{check_region, Region};
-use crate::pages::{DocumentDesc, PageId};
+use crate::pages::{DocumentDesc, PageId, Units};
 use crate::project::PagedHeights;
 use crate::terrain::export::check_writable;
 use crate::terrain::formats::{write_with_progress, Heights, WriteOptions, WriteReport};
@@ -92,10 +92,15 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     let source = if from_project {
         project_source(a)?
     } else {
-        Source::Dense(match a.tiles.filter(|_| pattern) {
-            Some((cols, rows)) => stitch(&a.input, cols, rows, &a.read)?,
-            None => read_with_bar(&a.input, &a.read.options())?,
-        })
+        match a.tiles.filter(|_| pattern) {
+            Some((cols, rows)) => {
+                Source::Dense(stitch(&a.input, cols, rows, &a.read)?, a.read.units())
+            }
+            None => {
+                let (grid, units) = read_with_bar(&a.input, &a.read.options(), a.read.units())?;
+                Source::Dense(grid, units)
+            }
+        }
     };
     // The part of the input converted: --region, else all of it.
     let (width, height) = source.size();
@@ -110,7 +115,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         crate::terrain::export::parts(&a.output, area, split_into).map_err(anyhow::Error::msg)?;
     if to_project {
         let grid = source.region(area)?;
-        let pages = write_project(&a.output, &grid)?;
+        let pages = write_project(&a.output, &grid, source.units())?;
         println!(
             "{} -> {}: {}x{} in {pages} pages in {:.1} ms",
             a.input.display(),
@@ -149,7 +154,8 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
 /// What is converted: a grid in memory, a project's pages read a region at a time, or a
 /// layered project's composite, folded on the GPU as the editor folds it.
 enum Source {
-    Dense(Heights),
+    /// A height file's grid and units.
+    Dense(Heights, Units),
     Paged(PagedHeights),
     Composite(Box<crate::document::Document>),
 }
@@ -165,9 +171,18 @@ fn project_source(a: &ConvertArgs) -> Result<Source> {
 }
 
 impl Source {
+    /// The document's units.
+    fn units(&self) -> Units {
+        match self {
+            Source::Dense(_, u) => *u,
+            Source::Paged(p) => p.units(),
+            Source::Composite(d) => d.desc().units,
+        }
+    }
+
     fn size(&self) -> (u32, u32) {
         match self {
-            Source::Dense(g) => (g.width, g.height),
+            Source::Dense(g, _) => (g.width, g.height),
             Source::Paged(p) => p.size(),
             Source::Composite(d) => (d.desc().width, d.desc().height),
         }
@@ -175,10 +190,10 @@ impl Source {
 
     fn region(&self, r: Region) -> Result<Heights> {
         Ok(match self {
-            Source::Dense(g) if (r.x, r.y, r.width, r.height) == (0, 0, g.width, g.height) => {
+            Source::Dense(g, _) if (r.x, r.y, r.width, r.height) == (0, 0, g.width, g.height) => {
                 g.clone()
             }
-            Source::Dense(g) => tiles::crop(g, r).map_err(anyhow::Error::msg)?,
+            Source::Dense(g, _) => tiles::crop(g, r).map_err(anyhow::Error::msg)?,
             Source::Paged(p) => p.region(r)?,
             Source::Composite(d) => Heights {
                 width: r.width,
@@ -191,7 +206,7 @@ impl Source {
     /// The whole input's height range (for integer tiles).
     fn range(&self) -> Result<(f32, f32)> {
         let (lo, hi) = match self {
-            Source::Dense(g) => crate::terrain::formats::min_max(&g.values),
+            Source::Dense(g, _) => crate::terrain::formats::min_max(&g.values),
             Source::Paged(p) => p.min_max()?,
             Source::Composite(d) => crate::terrain::formats::min_max(&d.height().to_dense()?),
         };
@@ -259,10 +274,14 @@ fn print_written(input: &Path, out: &Path, grid: &Heights, report: &WriteReport)
     );
 }
 
-/// Writes `grid` as a project (r32f, heights as they are, every page); returns the pages.
-fn write_project(out: &Path, grid: &Heights) -> Result<usize> {
+/// Writes `grid` as a project of `units` (r32f, heights as they are, every page); returns the
+/// pages.
+fn write_project(out: &Path, grid: &Heights, units: Units) -> Result<usize> {
     use crate::project::v2::{self, PageToSave};
-    let document = DocumentDesc::for_heights(grid.width, grid.height);
+    let document = DocumentDesc {
+        units,
+        ..DocumentDesc::for_heights(grid.width, grid.height)
+    };
     let pages: Vec<PageToSave> = document
         .page_ids()
         .map(|id| PageToSave { id, saved: None })

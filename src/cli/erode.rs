@@ -74,9 +74,9 @@ pub struct ErodeArgs {
 
 pub fn run(a: &ErodeArgs) -> Result<()> {
     let params = check_flags(a)?;
-    let mut grid = match is_project(&a.heights) {
+    let (mut grid, units) = match is_project(&a.heights) {
         true => super::project_input::heights(&a.heights, &a.part)?,
-        false => read_with_bar(&a.heights, &a.read.options())?,
+        false => read_with_bar(&a.heights, &a.read.options(), a.read.units())?,
     };
     let region = a.region.unwrap_or(Region {
         x: 0,
@@ -90,8 +90,13 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
         model: a.model.into(),
         steps: a.steps,
         params,
+        // True scale: texels per height unit.
         height_scale: a.height_scale.unwrap_or_else(|| {
-            crate::pages::geometry::default_vertical_scale(grid.width, grid.height)
+            let desc = crate::pages::DocumentDesc {
+                units,
+                ..crate::pages::DocumentDesc::for_heights(grid.width, grid.height)
+            };
+            desc.vertical_scale()
         }),
     };
     let b = bar(&format!("eroding ({} steps)", a.steps));

@@ -10,6 +10,7 @@ mod devices;
 mod edit;
 mod erode;
 mod gallery;
+mod info;
 mod layers;
 mod noise;
 mod project_input;
@@ -19,6 +20,7 @@ mod tables;
 
 use crate::gpu::{Gpu, GpuOptions};
 use crate::noise::{NoiseKind, DEFAULT_TABLE_SEED};
+use crate::pages::Units;
 use crate::terrain::formats::{Endian, Heights, ReadOptions};
 use anyhow::{bail, Context as _, Result};
 use args::Backend;
@@ -90,6 +92,9 @@ pub enum Command {
     Edit(edit::EditArgs),
     /// List the Vulkan devices SCARP_GPU can select.
     Devices,
+    /// A height file's or project's size, texel size, extent and height range in metres.
+    #[command(allow_negative_numbers = true)]
+    Info(Box<info::InfoArgs>),
     /// Benchmarks anchored to ceilings measured in the same run: copy and FMA kernels, noise
     /// (GPU, CPU twin, the noise crate), every brush configuration, editor frames while a brush
     /// paints. Report: JSON (schema in docs/bench.md), Markdown (stdout without --md), plot.
@@ -125,6 +130,7 @@ pub fn main() {
         Command::Erode(args) => erode::run(&args),
         Command::Edit(args) => edit::run(args),
         Command::Devices => devices::run(),
+        Command::Info(args) => info::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Layers { file } => layers::run(&file),
         Command::Recover => recover::run(),
@@ -213,8 +219,17 @@ fn bar(label: &str) -> indicatif::ProgressBar {
     b
 }
 
-/// Reads a height file with a progress bar.
-fn read_with_bar(path: &Path, options: &ReadOptions) -> Result<Heights> {
+/// Reads a height file with a progress bar: its heights and their units, the file's
+/// georeference with what the flags give (`flags`) over it. A line says where the units came
+/// from, or that the file has none.
+fn read_with_bar(path: &Path, options: &ReadOptions, flags: Units) -> Result<(Heights, Units)> {
+    flags.validate().map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.replace("texel_size", "--texel-size")
+                .replace("height_unit", "--height-unit")
+        )
+    })?;
     let b = bar(&format!("reading {}", path.display()));
     let r = crate::terrain::formats::read_reporting(path, options, &mut |done, total| {
         b.set_length(total);
@@ -229,7 +244,18 @@ fn read_with_bar(path: &Path, options: &ReadOptions) -> Result<Heights> {
             report.voids_filled
         );
     }
-    Ok(heights)
+    let found = report.georef.as_ref().map_or(Units::default(), |g| g.units);
+    match (&report.georef, flags.is_unknown()) {
+        (Some(g), true) => eprintln!("note: {}: {}", path.display(), g.note),
+        (Some(g), false) => eprintln!("note: {}: {} (flags over it)", path.display(), g.note),
+        (None, true) => eprintln!(
+            "note: {}: no georeference: a texel is 1 m and a height unit a quarter of the \
+             larger side (--texel-size, --height-unit set them)",
+            path.display()
+        ),
+        (None, false) => {}
+    }
+    Ok((heights, found.or(flags)))
 }
 
 impl ValueEnum for NoiseKind {

@@ -5,6 +5,7 @@
 use super::args::ProjectPart;
 use crate::document::Document;
 use crate::pages::geometry::Region;
+use crate::pages::Units;
 use crate::project::PagedHeights;
 use crate::terrain::formats::Heights;
 use anyhow::Result;
@@ -34,25 +35,27 @@ pub fn open(path: &Path, part: &ProjectPart) -> Result<Part> {
     Ok(Part::Composite(Box::new(doc)))
 }
 
-/// The whole of `part` of the project at `path` as a grid.
-pub fn heights(path: &Path, part: &ProjectPart) -> Result<Heights> {
+/// The whole of `part` of the project at `path` as a grid, and the document's units.
+pub fn heights(path: &Path, part: &ProjectPart) -> Result<(Heights, Units)> {
     match open(path, part)? {
         Part::Paged(p) => {
             let (width, height) = p.size();
-            Ok(p.region(Region {
+            let whole = Region {
                 x: 0,
                 y: 0,
                 width,
                 height,
-            })?)
+            };
+            Ok((p.region(whole)?, p.units()))
         }
         Part::Composite(mut d) => {
             let desc = *d.desc();
-            Ok(Heights {
+            let grid = Heights {
                 width: desc.width,
                 height: desc.height,
                 values: d.to_dense()?,
-            })
+            };
+            Ok((grid, desc.units))
         }
     }
 }

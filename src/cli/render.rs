@@ -8,8 +8,7 @@ use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables, DEFAULT_TABLE_SEED};
 use crate::render::frames::{
-    default_vertical_scale, default_view, framing_camera, mean_p99, run_frames, FrameLog,
-    WithLighting,
+    default_view, framing_camera, mean_p99, run_frames, FrameLog, WithLighting,
 };
 use crate::render::lighting::{LightSettings, Lighting};
 use crate::render::look::{Look, Materials};
@@ -17,7 +16,6 @@ use crate::render::offscreen::{offscreen_options, Offscreen, OffscreenFrame};
 use crate::render::{Camera, TerrainRenderer, ViewSettings};
 use crate::session::{PaintLoad, PaintLoop};
 use crate::terrain::export::check_writable;
-use crate::terrain::formats::ReadOptions;
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -84,10 +82,14 @@ pub struct RenderArgs {
     /// The plain look of old: height and slope colours, a flat sky, no tone map.
     #[arg(long)]
     plain: bool,
-    /// World y per height unit. Default: a quarter of the document's larger side (heights are
-    /// in document units, brushes paint about 0..1).
-    #[arg(long)]
+    /// World y (texels) per height unit, over --exaggeration. Default: true scale from the
+    /// document's units (a quarter of its larger side where they are not known).
+    #[arg(long, conflicts_with = "exaggeration")]
     vertical_scale: Option<f32>,
+    /// Vertical exaggeration of the true scale (1: heights as tall as the document's units
+    /// say).
+    #[arg(long, default_value_t = 1.0)]
+    exaggeration: f32,
     /// Largest screen-space geometric error of the LOD selection, pixels.
     #[arg(long, default_value_t = 2.0)]
     pixel_error: f32,
@@ -180,7 +182,7 @@ impl Scene {
         let mut terrain = load_terrain(
             gpu,
             a.journal.as_deref(),
-            a.heights.as_deref().map(|p| (p, a.read.options())),
+            a.heights.as_deref().map(|p| (p, &a.read)),
             &a.part,
             &a.memory,
             &tables,
@@ -346,6 +348,12 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
             bail!("--vertical-scale must be a positive number, got {v}");
         }
     }
+    if !(a.exaggeration.is_finite() && (1e-3..=1e3).contains(&a.exaggeration)) {
+        bail!(
+            "--exaggeration must be between 0.001 and 1000, got {}",
+            a.exaggeration
+        );
+    }
     if let Some(h) = a.sea_level {
         if !h.is_finite() {
             bail!("--sea-level must be a finite height, got {h}");
@@ -403,7 +411,7 @@ fn camera_and_view(
     let desc = *terrain.desc();
     let vs = a
         .vertical_scale
-        .unwrap_or_else(|| default_vertical_scale(&desc));
+        .unwrap_or_else(|| desc.vertical_scale() * a.exaggeration);
     let camera = match a.camera {
         Some(c) => Camera::look_at(
             glam::Vec3::from_slice(&c[..3]),
@@ -466,7 +474,7 @@ fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
 fn load_terrain(
     gpu: &Arc<Gpu>,
     journal: Option<&Path>,
-    heights: Option<(&Path, ReadOptions)>,
+    heights: Option<(&Path, &ReadArgs)>,
     part: &ProjectPart,
     memory: &MemoryArgs,
     tables: &NoiseTables,
@@ -481,17 +489,20 @@ fn load_terrain(
         )?;
         return Ok(doc);
     }
-    let (path, options) = heights.expect("clap requires a source");
+    let (path, read) = heights.expect("clap requires a source");
     if is_project(path) && part.composite() {
         let (mut doc, _, _) = crate::session::open_project_file(gpu, path, tables)?;
         doc.set_budgets(memory.budgets(gpu, Some(path)));
         return Ok(doc);
     }
-    let grid = match is_project(path) {
+    let (grid, units) = match is_project(path) {
         true => super::project_input::heights(path, part)?,
-        false => read_with_bar(path, &options)?,
+        false => read_with_bar(path, &read.options(), read.units())?,
     };
-    let desc = crate::pages::geometry::DocumentDesc::for_heights(grid.width, grid.height);
+    let desc = crate::pages::geometry::DocumentDesc {
+        units,
+        ..crate::pages::geometry::DocumentDesc::for_heights(grid.width, grid.height)
+    };
     let budgets = memory.budgets(gpu, None);
     Ok(Document::from_heights_within(
         gpu,

@@ -139,7 +139,7 @@ fn instances_onto(
 ) -> Result<()> {
     let d = *doc.desc();
     let name = doc.base_name();
-    let scale = crate::pages::geometry::default_vertical_scale(d.width, d.height);
+    let scale = d.vertical_scale();
     let mut wrote = join;
     for b in instances {
         let inst = crate::brush::erosion_instance(b, brush);

@@ -60,7 +60,7 @@ impl Replayer for Target<'_> {
         erosion: &crate::erosion::ErosionBrush,
     ) -> Result<()> {
         let d = *self.doc.desc();
-        let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
+        let spec = crate::erosion::run::RunSpec::of(erosion, &d);
         erode::region(self.doc, region, &spec, true, |_| {}).map(|_| ())
     }
     fn path(&mut self, spec: &crate::brush::path::PathSpec) -> Result<()> {

@@ -372,7 +372,7 @@ fn first_ui(
     sea_level: Option<f32>,
 ) -> UiState {
     let desc = *session.doc.desc();
-    let vs = 0.25 * desc.width.max(desc.height) as f32;
+    let vs = desc.vertical_scale();
     UiState {
         brush: default_brush(),
         view: ViewSettings {
@@ -516,7 +516,7 @@ impl Editor {
         let (imgui, platform, mut imgui_renderer) =
             Self::make_imgui(&gpu, &window, presenter.format, layout)?;
         let noise_preview = noise_preview::NoisePreview::new(&gpu, &tables, &mut imgui_renderer)?;
-        let vs = 0.25 * desc.width.max(desc.height) as f32;
+        let vs = desc.vertical_scale();
         let mut camera = Camera::default();
         let (lo, hi) = renderer.nodes().range();
         camera.frame_all(desc.width, desc.height, lo * vs, hi * vs);
@@ -1087,7 +1087,7 @@ impl Editor {
         }
         self.session = session;
         let side = desc.width.max(desc.height) as f32;
-        self.ui.view.vertical_scale = 0.25 * side;
+        self.ui.view.vertical_scale = desc.vertical_scale();
         self.ui.view.fog = 0.05 / side;
         self.frame_all();
         Ok(desc)

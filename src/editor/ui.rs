@@ -756,8 +756,15 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             ui.same_line();
             ui.checkbox("fly camera (Tab)", &mut s.fly);
             tip(ui, "Fly with W A S D Q E instead of orbiting");
-            log_slider(ui, "vertical scale", 1.0, 100_000.0, &mut v.vertical_scale);
-            tip(ui, "World height of one height unit: exaggerates or flattens the relief (the heights are not changed)");
+            if let Some(d) = &s.doc {
+                ui.text(d.desc.extent_line(d.height_lo, d.height_hi));
+                tip(ui, "The world's size and height range, from the document's units");
+                let true_scale = d.desc.vertical_scale();
+                ui.text(format!("exaggeration {:.2}x", v.vertical_scale / true_scale));
+                tip(ui, "The relief drawn over the true scale the document's units give");
+            }
+            log_slider(ui, "vertical scale", 1e-4, 100_000.0, &mut v.vertical_scale);
+            tip(ui, "World height of one height unit, in texels: exaggerates or flattens the relief (the heights are not changed)");
             log_slider(ui, "pixel error", 0.25, 16.0, &mut v.pixel_error);
             tip(ui, "Largest screen error of the level of detail, in pixels: lower is finer and slower");
             ui.slider(

@@ -20,16 +20,14 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// The run `e` asks for on a `width` x `height` document (its height scale, else the
-    /// renderer's default vertical scale).
-    pub fn of(e: &super::ErosionBrush, width: u32, height: u32) -> Self {
+    /// The run `e` asks for on document `d` (its height scale, else the document's true
+    /// vertical scale: texels per height unit).
+    pub fn of(e: &super::ErosionBrush, d: &crate::pages::DocumentDesc) -> Self {
         Self {
             model: e.model,
             steps: e.steps as usize,
             params: e.params,
-            height_scale: e
-                .height_scale
-                .unwrap_or_else(|| crate::pages::geometry::default_vertical_scale(width, height)),
+            height_scale: e.height_scale.unwrap_or_else(|| d.vertical_scale()),
         }
     }
 }

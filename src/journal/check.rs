@@ -60,7 +60,11 @@ fn document(d: &DocumentEntry) -> Result<DocumentDesc, JournalError> {
         page_size: d.page_size,
         height_min: d.height_min,
         height_max: d.height_max,
+        units: d.units,
     };
+    d.units
+        .validate()
+        .map_err(|e| JournalError::at("document.units", e))?;
     document
         .validate()
         .map_err(|e| JournalError::at("document", e))?;

@@ -10,7 +10,7 @@ use crate::brush::path::{PathMode, PathSpec, Profile};
 use crate::brush::stroke::StrokeSample;
 use crate::erosion::{ErosionParams, RunFields};
 use crate::noise::NoiseSettings;
-use crate::pages::geometry::{DocumentDesc, HeightFormat, DEFAULT_PAGE_SIZE};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, Units, DEFAULT_PAGE_SIZE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -62,6 +62,9 @@ pub struct DocumentEntry {
     pub height_min: f32,
     #[serde(default = "default_one")]
     pub height_max: f32,
+    /// Its physical scale, where known (docs/journal.md).
+    #[serde(default, skip_serializing_if = "Units::is_unknown")]
+    pub units: Units,
     #[serde(default)]
     pub initial: Initial,
 }
@@ -284,6 +287,7 @@ impl JournalFile {
                 page_size: document.page_size,
                 height_min: document.height_min,
                 height_max: document.height_max,
+                units: document.units,
                 initial: initial.clone(),
             },
             steps,

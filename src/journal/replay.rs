@@ -110,7 +110,7 @@ impl Replayer for crate::brush::cpu::CpuTerrain {
     }
     fn erode(&mut self, region: Region, erosion: &ErosionBrush) -> Result<(), Self::Error> {
         let d = *self.desc();
-        let spec = crate::erosion::run::RunSpec::of(erosion, d.width, d.height);
+        let spec = crate::erosion::run::RunSpec::of(erosion, &d);
         self.erode_region(region, &spec);
         Ok(())
     }

@@ -306,6 +306,7 @@ fn written_journals_read_back_to_the_same_brushes_and_instances() {
         page_size: 128,
         height_min: -1.0,
         height_max: 2.0,
+        units: Default::default(),
     };
     let text = journal_json(&doc, &Initial::Flat(0.25), &steps).unwrap();
     let j = Journal::parse(&text, Path::new(".")).unwrap();

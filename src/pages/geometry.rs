@@ -42,7 +42,79 @@ pub struct DocumentDesc {
     pub page_size: u32,
     pub height_min: f32,
     pub height_max: f32,
+    /// Its physical scale, where known.
+    #[serde(default, skip_serializing_if = "Units::is_unknown")]
+    pub units: Units,
 }
+
+/// A document's physical scale: metres per texel across, metres per height unit up, and the
+/// height in metres of height 0. What is None is not known: a texel is 1 m, and a height unit is
+/// a quarter of the larger side (the look of every document made before units), origin 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Units {
+    /// Metres per texel (square texels).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub texel_size: Option<f64>,
+    /// Metres per height unit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height_unit: Option<f64>,
+    /// Metres at height 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height_origin: Option<f64>,
+}
+
+impl Units {
+    /// Heights in metres on texels of `texel_size` metres (a georeferenced DEM).
+    pub fn metres(texel_size: f64) -> Self {
+        Self {
+            texel_size: Some(texel_size),
+            height_unit: Some(1.0),
+            height_origin: None,
+        }
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// `self`, with what `over` knows put over it.
+    pub fn or(self, over: Units) -> Units {
+        Units {
+            texel_size: over.texel_size.or(self.texel_size),
+            height_unit: over.height_unit.or(self.height_unit),
+            height_origin: over.height_origin.or(self.height_origin),
+        }
+    }
+
+    /// Checks each value; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("texel_size", self.texel_size),
+            ("height_unit", self.height_unit),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0 && v <= MAX_UNIT_METRES) {
+                    return Err(format!(
+                        "{name} must be above 0 and at most {MAX_UNIT_METRES} metres, got {v}"
+                    ));
+                }
+            }
+        }
+        if let Some(o) = self.height_origin {
+            if !(o.is_finite() && o.abs() <= MAX_UNIT_METRES) {
+                return Err(format!(
+                    "height_origin must be within ±{MAX_UNIT_METRES} metres, got {o}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The largest texel size, height unit and height origin a document may have, metres (the
+/// Earth's circumference is 4e7 m).
+pub const MAX_UNIT_METRES: f64 = 1e7;
 
 /// A page's position in the page grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -190,7 +262,47 @@ impl DocumentDesc {
             page_size: DEFAULT_PAGE_SIZE,
             height_min: 0.0,
             height_max: 1.0,
+            units: Units::default(),
         }
+    }
+
+    /// Metres per texel (1 where not known).
+    pub fn texel_size(&self) -> f64 {
+        self.units.texel_size.unwrap_or(1.0)
+    }
+
+    /// Metres per height unit (where not known: a quarter of the larger side's metres).
+    pub fn height_unit(&self) -> f64 {
+        self.units.height_unit.unwrap_or_else(|| {
+            f64::from(default_vertical_scale(self.width, self.height)) * self.texel_size()
+        })
+    }
+
+    /// Height `h` in metres.
+    pub fn metres(&self, h: f32) -> f64 {
+        self.units.height_origin.unwrap_or(0.0) + f64::from(h) * self.height_unit()
+    }
+
+    /// True scale: texels per height unit, the vertical scale the renderer draws at without
+    /// exaggeration and erosion's height scale. Exactly [`default_vertical_scale`] where the
+    /// height unit is not known.
+    pub fn vertical_scale(&self) -> f32 {
+        match self.units.height_unit {
+            None => default_vertical_scale(self.width, self.height),
+            Some(u) => (u / self.texel_size()) as f32,
+        }
+    }
+
+    /// "8.19 x 8.19 km, 236 to 1076 m": the extent and heights `lo`..`hi` in metres.
+    pub fn extent_line(&self, lo: f32, hi: f32) -> String {
+        let km = |texels: u32| f64::from(texels) * self.texel_size() / 1000.0;
+        format!(
+            "{:.2} x {:.2} km, {:.0} to {:.0} m",
+            km(self.width),
+            km(self.height),
+            self.metres(lo),
+            self.metres(hi)
+        )
     }
 
     pub fn height_range(&self) -> f32 {
@@ -252,7 +364,7 @@ impl DocumentDesc {
                 self.height_min, self.height_max
             ));
         }
-        Ok(())
+        self.units.validate()
     }
 
     pub fn pages_x(&self) -> u32 {
@@ -406,6 +518,7 @@ mod tests {
             page_size: ps,
             height_min: 0.0,
             height_max: 1.0,
+            units: Default::default(),
         }
     }
 

@@ -165,6 +165,11 @@ impl PagedHeights {
         (self.document.width, self.document.height)
     }
 
+    /// The document's physical scale.
+    pub fn units(&self) -> crate::pages::Units {
+        self.document.units
+    }
+
     fn page(&self, id: PageId) -> Result<Option<Vec<f32>>, FileError> {
         Ok(match self.pages.get(&id) {
             None => None,
@@ -360,6 +365,7 @@ mod tests {
             page_size: 128,
             height_min: 0.0,
             height_max: 1.0,
+            units: Default::default(),
         };
         Meta {
             document,

@@ -258,6 +258,7 @@ mod tests {
             page_size: 128,
             height_min: 0.0,
             height_max: 1.0,
+            units: Default::default(),
         };
         let page = |x, y| {
             let id = PageId { x, y };

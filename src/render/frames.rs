@@ -128,11 +128,6 @@ pub fn mean_p99(v: &[f64]) -> (f64, f64) {
     (mean, s[i])
 }
 
-/// Default world y per height unit: a quarter of the document's larger side.
-pub fn default_vertical_scale(desc: &DocumentDesc) -> f32 {
-    crate::pages::geometry::default_vertical_scale(desc.width, desc.height)
-}
-
 /// View settings of `scarp render` and the benchmarks for `desc`: fog scaled to its size.
 pub fn default_view(desc: &DocumentDesc, vertical_scale: f32) -> ViewSettings {
     ViewSettings {

@@ -69,7 +69,7 @@ impl RegionRun {
         crate::edit::erode::check_region(doc, region, true)?;
         erosion.validate().map_err(BrushError::Layer)?;
         let d = *doc.desc();
-        let spec = RunSpec::of(&erosion, d.width, d.height);
+        let spec = RunSpec::of(&erosion, &d);
         let b: Vec<f32> = doc
             .base_rect(region.rect())?
             .into_iter()

@@ -420,9 +420,16 @@ impl Session {
             return Ok((s, Vec::new(), offer));
         }
         if ext != "json" {
-            // A height file opens as a document of its size with no steps.
-            let grid = crate::terrain::formats::read(source, &Default::default())?;
-            let desc = DocumentDesc::for_heights(grid.width, grid.height);
+            // A height file opens as a document of its size and georeference with no steps.
+            let (grid, report) = crate::terrain::formats::read_reporting(
+                source,
+                &Default::default(),
+                &mut |_, _| {},
+            )?;
+            let desc = DocumentDesc {
+                units: report.georef.map(|g| g.units).unwrap_or_default(),
+                ..DocumentDesc::for_heights(grid.width, grid.height)
+            };
             let doc = Document::from_heights(gpu, desc, &grid.values, tables)?;
             let initial = Initial::File(absolute(source)?);
             return Ok((Self::new(doc, initial, Vec::new()), Vec::new(), None));

@@ -17,6 +17,7 @@
 //! non-finite data with a one-line error naming the file, and never panics; every write is atomic
 //! (`crate::atomic_file`).
 
+use super::georef::{self, GeoTags, Georef};
 use crate::atomic_file::{write_atomic, FileError};
 use std::io::{BufReader, Read, Seek, Write};
 use std::path::Path;
@@ -179,11 +180,13 @@ pub const HGT_NOT_WRITTEN: &str =
     "SRTM .hgt files are read, not written (write .tif or .r32 to keep metres)";
 
 /// What reading a file did beyond decoding it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReadReport {
     /// Texels holding the file's nodata value (GeoTIFF `GDAL_NODATA`, SRTM voids) that were
     /// filled from their neighbours.
     pub voids_filled: u64,
+    /// Where the file says it lies (a GeoTIFF's georeference, an SRTM tile's name).
+    pub georef: Option<Georef>,
 }
 
 /// Reads the height file at `path` (format from the extension).
@@ -212,14 +215,19 @@ pub fn read_reporting(
     // would block: refused without waiting.
     let file = crate::atomic_file::open_regular(path).map_err(FileError::io(path))?;
     let len = file.metadata().map_err(FileError::io(path))?.len();
-    read_source_reporting(
+    let (heights, mut report) = read_source_reporting(
         BufReader::with_capacity(1 << 20, file),
         len,
         kind,
         options,
         progress,
     )
-    .map_err(at)
+    .map_err(at)?;
+    if kind == FileKind::Hgt {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        report.georef = name.and_then(|n| georef::hgt(&n, heights.width));
+    }
+    Ok((heights, report))
 }
 
 /// Reads a height file held in memory (`kind` as its extension would say): what the fuzz
@@ -247,13 +255,18 @@ fn read_source_reporting<R: std::io::BufRead + Seek + Send>(
     if len == 0 {
         return Err("empty file".into());
     }
+    let mut georef = None;
     let (mut heights, voids) = match kind {
         FileKind::Raw16 | FileKind::R32 => {
             (read_raw(source, len, kind, options, progress)?, Vec::new())
         }
         FileKind::Png => (read_png(source, options)?, Vec::new()),
         FileKind::Exr => (read_exr(source)?, Vec::new()),
-        FileKind::Tiff => read_tiff(source, options)?,
+        FileKind::Tiff => {
+            let (heights, voids, g) = read_tiff(source, options)?;
+            georef = g;
+            (heights, voids)
+        }
         FileKind::Hgt => read_hgt(source, len)?,
     };
     let voids_filled = fill_voids(&mut heights, &voids)?;
@@ -266,7 +279,13 @@ fn read_source_reporting<R: std::io::BufRead + Seek + Send>(
         }
     }
     check_finite(&heights.values, heights.width)?;
-    Ok((heights, ReadReport { voids_filled }))
+    Ok((
+        heights,
+        ReadReport {
+            voids_filled,
+            georef,
+        },
+    ))
 }
 
 /// Fills the texels listed in `voids` (nodata) from their valid 4-neighbours, ring by ring
@@ -544,10 +563,25 @@ fn read_exr<R: Read + Seek + Send>(mut source: R) -> Result<Heights, String> {
     })
 }
 
-fn read_tiff<R: Read + Seek>(
-    source: R,
-    options: &ReadOptions,
-) -> Result<(Heights, Vec<usize>), String> {
+/// A TIFF's heights, the texels holding its nodata value, and its georeference.
+type Tiff = (Heights, Vec<usize>, Option<Georef>);
+
+/// The tags that place a GeoTIFF (absent ones None).
+fn geo_tags<R: Read + Seek>(dec: &mut tiff::decoder::Decoder<R>) -> GeoTags {
+    use tiff::tags::Tag;
+    let mut f64s = |tag| dec.get_tag_f64_vec(tag).ok();
+    let pixel_scale = f64s(Tag::ModelPixelScaleTag);
+    let tiepoint = f64s(Tag::ModelTiepointTag);
+    let transformation = f64s(Tag::ModelTransformationTag);
+    GeoTags {
+        pixel_scale,
+        tiepoint,
+        transformation,
+        keys: dec.get_tag_u16_vec(Tag::GeoKeyDirectoryTag).ok(),
+    }
+}
+
+fn read_tiff<R: Read + Seek>(source: R, options: &ReadOptions) -> Result<Tiff, String> {
     use tiff::decoder::{Decoder, DecodingResult};
     let mut limits = tiff::decoder::Limits::default();
     limits.decoding_buffer_size = (MAX_TEXELS * 4) as usize;
@@ -574,11 +608,15 @@ fn read_tiff<R: Read + Seek>(
         .get_tag_ascii_string(tiff::tags::Tag::GdalNodata)
         .ok()
         .and_then(|s| s.trim().trim_end_matches('\0').parse().ok());
-    let (lo, hi) = options.range;
-    let values: Vec<f32> = match dec
+    let tags = geo_tags(&mut dec);
+    let samples = dec
         .read_image()
-        .map_err(|e| format!("not a readable TIFF: {e}"))?
-    {
+        .map_err(|e| format!("not a readable TIFF: {e}"))?;
+    // 8 and 16-bit unsigned samples span the range asked for; others are elevations.
+    let elevations = !matches!(samples, DecodingResult::U8(_) | DecodingResult::U16(_));
+    let georef = tags.georef(w, h, elevations)?;
+    let (lo, hi) = options.range;
+    let values: Vec<f32> = match samples {
         DecodingResult::U8(v) => v
             .into_iter()
             .map(|x| lo + f32::from(x) / 255.0 * (hi - lo))
@@ -619,6 +657,7 @@ fn read_tiff<R: Read + Seek>(
             values,
         },
         voids,
+        georef,
     ))
 }
 

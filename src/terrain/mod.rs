@@ -3,4 +3,5 @@
 
 pub mod export;
 pub mod formats;
+pub mod georef;
 pub mod tiles;

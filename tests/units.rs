@@ -1,0 +1,226 @@
+//! Real-world scale (issue 37): a document's units (metres per texel, metres per height unit)
+//! from a journal or a georeferenced file survive journal -> project -> reopen -> convert, GDAL's
+//! GeoTIFFs (UTM in metres, EPSG:4326 in degrees) and SRTM names give the right texel size, and
+//! `scarp info` reports the extent and heights in metres. CPU only except `apply` (lavapipe).
+
+mod common;
+
+use scarp::terrain::formats::{read_reporting, ReadOptions};
+use std::path::Path;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/geotiff")
+        .join(name)
+}
+
+/// Metres per degree of latitude and longitude at `lat` by the usual WGS84 series (an
+/// independent reference for the ellipsoid formulas).
+fn series(lat: f64) -> (f64, f64) {
+    let p = lat.to_radians();
+    (
+        111_132.954 - 559.822 * (2.0 * p).cos() + 1.175 * (4.0 * p).cos(),
+        111_412.84 * p.cos() - 93.5 * (3.0 * p).cos() + 0.118 * (5.0 * p).cos(),
+    )
+}
+
+fn texel_size_of(path: &Path) -> Option<f64> {
+    let (_, report) = read_reporting(path, &ReadOptions::default(), &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    report.georef.and_then(|g| g.units.texel_size)
+}
+
+#[test]
+fn gdal_geotiffs_in_metres_and_degrees_give_their_texel_size() {
+    // UTM zone 17N, 30 m pixels (tests/fixtures/geotiff/README.md).
+    let utm = texel_size_of(&fixture("utm17n-30m-int16.tif")).expect("georeferenced");
+    assert!((utm - 30.0).abs() < 0.5 * 0.01 * 30.0, "{utm}");
+    // EPSG:4326, 3 arc-second pixels from 36.00 to 36.02 N: the mean of the east-west and
+    // north-south sizes at the centre latitude.
+    let geo = texel_size_of(&fixture("wgs84-3arcsec-float32.tif")).expect("georeferenced");
+    let (m_lat, m_lon) = series(36.01);
+    let want = 0.5 * (m_lat + m_lon) * 3.0 / 3600.0;
+    assert!((geo - want).abs() < 0.005 * want, "{geo} vs {want}");
+    // The older fixtures hold a pixel scale but no GeoKeys: not georeferenced.
+    assert_eq!(texel_size_of(&fixture("int16-lzw-tiled-nodata.tif")), None);
+}
+
+#[test]
+fn srtm_tiles_take_their_latitude_from_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let hgt = dir.path().join("N36W084.hgt");
+    let bytes: Vec<u8> = (0..1201 * 1201)
+        .flat_map(|i: i32| ((i % 1000) as i16).to_be_bytes())
+        .collect();
+    std::fs::write(&hgt, bytes).unwrap();
+    let t = texel_size_of(&hgt).expect("a named SRTM tile");
+    let (m_lat, m_lon) = series(36.5);
+    let want = 0.5 * (m_lat + m_lon) * 3.0 / 3600.0;
+    assert!((t - want).abs() < 0.005 * want, "{t} vs {want}");
+    let info = common::scarp_ok(&["info", hgt.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("heights: 0 to 999 m"), "{text}");
+    assert!(text.contains("height unit: 1 m\n"), "{text}");
+}
+
+/// The lines of `scarp info FILE`.
+fn info(path: &Path) -> String {
+    String::from_utf8_lossy(&common::scarp_ok(&["info", path.to_str().unwrap()]).stdout).into()
+}
+
+#[test]
+fn units_survive_journal_project_reopen_and_convert() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.json");
+    std::fs::write(
+        &journal,
+        r#"{"version": 2, "document": {"width": 300, "height": 200, "page_size": 128,
+            "units": {"texel_size": 2.5, "height_unit": 100.0, "height_origin": -50.0}},
+            "steps": [{"stroke": {"brush": {"type": "raise", "radius": 60, "strength": 0.5},
+                      "samples": [{"x": 100, "y": 100, "pressure": 1.0, "t": 0.0}]}}]}"#,
+    )
+    .unwrap();
+    let project = dir.path().join("p.scarp");
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--out",
+        project.to_str().unwrap(),
+    ]);
+    let opened = scarp::project::open(&project).unwrap().meta().document;
+    assert_eq!(opened.units.texel_size, Some(2.5));
+    assert_eq!(opened.units.height_unit, Some(100.0));
+    assert_eq!(opened.units.height_origin, Some(-50.0));
+    let text = info(&project);
+    assert!(text.contains("texel size: 2.5 m\n"), "{text}");
+    assert!(text.contains("extent: 0.75 x 0.5 km"), "{text}");
+    assert!(text.contains("height origin: -50 m"), "{text}");
+    assert!(text.contains("true vertical scale: 40 texels"), "{text}");
+    // A project converted from it (pages read back) keeps them.
+    let again = dir.path().join("again.scarp");
+    common::scarp_ok(&[
+        "convert",
+        project.to_str().unwrap(),
+        again.to_str().unwrap(),
+    ]);
+    let reopened = scarp::project::open(&again).unwrap().meta().document;
+    assert_eq!(reopened.units, opened.units);
+    // A project made from a georeferenced DEM holds its units; flags go over the file's.
+    let dem = dir.path().join("dem.scarp");
+    let out = common::scarp_ok(&[
+        "convert",
+        fixture("utm17n-30m-int16.tif").to_str().unwrap(),
+        dem.to_str().unwrap(),
+    ]);
+    assert!(
+        common::stderr(&out).contains("projected, in metres"),
+        "{}",
+        common::stderr(&out)
+    );
+    let units = scarp::project::open(&dem).unwrap().meta().document.units;
+    assert_eq!(units.height_unit, Some(1.0), "Int16 samples are metres");
+    assert!((units.texel_size.unwrap() - 30.0).abs() < 1e-6);
+    common::scarp_ok(&[
+        "convert",
+        fixture("utm17n-30m-int16.tif").to_str().unwrap(),
+        dem.to_str().unwrap(),
+        "--texel-size",
+        "10",
+    ]);
+    let units = scarp::project::open(&dem).unwrap().meta().document.units;
+    assert_eq!(units.texel_size, Some(10.0));
+}
+
+#[test]
+fn files_without_georeference_say_so_and_bad_units_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r32 = dir.path().join("a.r32");
+    let values: Vec<u8> = (0..64 * 64)
+        .flat_map(|i| (i as f32 / 4096.0).to_le_bytes())
+        .collect();
+    std::fs::write(&r32, values).unwrap();
+    let out = common::scarp_ok(&["info", r32.to_str().unwrap()]);
+    assert!(
+        common::stderr(&out).contains("no georeference"),
+        "{}",
+        common::stderr(&out)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("texel size: 1 m (not known: the default)"),
+        "{text}"
+    );
+    assert!(text.contains("true vertical scale: 16 texels"), "{text}");
+    for (flag, value, named) in [
+        ("--texel-size", "0", "--texel-size"),
+        ("--height-unit", "-1", "--height-unit"),
+        ("--texel-size", "inf", "--texel-size"),
+    ] {
+        let out = common::scarp(&["info", r32.to_str().unwrap(), flag, value]);
+        assert!(!out.status.success());
+        let err = common::stderr(&out);
+        assert!(err.contains(named) && err.lines().count() == 1, "{err}");
+    }
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"version": 2, "document": {"width": 64, "height": 64, "units": {"texel_size": -3}}}"#,
+    )
+    .unwrap();
+    let out = common::scarp(&[
+        "apply",
+        "--journal",
+        bad.to_str().unwrap(),
+        "--out",
+        dir.path().join("x.r32").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("document.units") && err.contains("texel_size"),
+        "{err}"
+    );
+}
+
+#[test]
+fn true_scale_frames_a_real_relief() {
+    // A 403x344 DEM of 90 m texels with heights 236..1076 m (the USGS case of issue 37): at true
+    // scale it is 9 texels tall over 403 wide; without units a quarter of the side per unit made
+    // it 85,000 texels tall.
+    let units = scarp::pages::Units::metres(90.0);
+    let desc = scarp::pages::DocumentDesc {
+        units,
+        ..scarp::pages::DocumentDesc::for_heights(403, 344)
+    };
+    let vs = desc.vertical_scale();
+    assert!((vs - 1.0 / 90.0).abs() < 1e-9, "{vs}");
+    let relief = (1076.0 - 236.0) * vs;
+    assert!(relief > 5.0 && relief < 20.0, "{relief}");
+    let unitless = scarp::pages::DocumentDesc::for_heights(403, 344);
+    assert_eq!(
+        unitless.vertical_scale(),
+        0.25 * 403.0,
+        "old documents keep their look"
+    );
+    // Framed as `scarp render` frames it, the ground (its corners at the mean height) spans
+    // much of a 960x540 image at true scale; at the old scale it shrank to a speck under a box
+    // 85,000 texels tall.
+    let covered = |vs: f32| {
+        let (lo, hi) = (236.0 * vs, 1076.0 * vs);
+        let mut cam = scarp::render::Camera::default();
+        cam.frame_all(403, 344, lo, hi);
+        let m = cam.view_proj([960, 540]);
+        let (mut x0, mut x1, mut y0, mut y1) = (1f32, -1f32, 1f32, -1f32);
+        for (x, z) in [(0.0, 0.0), (402.0, 0.0), (0.0, 343.0), (402.0, 343.0)] {
+            let p = m * glam::Vec4::new(x, 0.5 * (lo + hi), z, 1.0);
+            let (nx, ny) = (p.x / p.w, p.y / p.w);
+            (x0, x1, y0, y1) = (x0.min(nx), x1.max(nx), y0.min(ny), y1.max(ny));
+        }
+        ((x1.min(1.0) - x0.max(-1.0)) / 2.0) * ((y1.min(1.0) - y0.max(-1.0)) / 2.0)
+    };
+    let true_scale = covered(vs);
+    assert!(true_scale > 0.25, "{true_scale}");
+    let old = covered(unitless.vertical_scale());
+    assert!(old < 0.01, "{old}");
+}
