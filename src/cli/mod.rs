@@ -142,6 +142,19 @@ pub fn main() {
         );
         std::process::exit(1);
     }
+    for line in DEFERRED_NOTES.lock().map(|n| n.clone()).unwrap_or_default() {
+        eprintln!("note: {line}");
+    }
+}
+
+/// Notes said once the command has succeeded: where a file's units came from. A command that
+/// fails says one line, its error.
+static DEFERRED_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn note_on_success(line: String) {
+    if let Ok(mut notes) = DEFERRED_NOTES.lock() {
+        notes.push(line);
+    }
 }
 
 /// Longest error line printed, in characters.
@@ -220,8 +233,8 @@ fn bar(label: &str) -> indicatif::ProgressBar {
 }
 
 /// Reads a height file with a progress bar: its heights and their units, the file's
-/// georeference with what the flags give (`flags`) over it. A line says where the units came
-/// from, or that the file has none.
+/// georeference with what the flags give (`flags`) over it. Once the command succeeds, a line
+/// says where the units came from, or that the file has none.
 fn read_with_bar(path: &Path, options: &ReadOptions, flags: Units) -> Result<(Heights, Units)> {
     flags.validate().map_err(|e| {
         anyhow::anyhow!(
@@ -246,13 +259,15 @@ fn read_with_bar(path: &Path, options: &ReadOptions, flags: Units) -> Result<(He
     }
     let found = report.georef.as_ref().map_or(Units::default(), |g| g.units);
     match (&report.georef, flags.is_unknown()) {
-        (Some(g), true) => eprintln!("note: {}: {}", path.display(), g.note),
-        (Some(g), false) => eprintln!("note: {}: {} (flags over it)", path.display(), g.note),
-        (None, true) => eprintln!(
-            "note: {}: no georeference: a texel is 1 m and a height unit a quarter of the \
-             larger side (--texel-size, --height-unit set them)",
+        (Some(g), true) => note_on_success(format!("{}: {}", path.display(), g.note)),
+        (Some(g), false) => {
+            note_on_success(format!("{}: {} (flags over it)", path.display(), g.note))
+        }
+        (None, true) => note_on_success(format!(
+            "{}: no georeference: a texel is 1 m and a height unit a quarter of the larger \
+             side (--texel-size, --height-unit set them)",
             path.display()
-        ),
+        )),
         (None, false) => {}
     }
     Ok((heights, found.or(flags)))
