@@ -1015,16 +1015,8 @@ impl Compositor {
                 size: [r.width(), r.height()],
                 ..*base_push
             };
-            let mut images: Vec<&Image> = Vec::with_capacity(10);
-            for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
-                let image = desc
-                    .neighbour(id, dx, dy)
-                    .and_then(|n| src.visible_image(n));
-                if image.is_some() {
-                    push.present |= 1 << slot;
-                }
-                images.push(image.unwrap_or(&self.dummy));
-            }
+            let (mut images, present) = src.neighbourhood(id, &self.dummy);
+            push.present |= present;
             images.push(target);
             let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();
             sets.push(kernel.bind(&res)?);

@@ -22,7 +22,7 @@ use super::changes::ChangeLog;
 use super::coarse::CoarseLevel;
 use super::disk::DiskLoc;
 use super::error::{PageError, Result};
-use super::geometry::{decode, encode, DocumentDesc, HeightFormat, PageId, Rect};
+use super::geometry::{decode, encode, DocumentDesc, HeightFormat, PageId, Rect, NEIGHBOURHOOD};
 use super::page::GpuPage;
 use super::residency::{Budgets, Residency, Version};
 use super::versions::Versions;
@@ -285,6 +285,27 @@ impl Field {
     /// The image holding page `id`'s values as they should be shown now: its working version if
     /// an edit is under way there, else the committed one; None for a flat page, or one not on
     /// the GPU (renderers draw such pages coarse and ask for them: [`Self::bring_in`]).
+    /// The visible images of the nine pages around `id` ([`NEIGHBOURHOOD`]'s order), `dummy`
+    /// where a page is off the document or holds no memory, and a bit per slot that has one.
+    pub fn neighbourhood<'a>(&'a self, id: PageId, dummy: &'a Image) -> (Vec<&'a Image>, u32) {
+        let mut present = 0;
+        let images = NEIGHBOURHOOD
+            .into_iter()
+            .enumerate()
+            .map(|(slot, (dx, dy))| {
+                let image = self
+                    .desc()
+                    .neighbour(id, dx, dy)
+                    .and_then(|n| self.visible_image(n));
+                if image.is_some() {
+                    present |= 1 << slot;
+                }
+                image.unwrap_or(dummy)
+            })
+            .collect();
+        (images, present)
+    }
+
     pub fn visible_image(&self, id: PageId) -> Option<&Image> {
         let v = self.versions.visible(id)?;
         self.places.gpu_page(v).map(GpuPage::front)

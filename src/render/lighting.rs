@@ -809,16 +809,8 @@ fn plan_jobs<'a>(
                 })?;
         let gather = gather_rect(&desc, settings.sun.dir(), id, local);
         let mut push = LightPush::of(&desc, settings, id, height.flat()).region(local, gather);
-        let mut pages: Vec<&Image> = Vec::with_capacity(10);
-        for (slot, (dx, dy)) in NEIGHBOURHOOD.into_iter().enumerate() {
-            let image = desc
-                .neighbour(id, dx, dy)
-                .and_then(|n| height.visible_image(n));
-            if image.is_some() {
-                push.present |= 1 << slot;
-            }
-            pages.push(image.unwrap_or(dummy));
-        }
+        let (mut pages, present) = height.neighbourhood(id, dummy);
+        push.present |= present;
         pages.push(gathered);
         let lit = [gathered, coarse.image(), target, top];
         work.push(LightJob { push, pages, lit });
