@@ -91,28 +91,87 @@ pub const MAX_OCTAVES: i32 = 32;
 /// Defaults follow the texts (Scape parts 2 and 3, paper section 5.4; README's table) and live in
 /// [`NoiseSettings::new`] alone. Read from a file, a missing field takes its default; a missing
 /// `warp` (whose default depends on the kind) is resolved by [`NoiseSettings::with_kind_defaults`].
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
 #[serde(default = "NoiseSettings::unresolved")]
 pub struct NoiseSettings {
+    /// Noise function.
+    #[arg(long, value_enum)]
     pub kind: NoiseKind,
+    /// Noise units per texel: texel (x, y) samples offset + scale * (x, y).
+    #[arg(long, default_value_t = CLI_DEFAULTS.scale)]
     pub scale: f32,
+    /// Noise-space position of texel (0, 0), X,Y.
+    #[arg(long, value_parser = parse_offset, default_value = "0,0", allow_hyphen_values = true)]
     pub offset: [f32; 2],
+    /// Noise seed; octave i uses seed + i.
+    #[arg(long, default_value_t = CLI_DEFAULTS.seed)]
     pub seed: i32,
+    /// Octaves (1..=32); ignored by perlin.
+    #[arg(long, default_value_t = CLI_DEFAULTS.octaves)]
     pub octaves: i32,
+    /// Frequency ratio between octaves.
+    #[arg(long, default_value_t = CLI_DEFAULTS.lacunarity)]
     pub lacunarity: f32,
+    /// Amplitude ratio between octaves.
+    #[arg(long, default_value_t = CLI_DEFAULTS.gain)]
     pub gain: f32,
+    /// Swiss: gradient warp (default 0.15); Jordan: warp by finer octaves (default 0.35).
+    #[arg(long, default_value_t = f32::NAN, hide_default_value = true)]
     pub warp: f32,
+    /// Jordan: amplitude of the second octave.
+    #[arg(long, default_value_t = CLI_DEFAULTS.gain1)]
     pub gain1: f32,
+    /// Jordan: warp by the coarsest octave.
+    #[arg(long, default_value_t = CLI_DEFAULTS.warp0)]
     pub warp0: f32,
+    /// Jordan: damping by the coarsest octave.
+    #[arg(long, default_value_t = CLI_DEFAULTS.damp0)]
     pub damp0: f32,
+    /// Jordan: damping by finer octaves.
+    #[arg(long, default_value_t = CLI_DEFAULTS.damp)]
     pub damp: f32,
+    /// Jordan: how far damping can lower amplitudes.
+    #[arg(long, default_value_t = CLI_DEFAULTS.damp_scale)]
     pub damp_scale: f32,
+    /// Erosive: feature displacement along the ridge gradient.
+    #[arg(long, default_value_t = CLI_DEFAULTS.alpha)]
     pub alpha: f32,
+    /// Erosive: roughness near valleys.
+    #[arg(long, default_value_t = CLI_DEFAULTS.beta)]
     pub beta: f32,
+    /// Pre-warp amount (paper eq. 8 alpha); 0 = off.
+    #[arg(long, default_value_t = CLI_DEFAULTS.prewarp_amount)]
     pub prewarp_amount: f32,
+    /// Pre-warp frequency (eq. 8 beta).
+    #[arg(long, default_value_t = CLI_DEFAULTS.prewarp_scale)]
     pub prewarp_scale: f32,
+    /// Octaves of the pre-warp fBm.
+    #[arg(long, default_value_t = CLI_DEFAULTS.prewarp_octaves)]
     pub prewarp_octaves: i32,
+    /// T_post exponent, sign-preserving (eq. 5); 1 = off.
+    #[arg(long, default_value_t = CLI_DEFAULTS.power)]
     pub power: f32,
+}
+
+/// Where `scarp noise`'s flags take their defaults (`warp` is left to the kind).
+const CLI_DEFAULTS: NoiseSettings = NoiseSettings::new(NoiseKind::Fbm);
+
+/// `--offset X,Y`: two finite numbers.
+fn parse_offset(s: &str) -> Result<[f32; 2], String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("'{s}' is not X,Y"))?;
+    let num = |v: &str| -> Result<f32, String> {
+        let x: f32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{v}' in '{s}' is not a number"))?;
+        if !x.is_finite() {
+            return Err(format!("'{v}' in '{s}' is not finite"));
+        }
+        Ok(x)
+    };
+    Ok([num(a)?, num(b)?])
 }
 
 impl NoiseSettings {
