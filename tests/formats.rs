@@ -53,6 +53,7 @@ fn every_format_round_trips() {
                 range,
                 endian,
                 bits,
+                ..Default::default()
             },
         )
         .unwrap();

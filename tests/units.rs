@@ -224,3 +224,72 @@ fn true_scale_frames_a_real_relief() {
     let old = covered(unitless.vertical_scale());
     assert!(old < 0.01, "{old}");
 }
+
+#[test]
+fn exports_carry_their_georeference_and_a_sidecar_in_metres() {
+    let dir = tempfile::tempdir().unwrap();
+    let utm = fixture("utm17n-30m-int16.tif");
+    // A crop keeps the CRS and pixel size; its origin moves with it (GDAL reads the same:
+    // `gdalinfo` gives EPSG:32617, origin (500300, 4000600), pixel 30 x -30).
+    let crop = dir.path().join("crop.tif");
+    common::scarp_ok(&[
+        "convert",
+        utm.to_str().unwrap(),
+        crop.to_str().unwrap(),
+        "--region",
+        "10,4,20,12",
+    ]);
+    let (_, report) = read_reporting(&crop, &ReadOptions::default(), &mut |_, _| {}).unwrap();
+    let geo = report.georef.unwrap().units.geo.expect("placed");
+    assert_eq!(geo.epsg, 32617);
+    assert!(!geo.geographic);
+    assert_eq!(geo.pixel, [30.0, 30.0]);
+    assert_eq!(
+        geo.origin,
+        [500_000.0 + 10.0 * 30.0, 4_000_720.0 - 4.0 * 30.0]
+    );
+    let (_, original) = read_reporting(&utm, &ReadOptions::default(), &mut |_, _| {}).unwrap();
+    assert_eq!(
+        original.georef.unwrap().units.geo.unwrap().origin,
+        [500_000.0, 4_000_720.0],
+        "the fixture's own corner"
+    );
+    // A 16-bit PNG in 2x1 tiles: each tile's sidecar says its size, metres and mapping.
+    let png = dir.path().join("land.png");
+    common::scarp_ok(&[
+        "convert",
+        utm.to_str().unwrap(),
+        png.to_str().unwrap(),
+        "--tiles",
+        "3x1",
+        "--range",
+        "0,400",
+    ]);
+    let tile = dir.path().join("land_x1_y0.png");
+    let text = std::fs::read_to_string(dir.path().join("land_x1_y0.png.json")).unwrap();
+    let side: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(side["file"], "land_x1_y0.png");
+    assert_eq!(side["texel_size_m"], 30.0);
+    assert_eq!(side["width"], 14, "40 texels in 3 edge-sharing tiles of 14");
+    assert_eq!(side["extent_m"][0], 14.0 * 30.0);
+    assert_eq!(side["integer"]["bits"], 16);
+    assert_eq!(side["integer"]["range_m"], serde_json::json!([0.0, 400.0]));
+    assert_eq!(side["unreal"]["scale_xy_cm"], 3000.0);
+    assert_eq!(side["unreal"]["scale_z"], 400.0 * 100.0 / 512.0);
+    assert_eq!(side["unity"]["size_m"][1], 400.0);
+    assert_eq!(side["geo"]["origin"][0], 500_000.0 + 13.0 * 30.0);
+    assert!(tile.exists());
+    // What the sidecar says of the heights is what the tile holds.
+    let back = scarp::terrain::formats::read(
+        &tile,
+        &ReadOptions {
+            range: (0.0, 400.0),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (lo, hi) = scarp::terrain::formats::min_max(&back.values);
+    let want = |v: &serde_json::Value| v.as_f64().unwrap() as f32;
+    assert!((lo - want(&side["heights_m"][0])).abs() < 0.01, "{lo}");
+    assert!((hi - want(&side["heights_m"][1])).abs() < 0.01, "{hi}");
+}

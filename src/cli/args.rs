@@ -75,6 +75,7 @@ impl ReadArgs {
             texel_size: self.texel_size,
             height_unit: self.height_unit,
             height_origin: None,
+            geo: None,
         }
     }
 

@@ -11,7 +11,7 @@ use crate::pages::geometry::{check_region, Region};
 use crate::pages::{DocumentDesc, PageId, Units};
 use crate::project::PagedHeights;
 use crate::terrain::export::check_writable;
-use crate::terrain::formats::{write_with_progress, Heights, WriteOptions, WriteReport};
+use crate::terrain::formats::{Heights, WriteOptions, WriteReport};
 use crate::terrain::tiles;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -136,7 +136,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     // A failed part removes the parts written before it.
     crate::terrain::export::write_all(&parts, |out, r| -> Result<()> {
         let part = source.region(r)?;
-        let report = write(out, &part, range, a)?;
+        let report = write(out, (&part, &source.desc(), (r.x, r.y)), range, a)?;
         print_written(&a.input, out, &part, &report);
         Ok(())
     })?;
@@ -173,10 +173,18 @@ fn project_source(a: &ConvertArgs) -> Result<Source> {
 impl Source {
     /// The document's units.
     fn units(&self) -> Units {
+        self.desc().units
+    }
+
+    /// The whole document's description (a height file's: its size and units).
+    fn desc(&self) -> DocumentDesc {
         match self {
-            Source::Dense(_, u) => *u,
-            Source::Paged(p) => p.units(),
-            Source::Composite(d) => d.desc().units,
+            Source::Dense(g, units) => DocumentDesc {
+                units: *units,
+                ..DocumentDesc::for_heights(g.width, g.height)
+            },
+            Source::Paged(p) => *p.desc(),
+            Source::Composite(d) => *d.desc(),
         }
     }
 
@@ -227,21 +235,25 @@ fn stitch(pattern: &Path, cols: u32, rows: u32, read: &ReadArgs) -> Result<Heigh
     Ok(stitched.grid)
 }
 
-/// Writes one grid with a progress bar.
+/// Writes one grid, the part of document `doc` from texel `at`, with its sidecar and a progress
+/// bar.
 fn write(
     out: &Path,
-    grid: &Heights,
+    (grid, doc, at): (&Heights, &DocumentDesc, (u32, u32)),
     range: Option<(f32, f32)>,
     a: &ConvertArgs,
 ) -> Result<WriteReport> {
     let b = bar(&format!("writing {}", out.display()));
-    let report = write_with_progress(
+    let report = crate::terrain::export::write_with_sidecar(
         out,
         grid,
+        doc,
+        at,
         &WriteOptions {
             range,
             endian: a.read.endian,
             bits: a.bits,
+            geo: None,
         },
         &mut |done, total| {
             b.set_length(total);

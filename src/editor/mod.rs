@@ -1188,6 +1188,7 @@ impl Editor {
         };
         // A failed part removes the parts written before it.
         let height = self.session.doc.height();
+        let mut written = None;
         crate::terrain::export::write_all(&parts, |p, r| -> Result<()> {
             let grid = formats::Heights {
                 width: r.width,
@@ -1198,18 +1199,32 @@ impl Editor {
                 range,
                 ..Default::default()
             };
-            formats::write(p, &grid, &write)?;
+            let report = crate::terrain::export::write_with_sidecar(
+                p,
+                &grid,
+                &d,
+                (r.x, r.y),
+                &write,
+                &mut |_, _| {},
+            )?;
+            let (lo, hi) = report
+                .range
+                .unwrap_or_else(|| formats::min_max(&grid.values));
+            written = Some(written.map_or((lo, hi), |(l, h): (f32, f32)| (l.min(lo), h.max(hi))));
             Ok(())
         })?;
+        let (lo, hi) = written.unwrap_or_default();
         Ok(format!(
-            "exported {}x{} heights to {}{}",
+            "exported {}x{} heights to {}{}, {} to {} m (sidecar .json beside)",
             area.width,
             area.height,
             path.display(),
             match options.tiles {
                 Some((c, r)) => format!(" as {c}x{r} tiles"),
                 None => String::new(),
-            }
+            },
+            d.metres(lo).round(),
+            d.metres(hi).round(),
         ))
     }
 

@@ -62,6 +62,37 @@ pub struct Units {
     /// Metres at height 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub height_origin: Option<f64>,
+    /// Where texel (0, 0) lies in a coordinate reference system, for documents that came from a
+    /// georeferenced file (exports carry it on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geo: Option<GeoPlacement>,
+}
+
+/// A document's place in an EPSG coordinate reference system.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeoPlacement {
+    /// The CRS's EPSG code.
+    pub epsg: u16,
+    /// Geographic (degrees of longitude and latitude) rather than projected.
+    pub geographic: bool,
+    /// The CRS coordinates (x east, y north) of texel (0, 0)'s top-left corner.
+    pub origin: [f64; 2],
+    /// CRS units per texel, east and south.
+    pub pixel: [f64; 2],
+}
+
+impl GeoPlacement {
+    /// The placement of the part of the document from texel (`x`, `y`).
+    pub fn from_texel(&self, x: u32, y: u32) -> Self {
+        Self {
+            origin: [
+                self.origin[0] + f64::from(x) * self.pixel[0],
+                self.origin[1] - f64::from(y) * self.pixel[1],
+            ],
+            ..*self
+        }
+    }
 }
 
 impl Units {
@@ -70,7 +101,15 @@ impl Units {
         Self {
             texel_size: Some(texel_size),
             height_unit: Some(1.0),
-            height_origin: None,
+            ..Self::default()
+        }
+    }
+
+    /// The units of the part of the document from texel (`x`, `y`) (a crop, a tile).
+    pub fn from_texel(self, x: u32, y: u32) -> Self {
+        Self {
+            geo: self.geo.map(|g| g.from_texel(x, y)),
+            ..self
         }
     }
 
@@ -84,6 +123,7 @@ impl Units {
             texel_size: over.texel_size.or(self.texel_size),
             height_unit: over.height_unit.or(self.height_unit),
             height_origin: over.height_origin.or(self.height_origin),
+            geo: over.geo.or(self.geo),
         }
     }
 
@@ -99,6 +139,15 @@ impl Units {
                         "{name} must be above 0 and at most {MAX_UNIT_METRES} metres, got {v}"
                     ));
                 }
+            }
+        }
+        if let Some(g) = self.geo {
+            let finite = g.origin.iter().chain(&g.pixel).all(|v| v.is_finite());
+            if !finite || g.pixel.iter().any(|&p| p <= 0.0) {
+                return Err(format!(
+                    "geo: origin must be finite and pixel above 0, got {:?} and {:?}",
+                    g.origin, g.pixel
+                ));
             }
         }
         if let Some(o) = self.height_origin {

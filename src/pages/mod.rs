@@ -33,7 +33,7 @@ pub mod versions;
 
 pub use error::PageError;
 pub use field::Field;
-pub use geometry::{DocumentDesc, HeightFormat, PageId, Rect, Units};
+pub use geometry::{DocumentDesc, GeoPlacement, HeightFormat, PageId, Rect, Units};
 pub use page::GpuPage;
 pub use residency::{BudgetRequest, Budgets, MemoryReport, Version};
 pub use store::{PageStore, HEIGHT};

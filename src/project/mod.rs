@@ -170,6 +170,10 @@ impl PagedHeights {
         self.document.units
     }
 
+    pub fn desc(&self) -> &DocumentDesc {
+        &self.document
+    }
+
     fn page(&self, id: PageId) -> Result<Option<Vec<f32>>, FileError> {
         Ok(match self.pages.get(&id) {
             None => None,

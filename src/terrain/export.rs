@@ -20,8 +20,9 @@ pub fn check_writable(path: &Path) -> Result<super::formats::FileKind, FileError
 }
 
 /// Writes every part of a multi-file export with `write` (called with each file and its region,
-/// in order); if one fails, the files this export already wrote are removed, so a failed export
-/// (a full disk part way) leaves no partial set behind. Returns the first error.
+/// in order); if one fails, the files this export already wrote are removed (with their
+/// sidecars), so a failed export (a full disk part way) leaves no partial set behind. Returns
+/// the first error.
 pub fn write_all<E>(
     parts: &[(std::path::PathBuf, crate::pages::geometry::Region)],
     mut write: impl FnMut(&Path, crate::pages::geometry::Region) -> Result<(), E>,
@@ -30,6 +31,7 @@ pub fn write_all<E>(
         if let Err(e) = write(out, *region) {
             for (done, _) in &parts[..i] {
                 let _ = std::fs::remove_file(done);
+                let _ = std::fs::remove_file(super::sidecar::path_of(done));
             }
             return Err(e);
         }
@@ -69,6 +71,30 @@ pub fn parts(
     Ok(parts)
 }
 
+/// Writes `grid`, the part of document `doc` from texel `at`, to `path` (its georeference in a
+/// GeoTIFF's tags) with its sidecar (`path.json`, [`super::sidecar`]). A sidecar that cannot be
+/// written takes the file with it.
+pub fn write_with_sidecar(
+    path: &Path,
+    grid: &super::formats::Heights,
+    doc: &crate::pages::DocumentDesc,
+    at: (u32, u32),
+    options: &super::formats::WriteOptions,
+    progress: super::formats::Progress<'_>,
+) -> Result<super::formats::WriteReport, FileError> {
+    let options = super::formats::WriteOptions {
+        geo: doc.units.geo.map(|g| g.from_texel(at.0, at.1)),
+        ..*options
+    };
+    let report = super::formats::write_with_progress(path, grid, &options, progress)?;
+    let sidecar = super::sidecar::Sidecar::of(path, grid, doc, at, &report);
+    if let Err(e) = sidecar.write_beside(path) {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(report)
+}
+
 /// Writes a `width` x `height` grid to `path` in the format its extension names
 /// ([`super::formats`]); integer formats map the grid's min..max onto their full range.
 pub fn write_heights(
@@ -97,6 +123,56 @@ pub fn write_heights(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_export_removes_the_sidecars_it_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let area = crate::pages::geometry::Region {
+            x: 0,
+            y: 0,
+            width: 9,
+            height: 9,
+        };
+        let doc = crate::pages::DocumentDesc::for_heights(9, 9);
+        let parts = parts(&dir.path().join("t.r32"), area, Some((2, 2))).unwrap();
+        let r = write_all(&parts, |out, r| {
+            if out.ends_with("t_x0_y1.r32") {
+                return Err("disk full".to_string());
+            }
+            let grid = crate::terrain::formats::Heights {
+                width: r.width,
+                height: r.height,
+                values: vec![0.5; (r.width * r.height) as usize],
+            };
+            let options = Default::default();
+            write_with_sidecar(out, &grid, &doc, (r.x, r.y), &options, &mut |_, _| {})
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
+        assert_eq!(r, Err("disk full".to_string()));
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        // Written whole, each part has its sidecar.
+        write_all(&parts[..2], |out, r| {
+            let grid = crate::terrain::formats::Heights {
+                width: r.width,
+                height: r.height,
+                values: vec![0.5; (r.width * r.height) as usize],
+            };
+            write_with_sidecar(
+                out,
+                &grid,
+                &doc,
+                (r.x, r.y),
+                &Default::default(),
+                &mut |_, _| {},
+            )
+            .map(|_| ())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+        assert!(super::super::sidecar::path_of(&parts[1].0).exists());
+    }
 
     #[test]
     fn a_failed_export_removes_the_files_it_wrote() {

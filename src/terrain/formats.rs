@@ -117,6 +117,8 @@ pub struct WriteOptions {
     /// Bits per value where the format has a choice: PNG 8 or 16 (default 16), TIFF 16 or 32
     /// (default 32, float).
     pub bits: Option<u8>,
+    /// Where the grid lies, written into a GeoTIFF's tags.
+    pub geo: Option<crate::pages::GeoPlacement>,
 }
 
 /// What a write did.
@@ -734,8 +736,12 @@ pub fn write_with_progress(
                 report.clamped = c;
                 q16 = q.into_iter().map(|v| v as u16).collect();
             }
+            let samples = match bits {
+                16 => TiffSamples::U16(&q16),
+                _ => TiffSamples::F32(&heights.values),
+            };
             write_atomic(path, |out| {
-                write_tiff(out, w, h, bits, &q16, &heights.values)
+                write_tiff(out, w, h, samples, options.geo.as_ref())
                     .map_err(|e| FileError::invalid(path, e.to_string()))
             })?
         }
@@ -841,20 +847,45 @@ fn write_exr(path: &Path, heights: &Heights) -> Result<(), FileError> {
     })
 }
 
+/// A TIFF's samples: 16-bit levels or 32-bit floats.
+#[derive(Clone, Copy)]
+enum TiffSamples<'a> {
+    U16(&'a [u16]),
+    F32(&'a [f32]),
+}
+
 fn write_tiff<W: Write + Seek>(
     out: W,
     w: u32,
     h: u32,
-    bits: u8,
-    q16: &[u16],
-    values: &[f32],
+    samples: TiffSamples,
+    geo: Option<&crate::pages::GeoPlacement>,
 ) -> Result<(), tiff::TiffError> {
-    use tiff::encoder::{colortype, TiffEncoder};
+    use tiff::encoder::colortype::{self, ColorType};
+    use tiff::encoder::{ImageEncoder, TiffEncoder, TiffKind};
+    use tiff::tags::Tag;
+    /// Writes the GeoTIFF tags of `geo`, then the samples.
+    fn finish<W: Write + Seek, C: ColorType, K: TiffKind>(
+        mut image: ImageEncoder<W, C, K>,
+        geo: Option<&crate::pages::GeoPlacement>,
+        data: &[C::Inner],
+    ) -> Result<(), tiff::TiffError>
+    where
+        [C::Inner]: tiff::encoder::TiffValue,
+    {
+        if let Some(g) = geo {
+            let (scale, tiepoint, keys) = georef::geotiff_tags(g);
+            let dir = image.encoder();
+            dir.write_tag(Tag::ModelPixelScaleTag, &scale[..])?;
+            dir.write_tag(Tag::ModelTiepointTag, &tiepoint[..])?;
+            dir.write_tag(Tag::GeoKeyDirectoryTag, &keys[..])?;
+        }
+        image.write_data(data)
+    }
     let mut enc = TiffEncoder::new(out)?;
-    if bits == 16 {
-        enc.write_image::<colortype::Gray16>(w, h, q16)
-    } else {
-        enc.write_image::<colortype::Gray32Float>(w, h, values)
+    match samples {
+        TiffSamples::U16(q) => finish(enc.new_image::<colortype::Gray16>(w, h)?, geo, q),
+        TiffSamples::F32(v) => finish(enc.new_image::<colortype::Gray32Float>(w, h)?, geo, v),
     }
 }
 

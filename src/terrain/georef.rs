@@ -4,7 +4,7 @@
 //! ellipsoid at the raster's centre latitude; their east-west and north-south sizes differ away
 //! from the equator, and the document takes their mean (both are said in the note).
 
-use crate::pages::Units;
+use crate::pages::{GeoPlacement, Units};
 use std::f64::consts::PI;
 
 /// WGS84: semi-major axis (m) and flattening.
@@ -43,6 +43,13 @@ fn texels(dx: f64, dy: f64, what: &str) -> (f64, String) {
 
 /// GeoKey ids and values (GeoTIFF 1.0, section 6).
 const GT_MODEL_TYPE: u16 = 1024;
+const RASTER_TYPE: u16 = 1025;
+const GEOGRAPHIC_TYPE: u16 = 2048;
+const PROJECTED_CS_TYPE: u16 = 3072;
+const PIXEL_IS_AREA: u16 = 1;
+const PIXEL_IS_POINT: u16 = 2;
+/// A GeoKey value meaning "user-defined" (no EPSG code).
+const USER_DEFINED: u16 = 32767;
 const PROJ_LINEAR_UNITS: u16 = 3076;
 const VERTICAL_UNITS: u16 = 4099;
 const MODEL_PROJECTED: u16 = 1;
@@ -90,24 +97,55 @@ impl GeoTags {
         };
         let keys = geo_keys(keys);
         let key = |id: u16| keys.iter().find(|k| k.0 == id).map(|k| k.1);
-        // Pixel size in model units and the model y of the raster's centre row.
-        let (sx, sy, centre_y) = match (&self.pixel_scale, &self.tiepoint, &self.transformation) {
-            (Some(s), Some(t), _) if s.len() >= 2 && t.len() >= 6 => {
-                let centre = t[4] - (f64::from(height) / 2.0 - t[1]) * s[1];
-                (s[0], s[1], centre)
-            }
-            (_, _, Some(m)) if m.len() >= 16 => {
-                let centre = m[7] + m[4] * f64::from(width) / 2.0 + m[5] * f64::from(height) / 2.0;
-                (m[0].hypot(m[4]), m[1].hypot(m[5]), centre)
-            }
-            _ => return Ok(None),
+        // A tie point or transformation names a texel's centre rather than its corner.
+        let half = if key(RASTER_TYPE) == Some(PIXEL_IS_POINT) {
+            0.5
+        } else {
+            0.0
         };
+        // Pixel size in model units, the model y of the raster's centre row and the model
+        // coordinates of texel (0, 0)'s top-left corner (None for a rotated raster).
+        let (sx, sy, centre_y, corner) =
+            match (&self.pixel_scale, &self.tiepoint, &self.transformation) {
+                (Some(s), Some(t), _) if s.len() >= 2 && t.len() >= 6 => {
+                    let centre = t[4] - (f64::from(height) / 2.0 - t[1]) * s[1];
+                    let corner = [t[3] - (t[0] + half) * s[0], t[4] + (t[1] + half) * s[1]];
+                    (s[0], s[1], centre, Some(corner))
+                }
+                (_, _, Some(m)) if m.len() >= 16 => {
+                    let (w, h) = (f64::from(width), f64::from(height));
+                    let centre = m[7] + m[4] * w / 2.0 + m[5] * h / 2.0;
+                    let north_up = m[1] == 0.0 && m[4] == 0.0 && m[5] < 0.0;
+                    let corner = [m[3] - half * m[0], m[7] - half * m[5]];
+                    (
+                        m[0].hypot(m[4]),
+                        m[1].hypot(m[5]),
+                        centre,
+                        north_up.then_some(corner),
+                    )
+                }
+                _ => return Ok(None),
+            };
         if !(sx.is_finite() && sy.is_finite() && sx > 0.0 && sy > 0.0) {
             return Err(format!(
                 "GeoTIFF pixel size {sx} x {sy}: not a positive size"
             ));
         }
-        let (texel, note) = match key(GT_MODEL_TYPE) {
+        let model = key(GT_MODEL_TYPE);
+        let epsg = match model {
+            Some(MODEL_GEOGRAPHIC) => key(GEOGRAPHIC_TYPE),
+            _ => key(PROJECTED_CS_TYPE),
+        };
+        let geo = match (epsg, corner) {
+            (Some(epsg), Some(origin)) if epsg != USER_DEFINED => Some(GeoPlacement {
+                epsg,
+                geographic: model == Some(MODEL_GEOGRAPHIC),
+                origin,
+                pixel: [sx, sy],
+            }),
+            _ => None,
+        };
+        let (texel, note) = match model {
             Some(MODEL_GEOGRAPHIC) => {
                 if !(-90.0..=90.0).contains(&centre_y) {
                     return Err(format!(
@@ -150,10 +188,31 @@ impl GeoTags {
                 texel_size: Some(texel),
                 height_unit,
                 height_origin: None,
+                geo,
             },
             note,
         }))
     }
+}
+
+/// The GeoTIFF tags that place a raster at `g`: the pixel scale, a tie point at texel (0, 0)'s
+/// corner (PixelIsArea) and the GeoKeys naming the model type and the EPSG code.
+pub fn geotiff_tags(g: &GeoPlacement) -> ([f64; 3], [f64; 6], Vec<u16>) {
+    let (model, crs) = match g.geographic {
+        true => (MODEL_GEOGRAPHIC, GEOGRAPHIC_TYPE),
+        false => (MODEL_PROJECTED, PROJECTED_CS_TYPE),
+    };
+    // Version 1.1.0, three keys, sorted by id.
+    #[rustfmt::skip]
+    let keys = vec![
+        1, 1, 0, 3,
+        GT_MODEL_TYPE, 0, 1, model,
+        RASTER_TYPE, 0, 1, PIXEL_IS_AREA,
+        crs, 0, 1, g.epsg,
+    ];
+    let scale = [g.pixel[0], g.pixel[1], 0.0];
+    let tiepoint = [0.0, 0.0, 0.0, g.origin[0], g.origin[1], 0.0];
+    (scale, tiepoint, keys)
 }
 
 /// The georeference of an SRTM tile of `side` texels named `name` (`N36W084.hgt`: the tile

@@ -4,4 +4,5 @@
 pub mod export;
 pub mod formats;
 pub mod georef;
+pub mod sidecar;
 pub mod tiles;
