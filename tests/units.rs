@@ -293,3 +293,40 @@ fn exports_carry_their_georeference_and_a_sidecar_in_metres() {
     assert!((lo - want(&side["heights_m"][0])).abs() < 0.01, "{lo}");
     assert!((hi - want(&side["heights_m"][1])).abs() < 0.01, "{hi}");
 }
+
+#[test]
+fn an_exported_png_and_its_tiles_come_back_in_metres_with_their_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let utm = fixture("utm17n-30m-int16.tif");
+    let whole = scarp::terrain::formats::read(&utm, &ReadOptions::default()).unwrap();
+    let d = |name: &str| dir.path().join(name);
+    let s = |p: &std::path::PathBuf| p.to_str().unwrap().to_string();
+    common::scarp_ok(&["convert", &s(&utm), &s(&d("land.png"))]);
+    common::scarp_ok(&["convert", &s(&utm), &s(&d("tiles.png")), "--tiles", "3x1"]);
+    // Read back with no flags: the sidecar's range and units (a 16-bit PNG holds levels).
+    for (input, extra) in [
+        ("land.png", vec![]),
+        ("tiles_x{i}_y{j}.png", vec!["--tiles", "3x1"]),
+    ] {
+        let project = d("back.scarp");
+        let mut args = vec!["convert".to_string(), s(&d(input)), s(&project)];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = common::scarp_ok(&args);
+        assert!(common::stderr(&out).contains("units and range from"), "{input}");
+        let doc = scarp::project::open(&project).unwrap().meta().document;
+        assert_eq!(doc.units.texel_size, Some(30.0), "{input}");
+        assert_eq!(doc.units.height_unit, Some(1.0), "{input}");
+        assert_eq!(doc.units.geo.unwrap().origin, [500_000.0, 4_000_720.0], "{input}");
+        let r32 = d("back.r32");
+        common::scarp_ok(&["convert", &s(&project), &s(&r32)]);
+        let size = ReadOptions {
+            size: Some((40, 24)),
+            ..Default::default()
+        };
+        let back = scarp::terrain::formats::read(&r32, &size).unwrap();
+        let step = (350.0 - 51.0) / 65535.0;
+        let worst = common::max_diff(&back.values, &whole.values);
+        assert!(worst <= step, "{input}: {worst} m off (a level is {step} m)");
+    }
+}

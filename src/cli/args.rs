@@ -5,7 +5,7 @@ use crate::pages::geometry::Region;
 use crate::pages::{BudgetRequest, Budgets, Units};
 use crate::terrain::formats::{Endian, ReadOptions};
 use clap::{Args, ValueEnum};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Largest side of a generated grid.
 pub const MAX_SIDE: u32 = 65536;
@@ -77,6 +77,23 @@ impl ReadArgs {
             height_origin: None,
             geo: None,
         }
+    }
+
+    /// How to read `file` and the units the flags give, with what the sidecar an export wrote
+    /// beside it says (docs/units.md) under the flags: its units, its size (raw files) and the
+    /// height range of its integer values unless --size and --range give them. Its path when
+    /// there is one.
+    pub fn for_file(&self, file: &Path) -> Result<(ReadOptions, Units, Option<PathBuf>), String> {
+        let Some(sidecar) = crate::terrain::sidecar::beside(file)? else {
+            return Ok((self.options(), self.units(), None));
+        };
+        let options = ReadOptions {
+            size: self.size.or(Some((sidecar.width, sidecar.height))),
+            range: self.range.or(sidecar.range()).unwrap_or((0.0, 1.0)),
+            ..self.options()
+        };
+        let path = crate::terrain::sidecar::path_of(file);
+        Ok((options, sidecar.units().or(self.units()), Some(path)))
     }
 
     pub fn options(&self) -> ReadOptions {

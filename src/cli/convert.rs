@@ -5,7 +5,7 @@
 //! past one file's limit export as tiles.
 
 use super::args::{is_project, parse_region, parse_tiles, ProjectPart, ReadArgs};
-use super::{bar, read_with_bar};
+use super::{bar, read_input};
 use crate::pages::geometry::encode;
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::{DocumentDesc, PageId, Units};
@@ -94,10 +94,11 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
     } else {
         match a.tiles.filter(|_| pattern) {
             Some((cols, rows)) => {
-                Source::Dense(stitch(&a.input, cols, rows, &a.read)?, a.read.units())
+                let (grid, units) = stitch(&a.input, cols, rows, &a.read)?;
+                Source::Dense(grid, units)
             }
             None => {
-                let (grid, units) = read_with_bar(&a.input, &a.read.options(), a.read.units())?;
+                let (grid, units) = read_input(&a.input, &a.read)?;
                 Source::Dense(grid, units)
             }
         }
@@ -222,17 +223,24 @@ impl Source {
     }
 }
 
-/// Stitches the tiles a pattern names; a tile that cannot be read is named in the error.
-fn stitch(pattern: &Path, cols: u32, rows: u32, read: &ReadArgs) -> Result<Heights> {
-    let stitched =
-        tiles::read_set(pattern, cols, rows, &read.options()).map_err(anyhow::Error::msg)?;
+/// Stitches the tiles a pattern names, read as the first tile's sidecar says under the flags
+/// (the units of the set and the range its tiles share); a tile that cannot be read is named in
+/// the error.
+fn stitch(pattern: &Path, cols: u32, rows: u32, read: &ReadArgs) -> Result<(Heights, Units)> {
+    let first = tiles::pattern_path(pattern, 0, 0);
+    let (options, units, sidecar) = read.for_file(&first).map_err(anyhow::Error::msg)?;
+    if let Some(s) = sidecar {
+        let note = format!("{}: units and range from {}", pattern.display(), s.display());
+        super::note_on_success(note);
+    }
+    let stitched = tiles::read_set(pattern, cols, rows, &options).map_err(anyhow::Error::msg)?;
     if stitched.disagreeing_texels > 0 {
         eprintln!(
             "note: {} shared edge texel(s) differ between neighbouring tiles; the first tile's kept",
             stitched.disagreeing_texels
         );
     }
-    Ok(stitched.grid)
+    Ok((stitched.grid, units))
 }
 
 /// Writes one grid, the part of document `doc` from texel `at`, with its sidecar and a progress

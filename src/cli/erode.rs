@@ -3,7 +3,7 @@
 //! nothing is written unless the run succeeds.
 
 use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
-use super::{bar, check_validation, open_gpu, read_with_bar};
+use super::{bar, check_validation, open_gpu, read_input};
 use crate::erosion::run::{erode, region_of, RunOutput, RunSpec};
 use crate::erosion::{ErosionParams, Model};
 use crate::gpu::Gpu;
@@ -76,7 +76,7 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
     let params = check_flags(a)?;
     let (mut grid, units) = match is_project(&a.heights) {
         true => super::project_input::heights(&a.heights, &a.part)?,
-        false => read_with_bar(&a.heights, &a.read.options(), a.read.units())?,
+        false => read_input(&a.heights, &a.read)?,
     };
     let region = a.region.unwrap_or(Region {
         x: 0,

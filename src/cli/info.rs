@@ -26,7 +26,7 @@ pub fn run(a: &InfoArgs) -> Result<()> {
             .map(|(h, _)| bounds(&h.values));
         (desc, range)
     } else {
-        let (grid, units) = super::read_with_bar(&a.file, &a.read.options(), a.read.units())?;
+        let (grid, units) = super::read_input(&a.file, &a.read)?;
         let desc = DocumentDesc {
             units,
             ..DocumentDesc::for_heights(grid.width, grid.height)

@@ -232,6 +232,21 @@ fn bar(label: &str) -> indicatif::ProgressBar {
     b
 }
 
+/// Reads the height file a command is given, as `read`'s flags and the sidecar beside it
+/// (an export's: its units and integer range) say: its heights and units.
+fn read_input(path: &Path, read: &args::ReadArgs) -> Result<(Heights, Units)> {
+    let (options, units, sidecar) = read.for_file(path).map_err(anyhow::Error::msg)?;
+    let read = read_with_bar(path, &options, units)?;
+    if let Some(s) = sidecar {
+        note_on_success(format!(
+            "{}: units and range from {}",
+            path.display(),
+            s.display()
+        ));
+    }
+    Ok(read)
+}
+
 /// Reads a height file with a progress bar: its heights and their units, the file's
 /// georeference with what the flags give (`flags`) over it. Once the command succeeds, a line
 /// says where the units came from, or that the file has none.

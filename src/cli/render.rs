@@ -2,7 +2,7 @@
 //! frames while a brush paints.
 
 use super::args::{is_project, parse_camera, parse_image_size, MemoryArgs, ProjectPart, ReadArgs};
-use super::{check_validation, open_gpu, read_with_bar};
+use super::{check_validation, open_gpu, read_input};
 use crate::atomic_file::write_rgba_png;
 use crate::document::Document;
 use crate::gpu::Gpu;
@@ -497,7 +497,7 @@ fn load_terrain(
     }
     let (grid, units) = match is_project(path) {
         true => super::project_input::heights(path, part)?,
-        false => read_with_bar(path, &read.options(), read.units())?,
+        false => read_input(path, read)?,
     };
     let desc = crate::pages::geometry::DocumentDesc {
         units,

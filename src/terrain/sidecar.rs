@@ -5,7 +5,7 @@
 
 use super::formats::{Heights, WriteReport};
 use crate::atomic_file::{write_atomic, FileError};
-use crate::pages::{DocumentDesc, GeoPlacement};
+use crate::pages::{DocumentDesc, GeoPlacement, Units};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -74,6 +74,28 @@ pub struct Unity {
     pub size_m: [f64; 3],
 }
 
+/// Largest sidecar read, bytes.
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The sidecar beside `file` when there is one that names it; Err (one line) for one that cannot
+/// be read.
+pub fn beside(file: &Path) -> Result<Option<Sidecar>, String> {
+    let path = path_of(file);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let name = path.display();
+    let f = crate::atomic_file::open_regular(&path).map_err(|e| format!("{name}: {e}"))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_BYTES), &mut text)
+        .map_err(|e| format!("{name}: {e}"))?;
+    let s: Sidecar = serde_json::from_str(&text).map_err(|e| format!("{name}: {e}"))?;
+    let own = file
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy() == s.file);
+    Ok(own.then_some(s))
+}
+
 /// The sidecar of `file`.
 pub fn path_of(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_os_string();
@@ -82,6 +104,21 @@ pub fn path_of(file: &Path) -> PathBuf {
 }
 
 impl Sidecar {
+    /// The units it gives (what the document knew).
+    pub fn units(&self) -> Units {
+        Units {
+            texel_size: self.texel_size_known.then_some(self.texel_size_m),
+            height_unit: self.height_unit_known.then_some(self.height_unit_m),
+            height_origin: (self.height_origin_m != 0.0).then_some(self.height_origin_m),
+            geo: self.geo,
+        }
+    }
+
+    /// The height range its integer values span.
+    pub fn range(&self) -> Option<(f32, f32)> {
+        self.integer.as_ref().map(|i| (i.range[0], i.range[1]))
+    }
+
     /// The sidecar of `grid`, the part of document `doc` from texel `at`, written to `file`
     /// as `report` says.
     pub fn of(
