@@ -313,11 +313,18 @@ fn an_exported_png_and_its_tiles_come_back_in_metres_with_their_units() {
         args.extend(extra.iter().map(|a| a.to_string()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = common::scarp_ok(&args);
-        assert!(common::stderr(&out).contains("units and range from"), "{input}");
+        assert!(
+            common::stderr(&out).contains("units and range from"),
+            "{input}"
+        );
         let doc = scarp::project::open(&project).unwrap().meta().document;
         assert_eq!(doc.units.texel_size, Some(30.0), "{input}");
         assert_eq!(doc.units.height_unit, Some(1.0), "{input}");
-        assert_eq!(doc.units.geo.unwrap().origin, [500_000.0, 4_000_720.0], "{input}");
+        assert_eq!(
+            doc.units.geo.unwrap().origin,
+            [500_000.0, 4_000_720.0],
+            "{input}"
+        );
         let r32 = d("back.r32");
         common::scarp_ok(&["convert", &s(&project), &s(&r32)]);
         let size = ReadOptions {
@@ -327,6 +334,67 @@ fn an_exported_png_and_its_tiles_come_back_in_metres_with_their_units() {
         let back = scarp::terrain::formats::read(&r32, &size).unwrap();
         let step = (350.0 - 51.0) / 65535.0;
         let worst = common::max_diff(&back.values, &whole.values);
-        assert!(worst <= step, "{input}: {worst} m off (a level is {step} m)");
+        assert!(
+            worst <= step,
+            "{input}: {worst} m off (a level is {step} m)"
+        );
     }
+}
+
+/// The slope overlay reads the ground's angle in true degrees on a document that knows its
+/// units, whatever the exaggeration; on one that does not, the angle as drawn (as always).
+#[test]
+fn the_slope_overlay_reads_true_degrees_under_exaggeration() {
+    use scarp::render::analysis::slope_colour;
+    use scarp::render::camera::{screen_point, Camera};
+    use scarp::render::offscreen::{offscreen_options, Offscreen};
+    use scarp::render::{TerrainRenderer, ViewSettings};
+    let gpu = common::gpu();
+    // A 30-degree ramp along x on texels of 1 m, heights in metres: true scale 1.
+    let k = 30f32.to_radians().tan();
+    let plain = common::doc(256, 256, 128);
+    let metric = scarp::pages::DocumentDesc {
+        units: scarp::pages::Units::metres(1.0),
+        ..plain
+    };
+    assert_eq!(metric.vertical_scale(), 1.0);
+    let heights: Vec<f32> = (0..256 * 256).map(|i| k * (i % 256) as f32).collect();
+    let size = [320, 240];
+    let walkable = 35.0;
+    let encode = |c: [f32; 3]| c.map(|v| (v.powf(1.0 / 2.2) * 255.0).round() as i32);
+    let mut colour_at_centre = |d: scarp::pages::DocumentDesc, vs: f32| {
+        let tables = scarp::noise::NoiseTables::new(2009);
+        let mut terrain = scarp::document::Document::from_heights(&gpu, d, &heights, &tables)
+            .unwrap();
+        let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+        let mut off = Offscreen::new(&gpu, size).unwrap();
+        let centre = glam::Vec3::new(128.0, k * 128.0 * vs, 128.0);
+        let cam = Camera::look_at(centre + glam::Vec3::new(0.0, 300.0, 300.0), centre);
+        let view = ViewSettings {
+            vertical_scale: vs,
+            slope: Some(walkable),
+            ..ViewSettings::default()
+        };
+        let img = off
+            .render(&mut r, &mut terrain.store, &cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap();
+        let s = screen_point(&cam.view_proj(size), size, centre).unwrap();
+        let i = 4 * (s.y as usize * size[0] as usize + s.x as usize);
+        [img[i] as i32, img[i + 1] as i32, img[i + 2] as i32]
+    };
+    let near = |got: [i32; 3], deg: f32| {
+        let want = encode(slope_colour(deg, walkable));
+        (0..3).all(|c| (got[c] - want[c]).abs() <= 3)
+    };
+    for vs in [1.0, 2.0, 0.5] {
+        let got = colour_at_centre(metric, vs);
+        assert!(near(got, 30.0), "metric, vertical scale {vs}: {got:?}");
+    }
+    // Without units, exaggerated twice the ramp reads as drawn: atan(2 tan 30°) = 49.1°.
+    let drawn = 2.0 * k;
+    let got = colour_at_centre(plain, 2.0);
+    assert!(near(got, drawn.atan().to_degrees()), "{got:?}");
+    common::assert_no_validation_messages(&gpu);
 }

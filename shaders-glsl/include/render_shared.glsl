@@ -16,7 +16,8 @@ struct FrameData {
     ivec4 doc;       // width, height, page size, view flags
     vec4 heights;    // flat height, r16 height_min, r16 height_range, unused
     vec4 analysis;   // walkable slope (degrees, VIEW_SLOPE), contour interval (height units,
-                     // VIEW_CONTOURS), the waves' time (VIEW_SEA; seconds), unused
+                     // VIEW_CONTOURS), the waves' time (VIEW_SEA; seconds), the vertical
+                     // exaggeration over true scale (1 where the document has no height unit)
     // With VIEW_LOOK (render::look): the sky, haze and tone map, and the materials.
     mat4 inv_view_proj; // clip to world (the sky's view rays)
     vec4 look;       // exposure, sun intensity, detail-normal strength, unused

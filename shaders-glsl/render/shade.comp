@@ -158,11 +158,22 @@ vec3 sunColour(vec3 l) {
          * frame.look.y;
 }
 
+// The ground's slope in degrees under drawn normal `n`: the drawn slope undone by the vertical
+// exaggeration (tan true = tan drawn / exaggeration); exactly the drawn slope at 1.
+float groundSlope(vec3 n) {
+    float y = clamp(n.y, 0.0, 1.0);
+    float e = frame.analysis.w;
+    if (e == 1.0 || e <= 0.0) {
+        return degrees(acos(y));
+    }
+    return degrees(atan(sqrt(max(1.0 - y * y, 0.0)), y * e));
+}
+
 // The look's shading (linear): materials, detail normals, sun (shadowed) and sky (occluded)
 // light, haze that takes the sky's colour. `texels` is how many texels a pixel spans.
 vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texels) {
     vec2 xz = world.xz;
-    float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
+    float deg = groundSlope(n);
     float rough;
     vec3 albedo = materialAt(deg, alt, curv, xz, rough);
     // Detail normals from two octaves of value noise, faded out where a pixel spans texels.
@@ -348,8 +359,9 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
         c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(overlay, 0.0, 1.0)));
     }
     if ((flags & VIEW_SLOPE) != 0u) {
-        // Unlit, so the colour reads the angle of the terrain as drawn (vertical scale applied).
-        float deg = degrees(acos(clamp(n.y, 0.0, 1.0)));
+        // Unlit, so the colour reads the ground's angle (true degrees wherever the document
+        // knows its units, whatever the exaggeration; else as drawn).
+        float deg = groundSlope(n);
         c = slopeColour(deg, frame.analysis.x);
         // The heat map's colours as they are: not tone-mapped.
         look = false;

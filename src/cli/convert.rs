@@ -230,7 +230,11 @@ fn stitch(pattern: &Path, cols: u32, rows: u32, read: &ReadArgs) -> Result<(Heig
     let first = tiles::pattern_path(pattern, 0, 0);
     let (options, units, sidecar) = read.for_file(&first).map_err(anyhow::Error::msg)?;
     if let Some(s) = sidecar {
-        let note = format!("{}: units and range from {}", pattern.display(), s.display());
+        let note = format!(
+            "{}: units and range from {}",
+            pattern.display(),
+            s.display()
+        );
         super::note_on_success(note);
     }
     let stitched = tiles::read_set(pattern, cols, rows, &options).map_err(anyhow::Error::msg)?;

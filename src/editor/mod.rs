@@ -363,6 +363,18 @@ fn open_pen(window: &Window) -> (Option<pen::PenReader>, String) {
     }
 }
 
+/// The heights the altitude rules span for a document of `desc` as it opens: its heights then,
+/// else (a document still flat, its strokes to come) its declared range. Fixed while it is open,
+/// so an edit far away never recolours the rest.
+fn altitude_range(desc: &crate::pages::DocumentDesc, renderer: &TerrainRenderer) -> (f32, f32) {
+    let (lo, hi) = renderer.nodes().range();
+    if hi > lo {
+        (lo, hi)
+    } else {
+        (desc.height_min, desc.height_max)
+    }
+}
+
 /// The panels' state on opening `session`'s document (rendered by `renderer` on `gpu`): the
 /// default brush, a view scaled to the document, presets listed, nothing to recover.
 fn first_ui(
@@ -383,6 +395,7 @@ fn first_ui(
             sun: Some(Sun::default()),
             look: Some(crate::render::look::Look::default()),
             sea_level,
+            altitude_range: Some(altitude_range(&desc, renderer)),
             ..ViewSettings::default()
         },
         budget_ms: 6.0,
@@ -855,6 +868,7 @@ impl Editor {
         Ok(())
     }
 
+    /// Frames the whole document.
     fn frame_all(&mut self) {
         let d = *self.session.doc.desc();
         let vs = self.ui.view.vertical_scale;
@@ -1088,6 +1102,7 @@ impl Editor {
         self.session = session;
         let side = desc.width.max(desc.height) as f32;
         self.ui.view.vertical_scale = desc.vertical_scale();
+        self.ui.view.altitude_range = Some(altitude_range(&desc, &self.renderer));
         self.ui.view.fog = 0.05 / side;
         self.frame_all();
         Ok(desc)

@@ -384,7 +384,7 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 fn brush_panel(ui: &Ui, s: &mut UiState) {
     panel(ui, "Brush").build(|| {
         let _labels = ui.push_item_width(-LABEL_WIDTH);
-        brush_shape(ui, &mut s.brush);
+        brush_shape(ui, &mut s.brush, s.doc.as_ref().map(|d| d.desc));
         kind_controls(ui, s);
         let preview = s.noise_preview.clone();
         let b = &mut s.brush;
@@ -400,7 +400,7 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
 
 /// The brush's type and the shape every brush has: radius, inner radius, strength, spacing
 /// and falloff.
-fn brush_shape(ui: &Ui, b: &mut BrushSettings) {
+fn brush_shape(ui: &Ui, b: &mut BrushSettings, desc: Option<DocumentDesc>) {
     let brushes = panel_brushes();
     let names: Vec<&str> = brushes.iter().map(|t| t.name()).collect();
     let mut i = brushes.iter().position(|t| *t == b.brush).unwrap_or(0);
@@ -427,6 +427,13 @@ fn brush_shape(ui: &Ui, b: &mut BrushSettings) {
         ui,
         "How much each brush instance changes the heights (height units for raise, lower, noise)",
     );
+    in_metres(ui, desc, |d| {
+        format!(
+            "radius {}, strength {}",
+            metres_text(f64::from(b.radius) * d.texel_size()),
+            metres_text(f64::from(b.strength) * d.height_unit())
+        )
+    });
     log_slider(ui, "spacing", 0.02, 2.0, &mut b.spacing);
     tip(
         ui,
@@ -643,7 +650,26 @@ fn presets_and_files(ui: &Ui, s: &mut UiState) {
 }
 
 /// Sun shadows and ambient occlusion (on/off) and where the sun is.
-fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
+/// A line of lengths in metres (`line` of the document) where the document knows its units;
+/// nothing otherwise.
+fn in_metres(ui: &Ui, desc: Option<DocumentDesc>, line: impl FnOnce(&DocumentDesc) -> String) {
+    if let Some(d) = desc.filter(|d| !d.units.is_unknown()) {
+        ui.text_disabled(line(&d));
+    }
+}
+
+/// `m` metres as a short length: "7.68 km", "120 m", "0.35 m".
+fn metres_text(m: f64) -> String {
+    if m.abs() >= 1000.0 {
+        format!("{:.2} km", m / 1000.0)
+    } else if m.abs() >= 10.0 {
+        format!("{m:.0} m")
+    } else {
+        format!("{m:.2} m")
+    }
+}
+
+fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
     let mut on = v.sun.is_some();
     if ui.checkbox("sun shadows and occlusion", &mut on) {
         v.sun = on.then(crate::render::lighting::Sun::default);
@@ -682,8 +708,14 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
         ui.slider("snow line", 0.0, 1.2, &mut l.materials.snow_line);
         tip(
             ui,
-            "Altitude (fraction of the height range) above which snow lies",
+            "Altitude (fraction of the height range the document opened with) above which snow lies",
         );
+        let (lo, hi) = v.altitude_range.unwrap_or((0.0, 1.0));
+        let (snow, sand) = (l.materials.snow_line, l.materials.sand_line);
+        in_metres(ui, desc, |d| {
+            let at = |f: f32| metres_text(d.metres(lo + f * (hi - lo)));
+            format!("snow above {}, sand below {}", at(snow), at(sand))
+        });
         ui.slider("rock slope (deg)", 0.0, 90.0, &mut l.materials.rock_slope);
         tip(ui, "Slopes steeper than this show rock");
         ui.slider("grass slope (deg)", 0.0, 90.0, &mut l.materials.grass_slope);
@@ -692,7 +724,7 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings) {
 }
 
 /// The analysis overlays: the slope heat map (walkable angle) and contour lines (interval).
-fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
+fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
     let mut slope = v.slope.is_some();
     if ui.checkbox("slope map", &mut slope) {
         v.slope = slope.then_some(crate::render::analysis::DEFAULT_WALKABLE);
@@ -717,11 +749,15 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings) {
         ui.set_next_item_width(120.0);
         log_slider(ui, "interval", 1e-4, 1.0, i);
         tip(ui, "Height between contour lines");
+        let every = f64::from(*i);
+        in_metres(ui, desc, |d| {
+            format!("contours every {}", metres_text(every * d.height_unit()))
+        });
     }
 }
 
 /// The sea: on/off and its level, over the document's height range (and a little below it).
-fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
+fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32), desc: DocumentDesc) {
     let span = (hi - lo).max(1e-3);
     let mut on = v.sea_level.is_some();
     if ui.checkbox("sea", &mut on) {
@@ -736,6 +772,10 @@ fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32)) {
         ui.set_next_item_width(120.0);
         ui.slider("sea level", lo - 0.05 * span, hi, level);
         tip(ui, "The water's height");
+        let at = *level;
+        in_metres(ui, Some(desc), |d| {
+            format!("sea at {}", metres_text(d.metres(at)))
+        });
     }
 }
 
@@ -803,10 +843,11 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 }
                 None => ui.text_disabled(format!("{} (painting at 1.0)", s.pen_status)),
             }
-            sun_controls(ui, v);
-            analysis_controls(ui, v);
+            let desc = s.doc.as_ref().map(|d| d.desc);
+            sun_controls(ui, v, desc);
+            analysis_controls(ui, v, desc);
             if let Some(d) = &s.doc {
-                sea_controls(ui, v, (d.height_lo, d.height_hi));
+                sea_controls(ui, v, (d.height_lo, d.height_hi), d.desc);
             }
             if ui.button("frame all (F)") {
                 s.actions.push(UiAction::FrameAll);

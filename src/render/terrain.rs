@@ -112,6 +112,11 @@ pub struct ViewSettings {
     pub sea_level: Option<f32>,
     /// The waves' time, seconds (0 for still images).
     pub wave_time: f32,
+    /// The heights (height units) the altitude rules span: the plain colours' bands and the
+    /// look's snow and sand lines are fractions of it. None: the document's lowest and highest
+    /// heights now (a still image); the editor fixes it when a document opens, so an edit far
+    /// away never recolours the rest.
+    pub altitude_range: Option<(f32, f32)>,
     /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): nodes are
     /// split while a tile inside wants finer; still restricted so neighbours differ by at most
     /// one level, and page nodes only where their pages are on the GPU.
@@ -134,6 +139,7 @@ impl Default for ViewSettings {
             look: None,
             sea_level: None,
             wave_time: 0.0,
+            altitude_range: None,
             force_levels: None,
         }
     }
@@ -1152,6 +1158,16 @@ fn view_flags(view: &ViewSettings, shown: Shown) -> u32 {
     flags
 }
 
+/// The vertical exaggeration of `vertical_scale` over `desc`'s true scale, by which drawn slopes
+/// are steeper than the ground's: 1 for a document without a known height unit (its slopes are
+/// the drawn ones, as they always were).
+fn exaggeration(desc: &DocumentDesc, vertical_scale: f32) -> f32 {
+    match desc.units.height_unit {
+        Some(_) => vertical_scale / desc.vertical_scale(),
+        None => 1.0,
+    }
+}
+
 /// The frame's uniforms: a document of `desc` whose flat pages read `flat`, heights drawn
 /// within `(height_lo, height_hi)`, seen from `eye` through `view_proj` with `view`'s
 /// settings and what is `shown`.
@@ -1178,8 +1194,8 @@ fn frame_data(
         cursor,
         shade: [
             view.fog,
-            height_lo,
-            height_hi,
+            view.altitude_range.map_or(height_lo, |r| r.0),
+            view.altitude_range.map_or(height_hi, |r| r.1),
             view.sea_level.unwrap_or(0.0),
         ],
         doc: [
@@ -1198,7 +1214,7 @@ fn frame_data(
             view.slope.unwrap_or(0.0),
             view.contours.unwrap_or(1.0),
             view.wave_time,
-            0.0,
+            exaggeration(desc, view.vertical_scale),
         ],
         inv_view_proj: view_proj.inverse().to_cols_array_2d(),
         ..bytemuck::Zeroable::zeroed()
