@@ -364,8 +364,8 @@ fn the_slope_overlay_reads_true_degrees_under_exaggeration() {
     let encode = |c: [f32; 3]| c.map(|v| (v.powf(1.0 / 2.2) * 255.0).round() as i32);
     let mut colour_at_centre = |d: scarp::pages::DocumentDesc, vs: f32| {
         let tables = scarp::noise::NoiseTables::new(2009);
-        let mut terrain = scarp::document::Document::from_heights(&gpu, d, &heights, &tables)
-            .unwrap();
+        let mut terrain =
+            scarp::document::Document::from_heights(&gpu, d, &heights, &tables).unwrap();
         let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
         let mut off = Offscreen::new(&gpu, size).unwrap();
         let centre = glam::Vec3::new(128.0, k * 128.0 * vs, 128.0);
@@ -397,4 +397,41 @@ fn the_slope_overlay_reads_true_degrees_under_exaggeration() {
     let got = colour_at_centre(plain, 2.0);
     assert!(near(got, drawn.atan().to_degrees()), "{got:?}");
     common::assert_no_validation_messages(&gpu);
+}
+
+/// The DEM of issue 37 (USGS, the Jacksboro fault in Tennessee: 403x344 texels of 3 arc-seconds,
+/// 236 to 1076 m; tests/fixtures/geotiff/README.md) rendered with no flags: terrain covers much
+/// of the image. At the old default scale (a quarter of the side per metre) the same render was
+/// an empty sky.
+#[test]
+fn a_real_dem_renders_as_terrain_with_no_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let dem = fixture("jacksboro-3arcsec.tif");
+    let covered = |extra: &[&str]| {
+        let out = dir.path().join("dem.png");
+        let mut args = vec![
+            "render",
+            "--heights",
+            dem.to_str().unwrap(),
+            "--image",
+            "240x135",
+            "--plain",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        common::scarp_ok(&args);
+        let img = image::open(&out).unwrap().to_rgb8();
+        // The plain look's sky is one colour: the top-left corner's.
+        let sky = *img.get_pixel(0, 0);
+        let terrain = img
+            .pixels()
+            .filter(|p| (0..3).any(|c| (p[c] as i32 - sky[c] as i32).abs() > 8))
+            .count();
+        terrain as f64 / (240.0 * 135.0)
+    };
+    let now = covered(&[]);
+    assert!(now > 0.4, "terrain on {:.1} % of the image", now * 100.0);
+    let old = covered(&["--vertical-scale", "100.75"]);
+    assert!(old < 0.02, "the old scale: {:.1} %", old * 100.0);
 }

@@ -153,7 +153,9 @@ static DEFERRED_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec
 
 fn note_on_success(line: String) {
     if let Ok(mut notes) = DEFERRED_NOTES.lock() {
-        notes.push(line);
+        if !notes.contains(&line) {
+            notes.push(line);
+        }
     }
 }
 
