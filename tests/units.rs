@@ -362,7 +362,7 @@ fn the_slope_overlay_reads_true_degrees_under_exaggeration() {
     let size = [320, 240];
     let walkable = 35.0;
     let encode = |c: [f32; 3]| c.map(|v| (v.powf(1.0 / 2.2) * 255.0).round() as i32);
-    let mut colour_at_centre = |d: scarp::pages::DocumentDesc, vs: f32| {
+    let colour_at_centre = |d: scarp::pages::DocumentDesc, vs: f32| {
         let tables = scarp::noise::NoiseTables::new(2009);
         let mut terrain =
             scarp::document::Document::from_heights(&gpu, d, &heights, &tables).unwrap();
