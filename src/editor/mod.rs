@@ -1748,6 +1748,9 @@ impl Editor {
             height_lo: lo,
             height_hi: hi,
             device: format!("{}", self.gpu.info()),
+            cursor: self
+                .pick
+                .map(|p| [p.x, p.z, p.y / self.ui.view.vertical_scale]),
         });
         self.ui.has_project = self.session.project().is_some();
         if let Some(p) = self.session.project() {

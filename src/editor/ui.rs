@@ -82,6 +82,8 @@ pub struct DocInfo {
     pub height_lo: f32,
     pub height_hi: f32,
     pub device: String,
+    /// The point under the cursor: texel x, texel y (world z) and height (height units).
+    pub cursor: Option<[f32; 3]>,
 }
 
 /// Everything the panels edit or show.
@@ -705,17 +707,28 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
         tip(ui, "A set of material rules: alpine, desert or temperate");
         ui.slider("exposure", 0.1, 4.0, &mut l.exposure);
         tip(ui, "Brightness before the tone map");
-        ui.slider("snow line", 0.0, 1.2, &mut l.materials.snow_line);
-        tip(
-            ui,
-            "Altitude (fraction of the height range the document opened with) above which snow lies",
-        );
         let (lo, hi) = v.altitude_range.unwrap_or((0.0, 1.0));
-        let (snow, sand) = (l.materials.snow_line, l.materials.sand_line);
-        in_metres(ui, desc, |d| {
-            let at = |f: f32| metres_text(d.metres(lo + f * (hi - lo)));
-            format!("snow above {}, sand below {}", at(snow), at(sand))
-        });
+        match desc.filter(|d| d.units.height_unit.is_some()) {
+            // Set in metres: the rule keeps its fraction of the range the document opened with.
+            Some(d) => {
+                let at = |f: f32| d.metres(lo + f * (hi - lo)) as f32;
+                let mut m = at(l.materials.snow_line);
+                if ui.slider("snow line (m)", at(0.0), at(1.2), &mut m) {
+                    let h = ((f64::from(m) - d.metres(0.0)) / d.height_unit()) as f32;
+                    l.materials.snow_line = (h - lo) / (hi - lo).max(f32::EPSILON);
+                }
+                tip(ui, "Altitude above which snow lies");
+                let sand = metres_text(f64::from(at(l.materials.sand_line)));
+                ui.text_disabled(format!("sand below {sand}"));
+            }
+            None => {
+                ui.slider("snow line", 0.0, 1.2, &mut l.materials.snow_line);
+                tip(
+                    ui,
+                    "Altitude (fraction of the height range the document opened with) above which snow lies",
+                );
+            }
+        }
         ui.slider("rock slope (deg)", 0.0, 90.0, &mut l.materials.rock_slope);
         tip(ui, "Slopes steeper than this show rock");
         ui.slider("grass slope (deg)", 0.0, 90.0, &mut l.materials.grass_slope);
@@ -799,6 +812,16 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             if let Some(d) = &s.doc {
                 ui.text(d.desc.extent_line(d.height_lo, d.height_hi));
                 tip(ui, "The world's size and height range, from the document's units");
+                if let Some([x, y, h]) = d.cursor {
+                    let texel = d.desc.texel_size();
+                    ui.text(format!(
+                        "cursor {} E, {} S, {}",
+                        metres_text(f64::from(x) * texel),
+                        metres_text(f64::from(y) * texel),
+                        metres_text(d.desc.metres(h))
+                    ));
+                    tip(ui, "The point under the cursor: metres east and south of the document's north-west corner, and its height");
+                }
                 let true_scale = d.desc.vertical_scale();
                 ui.text(format!("exaggeration {:.2}x", v.vertical_scale / true_scale));
                 tip(ui, "The relief drawn over the true scale the document's units give");
