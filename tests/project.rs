@@ -553,3 +553,48 @@ fn a_page_holding_a_non_finite_height_is_not_saved_and_the_previous_save_stays()
         assert!(std::fs::read(&path).unwrap() == before, "the file changed");
     }
 }
+
+/// A coarse chunk that fails its checksum is said (one line naming the file and the chunk) and
+/// the level is made from the pages: the render still succeeds.
+#[test]
+fn a_damaged_coarse_chunk_is_reported_and_the_pages_stand_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.json");
+    std::fs::write(
+        &journal,
+        r#"{"version": 2, "document": {"width": 300, "height": 200, "page_size": 128},
+            "steps": [{"stroke": {"brush": {"type": "raise", "radius": 60, "strength": 0.5},
+                      "samples": [{"x": 100, "y": 100, "pressure": 1.0, "t": 0.0}]}}]}"#,
+    )
+    .unwrap();
+    let path = dir.path().join("p.scarp");
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    common::scarp_ok(&["apply", "--journal", &s(&journal), "--out", &s(&path)]);
+    let render = |out: &str| {
+        common::scarp_ok(&[
+            "render",
+            "--heights",
+            &s(&path),
+            "--image",
+            "64x36",
+            "--out",
+            &s(&dir.path().join(out)),
+        ])
+    };
+    let sound = common::stderr(&render("a.png"));
+    assert!(!sound.contains("coarse chunk"), "{sound}");
+    let chunks = project::v2::open(&path).unwrap().coarse;
+    assert!(!chunks.is_empty(), "the project stores its coarse level");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[chunks[0].1.offset as usize + 3] ^= 0x5a;
+    std::fs::write(&path, &bytes).unwrap();
+    let err = common::stderr(&render("b.png"));
+    let line = err
+        .lines()
+        .find(|l| l.contains("coarse chunk"))
+        .unwrap_or_else(|| panic!("no line names the chunk: {err}"));
+    assert!(
+        line.contains("p.scarp") && line.contains("from the pages"),
+        "{line}"
+    );
+}

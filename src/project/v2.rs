@@ -182,7 +182,8 @@ impl SparseProject {
 
     /// The whole coarse level (row-major), read from the stored chunks (checksums checked) and
     /// the flat height; None when the document keeps none, the file lacks chunks or one cannot
-    /// be read (the level is then made from the pages, which hold the same values).
+    /// be read (the level is then made from the pages, which hold the same values). A damaged
+    /// chunk is said in one line naming the file and the chunk.
     pub fn coarse_level(&self) -> Option<Vec<[f32; 4]>> {
         let d = &self.meta.document;
         let stored: std::collections::BTreeSet<[u32; 2]> =
@@ -193,7 +194,16 @@ impl SparseProject {
         }
         let mut level = coarse::flat_level(d, self.meta.flat);
         for (c, loc) in &self.coarse {
-            let bytes = loc.read(&format!("coarse chunk {},{}", c[0], c[1])).ok()?;
+            let bytes = match loc.read(&format!("coarse chunk {},{}", c[0], c[1])) {
+                Ok(bytes) => bytes,
+                Err(e) => {
+                    eprintln!(
+                        "note: {}: {e}; the coarse level is made from the pages instead",
+                        self.path.display()
+                    );
+                    return None;
+                }
+            };
             let texels: Vec<[f32; 4]> = bytes
                 .chunks_exact(COARSE_TEXEL as usize)
                 .map(bytemuck::pod_read_unaligned)
