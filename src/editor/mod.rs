@@ -549,6 +549,21 @@ impl Editor {
         if let Some(e) = remembered_error {
             ui.message = format!("remembered settings not used: {e}");
         }
+        ui.show_help = !remembered.help_seen;
+        // The file browser starts in the folder of the document opened from a file, else where
+        // a file was last chosen.
+        let document_dir = options.file.as_deref().and_then(Path::parent);
+        if let Some(dir) = document_dir
+            .map(Path::to_path_buf)
+            .or(remembered.browse_dir.clone())
+            .filter(|d| d.as_os_str().is_empty() || d.is_dir())
+        {
+            ui.browse_dir = if dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                dir
+            };
+        }
         Ok(Self {
             imgui_renderer,
             noise_preview,
@@ -1047,7 +1062,7 @@ impl Editor {
             .inner_size()
             .to_logical::<f64>(self.window.scale_factor());
         let window = [size.width.round() as u32, size.height.round() as u32];
-        let r = Remembered::of(window, &self.ui.brush);
+        let r = Remembered::of(window, &self.ui.brush, &self.ui.browse_dir);
         if let Err(e) = r.save(dir) {
             eprintln!("scarp: settings not remembered: {e}");
         }

@@ -26,18 +26,29 @@ pub struct Remembered {
     /// The last brush, as journals and presets spell it (docs/journal.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub brush: Option<crate::journal::BrushEntry>,
+    /// The Help panel was shown once: later runs start without it (the View panel's "help"
+    /// brings it back).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub help_seen: bool,
+    /// The folder a file was last chosen in (the file browser's start when the document opened
+    /// is not a file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browse_dir: Option<PathBuf>,
 }
 
 impl Remembered {
     /// What to remember of a window of `window` logical pixels (kept when its sides are in
-    /// [`WINDOW_SIDES`]) and the brush `brush`.
-    pub fn of(window: [u32; 2], brush: &crate::brush::BrushSettings) -> Self {
+    /// [`WINDOW_SIDES`]), the brush `brush` and the folder last browsed, `browse_dir`; the Help
+    /// panel has been seen.
+    pub fn of(window: [u32; 2], brush: &crate::brush::BrushSettings, browse_dir: &Path) -> Self {
         Self {
             window: window
                 .iter()
                 .all(|s| WINDOW_SIDES.contains(s))
                 .then_some(window),
             brush: crate::journal::preset(brush).ok(),
+            help_seen: true,
+            browse_dir: std::path::absolute(browse_dir).ok(),
         }
     }
 
@@ -87,6 +98,7 @@ mod tests {
             brush: Some(
                 serde_json::from_value(serde_json::json!({"type": "raise", "radius": 40})).unwrap(),
             ),
+            ..Default::default()
         };
         r.save(&dir.path().join("sub")).unwrap();
         assert_eq!(Remembered::load(&dir.path().join("sub")).unwrap(), r);
@@ -100,5 +112,21 @@ mod tests {
             assert!(e.contains(FILE) && e.contains(says), "{e}");
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn help_is_seen_once_and_the_last_folder_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let brush = crate::brush::BrushSettings::new(crate::brush::BrushType::Raise);
+        let r = Remembered::of([1280, 720], &brush, dir.path());
+        assert!(r.help_seen);
+        assert_eq!(r.browse_dir.as_deref(), Some(dir.path()));
+        r.save(dir.path()).unwrap();
+        let back = Remembered::load(dir.path()).unwrap();
+        assert!(back.help_seen && back.browse_dir == r.browse_dir);
+        // A file written before these fields reads as never seen, no folder.
+        std::fs::write(dir.path().join(FILE), r#"{"window": [1280, 720]}"#).unwrap();
+        let old = Remembered::load(dir.path()).unwrap();
+        assert!(!old.help_seen && old.browse_dir.is_none());
     }
 }
