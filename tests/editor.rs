@@ -277,6 +277,7 @@ fn an_untitled_session_killed_after_one_stroke_is_recovered_bit_for_bit() {
 /// step (the untitled journal, the project's recovery file).
 #[test]
 fn the_first_layer_is_added_without_a_crash_on_every_kind_of_document() {
+    let _one = one_driven_at_a_time();
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let flat = dir.path().join("flat.json");
@@ -585,6 +586,7 @@ fn the_noise_preview_shows_the_brush_noise() {
 /// folder, starts with them, and starts with defaults (saying why) from a broken file.
 #[test]
 fn window_size_layout_and_last_brush_are_remembered() {
+    let _one = one_driven_at_a_time();
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/demo.json");
@@ -636,6 +638,16 @@ fn window_size_layout_and_last_brush_are_remembered() {
 /// on lavapipe can take over half a second (seen: 545-677 ms on a fresh root), so 300 ms dropped
 /// keys there.
 const TYPE_DELAY_MS: &str = "1000";
+
+/// Tests that drive an editor by keys and clicks run one at a time: with several editors on
+/// lavapipe at once a frame can take seconds, and imgui takes about a key a frame, so typed
+/// names lost keys under the full suite's load (seen: a stamp's name, then no stroke in 300 s).
+fn one_driven_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static DRIVEN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    DRIVEN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Runs `xdotool` on the test's display. A connection refused while the server is busy (seen
 /// once in CI right after an editor closed, "Can't open display") is tried again, up to 10 s.
@@ -722,6 +734,7 @@ fn wait_for_file(child: &mut std::process::Child, path: &Path) {
 /// journal names the stamp's file, and replaying it gives the exported heights bit for bit.
 #[test]
 fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
+    let _one = one_driven_at_a_time();
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
@@ -795,6 +808,7 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
 /// gives the exported heights bit for bit, lower along the path and nowhere higher.
 #[test]
 fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
+    let _one = one_driven_at_a_time();
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
@@ -929,6 +943,7 @@ fn wait_for_exit(child: &mut Child) -> std::process::ExitStatus {
 /// untitled journal goes with the steps. With nothing unsaved, Ctrl+Q closes at once.
 #[test]
 fn closing_with_unsaved_steps_asks_first() {
+    let _one = one_driven_at_a_time();
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let start = dir.path().join("flat.json");

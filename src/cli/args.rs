@@ -250,20 +250,7 @@ pub fn parse_camera(s: &str) -> Result<[f32; 6], String> {
 }
 
 pub fn parse_pair(s: &str) -> Result<(f32, f32), String> {
-    let (a, b) = s
-        .split_once(',')
-        .ok_or_else(|| format!("'{s}' is not X,Y"))?;
-    let num = |v: &str| -> Result<f32, String> {
-        let x: f32 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{v}' in '{s}' is not a number"))?;
-        if !x.is_finite() {
-            return Err(format!("'{v}' in '{s}' is not finite"));
-        }
-        Ok(x)
-    };
-    Ok((num(a)?, num(b)?))
+    crate::noise::parse_xy(s).map(|[x, y]| (x, y))
 }
 
 /// `X,Y,W,H` in texels.

@@ -270,6 +270,9 @@ struct Editor {
     discard_armed: Option<(PathBuf, usize)>,
     /// The user's config folder: what the editor remembers between runs.
     config: Option<PathBuf>,
+    /// The Help panel counts as seen: it was before, or this run is a person's (a scripted run
+    /// that quits by itself does not count).
+    help_seen: bool,
     /// Keeps the lighting field (shadows, occlusion) up to date: near edits at once, the
     /// strips farther away within the View panel's shadow budget.
     lighting: Lighting,
@@ -573,6 +576,7 @@ impl Editor {
             memory: options.memory,
             discard_armed: None,
             config,
+            help_seen: remembered.help_seen || !options.quit,
             imgui,
             platform,
             renderer,
@@ -1062,7 +1066,7 @@ impl Editor {
             .inner_size()
             .to_logical::<f64>(self.window.scale_factor());
         let window = [size.width.round() as u32, size.height.round() as u32];
-        let r = Remembered::of(window, &self.ui.brush, &self.ui.browse_dir);
+        let r = Remembered::of(window, &self.ui.brush, &self.ui.browse_dir, self.help_seen);
         if let Err(e) = r.save(dir) {
             eprintln!("scarp: settings not remembered: {e}");
         }

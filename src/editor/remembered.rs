@@ -38,16 +38,21 @@ pub struct Remembered {
 
 impl Remembered {
     /// What to remember of a window of `window` logical pixels (kept when its sides are in
-    /// [`WINDOW_SIDES`]), the brush `brush` and the folder last browsed, `browse_dir`; the Help
-    /// panel has been seen.
-    pub fn of(window: [u32; 2], brush: &crate::brush::BrushSettings, browse_dir: &Path) -> Self {
+    /// [`WINDOW_SIDES`]), the brush `brush`, the folder last browsed, `browse_dir`, and whether
+    /// the Help panel has been seen.
+    pub fn of(
+        window: [u32; 2],
+        brush: &crate::brush::BrushSettings,
+        browse_dir: &Path,
+        help_seen: bool,
+    ) -> Self {
         Self {
             window: window
                 .iter()
                 .all(|s| WINDOW_SIDES.contains(s))
                 .then_some(window),
             brush: crate::journal::preset(brush).ok(),
-            help_seen: true,
+            help_seen,
             browse_dir: std::path::absolute(browse_dir).ok(),
         }
     }
@@ -118,7 +123,7 @@ mod tests {
     fn help_is_seen_once_and_the_last_folder_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let brush = crate::brush::BrushSettings::new(crate::brush::BrushType::Raise);
-        let r = Remembered::of([1280, 720], &brush, dir.path());
+        let r = Remembered::of([1280, 720], &brush, dir.path(), true);
         assert!(r.help_seen);
         assert_eq!(r.browse_dir.as_deref(), Some(dir.path()));
         r.save(dir.path()).unwrap();

@@ -101,7 +101,7 @@ pub struct NoiseSettings {
     #[arg(long, default_value_t = CLI_DEFAULTS.scale)]
     pub scale: f32,
     /// Noise-space position of texel (0, 0), X,Y.
-    #[arg(long, value_parser = parse_offset, default_value = "0,0", allow_hyphen_values = true)]
+    #[arg(long, value_parser = parse_xy, default_value = "0,0", allow_hyphen_values = true)]
     pub offset: [f32; 2],
     /// Noise seed; octave i uses seed + i.
     #[arg(long, default_value_t = CLI_DEFAULTS.seed)]
@@ -156,8 +156,8 @@ pub struct NoiseSettings {
 /// Where `scarp noise`'s flags take their defaults (`warp` is left to the kind).
 const CLI_DEFAULTS: NoiseSettings = NoiseSettings::new(NoiseKind::Fbm);
 
-/// `--offset X,Y`: two finite numbers.
-fn parse_offset(s: &str) -> Result<[f32; 2], String> {
+/// `X,Y`: two finite numbers (`--offset` and the CLI's other pairs).
+pub fn parse_xy(s: &str) -> Result<[f32; 2], String> {
     let (a, b) = s
         .split_once(',')
         .ok_or_else(|| format!("'{s}' is not X,Y"))?;
