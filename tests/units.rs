@@ -162,6 +162,43 @@ fn files_without_georeference_say_so_and_bad_units_are_refused() {
         let err = common::stderr(&out);
         assert!(err.contains(named) && err.lines().count() == 1, "{err}");
     }
+    // A sidecar holding a bad unit is named, not taken for a flag.
+    common::scarp_ok(&[
+        "convert",
+        r32.to_str().unwrap(),
+        dir.path().join("b.png").to_str().unwrap(),
+    ]);
+    let side = dir.path().join("b.png.json");
+    let text = std::fs::read_to_string(&side).unwrap();
+    std::fs::write(
+        &side,
+        text.replace("\"texel_size_known\": false", "\"texel_size_known\": true")
+            .replace("\"texel_size_m\": 1.0", "\"texel_size_m\": -2.0"),
+    )
+    .unwrap();
+    let out = common::scarp(&["info", dir.path().join("b.png").to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("b.png.json") && err.contains("texel_size") && !err.contains("--texel-size"),
+        "{err}"
+    );
+    // Tile sets check the flags too.
+    let out = common::scarp(&[
+        "convert",
+        dir.path().join("t_x{i}_y{j}.png").to_str().unwrap(),
+        dir.path().join("t.r32").to_str().unwrap(),
+        "--tiles",
+        "2x2",
+        "--texel-size",
+        "0",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("--texel-size"),
+        "{}",
+        common::stderr(&out)
+    );
     let bad = dir.path().join("bad.json");
     std::fs::write(
         &bad,

@@ -82,8 +82,12 @@ impl ReadArgs {
     /// How to read `file` and the units the flags give, with what the sidecar an export wrote
     /// beside it says (docs/units.md) under the flags: its units, its size (raw files) and the
     /// height range of its integer values unless --size and --range give them. Its path when
-    /// there is one.
+    /// there is one. The flags are checked first, the error naming the flag.
     pub fn for_file(&self, file: &Path) -> Result<(ReadOptions, Units, Option<PathBuf>), String> {
+        self.units().validate().map_err(|e| {
+            e.replace("texel_size", "--texel-size")
+                .replace("height_unit", "--height-unit")
+        })?;
         let Some(sidecar) = crate::terrain::sidecar::beside(file)? else {
             return Ok((self.options(), self.units(), None));
         };

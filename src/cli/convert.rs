@@ -116,7 +116,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         crate::terrain::export::parts(&a.output, area, split_into).map_err(anyhow::Error::msg)?;
     if to_project {
         let grid = source.region(area)?;
-        let pages = write_project(&a.output, &grid, source.units())?;
+        let pages = write_project(&a.output, &grid, source.desc().units)?;
         println!(
             "{} -> {}: {}x{} in {pages} pages in {:.1} ms",
             a.input.display(),
@@ -172,11 +172,6 @@ fn project_source(a: &ConvertArgs) -> Result<Source> {
 }
 
 impl Source {
-    /// The document's units.
-    fn units(&self) -> Units {
-        self.desc().units
-    }
-
     /// The whole document's description (a height file's: its size and units).
     fn desc(&self) -> DocumentDesc {
         match self {

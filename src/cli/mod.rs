@@ -250,16 +250,9 @@ fn read_input(path: &Path, read: &args::ReadArgs) -> Result<(Heights, Units)> {
 }
 
 /// Reads a height file with a progress bar: its heights and their units, the file's
-/// georeference with what the flags give (`flags`) over it. Once the command succeeds, a line
-/// says where the units came from, or that the file has none.
+/// georeference with what the flags (and a sidecar) give, `flags` (checked), over it. Once the
+/// command succeeds, a line says where the units came from, or that the file has none.
 fn read_with_bar(path: &Path, options: &ReadOptions, flags: Units) -> Result<(Heights, Units)> {
-    flags.validate().map_err(|e| {
-        anyhow::anyhow!(
-            "{}",
-            e.replace("texel_size", "--texel-size")
-                .replace("height_unit", "--height-unit")
-        )
-    })?;
     let b = bar(&format!("reading {}", path.display()));
     let r = crate::terrain::formats::read_reporting(path, options, &mut |done, total| {
         b.set_length(total);

@@ -46,7 +46,7 @@ pub fn heights(path: &Path, part: &ProjectPart) -> Result<(Heights, Units)> {
                 width,
                 height,
             };
-            Ok((p.region(whole)?, p.units()))
+            Ok((p.region(whole)?, p.desc().units))
         }
         Part::Composite(mut d) => {
             let desc = *d.desc();

@@ -19,7 +19,9 @@ use crate::gpu::{
     Recorder, Resource,
 };
 use crate::pages::geometry::NEIGHBOURHOOD;
-use crate::pages::{DocumentDesc, Field, HeightFormat, PageError, PageId, PageStore, HEIGHT};
+use crate::pages::{
+    field, DocumentDesc, Field, HeightFormat, PageError, PageId, PageStore, HEIGHT,
+};
 use crate::shared_constants as k;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -395,10 +397,7 @@ impl Compositor {
                     f.places()
                         .gpu_page(v)
                         .map(|p| p.front())
-                        .ok_or(PageError::BudgetTooSmall {
-                            needed: f.versions().bytes(),
-                            budget: f.places().budgets().gpu.unwrap_or(0),
-                        })
+                        .ok_or_else(|| field::budget_too_small(f))
                 })
                 .collect::<Result<_>>()?;
             stats.add(self.record(store, source, false, layers, chunk, &images)?);
@@ -811,10 +810,7 @@ impl Compositor {
                     field
                         .working_page(i)
                         .map(|p| p.front())
-                        .ok_or(PageError::BudgetTooSmall {
-                            needed: field.versions().bytes(),
-                            budget: field.places().budgets().gpu.unwrap_or(0),
-                        })
+                        .ok_or_else(|| field::budget_too_small(field))
                 })
                 .collect::<Result<_>>()?;
             self.record(store, target, true, &layers, chunk, &images)?;
@@ -1005,17 +1001,14 @@ impl Compositor {
             let target = m
                 .working_page(i)
                 .map(|p| p.front())
-                .ok_or(PageError::BudgetTooSmall {
-                    needed: m.versions().bytes(),
-                    budget: m.places().budgets().gpu.unwrap_or(0),
-                })?;
+                .ok_or_else(|| field::budget_too_small(m))?;
             let r = desc.page_rect(id);
             let mut push = RulesPush {
                 origin: [r.x0, r.y0],
                 size: [r.width(), r.height()],
                 ..*base_push
             };
-            let (mut images, present) = src.neighbourhood(id, &self.dummy);
+            let (mut images, present) = field::neighbourhood(src, id, &self.dummy);
             push.present |= present;
             images.push(target);
             let res: Vec<Resource> = images.iter().map(|i| Resource::StorageImage(i)).collect();

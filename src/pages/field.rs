@@ -285,27 +285,6 @@ impl Field {
     /// The image holding page `id`'s values as they should be shown now: its working version if
     /// an edit is under way there, else the committed one; None for a flat page, or one not on
     /// the GPU (renderers draw such pages coarse and ask for them: [`Self::bring_in`]).
-    /// The visible images of the nine pages around `id` ([`NEIGHBOURHOOD`]'s order), `dummy`
-    /// where a page is off the document or holds no memory, and a bit per slot that has one.
-    pub fn neighbourhood<'a>(&'a self, id: PageId, dummy: &'a Image) -> (Vec<&'a Image>, u32) {
-        let mut present = 0;
-        let images = NEIGHBOURHOOD
-            .into_iter()
-            .enumerate()
-            .map(|(slot, (dx, dy))| {
-                let image = self
-                    .desc()
-                    .neighbour(id, dx, dy)
-                    .and_then(|n| self.visible_image(n));
-                if image.is_some() {
-                    present |= 1 << slot;
-                }
-                image.unwrap_or(dummy)
-            })
-            .collect();
-        (images, present)
-    }
-
     pub fn visible_image(&self, id: PageId) -> Option<&Image> {
         let v = self.versions.visible(id)?;
         self.places.gpu_page(v).map(GpuPage::front)
@@ -634,5 +613,34 @@ fn stored_value(desc: &DocumentDesc, h: f32) -> f32 {
     match desc.format {
         HeightFormat::R32f => h,
         HeightFormat::R16 => f32::from(desc.encode_r16(h)) / 65535.0,
+    }
+}
+
+/// The visible images of the nine pages around `id` of `field` ([`NEIGHBOURHOOD`]'s order),
+/// `dummy` where a page is off the document or holds no memory, and a bit per slot that has one.
+pub fn neighbourhood<'a>(field: &'a Field, id: PageId, dummy: &'a Image) -> (Vec<&'a Image>, u32) {
+    let mut present = 0;
+    let images = NEIGHBOURHOOD
+        .into_iter()
+        .enumerate()
+        .map(|(slot, (dx, dy))| {
+            let image = field
+                .desc()
+                .neighbour(id, dx, dy)
+                .and_then(|n| field.visible_image(n));
+            if image.is_some() {
+                present |= 1 << slot;
+            }
+            image.unwrap_or(dummy)
+        })
+        .collect();
+    (images, present)
+}
+
+/// Why a page of `field` has no GPU image: the GPU budget holds less than its versions.
+pub fn budget_too_small(field: &Field) -> PageError {
+    PageError::BudgetTooSmall {
+        needed: field.versions().bytes(),
+        budget: field.places().budgets().gpu.unwrap_or(0),
     }
 }

@@ -94,10 +94,9 @@ fn write_working(
         let mut rec = Recorder::new(gpu)?;
         rec.buffer(&up, Access::HostWrite);
         for (&i, (offset, local)) in indices.iter().zip(&parts) {
-            let page = field.working_page(i).ok_or(PageError::BudgetTooSmall {
-                needed: field.versions().bytes(),
-                budget: field.places().budgets().gpu.unwrap_or(0),
-            })?;
+            let page = field
+                .working_page(i)
+                .ok_or_else(|| super::field::budget_too_small(field))?;
             rec.copy_buffer_to_image_region(
                 &up,
                 *offset,

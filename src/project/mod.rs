@@ -165,11 +165,6 @@ impl PagedHeights {
         (self.document.width, self.document.height)
     }
 
-    /// The document's physical scale.
-    pub fn units(&self) -> crate::pages::Units {
-        self.document.units
-    }
-
     pub fn desc(&self) -> &DocumentDesc {
         &self.document
     }

@@ -32,7 +32,7 @@ use crate::gpu::{
     Recorder, Resource, Submitter,
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect, NEIGHBOURHOOD};
-use crate::pages::{coarse, Field, PageError, PageStore, HEIGHT};
+use crate::pages::{coarse, field, Field, PageError, PageStore, HEIGHT};
 use crate::shared_constants as k;
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
@@ -798,18 +798,14 @@ fn plan_jobs<'a>(
     let mut work = Vec::with_capacity(chunk.len());
     for (&(id, local), gathered) in chunk.iter().zip(gathered) {
         let v = light.versions().page(id).expect("overwrite_pages made it");
-        let target =
-            light
-                .places()
-                .gpu_page(v)
-                .map(|p| p.front())
-                .ok_or(PageError::BudgetTooSmall {
-                    needed: light.versions().bytes(),
-                    budget: light.places().budgets().gpu.unwrap_or(0),
-                })?;
+        let target = light
+            .places()
+            .gpu_page(v)
+            .map(|p| p.front())
+            .ok_or_else(|| field::budget_too_small(light))?;
         let gather = gather_rect(&desc, settings.sun.dir(), id, local);
         let mut push = LightPush::of(&desc, settings, id, height.flat()).region(local, gather);
-        let (mut pages, present) = height.neighbourhood(id, dummy);
+        let (mut pages, present) = field::neighbourhood(height, id, dummy);
         push.present |= present;
         pages.push(gathered);
         let lit = [gathered, coarse.image(), target, top];

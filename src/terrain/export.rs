@@ -134,18 +134,18 @@ mod tests {
             height: 9,
         };
         let doc = crate::pages::DocumentDesc::for_heights(9, 9);
+        let options = Default::default();
+        let flat = |r: crate::pages::geometry::Region| crate::terrain::formats::Heights {
+            width: r.width,
+            height: r.height,
+            values: vec![0.5; (r.width * r.height) as usize],
+        };
         let parts = parts(&dir.path().join("t.r32"), area, Some((2, 2))).unwrap();
         let r = write_all(&parts, |out, r| {
             if out.ends_with("t_x0_y1.r32") {
                 return Err("disk full".to_string());
             }
-            let grid = crate::terrain::formats::Heights {
-                width: r.width,
-                height: r.height,
-                values: vec![0.5; (r.width * r.height) as usize],
-            };
-            let options = Default::default();
-            write_with_sidecar(out, &grid, &doc, (r.x, r.y), &options, &mut |_, _| {})
+            write_with_sidecar(out, &flat(r), &doc, (r.x, r.y), &options, &mut |_, _| {})
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         });
@@ -154,20 +154,8 @@ mod tests {
         assert!(left.is_empty(), "{left:?}");
         // Written whole, each part has its sidecar.
         write_all(&parts[..2], |out, r| {
-            let grid = crate::terrain::formats::Heights {
-                width: r.width,
-                height: r.height,
-                values: vec![0.5; (r.width * r.height) as usize],
-            };
-            write_with_sidecar(
-                out,
-                &grid,
-                &doc,
-                (r.x, r.y),
-                &Default::default(),
-                &mut |_, _| {},
-            )
-            .map(|_| ())
+            write_with_sidecar(out, &flat(r), &doc, (r.x, r.y), &options, &mut |_, _| {})
+                .map(|_| ())
         })
         .unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);

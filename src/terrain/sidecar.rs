@@ -90,6 +90,7 @@ pub fn beside(file: &Path) -> Result<Option<Sidecar>, String> {
     std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_BYTES), &mut text)
         .map_err(|e| format!("{name}: {e}"))?;
     let s: Sidecar = serde_json::from_str(&text).map_err(|e| format!("{name}: {e}"))?;
+    s.units().validate().map_err(|e| format!("{name}: {e}"))?;
     let own = file
         .file_name()
         .is_some_and(|n| n.to_string_lossy() == s.file);
