@@ -24,6 +24,7 @@ pub mod editor;
 pub mod erosion;
 pub mod falloff;
 pub mod gallery;
+pub mod geology;
 pub mod gpu;
 pub mod journal;
 pub mod layers;

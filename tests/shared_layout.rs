@@ -195,3 +195,9 @@ struct PathEcho {
 fn path_push_and_segment_layouts_match_glsl() {
     check_push::<PathEcho>(&shaders::TEST_ECHO_PATH_PUSH_COMP, "PathPush/PathSegment");
 }
+
+#[test]
+fn geology_push_layout_matches_glsl() {
+    use scarp::geology::shared::GeologyPush;
+    check_push::<GeologyPush>(&shaders::TEST_ECHO_GEOLOGY_PUSH_COMP, "GeologyPush");
+}

@@ -234,6 +234,17 @@ impl CpuTerrain {
         });
     }
 
+    /// Runs `run` over `region` with the CPU twin as one undo step (uplift 1 everywhere): the
+    /// twin of [`crate::edit::geology::region`].
+    pub fn geology_region(&mut self, region: Region, run: &crate::geology::params::GeologyRun) {
+        let spec = crate::geology::run::RunSpec::of(run, &self.desc);
+        self.rewrite_rect(region.rect(), |values| {
+            let size = [region.width, region.height];
+            crate::geology::run::run(None, values, size, None, &spec, None, |_, _, _| {})
+                .expect("the CPU twin does not fail");
+        });
+    }
+
     /// The twin of [`crate::edit::path::apply`]: a path over the heights, one undo
     /// step (the spec checked by the caller).
     pub fn apply_path(&mut self, spec: &super::path::PathSpec) {

@@ -10,6 +10,7 @@ mod devices;
 mod edit;
 mod erode;
 mod gallery;
+mod geology;
 mod info;
 mod layers;
 mod noise;
@@ -87,6 +88,10 @@ pub enum Command {
     /// the GPU or the CPU twin (docs/erosion.md).
     #[command(allow_negative_numbers = true)]
     Erode(Box<erode::ErodeArgs>),
+    /// Stream-power erosion with uplift: rivers cut into rising rock, carving drainage networks
+    /// (docs/geology.md); metres and years, coarse to fine, on the GPU or the CPU twin.
+    #[command(allow_negative_numbers = true)]
+    Geology(Box<geology::GeologyArgs>),
     /// Open the editor (a window): a journal, height file or project, or the default 4096²
     /// terrain.
     Edit(edit::EditArgs),
@@ -128,6 +133,7 @@ pub fn main() {
         Command::Render(args) => render::run(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Erode(args) => erode::run(&args),
+        Command::Geology(args) => geology::run(&args),
         Command::Edit(args) => edit::run(args),
         Command::Devices => devices::run(),
         Command::Info(args) => info::run(&args),

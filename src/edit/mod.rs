@@ -10,6 +10,7 @@
 //! [`Replayer`] method, and an editor panel (docs/ARCHITECTURE.md).
 
 pub mod erode;
+pub mod geology;
 pub mod path;
 pub mod stroke;
 
@@ -25,6 +26,7 @@ use std::path::Path;
 #[derive(Default)]
 pub struct Tools {
     pub erode: erode::Tools,
+    pub geology: geology::Tools,
     pub path: path::Tools,
 }
 
@@ -62,6 +64,21 @@ impl Replayer for Target<'_> {
         let d = *self.doc.desc();
         let spec = crate::erosion::run::RunSpec::of(erosion, &d);
         erode::region(self.doc, region, &spec, true, |_| {}).map(|_| ())
+    }
+    fn geology(
+        &mut self,
+        region: crate::pages::geometry::Region,
+        run: &crate::geology::params::GeologyRun,
+    ) -> Result<()> {
+        geology::region(
+            self.doc,
+            &mut self.tools.geology,
+            region,
+            run,
+            true,
+            |_, _, _| {},
+        )
+        .map(|_| ())
     }
     fn path(&mut self, spec: &crate::brush::path::PathSpec) -> Result<()> {
         path::apply(self.doc, &mut self.tools.path, spec)

@@ -1055,6 +1055,40 @@ impl Editor {
         }
     }
 
+    /// Runs geology over `region` of the base as one step (docs/geology.md); false, with the
+    /// reason in the message line, where it is refused (a layer selected, a bad parameter).
+    fn run_geology(
+        &mut self,
+        region: crate::pages::geometry::Region,
+        run: crate::geology::params::GeologyRun,
+    ) -> Result<bool> {
+        self.finish_edits();
+        let s = &mut self.session;
+        match crate::edit::geology::region(
+            &mut s.doc,
+            &mut s.tools.geology,
+            region,
+            &run,
+            true,
+            |_, _, _| {},
+        ) {
+            Ok(out) => {
+                self.ui.message = format!(
+                    "geology: {:.0} years simulated, steady-state measure {:.3}",
+                    out.years(run.params.time_step),
+                    out.measure()
+                );
+                self.record(Step::Geology { region, run });
+                Ok(true)
+            }
+            Err(crate::brush::error::BrushError::Layer(p)) => {
+                self.ui.message = p;
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Writes what the next run starts with (the window's size, the brush) to the config
     /// folder; says so on stderr when it cannot.
     fn remember(&self) {
@@ -1445,6 +1479,16 @@ impl Editor {
                     if !self.run_path(spec.clone())? {
                         bail!(
                             "replay: step {} (path) refused: {}",
+                            r.step,
+                            self.ui.message
+                        );
+                    }
+                    r.step += 1;
+                }
+                Step::Geology { region, run } => {
+                    if !self.run_geology(*region, *run)? {
+                        bail!(
+                            "replay: step {} (geology) refused: {}",
                             r.step,
                             self.ui.message
                         );

@@ -41,7 +41,7 @@ impl RunFields {
 }
 
 /// `e` with every `--flag-name` written `flag_name` (journals spell parameters so).
-fn snake_flags(e: &str) -> String {
+pub fn snake_flags(e: &str) -> String {
     e.split(' ')
         .map(|w| match w.strip_prefix("--") {
             Some(flag) => flag.replace('-', "_"),

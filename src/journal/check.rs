@@ -2,11 +2,14 @@
 //! the layer stack it will meet (undo and redo move along the stacks of the undoable steps).
 //! Errors name the step and the field.
 
-use super::file::{DocumentEntry, ErodeEntry, Initial, JournalFile, StepEntry, StrokeEntry};
+use super::file::{
+    DocumentEntry, ErodeEntry, GeologyEntry, Initial, JournalFile, StepEntry, StrokeEntry,
+};
 use super::layer_entry::LayerEntry;
 use super::{Journal, JournalError, Step, MAX_STROKE_INSTANCES, MAX_STROKE_SAMPLES};
 use super::{JOURNAL_VERSION, OLDEST_JOURNAL_VERSION};
 use crate::brush::{BrushSettings, BrushType};
+use crate::erosion::params::snake_flags;
 use crate::layers::{LayerOp, Stack};
 use crate::pages::geometry::{check_region, DocumentDesc, Region};
 use std::path::Path;
@@ -128,6 +131,7 @@ impl Checker<'_> {
                 let spec = p.spec(d.width, d.height).map_err(|e| format!("path.{e}"))?;
                 (Step::Path(spec), stack)
             }
+            StepEntry::Geology(g) => (self.geology(g, &stack)?, stack),
             StepEntry::Undo(n) => return self.undo(*n),
             StepEntry::Redo(n) => return self.redo(*n),
         };
@@ -170,23 +174,27 @@ impl Checker<'_> {
         })
     }
 
+    fn geology(&self, g: &GeologyEntry, stack: &Stack) -> Result<Step, String> {
+        base_only(stack, "geology: geology")?;
+        let d = &self.document;
+        let region = whole_or(g.region, d);
+        check_region(d.width, d.height, region).map_err(|e| format!("geology.region: {e}"))?;
+        let run = crate::geology::params::GeologyRun {
+            params: g.params,
+            iterations: g.iterations,
+            until_steady: g.until_steady,
+            coarse: g.coarse,
+        };
+        run.validate()
+            .and_then(|()| run.params.validate_for(d.texel_size()))
+            .map_err(|e| format!("geology.{}", snake_flags(&e)))?;
+        Ok(Step::Geology { region, run })
+    }
+
     fn erode(&self, e: &ErodeEntry, stack: &Stack) -> Result<Step, String> {
         base_only(stack, "erode: erosion")?;
         let d = &self.document;
-        let region = match e.region {
-            Some([x, y, width, height]) => Region {
-                x,
-                y,
-                width,
-                height,
-            },
-            None => Region {
-                x: 0,
-                y: 0,
-                width: d.width,
-                height: d.height,
-            },
-        };
+        let region = whole_or(e.region, d);
         check_region(d.width, d.height, region).map_err(|e| format!("erode.region: {e}"))?;
         let erosion = crate::erosion::ErosionBrush::of_fields(e.run, e.params);
         erosion.validate().map_err(|e| format!("erode.{e}"))?;
@@ -221,6 +229,24 @@ impl Checker<'_> {
 }
 
 /// Refuses `what` (which reshapes the base) while a layer is selected.
+/// The region `[x, y, width, height]` of a step, or the whole document `d` where it has none.
+fn whole_or(region: Option<[u32; 4]>, d: &DocumentDesc) -> Region {
+    match region {
+        Some([x, y, width, height]) => Region {
+            x,
+            y,
+            width,
+            height,
+        },
+        None => Region {
+            x: 0,
+            y: 0,
+            width: d.width,
+            height: d.height,
+        },
+    }
+}
+
 fn base_only(stack: &Stack, what: &str) -> Result<(), String> {
     match stack.selected_layer() {
         Some(l) => Err(format!(

@@ -9,6 +9,7 @@ use super::{JournalError, Step, JOURNAL_VERSION};
 use crate::brush::path::{PathMode, PathSpec, Profile};
 use crate::brush::stroke::StrokeSample;
 use crate::erosion::{ErosionParams, RunFields};
+use crate::geology::GeologyParams;
 use crate::noise::NoiseSettings;
 use crate::pages::geometry::{DocumentDesc, HeightFormat, Units, DEFAULT_PAGE_SIZE};
 use serde::{Deserialize, Serialize};
@@ -125,6 +126,7 @@ fn noise_field_error(brush: &serde_json::Value) -> Option<(String, String)> {
         fails::<NoiseSettings>(&alone)
             .or_else(|| fails::<RunFields>(&alone))
             .or_else(|| fails::<ErosionParams>(&alone))
+            .or_else(|| fails::<GeologyParams>(&alone))
             .map(|e| (key.clone(), e))
     })
 }
@@ -159,6 +161,7 @@ pub enum StepEntry {
     Layer(Box<LayerEntry>),
     Erode(Box<ErodeEntry>),
     Path(Box<PathEntry>),
+    Geology(Box<GeologyEntry>),
 }
 
 impl StepEntry {
@@ -182,6 +185,13 @@ impl StepEntry {
                 params: erosion.params,
             })),
             Step::Path(p) => StepEntry::Path(Box::new(PathEntry::of(p))),
+            Step::Geology { region, run } => StepEntry::Geology(Box::new(GeologyEntry {
+                region: Some([region.x, region.y, region.width, region.height]),
+                iterations: run.iterations,
+                until_steady: run.until_steady,
+                coarse: run.coarse,
+                params: run.params,
+            })),
         })
     }
 }
@@ -258,6 +268,29 @@ pub struct ErodeEntry {
     pub run: RunFields,
     #[serde(flatten)]
     pub params: ErosionParams,
+}
+
+/// A geology run as a journal holds it (docs/journal.md, "Geology"): `region` `[x, y, width,
+/// height]` (absent: the whole document), the iterations per level, the steady-state measure
+/// to stop at, the coarse levels, and the model's parameters (absent: the defaults), named as
+/// `scarp geology`'s flags in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeologyEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<[u32; 4]>,
+    #[serde(default = "default_iterations")]
+    pub iterations: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_steady: Option<f32>,
+    #[serde(default)]
+    pub coarse: u32,
+    #[serde(flatten)]
+    pub params: GeologyParams,
+}
+
+fn default_iterations() -> u32 {
+    crate::geology::params::GeologyRun::default().iterations
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

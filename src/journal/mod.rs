@@ -18,8 +18,8 @@ mod tests;
 
 pub use brush_entry::{parse_brush, preset, BrushEntry};
 pub use file::{
-    journal_json, DocumentEntry, ErodeEntry, Initial, JournalFile, PathEntry, StepEntry,
-    StrokeEntry,
+    journal_json, DocumentEntry, ErodeEntry, GeologyEntry, Initial, JournalFile, PathEntry,
+    StepEntry, StrokeEntry,
 };
 pub use layer_entry::LayerEntry;
 pub use replay::Replayer;
@@ -134,6 +134,11 @@ pub enum Step {
     },
     /// A path over the base (src/brush/path.rs).
     Path(PathSpec),
+    /// Stream-power erosion with uplift over `region` of the base (docs/geology.md).
+    Geology {
+        region: Region,
+        run: crate::geology::params::GeologyRun,
+    },
 }
 
 impl Step {

@@ -6,6 +6,7 @@ use crate::brush::shared::BrushInstance;
 use crate::brush::stroke::stroke_instances;
 use crate::brush::BrushSettings;
 use crate::erosion::ErosionBrush;
+use crate::geology::params::GeologyRun;
 use crate::layers::LayerOp;
 use crate::pages::geometry::Region;
 use std::path::Path;
@@ -27,6 +28,8 @@ pub trait Replayer {
     fn erode(&mut self, region: Region, erosion: &ErosionBrush) -> Result<(), Self::Error>;
     /// A path over the base (checked by [`Journal::check`](super::Journal::check)), one undo step.
     fn path(&mut self, spec: &PathSpec) -> Result<(), Self::Error>;
+    /// A geology run over `region` of the base (checked by [`Journal::check`](super::Journal::check)), one undo step.
+    fn geology(&mut self, region: Region, run: &GeologyRun) -> Result<(), Self::Error>;
 }
 
 impl Journal {
@@ -72,6 +75,7 @@ fn span(step: &Step) -> &'static str {
         Step::Layer(_) => "step: layer",
         Step::Erode { .. } => "step: erode",
         Step::Path(_) => "step: path",
+        Step::Geology { .. } => "step: geology",
     }
 }
 
@@ -85,6 +89,7 @@ fn replay_step<R: Replayer>(step: &Step, target: &mut R) -> Result<(), R::Error>
         Step::Layer(op) => target.layer(op, Path::new(".")),
         Step::Erode { region, erosion } => target.erode(*region, erosion),
         Step::Path(spec) => target.path(spec),
+        Step::Geology { region, run } => target.geology(*region, run),
     }
 }
 
@@ -116,6 +121,10 @@ impl Replayer for crate::brush::cpu::CpuTerrain {
     }
     fn path(&mut self, spec: &PathSpec) -> Result<(), Self::Error> {
         self.apply_path(spec);
+        Ok(())
+    }
+    fn geology(&mut self, region: Region, run: &GeologyRun) -> Result<(), Self::Error> {
+        self.geology_region(region, run);
         Ok(())
     }
 }

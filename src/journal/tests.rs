@@ -384,3 +384,34 @@ fn journal_files_round_trip() {
     }
     assert!(checked >= 4, "only {checked} journals checked");
 }
+
+/// A geology step: a misspelled field is refused by name, a bad value names its field as the
+/// journal spells it, an unstable time step is refused before any work, and absent fields take
+/// the documented defaults.
+#[test]
+fn geology_steps_are_checked_field_by_field() {
+    let doc = r#"{"version": 2, "document": {"width": 64, "height": 64, "units": {"texel_size": 10}},
+        "steps": [{"geology": STEP}]}"#;
+    let with = |step: &str| doc.replace("STEP", step);
+    for (step, want) in [
+        (r#"{"erodibilty": 1e-5}"#, "erodibilty"),
+        (r#"{"iteratons": 10}"#, "iteratons"),
+        (r#"{"erodibility": -1}"#, "geology.erodibility must be"),
+        (r#"{"slope_exponent": 0}"#, "geology.slope_exponent must be"),
+        (r#"{"iterations": 0}"#, "geology.iterations must be"),
+        (r#"{"region": [60, 0, 8, 8]}"#, "geology.region"),
+        (r#"{"time_step": 100000, "diffusion": 1}"#, "unstable"),
+    ] {
+        let e = parse(&with(step)).unwrap_err();
+        assert!(e.contains(want), "{step}: {e}");
+    }
+    let j = Journal::parse(&with(r#"{"iterations": 10, "coarse": 1}"#), Path::new(".")).unwrap();
+    match &j.steps[0] {
+        Step::Geology { region, run } => {
+            assert_eq!((region.width, region.height), (64, 64));
+            assert_eq!((run.iterations, run.coarse), (10, 1));
+            assert!(run.params.is_default());
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,48 @@
+// Geology push constants (src/geology/shared.rs, field for field; tests/shared_layout.rs) and the
+// helpers both stream-power kernels share. The grid is the region R, row-major, W x H; heights z
+// in metres. CPU twin: src/geology/cpu.rs (docs/geology.md states the model).
+#ifndef SCARP_GEOLOGY_SHARED_GLSL
+#define SCARP_GEOLOGY_SHARED_GLSL
+
+struct GeologyPush {
+    ivec2 size;          // W, H of R
+    float tau;           // texel size (m)
+    float diag;          // tau * sqrt(2)
+    float tau2;          // tau * tau
+    float a0;            // texel area (m^2)
+    float erodibility;   // K
+    float m;
+    float n;
+    float diffusion;     // kappa (m^2/yr)
+    float dt;            // yr
+    float uplift;        // U (m/yr)
+    float base_level;    // z at and below which a texel is an outlet, when has_base == 1
+    int has_base;
+    int measure;         // 1: fold max |z' - z| / steady_unit into the statistics buffer
+    float steady_unit;   // dt * U (dt where U = 0)
+};
+
+#ifndef GEOLOGY_NO_KERNEL
+layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+layout(push_constant) uniform Push { GeologyPush g; } pc;
+
+// Neighbour offsets in the model's order k = 0..7; the neighbour k's receiver is p when it is
+// (k + 4) % 8.
+const ivec2 OFFSETS[8] = ivec2[8](ivec2(0, 1), ivec2(1, 1), ivec2(1, 0), ivec2(1, -1),
+                                  ivec2(0, -1), ivec2(-1, -1), ivec2(-1, 0), ivec2(-1, 1));
+const int NO_RECEIVER = 8;
+
+int texelIndex(ivec2 p) {
+    return p.y * pc.g.size.x + p.x;
+}
+
+bool inRegion(ivec2 p) {
+    return all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, pc.g.size));
+}
+
+float delta(int k) {
+    return (k & 1) == 1 ? pc.g.diag : pc.g.tau;
+}
+#endif
+
+#endif

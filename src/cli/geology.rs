@@ -1,0 +1,263 @@
+//! `scarp geology`: stream-power erosion with uplift (docs/geology.md) over a height file or a
+//! region of it, coarse to fine, on the GPU or the CPU twin, with a progress bar. Every flag is
+//! checked before any work; nothing is written unless the run succeeds.
+
+use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
+use super::{bar, check_validation, open_gpu, read_input};
+use crate::geology::gpu::{GpuGeology, Kernels};
+use crate::geology::params::{GeologyRun, MAX_COARSE_LEVELS};
+use crate::geology::run::{run as run_geology, RunSpec};
+use crate::geology::GeologyParams;
+use crate::pages::geometry::{check_region, Region};
+use crate::pages::DocumentDesc;
+use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::formats::{Heights, WriteOptions};
+use anyhow::{bail, Context as _, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Args)]
+#[command(allow_negative_numbers = true)]
+pub struct GeologyArgs {
+    /// The height file (any format Scarp reads), or a .scarp project (its composite; see
+    /// --base and --layer). Its units (texel size, height unit) give the metres.
+    #[arg(long)]
+    heights: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[command(flatten)]
+    part: ProjectPart,
+    /// The heights after the run (any height format; the whole document, changed inside
+    /// --region), with the input's units in its sidecar.
+    #[arg(long)]
+    out: PathBuf,
+    /// The region X,Y,W,H in texels (its border drains) [default: the document].
+    #[arg(long, value_parser = parse_region)]
+    region: Option<Region>,
+    #[command(flatten)]
+    params: GeologyParams,
+    /// The uplift map: a height file of the document's size whose values multiply
+    /// --uplift-rate texel by texel [default: 1 everywhere].
+    #[arg(long)]
+    uplift: Option<PathBuf>,
+    /// Iterations per level (with --until-steady: the most per level).
+    #[arg(long, default_value_t = GeologyRun::default().iterations)]
+    iterations: u32,
+    /// Run each level until max |z' − z| / (Δt·U) over non-outlets is at most this (a
+    /// fraction; 0.01 without a value).
+    #[arg(long, num_args = 0..=1, default_missing_value = "0.01")]
+    until_steady: Option<f32>,
+    /// Coarse levels iterated first, each half the size of the one above [default: 0, or with
+    /// --until-steady as many as keep the coarsest at least 64 texels a side].
+    #[arg(long)]
+    coarse: Option<u32>,
+    /// Also write the drainage area A at the end, square metres (0 outside --region).
+    #[arg(long)]
+    drainage: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    backend: Backend,
+}
+
+pub fn run(a: &GeologyArgs) -> Result<()> {
+    let geology = check_flags(a)?;
+    let (mut grid, units) = match is_project(&a.heights) {
+        true => super::project_input::heights(&a.heights, &a.part)?,
+        false => read_input(&a.heights, &a.read)?,
+    };
+    let desc = DocumentDesc {
+        units,
+        ..DocumentDesc::for_heights(grid.width, grid.height)
+    };
+    let region = a.region.unwrap_or(Region {
+        x: 0,
+        y: 0,
+        width: grid.width,
+        height: grid.height,
+    });
+    check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
+    a.params
+        .validate_for(desc.texel_size())
+        .map_err(anyhow::Error::msg)?;
+    let geology = GeologyRun {
+        coarse: auto_coarse(a, region),
+        ..geology
+    };
+    let uplift = match &a.uplift {
+        Some(p) => Some(read_uplift(p, a, &grid, region)?),
+        None => None,
+    };
+    let spec = RunSpec::of(&geology, &desc);
+    let gpu = match a.backend {
+        Backend::Gpu => {
+            let g = open_gpu()?;
+            let most = GpuGeology::max_texels(&g);
+            if u64::from(region.width) * u64::from(region.height) > most {
+                bail!(
+                    "--region: past what {} binds at once ({most} texels)",
+                    g.info().name
+                );
+            }
+            let k = Arc::new(Kernels::new(&g).context("geology kernels")?);
+            Some((g, k))
+        }
+        Backend::Cpu => None,
+    };
+    let mut heights = crate::erosion::run::region_of(&grid.values, grid.width, region);
+    let levels = crate::geology::run::level_sizes([region.width, region.height], spec.coarse);
+    let b = bar(&format!("geology ({} levels)", levels.len()));
+    b.set_length((spec.iterations * levels.len()) as u64);
+    let t0 = Instant::now();
+    let out = run_geology(
+        gpu.as_ref().map(|(g, k)| (g, k)),
+        &mut heights,
+        [region.width, region.height],
+        uplift.as_deref(),
+        &spec,
+        None,
+        |level, done, m| {
+            b.set_position((level * spec.iterations + done) as u64);
+            b.set_message(format!(
+                "geology: level {}/{}, steady measure {m:.3}",
+                level + 1,
+                levels.len()
+            ));
+        },
+    )
+    .context("geology")?;
+    b.finish_and_clear();
+    let secs = t0.elapsed().as_secs_f64();
+    if let Some((g, _)) = &gpu {
+        check_validation(g)?;
+    }
+    put_region(&mut grid.values, grid.width, region, &heights);
+    write_result(&a.out, &grid, &desc)?;
+    if let Some(p) = &a.drainage {
+        let mut all = vec![0.0f32; grid.values.len()];
+        put_region(&mut all, grid.width, region, &out.area);
+        write_heights(p, grid.width, grid.height, &all)?;
+    }
+    let iterations: usize = out.levels.iter().map(|l| l.iterations).sum();
+    let (lo, hi) = crate::terrain::formats::min_max(&heights);
+    println!(
+        "geology {}x{} at {},{} ({} level(s), {iterations} iterations, {:.0} years, {}) in {secs:.2} s; steady-state measure {:.4}; heights {:.1} to {:.1} m -> {}",
+        region.width,
+        region.height,
+        region.x,
+        region.y,
+        out.levels.len(),
+        out.years(a.params.time_step),
+        match a.backend {
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        },
+        out.measure(),
+        desc.metres(lo),
+        desc.metres(hi),
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Checks the flags that need no heights; returns the run they ask for (`--coarse` left to
+/// [`auto_coarse`] when not given).
+fn check_flags(a: &GeologyArgs) -> Result<GeologyRun> {
+    let run = GeologyRun {
+        params: a.params,
+        iterations: a.iterations,
+        until_steady: a.until_steady,
+        coarse: a.coarse.unwrap_or(0),
+    };
+    run.validate().map_err(anyhow::Error::msg)?;
+    let outputs: Vec<&PathBuf> = std::iter::once(&a.out).chain(a.drainage.iter()).collect();
+    for (i, p) in outputs.iter().enumerate() {
+        check_writable(p)?;
+        if p.canonicalize().ok().is_some() && p.canonicalize().ok() == a.heights.canonicalize().ok()
+        {
+            bail!("{}: input and output are the same file", p.display());
+        }
+        if outputs[..i].contains(p) {
+            bail!("{}: written twice (--out, --drainage)", p.display());
+        }
+    }
+    for p in std::iter::once(&a.heights).chain(a.uplift.iter()) {
+        if !p.is_file() {
+            bail!("{}: not a file", p.display());
+        }
+    }
+    a.part.check(&a.heights).map_err(anyhow::Error::msg)?;
+    Ok(run)
+}
+
+/// Without `--coarse`: none, or with `--until-steady` as many as keep the coarsest level at
+/// least 64 texels a side.
+fn auto_coarse(a: &GeologyArgs, region: Region) -> u32 {
+    match (a.coarse, a.until_steady) {
+        (Some(c), _) => c,
+        (None, None) => 0,
+        (None, Some(_)) => {
+            let mut k = 0;
+            while k < MAX_COARSE_LEVELS && region.width.min(region.height) >> (k + 1) >= 64 {
+                k += 1;
+            }
+            k
+        }
+    }
+}
+
+/// The uplift map's values over `region`, refused unless it is the document's size and finite
+/// and at least 0.
+fn read_uplift(path: &Path, a: &GeologyArgs, grid: &Heights, region: Region) -> Result<Vec<f32>> {
+    let (map, _) = read_input(path, &a.read)?;
+    if (map.width, map.height) != (grid.width, grid.height) {
+        bail!(
+            "{}: the uplift map is {}x{}, the document {}x{}",
+            path.display(),
+            map.width,
+            map.height,
+            grid.width,
+            grid.height
+        );
+    }
+    if let Some(i) = map
+        .values
+        .iter()
+        .position(|v| !(v.is_finite() && *v >= 0.0))
+    {
+        bail!(
+            "{}: uplift {} at texel ({}, {}): the map's values multiply the uplift rate and must be 0 or more",
+            path.display(),
+            map.values[i],
+            i as u32 % map.width,
+            i as u32 / map.width
+        );
+    }
+    Ok(crate::erosion::run::region_of(
+        &map.values,
+        map.width,
+        region,
+    ))
+}
+
+/// Writes `values` (the region's, row-major) into `region` of the `width`-wide `grid`.
+fn put_region(grid: &mut [f32], width: u32, region: Region, values: &[f32]) {
+    let w = region.width as usize;
+    for (row, y) in (region.y..region.y + region.height).enumerate() {
+        let start = (y * width + region.x) as usize;
+        grid[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
+    }
+}
+
+/// Writes the heights with the document's units in the sidecar.
+fn write_result(out: &Path, grid: &Heights, desc: &DocumentDesc) -> Result<()> {
+    crate::terrain::export::write_with_sidecar(
+        out,
+        grid,
+        desc,
+        (0, 0),
+        &WriteOptions::default(),
+        &mut |_, _| {},
+    )?;
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Geology as an edit (docs/geology.md): stream-power erosion with uplift over a region of the
+//! base — its heights read from the page store, iterated on the GPU (or the CPU twin) in region
+//! buffers, and written back as one undo step, as erosion regions are. Reshapes the base, never
+//! a layer. CPU twin: [`crate::brush::cpu::CpuTerrain::geology_region`]. The pipelines are made
+//! at the first use and kept in [`Tools`].
+
+use crate::brush::error::{BrushError, Result};
+use crate::document::Document;
+use crate::geology::gpu::{GpuGeology, Kernels};
+use crate::geology::params::GeologyRun;
+use crate::geology::run::{RunOutput, RunSpec};
+use crate::pages::geometry::Region;
+use std::sync::Arc;
+
+/// What geology keeps between edits: the pipelines.
+#[derive(Default)]
+pub struct Tools {
+    kernels: Option<Arc<Kernels>>,
+}
+
+impl Tools {
+    /// The stream-power pipelines, made on first use and kept.
+    pub fn kernels(&mut self, gpu: &Arc<crate::gpu::Gpu>) -> Result<Arc<Kernels>> {
+        if let Some(k) = &self.kernels {
+            return Ok(k.clone());
+        }
+        let k = Arc::new(Kernels::new(gpu)?);
+        self.kernels = Some(k.clone());
+        Ok(k)
+    }
+}
+
+/// Why `run` over `region` of the base cannot run now, if it cannot: a layer selected, a
+/// region outside the document, a bad or unstable parameter, or (on the GPU) a region past
+/// what the device binds at once.
+pub fn check(doc: &Document, region: Region, run: &GeologyRun, gpu: bool) -> Result<()> {
+    super::erode::check(doc)?;
+    let d = *doc.desc();
+    crate::pages::geometry::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
+    run.validate().map_err(BrushError::Layer)?;
+    run.params
+        .validate_for(d.texel_size())
+        .map_err(BrushError::Layer)?;
+    let texels = u64::from(region.width) * u64::from(region.height);
+    let most = GpuGeology::max_texels(doc.gpu());
+    if gpu && texels > most {
+        return Err(BrushError::Layer(format!(
+            "a {}x{} region is past what this GPU binds at once ({most} texels)",
+            region.width, region.height
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `run` over `region` of the base (on the GPU, or the CPU twin without `gpu`) as one
+/// undo step, after every queued stroke, with uplift 1 everywhere; calls `progress(level,
+/// iterations done, steady-state measure)`. Returns the drainage area and what each level ran.
+pub fn region(
+    doc: &mut Document,
+    tools: &mut Tools,
+    region: Region,
+    run: &GeologyRun,
+    gpu: bool,
+    progress: impl FnMut(usize, usize, f32),
+) -> Result<RunOutput> {
+    check(doc, region, run, gpu)?;
+    let rect = region.rect();
+    let mut heights = doc.base_rect(rect)?;
+    let spec = RunSpec::of(run, doc.desc());
+    let backend = match gpu {
+        true => Some((doc.gpu().clone(), tools.kernels(doc.gpu())?)),
+        false => None,
+    };
+    let out = crate::geology::run::run(
+        backend.as_ref().map(|(g, k)| (g, k)),
+        &mut heights,
+        [region.width, region.height],
+        None,
+        &spec,
+        None,
+        progress,
+    )?;
+    doc.write_base_rect(rect, &heights, false)?;
+    Ok(out)
+}

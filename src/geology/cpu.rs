@@ -1,0 +1,178 @@
+//! The CPU twin of the stream-power kernels (`shaders-glsl/geology/`): the same arithmetic in
+//! the same order, texel by texel, and the exact D8 drainage accumulation the tests compare the
+//! iterated area with.
+
+use super::shared::GeologyPush;
+
+/// Neighbour offsets in the model's order k = 0..7 (docs/geology.md); neighbour k's receiver
+/// is the texel when it is `(k + 4) % 8`.
+pub const OFFSETS: [[i32; 2]; 8] = [
+    [0, 1],
+    [1, 1],
+    [1, 0],
+    [1, -1],
+    [0, -1],
+    [-1, -1],
+    [-1, 0],
+    [-1, 1],
+];
+
+/// A pit's receiver.
+pub const NO_RECEIVER: i32 = 8;
+
+/// The region's state: heights z (m), drainage area A (m²) and the uplift map u, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    pub width: usize,
+    pub height: usize,
+    pub z: Vec<f32>,
+    pub a: Vec<f32>,
+    pub u: Vec<f32>,
+}
+
+impl State {
+    /// Heights `z` with A = `a0` everywhere and uplift map `u` (None: 1 everywhere).
+    pub fn new(width: usize, height: usize, z: Vec<f32>, u: Option<Vec<f32>>, a0: f32) -> Self {
+        let n = width * height;
+        assert_eq!(z.len(), n, "a whole region");
+        let u = u.unwrap_or_else(|| vec![1.0; n]);
+        assert_eq!(u.len(), n, "an uplift value per texel");
+        Self {
+            width,
+            height,
+            z,
+            a: vec![a0; n],
+            u,
+        }
+    }
+
+    /// One Jacobi iteration (docs/geology.md, steps 1 to 3); returns the steady-state measure
+    /// `max |z' − z| / steady_unit` over the texels that are not outlets (0 when all are).
+    pub fn step(&mut self, p: &GeologyPush) -> f32 {
+        let r = receivers(&self.z, p);
+        let (w, h) = (self.width as i32, self.height as i32);
+        let mut z_out = vec![0.0f32; self.z.len()];
+        let mut a_out = vec![0.0f32; self.a.len()];
+        let mut most = 0.0f32;
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                let mut area = p.a0;
+                for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+                    let (qx, qy) = (x + dx, y + dy);
+                    if inside(qx, qy, w, h) {
+                        let j = (qy * w + qx) as usize;
+                        if r[j] == ((k + 4) % 8) as i32 {
+                            area += self.a[j];
+                        }
+                    }
+                }
+                a_out[i] = area;
+                let zp = self.z[i];
+                let border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+                let outlet = border || (p.has_base == 1 && zp <= p.base_level);
+                let mut zn = zp;
+                if !outlet {
+                    zn = self.texel(p, x, y, area, r[i]).unwrap_or(zp);
+                    most = most.max((zn - zp).abs() / p.steady_unit);
+                }
+                z_out[i] = zn;
+            }
+        }
+        self.z = z_out;
+        self.a = a_out;
+        most
+    }
+
+    /// Step 3 for the interior texel (`x`, `y`) of area `area` and receiver `k`: its new height,
+    /// None where it would not be finite (it then stays).
+    fn texel(&self, p: &GeologyPush, x: i32, y: i32, area: f32, k: i32) -> Option<f32> {
+        let w = self.width as i32;
+        let at = |x: i32, y: i32| self.z[(y * w + x) as usize];
+        let zp = at(x, y);
+        let mut zq = 0.0;
+        let mut e = 0.0f32;
+        if k != NO_RECEIVER {
+            let [dx, dy] = OFFSETS[k as usize];
+            zq = at(x + dx, y + dy);
+            let s = (zp - zq) / delta(p, k as usize);
+            e = (p.erodibility * area.powf(p.m)) * s.powf(p.n);
+        }
+        let lap =
+            ((((at(x + 1, y) + at(x - 1, y)) + at(x, y + 1)) + at(x, y - 1)) - 4.0 * zp) / p.tau2;
+        let rate = e - p.diffusion * lap;
+        let mut zs = zp - p.dt * rate;
+        if k != NO_RECEIVER {
+            zs = zs.max(zq);
+        }
+        let zu = zs + (p.dt * p.uplift) * self.u[(y * w + x) as usize];
+        zu.is_finite().then_some(zu)
+    }
+}
+
+fn inside(x: i32, y: i32, w: i32, h: i32) -> bool {
+    x >= 0 && y >= 0 && x < w && y < h
+}
+
+/// δ_k: τ for the axis neighbours (even k), τ·√2 for the diagonal ones.
+fn delta(p: &GeologyPush, k: usize) -> f32 {
+    if k & 1 == 1 {
+        p.diag
+    } else {
+        p.tau
+    }
+}
+
+/// Step 1 for every texel of the `p.size` grid `z`: the index k of its receiver, or
+/// [`NO_RECEIVER`].
+pub fn receivers(z: &[f32], p: &GeologyPush) -> Vec<i32> {
+    let [w, h] = p.size;
+    let mut r = vec![NO_RECEIVER; z.len()];
+    for y in 0..h {
+        for x in 0..w {
+            r[(y * w + x) as usize] = receiver(z, p, x, y);
+        }
+    }
+    r
+}
+
+/// The receiver of texel (`x`, `y`): the in-region neighbour of steepest descent, the lowest k
+/// on equal slopes.
+pub fn receiver(z: &[f32], p: &GeologyPush, x: i32, y: i32) -> i32 {
+    let [w, h] = p.size;
+    let zp = z[(y * w + x) as usize];
+    let mut best = NO_RECEIVER;
+    let mut steepest = 0.0f32;
+    for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+        let (qx, qy) = (x + dx, y + dy);
+        if !inside(qx, qy, w, h) {
+            continue;
+        }
+        let s = (zp - z[(qy * w + qx) as usize]) / delta(p, k);
+        if s > steepest {
+            steepest = s;
+            best = k as i32;
+        }
+    }
+    best
+}
+
+/// The exact D8 drainage area of every texel of `z` (m²): `a0` plus the areas of every texel
+/// whose chain of receivers passes through it, summed from the highest texel down (in f64).
+pub fn d8_area(z: &[f32], p: &GeologyPush) -> Vec<f64> {
+    let r = receivers(z, p);
+    let w = p.size[0];
+    let mut order: Vec<usize> = (0..z.len()).collect();
+    order.sort_by(|&i, &j| z[j].total_cmp(&z[i]));
+    let mut area = vec![f64::from(p.a0); z.len()];
+    for i in order {
+        let k = r[i];
+        if k != NO_RECEIVER {
+            let [dx, dy] = OFFSETS[k as usize];
+            let (x, y) = ((i as i32) % w, (i as i32) / w);
+            let j = ((y + dy) * w + (x + dx)) as usize;
+            area[j] += area[i];
+        }
+    }
+    area
+}

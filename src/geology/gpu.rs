@@ -1,0 +1,237 @@
+//! The stream-power kernels on the GPU over one region: heights, drainage area and the uplift
+//! map live in storage buffers of the region (row-major), so a region spans page borders without
+//! seams. Heights and areas ping-pong; the receivers are rewritten every iteration.
+
+use super::cpu::State;
+use super::shared::GeologyPush;
+use crate::gpu::{
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
+    GpuError, GpuTimer, Recorder, Resource, Result,
+};
+use std::sync::Arc;
+
+/// Iterations recorded per submission (each submission is waited for); the last one of each
+/// also measures how far the region is from steady state.
+pub const ITERATIONS_PER_SUBMIT: usize = 64;
+
+/// The two stream-power pipelines.
+pub struct Kernels {
+    receivers: ComputeKernel<GeologyPush>,
+    update: ComputeKernel<GeologyPush>,
+}
+
+impl Kernels {
+    pub fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+        let k = |shader, n: usize| {
+            ComputeKernel::new(gpu, shader, &vec![BindingKind::StorageBuffer; n], &[])
+        };
+        Ok(Self {
+            receivers: k(&shaders::GEOLOGY_RECEIVERS_COMP, 2)?,
+            update: k(&shaders::GEOLOGY_UPDATE_COMP, 7)?,
+        })
+    }
+}
+
+/// A region's stream-power state on the GPU.
+pub struct GpuGeology {
+    gpu: Arc<Gpu>,
+    size: [u32; 2],
+    z: [Buffer; 2],
+    a: [Buffer; 2],
+    u: Buffer,
+    r: Buffer,
+    stats: Buffer,
+    readback: Buffer,
+    kernels: Arc<Kernels>,
+    /// Per parity of `z`/`a`: the receivers' and the update's descriptor sets.
+    receivers: [DescriptorSet; 2],
+    update: [DescriptorSet; 2],
+    /// Which of `z` and `a` hold the current state.
+    current: usize,
+}
+
+fn storage(gpu: &Arc<Gpu>, name: &str, bytes: u64) -> Result<Buffer> {
+    Buffer::new(
+        gpu,
+        name,
+        BufferDesc::new(bytes).usage(
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_DST
+                | vk::BufferUsageFlags::TRANSFER_SRC,
+        ),
+    )
+}
+
+impl GpuGeology {
+    /// Texels the largest region may have on `gpu` (each buffer is one binding).
+    pub fn max_texels(gpu: &Gpu) -> u64 {
+        u64::from(gpu.info().max_storage_buffer_range) / 4
+    }
+
+    /// The region of `state` on the GPU, with pipelines made before.
+    pub fn new(gpu: &Arc<Gpu>, kernels: &Arc<Kernels>, state: &State) -> Result<Self> {
+        let size = [state.width as u32, state.height as u32];
+        let n = (state.width * state.height).max(1) as u64;
+        if n > Self::max_texels(gpu) {
+            return Err(GpuError::Unsupported(format!(
+                "a {n}-texel geology region is past what {} binds at once ({} texels)",
+                gpu.info().name,
+                Self::max_texels(gpu)
+            )));
+        }
+        let bytes = n * 4;
+        let z = [
+            storage(gpu, "geology z0", bytes)?,
+            storage(gpu, "geology z1", bytes)?,
+        ];
+        let a = [
+            storage(gpu, "geology a0", bytes)?,
+            storage(gpu, "geology a1", bytes)?,
+        ];
+        let u = storage(gpu, "geology uplift", bytes)?;
+        let r = storage(gpu, "geology receivers", bytes)?;
+        let stats = storage(gpu, "geology steady measure", 4)?;
+        let sb = Resource::StorageBuffer;
+        let receivers = [
+            kernels.receivers.bind(&[sb(&z[0]), sb(&r)])?,
+            kernels.receivers.bind(&[sb(&z[1]), sb(&r)])?,
+        ];
+        let update = |c: usize| {
+            kernels.update.bind(&[
+                sb(&z[c]),
+                sb(&a[c]),
+                sb(&u),
+                sb(&r),
+                sb(&z[1 - c]),
+                sb(&a[1 - c]),
+                sb(&stats),
+            ])
+        };
+        let update = [update(0)?, update(1)?];
+        let readback = Buffer::new(gpu, "geology readback", BufferDesc::readback(bytes))?;
+        let g = Self {
+            gpu: gpu.clone(),
+            size,
+            z,
+            a,
+            u,
+            r,
+            stats,
+            readback,
+            kernels: kernels.clone(),
+            receivers,
+            update,
+            current: 0,
+        };
+        let mut upload = Buffer::new(gpu, "geology upload", BufferDesc::upload(bytes))?;
+        for (data, dst) in [(&state.z, &g.z[0]), (&state.a, &g.a[0]), (&state.u, &g.u)] {
+            upload.write(data.as_slice())?;
+            let mut rec = Recorder::new(gpu)?;
+            rec.buffer(&upload, Access::HostWrite);
+            rec.copy_buffer(&upload, 0, dst, 0, bytes);
+            rec.submit_and_wait()?;
+        }
+        Ok(g)
+    }
+
+    pub fn size(&self) -> [u32; 2] {
+        self.size
+    }
+
+    /// Runs up to `iterations` iterations, [`ITERATIONS_PER_SUBMIT`] per submission, calling
+    /// `progress(iterations done, steady-state measure)` after each submission; stops early
+    /// once the measure is at most `until` (when given). With `timer`, each submission is timed
+    /// as one pass "geology". Returns the iterations run and the last measure.
+    pub fn run(
+        &mut self,
+        push: &GeologyPush,
+        iterations: usize,
+        until: Option<f32>,
+        timer: Option<&GpuTimer>,
+        mut progress: impl FnMut(usize, f32),
+    ) -> Result<(usize, f32)> {
+        let mut done = 0;
+        let mut measure = f32::INFINITY;
+        while done < iterations {
+            let n = ITERATIONS_PER_SUBMIT.min(iterations - done);
+            measure = self.submit(push, n, timer)?;
+            done += n;
+            progress(done, measure);
+            if until.is_some_and(|t| measure <= t) {
+                break;
+            }
+        }
+        Ok((done, measure))
+    }
+
+    /// Records and waits for `n` iterations in one submission; returns the last one's measure.
+    fn submit(&mut self, push: &GeologyPush, n: usize, timer: Option<&GpuTimer>) -> Result<f32> {
+        let gpu = self.gpu.clone();
+        let mut rec = Recorder::new(&gpu)?;
+        let query = match timer {
+            Some(t) => {
+                rec.reset_timer(t);
+                Some((t, rec.timer_begin(t, "geology")?))
+            }
+            None => None,
+        };
+        let groups = [self.size[0].div_ceil(16), self.size[1].div_ceil(16), 1];
+        let mut c = self.current;
+        let k = &*self.kernels;
+        for i in 0..n {
+            let last = i + 1 == n;
+            let push = GeologyPush {
+                measure: i32::from(last),
+                ..*push
+            };
+            if last {
+                rec.fill_buffer(&self.stats, 0, 4, 0);
+            }
+            rec.pass(&k.receivers, &self.receivers[c])
+                .read_buffer(&self.z[c])
+                .write_buffer(&self.r)
+                .push(&push)
+                .dispatch(groups)?;
+            rec.pass(&k.update, &self.update[c])
+                .read_buffer(&self.z[c])
+                .read_buffer(&self.a[c])
+                .read_buffer(&self.u)
+                .read_buffer(&self.r)
+                .write_buffer(&self.z[1 - c])
+                .write_buffer(&self.a[1 - c])
+                .read_write_buffer(&self.stats)
+                .push(&push)
+                .dispatch(groups)?;
+            c = 1 - c;
+        }
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        rec.copy_buffer(&self.stats, 0, &self.readback, 0, 4);
+        rec.buffer(&self.readback, Access::HostRead);
+        rec.submit_and_wait()?;
+        self.current = c;
+        let bits = bytemuck::cast_slice::<u8, u32>(self.readback.mapped(4)?)[0];
+        Ok(f32::from_bits(bits))
+    }
+
+    fn read(&self, buf: &Buffer) -> Result<Vec<f32>> {
+        let bytes = u64::from(self.size[0]) * u64::from(self.size[1]) * 4;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.copy_buffer(buf, 0, &self.readback, 0, bytes);
+        rec.buffer(&self.readback, Access::HostRead);
+        rec.submit_and_wait()?;
+        Ok(bytemuck::cast_slice::<u8, f32>(self.readback.mapped(bytes as usize)?).to_vec())
+    }
+
+    /// The state as it is now, read back.
+    pub fn state(&self) -> Result<State> {
+        Ok(State {
+            width: self.size[0] as usize,
+            height: self.size[1] as usize,
+            z: self.read(&self.z[self.current])?,
+            a: self.read(&self.a[self.current])?,
+            u: self.read(&self.u)?,
+        })
+    }
+}

@@ -1,0 +1,18 @@
+//! Geology (docs/geology.md): stream-power erosion with uplift (after Braun & Willett 2013,
+//! Cordonnier et al. 2016 and Schott et al. 2023) — rivers cut into rock as it rises, carving
+//! drainage networks at the scale of a range. On the GPU (`shaders-glsl/geology/`) with a CPU
+//! twin ([`cpu`]), in metres and years.
+//!
+//! * [`params`]: the model's parameters, their defaults and checks.
+//! * [`shared`]: the kernels' push constants.
+//! * [`cpu`]: the twin, one Jacobi iteration texel by texel, and the exact D8 accumulation.
+//! * [`gpu`]: a region's state in storage buffers and the two kernels that iterate it.
+//! * [`run`]: a whole run over a height grid, coarse to fine, either backend.
+
+pub mod cpu;
+pub mod gpu;
+pub mod params;
+pub mod run;
+pub mod shared;
+
+pub use params::GeologyParams;

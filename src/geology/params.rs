@@ -1,0 +1,266 @@
+//! The stream-power model's parameters (docs/geology.md): one struct for `scarp geology`'s
+//! flags, the journal's geology step and the editor's panel, in physical units — metres and
+//! years — with the documented defaults and the checks that refuse a bad value before any work.
+
+use super::shared::GeologyPush;
+use serde::{Deserialize, Serialize};
+
+/// Every parameter of the model; snake_case names are the journal's (`uplift_rate`), and the
+/// struct is `scarp geology`'s flags (`--uplift-rate`) too.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default, deny_unknown_fields)]
+pub struct GeologyParams {
+    /// Uplift rate U, metres per year (times the uplift map, 1 where none is painted).
+    #[arg(long, default_value_t = DEFAULTS.uplift_rate)]
+    pub uplift_rate: f32,
+    /// Erodibility K of the stream-power law e = K·A^m·S^n (per year, times m^(1−2m) for n = 1).
+    #[arg(long, default_value_t = DEFAULTS.erodibility)]
+    pub erodibility: f32,
+    /// Stream-power exponent m of the drainage area A (m²).
+    #[arg(long, default_value_t = DEFAULTS.area_exponent)]
+    pub area_exponent: f32,
+    /// Stream-power exponent n of the slope S.
+    #[arg(long, default_value_t = DEFAULTS.slope_exponent)]
+    pub slope_exponent: f32,
+    /// Hillslope diffusion κ, square metres per year.
+    #[arg(long, default_value_t = DEFAULTS.diffusion)]
+    pub diffusion: f32,
+    /// Time step Δt, years.
+    #[arg(long, default_value_t = DEFAULTS.time_step)]
+    pub time_step: f32,
+    /// Base level, metres of elevation: texels at or below it are outlets (the sea) [default:
+    /// only the region's border drains].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_level: Option<f32>,
+}
+
+/// The documented defaults (docs/geology.md): 0.5 mm a year of uplift against an erodibility
+/// that makes channels of a square kilometre slope about 2 %, m/n = 0.5 as measured in real
+/// channels, and soil creep of 0.01 m² a year.
+pub const DEFAULTS: GeologyParams = GeologyParams {
+    uplift_rate: 1.0e-3,
+    erodibility: 1.0e-5,
+    area_exponent: 0.5,
+    slope_exponent: 1.0,
+    diffusion: 0.002,
+    time_step: 50.0,
+    base_level: None,
+};
+
+impl Default for GeologyParams {
+    fn default() -> Self {
+        DEFAULTS
+    }
+}
+
+/// Largest values the checks accept: past them f32 heights overflow or the explicit step is
+/// meaningless (docs/geology.md).
+pub const MAX_UPLIFT_RATE: f32 = 1.0; // m/yr
+pub const MAX_ERODIBILITY: f32 = 1.0;
+pub const MAX_EXPONENT: f32 = 4.0;
+pub const MAX_TIME_STEP: f32 = 1.0e6; // yr
+
+impl GeologyParams {
+    pub fn is_default(&self) -> bool {
+        *self == DEFAULTS
+    }
+
+    /// Checks every value that needs no document; the error names the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        let within = |name: &str, v: f32, lo_open: bool, lo: f32, hi: f32| {
+            let above = if lo_open { v > lo } else { v >= lo };
+            if v.is_finite() && above && v <= hi {
+                Ok(())
+            } else {
+                let bracket = if lo_open { "(" } else { "[" };
+                Err(format!("--{name} must be in {bracket}{lo}, {hi}], got {v}"))
+            }
+        };
+        within("uplift-rate", self.uplift_rate, false, 0.0, MAX_UPLIFT_RATE)?;
+        within("erodibility", self.erodibility, false, 0.0, MAX_ERODIBILITY)?;
+        within("area-exponent", self.area_exponent, true, 0.0, MAX_EXPONENT)?;
+        within(
+            "slope-exponent",
+            self.slope_exponent,
+            true,
+            0.0,
+            MAX_EXPONENT,
+        )?;
+        within("diffusion", self.diffusion, false, 0.0, 1.0e4)?;
+        within("time-step", self.time_step, true, 0.0, MAX_TIME_STEP)?;
+        if let Some(b) = self.base_level {
+            if !b.is_finite() {
+                return Err(format!("--base-level must be finite, got {b}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks what depends on the texel size `tau` (m): the explicit diffusion step is stable
+    /// while Δt·κ/τ² ≤ 1/4.
+    pub fn validate_for(&self, tau: f64) -> Result<(), String> {
+        self.validate()?;
+        let ratio = f64::from(self.time_step) * f64::from(self.diffusion) / (tau * tau);
+        if ratio > 0.25 {
+            return Err(format!(
+                "--time-step {} yr with --diffusion {} m²/yr on {tau} m texels is unstable (Δt·κ/τ² = {ratio:.3}, at most 0.25): take a time step of at most {:.4} yr",
+                self.time_step,
+                self.diffusion,
+                0.25 * tau * tau / f64::from(self.diffusion)
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kernels' constants for a `size` region of `tau`-metre texels, the base level given
+    /// as z (m above the document's height origin).
+    pub fn push(&self, size: [u32; 2], tau: f32, base_z: Option<f32>) -> GeologyPush {
+        let steady = self.time_step * self.uplift_rate;
+        GeologyPush {
+            size: [size[0] as i32, size[1] as i32],
+            tau,
+            diag: tau * std::f32::consts::SQRT_2,
+            tau2: tau * tau,
+            a0: tau * tau,
+            erodibility: self.erodibility,
+            m: self.area_exponent,
+            n: self.slope_exponent,
+            diffusion: self.diffusion,
+            dt: self.time_step,
+            uplift: self.uplift_rate,
+            base_level: base_z.unwrap_or(0.0),
+            has_base: i32::from(base_z.is_some()),
+            measure: 0,
+            steady_unit: if steady > 0.0 { steady } else { self.time_step },
+        }
+    }
+}
+
+/// A whole run as a journal's geology step, the CLI and the editor ask for it: the parameters,
+/// iterations per level (the most per level when running until steady), the steady-state
+/// measure to stop at, and the coarse levels iterated first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeologyRun {
+    pub params: GeologyParams,
+    pub iterations: u32,
+    pub until_steady: Option<f32>,
+    pub coarse: u32,
+}
+
+/// Most iterations a level may run (a run's count, or its cap when it runs until steady).
+pub const MAX_ITERATIONS: u32 = 1_000_000;
+
+/// Most coarse levels below the region.
+pub const MAX_COARSE_LEVELS: u32 = 8;
+
+impl Default for GeologyRun {
+    fn default() -> Self {
+        Self {
+            params: DEFAULTS,
+            iterations: 2000,
+            until_steady: None,
+            coarse: 0,
+        }
+    }
+}
+
+impl GeologyRun {
+    /// Checks every value that needs no document; the error names the flag.
+    pub fn validate(&self) -> Result<(), String> {
+        self.params.validate()?;
+        if !(1..=MAX_ITERATIONS).contains(&self.iterations) {
+            return Err(format!(
+                "--iterations must be 1 to {MAX_ITERATIONS}, got {}",
+                self.iterations
+            ));
+        }
+        if let Some(t) = self.until_steady {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(format!("--until-steady must be above 0, got {t}"));
+            }
+            if self.params.uplift_rate == 0.0 {
+                return Err(
+                    "--until-steady needs an --uplift-rate above 0 (the measure is in steps of uplift)"
+                        .into(),
+                );
+            }
+        }
+        if self.coarse > MAX_COARSE_LEVELS {
+            return Err(format!(
+                "--coarse must be 0 to {MAX_COARSE_LEVELS}, got {}",
+                self.coarse
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_parameters_are_refused_by_name() {
+        let bad = [
+            (
+                GeologyParams {
+                    erodibility: -1e-5,
+                    ..DEFAULTS
+                },
+                "--erodibility",
+            ),
+            (
+                GeologyParams {
+                    area_exponent: 0.0,
+                    ..DEFAULTS
+                },
+                "--area-exponent",
+            ),
+            (
+                GeologyParams {
+                    slope_exponent: -1.0,
+                    ..DEFAULTS
+                },
+                "--slope-exponent",
+            ),
+            (
+                GeologyParams {
+                    time_step: 0.0,
+                    ..DEFAULTS
+                },
+                "--time-step",
+            ),
+            (
+                GeologyParams {
+                    uplift_rate: f32::NAN,
+                    ..DEFAULTS
+                },
+                "--uplift-rate",
+            ),
+            (
+                GeologyParams {
+                    diffusion: -0.1,
+                    ..DEFAULTS
+                },
+                "--diffusion",
+            ),
+            (
+                GeologyParams {
+                    base_level: Some(f32::INFINITY),
+                    ..DEFAULTS
+                },
+                "--base-level",
+            ),
+        ];
+        for (p, name) in bad {
+            let e = p.validate().unwrap_err();
+            assert!(e.starts_with(name), "{e}");
+        }
+        assert!(DEFAULTS.validate().is_ok());
+        // Stable on 1 m texels at the default step, unstable on 0.5 m ones.
+        assert!(DEFAULTS.validate_for(1.0).is_ok());
+        let e = DEFAULTS.validate_for(0.5).unwrap_err();
+        assert!(e.contains("unstable"), "{e}");
+    }
+}

@@ -1,0 +1,35 @@
+//! The geology kernels' push constants, `#[repr(C)]` + `Pod`, mirrored field for field in
+//! `shaders-glsl/include/geology_shared.glsl`; tests/shared_layout.rs checks every offset. The
+//! CPU twin reads the same struct, so both sides compute with the same constants (the diagonal
+//! distance and τ² included).
+
+use bytemuck::{Pod, Zeroable};
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GeologyPush {
+    /// Width and height of the region R.
+    pub size: [i32; 2],
+    /// Texel size τ (m), the diagonal distance τ·√2 (m), τ² and the texel area a0 (m²).
+    pub tau: f32,
+    pub diag: f32,
+    pub tau2: f32,
+    pub a0: f32,
+    /// K, m, n, κ (m²/yr), Δt (yr) and U (m/yr).
+    pub erodibility: f32,
+    pub m: f32,
+    pub n: f32,
+    pub diffusion: f32,
+    pub dt: f32,
+    pub uplift: f32,
+    /// Heights z ≤ `base_level` (m, as z) are outlets when `has_base` is 1.
+    pub base_level: f32,
+    pub has_base: i32,
+    /// 1: this iteration also folds `max |z' − z| / steady_unit` over non-outlets into the
+    /// statistics buffer.
+    pub measure: i32,
+    /// Δt·U (or Δt where U is 0): the unit of the steady-state measure.
+    pub steady_unit: f32,
+}
+
+const _: () = assert!(std::mem::size_of::<GeologyPush>() == 64);

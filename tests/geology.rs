@@ -1,0 +1,396 @@
+//! Geology (docs/geology.md): the stream-power kernels against the CPU twin across page seams,
+//! page-size invariance, undo/redo and journal replay bit for bit, the steady state's
+//! slope-area law and exact D8 drainage, outlets that never move, flat ground that stays flat,
+//! and the refusals. GPU tests run with validation on; any message fails.
+
+mod common;
+
+use common::{assert_no_validation_messages, gpu, max_diff, scarp, stderr};
+use scarp::brush::cpu::CpuTerrain;
+use scarp::document::Document;
+use scarp::geology::cpu::{d8_area, receivers, NO_RECEIVER, OFFSETS};
+use scarp::geology::gpu::Kernels;
+use scarp::geology::params::GeologyRun;
+use scarp::geology::run::{run, RunSpec};
+use scarp::geology::GeologyParams;
+use scarp::journal::{journal_json, Initial, Journal, Step};
+use scarp::noise::{CpuTables, NoiseTables};
+use scarp::pages::geometry::{DocumentDesc, Region, Units};
+use std::path::Path;
+use std::sync::Arc;
+
+const W: u32 = 384;
+const H: u32 = 256;
+
+/// A `W` x `H` document of 2 m texels and 200 m height units, pages of `page`.
+fn desc(page: u32) -> DocumentDesc {
+    DocumentDesc {
+        units: Units {
+            texel_size: Some(2.0),
+            height_unit: Some(200.0),
+            ..Units::default()
+        },
+        ..common::doc(W, H, page)
+    }
+}
+
+/// 200 iterations over 300x200 texels across the seams of 128-texel pages.
+fn run_200() -> (Region, GeologyRun) {
+    let region = Region {
+        x: 50,
+        y: 20,
+        width: 300,
+        height: 200,
+    };
+    let params = GeologyParams {
+        time_step: 100.0,
+        ..GeologyParams::default()
+    };
+    let run = GeologyRun {
+        params,
+        iterations: 200,
+        until_steady: None,
+        coarse: 0,
+    };
+    (region, run)
+}
+
+#[test]
+fn gpu_matches_the_twin_after_200_iterations_across_page_seams() {
+    let gpu = gpu();
+    let heights = common::fbm_terrain(W, H, 5, 60.0, 6);
+    let tables = NoiseTables::new(1);
+    let (region, geology) = run_200();
+    let mut d = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let out = scarp::edit::geology::region(
+        &mut d,
+        &mut Default::default(),
+        region,
+        &geology,
+        true,
+        |_, _, _| {},
+    )
+    .unwrap();
+    assert_eq!(out.levels.len(), 1);
+    assert_eq!(out.levels[0].iterations, 200);
+    let on_gpu = d.to_dense().unwrap();
+    let mut twin = CpuTerrain::from_heights(desc(128), &heights, Arc::new(CpuTables::new(&tables)));
+    twin.geology_region(region, &geology);
+    let on_cpu = twin.to_dense();
+    let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
+    let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+    assert!(diff <= 1e-5, "GPU and twin differ by {diff} of the relief");
+    // The run did something, and only inside the region.
+    let changed: Vec<usize> = (0..heights.len())
+        .filter(|&i| on_gpu[i] != heights[i])
+        .collect();
+    assert!(changed.len() > 10_000, "{} texels changed", changed.len());
+    for i in changed {
+        let (x, y) = (i as u32 % W, i as u32 / W);
+        assert!(
+            x > region.x && x < region.x + region.width - 1,
+            "texel {x},{y} outside the region's interior changed"
+        );
+        assert!(y > region.y && y < region.y + region.height - 1);
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_geology_run_is_page_size_invariant_one_undo_step_and_replays_bit_for_bit() {
+    let gpu = gpu();
+    let heights = common::fbm_terrain(W, H, 9, 50.0, 5);
+    let tables = NoiseTables::new(1);
+    let (region, geology) = run_200();
+    let geology = GeologyRun {
+        iterations: 80,
+        coarse: 1,
+        ..geology
+    };
+    let mut results = Vec::new();
+    for page in [128, 256, 512] {
+        let mut d = Document::from_heights(&gpu, desc(page), &heights, &tables).unwrap();
+        scarp::edit::geology::region(
+            &mut d,
+            &mut Default::default(),
+            region,
+            &geology,
+            true,
+            |_, _, _| {},
+        )
+        .unwrap();
+        let after = d.to_dense().unwrap();
+        assert!(d.undo().unwrap());
+        assert!(
+            d.to_dense().unwrap() == heights,
+            "undo restores every texel"
+        );
+        assert!(d.redo().unwrap());
+        assert!(d.to_dense().unwrap() == after, "redo brings the run back");
+        results.push(after);
+    }
+    assert!(
+        results[0] == results[1] && results[1] == results[2],
+        "page size changed a height"
+    );
+
+    // Written as a journal step and read back: the same run, the same heights.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.r32");
+    scarp::terrain::export::write_heights(&file, W, H, &heights).unwrap();
+    let step = Step::Geology {
+        region,
+        run: geology,
+    };
+    let text = journal_json(&desc(128), &Initial::File(file), &[step]).unwrap();
+    assert!(
+        text.contains("\"geology\"") && text.contains("\"coarse\": 1"),
+        "{text}"
+    );
+    let journal = Journal::parse(&text, Path::new(".")).unwrap();
+    let mut replayed = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let mut tools = scarp::edit::Tools::default();
+    let target = &mut scarp::edit::Target::new(&mut replayed, &mut tools);
+    journal.replay(target, |_, _| {}).unwrap();
+    assert!(
+        replayed.to_dense().unwrap() == results[1],
+        "the journal step replays bit for bit"
+    );
+
+    // A layer selected: refused with the reason, nothing changes.
+    common::add_and_select_layer(&mut replayed, "l");
+    let e = scarp::edit::geology::region(
+        &mut replayed,
+        &mut tools.geology,
+        region,
+        &geology,
+        true,
+        |_, _, _| {},
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("select"), "{e}");
+    assert_no_validation_messages(&gpu);
+}
+
+/// The receiver slope of every texel that has a receiver: (texel, S).
+fn slopes(z: &[f32], spec: &RunSpec, size: [u32; 2]) -> Vec<(usize, f64)> {
+    let push = spec.params.push(size, spec.tau, spec.base_z);
+    let r = receivers(z, &push);
+    let w = size[0] as i32;
+    (0..z.len())
+        .filter(|&i| r[i] != NO_RECEIVER)
+        .map(|i| {
+            let [dx, dy] = OFFSETS[r[i] as usize];
+            let (x, y) = (i as i32 % w, i as i32 / w);
+            let j = ((y + dy) * w + x + dx) as usize;
+            let d = f64::from(spec.tau) * f64::from(dx * dx + dy * dy).sqrt();
+            (i, f64::from(z[i] - z[j]) / d)
+        })
+        .collect()
+}
+
+/// Steady state under uniform uplift without diffusion: every channel texel satisfies
+/// K·A^m·S^n = U, so log S against log A is a line of slope −m/n through log((U/K)^(1/n));
+/// and A is the exact D8 accumulation of the final heights.
+#[test]
+fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
+    let (w, h) = (48u32, 48u32);
+    for (m, n) in [(0.5f32, 1.0f32), (0.8, 2.0)] {
+        let params = GeologyParams {
+            uplift_rate: 1e-3,
+            erodibility: 1e-4,
+            area_exponent: m,
+            slope_exponent: n,
+            diffusion: 0.0,
+            time_step: 10.0,
+            base_level: None,
+        };
+        let spec = RunSpec {
+            params,
+            tau: 100.0,
+            height_unit: 100.0,
+            base_z: None,
+            iterations: 200_000,
+            until: Some(1e-4),
+            coarse: 0,
+        };
+        let mut heights = common::fbm_terrain(w, h, 3, 20.0, 4);
+        let out = run(None, &mut heights, [w, h], None, &spec, None, |_, _, _| {}).unwrap();
+        assert!(
+            out.measure() <= 1e-4,
+            "not steady: measure {}",
+            out.measure()
+        );
+        let z: Vec<f32> = heights.iter().map(|h| h * spec.height_unit).collect();
+        let a0 = spec.tau * spec.tau;
+        // Channels: 20 texels of area or more, slopes far above the receiver clamp's Δt·U/τ.
+        let clamp = f64::from(params.time_step * params.uplift_rate / spec.tau);
+        let pts: Vec<(f64, f64)> = slopes(&z, &spec, [w, h])
+            .into_iter()
+            .filter(|&(i, s)| {
+                let (x, y) = (i as u32 % w, i as u32 / w);
+                let interior = x > 0 && y > 0 && x < w - 1 && y < h - 1;
+                interior && out.area[i] >= 20.0 * a0 && s > 20.0 * clamp
+            })
+            .map(|(i, s)| (f64::from(out.area[i]).ln(), s.ln()))
+            .collect();
+        assert!(pts.len() >= 30, "{} channel texels", pts.len());
+        let k = pts.len() as f64;
+        let (mx, my) = (
+            pts.iter().map(|p| p.0).sum::<f64>() / k,
+            pts.iter().map(|p| p.1).sum::<f64>() / k,
+        );
+        let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        let sxx: f64 = pts.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+        let slope = sxy / sxx;
+        let intercept = my - slope * mx;
+        let want = f64::from(-m / n);
+        let want_b =
+            (f64::from(params.uplift_rate) / f64::from(params.erodibility)).ln() / f64::from(n);
+        assert!(
+            (slope - want).abs() <= 0.03,
+            "m={m} n={n}: slope {slope}, want {want}"
+        );
+        assert!(
+            (intercept - want_b).abs() <= 0.05 * want_b.abs(),
+            "m={m} n={n}: intercept {intercept}, want {want_b}"
+        );
+        // The iterated area is the exact accumulation of the final heights.
+        let push = params.push([w, h], spec.tau, None);
+        let exact = d8_area(&z, &push);
+        for (i, (&a, &e)) in out.area.iter().zip(&exact).enumerate() {
+            assert!(
+                (f64::from(a) - e).abs() <= 1e-5 * e,
+                "texel {i}: area {a}, exact D8 {e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn outlets_never_move_and_flat_ground_without_uplift_stays_flat() {
+    let gpu = gpu();
+    let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let (w, h) = (96u32, 80u32);
+    let heights = common::fbm_terrain(w, h, 4, 30.0, 5);
+    // A base level halfway up: the sea's texels and the border are outlets.
+    let base = 0.5 * 100.0;
+    let spec = RunSpec {
+        params: GeologyParams {
+            base_level: Some(base),
+            ..GeologyParams::default()
+        },
+        tau: 4.0,
+        height_unit: 100.0,
+        base_z: Some(base),
+        iterations: 300,
+        until: None,
+        coarse: 2,
+    };
+    let mut after = heights.clone();
+    run(
+        Some((&gpu, &kernels)),
+        &mut after,
+        [w, h],
+        None,
+        &spec,
+        None,
+        |_, _, _| {},
+    )
+    .unwrap();
+    let mut outlets = 0;
+    for (i, (&a, &b)) in heights.iter().zip(&after).enumerate() {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        let border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+        if border || a * 100.0 <= base {
+            outlets += 1;
+            assert!(a == b, "outlet {x},{y} moved: {b} -> {a}");
+        }
+    }
+    assert!(outlets > 1000, "{outlets} outlets");
+    assert!(heights != after, "the land changed");
+
+    // Flat ground, no uplift: nothing drains, nothing diffuses, nothing rises.
+    let flat = vec![0.25f32; (w * h) as usize];
+    let still = RunSpec {
+        params: GeologyParams {
+            uplift_rate: 0.0,
+            ..GeologyParams::default()
+        },
+        base_z: None,
+        ..spec
+    };
+    for backend in [Some((&gpu, &kernels)), None] {
+        let mut g = flat.clone();
+        let out = run(backend, &mut g, [w, h], None, &still, None, |_, _, _| {}).unwrap();
+        assert!(g == flat, "flat ground moved");
+        assert_eq!(out.measure(), 0.0);
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.r32");
+    let (w, h) = (64u32, 64u32);
+    let heights = common::fbm_terrain(w, h, 2, 20.0, 4);
+    scarp::terrain::export::write_heights(&input, w, h, &heights).unwrap();
+    let out = dir.path().join("out.r32");
+    let area = dir.path().join("area.r32");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let base = [
+        "geology".to_string(),
+        "--heights".into(),
+        s(&input),
+        "--texel-size".into(),
+        "30".into(),
+        "--height-unit".into(),
+        "500".into(),
+        "--out".into(),
+        s(&out),
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter()
+            .cloned()
+            .chain(extra.iter().map(|e| e.to_string()))
+            .collect()
+    };
+    let bad: [(&[&str], &str); 7] = [
+        (&["--erodibility=-1e-5"], "--erodibility"),
+        (&["--area-exponent", "0"], "--area-exponent"),
+        (&["--slope-exponent", "-1"], "--slope-exponent"),
+        (&["--time-step", "0"], "--time-step"),
+        (&["--region", "40,40,32,32"], "--region"),
+        (&["--iterations", "0"], "--iterations"),
+        (&["--time-step", "100000", "--diffusion", "1"], "unstable"),
+    ];
+    for (extra, name) in bad {
+        let args = with(extra);
+        let o = scarp(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{extra:?} accepted");
+        assert!(e.contains(name) && e.lines().count() == 1, "{extra:?}: {e}");
+        assert!(!out.exists(), "{extra:?} wrote its output");
+    }
+    let args = with(&[
+        "--iterations",
+        "300",
+        "--drainage",
+        &s(&area),
+        "--backend",
+        "cpu",
+    ]);
+    let o = scarp(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(said.contains("15000 years"), "{said}");
+    // The output keeps the input's metres in its sidecar.
+    let sidecar = std::fs::read_to_string(dir.path().join("out.r32.json")).unwrap();
+    assert!(sidecar.contains("30"), "{sidecar}");
+    let a = std::fs::read(&area).unwrap();
+    let a: &[f32] = bytemuck::cast_slice(&a);
+    let most = a.iter().copied().fold(0.0f32, f32::max);
+    assert!(most > 100.0 * 900.0, "the largest basin drains {most} m²");
+}
