@@ -191,7 +191,7 @@ fn measure_brush(
 
 /// A side x side terrain with slopes in every direction (heights in texels, about a quarter of
 /// the side), cheap to make at any size.
-fn terrain(side: u32) -> Vec<f32> {
+pub(super) fn terrain(side: u32) -> Vec<f32> {
     let f = side as f32;
     (0..side * side)
         .map(|i| {

@@ -11,6 +11,7 @@ mod ceilings;
 pub mod compare;
 pub mod erosion;
 mod frames;
+pub mod geology;
 pub mod layers;
 pub mod lighting;
 mod noise;
@@ -336,6 +337,10 @@ pub struct Report {
     /// (absent from earlier reports).
     #[serde(default)]
     pub lighting: Option<lighting::LightingResult>,
+    /// Stream-power iterations per size and the default terrain's drainage statistics before
+    /// and after (absent from earlier reports).
+    #[serde(default)]
+    pub geology: Option<geology::GeologyResult>,
 }
 
 /// Batch and page size of the reference configuration: CPU twins are compared with it, the
@@ -463,6 +468,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let layers = layers::measure(gpu, options, &tables, &heater)?;
     let erosion = erosion::measure(gpu, options, &ceilings, &tables, &heater)?;
     let lighting = lighting::measure(gpu, options, &tables, &heater)?;
+    let geology = geology::measure(gpu, options, &ceilings, &tables, &heater)?;
     Ok(Report {
         schema: SCHEMA_VERSION,
         system,
@@ -482,6 +488,7 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
         layers,
         erosion,
         lighting,
+        geology,
     })
 }
 
@@ -495,6 +502,7 @@ pub fn names(quick: bool) -> Vec<String> {
     n.extend(layers::names(quick));
     n.extend(erosion::names(quick));
     n.extend(lighting::names(quick));
+    n.extend(geology::names(quick));
     n
 }
 

@@ -320,6 +320,9 @@ pub fn markdown(r: &Report) -> String {
     if let Some(l) = &r.lighting {
         lighting(&mut o, l);
     }
+    if let Some(g) = &r.geology {
+        geology(&mut o, g, r);
+    }
     if let Some(p) = &r.paging {
         let _ = writeln!(o, "\n## Paging\n");
         let _ = writeln!(
@@ -359,6 +362,75 @@ pub fn markdown(r: &Report) -> String {
         );
     }
     o
+}
+
+/// The geology section: iterations per size against the copy ceiling, and the drainage
+/// statistics before and after the default run.
+fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
+    let _ = writeln!(o, "\n## Geology\n");
+    let _ = writeln!(
+        o,
+        "GPU ms per stream-power iteration (median of {} submissions of {} iterations, after a \
+         warm-up), {} bytes per texel by the cost model of docs/geology.md, and that traffic's \
+         GB/s over the same run's storage-buffer copy ceiling ({} GB/s); the CPU twin on {} \
+         threads at the smallest size.\n",
+        r.settings.repeats,
+        crate::geology::gpu::ITERATIONS_PER_SUBMIT,
+        super::geology::BYTES_PER_TEXEL,
+        num(r.ceilings.copy_buffer.gb_s),
+        g.cpu_threads
+    );
+    let _ = writeln!(
+        o,
+        "| size | GPU ms/iteration | iterations/s | GB/s | of copy | CPU ms/iteration | GPU/CPU |\n|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for row in &g.rows {
+        let _ = writeln!(
+            o,
+            "| {}² | {} | {} | {} | {} | {} | {} |",
+            row.side,
+            num(row.gpu_ms_per_iteration),
+            num(row.iterations_per_s),
+            num(row.gb_s),
+            pct(row.fraction_of_copy),
+            row.cpu_ms_per_iteration.map_or("—".into(), num),
+            row.gpu_over_cpu.map_or("—".into(), num)
+        );
+    }
+    if g.realism.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nThe default parameters run coarse to fine until the steady-state measure is at most \
+         0.01 (or the cap); drainage statistics (docs/bench.md) before → after.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| terrain | iterations | years | GPU s | measure | Hack's exponent | pits | slope p50/p90/p99 (°) |\n|---|---:|---:|---:|---:|---|---|---|"
+    );
+    for x in &g.realism {
+        let (b, a) = (&x.before, &x.after);
+        let _ = writeln!(
+            o,
+            "| {} | {} | {:.3e} | {} | {} | {:.3} → **{:.3}** | {:.2} % → **{:.2} %** | {:.0}/{:.0}/{:.0} → {:.0}/{:.0}/{:.0} |",
+            x.terrain,
+            x.iterations,
+            x.years,
+            num(x.gpu_s),
+            num(f64::from(x.measure)),
+            b.hack_exponent,
+            a.hack_exponent,
+            100.0 * b.pit_fraction,
+            100.0 * a.pit_fraction,
+            b.slope_p50_deg,
+            b.slope_p90_deg,
+            b.slope_p99_deg,
+            a.slope_p50_deg,
+            a.slope_p90_deg,
+            a.slope_p99_deg
+        );
+    }
 }
 
 /// The lighting section: the whole document, near one instance, frames lit against plain.

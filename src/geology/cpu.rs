@@ -49,36 +49,45 @@ impl State {
     /// One Jacobi iteration (docs/geology.md, steps 1 to 3); returns the steady-state measure
     /// `max |z' − z| / steady_unit` over the texels that are not outlets (0 when all are).
     pub fn step(&mut self, p: &GeologyPush) -> f32 {
+        use rayon::prelude::*;
         let r = receivers(&self.z, p);
         let (w, h) = (self.width as i32, self.height as i32);
         let mut z_out = vec![0.0f32; self.z.len()];
         let mut a_out = vec![0.0f32; self.a.len()];
-        let mut most = 0.0f32;
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                let mut area = p.a0;
-                for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
-                    let (qx, qy) = (x + dx, y + dy);
-                    if inside(qx, qy, w, h) {
-                        let j = (qy * w + qx) as usize;
-                        if r[j] == ((k + 4) % 8) as i32 {
-                            area += self.a[j];
+        let this = &*self;
+        let most = z_out
+            .par_chunks_mut(w as usize)
+            .zip(a_out.par_chunks_mut(w as usize))
+            .enumerate()
+            .map(|(y, (z_row, a_row))| {
+                let y = y as i32;
+                let mut most = 0.0f32;
+                for x in 0..w {
+                    let i = (y * w + x) as usize;
+                    let mut area = p.a0;
+                    for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+                        let (qx, qy) = (x + dx, y + dy);
+                        if inside(qx, qy, w, h) {
+                            let j = (qy * w + qx) as usize;
+                            if r[j] == ((k + 4) % 8) as i32 {
+                                area += this.a[j];
+                            }
                         }
                     }
+                    a_row[x as usize] = area;
+                    let zp = this.z[i];
+                    let border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+                    let outlet = border || (p.has_base == 1 && zp <= p.base_level);
+                    let mut zn = zp;
+                    if !outlet {
+                        zn = this.texel(p, x, y, area, r[i]).unwrap_or(zp);
+                        most = most.max((zn - zp).abs() / p.steady_unit);
+                    }
+                    z_row[x as usize] = zn;
                 }
-                a_out[i] = area;
-                let zp = self.z[i];
-                let border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
-                let outlet = border || (p.has_base == 1 && zp <= p.base_level);
-                let mut zn = zp;
-                if !outlet {
-                    zn = self.texel(p, x, y, area, r[i]).unwrap_or(zp);
-                    most = most.max((zn - zp).abs() / p.steady_unit);
-                }
-                z_out[i] = zn;
-            }
-        }
+                most
+            })
+            .reduce(|| 0.0, f32::max);
         self.z = z_out;
         self.a = a_out;
         most
@@ -126,13 +135,16 @@ fn delta(p: &GeologyPush, k: usize) -> f32 {
 /// Step 1 for every texel of the `p.size` grid `z`: the index k of its receiver, or
 /// [`NO_RECEIVER`].
 pub fn receivers(z: &[f32], p: &GeologyPush) -> Vec<i32> {
-    let [w, h] = p.size;
+    use rayon::prelude::*;
+    let w = p.size[0];
     let mut r = vec![NO_RECEIVER; z.len()];
-    for y in 0..h {
-        for x in 0..w {
-            r[(y * w + x) as usize] = receiver(z, p, x, y);
-        }
-    }
+    r.par_chunks_mut(w as usize)
+        .enumerate()
+        .for_each(|(y, row)| {
+            for (x, k) in row.iter_mut().enumerate() {
+                *k = receiver(z, p, x as i32, y as i32);
+            }
+        });
     r
 }
 

@@ -48,6 +48,8 @@ pub struct GpuGeology {
     update: [DescriptorSet; 2],
     /// Which of `z` and `a` hold the current state.
     current: usize,
+    /// GPU time of the timed submissions so far, ms.
+    gpu_ms: f64,
 }
 
 fn storage(gpu: &Arc<Gpu>, name: &str, bytes: u64) -> Result<Buffer> {
@@ -122,6 +124,7 @@ impl GpuGeology {
             receivers,
             update,
             current: 0,
+            gpu_ms: 0.0,
         };
         let mut upload = Buffer::new(gpu, "geology upload", BufferDesc::upload(bytes))?;
         for (data, dst) in [(&state.z, &g.z[0]), (&state.a, &g.a[0]), (&state.u, &g.u)] {
@@ -136,6 +139,11 @@ impl GpuGeology {
 
     pub fn size(&self) -> [u32; 2] {
         self.size
+    }
+
+    /// GPU time of the submissions timed so far (a timer given to [`Self::run`]), ms.
+    pub fn gpu_ms(&self) -> f64 {
+        self.gpu_ms
     }
 
     /// Runs up to `iterations` iterations, [`ITERATIONS_PER_SUBMIT`] per submission, calling
@@ -211,6 +219,9 @@ impl GpuGeology {
         rec.buffer(&self.readback, Access::HostRead);
         rec.submit_and_wait()?;
         self.current = c;
+        if let Some(t) = timer {
+            self.gpu_ms += t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6;
+        }
         let bits = bytemuck::cast_slice::<u8, u32>(self.readback.mapped(4)?)[0];
         Ok(f32::from_bits(bits))
     }

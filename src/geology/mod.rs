@@ -8,11 +8,13 @@
 //! * [`cpu`]: the twin, one Jacobi iteration texel by texel, and the exact D8 accumulation.
 //! * [`gpu`]: a region's state in storage buffers and the two kernels that iterate it.
 //! * [`run`]: a whole run over a height grid, coarse to fine, either backend.
+//! * [`stats`]: the drainage statistics that say whether a landscape is drained.
 
 pub mod cpu;
 pub mod gpu;
 pub mod params;
 pub mod run;
 pub mod shared;
+pub mod stats;
 
 pub use params::GeologyParams;

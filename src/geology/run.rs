@@ -62,6 +62,8 @@ pub struct RunOutput {
     pub area: Vec<f32>,
     /// Coarsest level first.
     pub levels: Vec<LevelReport>,
+    /// GPU time of the iterations when a timer was given, ms.
+    pub gpu_ms: f64,
 }
 
 impl RunOutput {
@@ -195,6 +197,7 @@ pub fn run(
                 let (n, m) = g.run(&push, spec.iterations, spec.until, timer, |d, m| {
                     progress(step, d, m)
                 })?;
+                out.gpu_ms += g.gpu_ms();
                 (n, m, g.state()?)
             }
             None => run_twin(state, &push, spec, |d, m| progress(step, d, m)),

@@ -1,0 +1,295 @@
+//! Geology (docs/geology.md): GPU ms per stream-power iteration at several sizes, the bytes an
+//! iteration moves by a stated cost model against the same run's storage-buffer copy ceiling,
+//! the CPU twin on all cores at the smallest size; and the drainage statistics of the default
+//! terrain before and after the default run to steady state (docs/bench.md, "Geology").
+
+use super::ceilings::{timer, Heater, HEAT_LONG_MS, HEAT_SHORT_MS};
+use super::{median, BenchOptions, Ceilings};
+use crate::geology::cpu::State;
+use crate::geology::gpu::{GpuGeology, Kernels, ITERATIONS_PER_SUBMIT};
+use crate::geology::params::GeologyRun;
+use crate::geology::run::RunSpec;
+use crate::geology::stats::{drainage, Drainage};
+use crate::geology::GeologyParams;
+use crate::gpu::Gpu;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Bytes an iteration reads and writes per texel if neighbour reads hit the caches:
+/// `receivers` reads z and writes the receiver (8); `update` reads z, A, u and the receiver and
+/// writes z' and A' (24).
+pub const BYTES_PER_TEXEL: u64 = 32;
+
+/// One size.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeologyRow {
+    pub name: String,
+    pub side: u32,
+    pub gpu_ms_per_iteration: f64,
+    pub iterations_per_s: f64,
+    pub bytes_per_texel: u64,
+    pub gb_s: f64,
+    pub fraction_of_copy: f64,
+    /// The CPU twin on all cores (measured at the smallest size only).
+    pub cpu_ms_per_iteration: Option<f64>,
+    pub gpu_over_cpu: Option<f64>,
+}
+
+/// The default run to steady state on a terrain, and its statistics before and after.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Realism {
+    pub name: String,
+    /// What the terrain is ("the default terrain at 1024²").
+    pub terrain: String,
+    pub side: u32,
+    pub texel_size_m: f32,
+    pub coarse_levels: u32,
+    pub iterations: usize,
+    pub years: f64,
+    pub gpu_s: f64,
+    /// The steady-state measure at the end (the target is 0.01).
+    pub measure: f32,
+    pub before: Drainage,
+    pub after: Drainage,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeologyResult {
+    pub rows: Vec<GeologyRow>,
+    pub cpu_threads: usize,
+    pub realism: Vec<Realism>,
+}
+
+fn sides(quick: bool) -> &'static [u32] {
+    if quick {
+        &[128]
+    } else {
+        &[1024, 2048, 4096]
+    }
+}
+
+fn name(side: u32) -> String {
+    format!("geology/{side}")
+}
+
+/// The realism cases: (name, side).
+fn realism_cases(quick: bool) -> &'static [(&'static str, u32)] {
+    if quick {
+        &[("geology/realism/128", 128)]
+    } else {
+        &[
+            ("geology/realism/1024", 1024),
+            ("geology/realism/4096", 4096),
+        ]
+    }
+}
+
+pub(super) fn names(quick: bool) -> Vec<String> {
+    sides(quick)
+        .iter()
+        .map(|&s| name(s))
+        .chain(realism_cases(quick).iter().map(|(n, _)| n.to_string()))
+        .collect()
+}
+
+pub(super) fn measure(
+    gpu: &Arc<Gpu>,
+    o: &BenchOptions,
+    ceilings: &Ceilings,
+    tables: &crate::noise::NoiseTables,
+    heater: &Heater,
+) -> Result<Option<GeologyResult>> {
+    let wanted: Vec<u32> = sides(o.quick)
+        .iter()
+        .copied()
+        .filter(|&s| o.wants(&name(s)))
+        .collect();
+    let realism_wanted: Vec<(&str, u32)> = realism_cases(o.quick)
+        .iter()
+        .copied()
+        .filter(|(n, _)| o.wants(n))
+        .collect();
+    if wanted.is_empty() && realism_wanted.is_empty() {
+        return Ok(None);
+    }
+    heater.heat(HEAT_LONG_MS)?;
+    let kernels = Arc::new(Kernels::new(gpu)?);
+    let params = GeologyParams::default();
+    let smallest = sides(o.quick)[0];
+    let mut rows = Vec::new();
+    for side in wanted {
+        let z = super::erosion::terrain(side);
+        let push = params.push([side, side], 1.0, None);
+        let state = State::new(side as usize, side as usize, z, None, push.a0);
+        let mut g = GpuGeology::new(gpu, &kernels, &state)?;
+        let t = timer(gpu, 1)?;
+        g.run(
+            &push,
+            ITERATIONS_PER_SUBMIT * o.warmup.max(1),
+            None,
+            None,
+            |_, _| {},
+        )?;
+        let mut per_iteration = Vec::new();
+        for _ in 0..o.repeats {
+            heater.heat(HEAT_SHORT_MS)?;
+            let before = g.gpu_ms();
+            g.run(&push, ITERATIONS_PER_SUBMIT, None, Some(&t), |_, _| {})?;
+            per_iteration.push((g.gpu_ms() - before) / ITERATIONS_PER_SUBMIT as f64);
+        }
+        drop(g);
+        let ms = median(&per_iteration);
+        let texels = u64::from(side) * u64::from(side);
+        let gb_s = (texels * BYTES_PER_TEXEL) as f64 / (ms * 1e-3) / 1e9;
+        let cpu_ms = (side == smallest).then(|| {
+            let mut st = state.clone();
+            let n = 3;
+            let t0 = Instant::now();
+            for _ in 0..n {
+                st.step(&push);
+            }
+            t0.elapsed().as_secs_f64() * 1e3 / n as f64
+        });
+        eprintln!(
+            "{}: {ms:.4} ms/iteration, {:.0} iterations/s, {gb_s:.0} GB/s by the cost model ({:.0}% of copy){}",
+            name(side),
+            1e3 / ms,
+            100.0 * gb_s / ceilings.copy_buffer.gb_s,
+            cpu_ms.map_or(String::new(), |c| format!(", CPU twin {c:.2} ms/iteration"))
+        );
+        rows.push(GeologyRow {
+            name: name(side),
+            side,
+            gpu_ms_per_iteration: ms,
+            iterations_per_s: 1e3 / ms,
+            bytes_per_texel: BYTES_PER_TEXEL,
+            gb_s,
+            fraction_of_copy: gb_s / ceilings.copy_buffer.gb_s,
+            cpu_ms_per_iteration: cpu_ms,
+            gpu_over_cpu: cpu_ms.map(|c| c / ms),
+        });
+    }
+    let mut realism = Vec::new();
+    for (case, side) in realism_wanted {
+        realism.push(measure_realism(gpu, &kernels, tables, case, side, o.quick)?);
+    }
+    Ok(Some(GeologyResult {
+        rows,
+        cpu_threads: rayon::current_num_threads(),
+        realism,
+    }))
+}
+
+/// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
+/// 4.1 km (box means; quick: the erosion section's small terrain instead), run with the default
+/// parameters until steady (measure ≤ 0.01) coarse to fine; its statistics before and after.
+fn measure_realism(
+    gpu: &Arc<Gpu>,
+    kernels: &Arc<Kernels>,
+    tables: &crate::noise::NoiseTables,
+    case: &str,
+    side: u32,
+    quick: bool,
+) -> Result<Realism> {
+    let (h, texel, unit, terrain) = if quick {
+        let side_f = side as f32;
+        let h: Vec<f32> = super::erosion::terrain(side)
+            .iter()
+            .map(|v| v / side_f)
+            .collect();
+        (
+            h,
+            1.0f32,
+            side_f,
+            format!("the erosion section's terrain at {side}²"),
+        )
+    } else {
+        let h = default_terrain(gpu, tables, side)?;
+        let texel = 4096.0 / side as f32;
+        (
+            h,
+            texel,
+            1024.0,
+            format!("the default terrain at {side}² ({texel} m texels)"),
+        )
+    };
+    let mut coarse = 0;
+    while side >> (coarse + 1) >= 64 {
+        coarse += 1;
+    }
+    let run = GeologyRun {
+        params: GeologyParams::default(),
+        iterations: if quick { 256 } else { 200_000 },
+        until_steady: Some(0.01),
+        coarse,
+    };
+    let spec = RunSpec {
+        params: run.params,
+        tau: texel,
+        height_unit: unit,
+        base_z: None,
+        iterations: run.iterations as usize,
+        until: run.until_steady,
+        coarse: run.coarse,
+    };
+    let z_of = |h: &[f32]| -> Vec<f32> { h.iter().map(|v| v * unit).collect() };
+    let before = drainage(&z_of(&h), [side, side], texel);
+    let mut after_h = h;
+    let t = timer(gpu, 1)?;
+    let out = crate::geology::run::run(
+        Some((gpu, kernels)),
+        &mut after_h,
+        [side, side],
+        None,
+        &spec,
+        Some(&t),
+        |_, _, _| {},
+    )?;
+    let after = drainage(&z_of(&after_h), [side, side], texel);
+    let iterations = out.levels.iter().map(|l| l.iterations).sum();
+    eprintln!(
+        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4}; before: {before}; after: {after}",
+        out.levels.len(),
+        out.years(run.params.time_step),
+        out.gpu_ms * 1e-3,
+        out.measure()
+    );
+    Ok(Realism {
+        name: case.to_string(),
+        terrain,
+        side,
+        texel_size_m: texel,
+        coarse_levels: coarse,
+        iterations,
+        years: out.years(run.params.time_step),
+        gpu_s: out.gpu_ms * 1e-3,
+        measure: out.measure(),
+        before,
+        after,
+    })
+}
+
+/// The default terrain's heights (height units) at `side`² by box means of its 4096².
+fn default_terrain(
+    gpu: &Arc<Gpu>,
+    tables: &crate::noise::NoiseTables,
+    side: u32,
+) -> Result<Vec<f32>> {
+    let path = std::path::Path::new(crate::editor::DEFAULT_JOURNAL);
+    let mut doc = crate::session::replay_journal(gpu, path, tables)?;
+    let full = doc.to_dense()?;
+    let n = doc.desc().width as usize;
+    let f = n / side as usize;
+    let mut out = vec![0.0f32; (side * side) as usize];
+    for (i, v) in full.iter().enumerate() {
+        let (x, y) = (i % n / f, i / n / f);
+        out[y * side as usize + x] += v;
+    }
+    let inv = 1.0 / (f * f) as f32;
+    Ok(out.into_iter().map(|v| v * inv).collect())
+}
