@@ -479,6 +479,38 @@ fn an_erode_step_replayed_in_the_editor_is_journaled_and_replays_bit_for_bit() {
     );
 }
 
+/// A geology step replayed in the editor (its panel's run) is journaled with its parameters and
+/// replays to the same heights with `scarp apply`, bit for bit; the drainage overlay it leaves
+/// does not enter the journal or the heights.
+#[test]
+fn a_geology_step_replayed_in_the_editor_is_journaled_and_replays_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("geology.json");
+    let text = serde_json::json!({
+        "version": 2,
+        "document": {"width": 256, "height": 192, "page_size": 128,
+                     "units": {"texel_size": 8, "height_unit": 300}},
+        "steps": [
+            {"stroke": {"brush": {"type": "noise", "kind": "ridged", "radius": 120, "strength": 0.6},
+                        "samples": [{"x": 128, "y": 96, "pressure": 1.0, "t": 0.0}]}},
+            {"geology": {"region": [10, 10, 230, 170], "iterations": 300, "coarse": 1,
+                         "erodibility": 1e-4}},
+            {"undo": 1},
+            {"redo": 1},
+        ]
+    });
+    std::fs::write(&journal, text.to_string()).unwrap();
+    let (text, want, got) = replayed_untitled(&journal, dir.path());
+    assert!(
+        text.contains("\"geology\""),
+        "the geology step is journaled"
+    );
+    assert!(
+        got == want,
+        "the editor's session differs from the journal's"
+    );
+}
+
 /// `scarp edit --sea-level` opens with the sea shown: the islands of a journal's terrain stand
 /// in water that was green land without it.
 #[test]

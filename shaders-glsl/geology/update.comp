@@ -40,7 +40,7 @@ void main() {
             if (k != NO_RECEIVER) {
                 zq = z[texelIndex(p + OFFSETS[k])];
                 precise float s = (zp - zq) / delta(k);
-                e = (pc.g.erodibility * pow(area, pc.g.m)) * pow(s, pc.g.n);
+                e = (pc.g.erodibility * spow(area, pc.g.m)) * spow(s, pc.g.n);
             }
             precise float lap = ((((z[texelIndex(p + ivec2(1, 0))] + z[texelIndex(p - ivec2(1, 0))])
                                    + z[texelIndex(p + ivec2(0, 1))]) + z[texelIndex(p - ivec2(0, 1))])

@@ -43,6 +43,22 @@ bool inRegion(ivec2 p) {
 float delta(int k) {
     return (k & 1) == 1 ? pc.g.diag : pc.g.tau;
 }
+
+// x^e with the exponents the model is used with taken exactly (1: x, 0.5: sqrt, 2: x*x), as the
+// CPU twin's `spow` takes them: pow itself differs between devices in the last bits.
+float spow(float x, float e) {
+    if (e == 1.0) {
+        return x;
+    }
+    if (e == 0.5) {
+        return sqrt(x);
+    }
+    if (e == 2.0) {
+        precise float sq = x * x;
+        return sq;
+    }
+    return pow(x, e);
+}
 #endif
 
 #endif

@@ -224,7 +224,7 @@ fn measure_realism(
     }
     let run = GeologyRun {
         params: GeologyParams::default(),
-        iterations: if quick { 256 } else { 200_000 },
+        iterations: if quick { 256 } else { 50_000 },
         until_steady: Some(0.01),
         coarse,
     };

@@ -56,6 +56,10 @@ pub struct GeologyArgs {
     /// Also write the drainage area A at the end, square metres (0 outside --region).
     #[arg(long)]
     drainage: Option<PathBuf>,
+    /// Also print the region's drainage statistics before and after (Hack's exponent, pits,
+    /// slope percentiles; docs/bench.md).
+    #[arg(long)]
+    stats: bool,
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     backend: Backend,
 }
@@ -105,6 +109,11 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
         Backend::Cpu => None,
     };
     let mut heights = crate::erosion::run::region_of(&grid.values, grid.width, region);
+    let stats = |h: &[f32]| {
+        let z: Vec<f32> = h.iter().map(|v| v * spec.height_unit).collect();
+        crate::geology::stats::drainage(&z, [region.width, region.height], spec.tau)
+    };
+    let before = a.stats.then(|| stats(&heights));
     let levels = crate::geology::run::level_sizes([region.width, region.height], spec.coarse);
     let b = bar(&format!("geology ({} levels)", levels.len()));
     b.set_length((spec.iterations * levels.len()) as u64);
@@ -137,6 +146,10 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
         let mut all = vec![0.0f32; grid.values.len()];
         put_region(&mut all, grid.width, region, &out.area);
         write_heights(p, grid.width, grid.height, &all)?;
+    }
+    if let Some(b) = before {
+        println!("before: {b}");
+        println!("after:  {}", stats(&heights));
     }
     let iterations: usize = out.levels.iter().map(|l| l.iterations).sum();
     let (lo, hi) = crate::terrain::formats::min_max(&heights);

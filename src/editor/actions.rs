@@ -37,6 +37,8 @@ pub enum UiAction {
     PickStamp(usize),
     /// Run the path panel's path (one undo step).
     PathApply,
+    /// Run the geology panel's run (one undo step).
+    Geology,
     /// The close panel's answer.
     Close(CloseChoice),
 }

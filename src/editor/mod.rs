@@ -11,6 +11,7 @@
 pub mod actions;
 pub mod erosion_ui;
 pub mod file_browser;
+pub mod geology_ui;
 pub mod layers_ui;
 pub mod noise_preview;
 pub mod path_ui;
@@ -428,6 +429,7 @@ fn first_ui(
         has_wireframe: renderer.has_wireframe(),
         layers: layers_ui::LayersUi::default(),
         erosion: erosion_ui::ErosionUi::default(),
+        geology: geology_ui::GeologyUi::default(),
         path: path_ui::PathUi::default(),
         show_help: true,
         browser: None,
@@ -1073,12 +1075,16 @@ impl Editor {
             |_, _, _| {},
         ) {
             Ok(out) => {
-                self.ui.message = format!(
-                    "geology: {:.0} years simulated, steady-state measure {:.3}",
+                let line = format!(
+                    "geology: {:.0} years simulated in {} iterations, steady-state measure {:.3}",
                     out.years(run.params.time_step),
+                    out.levels.iter().map(|l| l.iterations).sum::<usize>(),
                     out.measure()
                 );
+                self.ui.message = line.clone();
+                self.ui.geology.last = Some(line);
                 self.record(Step::Geology { region, run });
+                self.show_drainage(region, &out.area)?;
                 Ok(true)
             }
             Err(crate::brush::error::BrushError::Layer(p)) => {
@@ -1087,6 +1093,34 @@ impl Editor {
             }
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// Writes the drainage areas `area` of `region` into [`geology_ui::DRAINAGE_FIELD`] for the
+    /// overlay (the field made at the first run; outside the region it holds 0).
+    fn show_drainage(
+        &mut self,
+        region: crate::pages::geometry::Region,
+        area: &[f32],
+    ) -> Result<()> {
+        let d = *self.session.doc.desc();
+        let gpu = self.session.doc.gpu().clone();
+        let store = &mut self.session.doc.store;
+        if store.field(geology_ui::DRAINAGE_FIELD).is_none() {
+            let desc = crate::layers::composite::f32_desc(&d);
+            let field = crate::pages::Field::new(&gpu, desc, 0.0)?;
+            store.insert_field(geology_ui::DRAINAGE_FIELD, field)?;
+        }
+        let a0 = (d.texel_size() * d.texel_size()) as f32;
+        let most = area.iter().copied().fold(a0, f32::max);
+        let shade: Vec<f32> = area
+            .iter()
+            .map(|&a| geology_ui::drainage_shade(a, a0, most))
+            .collect();
+        let field = store
+            .field_mut(geology_ui::DRAINAGE_FIELD)
+            .expect("made above");
+        crate::pages::rects::write(field, region.rect(), &shade, false)?;
+        Ok(())
     }
 
     /// Writes what the next run starts with (the window's size, the brush) to the config
@@ -1606,6 +1640,21 @@ impl Editor {
                     };
                 }
                 UiAction::PathApply => self.apply_path(),
+                UiAction::Geology => {
+                    let d = *self.session.doc.desc();
+                    let g = &self.ui.geology;
+                    let region = match g.in_erosion_region {
+                        true => self.ui.erosion.region_in(d.width, d.height),
+                        false => crate::pages::geometry::Region {
+                            x: 0,
+                            y: 0,
+                            width: d.width,
+                            height: d.height,
+                        },
+                    };
+                    let run = g.asked();
+                    self.run_geology(region, run)?;
+                }
                 UiAction::PickStamp(i) => {
                     if let Some(e) = self.stamps.as_ref().and_then(|l| l.entries.get(i)) {
                         self.ui.brush.stamp = Some(e.stamp.clone());
@@ -1639,9 +1688,17 @@ impl Editor {
             .ui
             .layers
             .overlay(self.session.doc.layers(), self.ui.brush.brush);
+        let drainage = self.ui.geology.show_drainage
+            && self
+                .session
+                .doc
+                .store
+                .field(geology_ui::DRAINAGE_FIELD)
+                .is_some();
         let overlay = match (water, &mask) {
             (true, _) => Some((WATER_FIELD, Overlay::Water)),
             (false, Some(m)) => Some((m.as_str(), Overlay::Mask)),
+            (false, None) if drainage => Some((geology_ui::DRAINAGE_FIELD, Overlay::Water)),
             (false, None) => None,
         };
         self.renderer.set_overlay(overlay);

@@ -126,6 +126,8 @@ pub struct UiState {
     pub erosion: super::erosion_ui::ErosionUi,
     /// The path panel's state.
     pub path: super::path_ui::PathUi,
+    /// The geology panel's state.
+    pub geology: super::geology_ui::GeologyUi,
     pub show_help: bool,
     /// The file browser, while it is open.
     pub browser: Option<FileBrowser>,
@@ -184,6 +186,7 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     let erosion = &mut s.erosion;
     super::erosion_ui::erosion_panel(ui, erosion, doc, &mut s.actions, &mut s.overflow);
     super::path_ui::path_panel(ui, &mut s.path, &mut s.actions, &mut s.overflow);
+    super::geology_ui::geology_panel(ui, &mut s.geology, &mut s.actions, &mut s.overflow);
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {

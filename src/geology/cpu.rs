@@ -105,7 +105,7 @@ impl State {
             let [dx, dy] = OFFSETS[k as usize];
             zq = at(x + dx, y + dy);
             let s = (zp - zq) / delta(p, k as usize);
-            e = (p.erodibility * area.powf(p.m)) * s.powf(p.n);
+            e = (p.erodibility * spow(area, p.m)) * spow(s, p.n);
         }
         let lap =
             ((((at(x + 1, y) + at(x - 1, y)) + at(x, y + 1)) + at(x, y - 1)) - 4.0 * zp) / p.tau2;
@@ -116,6 +116,20 @@ impl State {
         }
         let zu = zs + (p.dt * p.uplift) * self.u[(y * w + x) as usize];
         zu.is_finite().then_some(zu)
+    }
+}
+
+/// `x^e` with the exponents the model is used with taken exactly (1: x, 0.5: the square root,
+/// 2: x·x), as the kernel's `spow` takes them; `powf` otherwise.
+pub fn spow(x: f32, e: f32) -> f32 {
+    if e == 1.0 {
+        x
+    } else if e == 0.5 {
+        x.sqrt()
+    } else if e == 2.0 {
+        x * x
+    } else {
+        x.powf(e)
     }
 }
 

@@ -1,0 +1,133 @@
+//! The geology panel (docs/geology.md): stream-power erosion with uplift over the document or
+//! the erosion panel's region, its parameters in metres and years, the run to the end as one
+//! undo step, and the drainage of the last run shown over the terrain.
+
+use super::actions::UiAction;
+use super::widgets::{log_slider, measure_fit, panel, tip};
+use crate::geology::params::{GeologyRun, MAX_COARSE_LEVELS, MAX_ITERATIONS};
+use imgui::{Condition, Ui};
+
+/// The field the drainage of the last run is drawn from (0: a texel of its own, toward 1: the
+/// largest river), for the viewport's overlay.
+pub const DRAINAGE_FIELD: &str = "geology drainage";
+
+/// What the geology panel edits and shows.
+pub struct GeologyUi {
+    pub run: GeologyRun,
+    /// Over the erosion panel's region instead of the whole document.
+    pub in_erosion_region: bool,
+    /// The base level (m) as the panel holds it while unticked.
+    pub base_level: f32,
+    pub use_base_level: bool,
+    pub show_drainage: bool,
+    /// What the last run did (years simulated, its steady-state measure).
+    pub last: Option<String>,
+}
+
+impl Default for GeologyUi {
+    fn default() -> Self {
+        Self {
+            run: GeologyRun::default(),
+            in_erosion_region: false,
+            base_level: 0.0,
+            use_base_level: false,
+            show_drainage: true,
+            last: None,
+        }
+    }
+}
+
+impl GeologyUi {
+    /// The run the panel asks for.
+    pub fn asked(&self) -> GeologyRun {
+        let mut run = self.run;
+        run.params.base_level = self.use_base_level.then_some(self.base_level);
+        run
+    }
+}
+
+/// The geology panel over `g`; its requests go to `actions`, what does not fit to `overflow`.
+pub fn geology_panel(
+    ui: &Ui,
+    g: &mut GeologyUi,
+    actions: &mut Vec<UiAction>,
+    overflow: &mut Vec<String>,
+) {
+    panel(ui, "Geology")
+        .collapsed(true, Condition::FirstUseEver)
+        .build(|| {
+            let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
+            ui.text_wrapped("Rivers cut into rising rock: drainage networks at the scale of the range.");
+            let p = &mut g.run.params;
+            let mut mm = p.uplift_rate * 1000.0;
+            if log_slider(ui, "uplift (mm/yr)", 0.01, 20.0, &mut mm) {
+                p.uplift_rate = mm / 1000.0;
+            }
+            tip(ui, "How fast the rock rises: 0.1 to 10 mm a year in active ranges");
+            log_slider(ui, "erodibility K", 1e-7, 1e-3, &mut p.erodibility);
+            tip(ui, "How easily rivers cut rock: e = K·A^m·S^n (larger: lower, gentler relief)");
+            ui.slider("m (area exponent)", 0.1, 1.5, &mut p.area_exponent);
+            ui.slider("n (slope exponent)", 0.5, 2.5, &mut p.slope_exponent);
+            tip(ui, "m/n near 0.5 is what real channels show");
+            log_slider(ui, "diffusion (m²/yr)", 1e-5, 1.0, &mut p.diffusion);
+            tip(ui, "Soil creep rounding the hillslopes");
+            log_slider(ui, "time step (yr)", 1.0, 1e5, &mut p.time_step);
+            tip(ui, "Years per iteration: smaller is closer to the model, larger reaches steady state sooner");
+            ui.checkbox("base level (sea)", &mut g.use_base_level);
+            if g.use_base_level {
+                ui.input_float("base level (m)", &mut g.base_level).build();
+            }
+            tip(ui, "Ground at or below this elevation drains out, like the border");
+            let mut it = g.run.iterations as i32;
+            if ui
+                .slider_config("iterations", 1, MAX_ITERATIONS as i32)
+                .flags(imgui::SliderFlags::LOGARITHMIC)
+                .build(&mut it)
+            {
+                g.run.iterations = it.clamp(1, MAX_ITERATIONS as i32) as u32;
+            }
+            let mut steady = g.run.until_steady.is_some();
+            if ui.checkbox("until steady (at most the iterations)", &mut steady) {
+                g.run.until_steady = steady.then_some(0.01);
+            }
+            tip(ui, "Stop once no texel moves by more than 1 % of a step's uplift");
+            let mut coarse = g.run.coarse as i32;
+            if ui.slider("coarse levels", 0, MAX_COARSE_LEVELS as i32, &mut coarse) {
+                g.run.coarse = coarse.clamp(0, MAX_COARSE_LEVELS as i32) as u32;
+            }
+            tip(ui, "Levels of half the size iterated first: large regions settle in seconds");
+            ui.checkbox("in the erosion panel's region", &mut g.in_erosion_region);
+            if ui.button("run geology") {
+                actions.push(UiAction::Geology);
+            }
+            tip(ui, "Runs to the end (one undo step); the window waits meanwhile");
+            ui.checkbox("show drainage", &mut g.show_drainage);
+            tip(ui, "The last run's rivers in blue, by drainage area");
+            if let Some(last) = &g.last {
+                ui.text_wrapped(last);
+            }
+            measure_fit(ui, "Geology", overflow);
+        });
+}
+
+/// The drainage overlay's value of drainage area `a` (m²) in a run of texel area `a0` whose
+/// largest area is `most`: 0 below a hundred texels, then log-scaled to 1 at `most`.
+pub fn drainage_shade(a: f32, a0: f32, most: f32) -> f32 {
+    let lo = (100.0 * a0).ln();
+    let hi = most.ln().max(lo + 1.0);
+    ((a.ln() - lo) / (hi - lo)).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drainage_shade_is_0_on_hillslopes_and_1_at_the_largest_river() {
+        assert_eq!(drainage_shade(1.0, 1.0, 1e6), 0.0);
+        assert_eq!(drainage_shade(50.0, 1.0, 1e6), 0.0);
+        assert!((drainage_shade(1e6, 1.0, 1e6) - 1.0).abs() < 1e-6);
+        let mid = drainage_shade(1e4, 1.0, 1e6);
+        assert!((mid - 0.5).abs() < 1e-5, "{mid}");
+    }
+}
