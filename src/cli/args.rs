@@ -64,6 +64,21 @@ impl ProjectPart {
 }
 
 /// Whether `path` names a `.scarp` project.
+/// Refuses, before any work, an output that cannot be written, that is the input itself, or
+/// that two of the output flags (`flags`, as the error names them) name.
+pub fn check_outputs(input: &Path, outputs: &[&PathBuf], flags: &str) -> anyhow::Result<()> {
+    for (i, p) in outputs.iter().enumerate() {
+        crate::terrain::export::check_writable(p)?;
+        if p.canonicalize().ok().is_some() && p.canonicalize().ok() == input.canonicalize().ok() {
+            anyhow::bail!("{}: input and output are the same file", p.display());
+        }
+        if outputs[..i].contains(p) {
+            anyhow::bail!("{}: written twice ({flags})", p.display());
+        }
+    }
+    Ok(())
+}
+
 pub fn is_project(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "scarp")
 }

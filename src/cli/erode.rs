@@ -8,7 +8,7 @@ use crate::erosion::run::{erode, region_of, RunOutput, RunSpec};
 use crate::erosion::{ErosionParams, Model};
 use crate::gpu::Gpu;
 use crate::pages::geometry::{check_region, Region};
-use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::export::write_heights;
 use crate::terrain::formats::Heights;
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, ValueEnum};
@@ -159,19 +159,7 @@ fn check_flags(a: &ErodeArgs) -> Result<ErosionParams> {
         .chain(a.water.iter())
         .chain(a.sediment.iter())
         .collect();
-    for (i, p) in outputs.iter().enumerate() {
-        check_writable(p)?;
-        if p.canonicalize().ok().is_some() && p.canonicalize().ok() == a.heights.canonicalize().ok()
-        {
-            bail!("{}: input and output are the same file", p.display());
-        }
-        if outputs[..i].contains(p) {
-            bail!(
-                "{}: written twice (--out, --water, --sediment)",
-                p.display()
-            );
-        }
-    }
+    super::args::check_outputs(&a.heights, &outputs, "--out, --water, --sediment")?;
     if !a.heights.is_file() {
         bail!("{}: not a file", a.heights.display());
     }

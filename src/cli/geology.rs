@@ -10,7 +10,7 @@ use crate::geology::run::{run as run_geology, RunSpec};
 use crate::geology::GeologyParams;
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
-use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::export::write_heights;
 use crate::terrain::formats::{Heights, WriteOptions};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
@@ -184,16 +184,7 @@ fn check_flags(a: &GeologyArgs) -> Result<GeologyRun> {
     };
     run.validate().map_err(anyhow::Error::msg)?;
     let outputs: Vec<&PathBuf> = std::iter::once(&a.out).chain(a.drainage.iter()).collect();
-    for (i, p) in outputs.iter().enumerate() {
-        check_writable(p)?;
-        if p.canonicalize().ok().is_some() && p.canonicalize().ok() == a.heights.canonicalize().ok()
-        {
-            bail!("{}: input and output are the same file", p.display());
-        }
-        if outputs[..i].contains(p) {
-            bail!("{}: written twice (--out, --drainage)", p.display());
-        }
-    }
+    super::args::check_outputs(&a.heights, &outputs, "--out, --drainage")?;
     for p in std::iter::once(&a.heights).chain(a.uplift.iter()) {
         if !p.is_file() {
             bail!("{}: not a file", p.display());

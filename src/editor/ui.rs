@@ -657,6 +657,11 @@ fn presets_and_files(ui: &Ui, s: &mut UiState) {
 /// Sun shadows and ambient occlusion (on/off) and where the sun is.
 /// A line of lengths in metres (`line` of the document) where the document knows its units;
 /// nothing otherwise.
+/// `desc` where its height unit is known: rules are then set in metres.
+fn physical(desc: Option<DocumentDesc>) -> Option<DocumentDesc> {
+    desc.filter(|d| d.units.height_unit.is_some())
+}
+
 fn in_metres(ui: &Ui, desc: Option<DocumentDesc>, line: impl FnOnce(&DocumentDesc) -> String) {
     if let Some(d) = desc.filter(|d| !d.units.is_unknown()) {
         ui.text_disabled(line(&d));
@@ -711,7 +716,7 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
         ui.slider("exposure", 0.1, 4.0, &mut l.exposure);
         tip(ui, "Brightness before the tone map");
         let (lo, hi) = v.altitude_range.unwrap_or((0.0, 1.0));
-        match desc.filter(|d| d.units.height_unit.is_some()) {
+        match physical(desc) {
             // Set in metres: the rule keeps its fraction of the range the document opened with.
             Some(d) => {
                 let at = |f: f32| d.metres(lo + f * (hi - lo)) as f32;
@@ -721,8 +726,12 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
                     l.materials.snow_line = (h - lo) / (hi - lo).max(f32::EPSILON);
                 }
                 tip(ui, "Altitude above which snow lies");
-                let sand = metres_text(f64::from(at(l.materials.sand_line)));
-                ui.text_disabled(format!("sand below {sand}"));
+                let mut m = at(l.materials.sand_line);
+                if ui.slider("sand line (m)", at(-0.2), at(1.0), &mut m) {
+                    let h = ((f64::from(m) - d.metres(0.0)) / d.height_unit()) as f32;
+                    l.materials.sand_line = (h - lo) / (hi - lo).max(f32::EPSILON);
+                }
+                tip(ui, "Altitude below which sand lies (beaches)");
             }
             None => {
                 ui.slider("snow line", 0.0, 1.2, &mut l.materials.snow_line);
@@ -763,12 +772,25 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) 
     if let Some(i) = &mut v.contours {
         ui.same_line();
         ui.set_next_item_width(120.0);
-        log_slider(ui, "interval", 1e-4, 1.0, i);
-        tip(ui, "Height between contour lines");
-        let every = f64::from(*i);
-        in_metres(ui, desc, |d| {
-            format!("contours every {}", metres_text(every * d.height_unit()))
-        });
+        match physical(desc) {
+            // Set in metres where the document's height unit is known.
+            Some(d) => {
+                let unit = d.height_unit() as f32;
+                let mut m = *i * unit;
+                if log_slider(ui, "interval (m)", 1e-4 * unit, unit, &mut m) {
+                    *i = m / unit;
+                }
+                tip(ui, "Height between contour lines");
+            }
+            None => {
+                log_slider(ui, "interval", 1e-4, 1.0, i);
+                tip(ui, "Height between contour lines");
+                let every = f64::from(*i);
+                in_metres(ui, desc, |d| {
+                    format!("contours every {}", metres_text(every * d.height_unit()))
+                });
+            }
+        }
     }
 }
 
@@ -786,12 +808,25 @@ fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32), desc: Docum
     if let Some(level) = &mut v.sea_level {
         ui.same_line();
         ui.set_next_item_width(120.0);
-        ui.slider("sea level", lo - 0.05 * span, hi, level);
-        tip(ui, "The water's height");
-        let at = *level;
-        in_metres(ui, Some(desc), |d| {
-            format!("sea at {}", metres_text(d.metres(at)))
-        });
+        match physical(Some(desc)) {
+            // Set in metres of elevation where the document's height unit is known.
+            Some(d) => {
+                let m_of = |h: f32| d.metres(h) as f32;
+                let mut m = m_of(*level);
+                if ui.slider("sea level (m)", m_of(lo - 0.05 * span), m_of(hi), &mut m) {
+                    *level = ((f64::from(m) - d.metres(0.0)) / d.height_unit()) as f32;
+                }
+                tip(ui, "The water's elevation");
+            }
+            None => {
+                ui.slider("sea level", lo - 0.05 * span, hi, level);
+                tip(ui, "The water's height");
+                let at = *level;
+                in_metres(ui, Some(desc), |d| {
+                    format!("sea at {}", metres_text(d.metres(at)))
+                });
+            }
+        }
     }
 }
 

@@ -7,8 +7,8 @@ use super::cpu::State;
 use super::params::Model;
 use super::shared::ErosionPush;
 use crate::gpu::{
-    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
-    GpuError, GpuTimer, Recorder, Resource, Result,
+    shaders, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, GpuError,
+    GpuTimer, Recorder, Resource, Result,
 };
 use std::sync::Arc;
 
@@ -78,15 +78,7 @@ pub struct GpuErosion {
 }
 
 fn storage(gpu: &Arc<Gpu>, name: &str, bytes: u64) -> Result<Buffer> {
-    Buffer::new(
-        gpu,
-        name,
-        BufferDesc::new(bytes).usage(
-            vk::BufferUsageFlags::STORAGE_BUFFER
-                | vk::BufferUsageFlags::TRANSFER_DST
-                | vk::BufferUsageFlags::TRANSFER_SRC,
-        ),
-    )
+    Buffer::new(gpu, name, BufferDesc::storage_copyable(bytes))
 }
 
 impl GpuErosion {

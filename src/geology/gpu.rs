@@ -5,8 +5,8 @@
 use super::cpu::State;
 use super::shared::GeologyPush;
 use crate::gpu::{
-    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
-    GpuError, GpuTimer, Recorder, Resource, Result,
+    shaders, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, GpuError,
+    GpuTimer, Recorder, Resource, Result,
 };
 use std::sync::Arc;
 
@@ -53,15 +53,7 @@ pub struct GpuGeology {
 }
 
 fn storage(gpu: &Arc<Gpu>, name: &str, bytes: u64) -> Result<Buffer> {
-    Buffer::new(
-        gpu,
-        name,
-        BufferDesc::new(bytes).usage(
-            vk::BufferUsageFlags::STORAGE_BUFFER
-                | vk::BufferUsageFlags::TRANSFER_DST
-                | vk::BufferUsageFlags::TRANSFER_SRC,
-        ),
-    )
+    Buffer::new(gpu, name, BufferDesc::storage_copyable(bytes))
 }
 
 impl GpuGeology {

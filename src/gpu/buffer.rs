@@ -40,6 +40,16 @@ impl BufferDesc {
         self
     }
 
+    /// A device-local storage buffer that copies and fills also reach (a kernel's state
+    /// loaded, cleared and read back).
+    pub fn storage_copyable(size: u64) -> Self {
+        Self::new(size).usage(
+            vk::BufferUsageFlags::STORAGE_BUFFER
+                | vk::BufferUsageFlags::TRANSFER_DST
+                | vk::BufferUsageFlags::TRANSFER_SRC,
+        )
+    }
+
     /// Host-visible buffer the GPU copies into and the CPU reads.
     pub fn readback(size: u64) -> Self {
         Self::new(size)
