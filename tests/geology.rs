@@ -394,3 +394,65 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
     let most = a.iter().copied().fold(0.0f32, f32::max);
     assert!(most > 100.0 * 900.0, "the largest basin drains {most} m²");
 }
+
+/// An uplift map (the kernel reads it only when it holds anything but 1): the GPU follows the
+/// twin, and ground under twice the uplift ends higher than under none.
+#[test]
+fn an_uplift_map_raises_what_it_marks_on_the_gpu_as_in_the_twin() {
+    let gpu = gpu();
+    let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let (w, h) = (120u32, 90u32);
+    let heights = common::fbm_terrain(w, h, 6, 25.0, 4);
+    // No uplift in the left half, twice the rate in the right.
+    let u: Vec<f32> = (0..w * h)
+        .map(|i| if i % w < w / 2 { 0.0 } else { 2.0 })
+        .collect();
+    let spec = RunSpec {
+        params: GeologyParams::default(),
+        tau: 10.0,
+        height_unit: 100.0,
+        base_z: None,
+        iterations: 150,
+        until: None,
+        coarse: 1,
+    };
+    let mut on_gpu = heights.clone();
+    run(
+        Some((&gpu, &kernels)),
+        &mut on_gpu,
+        [w, h],
+        Some(&u),
+        &spec,
+        None,
+        |_, _, _| {},
+    )
+    .unwrap();
+    let mut on_cpu = heights.clone();
+    run(
+        None,
+        &mut on_cpu,
+        [w, h],
+        Some(&u),
+        &spec,
+        None,
+        |_, _, _| {},
+    )
+    .unwrap();
+    let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
+    let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+    assert!(diff <= 1e-5, "GPU and twin differ by {diff} of the relief");
+    let mean = |half: bool| {
+        let v: Vec<f64> = (0..w * h)
+            .filter(|i| (i % w >= w / 2) == half)
+            .map(|i| f64::from(on_cpu[i as usize] - heights[i as usize]))
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert!(
+        mean(true) > mean(false) + 0.01,
+        "{} vs {}",
+        mean(true),
+        mean(false)
+    );
+    assert_no_validation_messages(&gpu);
+}
