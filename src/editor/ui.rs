@@ -1116,6 +1116,7 @@ fn help_panel(ui: &Ui, s: &mut UiState) {
             "W A S D Q E: move; Tab: orbit <-> fly",
             "F: frame all; V: vsync; L: LOD colours",
             "Erosion panel: a region run, live, with water",
+            "Geology panel: rivers cut into rising rock",
             "Ctrl+O open, Ctrl+S save, Ctrl+E export heights",
             "Ctrl+T open a stamp, Ctrl+P screenshot",
             "Ctrl+Shift+N: new layer (Layers panel's mode)",

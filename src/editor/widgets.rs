@@ -8,7 +8,7 @@ use imgui::{Condition, SliderFlags, Ui};
 pub const LABEL_WIDTH: f32 = 170.0;
 
 /// Where a panel first opens in a `w` x `h` window (logical pixels), and its size: a left column
-/// (Brush over View), the middle (Help, Erosion, Path) and a right column (Profiler over
+/// (Brush over View), the middle (Help, Erosion, Geology, Path) and a right column (Profiler over
 /// Layers), fitting 1280x720 and up. Moved or resized panels keep their place (imgui.ini).
 pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     let top = 30.0;
@@ -17,6 +17,7 @@ pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     let profiler_h = ((h - top) * 0.45).floor().min(380.0);
     let layers_y = top + profiler_h + 10.0;
     let erosion_y = (h * 0.4).floor();
+    let geology_y = (h * 0.56).floor();
     let path_y = (h * 0.72).floor();
     match panel {
         "Brush" => ([10.0, top], [360.0, brush_h]),
@@ -26,6 +27,7 @@ pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
             [380.0, erosion_y],
             [390.0, 460.0f32.min(h - erosion_y - 10.0)],
         ),
+        "Geology" => ([380.0, geology_y], [390.0, h - geology_y - 10.0]),
         "Path" => ([380.0, path_y], [390.0, h - path_y - 10.0]),
         "Profiler" => ([w - 380.0, top], [370.0, profiler_h]),
         _ => ([w - 410.0, layers_y], [400.0, h - layers_y - 10.0]),
@@ -65,4 +67,34 @@ pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool
     ui.slider_config(label, min, max)
         .flags(SliderFlags::LOGARITHMIC)
         .build(v)
+}
+
+#[cfg(test)]
+mod place_tests {
+    use super::place;
+
+    /// Every panel first opens at a place of its own (a panel without one fell on the Layers
+    /// panel's place and hid its title), inside the window, at both the smallest and a large size.
+    #[test]
+    fn every_panel_opens_at_a_place_of_its_own() {
+        let panels = [
+            "Brush",
+            "View & document",
+            "Help",
+            "Erosion",
+            "Geology",
+            "Path",
+            "Profiler",
+            "Layers",
+        ];
+        for size in [[1280.0f32, 720.0], [1920.0, 1080.0]] {
+            let places: Vec<[f32; 2]> = panels.iter().map(|p| place(p, size).0).collect();
+            for (i, a) in places.iter().enumerate() {
+                for (j, b) in places.iter().enumerate().skip(i + 1) {
+                    assert!(a != b, "{} and {} open at {a:?}", panels[i], panels[j]);
+                }
+                assert!(a[0] >= 0.0 && a[1] >= 0.0 && a[0] < size[0] && a[1] < size[1]);
+            }
+        }
+    }
 }
