@@ -76,10 +76,22 @@ impl From<FileError> for String {
     }
 }
 
-/// Whether process `pid` runs now (this one, or one with a /proc entry; elsewhere than Linux
-/// every other process is taken as gone).
+/// Whether process `pid` runs now: this one, or a process whose /proc entry says it leads its
+/// thread group. A thread's id has a /proc entry too, and ids are reused: a dead editor's pid
+/// taken by another process's thread (lavapipe starts many) is not that editor running.
+/// Elsewhere than Linux every other process is taken as gone.
 pub fn process_running(pid: u32) -> bool {
-    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+    if pid == std::process::id() {
+        return true;
+    }
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        == Some(pid)
 }
 
 /// Removes the temporary files `{prefix}PID` in `dir` of processes that are no longer running
@@ -207,6 +219,30 @@ pub fn write_rgba_png(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread's id is not a running process (its /proc entry exists, its thread group is
+    /// another's); this process and its parent run; an id past pid_max does not.
+    #[test]
+    fn a_threads_id_is_not_a_running_process() {
+        let (id_tx, id_rx) = std::sync::mpsc::channel();
+        let (end_tx, end_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let link = std::fs::read_link("/proc/thread-self").unwrap();
+            let tid: u32 = link.file_name().unwrap().to_str().unwrap().parse().unwrap();
+            id_tx.send(tid).unwrap();
+            end_rx.recv().unwrap();
+        });
+        // While the thread lives, its /proc entry exists.
+        let tid = id_rx.recv().unwrap();
+        assert_ne!(tid, std::process::id());
+        assert!(Path::new(&format!("/proc/{tid}")).exists());
+        assert!(!process_running(tid), "thread {tid} taken for a process");
+        end_tx.send(()).unwrap();
+        thread.join().unwrap();
+        assert!(process_running(std::process::id()));
+        assert!(process_running(std::os::unix::process::parent_id()));
+        assert!(!process_running(u32::MAX));
+    }
 
     #[test]
     fn failed_write_leaves_nothing() {
