@@ -218,25 +218,22 @@ fn measure_realism(
             format!("the default terrain at {side}² ({texel} m texels)"),
         )
     };
-    let mut coarse = 0;
-    while side >> (coarse + 1) >= 64 {
-        coarse += 1;
-    }
+    let coarse = crate::geology::run::auto_coarse([side, side]);
     let run = GeologyRun {
         params: GeologyParams::default(),
         iterations: if quick { 256 } else { 50_000 },
         until_steady: Some(0.01),
         coarse,
     };
-    let spec = RunSpec {
-        params: run.params,
-        tau: texel,
-        height_unit: unit,
-        base_z: None,
-        iterations: run.iterations as usize,
-        until: run.until_steady,
-        coarse: run.coarse,
+    let desc = crate::pages::DocumentDesc {
+        units: crate::pages::Units {
+            texel_size: Some(f64::from(texel)),
+            height_unit: Some(f64::from(unit)),
+            ..Default::default()
+        },
+        ..crate::pages::DocumentDesc::for_heights(side, side)
     };
+    let spec = RunSpec::of(&run, &desc);
     let z_of = |h: &[f32]| -> Vec<f32> { h.iter().map(|v| v * unit).collect() };
     let before = drainage(&z_of(&h), [side, side], texel);
     let mut after_h = h;

@@ -4,7 +4,7 @@
 
 use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
 use super::{bar, check_validation, open_gpu, read_input};
-use crate::erosion::run::{erode, region_of, RunOutput, RunSpec};
+use crate::erosion::run::{erode, RunOutput, RunSpec};
 use crate::erosion::{ErosionParams, Model};
 use crate::gpu::Gpu;
 use crate::pages::geometry::{check_region, Region};
@@ -78,12 +78,7 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
         true => super::project_input::heights(&a.heights, &a.part)?,
         false => read_input(&a.heights, &a.read)?,
     };
-    let region = a.region.unwrap_or(Region {
-        x: 0,
-        y: 0,
-        width: grid.width,
-        height: grid.height,
-    });
+    let region = a.region.unwrap_or(Region::whole(grid.width, grid.height));
     check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
     let gpu = open_backend(a.backend, region)?;
     let spec = RunSpec {
@@ -117,7 +112,7 @@ pub fn run(a: &ErodeArgs) -> Result<()> {
         check_validation(g)?;
     }
     write_outputs(a, &grid, region, &out)?;
-    let eroded = region_of(&grid.values, grid.width, region);
+    let eroded = region.cut(&grid.values, grid.width);
     let (lo, hi) = crate::terrain::formats::min_max(&eroded);
     println!(
         "eroded {}x{} at {},{} ({}, {} steps, {}) in {:.2} s ({:.3} ms/step); heights {lo:.4}..{hi:.4} -> {}",
@@ -207,10 +202,6 @@ fn write_outputs(a: &ErodeArgs, grid: &Heights, region: Region, out: &RunOutput)
 /// The region's values in a grid the size of `grid`, 0 elsewhere.
 fn in_document(values: &[f32], grid: &Heights, region: Region) -> Vec<f32> {
     let mut all = vec![0.0f32; grid.width as usize * grid.height as usize];
-    let w = region.width as usize;
-    for (row, y) in (region.y..region.y + region.height).enumerate() {
-        let start = (y * grid.width + region.x) as usize;
-        all[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
-    }
+    region.paste(&mut all, grid.width, values);
     all
 }

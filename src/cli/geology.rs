@@ -5,7 +5,7 @@
 use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
 use super::{bar, check_validation, open_gpu, read_input};
 use crate::geology::gpu::{GpuGeology, Kernels};
-use crate::geology::params::{GeologyRun, MAX_COARSE_LEVELS};
+use crate::geology::params::GeologyRun;
 use crate::geology::run::{run as run_geology, RunSpec};
 use crate::geology::GeologyParams;
 use crate::pages::geometry::{check_region, Region};
@@ -74,12 +74,7 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
         units,
         ..DocumentDesc::for_heights(grid.width, grid.height)
     };
-    let region = a.region.unwrap_or(Region {
-        x: 0,
-        y: 0,
-        width: grid.width,
-        height: grid.height,
-    });
+    let region = a.region.unwrap_or(Region::whole(grid.width, grid.height));
     check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
     a.params
         .validate_for(desc.texel_size())
@@ -108,7 +103,7 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
         }
         Backend::Cpu => None,
     };
-    let mut heights = crate::erosion::run::region_of(&grid.values, grid.width, region);
+    let mut heights = region.cut(&grid.values, grid.width);
     let stats = |h: &[f32]| {
         let z: Vec<f32> = h.iter().map(|v| v * spec.height_unit).collect();
         crate::geology::stats::drainage(&z, [region.width, region.height], spec.tau)
@@ -140,11 +135,11 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
     if let Some((g, _)) = &gpu {
         check_validation(g)?;
     }
-    put_region(&mut grid.values, grid.width, region, &heights);
+    region.paste(&mut grid.values, grid.width, &heights);
     write_result(&a.out, &grid, &desc)?;
     if let Some(p) = &a.drainage {
         let mut all = vec![0.0f32; grid.values.len()];
-        put_region(&mut all, grid.width, region, &out.area);
+        region.paste(&mut all, grid.width, &out.area);
         write_heights(p, grid.width, grid.height, &all)?;
     }
     if let Some(b) = before {
@@ -194,19 +189,12 @@ fn check_flags(a: &GeologyArgs) -> Result<GeologyRun> {
     Ok(run)
 }
 
-/// Without `--coarse`: none, or with `--until-steady` as many as keep the coarsest level at
-/// least 64 texels a side.
+/// Without `--coarse`: none, or with `--until-steady` [`crate::geology::run::auto_coarse`].
 fn auto_coarse(a: &GeologyArgs, region: Region) -> u32 {
     match (a.coarse, a.until_steady) {
         (Some(c), _) => c,
         (None, None) => 0,
-        (None, Some(_)) => {
-            let mut k = 0;
-            while k < MAX_COARSE_LEVELS && region.width.min(region.height) >> (k + 1) >= 64 {
-                k += 1;
-            }
-            k
-        }
+        (None, Some(_)) => crate::geology::run::auto_coarse([region.width, region.height]),
     }
 }
 
@@ -237,20 +225,7 @@ fn read_uplift(path: &Path, a: &GeologyArgs, grid: &Heights, region: Region) -> 
             i as u32 / map.width
         );
     }
-    Ok(crate::erosion::run::region_of(
-        &map.values,
-        map.width,
-        region,
-    ))
-}
-
-/// Writes `values` (the region's, row-major) into `region` of the `width`-wide `grid`.
-fn put_region(grid: &mut [f32], width: u32, region: Region, values: &[f32]) {
-    let w = region.width as usize;
-    for (row, y) in (region.y..region.y + region.height).enumerate() {
-        let start = (y * width + region.x) as usize;
-        grid[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
-    }
+    Ok(region.cut(&map.values, map.width))
 }
 
 /// Writes the heights with the document's units in the sidecar.

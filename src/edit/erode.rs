@@ -57,18 +57,8 @@ pub fn check(doc: &Document) -> Result<()> {
 /// Why `region` of the base cannot be eroded now, if it cannot: a layer selected, a region
 /// outside the document, or (on the GPU) one past what the device simulates at once.
 pub fn check_region(doc: &Document, region: Region, gpu: bool) -> Result<()> {
-    check(doc)?;
-    let d = *doc.desc();
-    crate::pages::geometry::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
-    let texels = u64::from(region.width) * u64::from(region.height);
-    let most = GpuErosion::max_texels(doc.gpu());
-    if gpu && texels > most {
-        return Err(BrushError::Layer(format!(
-            "a {}x{} region is past what this GPU simulates at once ({most} texels): erode a smaller region",
-            region.width, region.height
-        )));
-    }
-    Ok(())
+    let most = gpu.then(|| GpuErosion::max_texels(doc.gpu()));
+    super::check_base_region(doc, region, most, "erode a smaller region")
 }
 
 /// Erodes `region` of the base (the whole model on the GPU, or the CPU twin without `gpu`) as

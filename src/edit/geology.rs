@@ -34,22 +34,12 @@ impl Tools {
 /// region outside the document, a bad or unstable parameter, or (on the GPU) a region past
 /// what the device binds at once.
 pub fn check(doc: &Document, region: Region, run: &GeologyRun, gpu: bool) -> Result<()> {
-    super::erode::check(doc)?;
-    let d = *doc.desc();
-    crate::pages::geometry::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
+    let most = gpu.then(|| GpuGeology::max_texels(doc.gpu()));
+    super::check_base_region(doc, region, most, "run geology on a smaller region")?;
     run.validate().map_err(BrushError::Layer)?;
     run.params
-        .validate_for(d.texel_size())
-        .map_err(BrushError::Layer)?;
-    let texels = u64::from(region.width) * u64::from(region.height);
-    let most = GpuGeology::max_texels(doc.gpu());
-    if gpu && texels > most {
-        return Err(BrushError::Layer(format!(
-            "a {}x{} region is past what this GPU binds at once ({most} texels)",
-            region.width, region.height
-        )));
-    }
-    Ok(())
+        .validate_for(doc.desc().texel_size())
+        .map_err(BrushError::Layer)
 }
 
 /// Runs `run` over `region` of the base (on the GPU, or the CPU twin without `gpu`) as one

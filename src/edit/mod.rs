@@ -22,6 +22,28 @@ use crate::journal::Replayer;
 use crate::layers::LayerOp;
 use std::path::Path;
 
+/// Why `region` of the base cannot be reshaped now, if it cannot: a layer selected, a region
+/// outside the document, or one past `most` texels (what the GPU takes at once, when the run is
+/// on the GPU); `smaller` says what to do then.
+fn check_base_region(
+    doc: &Document,
+    region: crate::pages::geometry::Region,
+    most: Option<u64>,
+    smaller: &str,
+) -> Result<()> {
+    erode::check(doc)?;
+    let d = *doc.desc();
+    crate::pages::geometry::check_region(d.width, d.height, region).map_err(BrushError::Layer)?;
+    let texels = u64::from(region.width) * u64::from(region.height);
+    match most {
+        Some(most) if texels > most => Err(BrushError::Layer(format!(
+            "a {}x{} region is past what this GPU simulates at once ({most} texels): {smaller}",
+            region.width, region.height
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The GPU state of every operation, each part made at its operation's first use.
 #[derive(Default)]
 pub struct Tools {

@@ -65,7 +65,7 @@ pub fn geology_panel(
             }
             tip(ui, "How fast the rock rises: 0.1 to 10 mm a year in active ranges");
             log_slider(ui, "erodibility K", 1e-7, 1e-3, &mut p.erodibility);
-            tip(ui, "How easily rivers cut rock: e = K·A^m·S^n (larger: lower, gentler relief)");
+            tip(ui, "How easily rivers cut rock, per year (times m^(1-2m)): e = K·A^m·S^n (larger: lower, gentler relief)");
             ui.slider("m (area exponent)", 0.1, 1.5, &mut p.area_exponent);
             ui.slider("n (slope exponent)", 0.5, 2.5, &mut p.slope_exponent);
             tip(ui, "m/n near 0.5 is what real channels show");

@@ -1645,12 +1645,7 @@ impl Editor {
                     let g = &self.ui.geology;
                     let region = match g.in_erosion_region {
                         true => self.ui.erosion.region_in(d.width, d.height),
-                        false => crate::pages::geometry::Region {
-                            x: 0,
-                            y: 0,
-                            width: d.width,
-                            height: d.height,
-                        },
+                        false => crate::pages::geometry::Region::whole(d.width, d.height),
                     };
                     let run = g.asked();
                     self.run_geology(region, run)?;

@@ -40,16 +40,6 @@ pub struct RunOutput {
     pub sediment: Vec<f32>,
 }
 
-/// The rows of `region` of a `width`-wide grid, row-major.
-pub fn region_of(grid: &[f32], width: u32, region: Region) -> Vec<f32> {
-    (region.y..region.y + region.height)
-        .flat_map(|y| {
-            let start = (y * width + region.x) as usize;
-            grid[start..start + region.width as usize].iter().copied()
-        })
-        .collect()
-}
-
 /// Erodes `region` of the `width`-wide grid `heights` in place, on `gpu` (None: the CPU twin),
 /// calling `progress(steps done)` as it goes.
 pub fn erode(
@@ -61,7 +51,8 @@ pub fn erode(
     mut progress: impl FnMut(usize),
 ) -> Result<RunOutput> {
     let scale = spec.height_scale;
-    let b: Vec<f32> = region_of(heights, width, region)
+    let b: Vec<f32> = region
+        .cut(heights, width)
         .into_iter()
         .map(|h| h * scale)
         .collect();

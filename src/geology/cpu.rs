@@ -76,10 +76,8 @@ impl State {
                     }
                     a_row[x as usize] = area;
                     let zp = this.z[i];
-                    let border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
-                    let outlet = border || (p.has_base == 1 && zp <= p.base_level);
                     let mut zn = zp;
-                    if !outlet {
+                    if !outlet([x, y], p, zp) {
                         zn = this.texel(p, x, y, area, r[i]).unwrap_or(zp);
                         most = most.max((zn - zp).abs() / p.steady_unit);
                     }
@@ -131,6 +129,13 @@ pub fn spow(x: f32, e: f32) -> f32 {
     } else {
         x.powf(e)
     }
+}
+
+/// Whether texel `xy` of height `z` in the region of `p` is an outlet: on the region's border,
+/// or at or below the base level when one is given. Outlets never change height.
+pub fn outlet([x, y]: [i32; 2], p: &GeologyPush, z: f32) -> bool {
+    let [w, h] = p.size;
+    x == 0 || y == 0 || x == w - 1 || y == h - 1 || (p.has_base == 1 && z <= p.base_level)
 }
 
 fn inside(x: i32, y: i32, w: i32, h: i32) -> bool {

@@ -4,9 +4,9 @@
 //! on the GPU or the CPU twin, and heights leave as `h = z / height_unit`. The finest level runs
 //! the model exactly; a texel the run left unchanged keeps its height bit for bit.
 
-use super::cpu::State;
+use super::cpu::{outlet, State};
 use super::gpu::{GpuGeology, Kernels, ITERATIONS_PER_SUBMIT};
-use super::params::{GeologyParams, GeologyRun};
+use super::params::{GeologyParams, GeologyRun, MAX_COARSE_LEVELS};
 use crate::gpu::{Gpu, GpuTimer, Result};
 use crate::pages::DocumentDesc;
 use std::sync::Arc;
@@ -93,6 +93,17 @@ pub fn level_sizes(size: [u32; 2], coarse: u32) -> Vec<[u32; 2]> {
     sizes
 }
 
+/// The coarse levels a run to steady state takes when not told: as many as keep the coarsest
+/// at least 64 texels a side, at most [`MAX_COARSE_LEVELS`].
+pub fn auto_coarse(size: [u32; 2]) -> u32 {
+    let side = size[0].min(size[1]);
+    let mut k = 0;
+    while k < MAX_COARSE_LEVELS && side >> (k + 1) >= 64 {
+        k += 1;
+    }
+    k
+}
+
 /// `v` (`size`) averaged over 2x2 blocks (the texels a block has at an odd edge).
 pub fn downsample(v: &[f32], size: [u32; 2]) -> Vec<f32> {
     let [w, h] = size.map(|s| s as usize);
@@ -139,14 +150,6 @@ pub fn upsample(v: &[f32], from: [u32; 2], to: [u32; 2]) -> Vec<f32> {
     out
 }
 
-/// Whether texel `i` of a `size` grid holding `z` is an outlet: on the border, or at or below
-/// the base level.
-fn outlet(i: usize, size: [u32; 2], z: f32, base_z: Option<f32>) -> bool {
-    let [w, h] = size.map(|s| s as usize);
-    let (x, y) = (i % w, i / w);
-    x == 0 || y == 0 || x == w - 1 || y == h - 1 || base_z.is_some_and(|b| z <= b)
-}
-
 /// Runs `spec` over the `size` grid `heights` (height units, row-major) in place, with the
 /// uplift map `uplift` (None: 1 everywhere), on `gpu` (None: the CPU twin), calling
 /// `progress(level from the coarsest, iterations done at that level, measure)` as it goes.
@@ -185,8 +188,9 @@ pub fn run(
             let from = sizes[l + 1];
             let z = upsample(&z, from, lsize);
             state.a = upsample(&a, from, lsize);
+            let w = lsize[0] as usize;
             for (i, (dst, up)) in state.z.iter_mut().zip(z).enumerate() {
-                if !outlet(i, lsize, *dst, spec.base_z) {
+                if !outlet([(i % w) as i32, (i / w) as i32], &push, *dst) {
                     *dst = up;
                 }
             }

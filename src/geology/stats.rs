@@ -3,7 +3,6 @@
 //! from D8 routing as the model routes (a texel drains to its receiver).
 
 use super::cpu::{d8_area, receivers, NO_RECEIVER, OFFSETS};
-use super::shared::GeologyPush;
 use serde::{Deserialize, Serialize};
 
 /// The statistics of one height grid.
@@ -28,14 +27,8 @@ pub const HACK_MIN_TEXELS: f64 = 100.0;
 
 /// The statistics of heights `z` (m, `size` row-major) on `tau`-metre texels.
 pub fn drainage(z: &[f32], size: [u32; 2], tau: f32) -> Drainage {
-    let push = GeologyPush {
-        size: [size[0] as i32, size[1] as i32],
-        tau,
-        diag: tau * std::f32::consts::SQRT_2,
-        tau2: tau * tau,
-        a0: tau * tau,
-        ..GeologyPush::default()
-    };
+    // Routing needs the grid and the distances only: any parameters' constants do.
+    let push = super::GeologyParams::default().push(size, tau, None);
     let r = receivers(z, &push);
     let area = d8_area(z, &push);
     let (w, h) = (size[0] as i32, size[1] as i32);

@@ -238,12 +238,7 @@ fn whole_or(region: Option<[u32; 4]>, d: &DocumentDesc) -> Region {
             width,
             height,
         },
-        None => Region {
-            x: 0,
-            y: 0,
-            width: d.width,
-            height: d.height,
-        },
+        None => Region::whole(d.width, d.height),
     }
 }
 

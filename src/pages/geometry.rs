@@ -192,6 +192,35 @@ pub struct Region {
 }
 
 impl Region {
+    /// The whole of a `width` x `height` grid.
+    pub fn whole(width: u32, height: u32) -> Self {
+        Self {
+            x: 0,
+            y: 0,
+            width,
+            height,
+        }
+    }
+
+    /// This region's values of the `width`-wide row-major `grid`, row-major.
+    pub fn cut(&self, grid: &[f32], width: u32) -> Vec<f32> {
+        (self.y..self.y + self.height)
+            .flat_map(|y| {
+                let start = (y * width + self.x) as usize;
+                grid[start..start + self.width as usize].iter().copied()
+            })
+            .collect()
+    }
+
+    /// Writes `values` (this region's, row-major) into the `width`-wide row-major `grid`.
+    pub fn paste(&self, grid: &mut [f32], width: u32, values: &[f32]) {
+        let w = self.width as usize;
+        for (row, y) in (self.y..self.y + self.height).enumerate() {
+            let start = (y * width + self.x) as usize;
+            grid[start..start + w].copy_from_slice(&values[row * w..(row + 1) * w]);
+        }
+    }
+
     /// The same texels as a page-store rectangle.
     pub fn rect(&self) -> Rect {
         Rect::new(
