@@ -216,9 +216,71 @@ pub fn write_rgba_png(
     })
 }
 
+/// Writes an RGBA8 PNG of `width` x `height` atomically, made in bands of `band_rows` rows so
+/// that a big image is never whole in memory: `band(first_row)` returns the band's pixels,
+/// rows top first, at least as many rows as are left (rows past the image are ignored).
+pub fn write_rgba_png_in_bands<E: From<FileError>>(
+    path: &Path,
+    width: u32,
+    height: u32,
+    band_rows: u32,
+    mut band: impl FnMut(u32) -> Result<Vec<u8>, E>,
+) -> Result<(), E> {
+    let png_error = |e: png::EncodingError| E::from(FileError::invalid(path, e.to_string()));
+    write_atomic(path, |w| -> Result<(), E> {
+        let mut encoder = png::Encoder::new(w, width, height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(png_error)?;
+        let mut rows = writer.stream_writer().map_err(png_error)?;
+        let row_bytes = width as usize * 4;
+        let mut y = 0;
+        while y < height {
+            let n = band_rows.max(1).min(height - y);
+            let pixels = band(y)?;
+            let want = n as usize * row_bytes;
+            if pixels.len() < want {
+                return Err(FileError::invalid(path, "a band is shorter than its rows").into());
+            }
+            rows.write_all(&pixels[..want])
+                .map_err(|e| E::from(FileError::io(path)(e)))?;
+            y += n;
+        }
+        rows.finish().map_err(png_error)?;
+        writer.finish().map_err(png_error)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A PNG written in bands (the last one short) decodes to the pixels written whole.
+    #[test]
+    fn a_png_written_in_bands_holds_the_same_pixels() {
+        let (w, h) = (37u32, 23u32);
+        let pixels: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 % 251) as u8).collect();
+        let dir = std::env::temp_dir().join(format!("scarp-bands-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (whole, banded) = (dir.join("whole.png"), dir.join("banded.png"));
+        write_rgba_png(&whole, w, h, pixels.clone()).unwrap();
+        let mut asked = Vec::new();
+        write_rgba_png_in_bands::<FileError>(&banded, w, h, 5, |y| {
+            asked.push(y);
+            // A full band, past the image's end for the last one.
+            let mut band = vec![0xAB; 5 * w as usize * 4];
+            let end = (pixels.len()).min((y as usize + 5) * w as usize * 4);
+            let got = &pixels[y as usize * w as usize * 4..end];
+            band[..got.len()].copy_from_slice(got);
+            Ok(band)
+        })
+        .unwrap();
+        assert_eq!(asked, [0, 5, 10, 15, 20]);
+        let read = |p: &Path| image::open(p).unwrap().to_rgba8().into_raw();
+        assert_eq!(read(&banded), read(&whole));
+        assert_eq!(read(&banded), pixels);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// A thread's id is not a running process (its /proc entry exists, its thread group is
     /// another's); this process and its parent run; an id past pid_max does not.

@@ -1025,3 +1025,88 @@ fn closing_with_unsaved_steps_asks_first() {
         "discarded steps leave no untitled journal"
     );
 }
+
+/// A project whose newest save is damaged is asked about, not refused or rolled back
+/// silently: the editor starts (on the default terrain) with the question; Enter opens the
+/// older save, and a save then writes over the damaged one.
+#[test]
+fn a_damaged_newest_save_is_asked_about_and_the_older_save_opens() {
+    let _one = one_driven_at_a_time();
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let raise = |name: &str, x: f32| {
+        std::fs::write(
+            d.join(name),
+            format!(
+                r#"{{"version": 1, "document": {{"width": 256, "height": 256, "page_size": 128}},
+                    "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": 30}},
+                    "samples": [{{"x": {x}, "y": 100, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        p(name)
+    };
+    let (a, b) = (raise("a.json", 60.0), raise("b.json", 180.0));
+    common::scarp_ok(&["apply", "--journal", &a, "--out", &p("s.scarp")]);
+    common::scarp_ok(&["convert", &p("s.scarp"), &p("first.r32")]);
+    let onto = ["--onto", &p("s.scarp"), "--out", &p("s.scarp")];
+    common::scarp_ok(&[&["apply", "--journal", &b][..], &onto].concat());
+    let mut bytes = std::fs::read(p("s.scarp")).unwrap();
+    bytes[72] ^= 0x01; // the second save's superblock
+    std::fs::write(p("s.scarp"), &bytes).unwrap();
+
+    let state = d.join("state");
+    let (mut child, _) = driven_editor(&x, &state, &d.join("s.scarp"), d);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    if let Some(status) = child.try_wait().unwrap() {
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        panic!("the editor ended ({status}) on a damaged save instead of asking: {err}");
+    }
+    assert_eq!(
+        std::fs::read(p("s.scarp")).unwrap(),
+        bytes,
+        "asking changed the file"
+    );
+    // Enter: the older save opens, and the session takes the project's write lock.
+    let lock = d.join(".s.scarp.lock");
+    let start = std::time::Instant::now();
+    while !lock.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "the older save was not opened"
+        );
+        xdotool(&x, &["key", "Return"]);
+        std::thread::sleep(std::time::Duration::from_secs(3));
+    }
+    // A layer step (journaled for recovery), Ctrl+S: saved into the file over the damage.
+    xdotool(&x, &["key", "ctrl+shift+n"]);
+    let recovery = scarp::project::recovery_path(&d.join("s.scarp"));
+    while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
+        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+        assert!(start.elapsed().as_secs() < 300, "no layer step");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    xdotool(&x, &["key", "ctrl+s"]);
+    let start = std::time::Instant::now();
+    while std::fs::read(p("s.scarp")).unwrap() == bytes {
+        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+        assert!(start.elapsed().as_secs() < 300, "not saved");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(&x, &["key", "ctrl+q"]);
+    assert!(wait_for_exit(&mut child).success());
+    // The file opens without --accept-older: the first save's heights and the new layer.
+    common::scarp_ok(&["convert", &p("s.scarp"), "--base", &p("base.r32")]);
+    assert!(std::fs::read(p("base.r32")).unwrap() == std::fs::read(p("first.r32")).unwrap());
+    let layers = common::scarp_ok(&["layers", &p("s.scarp")]);
+    assert!(
+        String::from_utf8_lossy(&layers.stdout).contains("Layer 1"),
+        "{}",
+        String::from_utf8_lossy(&layers.stdout)
+    );
+}

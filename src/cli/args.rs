@@ -231,9 +231,13 @@ pub fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// Largest side of a rendered image: its targets, readback and PNG stay near 1.5 GB of memory
-/// (16384² took past 5.5 GB).
-pub const MAX_IMAGE_SIDE: u32 = 8192;
+/// Largest side of a rendered image. Images past [`WHOLE_IMAGE_BYTES`] are drawn and written
+/// in strips, so memory stays bounded whatever the size (16384² drawn whole took past 5.5 GB).
+pub const MAX_IMAGE_SIDE: u32 = 16384;
+
+/// Most bytes of RGBA8 pixels `scarp render` draws at once (64 MiB: 4096x4096); a bigger image
+/// is drawn in strips of as many rows as fit.
+pub const WHOLE_IMAGE_BYTES: u64 = 64 << 20;
 
 pub fn parse_image_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = parse_size(s)?;

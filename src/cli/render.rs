@@ -1,9 +1,12 @@
 //! `scarp render`: a terrain drawn offscreen with the editor's pipeline; with `--frames`, timed
 //! frames while a brush paints.
 
-use super::args::{is_project, parse_camera, parse_image_size, MemoryArgs, ProjectPart, ReadArgs};
+use super::args::{
+    is_project, parse_camera, parse_image_size, MemoryArgs, ProjectPart, ReadArgs,
+    WHOLE_IMAGE_BYTES,
+};
 use super::{check_validation, open_gpu, read_input};
-use crate::atomic_file::write_rgba_png;
+use crate::atomic_file::{write_rgba_png, write_rgba_png_in_bands};
 use crate::document::Document;
 use crate::gpu::Gpu;
 use crate::noise::{NoiseKind, NoiseTables, DEFAULT_TABLE_SEED};
@@ -41,9 +44,15 @@ pub struct RenderArgs {
     part: ProjectPart,
     #[command(flatten)]
     memory: MemoryArgs,
-    /// Image size, WxH.
+    /// Image size, WxH (at most 16384x16384). An image over 64 MiB of pixels (4096x4096) is
+    /// drawn and written in strips, so memory stays bounded.
     #[arg(long, default_value = "1280x720", value_parser = parse_image_size)]
     image: (u32, u32),
+    /// Draw and write the image in strips of this many rows (default: whole when it fits
+    /// 64 MiB of pixels, else as many rows as fit). --frames, --capture and
+    /// --max-triangles-per-pixel draw it whole.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    strip_rows: Option<u32>,
     /// Camera eye and target in world units: ex,ey,ez,tx,ty,tz (x = texel column, z = texel row,
     /// y = height x vertical scale). Default: frames the whole terrain.
     #[arg(long, value_parser = parse_camera, allow_hyphen_values = true)]
@@ -93,9 +102,11 @@ pub struct RenderArgs {
     /// Largest screen-space geometric error of the LOD selection, pixels.
     #[arg(long, default_value_t = 2.0)]
     pixel_error: f32,
-    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off.
-    #[arg(long, default_value_t = 2.0)]
-    max_triangles_per_pixel: f32,
+    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off. Default 2
+    /// for an image drawn whole; off for one drawn in strips (a strip does not see the whole
+    /// image's pixels).
+    #[arg(long)]
+    max_triangles_per_pixel: Option<f32>,
     /// A sea at this height (height units): a translucent water plane over the document, waves
     /// from noise, tinted by its depth, foam at the shore (docs/render.md, The sea).
     #[arg(long, allow_hyphen_values = true)]
@@ -150,11 +161,28 @@ pub fn run(a: &RenderArgs) -> Result<()> {
     if a.frames > 0 {
         scene.time_frames(a, &gpu)?;
     }
-    let f = scene.final_frame(a)?;
-    let pixels = f.pixels.expect("read back");
-    print_final_frame(&scene.renderer, f.draw_gpu_ms);
     let size = scene.size;
-    write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
+    let rows = strip_rows(a);
+    if rows >= size[1] {
+        let f = scene.final_frame(a)?;
+        let pixels = f.pixels.expect("read back");
+        print_final_frame(&scene.renderer, f.draw_gpu_ms);
+        write_rgba_png(&a.out, size[0], size[1], pixels).map_err(anyhow::Error::msg)?;
+    } else {
+        // Each strip is a window of the whole view: the same nodes, drawn into its rows.
+        let (mut strips, mut draw_gpu_ms) = (0, 0.0);
+        write_rgba_png_in_bands(&a.out, size[0], size[1], rows, |y| {
+            scene.target.set_window(size, [0, y]);
+            let f = scene.final_frame(a)?;
+            strips += 1;
+            draw_gpu_ms += f.draw_gpu_ms;
+            Ok::<_, anyhow::Error>(f.pixels.expect("read back"))
+        })?;
+        println!(
+            "final image: {strips} strips of {rows} rows, {} nodes drawn in each, draw GPU {draw_gpu_ms:.3} ms in all",
+            scene.renderer.stats.nodes_drawn
+        );
+    }
     check_validation(&gpu)?;
     println!("-> {}", a.out.display());
     Ok(())
@@ -203,7 +231,16 @@ impl Scene {
             ..Look::default()
         });
         let size = [a.image.0, a.image.1];
-        let target = Offscreen::new(gpu, size)?;
+        let most = gpu.info().max_image_dimension_2d;
+        if size[0] > most {
+            bail!(
+                "--image {}x{}: {} draws images at most {most} pixels wide",
+                size[0],
+                size[1],
+                gpu.info().name
+            );
+        }
+        let target = Offscreen::new(gpu, [size[0], strip_rows(a)])?;
         let lighting = Lighting::new(gpu, desc.format)?;
         let light = LightSettings {
             sun: a.sun,
@@ -329,19 +366,59 @@ fn print_final_frame(renderer: &TerrainRenderer, draw_gpu_ms: f64) {
     );
 }
 
+/// Rows drawn at once: `--strip-rows`; else the whole image when a flag needs it whole or
+/// it fits [`WHOLE_IMAGE_BYTES`]; else as many rows as fit.
+fn strip_rows(a: &RenderArgs) -> u32 {
+    let (w, h) = a.image;
+    let fit = (WHOLE_IMAGE_BYTES / (u64::from(w) * 4)).clamp(1, u64::from(h)) as u32;
+    match a.strip_rows {
+        Some(n) => n.min(h),
+        None if whole_only(a).is_some() => h,
+        None => fit,
+    }
+}
+
+/// The flag that needs the image drawn whole (timing, capturing, or a triangle budget, which
+/// counts the pixels the whole image covers), if any.
+fn whole_only(a: &RenderArgs) -> Option<&'static str> {
+    if a.frames > 0 {
+        Some("--frames")
+    } else if a.capture {
+        Some("--capture")
+    } else if a.max_triangles_per_pixel.is_some_and(|t| t > 0.0) {
+        Some("--max-triangles-per-pixel")
+    } else {
+        None
+    }
+}
+
+/// The triangle budget of an image drawn whole, per covered pixel.
+const DEFAULT_TRIANGLES_PER_PIXEL: f32 = 2.0;
+
+/// Largest side of an image drawn whole (its targets, readback and PNG near 1.5 GB).
+const MAX_WHOLE_SIDE: u32 = 8192;
+
 /// Every flag checked before any work.
 fn check_flags(a: &RenderArgs) -> Result<()> {
+    if let Some(flag) = whole_only(a) {
+        if a.strip_rows.is_some() {
+            bail!("--strip-rows cannot be used with {flag}, which draws the image whole");
+        }
+        let (w, h) = a.image;
+        if w > MAX_WHOLE_SIDE || h > MAX_WHOLE_SIDE {
+            bail!("{flag} draws the image whole: at most {MAX_WHOLE_SIDE}x{MAX_WHOLE_SIDE}, got --image {w}x{h}");
+        }
+    }
     if !(a.pixel_error.is_finite() && a.pixel_error > 0.0) {
         bail!(
             "--pixel-error must be a positive number, got {}",
             a.pixel_error
         );
     }
-    if !(a.max_triangles_per_pixel.is_finite() && a.max_triangles_per_pixel >= 0.0) {
-        bail!(
-            "--max-triangles-per-pixel must be 0 (off) or positive, got {}",
-            a.max_triangles_per_pixel
-        );
+    if let Some(t) = a.max_triangles_per_pixel {
+        if !(t.is_finite() && t >= 0.0) {
+            bail!("--max-triangles-per-pixel must be 0 (off) or positive, got {t}");
+        }
     }
     if let Some(v) = a.vertical_scale {
         if !(v.is_finite() && v > 0.0) {
@@ -426,7 +503,11 @@ fn camera_and_view(
         o.apply(&mut view);
     }
     view.pixel_error = a.pixel_error;
-    view.max_triangles_per_pixel = a.max_triangles_per_pixel;
+    view.max_triangles_per_pixel = match a.max_triangles_per_pixel {
+        Some(t) => t,
+        None if strip_rows(a) < a.image.1 => 0.0,
+        None => DEFAULT_TRIANGLES_PER_PIXEL,
+    };
     view.sun = (!a.no_lighting).then_some(a.sun);
     view.sea_level = a.sea_level;
     (camera, view)

@@ -41,6 +41,8 @@ pub enum UiAction {
     Geology,
     /// The close panel's answer.
     Close(CloseChoice),
+    /// Open the older save of the project whose newest save is damaged.
+    OpenOlderSave,
 }
 
 /// What to do with unsaved steps on closing.

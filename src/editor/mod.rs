@@ -32,7 +32,8 @@ use crate::journal::{parse_brush, preset, BrushEntry, Step};
 use crate::noise::{NoiseKind, NoiseSettings, NoiseTables};
 use crate::pages::rects;
 use crate::pages::MemoryReport;
-use crate::render::camera::{Camera, CameraMode};
+use crate::project;
+use crate::render::camera::{Camera, CameraMode, ImageWindow};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
 use crate::render::lighting::{LightSettings, Lighting, Sun};
 use crate::render::terrain::Overlay;
@@ -418,6 +419,7 @@ fn first_ui(
         recovery: None,
         untitled_recovery: None,
         closing: None,
+        damaged_save: None,
         message: String::new(),
         noise_preview: None,
         actions: Vec::new(),
@@ -507,6 +509,18 @@ fn inverted(b: &BrushSettings) -> BrushSettings {
     b
 }
 
+/// What the editor opens with: the session, the replay to paint, what to offer (a project's
+/// recovery, an untitled leftover, the older save of a damaged project) and the source path.
+struct Opening {
+    session: Session,
+    replay: Option<Replay>,
+    recovery_offer: Option<session::RecoveryOffer>,
+    leftover: Option<session::untitled::Leftover>,
+    source: PathBuf,
+    /// The file given, whose newest save is damaged, and what is wrong with it.
+    damaged: Option<(PathBuf, String)>,
+}
+
 impl Editor {
     fn new(event_loop: &ActiveEventLoop, options: &EditOptions) -> Result<Self> {
         let config = remembered::config_dir();
@@ -518,8 +532,14 @@ impl Editor {
         let (window, gpu, presenter) = Self::open_window(event_loop, remembered.window)?;
         // The documents' noise tables, and the noise preview's.
         let tables = NoiseTables::new(options.table_seed);
-        let (mut session, replay, recovery_offer, leftover, source) =
-            Self::open_session(&gpu, options, &tables)?;
+        let Opening {
+            mut session,
+            replay,
+            recovery_offer,
+            leftover,
+            source,
+            damaged,
+        } = Self::open_session(&gpu, options, &tables)?;
         let desc = *session.doc.desc();
         let renderer = renderer_for(&gpu, &mut session, presenter.format)?;
         if options.trace.is_some() {
@@ -541,6 +561,7 @@ impl Editor {
         let mut ui = first_ui(&session, &gpu, &renderer, options.sea_level);
         ui.recovery = recovery_offer;
         ui.untitled_recovery = leftover.map(|l| (l.path, l.strokes));
+        ui.damaged_save = damaged;
         let (pen, pen_status) = open_pen(&window);
         ui.pen_status = pen_status;
         if let Some(b) = current_brush(session.presets(), &source) {
@@ -657,26 +678,21 @@ impl Editor {
     }
 
     /// The document to edit: the newest untitled leftover with --recover, else the replayed
-    /// journal, the file given or the default terrain; with the replay to paint, the project's
-    /// recovery offer, the untitled leftover to offer, and the source path.
-    #[allow(clippy::type_complexity)]
+    /// journal, the file given or the default terrain (the file given is asked about instead
+    /// when its newest save is damaged); with the replay to paint, the project's recovery
+    /// offer and the untitled leftover to offer.
     fn open_session(
         gpu: &Arc<Gpu>,
         options: &EditOptions,
         tables: &NoiseTables,
-    ) -> Result<(
-        Session,
-        Option<Replay>,
-        Option<session::RecoveryOffer>,
-        Option<session::untitled::Leftover>,
-        PathBuf,
-    )> {
+    ) -> Result<Opening> {
         // The document: a replayed journal, the file given, or the default terrain.
-        let source = options
+        let mut source = options
             .replay
             .clone()
             .or_else(|| options.file.clone())
             .unwrap_or_else(|| asset_path(DEFAULT_JOURNAL));
+        let mut damaged = None;
         // An untitled session that ended without saving (a crash, a kill): offered, or taken at
         // once with --recover. Not while replaying a script.
         let leftover = match (&options.replay, session::untitled::state_dir()) {
@@ -693,9 +709,20 @@ impl Editor {
                 (s, Vec::new(), None, None)
             }
             other => {
-                let (s, steps, offer) =
-                    Session::open(gpu, &source, tables, options.replay.is_some())?;
-                (s, steps, offer, other)
+                let replaying = options.replay.is_some();
+                match Session::open(gpu, &source, tables, replaying) {
+                    Ok((s, steps, offer)) => (s, steps, offer, other),
+                    Err(e) => match project::newest_save_damage(&source) {
+                        // The default terrain, and the question.
+                        Some(damage) => {
+                            damaged = Some((source.clone(), damage));
+                            source = asset_path(DEFAULT_JOURNAL);
+                            let (s, steps, offer) = Session::open(gpu, &source, tables, false)?;
+                            (s, steps, offer, other)
+                        }
+                        None => return Err(e.into()),
+                    },
+                }
             }
         };
         let mut session = session;
@@ -706,7 +733,14 @@ impl Editor {
             step: 0,
             sample: 0,
         });
-        Ok((session, replay, recovery_offer, leftover, source))
+        Ok(Opening {
+            session,
+            replay,
+            recovery_offer,
+            leftover,
+            source,
+            damaged,
+        })
     }
 
     /// imgui, its winit platform and its Vulkan renderer (dynamic rendering into `format`).
@@ -845,6 +879,10 @@ impl Editor {
             KeyCode::Escape if self.ui.closing.is_some() => {
                 self.close_answered(CloseChoice::Cancel)
             }
+            KeyCode::Enter | KeyCode::NumpadEnter if self.ui.damaged_save.is_some() => {
+                self.ui.actions.push(UiAction::OpenOlderSave)
+            }
+            KeyCode::Escape if self.ui.damaged_save.is_some() => self.ui.damaged_save = None,
             KeyCode::KeyZ if ctrl => self.undo()?,
             KeyCode::KeyS if ctrl && self.input.modifiers.shift_key() => {
                 self.ui.browse(Purpose::SaveProject)
@@ -1358,6 +1396,11 @@ impl Editor {
                 if reopening {
                     self.session.relock()?;
                 }
+                // A damaged newest save: the user is asked whether to open the older one.
+                if let Some(damage) = project::newest_save_damage(path) {
+                    self.ui.damaged_save = Some((path.to_path_buf(), damage));
+                    return Ok(format!("{}: the newest save is damaged", path.display()));
+                }
                 return Err(e.into());
             }
         };
@@ -1595,6 +1638,15 @@ impl Editor {
                     };
                 }
                 UiAction::Close(choice) => self.close_answered(choice),
+                UiAction::OpenOlderSave => {
+                    if let Some((path, _)) = self.ui.damaged_save.take() {
+                        let opened = project::with_older_accepted(|| self.open_document(&path));
+                        self.ui.message = match opened {
+                            Ok(m) => format!("{m}: its older save (the newest was damaged)"),
+                            Err(e) => format!("{}: {e:#}", path.display()),
+                        };
+                    }
+                }
                 UiAction::SaveProject(path) => {
                     if let Err(e) = self.save_project(&path) {
                         self.ui.message = format!("project not saved: {e:#}");
@@ -1966,8 +2018,12 @@ impl Editor {
                 radius: self.ui.brush.radius,
                 inner_radius: self.ui.brush.inner_radius,
             });
-        self.renderer
-            .prepare(&self.session.doc.store, &self.camera, viewport, &view)?;
+        self.renderer.prepare(
+            &self.session.doc.store,
+            &self.camera,
+            ImageWindow::whole(viewport),
+            &view,
+        )?;
         let cursor_pixel = self.input.cursor.and_then(|c| {
             let (x, y) = (c[0].floor(), c[1].floor());
             (x >= 0.0 && y >= 0.0 && (x as u32) < extent.width && (y as u32) < extent.height)

@@ -113,6 +113,9 @@ pub struct UiState {
     pub untitled_recovery: Option<(std::path::PathBuf, usize)>,
     /// Unsaved steps when closing was asked for: the close panel shows until answered.
     pub closing: Option<usize>,
+    /// A project whose newest save is damaged: (file, what is wrong and the older save that
+    /// is intact). Asked until the older save is opened or the question is dismissed.
+    pub damaged_save: Option<(std::path::PathBuf, String)>,
     pub message: String,
     /// The brush's noise as an image (noise and directional brushes), or why there is none.
     pub noise_preview: Option<Result<imgui::TextureId, String>>,
@@ -220,6 +223,8 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     }
     if s.closing.is_some() {
         close_panel(ui, s);
+    } else if s.damaged_save.is_some() {
+        damaged_save_panel(ui, s);
     } else if s.recovery.is_some() {
         recovery_panel(ui, s);
     } else if s.untitled_recovery.is_some() {
@@ -354,6 +359,31 @@ fn close_panel(ui: &Ui, s: &mut UiState) {
                 if ui.button(label) {
                     s.actions.push(UiAction::Close(choice));
                 }
+            }
+        });
+}
+
+/// Asks whether to open the older save of a project whose newest save is damaged.
+fn damaged_save_panel(ui: &Ui, s: &mut UiState) {
+    let [w, h] = ui.io().display_size;
+    ui.window("Open the older save?")
+        .position([w * 0.5 - 220.0, h * 0.5 - 70.0], Condition::Always)
+        .size([440.0, 140.0], Condition::Always)
+        .build(|| {
+            let Some((path, damage)) = s.damaged_save.clone() else {
+                return;
+            };
+            ui.text_wrapped(format!(
+                "{}: {damage}. Open the older save? What the damaged save added is lost; the \
+                 file changes only when you save.",
+                path.display()
+            ));
+            if ui.button("open the older save (Enter)") {
+                s.actions.push(UiAction::OpenOlderSave);
+            }
+            ui.same_line();
+            if ui.button("cancel (Esc)") {
+                s.damaged_save = None;
             }
         });
 }

@@ -246,6 +246,30 @@ fn accepts_older() -> bool {
     ACCEPT_OLDER.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Runs `f` with projects whose newest save is damaged opened at their older save (the
+/// editor, once the user has said so), then restores the setting.
+pub fn with_older_accepted<T>(f: impl FnOnce() -> T) -> T {
+    let was = accepts_older();
+    set_accept_older(true);
+    let out = f();
+    set_accept_older(was);
+    out
+}
+
+/// What is wrong with the newest save of the project at `path`, with the older save that is
+/// still intact ("...; the older save #11 is intact"), when that is why [`open`] refuses it.
+pub fn newest_save_damage(path: &Path) -> Option<String> {
+    if version_of(path).ok()? != v2::VERSION {
+        return None;
+    }
+    let p = v2::open(path).ok()?;
+    let damage = p.damaged.as_ref()?;
+    Some(format!(
+        "{damage}; the older save #{} is intact",
+        p.save_number()
+    ))
+}
+
 /// Opens the project at `path`, whichever version it is; errors name the file and the problem.
 /// A version-2 file whose newest save is damaged (its record altered, its tail truncated) is
 /// refused, naming the damage and the older save it still holds, unless [`set_accept_older`].

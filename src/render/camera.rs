@@ -14,6 +14,41 @@ pub enum CameraMode {
     Fly,
 }
 
+/// The part of a larger image one target draws: big images are drawn in strips, each a
+/// window of the whole view (the same nodes drawn, the same pixels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageWindow {
+    /// The whole image, pixels.
+    pub full: [u32; 2],
+    /// The window's top-left pixel in the whole image.
+    pub origin: [u32; 2],
+    /// The window's size, pixels.
+    pub size: [u32; 2],
+}
+
+impl ImageWindow {
+    /// The whole of a `size` image.
+    pub fn whole(size: [u32; 2]) -> Self {
+        Self {
+            full: size,
+            origin: [0, 0],
+            size,
+        }
+    }
+
+    /// The clip-space transform that takes the whole image's view-projection to the window's:
+    /// the window's pixels fill the target's viewport.
+    pub fn crop(&self) -> Mat4 {
+        let axis = |i: usize| {
+            let (full, size) = (self.full[i] as f32, self.size[i].max(1) as f32);
+            let scale = full / size;
+            (scale, (full - 2.0 * self.origin[i] as f32) / size - 1.0)
+        };
+        let ((sx, tx), (sy, ty)) = (axis(0), axis(1));
+        Mat4::from_translation(Vec3::new(tx, ty, 0.0)) * Mat4::from_scale(Vec3::new(sx, sy, 1.0))
+    }
+}
+
 /// Where the camera is and how it looks.
 #[derive(Clone, Copy, Debug)]
 pub struct Camera {
@@ -212,6 +247,26 @@ mod tests {
     fn look_at_round_trips_eye_and_target() {
         let c = Camera::look_at(Vec3::new(10.0, 50.0, 200.0), Vec3::new(100.0, 0.0, 100.0));
         assert!((c.eye() - Vec3::new(10.0, 50.0, 200.0)).length() < 1e-3);
+    }
+
+    #[test]
+    fn a_windows_crop_puts_the_windows_pixels_on_its_target() {
+        let c = Camera::default();
+        let full = [320, 240];
+        let w = ImageWindow {
+            full,
+            origin: [40, 100],
+            size: [120, 50],
+        };
+        let (whole, part) = (c.view_proj(full), w.crop() * c.view_proj(full));
+        // A point seen at pixel p of the whole image is at p - origin in the window.
+        for target in [Vec3::new(3.0, -1.0, 2.0), Vec3::new(-10.0, 4.0, 7.0)] {
+            let p = screen_point(&whole, full, target).unwrap();
+            let q = screen_point(&part, w.size, target).unwrap();
+            let want = p - Vec2::new(40.0, 100.0);
+            assert!((q - want).length() < 1e-2, "{q} vs {want}");
+        }
+        assert_eq!(ImageWindow::whole(full).crop(), Mat4::IDENTITY);
     }
 
     #[test]

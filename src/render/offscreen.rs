@@ -1,6 +1,6 @@
 //! Drawing without a window: a colour and a depth target, read back to the host.
 
-use super::camera::Camera;
+use super::camera::{Camera, ImageWindow};
 use super::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
 use super::terrain::{FrameResults, RenderOptions, TerrainRenderer, ViewSettings, DEPTH_FORMAT};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, Image, ImageDesc, Recorder, Result};
@@ -34,6 +34,8 @@ pub struct Offscreen {
     color: Image,
     depth: Image,
     readback: Buffer,
+    /// The part of the whole image this target draws (the whole of it unless set).
+    window: ImageWindow,
 }
 
 impl Offscreen {
@@ -64,7 +66,19 @@ impl Offscreen {
             color,
             depth,
             readback,
+            window: ImageWindow::whole(size),
         })
+    }
+
+    /// Draws the target-sized window of a `full`-sized image whose top-left pixel is `origin`
+    /// (a window past the image's edge draws the view continued there);
+    /// [`ImageWindow::whole`] of the target unless set.
+    pub fn set_window(&mut self, full: [u32; 2], origin: [u32; 2]) {
+        self.window = ImageWindow {
+            full,
+            origin,
+            size: self.size,
+        };
     }
 
     /// Draws until a frame needs no page it lacks, or no more of them fit the budget (at most
@@ -143,7 +157,7 @@ impl Offscreen {
         let finished = renderer.begin_frame()?;
         renderer.refresh(store)?;
         let store = &*store;
-        renderer.prepare(store, camera, self.size, view)?;
+        renderer.prepare(store, camera, self.window, view)?;
         let _p = crate::profile::scope("render: record and submit");
         let mut rec = Recorder::new(&self.gpu)?;
         let targets = FrameTargets {

@@ -35,7 +35,7 @@ use light_atlas::LightAtlas;
 use slots::FrameSlot;
 pub use slots::{FrameResults, SLOTS};
 
-use super::camera::Camera;
+use super::camera::{Camera, ImageWindow};
 use super::lod::{self, frustum_planes, IndexRange, LodView, TileGrid, LEVELS, STITCHES};
 use super::placeholder;
 use super::quadtree::{self, NodeBounds, SelectView, Selection};
@@ -564,28 +564,31 @@ impl TerrainRenderer {
         }
     }
 
-    /// Selects the nodes, groups them into draws and writes the frame's uniforms for a
-    /// `viewport` of pixels seen by `camera`; notes the pages the frame wanted and could not draw
-    /// ([`Self::requests`]).
+    /// Selects the nodes, groups them into draws and writes the frame's uniforms for the
+    /// `window` of an image seen by `camera`; notes the pages the frame wanted and could not
+    /// draw ([`Self::requests`]). The nodes are those of the whole image (every window of it
+    /// draws the same mesh); only the pixels drawn are the window's.
     pub fn prepare(
         &mut self,
         store: &PageStore,
         camera: &Camera,
-        viewport: [u32; 2],
+        window: ImageWindow,
         view: &ViewSettings,
     ) -> Result<()> {
         let _p = crate::profile::scope("render: prepare");
         let terrain = store.height();
         let t0 = std::time::Instant::now();
-        let view_proj = camera.view_proj(viewport);
+        let whole = camera.view_proj(window.full);
+        let view_proj = window.crop() * whole;
+        let viewport = window.size;
         let lod = LodView {
             eye: camera.eye(),
-            viewport_height: viewport[1],
+            viewport_height: window.full[1],
             fov_y: camera.fov_y,
             vertical_scale: view.vertical_scale,
             pixel_error: view.pixel_error.max(0.01),
         };
-        let (sel, tau) = self.select_nodes(terrain, lod, frustum_planes(&view_proj), view);
+        let (sel, tau) = self.select_nodes(terrain, lod, frustum_planes(&whole), view);
         let (mut stats, draws) = self.group_draws(&sel, tau, terrain);
         let _phase = crate::profile::scope("prepare: sets and uploads");
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
