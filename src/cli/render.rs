@@ -242,10 +242,7 @@ impl Scene {
         }
         let target = Offscreen::new(gpu, [size[0], strip_rows(a)])?;
         let lighting = Lighting::new(gpu, desc.format)?;
-        let light = LightSettings {
-            sun: a.sun,
-            vertical_scale: view.vertical_scale,
-        };
+        let light = LightSettings::for_view(a.sun, &desc, view.vertical_scale);
         Ok(Self {
             light,
             lighting,

@@ -2086,10 +2086,8 @@ impl Editor {
         let Some(sun) = self.ui.view.sun else {
             return Ok(());
         };
-        let settings = LightSettings {
-            sun,
-            vertical_scale: self.ui.view.vertical_scale,
-        };
+        let settings =
+            LightSettings::for_view(sun, self.session.doc.desc(), self.ui.view.vertical_scale);
         self.lighting.set_detached(true);
         self.ui.profile.light = self.lighting.update(
             &mut self.session.doc.store,

@@ -125,8 +125,28 @@ impl std::str::FromStr for Sun {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LightSettings {
     pub sun: Sun,
-    /// World y per height unit (the renderer's).
+    /// World y per height unit that shadows and occlusion are cast with.
     pub vertical_scale: f32,
+}
+
+impl LightSettings {
+    /// The lighting of a `desc` document drawn at `drawn_scale`: shadows of the true-scale
+    /// ground wherever the height unit is known (an exaggerated view keeps the sun's real
+    /// shadows), of the drawn relief where it is not (no true scale to cast them with).
+    pub fn for_view(
+        sun: Sun,
+        desc: &crate::pages::geometry::DocumentDesc,
+        drawn_scale: f32,
+    ) -> Self {
+        let vertical_scale = match desc.units.height_unit {
+            Some(_) => desc.vertical_scale(),
+            None => drawn_scale,
+        };
+        Self {
+            sun,
+            vertical_scale,
+        }
+    }
 }
 
 /// Push constants of `render/lighting.comp` and `render/light_gather.comp`
@@ -889,6 +909,36 @@ pub(crate) fn lit_coarse_placeholder(gpu: &Arc<Gpu>) -> crate::gpu::Result<Image
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With a known height unit, shadows are cast by the true-scale ground at any exaggeration
+    /// (a 90 m texel, 1 m height unit: 1/90); without one, by the relief as drawn.
+    #[test]
+    fn shadows_follow_the_true_scale_where_the_height_unit_is_known() {
+        use crate::pages::geometry::{DocumentDesc, HeightFormat, Units};
+        let sun = Sun {
+            azimuth: 225.0,
+            elevation: 30.0,
+        };
+        let mut desc = DocumentDesc {
+            width: 400,
+            height: 300,
+            format: HeightFormat::R32f,
+            page_size: 128,
+            height_min: 0.0,
+            height_max: 1000.0,
+            units: Units {
+                texel_size: Some(90.0),
+                height_unit: Some(1.0),
+                ..Units::default()
+            },
+        };
+        for drawn in [1.0 / 90.0, 3.0 / 90.0, 0.5] {
+            let l = LightSettings::for_view(sun, &desc, drawn);
+            assert_eq!(l.vertical_scale, 1.0 / 90.0, "drawn at {drawn}");
+        }
+        desc.units = Units::default();
+        assert_eq!(LightSettings::for_view(sun, &desc, 7.5).vertical_scale, 7.5);
+    }
 
     /// The GPU tests only the first and the last fine tap against the document's edges: that
     /// holds when the offsets never step back on either axis, for any sun.
