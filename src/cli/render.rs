@@ -226,7 +226,7 @@ impl Scene {
         renderer.refresh(&mut terrain.store)?;
         let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
         view.look = (!a.plain).then_some(Look {
-            materials,
+            materials: materials.on_document(&desc, renderer.nodes().range()),
             exposure: a.exposure,
             ..Look::default()
         });

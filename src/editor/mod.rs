@@ -398,7 +398,11 @@ fn first_ui(
             max_triangles_per_pixel: 2.0,
             fog: 0.05 / desc.width.max(desc.height) as f32,
             sun: Some(Sun::default()),
-            look: Some(crate::render::look::Look::default()),
+            look: Some(crate::render::look::Look {
+                materials: crate::render::look::Materials::default()
+                    .on_document(&desc, altitude_range(&desc, renderer)),
+                ..Default::default()
+            }),
             sea_level,
             altitude_range: Some(altitude_range(&desc, renderer)),
             ..ViewSettings::default()
@@ -1227,7 +1231,11 @@ impl Editor {
         self.session = session;
         let side = desc.width.max(desc.height) as f32;
         self.ui.view.vertical_scale = desc.vertical_scale();
-        self.ui.view.altitude_range = Some(altitude_range(&desc, &self.renderer));
+        let range = altitude_range(&desc, &self.renderer);
+        self.ui.view.altitude_range = Some(range);
+        if let Some(look) = &mut self.ui.view.look {
+            look.materials = look.materials.on_document(&desc, range);
+        }
         self.ui.view.fog = 0.05 / side;
         self.frame_all();
         Ok(desc)

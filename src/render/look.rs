@@ -190,6 +190,24 @@ impl Default for Look {
     }
 }
 
+/// The lowest snow line where heights are known in metres: outside the polar regions the
+/// permanent snow line lies above about 2,500 m, so hills of 1,000 m get none, whatever share of
+/// their height range the preset's line is.
+pub const MIN_SNOW_LINE_M: f64 = 2500.0;
+
+impl Materials {
+    /// These materials on a document of `desc` whose altitude rules span `lo..hi` (height
+    /// units): where heights are in metres, the snow line no lower than [`MIN_SNOW_LINE_M`].
+    pub fn on_document(mut self, desc: &crate::pages::DocumentDesc, (lo, hi): (f32, f32)) -> Self {
+        if desc.units.height_unit.is_some() && hi > lo {
+            let (m_lo, m_hi) = (desc.metres(lo), desc.metres(hi));
+            let floor = ((MIN_SNOW_LINE_M - m_lo) / (m_hi - m_lo)) as f32;
+            self.snow_line = self.snow_line.max(floor);
+        }
+        self
+    }
+}
+
 impl Look {
     /// Writes the look into the frame's uniforms.
     pub fn apply(&self, f: &mut super::shared::FrameData) {
@@ -209,6 +227,29 @@ impl Look {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 236..1076 m hills get no snow; a 1,000..4,800 m range keeps the preset's line (3,736 m);
+    /// a document without a height unit keeps the preset's fraction.
+    #[test]
+    fn snow_lies_no_lower_than_the_physical_snow_line_where_heights_are_in_metres() {
+        use crate::pages::geometry::{HeightFormat, Units};
+        let mut desc = crate::pages::DocumentDesc {
+            width: 400,
+            height: 300,
+            format: HeightFormat::R32f,
+            page_size: 128,
+            height_min: 0.0,
+            height_max: 5000.0,
+            units: Units::metres(90.0),
+        };
+        let alpine = Materials::default();
+        let hills = alpine.on_document(&desc, (236.0, 1076.0));
+        assert!(desc.metres(236.0 + hills.snow_line * 840.0) >= MIN_SNOW_LINE_M - 1e-3);
+        let alps = alpine.on_document(&desc, (1000.0, 4800.0));
+        assert_eq!(alps.snow_line, alpine.snow_line);
+        desc.units = Units::default();
+        assert_eq!(alpine.on_document(&desc, (236.0, 1076.0)), alpine);
+    }
 
     #[test]
     fn presets_are_valid_and_files_round_trip() {
