@@ -1320,3 +1320,98 @@ fn convert_reads_a_layered_projects_composite_unless_told_otherwise() {
     }
     assert_no_validation_messages(&gpu);
 }
+
+/// A journal's initial file and a layer's value file may be a project: read as the editor shows
+/// it, a layered project's composite (folded on the CPU, `project::composite_heights`, equal to
+/// the GPU's composite within f32 rounding), never its base alone.
+#[test]
+fn a_journals_initial_file_and_a_layers_file_read_a_projects_composite() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/layers.json");
+    common::scarp_ok(&["apply", "--journal", journal, "--out", &p("l.scarp")]);
+    common::scarp_ok(&["convert", &p("l.scarp"), &p("composite.r32")]);
+    common::scarp_ok(&["convert", &p("l.scarp"), &p("base.r32"), "--base"]);
+    let r32 = |n: &str| -> Vec<f32> {
+        std::fs::read(p(n))
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect()
+    };
+    let (gpu_fold, base) = (r32("composite.r32"), r32("base.r32"));
+    let cpu_fold = scarp::project::composite_heights(Path::new(&p("l.scarp")))
+        .unwrap()
+        .values;
+    let worst = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max)
+    };
+    assert!(
+        worst(&cpu_fold, &gpu_fold) <= 1e-5,
+        "{}",
+        worst(&cpu_fold, &gpu_fold)
+    );
+    assert!(
+        worst(&base, &gpu_fold) > 1e-2,
+        "the layers change the heights"
+    );
+
+    let doc = r#""document": {"width": 2048, "height": 2048, "page_size": 256"#;
+    std::fs::write(
+        p("from-project.json"),
+        format!(r#"{{"version": 2, {doc}, "initial": {{"file": "l.scarp"}}}}, "steps": []}}"#),
+    )
+    .unwrap();
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("from-project.json"),
+        "--out",
+        &p("i.r32"),
+    ]);
+    assert!(
+        worst(&r32("i.r32"), &gpu_fold) <= 1e-5,
+        "the initial file is the composite"
+    );
+    // A layer whose value file is the project: added to a flat base of 0, it shows the
+    // composite.
+    std::fs::write(
+        p("layer-from-project.json"),
+        format!(
+            r#"{{"version": 2, {doc}}}, "steps": [{{"layer": {{"op": "add", "name": "shown",
+                "value": "l.scarp"}}}}]}}"#
+        ),
+    )
+    .unwrap();
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("layer-from-project.json"),
+        "--out",
+        &p("v.r32"),
+    ]);
+    assert!(
+        worst(&r32("v.r32"), &gpu_fold) <= 1e-5,
+        "the layer's file is the composite"
+    );
+    // A project of another size is named.
+    std::fs::write(
+        p("small.json"),
+        r#"{"version": 2, "document": {"width": 512, "height": 512, "initial": {"file": "l.scarp"}}, "steps": []}"#,
+    )
+    .unwrap();
+    let e = common::stderr(&common::scarp(&[
+        "apply",
+        "--journal",
+        &p("small.json"),
+        "--out",
+        &p("s.r32"),
+    ]));
+    assert!(
+        e.contains("a 2048x2048 project where 512x512 is needed"),
+        "{e}"
+    );
+}

@@ -24,6 +24,12 @@ impl Stamp {
     /// [0, 1]); raw files need `size` unless square. Errors name the file and the problem.
     pub fn load(path: &Path, size: Option<[u32; 2]>) -> Result<Self, String> {
         let name = path.display();
+        if path.extension().is_some_and(|e| e == "scarp") {
+            return Err(format!(
+                "{name}: a project is not a stamp: export its heights first (scarp convert \
+                 {name} stamp.r32)"
+            ));
+        }
         let grid = crate::terrain::formats::read(
             path,
             &crate::terrain::formats::ReadOptions {

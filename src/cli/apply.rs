@@ -117,7 +117,7 @@ fn check(a: &ApplyArgs) -> Result<Plan> {
     let initial = match &a.initial {
         Some(path) => Some(initial_file(path, &a.read, &journal)?),
         None => journal
-            .initial_heights()
+            .initial_heights_with(crate::project::read_heights)
             .map_err(|e| anyhow!("{}: {e}", a.journal.display()))?,
     };
     let flat = match journal.initial {

@@ -605,7 +605,7 @@ fn load_layer_files(
             range,
             ..Default::default()
         };
-        crate::terrain::formats::read(&base_dir.join(p), &options)
+        crate::project::read_heights(&base_dir.join(p), &options)
             .map(|h| Some(h.values))
             .map_err(|e| BrushError::Layer(format!("add: {what}: {e}")))
     };

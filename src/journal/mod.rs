@@ -241,6 +241,19 @@ impl Journal {
     /// (`terrain::formats`), of the document's size; integer formats map onto the document's
     /// height range.
     pub fn initial_heights(&self) -> Result<Option<Vec<f32>>, JournalError> {
+        self.initial_heights_with(crate::terrain::formats::read)
+    }
+
+    /// [`Self::initial_heights`], the initial file read by `read` (which may read more than
+    /// height files: `project::read_heights` reads projects too).
+    pub fn initial_heights_with(
+        &self,
+        read: impl Fn(
+            &Path,
+            &crate::terrain::formats::ReadOptions,
+        )
+            -> Result<crate::terrain::formats::Heights, crate::atomic_file::FileError>,
+    ) -> Result<Option<Vec<f32>>, JournalError> {
         let d = &self.document;
         let path = match &self.initial {
             Initial::Flat(_) => return Ok(None),
@@ -254,7 +267,7 @@ impl Journal {
             range: (d.height_min, d.height_max),
             ..Default::default()
         };
-        crate::terrain::formats::read(path, &options)
+        read(path, &options)
             .map(|h| Some(h.values))
             .map_err(JournalError::InitialFile)
     }

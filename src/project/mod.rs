@@ -136,9 +136,22 @@ impl PagedHeights {
                     format!("no layer {name:?} (layers: {})", names.join(", ")),
                 )
             })?;
-        let field = layer.field(crate::layers::Part::Value);
+        Self::stored_field(path, &p, name, &layer.field(crate::layers::Part::Value))
+    }
+
+    /// The stored field `field` of layer `layer` of the version-2 project `p` from `path` (r32f
+    /// pages, document units).
+    fn stored_field(
+        path: &Path,
+        p: &v2::SparseProject,
+        layer: &str,
+        field: &str,
+    ) -> Result<Self, FileError> {
         let stored = p.fields.iter().find(|f| f.name == field).ok_or_else(|| {
-            FileError::invalid(path, format!("layer {name:?}: field {field} is not stored"))
+            FileError::invalid(
+                path,
+                format!("layer {layer:?}: field {field} is not stored"),
+            )
         })?;
         Ok(Self {
             document: crate::layers::composite::f32_desc(&p.meta.document),
@@ -149,6 +162,17 @@ impl PagedHeights {
                 .map(|(id, loc)| (*id, PageBytes::OnDisk(loc.clone())))
                 .collect(),
             path: path.to_path_buf(),
+        })
+    }
+
+    /// The whole document's heights.
+    pub fn whole(&self) -> Result<Heights, FileError> {
+        let (width, height) = self.size();
+        self.region(Region {
+            x: 0,
+            y: 0,
+            width,
+            height,
         })
     }
 
@@ -219,6 +243,73 @@ impl PagedHeights {
         }
         Ok((lo, hi))
     }
+}
+
+/// The heights of the project at `path` as the editor shows them, read on the CPU: a layered
+/// project's composite (the base, then each visible layer's value, alpha and mask folded texel
+/// by texel in stack order: the CPU twin of the compositor, [`crate::layers::fold_texel`];
+/// equal to the GPU's fold within f32 rounding), else its base. What stamps, journals' initial
+/// files and layers' files read from a project.
+pub fn composite_heights(path: &Path) -> Result<Heights, FileError> {
+    let opened = open(path)?;
+    if !PagedHeights::layered(&opened) {
+        return PagedHeights::of(path, opened).whole();
+    }
+    let Opened::V2(p) = opened else {
+        unreachable!("only version-2 projects have layers")
+    };
+    let stack = p
+        .meta
+        .layers
+        .as_ref()
+        .expect("a layered project")
+        .check()
+        .map_err(|e| FileError::invalid(path, format!("layers: {e}")))?;
+    let desc = p.meta.document;
+    let mut layers = Vec::new();
+    for l in stack.layers.iter().filter(|l| l.weight() > 0.0) {
+        let mut parts = Vec::with_capacity(3);
+        for part in crate::layers::Part::ALL {
+            let field = PagedHeights::stored_field(path, &p, &l.name, &l.field(part))?;
+            parts.push(field.whole()?.values);
+        }
+        layers.push((l.mode, l.weight(), parts));
+    }
+    let mut heights = PagedHeights::of(path, Opened::V2(p)).whole()?;
+    for (i, h) in heights.values.iter_mut().enumerate() {
+        let folded = crate::layers::fold_texel(
+            *h,
+            layers
+                .iter()
+                .map(|(mode, w, f)| (*mode, *w, [f[0][i], f[1][i], f[2][i]])),
+        );
+        *h = desc.quantize(folded);
+    }
+    Ok(heights)
+}
+
+/// Reads a height file (any format `terrain::formats` reads, with `options`) or a `.scarp`
+/// project as the editor shows it ([`composite_heights`]; of `options.size` if given).
+pub fn read_heights(
+    path: &Path,
+    options: &crate::terrain::formats::ReadOptions,
+) -> Result<Heights, FileError> {
+    if !path.extension().is_some_and(|e| e == "scarp") {
+        return crate::terrain::formats::read(path, options);
+    }
+    let heights = composite_heights(path)?;
+    if let Some((w, h)) = options.size {
+        if (heights.width, heights.height) != (w, h) {
+            return Err(FileError::invalid(
+                path,
+                format!(
+                    "a {}x{} project where {w}x{h} is needed",
+                    heights.width, heights.height
+                ),
+            ));
+        }
+    }
+    Ok(heights)
 }
 
 /// The version number in the header of the project file at `path`.

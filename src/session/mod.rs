@@ -80,7 +80,7 @@ pub fn journal_start(
     tables: &NoiseTables,
 ) -> Result<Document> {
     let initial = journal
-        .initial_heights()
+        .initial_heights_with(crate::project::read_heights)
         .map_err(|e| crate::journal::JournalError::In {
             path: source.to_path_buf(),
             inner: Box::new(e),
