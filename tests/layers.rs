@@ -982,6 +982,7 @@ fn rules_document(
             hi: 0.0002,
             soft: 0.0003,
         }),
+        slope_degrees: None,
     };
     let below: Vec<f32> = heights
         .iter()
@@ -996,7 +997,14 @@ fn rules_twin(rules: &scarp::layers::MaskRules, desc: &DocumentDesc, below: &[f3
     (0..h)
         .flat_map(|y| (0..w).map(move |x| (x, y)))
         .map(|(x, y)| {
-            scarp::layers::rules::mask_at(rules, [w, h], |x, y| below[(y * w + x) as usize], x, y)
+            scarp::layers::rules::mask_at(
+                rules,
+                desc.vertical_scale(),
+                [w, h],
+                |x, y| below[(y * w + x) as usize],
+                x,
+                y,
+            )
         })
         .collect()
 }
@@ -1049,6 +1057,67 @@ fn procedural_masks_match_their_cpu_twin_and_undo() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("rules") && e.contains("height"), "{e}");
+
+    // A slope band in true degrees of the ground (here the unit-less document's true scale,
+    // a quarter of its side per unit): 1 up to 20 degrees, 0 from 30, as the twin.
+    let degrees = MaskRules {
+        slope_degrees: Some(Band {
+            lo: 0.0,
+            hi: 20.0,
+            soft: 10.0,
+        }),
+        ..Default::default()
+    };
+    d.layer_op(
+        &LayerOp::FillMask {
+            name: "snow".into(),
+            rules: degrees,
+        },
+        here,
+    )
+    .unwrap();
+    let got = field(&mut d, "snow", Part::Mask);
+    let diff = max_diff(&got, &rules_twin(&degrees, &desc, &below));
+    assert!(diff <= 1e-5, "degree mask differs from its twin by {diff}");
+    // Independently: the ground's angle at each texel, from the central differences.
+    let (w, h) = (desc.width as i32, desc.height as i32);
+    let at =
+        |x: i32, y: i32| f64::from(below[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize]);
+    let (mut flat, mut steep) = (0, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let (gx, gy) = (at(x + 1, y) - at(x - 1, y), at(x, y + 1) - at(x, y - 1));
+            let s = 0.5 * (gx * gx + gy * gy).sqrt();
+            let angle = (s * f64::from(desc.vertical_scale())).atan().to_degrees();
+            let m = got[(y * w + x) as usize];
+            if angle < 19.99 {
+                assert_eq!(m, 1.0, "({x}, {y}) at {angle:.2} degrees");
+                flat += 1;
+            } else if angle > 30.01 {
+                assert_eq!(m, 0.0, "({x}, {y}) at {angle:.2} degrees");
+                steep += 1;
+            }
+        }
+    }
+    assert!(
+        flat > 1000 && steep > 1000,
+        "{flat} gentle, {steep} steep texels"
+    );
+    let both = MaskRules {
+        slope: rules.slope,
+        ..degrees
+    };
+    let e = d
+        .layer_op(
+            &LayerOp::FillMask {
+                name: "snow".into(),
+                rules: both,
+            },
+            here,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("slope or slope_degrees"), "{e}");
     assert_no_validation_messages(&gpu);
 }
 

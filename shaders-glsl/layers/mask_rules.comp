@@ -54,11 +54,12 @@ float ramp(float d, float e) {
     return d >= 0.0 ? 1.0 : 0.0;
 }
 
-// 1 inside [lo, hi], falling linearly to 0 over `soft` outside it (CPU twin: Band::weight).
+// 1 inside [lo, hi] = [b.x, b.y], falling linearly to 0 over b.z below and b.w above (CPU
+// twin: layers::rules::weight).
 float band(vec4 b, float v) {
     precise float below = v - (b.x - b.z);
-    precise float above = (b.y + b.z) - v;
-    return ramp(below, b.z) * ramp(above, b.z);
+    precise float above = (b.y + b.w) - v;
+    return ramp(below, b.z) * ramp(above, b.w);
 }
 
 void main() {

@@ -54,7 +54,8 @@ impl LayersUi {
         };
         crate::layers::MaskRules {
             height: band(self.rules[0]),
-            slope: band(self.rules[1]),
+            slope: None,
+            slope_degrees: band(self.rules[1]),
             curvature: band(self.rules[2]),
         }
     }
@@ -70,7 +71,7 @@ impl Default for LayersUi {
             solo: false,
             rules: [
                 (true, [0.5, 1.0, 0.05]),
-                (true, [0.0, 0.002, 0.001]),
+                (true, [0.0, 30.0, 5.0]),
                 (false, [-0.01, 0.0, 0.002]),
             ],
             brush_rules: false,
@@ -293,10 +294,14 @@ fn selection_controls(ui: &Ui, l: &mut LayersUi, sel: &Layer, actions: &mut Vec<
     if ui.collapsing_header("procedural mask", imgui::TreeNodeFlags::empty()) {
         ui.text_wrapped(
             "fills the mask from the height below the layer: lo, hi, soft edge of each band \
-                 (slope: height per texel; curvature: the 5-point Laplacian, < 0 on ridges); \
+                 (slope: true degrees of the ground; curvature: the 5-point Laplacian, < 0 \
+                 on ridges); \
                  the mask brush can paint only where these rules allow",
         );
-        for (label, (on, band)) in ["height", "slope", "curvature"].iter().zip(&mut l.rules) {
+        for (label, (on, band)) in ["height", "slope (deg)", "curvature"]
+            .iter()
+            .zip(&mut l.rules)
+        {
             ui.checkbox(format!("##{label} on"), on);
             ui.same_line();
             ui.input_float3(label, band).build();

@@ -871,7 +871,8 @@ impl Compositor {
         rules: &super::rules::MaskRules,
     ) -> Result<()> {
         let (below, flat) = Self::folded_below(store, stack, index);
-        let flat_weight = super::rules::mask_at(rules, [1, 1], |_, _| flat, 0, 0);
+        let vs = store.height().desc().vertical_scale();
+        let flat_weight = super::rules::mask_at(rules, vs, [1, 1], |_, _| flat, 0, 0);
         let mut weight = self.derived_field(store, flat_weight)?;
         weight.set_undo_budget(0);
         store.insert_field(RULES_WEIGHT, weight)?;
@@ -934,19 +935,18 @@ impl Compositor {
             &RULES_BINDINGS,
             &[],
         )?;
-        let band =
-            |b: Option<super::rules::Band>| b.map_or([0.0; 4], |b| [b.lo, b.hi, b.soft, 0.0]);
         let desc = *store.height().desc();
+        let [height, slope, curvature] = rules.edges(desc.vertical_scale());
         let base_push = RulesPush {
             doc: [desc.width as i32, desc.height as i32],
             side: desc.page_size as i32,
             flat_height,
-            rules: u32::from(rules.height.is_some())
-                | u32::from(rules.slope.is_some()) << 1
-                | u32::from(rules.curvature.is_some()) << 2,
-            height_band: band(rules.height),
-            slope_band: band(rules.slope),
-            curvature_band: band(rules.curvature),
+            rules: u32::from(height.is_some())
+                | u32::from(slope.is_some()) << 1
+                | u32::from(curvature.is_some()) << 2,
+            height_band: height.unwrap_or_default(),
+            slope_band: slope.unwrap_or_default(),
+            curvature_band: curvature.unwrap_or_default(),
             ..Default::default()
         };
         store
@@ -1049,7 +1049,8 @@ fn mask_pages(
     flat_height: f32,
 ) -> Result<Vec<PageId>> {
     let desc = *store.height().desc();
-    let flat_mask = super::rules::mask_at(rules, [1, 1], |_, _| flat_height, 0, 0);
+    let vs = desc.vertical_scale();
+    let flat_mask = super::rules::mask_at(rules, vs, [1, 1], |_, _| flat_height, 0, 0);
     let m = store
         .field(mask)
         .ok_or_else(|| PageError::NoField(mask.to_string()))?;

@@ -9,6 +9,11 @@
 //! * each rule with range `[lo, hi]` and soft edge `e ≥ 0` gives
 //!   `band(v) = ramp((v − (lo − e)) / e) · ramp(((hi + e) − v) / e)` with `ramp(t) = clamp(t, 0, 1)`
 //!   (`e = 0`: a hard step, 1 inside the range), and the mask is the product of the rules given.
+//! * a slope rule may be given in true degrees of the ground instead (`slope_degrees`): its
+//!   edges become slopes `s(θ) = tan θ / vertical_scale` (the document's true scale), the soft
+//!   edge below `s(lo) − s(lo − e)` and above `s(hi + e) − s(hi)`, so the mask is 1 from `lo`°
+//!   to `hi`° and 0 past `e` degrees beyond (in between it ramps linearly in `s`). The kernel
+//!   takes every band as (lo, hi, soft below, soft above).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,14 +35,45 @@ pub struct MaskRules {
     pub height: Option<Band>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slope: Option<Band>,
+    /// A slope band in true degrees of the ground (0 to 90), in place of `slope`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope_degrees: Option<Band>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curvature: Option<Band>,
 }
 
+/// A band as the kernel takes it: lo, hi, soft edge below, soft edge above.
+pub type Edges = [f32; 4];
+
+/// The slope (height units per texel) of a ground `degrees` steep at `vertical_scale`.
+fn slope_of(degrees: f32, vertical_scale: f32) -> f32 {
+    degrees.clamp(0.0, MAX_DEGREES).to_radians().tan() / vertical_scale
+}
+
+/// The steepest slope a degree band reaches (tan of 90° is not finite).
+const MAX_DEGREES: f32 = 89.9;
+
 impl Band {
     /// 1 inside `[lo, hi]`, falling linearly to 0 over `soft` outside it.
     pub fn weight(&self, v: f32) -> f32 {
-        ramp(v - (self.lo - self.soft), self.soft) * ramp((self.hi + self.soft) - v, self.soft)
+        weight(self.edges(), v)
+    }
+
+    /// The band as the kernel takes it, the same soft edge on both sides.
+    pub fn edges(&self) -> Edges {
+        [self.lo, self.hi, self.soft, self.soft]
+    }
+
+    /// A band in degrees of slope as the kernel's band of slopes at `vertical_scale`.
+    fn degree_edges(&self, vertical_scale: f32) -> Edges {
+        let s = |d: f32| slope_of(d, vertical_scale);
+        let (lo, hi) = (s(self.lo), s(self.hi));
+        [
+            lo,
+            hi,
+            lo - s(self.lo - self.soft),
+            s(self.hi + self.soft) - hi,
+        ]
     }
 
     fn check(&self, what: &str) -> Result<(), String> {
@@ -60,6 +96,12 @@ impl Band {
     }
 }
 
+/// 1 inside `[e[0], e[1]]`, falling linearly to 0 over `e[2]` below and `e[3]` above (kernel:
+/// `band`, the same operations).
+pub fn weight(e: Edges, v: f32) -> f32 {
+    ramp(v - (e[0] - e[2]), e[2]) * ramp((e[1] + e[3]) - v, e[3])
+}
+
 /// `clamp(d / e, 0, 1)`, a step at 0 when `e` is 0 (kernel: the same expression).
 fn ramp(d: f32, e: f32) -> f32 {
     if e > 0.0 {
@@ -74,26 +116,60 @@ fn ramp(d: f32, e: f32) -> f32 {
 impl MaskRules {
     /// Checks every rule; the error names the rule.
     pub fn check(&self) -> Result<(), String> {
-        if self.height.is_none() && self.slope.is_none() && self.curvature.is_none() {
-            return Err("rules: give at least one of height, slope, curvature".into());
+        if self.height.is_none()
+            && self.slope.is_none()
+            && self.slope_degrees.is_none()
+            && self.curvature.is_none()
+        {
+            return Err(
+                "rules: give at least one of height, slope, slope_degrees, curvature".into(),
+            );
+        }
+        if self.slope.is_some() && self.slope_degrees.is_some() {
+            return Err("rules: give slope or slope_degrees, not both".into());
         }
         for (what, b) in [
             ("height", self.height),
             ("slope", self.slope),
+            ("slope_degrees", self.slope_degrees),
             ("curvature", self.curvature),
         ] {
             if let Some(b) = b {
                 b.check(what)?;
             }
         }
+        if let Some(b) = self.slope_degrees {
+            if b.lo < 0.0 || b.hi > 90.0 {
+                return Err(format!(
+                    "slope_degrees: lo and hi must lie within 0 to 90 degrees, got {} to {}",
+                    b.lo, b.hi
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The bands as the kernel takes them, a slope in degrees made a slope at
+    /// `vertical_scale` (the document's true scale): height, slope, curvature.
+    pub fn edges(&self, vertical_scale: f32) -> [Option<Edges>; 3] {
+        let slope = match (self.slope, self.slope_degrees) {
+            (Some(b), _) => Some(b.edges()),
+            (None, Some(b)) => Some(b.degree_edges(vertical_scale)),
+            (None, None) => None,
+        };
+        [
+            self.height.map(|b| b.edges()),
+            slope,
+            self.curvature.map(|b| b.edges()),
+        ]
     }
 }
 
-/// The mask at texel (x, y) of a `w` x `h` document whose heights `at` gives (CPU twin of
-/// `mask_rules.comp`, same operations in the same order).
+/// The mask at texel (x, y) of a `w` x `h` document whose heights `at` gives, its slope rule
+/// read at `vertical_scale` (CPU twin of `mask_rules.comp`, same operations in the same order).
 pub fn mask_at(
     rules: &MaskRules,
+    vertical_scale: f32,
     size: [i32; 2],
     at: impl Fn(i32, i32) -> f32,
     x: i32,
@@ -112,14 +188,14 @@ pub fn mask_at(
     let slope = 0.5 * (gx * gx + gy * gy).sqrt();
     let curvature = ((l + r) + (u + d)) - 4.0 * c;
     let mut m = 1.0;
-    if let Some(b) = rules.height {
-        m *= b.weight(c);
-    }
-    if let Some(b) = rules.slope {
-        m *= b.weight(slope);
-    }
-    if let Some(b) = rules.curvature {
-        m *= b.weight(curvature);
+    for (edges, v) in rules
+        .edges(vertical_scale)
+        .into_iter()
+        .zip([c, slope, curvature])
+    {
+        if let Some(e) = edges {
+            m *= weight(e, v);
+        }
     }
     m
 }
