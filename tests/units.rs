@@ -121,6 +121,9 @@ fn units_survive_journal_project_reopen_and_convert() {
     let units = scarp::project::open(&dem).unwrap().meta().document.units;
     assert_eq!(units.height_unit, Some(1.0), "Int16 samples are metres");
     assert!((units.texel_size.unwrap() - 30.0).abs() < 1e-6);
+    // Its heights from the stored coarse level (no page read), as the file has them.
+    let text = info(&dem);
+    assert!(text.contains("heights: 51 to 350 m"), "{text}");
     common::scarp_ok(&[
         "convert",
         fixture("utm17n-30m-int16.tif").to_str().unwrap(),
@@ -376,6 +379,23 @@ fn an_exported_png_and_its_tiles_come_back_in_metres_with_their_units() {
             "{input}: {worst} m off (a level is {step} m)"
         );
     }
+    // The editor opens the export as the commands do: in metres, with its units.
+    let gpu = common::gpu();
+    let tables = scarp::noise::NoiseTables::default();
+    let (mut session, _, _) =
+        scarp::session::Session::open(&gpu, &d("land.png"), &tables, false).unwrap();
+    let desc = *session.doc.desc();
+    assert_eq!((desc.width, desc.height), (40, 24));
+    assert_eq!(desc.units.texel_size, Some(30.0));
+    assert_eq!(desc.units.height_unit, Some(1.0));
+    assert_eq!(desc.units.geo.unwrap().origin, [500_000.0, 4_000_720.0]);
+    let shown = session.doc.to_dense().unwrap();
+    let worst = common::max_diff(&shown, &whole.values);
+    assert!(
+        worst <= (350.0 - 51.0) / 65535.0,
+        "the editor: {worst} m off"
+    );
+    common::assert_no_validation_messages(&gpu);
 }
 
 /// The slope overlay reads the ground's angle in true degrees on a document that knows its

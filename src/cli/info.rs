@@ -19,11 +19,29 @@ pub struct InfoArgs {
 
 pub fn run(a: &InfoArgs) -> Result<()> {
     let (desc, range) = if is_project(&a.file) {
-        let desc = crate::project::open(&a.file)?.meta().document;
-        let range = (u64::from(desc.width) * u64::from(desc.height) <= MAX_TEXELS)
-            .then(|| super::project_input::heights(&a.file, &ProjectPart::default()))
-            .transpose()?
-            .map(|(h, _)| bounds(&h.values));
+        let opened = crate::project::open(&a.file)?;
+        let desc = opened.meta().document;
+        // A project without layers stores each block's lowest and highest height: its range
+        // without reading a page. Else the heights are read, as the editor shows them.
+        let stored = match &opened {
+            crate::project::Opened::V2(p) if !crate::project::PagedHeights::layered(&opened) => {
+                p.coarse_level().map(|level| {
+                    level
+                        .iter()
+                        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), t| {
+                            (lo.min(t[0]), hi.max(t[1]))
+                        })
+                })
+            }
+            _ => None,
+        };
+        let range = match stored {
+            Some(range) => Some(range),
+            None => (u64::from(desc.width) * u64::from(desc.height) <= MAX_TEXELS)
+                .then(|| super::project_input::heights(&a.file, &ProjectPart::default()))
+                .transpose()?
+                .map(|(h, _)| bounds(&h.values)),
+        };
         (desc, range)
     } else {
         let (grid, units) = super::read_input(&a.file, &a.read)?;

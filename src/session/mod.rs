@@ -420,14 +420,33 @@ impl Session {
             return Ok((s, Vec::new(), offer));
         }
         if ext != "json" {
-            // A height file opens as a document of its size and georeference with no steps.
-            let (grid, report) = crate::terrain::formats::read_reporting(
-                source,
-                &Default::default(),
-                &mut |_, _| {},
-            )?;
+            // A height file opens as a document of its size and georeference with no steps; an
+            // export comes back with what its sidecar says (units, size, integer range).
+            let sidecar = crate::terrain::sidecar::beside(source).map_err(|problem| {
+                let path = crate::terrain::sidecar::path_of(source);
+                let prefix = format!("{}: ", path.display());
+                let problem = problem
+                    .strip_prefix(&prefix)
+                    .unwrap_or(&problem)
+                    .to_string();
+                crate::atomic_file::FileError::Invalid { path, problem }
+            })?;
+            let options = crate::terrain::formats::ReadOptions {
+                size: sidecar.as_ref().map(|s| (s.width, s.height)),
+                range: sidecar
+                    .as_ref()
+                    .and_then(|s| s.range())
+                    .unwrap_or((0.0, 1.0)),
+                ..Default::default()
+            };
+            let (grid, report) =
+                crate::terrain::formats::read_reporting(source, &options, &mut |_, _| {})?;
+            let georef = report.georef.map(|g| g.units).unwrap_or_default();
             let desc = DocumentDesc {
-                units: report.georef.map(|g| g.units).unwrap_or_default(),
+                units: match &sidecar {
+                    Some(s) => georef.or(s.units()),
+                    None => georef,
+                },
                 ..DocumentDesc::for_heights(grid.width, grid.height)
             };
             let doc = Document::from_heights(gpu, desc, &grid.values, tables)?;
