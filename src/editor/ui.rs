@@ -969,8 +969,20 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
         });
 }
 
-/// The stamp brush's stamp (thumbnails to click), rotation, scale and whether it turns with
-/// the stroke.
+/// `text` as it fits `width` pixels: whole, or cut with an ellipsis.
+fn label_within(ui: &Ui, text: &str, width: f32) -> String {
+    if ui.calc_text_size(text)[0] <= width {
+        return text.to_string();
+    }
+    let mut cut: String = text.to_string();
+    while !cut.is_empty() && ui.calc_text_size(format!("{cut}..."))[0] > width {
+        cut.pop();
+    }
+    format!("{cut}...")
+}
+
+/// The stamp brush's stamp (thumbnails to click, each named), rotation, scale and whether it
+/// turns with the stroke.
 fn stamp_controls(
     ui: &Ui,
     b: &mut BrushSettings,
@@ -994,15 +1006,19 @@ fn stamp_controls(
         } else {
             [0.0, 0.0, 0.0, 0.0]
         };
-        if ui
-            .image_button_config(format!("##stamp{i}"), *texture, [side, side])
-            .tint_col(tint)
-            .background_col(bg)
-            .build()
-        {
-            actions.push(UiAction::PickStamp(i));
-        }
-        tip(ui, name);
+        // Each thumbnail with its name under it (cut to the thumbnail's width).
+        ui.group(|| {
+            if ui
+                .image_button_config(format!("##stamp{i}"), *texture, [side, side])
+                .tint_col(tint)
+                .background_col(bg)
+                .build()
+            {
+                actions.push(UiAction::PickStamp(i));
+            }
+            tip(ui, name);
+            ui.text(label_within(ui, name, side + 8.0));
+        });
     }
     let current = match (&b.stamp, selected) {
         (_, Some(i)) => stamps.get(i).map_or("", |(n, _)| n.as_str()).to_string(),

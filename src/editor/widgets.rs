@@ -7,32 +7,38 @@ use imgui::{Condition, SliderFlags, Ui};
 /// ("pressure curve (gamma)", "steps per frame (most)") fits without clipping.
 pub const LABEL_WIDTH: f32 = 170.0;
 
-/// Where a panel first opens in a `w` x `h` window (logical pixels), and its size: a left column
-/// (Brush over View), the middle (Help, Erosion, Geology, Path) and a right column (Profiler over
-/// Layers), fitting 1280x720 and up. Moved or resized panels keep their place (imgui.ini).
+/// Where a panel first opens in a `w` x `h` window (logical pixels), and its size, docked at the
+/// window's edges so the viewport's middle stays clear: a left column (Brush over View), a right
+/// column (Profiler; the tool panels Erosion, Geology and Path, collapsed title bars until opened;
+/// Layers), and Help at the top between them (shown on the first run only). Fits 1280x720 and
+/// up. Moved or resized panels keep their place (imgui.ini).
 pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     let top = 30.0;
     let brush_h = ((h - top - 20.0) * 0.62).floor();
     let view_y = top + brush_h + 10.0;
-    let profiler_h = ((h - top) * 0.45).floor().min(380.0);
-    let layers_y = top + profiler_h + 10.0;
-    let erosion_y = (h * 0.4).floor();
-    let geology_y = (h * 0.56).floor();
-    let path_y = (h * 0.72).floor();
+    let right = w - 410.0;
+    let profiler_h = ((h - top) * 0.32).floor().min(300.0);
+    // The tool panels' title bars, one under another below the profiler.
+    let tool_y = |i: f32| top + profiler_h + 10.0 + i * TITLE_STEP;
+    let layers_y = tool_y(3.0) + 5.0;
+    let tool = |i: f32| {
+        let y = tool_y(i);
+        ([right, y], [400.0, 460.0f32.min(h - y - 10.0)])
+    };
     match panel {
         "Brush" => ([10.0, top], [360.0, brush_h]),
         "View & document" => ([10.0, view_y], [360.0, h - view_y - 10.0]),
-        "Help" => ([380.0, top], [360.0, 320.0f32.min(erosion_y - top - 10.0)]),
-        "Erosion" => (
-            [380.0, erosion_y],
-            [390.0, 460.0f32.min(h - erosion_y - 10.0)],
-        ),
-        "Geology" => ([380.0, geology_y], [390.0, h - geology_y - 10.0]),
-        "Path" => ([380.0, path_y], [390.0, h - path_y - 10.0]),
-        "Profiler" => ([w - 380.0, top], [370.0, profiler_h]),
-        _ => ([w - 410.0, layers_y], [400.0, h - layers_y - 10.0]),
+        "Help" => ([380.0, top], [(right - 390.0).min(360.0), 320.0]),
+        "Profiler" => ([right + 30.0, top], [370.0, profiler_h]),
+        "Erosion" => tool(0.0),
+        "Geology" => tool(1.0),
+        "Path" => tool(2.0),
+        _ => ([right, layers_y], [400.0, h - layers_y - 10.0]),
     }
 }
+
+/// Vertical room for one collapsed panel's title bar.
+const TITLE_STEP: f32 = 24.0;
 
 /// The panel window `title`, first opened where [`place`] puts it.
 pub fn panel<'ui>(ui: &'ui Ui, title: &'static str) -> imgui::Window<'ui, 'ui, &'static str> {
@@ -94,6 +100,21 @@ mod place_tests {
                     assert!(a != b, "{} and {} open at {a:?}", panels[i], panels[j]);
                 }
                 assert!(a[0] >= 0.0 && a[1] >= 0.0 && a[0] < size[0] && a[1] < size[1]);
+            }
+            // Docked at the edges: no panel but the first run's Help covers the viewport's
+            // middle third, opened or collapsed, and each fits the window.
+            let middle = [size[0] / 3.0, size[0] * 2.0 / 3.0];
+            for p in panels.iter().filter(|p| **p != "Help") {
+                let ([x, y], [pw, ph]) = place(p, size);
+                assert!(
+                    x + pw <= middle[0] || x >= middle[1],
+                    "{p} at {x}..{} covers the middle of {size:?}",
+                    x + pw
+                );
+                assert!(
+                    x + pw <= size[0] && y + ph <= size[1],
+                    "{p} past the window"
+                );
             }
         }
     }
