@@ -516,6 +516,7 @@ fn a_page_holding_a_non_finite_height_is_not_saved_and_the_previous_save_stays()
         presets: vec![],
         journal: None,
         layers: None,
+        view: None,
     };
     let pages = [project::v2::PageToSave {
         id: PageId { x: 1, y: 0 },
@@ -597,4 +598,61 @@ fn a_damaged_coarse_chunk_is_reported_and_the_pages_stand_in() {
         line.contains("p.scarp") && line.contains("from the pages"),
         "{line}"
     );
+}
+
+/// How the document is seen is kept: a journal's `view` block opens with it, a save writes the
+/// session's view into the project and a reopen brings it back; a bad view is refused by field.
+#[test]
+fn the_view_is_saved_in_the_project_and_a_journals_view_opens_with_it() {
+    use scarp::render::saved_view::SavedView;
+    use scarp::session::Session;
+    let gpu = gpu();
+    let tables = NoiseTables::default();
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("seen.json");
+    let view = r#"{"camera": {"fly": true, "target": [100, 5, 80], "distance": 250,
+        "yaw_degrees": 30, "pitch_degrees": 20, "position": [10, 60, 10], "fov_y_degrees": 50},
+        "vertical_scale": 40, "sun": {"azimuth": 135, "elevation": 25}, "sea_level": 0.1,
+        "altitude_range": [0.0, 0.8], "contours": 0.05}"#;
+    let write = |view: &str| {
+        std::fs::write(
+            &journal,
+            format!(
+                r#"{{"version": 2, "document": {{"width": 200, "height": 160, "page_size": 128}},
+                    "steps": [], "view": {view}}}"#
+            ),
+        )
+        .unwrap();
+    };
+    write(view);
+    let (mut session, _, _) = Session::open(&gpu, &journal, &tables, false).unwrap();
+    let seen: SavedView = *session.view().expect("the journal's view");
+    assert!(seen.camera.fly && seen.camera.target == [100.0, 5.0, 80.0]);
+    assert_eq!(seen.sun.map(|s| s.azimuth), Some(135.0));
+    assert_eq!(seen.sea_level, Some(0.1));
+
+    // The editor sets what it shows before a save; the project keeps it.
+    let shown = SavedView {
+        vertical_scale: 55.0,
+        sea_level: None,
+        ..seen
+    };
+    session.set_view(shown);
+    let project = dir.path().join("seen.scarp");
+    let current = scarp::journal::BrushEntry::of(&BrushSettings::new(BrushType::Raise));
+    session.save_project(&project, current).unwrap();
+    drop(session);
+    assert_eq!(project::open(&project).unwrap().meta().view, Some(shown));
+    let (reopened, _, _) = Session::open(&gpu, &project, &tables, false).unwrap();
+    assert_eq!(reopened.view(), Some(&shown));
+    drop(reopened);
+
+    // A view out of range is one error naming the field.
+    write(&view.replace(r#""elevation": 25"#, r#""elevation": 0"#));
+    let e = match Session::open(&gpu, &journal, &tables, false) {
+        Ok(_) => panic!("a sun at 0 degrees opened"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("view.sun") && e.contains("elevation"), "{e}");
+    assert_no_validation_messages(&gpu);
 }

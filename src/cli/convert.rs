@@ -311,6 +311,7 @@ fn write_project(out: &Path, grid: &Heights, units: Units) -> Result<usize> {
         presets: Vec::new(),
         journal: None,
         layers: None,
+        view: None,
     };
     let read = |_: usize, ids: &[PageId]| {
         Ok(ids

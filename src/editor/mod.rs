@@ -36,6 +36,7 @@ use crate::project;
 use crate::render::camera::{Camera, CameraMode, ImageWindow};
 use crate::render::frame::{serve_requests, submit_frame, FrameTargets, PAGE_INS_PER_FRAME};
 use crate::render::lighting::{LightSettings, Lighting, Sun};
+use crate::render::saved_view::SavedView;
 use crate::render::terrain::Overlay;
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::erosion_run::{RegionRun, WATER_FIELD};
@@ -563,6 +564,13 @@ impl Editor {
         let (lo, hi) = renderer.nodes().range();
         camera.frame_all(desc.width, desc.height, lo * vs, hi * vs);
         let mut ui = first_ui(&session, &gpu, &renderer, options.sea_level);
+        // The view the project or journal saved: its camera, sun, sea, look (--sea-level over
+        // its sea).
+        if let Some(saved) = session.view() {
+            saved.apply(&mut ui.view);
+            camera = saved.camera();
+            ui.view.sea_level = options.sea_level.or(ui.view.sea_level);
+        }
         ui.recovery = recovery_offer;
         ui.untitled_recovery = leftover.map(|l| (l.path, l.strokes));
         ui.damaged_save = damaged;
@@ -1233,11 +1241,20 @@ impl Editor {
         self.ui.view.vertical_scale = desc.vertical_scale();
         let range = altitude_range(&desc, &self.renderer);
         self.ui.view.altitude_range = Some(range);
-        if let Some(look) = &mut self.ui.view.look {
-            look.materials = look.materials.on_document(&desc, range);
+        // A document opens with the default look anchored to it, unless its saved view
+        // brings its own.
+        if self.ui.view.look.is_some() {
+            self.ui.view.look = Some(crate::render::look::Look {
+                materials: crate::render::look::Materials::default().on_document(&desc, range),
+                ..Default::default()
+            });
         }
         self.ui.view.fog = 0.05 / side;
         self.frame_all();
+        if let Some(saved) = self.session.view() {
+            saved.apply(&mut self.ui.view);
+            self.camera = saved.camera();
+        }
         Ok(desc)
     }
 
@@ -1471,6 +1488,8 @@ impl Editor {
         self.finish_edits();
         let path = PathBuf::from(path);
         let current = preset(&self.ui.brush).map_err(anyhow::Error::msg)?;
+        self.session
+            .set_view(SavedView::of(&self.camera, &self.ui.view));
         let r = self.session.save_project(&path, current)?;
         self.ui.message = format!(
             "saved {} ({} pages; {} written, {:.1} MiB{})",

@@ -46,11 +46,18 @@ pub(super) fn journal(
         .enumerate()
         .map(|(i, s)| checker.step(s).map_err(|e| JournalError::in_step(i, e)))
         .collect::<Result<_, _>>()?;
+    if let Some(view) = &raw.view {
+        view.check().map_err(|e| {
+            let (field, problem) = e.split_once(' ').unwrap_or(("view", e.as_str()));
+            JournalError::at(field.trim_end_matches(':'), problem)
+        })?;
+    }
     Ok(Journal {
         document,
         initial,
         steps,
         layers: checker.stacks.swap_remove(checker.undoable),
+        view: raw.view,
     })
 }
 

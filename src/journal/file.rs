@@ -47,6 +47,9 @@ pub struct JournalFile {
     pub document: DocumentEntry,
     #[serde(default)]
     pub steps: Vec<StepEntry>,
+    /// How the document is seen when the editor opens the journal (docs/journal.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<crate::render::saved_view::SavedView>,
 }
 
 /// The document of a journal file: its description and initial heights.
@@ -324,6 +327,7 @@ impl JournalFile {
                 initial: initial.clone(),
             },
             steps,
+            view: None,
         })
     }
 

@@ -164,6 +164,8 @@ pub struct Journal {
     pub steps: Vec<Step>,
     /// The layer stack after the last step (empty for a journal without layer steps).
     pub layers: Stack,
+    /// How the editor shows the document when it opens the journal, if it says.
+    pub view: Option<crate::render::saved_view::SavedView>,
 }
 
 impl Journal {

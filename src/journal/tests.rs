@@ -28,7 +28,12 @@ fn a_misspelled_field_is_refused_in_every_journal_struct() {
         "steps": [{"erode": {"regoin": [0, 0, 8, 8]}}]}"#;
     let path = r#"{"version": 2, "document": {"width": 64, "height": 64},
         "steps": [{"path": {"points": [[1, 1], [9, 9]], "widht": 4}}]}"#;
+    let view = r#"{"version": 2, "document": {"width": 64, "height": 64}, "steps": [],
+        "view": {"camera": {"target": [0, 0, 0], "distance": 9, "yaw_degrees": 0,
+        "pitch_degrees": 30, "position": [0, 0, 0], "fov_y_degrees": 50, "tilt": 1},
+        "vertical_scale": 1}}"#;
     let cases = [
+        (view.to_string(), "tilt"),
         (
             OK.replace(r#""pressure": 1.0"#, r#""presure": 1.0"#),
             "presure",

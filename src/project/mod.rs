@@ -41,6 +41,9 @@ pub struct Meta {
     /// and each layer's fields are stored beside them (version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<crate::layers::StackFile>,
+    /// How the document was seen when it was saved (the editor's camera, sun, sea, look).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<crate::render::saved_view::SavedView>,
 }
 
 /// A project file as opened: version 1 read whole, version 2 its index only.
@@ -58,6 +61,7 @@ impl Opened {
                 presets: p.presets.clone(),
                 journal: p.journal.clone(),
                 layers: None,
+                view: None,
             },
             Opened::V2(p) => p.meta.clone(),
         }
@@ -487,6 +491,7 @@ mod tests {
             presets: Vec::new(),
             journal: None,
             layers: None,
+            view: None,
         }
     }
 

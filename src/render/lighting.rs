@@ -60,7 +60,8 @@ pub const DEFAULT_BUDGET_MS: f64 = 0.6;
 
 /// Where the sun is: azimuth clockwise from north (north: decreasing rows, east: increasing
 /// columns) and elevation above the horizon, degrees.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Sun {
     pub azimuth: f32,
     pub elevation: f32,

@@ -168,7 +168,8 @@ impl Materials {
 }
 
 /// The whole look: materials, exposure, the sun's strength and the detail normals.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Look {
     pub materials: Materials,
     /// Multiplies the scene's light before the tone map (1: as lit).

@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod lighting;
 pub mod look;
 mod placeholder;
+pub mod saved_view;
 pub mod terrain;
 
 pub use terrain::{

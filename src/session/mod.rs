@@ -21,6 +21,7 @@ use crate::pages::{PageId, Version};
 use crate::project::lock::ProjectLock;
 use crate::project::v2::{PageToSave, SaveReport, SparseProject};
 use crate::project::{self, Meta, Opened, Project, Recovery};
+use crate::render::saved_view::SavedView;
 use std::rc::Rc;
 
 /// Why a session operation failed. Messages name the file (and for journals the step and field).
@@ -170,6 +171,7 @@ pub fn meta_of(
         presets,
         journal: Some(journal),
         layers: terrain.is_layered().then(|| terrain.layers().to_file()),
+        view: None,
     })
 }
 
@@ -386,6 +388,9 @@ pub struct Session {
     /// The write lock of `project`, held while this session has it open (one writer per
     /// project).
     lock: Option<ProjectLock>,
+    /// How the document is seen: as the opened project or journal saved it, then as the
+    /// editor last said; written into the project on save.
+    view: Option<SavedView>,
 }
 
 impl Session {
@@ -417,6 +422,11 @@ impl Session {
             s.project_file = file;
             s.presets = meta.presets;
             s.untitled = None;
+            if let Some(view) = meta.view {
+                view.check()
+                    .map_err(|p| crate::atomic_file::FileError::invalid(source, p))?;
+                s.view = Some(view);
+            }
             return Ok((s, Vec::new(), offer));
         }
         if ext != "json" {
@@ -463,12 +473,15 @@ impl Session {
             flat => flat.clone(),
         };
         if paint_later {
-            return Ok((Self::new(doc, initial, Vec::new()), journal.steps, None));
+            let mut s = Self::new(doc, initial, Vec::new());
+            s.view = journal.view;
+            return Ok((s, journal.steps, None));
         }
         let mut tools = Tools::default();
         journal.replay(&mut Target::new(&mut doc, &mut tools), |_, _| {})?;
         let mut s = Self::new(doc, initial, Step::one_by_one(&journal.steps));
         s.tools = tools;
+        s.view = journal.view;
         Ok((s, Vec::new(), None))
     }
 
@@ -488,7 +501,18 @@ impl Session {
             pending_recovery: None,
             untitled: untitled::state_dir().map(|d| untitled::path_for_this_process(&d)),
             lock: None,
+            view: None,
         }
+    }
+
+    /// How the document is seen, as its file saved it or the editor last set it.
+    pub fn view(&self) -> Option<&SavedView> {
+        self.view.as_ref()
+    }
+
+    /// The view the next save writes into the project.
+    pub fn set_view(&mut self, view: SavedView) {
+        self.view = Some(view);
     }
 
     /// Reopens an untitled session's leftover journal: its steps become this session's unsaved
@@ -638,7 +662,8 @@ impl Session {
         let mut presets = self.presets.clone();
         presets.retain(|(n, _)| n != "current");
         presets.push(("current".into(), current));
-        let meta = meta_of(&self.doc, presets, &self.steps[self.saved_steps..])?;
+        let mut meta = meta_of(&self.doc, presets, &self.steps[self.saved_steps..])?;
+        meta.view = self.view;
         let (file, report) = save_document(
             &mut self.doc,
             path,
