@@ -46,7 +46,9 @@ pub struct Meta {
     pub view: Option<crate::render::saved_view::SavedView>,
 }
 
-/// A project file as opened: version 1 read whole, version 2 its index only.
+/// A project file as opened: version 1 read whole, version 2 its index only. (One per opened
+/// file, moved once: boxing the larger variant would buy nothing.)
+#[allow(clippy::large_enum_variant)]
 pub enum Opened {
     V1(Project),
     V2(v2::SparseProject),

@@ -117,7 +117,7 @@ impl SavedView {
         if !finite {
             return Err("view.camera: every number must be finite".into());
         }
-        if !(c.distance > 0.0) {
+        if c.distance <= 0.0 {
             return Err(format!(
                 "view.camera.distance must be positive, got {}",
                 c.distance
@@ -177,9 +177,11 @@ mod tests {
     /// as they went, and a bad one is refused by field.
     #[test]
     fn a_saved_view_round_trips_and_bad_values_are_named() {
-        let mut camera = Camera::default();
-        camera.target = Vec3::new(100.0, 20.0, 300.0);
-        camera.yaw = 1.1;
+        let camera = Camera {
+            target: Vec3::new(100.0, 20.0, 300.0),
+            yaw: 1.1,
+            ..Camera::default()
+        };
         let view = ViewSettings {
             vertical_scale: 0.5,
             sun: Some(Sun {
