@@ -1110,3 +1110,68 @@ fn a_damaged_newest_save_is_asked_about_and_the_older_save_opens() {
         String::from_utf8_lossy(&layers.stdout)
     );
 }
+
+/// The view stays with the project: switched to the fly camera (Tab) and saved (Ctrl+S), the
+/// project holds it; reopened, the editor flies again, so its next save holds it still.
+#[test]
+fn the_view_is_saved_with_the_project_and_reopens() {
+    let _one = one_driven_at_a_time();
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let journal = d.join("flat.json");
+    std::fs::write(
+        &journal,
+        r#"{"version": 2, "document": {"width": 256, "height": 256, "page_size": 128},
+            "steps": []}"#,
+    )
+    .unwrap();
+    let project = d.join("v.scarp");
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--out",
+        project.to_str().unwrap(),
+    ]);
+    let view = || scarp::project::open(&project).unwrap().meta().view;
+    assert_eq!(view(), None, "apply writes no view");
+    // A layer step (journaled for recovery, so the save has something), then Ctrl+S.
+    let save = |child: &mut Child, before: &[u8]| {
+        xdotool(&x, &["key", "ctrl+shift+n"]);
+        let recovery = scarp::project::recovery_path(&project);
+        let start = std::time::Instant::now();
+        while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
+            assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+            assert!(start.elapsed().as_secs() < 300, "no layer step");
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        xdotool(&x, &["key", "ctrl+s"]);
+        while std::fs::read(&project).unwrap() == before {
+            assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+            assert!(start.elapsed().as_secs() < 300, "not saved");
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        xdotool(&x, &["key", "ctrl+q"]);
+        assert!(wait_for_exit(child).success());
+    };
+    let state = d.join("state");
+    let (mut child, _) = driven_editor(&x, &state, &project, d);
+    xdotool(&x, &["key", "Tab"]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    save(&mut child, &std::fs::read(&project).unwrap());
+    let first = view().expect("the editor saved its view");
+    assert!(first.camera.fly, "the fly camera was saved");
+    assert!(first.sun.is_some() && first.look.is_some());
+    // Reopened: the saved view is the editor's again (no Tab this time).
+    let (mut child, _) = driven_editor(&x, &state, &project, d);
+    save(&mut child, &std::fs::read(&project).unwrap());
+    let second = view().expect("saved again");
+    assert!(
+        second.camera.fly,
+        "the reopened editor took the saved camera"
+    );
+    assert_eq!(second.sun, first.sun);
+    assert_eq!(second.altitude_range, first.altitude_range);
+}

@@ -195,12 +195,23 @@ fn a_damaged_newest_save_is_named_instead_of_silently_rolled_back() {
         );
         assert!(e.contains("--accept-older"), "{e}");
         assert_eq!(e.trim().lines().count(), 1, "{e}");
+        // The editor asks about this refusal, and only this one.
+        let refusal = scarp::project::open(Path::new(&p("bad.scarp")))
+            .err()
+            .unwrap();
+        assert!(scarp::project::is_damage_refusal(&refusal), "{what}");
+        assert!(scarp::project::newest_save_damage(Path::new(&p("bad.scarp"))).is_some());
         assert!(!d.join("o.r32").exists());
         let out = scarp_ok(&["convert", &p("bad.scarp"), &p("o.r32"), "--accept-older"]);
         assert!(common::stderr(&out).contains("the older save #1"));
         assert!(std::fs::read(p("o.r32")).unwrap() == std::fs::read(p("first.r32")).unwrap());
         std::fs::remove_file(p("o.r32")).unwrap();
     }
+    let missing = scarp::project::open(Path::new(&p("gone.scarp")))
+        .err()
+        .unwrap();
+    assert!(!scarp::project::is_damage_refusal(&missing));
+    assert!(scarp::project::newest_save_damage(Path::new(&p("s.scarp"))).is_none());
     // The intact file opens without a word.
     let out = scarp_ok(&["convert", &p("s.scarp"), &p("o.r32")]);
     assert!(!common::stderr(&out).contains("note"));

@@ -341,7 +341,12 @@ fn replay_gpu(a: &ApplyArgs, plan: &Plan, totals: &str) -> Result<Option<Vec<f32
     println!("{}", terrain.memory().line());
     if plan.to_project {
         let steps = Step::one_by_one(&plan.journal.steps);
-        let meta = crate::session::meta_of(&terrain, vec![], &steps)?;
+        let mut meta = crate::session::meta_of(&terrain, vec![], &steps)?;
+        // Painted onto a project: its presets and saved view go on with it.
+        if let Some(onto) = &onto_file {
+            meta.presets = onto.meta.presets.clone();
+            meta.view = onto.meta.view;
+        }
         let ts = Instant::now();
         let (_, saved) =
             crate::session::save_document(&mut terrain, &a.out, &meta, onto_file.as_ref(), None)?;

@@ -103,7 +103,8 @@ impl ReadArgs {
             e.replace("texel_size", "--texel-size")
                 .replace("height_unit", "--height-unit")
         })?;
-        let Some(sidecar) = crate::terrain::sidecar::beside(file)? else {
+        let Some(sidecar) = crate::terrain::sidecar::beside(file).map_err(|e| e.to_string())?
+        else {
             return Ok((self.options(), self.units(), None));
         };
         let options = ReadOptions {

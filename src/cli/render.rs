@@ -226,7 +226,14 @@ impl Scene {
         renderer.refresh(&mut terrain.store)?;
         let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
         view.look = (!a.plain).then_some(Look {
-            materials: materials.on_document(&desc, renderer.nodes().range()),
+            // A preset takes the physical snow line; a file of the user's is drawn as it says.
+            materials: match crate::render::look::PRESETS
+                .iter()
+                .any(|(name, _)| *name == a.materials)
+            {
+                true => materials.on_document(&desc, renderer.nodes().range()),
+                false => materials,
+            },
             exposure: a.exposure,
             ..Look::default()
         });

@@ -43,6 +43,8 @@ pub enum UiAction {
     Close(CloseChoice),
     /// Open the older save of the project whose newest save is damaged.
     OpenOlderSave,
+    /// Undo or redo to the History panel's entry at this index.
+    History(usize),
 }
 
 /// What to do with unsaved steps on closing.

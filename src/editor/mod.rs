@@ -298,6 +298,8 @@ struct Editor {
     erosion: Option<RegionRun>,
     /// Where a drag setting the erosion region began (document texel).
     region_drag: Option<[f32; 2]>,
+    /// In the map view: the camera and fog to go back to.
+    map_return: Option<(Camera, f32)>,
     /// The world height the region's outline is drawn at (where its drag began).
     region_height: Option<f32>,
     /// Close once the project the browser is choosing is saved (closing an untitled session).
@@ -413,6 +415,7 @@ fn first_ui(
         pressure_gamma: 1.0,
         vsync: true,
         fly: false,
+        map_view: false,
         preset_name: "my-brush".into(),
         presets: list_presets(),
         preset_index: 0,
@@ -425,6 +428,7 @@ fn first_ui(
         untitled_recovery: None,
         closing: None,
         damaged_save: None,
+        history: (Vec::new(), 0),
         message: String::new(),
         noise_preview: None,
         actions: Vec::new(),
@@ -569,6 +573,7 @@ impl Editor {
         if let Some(saved) = session.view() {
             saved.apply(&mut ui.view);
             camera = saved.camera();
+            ui.fly = camera.mode == CameraMode::Fly;
             ui.view.sea_level = options.sea_level.or(ui.view.sea_level);
         }
         ui.recovery = recovery_offer;
@@ -626,6 +631,7 @@ impl Editor {
             stroke: None,
             erosion: None,
             region_drag: None,
+            map_return: None,
             region_height: None,
             stroke_start: Instant::now(),
             ramp_anchor: None,
@@ -724,7 +730,9 @@ impl Editor {
                 let replaying = options.replay.is_some();
                 match Session::open(gpu, &source, tables, replaying) {
                     Ok((s, steps, offer)) => (s, steps, offer, other),
-                    Err(e) => match project::newest_save_damage(&source) {
+                    Err(e) => match project::newest_save_damage(&source).filter(|_| {
+                        matches!(&e, session::SessionError::File(f) if project::is_damage_refusal(f))
+                    }) {
                         // The default terrain, and the question.
                         Some(damage) => {
                             damaged = Some((source.clone(), damage));
@@ -931,6 +939,7 @@ impl Editor {
             }
             KeyCode::KeyF => self.frame_all(),
             KeyCode::Tab => self.ui.fly = !self.ui.fly,
+            KeyCode::KeyM => self.ui.map_view = !self.ui.map_view,
             KeyCode::KeyV => self.ui.vsync = !self.ui.vsync,
             KeyCode::KeyL => self.ui.view.lod_colours = !self.ui.view.lod_colours,
             KeyCode::F12 => self.ui.message = self.capture.trigger(),
@@ -940,6 +949,31 @@ impl Editor {
     }
 
     /// Frames the whole document.
+    /// Goes into the map view when the panel or M asked for it (the camera kept to go back
+    /// to), and back out when they no longer do.
+    fn follow_map_view(&mut self) {
+        match (self.ui.map_view, self.map_return.is_some()) {
+            (true, false) => {
+                self.map_return = Some((self.camera, self.ui.view.fog));
+                let d = *self.session.doc.desc();
+                let vs = self.ui.view.vertical_scale;
+                let (lo, hi) = self.renderer.nodes().range();
+                self.camera.map_view(d.width, d.height, lo * vs, hi * vs);
+                self.ui.fly = false;
+                // The camera stands far off: no haze between it and the map.
+                self.ui.view.fog = 0.0;
+            }
+            (false, true) => {
+                if let Some((c, fog)) = self.map_return.take() {
+                    self.camera = c;
+                    self.ui.fly = c.mode == CameraMode::Fly;
+                    self.ui.view.fog = fog;
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn frame_all(&mut self) {
         let d = *self.session.doc.desc();
         let vs = self.ui.view.vertical_scale;
@@ -1236,24 +1270,30 @@ impl Editor {
         if drop_untitled && self.session.untitled_with_changes() {
             self.session.discard_untitled();
         }
+        let before = (*self.session.doc.desc(), self.ui.view.altitude_range);
         self.session = session;
         let side = desc.width.max(desc.height) as f32;
         self.ui.view.vertical_scale = desc.vertical_scale();
         let range = altitude_range(&desc, &self.renderer);
         self.ui.view.altitude_range = Some(range);
-        // A document opens with the default look anchored to it, unless its saved view
-        // brings its own.
-        if self.ui.view.look.is_some() {
-            self.ui.view.look = Some(crate::render::look::Look {
-                materials: crate::render::look::Materials::default().on_document(&desc, range),
-                ..Default::default()
-            });
+        // The look carries over; a preset as the last document took it is taken as this one
+        // takes it (its snow line anchored anew), materials of the user's own stay as they are.
+        if let (Some(look), (old_desc, Some(old_range))) = (&mut self.ui.view.look, before) {
+            let preset = crate::render::look::PRESETS
+                .iter()
+                .find(|(_, m)| m.on_document(&old_desc, old_range) == look.materials);
+            if let Some((_, m)) = preset {
+                look.materials = m.on_document(&desc, range);
+            }
         }
         self.ui.view.fog = 0.05 / side;
+        self.ui.map_view = false;
+        self.map_return = None;
         self.frame_all();
         if let Some(saved) = self.session.view() {
             saved.apply(&mut self.ui.view);
             self.camera = saved.camera();
+            self.ui.fly = self.camera.mode == CameraMode::Fly;
         }
         Ok(desc)
     }
@@ -1421,9 +1461,15 @@ impl Editor {
                 if reopening {
                     self.session.relock()?;
                 }
-                // A damaged newest save: the user is asked whether to open the older one.
-                if let Some(damage) = project::newest_save_damage(path) {
+                // A damaged newest save (that refusal, not another): the user is asked whether
+                // to open the older one; the unsaved steps' drop stays agreed.
+                let refused_for_damage =
+                    matches!(&e, session::SessionError::File(f) if project::is_damage_refusal(f));
+                if let Some(damage) =
+                    project::newest_save_damage(path).filter(|_| refused_for_damage)
+                {
                     self.ui.damaged_save = Some((path.to_path_buf(), damage));
+                    self.discard_armed = Some(armed);
                     return Ok(format!("{}: the newest save is damaged", path.display()));
                 }
                 return Err(e.into());
@@ -1488,8 +1534,9 @@ impl Editor {
         self.finish_edits();
         let path = PathBuf::from(path);
         let current = preset(&self.ui.brush).map_err(anyhow::Error::msg)?;
-        self.session
-            .set_view(SavedView::of(&self.camera, &self.ui.view));
+        // In the map view, the 3D camera it will go back to is what is kept.
+        let camera = self.map_return.map_or(self.camera, |(c, _)| c);
+        self.session.set_view(SavedView::of(&camera, &self.ui.view));
         let r = self.session.save_project(&path, current)?;
         self.ui.message = format!(
             "saved {} ({} pages; {} written, {:.1} MiB{})",
@@ -1520,6 +1567,24 @@ impl Editor {
             Ok(()) => self.record(Step::Layer(op)),
             Err(crate::brush::error::BrushError::Layer(problem)) => self.ui.message = problem,
             Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
+    /// Undoes or redoes until the History panel's entry `i` is the newest step in force (an
+    /// entry past them: redone up to it). Stops, saying so, where the document cannot go on.
+    fn go_to_history(&mut self, i: usize) -> Result<()> {
+        let done = crate::journal::History::of(self.session.steps()).done.len();
+        let (undo, redo) = if i < done {
+            (done - 1 - i, 0)
+        } else {
+            (0, i + 1 - done)
+        };
+        for _ in 0..undo {
+            self.undo()?;
+        }
+        for _ in 0..redo {
+            self.redo()?;
         }
         Ok(())
     }
@@ -1665,11 +1730,16 @@ impl Editor {
                     };
                 }
                 UiAction::Close(choice) => self.close_answered(choice),
+                UiAction::History(i) => self.go_to_history(i)?,
                 UiAction::OpenOlderSave => {
                     if let Some((path, _)) = self.ui.damaged_save.take() {
                         let opened = project::with_older_accepted(|| self.open_document(&path));
+                        let now_open = self.session.project().is_some_and(|p| p == path);
                         self.ui.message = match opened {
-                            Ok(m) => format!("{m}: its older save (the newest was damaged)"),
+                            Ok(m) if now_open => {
+                                format!("{m}: its older save (the newest was damaged)")
+                            }
+                            Ok(m) => m,
                             Err(e) => format!("{}: {e:#}", path.display()),
                         };
                     }
@@ -1755,6 +1825,7 @@ impl Editor {
         self.imgui
             .io_mut()
             .update_delta_time(std::time::Duration::from_secs_f32(dt.max(1e-4)));
+        self.follow_map_view();
         self.input.steer(&mut self.camera, self.ui.fly, dt);
         let report = self.paint_and_pump()?;
         let water = self.erosion.is_some() && self.ui.erosion.show_water;
@@ -1952,6 +2023,15 @@ impl Editor {
         }
         if self.ui.layers.stack != *doc.layers() {
             self.ui.layers.stack = doc.layers().clone();
+        }
+        if self.ui.history.1 != self.session.steps().len() {
+            let steps = self.session.steps();
+            let h = crate::journal::History::of(steps);
+            let label = |&i: &usize| steps[i].label();
+            let list = (h.done.iter().map(|i| (label(i), true)))
+                .chain(h.undone.iter().map(|i| (label(i), false)))
+                .collect();
+            self.ui.history = (list, steps.len());
         }
         self.ui.profile.brush_gpu_ms = report.gpu_ns * 1e-6;
         self.ui.profile.copy_gpu_ms = report.copy_ns * 1e-6;

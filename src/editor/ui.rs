@@ -98,6 +98,8 @@ pub struct UiState {
     pub pressure_gamma: f32,
     pub vsync: bool,
     pub fly: bool,
+    /// The map view: straight down over the whole document (M).
+    pub map_view: bool,
     pub preset_name: String,
     pub presets: Vec<String>,
     pub preset_index: usize,
@@ -113,6 +115,10 @@ pub struct UiState {
     pub untitled_recovery: Option<(std::path::PathBuf, usize)>,
     /// Unsaved steps when closing was asked for: the close panel shows until answered.
     pub closing: Option<usize>,
+    /// The History panel's list: each step's label and whether it is in force (those in force
+    /// first, oldest first, then the undone ones, next to redo first); and the step count it
+    /// was made from.
+    pub history: (Vec<(String, bool)>, usize),
     /// A project whose newest save is damaged: (file, what is wrong and the older save that
     /// is intact). Asked until the older save is opened or the question is dismissed.
     pub damaged_save: Option<(std::path::PathBuf, String)>,
@@ -190,6 +196,7 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     super::erosion_ui::erosion_panel(ui, erosion, doc, &mut s.actions, &mut s.overflow);
     super::path_ui::path_panel(ui, &mut s.path, &mut s.actions, &mut s.overflow);
     super::geology_ui::geology_panel(ui, &mut s.geology, &mut s.actions, &mut s.overflow);
+    history_panel(ui, s);
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {
@@ -330,6 +337,33 @@ fn untitled_recovery_panel(ui: &Ui, s: &mut UiState) {
             if ui.button("discard") {
                 s.actions.push(UiAction::DiscardUntitled);
             }
+        });
+}
+
+/// The undo history: the steps in force, the newest highlighted, then the undone ones greyed; a
+/// click undoes or redoes to that step.
+fn history_panel(ui: &Ui, s: &mut UiState) {
+    panel(ui, "History")
+        .collapsed(true, Condition::FirstUseEver)
+        .build(|| {
+            let list = &s.history.0;
+            if list.is_empty() {
+                ui.text_disabled("no steps yet: every stroke, layer step and run is one");
+            }
+            let current = list.iter().rposition(|(_, done)| *done);
+            for (i, (label, done)) in list.iter().enumerate() {
+                let _grey = (!done)
+                    .then(|| ui.push_style_color(imgui::StyleColor::Text, [0.55, 0.55, 0.55, 1.0]));
+                if ui
+                    .selectable_config(format!("{}. {label}##history{i}", i + 1))
+                    .selected(Some(i) == current)
+                    .build()
+                {
+                    s.actions.push(UiAction::History(i));
+                }
+            }
+            tip(ui, "Click a step to undo or redo back to it");
+            measure_fit(ui, "History", &mut s.overflow);
         });
 }
 
@@ -727,20 +761,29 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
         ui.slider("sun elevation (deg)", 1.0, 90.0, &mut sun.elevation);
         tip(ui, "How high the sun stands: low suns cast long shadows");
     }
+    // A preset as this document takes it (the snow line no lower than the physical one).
+    let range = v.altitude_range;
+    let anchored = |m: crate::render::look::Materials| match (desc, range) {
+        (Some(d), Some(r)) => m.on_document(&d, r),
+        _ => m,
+    };
     let mut look = v.look.is_some();
     if ui.checkbox("materials, sky and tone map", &mut look) {
-        v.look = look.then(crate::render::look::Look::default);
+        v.look = look.then(|| crate::render::look::Look {
+            materials: anchored(Default::default()),
+            ..Default::default()
+        });
     }
     tip(ui, "Rock, grass, scree, sand and snow by slope and altitude, an analytic sky, haze and a filmic tone map");
     if let Some(l) = &mut v.look {
         use crate::render::look::PRESETS;
         let mut i = PRESETS
             .iter()
-            .position(|(_, m)| *m == l.materials)
+            .position(|(_, m)| anchored(*m) == l.materials)
             .unwrap_or(0);
         let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
         if ui.combo_simple_string("materials", &mut i, &names) {
-            l.materials = PRESETS[i].1;
+            l.materials = anchored(PRESETS[i].1);
         }
         tip(ui, "A set of material rules: alpine, desert or temperate");
         ui.slider("exposure", 0.1, 4.0, &mut l.exposure);
@@ -877,6 +920,9 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             ui.same_line();
             ui.checkbox("fly camera (Tab)", &mut s.fly);
             tip(ui, "Fly with W A S D Q E instead of orbiting");
+            ui.same_line();
+            ui.checkbox("map (M)", &mut s.map_view);
+            tip(ui, "Straight down over the whole document, north up, as a map; brushes paint as in 3D. M again goes back");
             if let Some(d) = &s.doc {
                 ui.text(d.desc.extent_line(d.height_lo, d.height_hi));
                 tip(ui, "The world's size and height range, from the document's units");

@@ -9,7 +9,7 @@ pub const LABEL_WIDTH: f32 = 170.0;
 
 /// Where a panel first opens in a `w` x `h` window (logical pixels), and its size, docked at the
 /// window's edges so the viewport's middle stays clear: a left column (Brush over View), a right
-/// column (Profiler; the tool panels Erosion, Geology and Path, collapsed title bars until opened;
+/// column (Profiler; the panels Erosion, Geology, Path and History, collapsed title bars until opened;
 /// Layers), and Help at the top between them (shown on the first run only). Fits 1280x720 and
 /// up. Moved or resized panels keep their place (imgui.ini).
 pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
@@ -20,7 +20,7 @@ pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     let profiler_h = ((h - top) * 0.32).floor().min(300.0);
     // The tool panels' title bars, one under another below the profiler.
     let tool_y = |i: f32| top + profiler_h + 10.0 + i * TITLE_STEP;
-    let layers_y = tool_y(3.0) + 5.0;
+    let layers_y = tool_y(4.0) + 5.0;
     let tool = |i: f32| {
         let y = tool_y(i);
         ([right, y], [400.0, 460.0f32.min(h - y - 10.0)])
@@ -33,6 +33,7 @@ pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
         "Erosion" => tool(0.0),
         "Geology" => tool(1.0),
         "Path" => tool(2.0),
+        "History" => tool(3.0),
         _ => ([right, layers_y], [400.0, h - layers_y - 10.0]),
     }
 }
@@ -90,6 +91,7 @@ mod place_tests {
             "Erosion",
             "Geology",
             "Path",
+            "History",
             "Profiler",
             "Layers",
         ];

@@ -11,6 +11,7 @@
 mod brush_entry;
 mod check;
 mod file;
+mod history;
 mod layer_entry;
 mod replay;
 #[cfg(test)]
@@ -25,6 +26,7 @@ pub use layer_entry::LayerEntry;
 pub use replay::Replayer;
 
 use file::{path_error, read_file, within_file};
+pub use history::History;
 
 use crate::brush::path::PathSpec;
 use crate::brush::stroke::StrokeSample;

@@ -258,6 +258,18 @@ impl PagedHeights {
 /// files and layers' files read from a project.
 pub fn composite_heights(path: &Path) -> Result<Heights, FileError> {
     let opened = open(path)?;
+    let d = opened.meta().document;
+    if u64::from(d.width) * u64::from(d.height) > crate::terrain::formats::MAX_TEXELS {
+        return Err(FileError::invalid(
+            path,
+            format!(
+                "a {}x{} project is too large to read whole (at most {} texels)",
+                d.width,
+                d.height,
+                crate::terrain::formats::MAX_TEXELS
+            ),
+        ));
+    }
     if !PagedHeights::layered(&opened) {
         return PagedHeights::of(path, opened).whole();
     }
@@ -360,11 +372,24 @@ pub fn newest_save_damage(path: &Path) -> Option<String> {
         return None;
     }
     let p = v2::open(path).ok()?;
+    Some(format!("{} is intact", damage_line(&p)?))
+}
+
+/// "the newest save's record is damaged (checksum mismatch); the older save #11" for a project
+/// opened at its older save because its newest is damaged.
+fn damage_line(p: &v2::SparseProject) -> Option<String> {
     let damage = p.damaged.as_ref()?;
-    Some(format!(
-        "{damage}; the older save #{} is intact",
-        p.save_number()
-    ))
+    Some(format!("{damage}; the older save #{}", p.save_number()))
+}
+
+/// How [`open`]'s refusal of a damaged newest save ends.
+const OLDER_SAVE_HINT: &str =
+    "is intact: open it with --accept-older (what the damaged save added is lost)";
+
+/// Whether `e` is [`open`] refusing a project because its newest save is damaged (and not
+/// another error: a lock, a missing file).
+pub fn is_damage_refusal(e: &FileError) -> bool {
+    matches!(e, FileError::Invalid { problem, .. } if problem.ends_with(OLDER_SAVE_HINT))
 }
 
 /// Opens the project at `path`, whichever version it is; errors name the file and the problem.
@@ -379,12 +404,11 @@ pub fn open(path: &Path) -> Result<Opened, FileError> {
         v1::VERSION => Ok(Opened::V1(v1::load(path)?)),
         v2::VERSION => {
             let p = v2::open(path)?;
-            if let Some(damage) = &p.damaged {
-                let older = format!("{damage}; the older save #{}", p.save_number());
+            if let Some(older) = damage_line(&p) {
                 if !accepts_older() {
                     return Err(FileError::invalid(
                         path,
-                        format!("{older} is intact: open it with --accept-older (what the damaged save added is lost)"),
+                        format!("{older} {OLDER_SAVE_HINT}"),
                     ));
                 }
                 eprintln!("note: {}: {older} was opened", path.display());

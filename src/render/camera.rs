@@ -8,6 +8,13 @@ use glam::{Mat4, Vec2, Vec3};
 /// Near plane distance (world units = texels).
 pub const NEAR: f32 = 0.5;
 
+/// The map view's lens: narrow, so the far-away camera sees the document near orthographically.
+const MAP_FOV_DEGREES: f32 = 2.0;
+
+/// The map view looks down this steeply (radians: a hair off vertical, so "up" on the screen
+/// stays north).
+const MAP_PITCH: f32 = std::f32::consts::FRAC_PI_2 - 1e-3;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CameraMode {
     Orbit,
@@ -119,6 +126,20 @@ impl Camera {
         self.distance = radius / (self.fov_y * 0.5).sin() * 0.62;
         self.yaw = 0.6;
         self.pitch = 0.75;
+    }
+
+    /// The map view: straight down over the whole document (`width` x `height` texels,
+    /// heights lo..hi in world y), north up, from far away through a narrow lens. Near enough
+    /// an orthographic map (a texel's size on screen differs by under 1 % across the document
+    /// and its relief), and drawn, picked and painted like any view.
+    pub fn map_view(&mut self, width: u32, height: u32, lo: f32, hi: f32) {
+        let (w, h) = (width as f32, height as f32);
+        self.mode = CameraMode::Orbit;
+        self.fov_y = MAP_FOV_DEGREES.to_radians();
+        self.yaw = 0.0;
+        self.pitch = MAP_PITCH;
+        self.target = Vec3::new((w - 1.0) * 0.5, (lo + hi) * 0.5, (h - 1.0) * 0.5);
+        self.distance = 0.55 * w.max(h) / (self.fov_y * 0.5).tan();
     }
 
     pub fn view(&self) -> Mat4 {
@@ -267,6 +288,39 @@ mod tests {
             assert!((q - want).length() < 1e-2, "{q} vs {want}");
         }
         assert_eq!(ImageWindow::whole(full).crop(), Mat4::IDENTITY);
+    }
+
+    /// The map view shows the whole document from above, north up, at one scale: the
+    /// document's edges on screen differ in length by under 1 %, and its highest ground lies
+    /// within 1 % of the document's side of where its lowest would.
+    #[test]
+    fn the_map_view_is_a_top_down_map_at_one_scale() {
+        let (w, h, lo, hi) = (1000u32, 600u32, 0.0f32, 250.0f32);
+        let mut c = Camera::default();
+        c.map_view(w, h, lo, hi);
+        let vp = [900, 900];
+        let m = c.view_proj(vp);
+        let at = |x: f32, y: f32, z: f32| screen_point(&m, vp, Vec3::new(x, y, z)).unwrap();
+        let (nw, ne, sw, se) = (
+            at(0.0, lo, 0.0),
+            at(1000.0, lo, 0.0),
+            at(0.0, lo, 600.0),
+            at(1000.0, lo, 600.0),
+        );
+        for p in [nw, ne, sw, se] {
+            assert!(
+                p.x > 0.0 && p.y > 0.0 && p.x < 900.0 && p.y < 900.0,
+                "{p} off screen"
+            );
+        }
+        assert!(
+            nw.y < sw.y && nw.x < ne.x,
+            "north up, east right: {nw} {ne} {sw}"
+        );
+        let (north, south) = ((ne - nw).length(), (se - sw).length());
+        assert!((north / south - 1.0).abs() < 0.01, "{north} vs {south}");
+        let shift = (at(500.0, hi, 300.0) - at(500.0, lo, 300.0)).length();
+        assert!(shift < 0.01 * north, "relief shifts the map by {shift} px");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! How a document was last seen, kept in its project and in journals (`view`): the camera, the
 //! sun, the sea, the vertical scale, the look, the heights the look's altitude rules span and the
-//! analysis overlays. The editor writes it on save and takes it back on open; `scarp render`
-//! starts from it. Heights are in the document's height units, angles in degrees.
+//! analysis overlays. The editor writes it on save and takes it back on open (a journal may
+//! carry one for the editor to open with). Heights are in the document's height units, angles
+//! in degrees.
 
 use super::camera::{Camera, CameraMode};
 use super::lighting::Sun;

@@ -422,25 +422,23 @@ impl Session {
             s.project_file = file;
             s.presets = meta.presets;
             s.untitled = None;
-            if let Some(view) = meta.view {
-                view.check()
-                    .map_err(|p| crate::atomic_file::FileError::invalid(source, p))?;
-                s.view = Some(view);
-            }
+            // A view out of range (a slider typed past its end) is dropped, not the project.
+            s.view = meta.view.filter(|view| match view.check() {
+                Ok(()) => true,
+                Err(e) => {
+                    eprintln!(
+                        "note: {}: its saved view is not used: {e}",
+                        source.display()
+                    );
+                    false
+                }
+            });
             return Ok((s, Vec::new(), offer));
         }
         if ext != "json" {
             // A height file opens as a document of its size and georeference with no steps; an
             // export comes back with what its sidecar says (units, size, integer range).
-            let sidecar = crate::terrain::sidecar::beside(source).map_err(|problem| {
-                let path = crate::terrain::sidecar::path_of(source);
-                let prefix = format!("{}: ", path.display());
-                let problem = problem
-                    .strip_prefix(&prefix)
-                    .unwrap_or(&problem)
-                    .to_string();
-                crate::atomic_file::FileError::Invalid { path, problem }
-            })?;
+            let sidecar = crate::terrain::sidecar::beside(source)?;
             let options = crate::terrain::formats::ReadOptions {
                 size: sidecar.as_ref().map(|s| (s.width, s.height)),
                 range: sidecar

@@ -77,20 +77,20 @@ pub struct Unity {
 /// Largest sidecar read, bytes.
 const MAX_BYTES: u64 = 1 << 20;
 
-/// The sidecar beside `file` when there is one that names it; Err (one line) for one that cannot
-/// be read.
-pub fn beside(file: &Path) -> Result<Option<Sidecar>, String> {
+/// The sidecar beside `file` when there is one that names it; Err (naming the sidecar) for one
+/// that cannot be read.
+pub fn beside(file: &Path) -> Result<Option<Sidecar>, FileError> {
     let path = path_of(file);
     if !path.exists() {
         return Ok(None);
     }
-    let name = path.display();
-    let f = crate::atomic_file::open_regular(&path).map_err(|e| format!("{name}: {e}"))?;
+    let f = crate::atomic_file::open_regular(&path).map_err(FileError::io(&path))?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::Read::take(f, MAX_BYTES), &mut text)
-        .map_err(|e| format!("{name}: {e}"))?;
-    let s: Sidecar = serde_json::from_str(&text).map_err(|e| format!("{name}: {e}"))?;
-    s.units().validate().map_err(|e| format!("{name}: {e}"))?;
+        .map_err(FileError::io(&path))?;
+    let bad = |e: String| FileError::invalid(&path, e);
+    let s: Sidecar = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    s.units().validate().map_err(bad)?;
     let own = file
         .file_name()
         .is_some_and(|n| n.to_string_lossy() == s.file);
