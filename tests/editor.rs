@@ -1026,6 +1026,28 @@ fn closing_with_unsaved_steps_asks_first() {
     );
 }
 
+/// Ctrl+Shift+N (a layer step, waited for in `project`'s recovery journal so the save has
+/// something to write), Ctrl+S (waited for: the file no longer holds `before`), then Ctrl+Q.
+fn add_a_layer_save_and_quit(x: &Xvfb, child: &mut Child, project: &Path, before: &[u8]) {
+    xdotool(x, &["key", "ctrl+shift+n"]);
+    let recovery = scarp::project::recovery_path(project);
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
+        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+        assert!(start.elapsed().as_secs() < 300, "no layer step");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    xdotool(x, &["key", "ctrl+s"]);
+    while std::fs::read(project).unwrap() == before {
+        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
+        assert!(start.elapsed().as_secs() < 300, "not saved");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(x, &["key", "ctrl+q"]);
+    assert!(wait_for_exit(child).success());
+}
+
 /// A project whose newest save is damaged is asked about, not refused or rolled back
 /// silently: the editor starts (on the default terrain) with the question; Enter opens the
 /// older save, and a save then writes over the damaged one.
@@ -1082,24 +1104,8 @@ fn a_damaged_newest_save_is_asked_about_and_the_older_save_opens() {
         xdotool(&x, &["key", "Return"]);
         std::thread::sleep(std::time::Duration::from_secs(3));
     }
-    // A layer step (journaled for recovery), Ctrl+S: saved into the file over the damage.
-    xdotool(&x, &["key", "ctrl+shift+n"]);
-    let recovery = scarp::project::recovery_path(&d.join("s.scarp"));
-    while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
-        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
-        assert!(start.elapsed().as_secs() < 300, "no layer step");
-        std::thread::sleep(std::time::Duration::from_millis(300));
-    }
-    xdotool(&x, &["key", "ctrl+s"]);
-    let start = std::time::Instant::now();
-    while std::fs::read(p("s.scarp")).unwrap() == bytes {
-        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
-        assert!(start.elapsed().as_secs() < 300, "not saved");
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    xdotool(&x, &["key", "ctrl+q"]);
-    assert!(wait_for_exit(&mut child).success());
+    // A layer step, Ctrl+S: saved into the file over the damage.
+    add_a_layer_save_and_quit(&x, &mut child, &d.join("s.scarp"), &bytes);
     // The file opens without --accept-older: the first save's heights and the new layer.
     common::scarp_ok(&["convert", &p("s.scarp"), "--base", &p("base.r32")]);
     assert!(std::fs::read(p("base.r32")).unwrap() == std::fs::read(p("first.r32")).unwrap());
@@ -1136,26 +1142,8 @@ fn the_view_is_saved_with_the_project_and_reopens() {
     ]);
     let view = || scarp::project::open(&project).unwrap().meta().view;
     assert_eq!(view(), None, "apply writes no view");
-    // A layer step (journaled for recovery, so the save has something), then Ctrl+S.
-    let save = |child: &mut Child, before: &[u8]| {
-        xdotool(&x, &["key", "ctrl+shift+n"]);
-        let recovery = scarp::project::recovery_path(&project);
-        let start = std::time::Instant::now();
-        while !std::fs::read_to_string(&recovery).is_ok_and(|t| t.contains(r#""layer""#)) {
-            assert!(child.try_wait().unwrap().is_none(), "the editor ended");
-            assert!(start.elapsed().as_secs() < 300, "no layer step");
-            std::thread::sleep(std::time::Duration::from_millis(300));
-        }
-        xdotool(&x, &["key", "ctrl+s"]);
-        while std::fs::read(&project).unwrap() == before {
-            assert!(child.try_wait().unwrap().is_none(), "the editor ended");
-            assert!(start.elapsed().as_secs() < 300, "not saved");
-            std::thread::sleep(std::time::Duration::from_millis(500));
-        }
-        std::thread::sleep(std::time::Duration::from_secs(2));
-        xdotool(&x, &["key", "ctrl+q"]);
-        assert!(wait_for_exit(child).success());
-    };
+    let save =
+        |child: &mut Child, before: &[u8]| add_a_layer_save_and_quit(&x, child, &project, before);
     let state = d.join("state");
     let (mut child, _) = driven_editor(&x, &state, &project, d);
     xdotool(&x, &["key", "Tab"]);

@@ -1429,41 +1429,32 @@ fn a_journals_initial_file_and_a_layers_file_read_a_projects_composite() {
     );
 
     let doc = r#""document": {"width": 2048, "height": 2048, "page_size": 256"#;
-    std::fs::write(
-        p("from-project.json"),
+    // Each journal applied headless: its heights.
+    let applied = |name: &str, text: String| {
+        std::fs::write(p(name), text).unwrap();
+        let out = format!("{name}.r32");
+        common::scarp_ok(&["apply", "--journal", &p(name), "--out", &p(&out)]);
+        r32(&out)
+    };
+    let initial = applied(
+        "from-project.json",
         format!(r#"{{"version": 2, {doc}, "initial": {{"file": "l.scarp"}}}}, "steps": []}}"#),
-    )
-    .unwrap();
-    common::scarp_ok(&[
-        "apply",
-        "--journal",
-        &p("from-project.json"),
-        "--out",
-        &p("i.r32"),
-    ]);
+    );
     assert!(
-        worst(&r32("i.r32"), &gpu_fold) <= 1e-5,
+        worst(&initial, &gpu_fold) <= 1e-5,
         "the initial file is the composite"
     );
     // A layer whose value file is the project: added to a flat base of 0, it shows the
     // composite.
-    std::fs::write(
-        p("layer-from-project.json"),
+    let layer = applied(
+        "layer-from-project.json",
         format!(
             r#"{{"version": 2, {doc}}}, "steps": [{{"layer": {{"op": "add", "name": "shown",
                 "value": "l.scarp"}}}}]}}"#
         ),
-    )
-    .unwrap();
-    common::scarp_ok(&[
-        "apply",
-        "--journal",
-        &p("layer-from-project.json"),
-        "--out",
-        &p("v.r32"),
-    ]);
+    );
     assert!(
-        worst(&r32("v.r32"), &gpu_fold) <= 1e-5,
+        worst(&layer, &gpu_fold) <= 1e-5,
         "the layer's file is the composite"
     );
     // A project of another size is named.
