@@ -45,6 +45,8 @@ pub enum UiAction {
     OpenOlderSave,
     /// Undo or redo to the History panel's entry at this index.
     History(usize),
+    /// The sea was turned on: put it at the low ground.
+    SeaAtLowGround,
 }
 
 /// What to do with unsaved steps on closing.

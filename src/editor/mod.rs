@@ -383,6 +383,18 @@ fn altitude_range(desc: &crate::pages::DocumentDesc, renderer: &TerrainRenderer)
     }
 }
 
+/// Where a sea turned on first stands: the low ground, the 10th percentile of the lowest
+/// heights of the document's 64² blocks (`block_minima`, reordered), so it fills the lowest
+/// tenth rather than flooding the land; a hair (0.2 % of their spread) below it, so a plain at
+/// that height stays dry instead of meeting the water in one plane. None for no finite height.
+fn low_ground(block_minima: &mut Vec<f32>) -> Option<f32> {
+    block_minima.retain(|h| h.is_finite());
+    block_minima.sort_by(f32::total_cmp);
+    let (lo, hi) = (*block_minima.first()?, *block_minima.last()?);
+    let p10 = block_minima[block_minima.len() / 10];
+    Some(p10 - 0.002 * (hi - lo))
+}
+
 /// The panels' state on opening `session`'s document (rendered by `renderer` on `gpu`): the
 /// default brush, a view scaled to the document, presets listed, nothing to recover.
 fn first_ui(
@@ -1731,6 +1743,15 @@ impl Editor {
                 }
                 UiAction::Close(choice) => self.close_answered(choice),
                 UiAction::History(i) => self.go_to_history(i)?,
+                UiAction::SeaAtLowGround => {
+                    let level = self.session.doc.store.height_mut().coarse()?;
+                    if let Some(minima) = level.map(|l| l.read()).transpose()? {
+                        let mut minima: Vec<f32> = minima.iter().map(|t| t[0]).collect();
+                        if let Some(h) = low_ground(&mut minima) {
+                            self.ui.view.sea_level = Some(h);
+                        }
+                    }
+                }
                 UiAction::OpenOlderSave => {
                     if let Some((path, _)) = self.ui.damaged_save.take() {
                         let opened = project::with_older_accepted(|| self.open_document(&path));
@@ -2309,7 +2330,23 @@ fn save_screenshot(
 
 #[cfg(test)]
 mod tests {
-    use super::pressure_curve;
+    use super::{low_ground, pressure_curve};
+
+    /// The sea's first level is the low ground: a tenth of the blocks lie lower, whatever the
+    /// spread of the rest; nothing for no finite height.
+    #[test]
+    fn a_sea_turned_on_stands_at_the_low_ground() {
+        let mut minima: Vec<f32> = (0..100).rev().map(|i| i as f32).collect();
+        minima.push(f32::NAN);
+        let at = low_ground(&mut minima).unwrap();
+        assert!((at - (10.0 - 0.002 * 99.0)).abs() < 1e-5, "{at}");
+        // A plain at the low ground stays dry, just.
+        let mut plain = vec![5.0; 40];
+        plain.extend([900.0; 10]);
+        let at = low_ground(&mut plain).unwrap();
+        assert!(at < 5.0 && at > 3.0, "{at}");
+        assert_eq!(low_ground(&mut vec![f32::NAN]), None);
+    }
 
     /// A path of 5,000 points drawn as the path tool draws its overlay (the curve and a circle
     /// per point) passes 65536 vertices in one draw list: imgui splits it into commands at

@@ -867,12 +867,23 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) 
     }
 }
 
-/// The sea: on/off and its level, over the document's height range (and a little below it).
-fn sea_controls(ui: &Ui, v: &mut ViewSettings, (lo, hi): (f32, f32), desc: DocumentDesc) {
+/// The sea: on/off (on: at the low ground) and its level, over the document's height range
+/// (and a little below it).
+fn sea_controls(
+    ui: &Ui,
+    v: &mut ViewSettings,
+    (lo, hi): (f32, f32),
+    desc: DocumentDesc,
+    actions: &mut Vec<UiAction>,
+) {
     let span = (hi - lo).max(1e-3);
     let mut on = v.sea_level.is_some();
     if ui.checkbox("sea", &mut on) {
-        v.sea_level = on.then_some(lo + 0.3 * span);
+        // At the low ground: the editor puts it there from the heights.
+        v.sea_level = on.then_some(lo + 0.1 * span);
+        if on {
+            actions.push(UiAction::SeaAtLowGround);
+        }
     }
     tip(
         ui,
@@ -984,7 +995,7 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             sun_controls(ui, v, desc);
             analysis_controls(ui, v, desc);
             if let Some(d) = &s.doc {
-                sea_controls(ui, v, (d.height_lo, d.height_hi), d.desc);
+                sea_controls(ui, v, (d.height_lo, d.height_hi), d.desc, &mut s.actions);
             }
             if ui.button("frame all (F)") {
                 s.actions.push(UiAction::FrameAll);
