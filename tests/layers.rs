@@ -1257,17 +1257,33 @@ fn a_tight_gpu_budget_never_changes_a_layered_composite() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The layers demo journal applied into `dir` as `l.scarp`, with its composite and its base
+/// converted to `composite.r32` and `base.r32`; the folder's path maker.
+fn layered_project(dir: &Path) -> impl Fn(&str) -> String + '_ {
+    let p = move |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/layers.json");
+    common::scarp_ok(&["apply", "--journal", journal, "--out", &p("l.scarp")]);
+    common::scarp_ok(&["convert", &p("l.scarp"), &p("composite.r32")]);
+    common::scarp_ok(&["convert", &p("l.scarp"), &p("base.r32"), "--base"]);
+    p
+}
+
+/// A raw little-endian f32 file's values.
+fn read_r32(path: &str) -> Vec<f32> {
+    std::fs::read(path)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
 /// `scarp convert` of a layered project writes its composite (what the editor shows and
 /// exports: the project's document folded on the GPU), not its base; `--base` and `--layer NAME`
 /// pick those, and a layer that is not there, or either flag on a height file, is one line.
 #[test]
 fn convert_reads_a_layered_projects_composite_unless_told_otherwise() {
     let dir = tempfile::tempdir().unwrap();
-    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/layers.json");
-    common::scarp_ok(&["apply", "--journal", journal, "--out", &p("l.scarp")]);
-    common::scarp_ok(&["convert", &p("l.scarp"), &p("composite.r32")]);
-    common::scarp_ok(&["convert", &p("l.scarp"), &p("base.r32"), "--base"]);
+    let p = layered_project(dir.path());
     common::scarp_ok(&[
         "convert",
         &p("l.scarp"),
@@ -1275,13 +1291,7 @@ fn convert_reads_a_layered_projects_composite_unless_told_otherwise() {
         "--layer",
         "ridges",
     ]);
-    let r32 = |n: &str| -> Vec<f32> {
-        std::fs::read(p(n))
-            .unwrap()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-            .collect()
-    };
+    let r32 = |n: &str| read_r32(&p(n));
     // The editor's export reads the opened project's composite field.
     let gpu = gpu();
     let tables = NoiseTables::default();
@@ -1396,18 +1406,8 @@ fn convert_reads_a_layered_projects_composite_unless_told_otherwise() {
 #[test]
 fn a_journals_initial_file_and_a_layers_file_read_a_projects_composite() {
     let dir = tempfile::tempdir().unwrap();
-    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let journal = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/journals/layers.json");
-    common::scarp_ok(&["apply", "--journal", journal, "--out", &p("l.scarp")]);
-    common::scarp_ok(&["convert", &p("l.scarp"), &p("composite.r32")]);
-    common::scarp_ok(&["convert", &p("l.scarp"), &p("base.r32"), "--base"]);
-    let r32 = |n: &str| -> Vec<f32> {
-        std::fs::read(p(n))
-            .unwrap()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-            .collect()
-    };
+    let p = layered_project(dir.path());
+    let r32 = |n: &str| read_r32(&p(n));
     let (gpu_fold, base) = (r32("composite.r32"), r32("base.r32"));
     let cpu_fold = scarp::project::composite_heights(Path::new(&p("l.scarp")))
         .unwrap()
