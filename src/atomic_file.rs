@@ -22,6 +22,14 @@ pub enum FileError {
     /// folder, a size over the limits, non-finite heights, a bad checksum): what, in words.
     #[error("{}: {problem}", path.display())]
     Invalid { path: PathBuf, problem: String },
+    /// A project whose newest save is damaged, refused rather than opened at the older save it
+    /// still holds: `older` says what is wrong and which save is intact ("the newest save's
+    /// record is damaged (checksum mismatch); the older save #11").
+    #[error(
+        "{}: {older} is intact: open it with --accept-older (what the damaged save added is lost)",
+        path.display()
+    )]
+    OlderSaveOnly { path: PathBuf, older: String },
 }
 
 /// Opens `path` for reading if it is a regular file. The open never blocks (`O_NONBLOCK`: a

@@ -199,8 +199,11 @@ fn a_damaged_newest_save_is_named_instead_of_silently_rolled_back() {
         let refusal = scarp::project::open(Path::new(&p("bad.scarp")))
             .err()
             .unwrap();
-        assert!(scarp::project::is_damage_refusal(&refusal), "{what}");
-        assert!(scarp::project::newest_save_damage(Path::new(&p("bad.scarp"))).is_some());
+        let offer = scarp::project::older_save_offer(&refusal);
+        assert!(
+            offer.is_some_and(|o| o.contains("the older save #1")),
+            "{what}"
+        );
         assert!(!d.join("o.r32").exists());
         let out = scarp_ok(&["convert", &p("bad.scarp"), &p("o.r32"), "--accept-older"]);
         assert!(common::stderr(&out).contains("the older save #1"));
@@ -210,8 +213,8 @@ fn a_damaged_newest_save_is_named_instead_of_silently_rolled_back() {
     let missing = scarp::project::open(Path::new(&p("gone.scarp")))
         .err()
         .unwrap();
-    assert!(!scarp::project::is_damage_refusal(&missing));
-    assert!(scarp::project::newest_save_damage(Path::new(&p("s.scarp"))).is_none());
+    assert!(scarp::project::older_save_offer(&missing).is_none());
+    assert!(scarp::project::open(Path::new(&p("s.scarp"))).is_ok());
     // The intact file opens without a word.
     let out = scarp_ok(&["convert", &p("s.scarp"), &p("o.r32")]);
     assert!(!common::stderr(&out).contains("note"));

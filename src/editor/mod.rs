@@ -405,6 +405,7 @@ fn first_ui(
 ) -> UiState {
     let desc = *session.doc.desc();
     let vs = desc.vertical_scale();
+    let range = altitude_range(&desc, renderer);
     UiState {
         brush: default_brush(),
         view: ViewSettings {
@@ -414,12 +415,11 @@ fn first_ui(
             fog: 0.05 / desc.width.max(desc.height) as f32,
             sun: Some(Sun::default()),
             look: Some(crate::render::look::Look {
-                materials: crate::render::look::Materials::default()
-                    .on_document(&desc, altitude_range(&desc, renderer)),
+                materials: crate::render::look::Materials::default().on_document(&desc, range),
                 ..Default::default()
             }),
             sea_level,
-            altitude_range: Some(altitude_range(&desc, renderer)),
+            altitude_range: Some(range),
             ..ViewSettings::default()
         },
         budget_ms: 6.0,
@@ -742,9 +742,7 @@ impl Editor {
                 let replaying = options.replay.is_some();
                 match Session::open(gpu, &source, tables, replaying) {
                     Ok((s, steps, offer)) => (s, steps, offer, other),
-                    Err(e) => match project::newest_save_damage(&source).filter(|_| {
-                        matches!(&e, session::SessionError::File(f) if project::is_damage_refusal(f))
-                    }) {
+                    Err(e) => match e.older_save_offer() {
                         // The default terrain, and the question.
                         Some(damage) => {
                             damaged = Some((source.clone(), damage));
@@ -960,7 +958,6 @@ impl Editor {
         Ok(())
     }
 
-    /// Frames the whole document.
     /// Goes into the map view when the panel or M asked for it (the camera kept to go back
     /// to), and back out when they no longer do.
     fn follow_map_view(&mut self) {
@@ -986,6 +983,7 @@ impl Editor {
         }
     }
 
+    /// Frames the whole document.
     fn frame_all(&mut self) {
         let d = *self.session.doc.desc();
         let vs = self.ui.view.vertical_scale;
@@ -1475,11 +1473,7 @@ impl Editor {
                 }
                 // A damaged newest save (that refusal, not another): the user is asked whether
                 // to open the older one; the unsaved steps' drop stays agreed.
-                let refused_for_damage =
-                    matches!(&e, session::SessionError::File(f) if project::is_damage_refusal(f));
-                if let Some(damage) =
-                    project::newest_save_damage(path).filter(|_| refused_for_damage)
-                {
+                if let Some(damage) = e.older_save_offer() {
                     self.ui.damaged_save = Some((path.to_path_buf(), damage));
                     self.discard_armed = Some(armed);
                     return Ok(format!("{}: the newest save is damaged", path.display()));

@@ -254,8 +254,8 @@ impl PagedHeights {
 /// The heights of the project at `path` as the editor shows them, read on the CPU: a layered
 /// project's composite (the base, then each visible layer's value, alpha and mask folded texel
 /// by texel in stack order: the CPU twin of the compositor, [`crate::layers::fold_texel`];
-/// equal to the GPU's fold within f32 rounding), else its base. What stamps, journals' initial
-/// files and layers' files read from a project.
+/// equal to the GPU's fold within f32 rounding), else its base. What journals' initial files
+/// and layers' files read from a project.
 pub fn composite_heights(path: &Path) -> Result<Heights, FileError> {
     let opened = open(path)?;
     let d = opened.meta().document;
@@ -365,31 +365,13 @@ pub fn with_older_accepted<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// What is wrong with the newest save of the project at `path`, with the older save that is
-/// still intact ("...; the older save #11 is intact"), when that is why [`open`] refuses it.
-pub fn newest_save_damage(path: &Path) -> Option<String> {
-    if version_of(path).ok()? != v2::VERSION {
-        return None;
+/// What [`open`] refusing a project for its damaged newest save says of it ("...; the older
+/// save #11 is intact"); None for any other error (a lock, a missing file).
+pub fn older_save_offer(e: &FileError) -> Option<String> {
+    match e {
+        FileError::OlderSaveOnly { older, .. } => Some(format!("{older} is intact")),
+        _ => None,
     }
-    let p = v2::open(path).ok()?;
-    Some(format!("{} is intact", damage_line(&p)?))
-}
-
-/// "the newest save's record is damaged (checksum mismatch); the older save #11" for a project
-/// opened at its older save because its newest is damaged.
-fn damage_line(p: &v2::SparseProject) -> Option<String> {
-    let damage = p.damaged.as_ref()?;
-    Some(format!("{damage}; the older save #{}", p.save_number()))
-}
-
-/// How [`open`]'s refusal of a damaged newest save ends.
-const OLDER_SAVE_HINT: &str =
-    "is intact: open it with --accept-older (what the damaged save added is lost)";
-
-/// Whether `e` is [`open`] refusing a project because its newest save is damaged (and not
-/// another error: a lock, a missing file).
-pub fn is_damage_refusal(e: &FileError) -> bool {
-    matches!(e, FileError::Invalid { problem, .. } if problem.ends_with(OLDER_SAVE_HINT))
 }
 
 /// Opens the project at `path`, whichever version it is; errors name the file and the problem.
@@ -404,12 +386,13 @@ pub fn open(path: &Path) -> Result<Opened, FileError> {
         v1::VERSION => Ok(Opened::V1(v1::load(path)?)),
         v2::VERSION => {
             let p = v2::open(path)?;
-            if let Some(older) = damage_line(&p) {
+            if let Some(damage) = &p.damaged {
+                let older = format!("{damage}; the older save #{}", p.save_number());
                 if !accepts_older() {
-                    return Err(FileError::invalid(
-                        path,
-                        format!("{older} {OLDER_SAVE_HINT}"),
-                    ));
+                    return Err(FileError::OlderSaveOnly {
+                        path: path.to_path_buf(),
+                        older,
+                    });
                 }
                 eprintln!("note: {}: {older} was opened", path.display());
             }

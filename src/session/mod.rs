@@ -60,6 +60,17 @@ impl From<crate::pages::PageError> for SessionError {
 
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
 
+impl SessionError {
+    /// For a project refused because its newest save is damaged: what is wrong and which older
+    /// save is intact (the editor asks whether to open it); None for any other error.
+    pub fn older_save_offer(&self) -> Option<String> {
+        match self {
+            SessionError::File(f) => project::older_save_offer(f),
+            _ => None,
+        }
+    }
+}
+
 /// `path` made absolute (journals written elsewhere still find it).
 fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).map_err(|source| SessionError::Io {
