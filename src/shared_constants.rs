@@ -65,6 +65,9 @@ pub const VIEW_OVERLAY: u32 = 8;
 /// With VIEW_OVERLAY: the overlay is water (a region erosion's depth, 0..1 of its scale): a blue
 /// tint of that strength.
 pub const VIEW_OVERLAY_WATER: u32 = 16;
+/// With VIEW_OVERLAY: the overlay is the geology uplift map (1: no tint; above 1 an orange tint,
+/// full at 2; below 1 a teal one, full at 0).
+pub const VIEW_OVERLAY_UPLIFT: u32 = 1024;
 /// Analysis: slope in degrees as a heat map (walkable up to `FrameData.analysis.x`), unlit.
 pub const VIEW_SLOPE: u32 = 32;
 /// Analysis: height contour lines every `FrameData.analysis.y` height units.

@@ -7,6 +7,8 @@ mod common;
 
 use common::{assert_no_validation_messages, gpu, max_diff, scarp, stderr};
 use scarp::brush::cpu::CpuTerrain;
+use scarp::brush::stroke::{stroke_instances, StrokeSample};
+use scarp::brush::{BrushSettings, BrushType};
 use scarp::document::Document;
 use scarp::geology::cpu::{d8_area, receivers, NO_RECEIVER, OFFSETS};
 use scarp::geology::gpu::Kernels;
@@ -14,6 +16,7 @@ use scarp::geology::params::GeologyRun;
 use scarp::geology::run::{run, RunSpec};
 use scarp::geology::GeologyParams;
 use scarp::journal::{journal_json, Initial, Journal, Step};
+use scarp::layers::{LayerOp, UPLIFT};
 use scarp::noise::{CpuTables, NoiseTables};
 use scarp::pages::geometry::{DocumentDesc, Region, Units};
 use std::path::Path;
@@ -51,6 +54,7 @@ fn run_200() -> (Region, GeologyRun) {
         iterations: 200,
         until_steady: None,
         coarse: 0,
+        stop_after: None,
     };
     (region, run)
 }
@@ -214,6 +218,7 @@ fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
             iterations: 200_000,
             until: Some(1e-4),
             coarse: 0,
+            stop_after: None,
         };
         let mut heights = common::fbm_terrain(w, h, 3, 20.0, 4);
         let out = run(None, &mut heights, [w, h], None, &spec, None, |_, _, _| {}).unwrap();
@@ -287,6 +292,7 @@ fn outlets_never_move_and_flat_ground_without_uplift_stays_flat() {
         iterations: 300,
         until: None,
         coarse: 2,
+        stop_after: None,
     };
     let mut after = heights.clone();
     run(
@@ -415,6 +421,7 @@ fn an_uplift_map_raises_what_it_marks_on_the_gpu_as_in_the_twin() {
         iterations: 150,
         until: None,
         coarse: 1,
+        stop_after: None,
     };
     let mut on_gpu = heights.clone();
     run(
@@ -454,5 +461,167 @@ fn an_uplift_map_raises_what_it_marks_on_the_gpu_as_in_the_twin() {
         mean(true),
         mean(false)
     );
+    assert_no_validation_messages(&gpu);
+}
+
+/// A one-dab stroke of `brush` at (x, y).
+fn dab(d: &mut Document, brush: &BrushSettings, x: f32, y: f32) {
+    let sample = StrokeSample {
+        x,
+        y,
+        pressure: 1.0,
+        t: 0.0,
+    };
+    d.apply_stroke(brush, &stroke_instances(brush, &[sample]))
+        .unwrap();
+}
+
+#[test]
+fn a_painted_uplift_map_drives_geology_undoes_and_is_saved_with_the_project() {
+    let gpu = gpu();
+    let tables = NoiseTables::new(1);
+    let heights = common::fbm_terrain(W, H, 3, 60.0, 5);
+    let mut d = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let here = Path::new(".");
+    let select = |name: &str| LayerOp::Select { name: name.into() };
+    d.layer_op(&select(UPLIFT), here).unwrap();
+    assert!(d.layers().paints_uplift());
+    assert!(!d.is_layered(), "the uplift map is no layer");
+    // The mask brush paints the map toward its value (none around (100, 100)), the raise brush
+    // raises it (faster around (260, 150)); both across the seams of 128-texel pages.
+    let toward = |value: f32| BrushSettings {
+        brush: BrushType::Mask,
+        radius: 40.0,
+        strength: 1.0,
+        value,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    dab(&mut d, &toward(0.0), 100.0, 100.0);
+    let before_three = d.uplift_rect(Region::whole(W, H).rect()).unwrap().unwrap();
+    let raise = BrushSettings {
+        radius: 40.0,
+        strength: 1.0,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    dab(&mut d, &raise, 260.0, 150.0);
+    let whole = Region::whole(W, H);
+    let u = d.uplift_rect(whole.rect()).unwrap().unwrap();
+    let at = |v: &[f32], x: u32, y: u32| v[(y * W + x) as usize];
+    assert!(at(&u, 100, 100) < 0.05, "{}", at(&u, 100, 100));
+    assert!(at(&u, 260, 150) > 1.5, "{}", at(&u, 260, 150));
+    assert_eq!(at(&u, 5, 250), 1.0, "unpainted is 1");
+    assert_eq!(
+        d.to_dense().unwrap(),
+        heights,
+        "painting uplift leaves the heights"
+    );
+
+    // Saved beside the base; reopened with the base selected.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("uplift.scarp");
+    let meta = scarp::session::meta_of(&d, vec![], &[]).unwrap();
+    scarp::session::save_document(&mut d, &path, &meta, None, None).unwrap();
+    let (mut back, _, _) = scarp::session::open_project_file(&gpu, &path, &tables).unwrap();
+    assert!(!back.layers().paints_uplift());
+    assert_eq!(back.uplift_rect(whole.rect()).unwrap().unwrap(), u);
+
+    // Without erosion or creep, each iteration raises a texel by Δt·U·u exactly.
+    let run = GeologyRun {
+        params: GeologyParams {
+            erodibility: 0.0,
+            diffusion: 0.0,
+            ..GeologyParams::default()
+        },
+        iterations: 20,
+        until_steady: None,
+        coarse: 0,
+        stop_after: None,
+    };
+    let mut tools = Default::default();
+    scarp::edit::geology::region(&mut d, &mut tools, whole, &run, true, |_, _, _| {}).unwrap();
+    let after = d.to_dense().unwrap();
+    let (unit, p) = (200.0f32, run.params);
+    let mut worst = 0.0f32;
+    for y in 1..H - 1 {
+        for x in 1..W - 1 {
+            let rise = (at(&after, x, y) - at(&heights, x, y)) * unit;
+            let want = 20.0 * p.time_step * p.uplift_rate * at(&u, x, y);
+            worst = worst.max((rise - want).abs());
+        }
+    }
+    assert!(worst < 2e-3, "the rise differs from 20·Δt·U·u by {worst} m");
+    assert_eq!(
+        at(&after, 0, 0),
+        at(&heights, 0, 0),
+        "the border is an outlet"
+    );
+
+    // The CLI on the saved project reads the stored map, as the editor's run did.
+    let out = dir.path().join("out.r32");
+    let o = scarp(&[
+        "geology",
+        "--heights",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--erodibility",
+        "0",
+        "--diffusion",
+        "0",
+        "--iterations",
+        "20",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cli = std::fs::read(&out).unwrap();
+    let cli: &[f32] = bytemuck::cast_slice(&cli);
+    assert!(max_diff(cli, &after) <= 1e-6, "{}", max_diff(cli, &after));
+
+    // As journal steps, written and read back: the same map, the same run, the same heights.
+    let stroke = |brush: BrushSettings, x: f32, y: f32| Step::Stroke {
+        brush,
+        samples: vec![StrokeSample {
+            x,
+            y,
+            pressure: 1.0,
+            t: 0.0,
+        }],
+    };
+    let steps = [
+        Step::Layer(select(UPLIFT)),
+        stroke(toward(0.0), 100.0, 100.0),
+        stroke(raise.clone(), 260.0, 150.0),
+        Step::Geology { region: whole, run },
+    ];
+    let file = dir.path().join("h.r32");
+    scarp::terrain::export::write_heights(&file, W, H, &heights).unwrap();
+    let text = journal_json(&desc(128), &Initial::File(file), &steps).unwrap();
+    let journal = Journal::parse(&text, Path::new(".")).unwrap();
+    let mut replayed = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let mut replay_tools = scarp::edit::Tools::default();
+    let target = &mut scarp::edit::Target::new(&mut replayed, &mut replay_tools);
+    journal.replay(target, |_, _| {}).unwrap();
+    assert!(
+        replayed.to_dense().unwrap() == after,
+        "the journal replays bit for bit"
+    );
+
+    // Undo takes back the run, then the stroke on the map; redo brings both back.
+    assert!(d.undo().unwrap());
+    assert_eq!(d.to_dense().unwrap(), heights);
+    assert!(d.undo().unwrap());
+    assert_eq!(d.uplift_rect(whole.rect()).unwrap().unwrap(), before_three);
+    assert!(d.redo().unwrap() && d.redo().unwrap());
+    assert_eq!(d.uplift_rect(whole.rect()).unwrap().unwrap(), u);
+    assert_eq!(d.to_dense().unwrap(), after);
+
+    // A layer's name cannot take the map's.
+    let add = LayerOp::Add {
+        name: UPLIFT.into(),
+        mode: scarp::layers::Mode::Add,
+        opacity: 1.0,
+        files: Default::default(),
+    };
+    let e = d.layer_op(&add, here).unwrap_err().to_string();
+    assert!(e.contains("uplift map"), "{e}");
     assert_no_validation_messages(&gpu);
 }

@@ -354,6 +354,11 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     if ((flags & VIEW_OVERLAY_WATER) != 0u) {
         // Water over the terrain: blue by its depth (0: none, 1: deep).
         c = mix(c, vec3(0.08, 0.30, 0.85), 0.8 * clamp(overlay, 0.0, 1.0));
+    } else if ((flags & VIEW_OVERLAY_UPLIFT) != 0u) {
+        // The uplift map: orange where the rock rises faster than the rate (full at 2), teal
+        // where slower (full at 0), none at 1.
+        c = mix(c, vec3(0.95, 0.45, 0.08), 0.6 * clamp(overlay - 1.0, 0.0, 1.0));
+        c = mix(c, vec3(0.05, 0.55, 0.60), 0.6 * clamp(1.0 - overlay, 0.0, 1.0));
     } else if ((flags & VIEW_OVERLAY) != 0u) {
         // Where the overlay (a layer's mask) hides, a magenta tint: half at 0, none at 1.
         c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(overlay, 0.0, 1.0)));

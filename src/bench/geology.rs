@@ -224,6 +224,7 @@ fn measure_realism(
         iterations: if quick { 256 } else { 50_000 },
         until_steady: Some(0.01),
         coarse,
+        stop_after: None,
     };
     let desc = crate::pages::DocumentDesc {
         units: crate::pages::Units {

@@ -39,7 +39,8 @@ pub struct GeologyArgs {
     #[command(flatten)]
     params: GeologyParams,
     /// The uplift map: a height file of the document's size whose values multiply
-    /// --uplift-rate texel by texel [default: 1 everywhere].
+    /// --uplift-rate texel by texel [default: the map a project stores, painted in the editor;
+    /// else 1 everywhere].
     #[arg(long)]
     uplift: Option<PathBuf>,
     /// Iterations per level (with --until-steady: the most per level).
@@ -53,6 +54,10 @@ pub struct GeologyArgs {
     /// --until-steady as many as keep the coarsest at least 64 texels a side].
     #[arg(long)]
     coarse: Option<u32>,
+    /// Stop the whole run after this many iterations over every level, carrying the heights up
+    /// from where it stopped (what the editor's *stop here* journals).
+    #[arg(long)]
+    stop_after: Option<u32>,
     /// Also write the drainage area A at the end, square metres (0 outside --region).
     #[arg(long)]
     drainage: Option<PathBuf>,
@@ -85,6 +90,7 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
     };
     let uplift = match &a.uplift {
         Some(p) => Some(read_uplift(p, a, &grid, region)?),
+        None if is_project(&a.heights) => stored_uplift(&a.heights, region)?,
         None => None,
     };
     let spec = RunSpec::of(&geology, &desc);
@@ -176,6 +182,7 @@ fn check_flags(a: &GeologyArgs) -> Result<GeologyRun> {
         iterations: a.iterations,
         until_steady: a.until_steady,
         coarse: a.coarse.unwrap_or(0),
+        stop_after: a.stop_after,
     };
     run.validate().map_err(anyhow::Error::msg)?;
     let outputs: Vec<&PathBuf> = std::iter::once(&a.out).chain(a.drainage.iter()).collect();
@@ -212,20 +219,22 @@ fn read_uplift(path: &Path, a: &GeologyArgs, grid: &Heights, region: Region) -> 
             grid.height
         );
     }
-    if let Some(i) = map
-        .values
-        .iter()
-        .position(|v| !(v.is_finite() && *v >= 0.0))
-    {
-        bail!(
-            "{}: uplift {} at texel ({}, {}): the map's values multiply the uplift rate and must be 0 or more",
-            path.display(),
-            map.values[i],
-            i as u32 % map.width,
-            i as u32 / map.width
-        );
-    }
+    crate::geology::params::check_uplift(&map.values, map.width, [0, 0])
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(region.cut(&map.values, map.width))
+}
+
+/// The uplift map a project stores (painted in the editor), over `region`; None where it has
+/// none.
+fn stored_uplift(path: &Path, region: Region) -> Result<Option<Vec<f32>>> {
+    let opened = crate::project::open(path)?;
+    let Some(map) = crate::project::PagedHeights::open_uplift(path, &opened)? else {
+        return Ok(None);
+    };
+    let u = map.region(region)?.values;
+    crate::geology::params::check_uplift(&u, region.width, [region.x, region.y])
+        .map_err(|e| anyhow::anyhow!("{}: the stored {e}", path.display()))?;
+    Ok(Some(u))
 }
 
 /// Writes the heights with the document's units in the sidecar.

@@ -18,6 +18,7 @@ use crate::brush::error::{BrushError, Result};
 use crate::brush::gpu::{BrushEngine, PumpReport};
 use crate::brush::shared::BrushInstance;
 use crate::brush::{BrushSettings, BrushType};
+use crate::geology::{UPLIFT_FIELD, UPLIFT_UNPAINTED};
 use crate::gpu::Gpu;
 use crate::layers::composite::f32_desc;
 use crate::layers::{CompositeStats, Compositor, LayerFiles, LayerOp, Part, Stack, BASE_FIELD};
@@ -173,14 +174,15 @@ impl Document {
                 "the erode brush is an edit (edit::stroke::enqueue), not a painted stroke".into(),
             ));
         }
-        if !join && brush.brush == BrushType::Level && self.is_layered() {
+        let layered = self.is_layered() && !self.layers.paints_uplift();
+        if !join && brush.brush == BrushType::Level && layered {
             // Level strokes pull toward the composite under their first sample, before them.
             self.routing.level_target = match crate::brush::level_texel(instances) {
                 Some((x, y)) => self.height_at(x, y)?,
                 None => 0.0,
             };
         }
-        if !join && brush.brush.is_plane() && self.is_layered() {
+        if !join && brush.brush.is_plane() && layered {
             // Flatten and ramp pull toward the plane through the composite, before them.
             self.routing.plane =
                 crate::brush::Plane::of_stroke(brush, instances, |x, y| self.height_at(x, y))?;
@@ -198,7 +200,7 @@ impl Document {
         }
         let orders = self.routing.orders(
             &self.layers,
-            self.is_layered(),
+            layered,
             self.base_name(),
             brush,
             instances,
@@ -217,10 +219,15 @@ impl Document {
     /// Why a stroke of `brush` cannot be painted on the current selection, if it cannot.
     pub fn check_stroke(&self, brush: &BrushSettings) -> Result<()> {
         let layer_only = matches!(brush.brush, BrushType::Mask | BrushType::Erase);
+        let uplift = self.layers.paints_uplift();
         match self.layers.selected_layer() {
-            None if layer_only => Err(BrushError::Layer(format!(
-                "{} brushes paint layers: select a layer (the base is selected)",
-                brush.brush.name()
+            None if uplift && brush.rules.is_some() => Err(BrushError::Layer(
+                "mask rules filter a layer's mask: turn them off to paint the uplift map".into(),
+            )),
+            None if layer_only && !uplift => Err(BrushError::Layer(format!(
+                "{} brushes paint layers: select a layer (the {} is selected)",
+                brush.brush.name(),
+                self.layers.selected_name()
             ))),
             Some(l) if l.locked => Err(BrushError::Layer(format!(
                 "layer {:?} is locked: unlock it to paint",
@@ -353,6 +360,50 @@ impl Document {
         self.composite()
     }
 
+    /// Makes the uplift map ([`UPLIFT_FIELD`]), unpainted, if the document has none.
+    fn ensure_uplift(&mut self) -> Result<()> {
+        if self.store.field(UPLIFT_FIELD).is_some() {
+            return Ok(());
+        }
+        let mut field = Field::new(self.gpu(), f32_desc(self.desc()), UPLIFT_UNPAINTED)?;
+        field.set_undo_budget(self.undo_budget);
+        field.set_frames_in_flight(self.frames_in_flight);
+        field.set_budgets(self.base().places().budgets().clone());
+        self.store.insert_field(UPLIFT_FIELD, field)?;
+        Ok(())
+    }
+
+    /// Gives a document just opened from a project the uplift map it stored, if it stored one
+    /// (read when first needed).
+    pub fn restore_uplift(&mut self, stored: &[crate::project::v2::StoredField]) -> Result<()> {
+        let Some(f) = stored.iter().find(|f| f.name == UPLIFT_FIELD) else {
+            return Ok(());
+        };
+        let budgets = self.base().places().budgets().clone();
+        let mut field = Field::from_disk(
+            self.gpu(),
+            f32_desc(self.desc()),
+            f.flat,
+            f.pages.clone(),
+            None,
+            budgets,
+        )?;
+        field.set_undo_budget(self.undo_budget);
+        field.set_frames_in_flight(self.frames_in_flight);
+        self.store.insert_field(UPLIFT_FIELD, field)?;
+        Ok(())
+    }
+
+    /// The uplift map over `rect` (inside the document), row-major, after every queued stroke;
+    /// None where the document has none (1 everywhere).
+    pub fn uplift_rect(&mut self, rect: crate::pages::geometry::Rect) -> Result<Option<Vec<f32>>> {
+        self.pump(None)?;
+        match self.store.field(UPLIFT_FIELD) {
+            Some(f) => Ok(Some(crate::pages::rects::read(f, rect)?)),
+            None => Ok(None),
+        }
+    }
+
     /// Moves the base to `base` and makes `height` the composite (the first layer's step).
     fn make_layered(&mut self) -> Result<()> {
         if self.is_layered() {
@@ -388,7 +439,12 @@ impl Document {
             _ => Vec::new(),
         };
         self.pump(None)?;
-        self.make_layered()?;
+        if matches!(op, LayerOp::Select { name } if name == crate::layers::UPLIFT) {
+            // The uplift map is no layer: the document stays as layered as it was.
+            self.ensure_uplift()?;
+        } else {
+            self.make_layered()?;
+        }
         let before = self.layers.clone();
         let mut fields = Vec::new();
         match op {

@@ -1,5 +1,6 @@
 //! Where a stroke goes: the engine orders that paint one stroke (part) on the document's
-//! selection. On the base, the stroke itself; on a layer, its value (and on `max`, `min` and
+//! selection. On the base or the geology uplift map, the stroke itself (on the map, `mask`
+//! paints toward its value and `erase` back to unpainted); on a layer, its value (and on `max`, `min` and
 //! `replace` layers a level stroke of alpha toward 1), or for the layer brushes its mask
 //! (`mask`) or alpha and an `add` layer's value toward 0 (`erase`) (docs/layers.md).
 
@@ -60,6 +61,15 @@ impl Routing {
             }
             (b, inst, Some(target))
         };
+        if layers.paints_uplift() {
+            // The mask brush paints the map toward its value, erase back to unpainted.
+            let (b, i, t) = match brush.brush {
+                BrushType::Mask => toward(brush.value, false),
+                BrushType::Erase => toward(crate::geology::UPLIFT_UNPAINTED, false),
+                _ => (brush.clone(), instances.to_vec(), None),
+            };
+            return vec![order(crate::geology::UPLIFT_FIELD.to_string(), b, i, t)];
+        }
         let Some(layer) = layers.selected_layer() else {
             return vec![order(
                 base.to_string(),

@@ -43,7 +43,8 @@ pub fn check(doc: &Document, region: Region, run: &GeologyRun, gpu: bool) -> Res
 }
 
 /// Runs `run` over `region` of the base (on the GPU, or the CPU twin without `gpu`) as one
-/// undo step, after every queued stroke, with uplift 1 everywhere; calls `progress(level,
+/// undo step, after every queued stroke, under the document's uplift map (1 everywhere where it
+/// has none); calls `progress(level,
 /// iterations done, steady-state measure)`. Returns the drainage area and what each level ran.
 pub fn region(
     doc: &mut Document,
@@ -56,6 +57,11 @@ pub fn region(
     check(doc, region, run, gpu)?;
     let rect = region.rect();
     let mut heights = doc.base_rect(rect)?;
+    let uplift = doc.uplift_rect(rect)?;
+    if let Some(u) = &uplift {
+        crate::geology::params::check_uplift(u, region.width, [region.x, region.y])
+            .map_err(|e| BrushError::Layer(format!("the painted {e}")))?;
+    }
     let spec = RunSpec::of(run, doc.desc());
     let backend = match gpu {
         true => Some((doc.gpu().clone(), tools.kernels(doc.gpu())?)),
@@ -65,7 +71,7 @@ pub fn region(
         backend.as_ref().map(|(g, k)| (g, k)),
         &mut heights,
         [region.width, region.height],
-        None,
+        uplift.as_deref(),
         &spec,
         None,
         progress,

@@ -22,6 +22,8 @@ pub struct GeologyUi {
     pub show_drainage: bool,
     /// What the last run did (years simulated, its steady-state measure).
     pub last: Option<String>,
+    /// Whether strokes paint the uplift map (the document's selection, as of this frame).
+    pub paints_uplift: bool,
 }
 
 impl Default for GeologyUi {
@@ -33,6 +35,7 @@ impl Default for GeologyUi {
             use_base_level: false,
             show_drainage: true,
             last: None,
+            paints_uplift: false,
         }
     }
 }
@@ -58,6 +61,14 @@ pub fn geology_panel(
         .build(|| {
             let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
             ui.text_wrapped("Rivers cut into rising rock: drainage networks at the scale of the range.");
+            let mut paint = g.paints_uplift;
+            if ui.checkbox("paint the uplift map", &mut paint) {
+                let name = if paint { crate::layers::UPLIFT } else { crate::layers::BASE };
+                actions.push(UiAction::Layer(crate::layers::LayerOp::Select {
+                    name: name.to_string(),
+                }));
+            }
+            tip(ui, "Brushes paint how fast the rock rises (times the uplift rate): raise it where a range should grow, level it to 0 where the ground should stay; orange above 1, teal below");
             let p = &mut g.run.params;
             let mut mm = p.uplift_rate * 1000.0;
             if log_slider(ui, "uplift (mm/yr)", 0.01, 20.0, &mut mm) {

@@ -117,13 +117,23 @@ pub fn layers_panel(
         }
         if ui
             .selectable_config("base")
-            .selected(selected.is_none())
+            .selected(l.stack.selected == crate::layers::Selection::Base)
             .build()
         {
             actions.push(UiAction::Layer(LayerOp::Select {
                 name: BASE.to_string(),
             }));
         }
+        if ui
+            .selectable_config("uplift map (geology)")
+            .selected(l.stack.paints_uplift())
+            .build()
+        {
+            actions.push(UiAction::Layer(LayerOp::Select {
+                name: crate::layers::UPLIFT.to_string(),
+            }));
+        }
+        tip(ui, "Strokes paint how fast the rock rises for the Geology panel's runs (1: the rate; orange above, teal below)");
         ui.separator();
         let Some(sel) = l.stack.selected_layer().cloned() else {
             ui.text_disabled("select a layer to rename, duplicate, merge or delete it");

@@ -1855,8 +1855,16 @@ impl Editor {
                 .store
                 .field(geology_ui::DRAINAGE_FIELD)
                 .is_some();
+        let uplift = self.session.doc.layers().paints_uplift()
+            && self
+                .session
+                .doc
+                .store
+                .field(crate::geology::UPLIFT_FIELD)
+                .is_some();
         let overlay = match (water, &mask) {
             (true, _) => Some((WATER_FIELD, Overlay::Water)),
+            (false, _) if uplift => Some((crate::geology::UPLIFT_FIELD, Overlay::Uplift)),
             (false, Some(m)) => Some((m.as_str(), Overlay::Mask)),
             (false, None) if drainage => Some((geology_ui::DRAINAGE_FIELD, Overlay::Water)),
             (false, None) => None,
@@ -2038,6 +2046,7 @@ impl Editor {
         }
         if self.ui.layers.stack != *doc.layers() {
             self.ui.layers.stack = doc.layers().clone();
+            self.ui.geology.paints_uplift = doc.layers().paints_uplift();
         }
         if self.ui.history.1 != self.session.steps().len() {
             let steps = self.session.steps();

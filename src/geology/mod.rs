@@ -18,3 +18,11 @@ pub mod shared;
 pub mod stats;
 
 pub use params::GeologyParams;
+
+/// The page-store field of a document's uplift map u (docs/geology.md): how fast the rock rises,
+/// times the uplift rate; 1 where never painted. Made when first selected for painting, saved
+/// in the project beside the base.
+pub const UPLIFT_FIELD: &str = "uplift";
+
+/// The value of the uplift map where it was never painted.
+pub const UPLIFT_UNPAINTED: f32 = 1.0;

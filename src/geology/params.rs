@@ -63,6 +63,21 @@ pub const MAX_ERODIBILITY: f32 = 1.0;
 pub const MAX_EXPONENT: f32 = 4.0;
 pub const MAX_TIME_STEP: f32 = 1.0e6; // yr
 
+/// Checks an uplift map (row-major, `width` texels a row): every value finite and 0 or more
+/// (it multiplies the uplift rate). The error names the first texel that is not, at `origin`
+/// plus its place in the map.
+pub fn check_uplift(u: &[f32], width: u32, origin: [u32; 2]) -> Result<(), String> {
+    match u.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "uplift {} at texel ({}, {}): the map's values multiply the uplift rate and must be 0 or more",
+            u[i],
+            origin[0] + i as u32 % width,
+            origin[1] + i as u32 / width
+        )),
+    }
+}
+
 impl GeologyParams {
     pub fn is_default(&self) -> bool {
         *self == DEFAULTS
@@ -148,6 +163,9 @@ pub struct GeologyRun {
     pub iterations: u32,
     pub until_steady: Option<f32>,
     pub coarse: u32,
+    /// The run stops after this many iterations over every level (the editor's *stop here*):
+    /// finer levels do not run and the heights are carried up from where it stopped.
+    pub stop_after: Option<u32>,
 }
 
 /// Most iterations a level may run (a run's count, or its cap when it runs until steady).
@@ -163,6 +181,7 @@ impl Default for GeologyRun {
             iterations: 2000,
             until_steady: None,
             coarse: 0,
+            stop_after: None,
         }
     }
 }
@@ -188,6 +207,9 @@ impl GeologyRun {
                 );
             }
         }
+        if self.stop_after == Some(0) {
+            return Err("--stop-after must be at least 1 iteration".into());
+        }
         if self.coarse > MAX_COARSE_LEVELS {
             return Err(format!(
                 "--coarse must be 0 to {MAX_COARSE_LEVELS}, got {}",
@@ -201,6 +223,14 @@ impl GeologyRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_uplift_map_below_0_is_refused_at_its_texel() {
+        assert_eq!(check_uplift(&[0.0, 1.0, 2.5, 0.0], 2, [10, 20]), Ok(()));
+        let e = check_uplift(&[1.0, 1.0, 1.0, -0.5], 2, [10, 20]).unwrap_err();
+        assert!(e.starts_with("uplift -0.5 at texel (11, 21)"), "{e}");
+        assert!(check_uplift(&[f32::NAN], 1, [0, 0]).is_err());
+    }
 
     #[test]
     fn bad_parameters_are_refused_by_name() {

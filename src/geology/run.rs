@@ -26,6 +26,9 @@ pub struct RunSpec {
     pub until: Option<f32>,
     /// Levels below the region (each half the one above), iterated first.
     pub coarse: u32,
+    /// Stop the whole run after this many iterations over every level (a run stopped by hand,
+    /// replayed): finer levels do not run, and the heights are carried up from where it was.
+    pub stop_after: Option<usize>,
 }
 
 impl RunSpec {
@@ -42,6 +45,7 @@ impl RunSpec {
             iterations: run.iterations as usize,
             until: run.until_steady,
             coarse: run.coarse,
+            stop_after: run.stop_after.map(|n| n as usize),
         }
     }
 }
@@ -162,87 +166,287 @@ pub fn run(
     timer: Option<&GpuTimer>,
     mut progress: impl FnMut(usize, usize, f32),
 ) -> Result<RunOutput> {
-    let sizes = level_sizes(size, spec.coarse);
-    let unit = spec.height_unit;
-    // The original heights (m) and uplift at every level, finest first.
-    let mut zs = vec![heights.iter().map(|h| h * unit).collect::<Vec<f32>>()];
-    let mut us = vec![uplift.map_or_else(|| vec![1.0; heights.len()], <[f32]>::to_vec)];
-    for l in 1..sizes.len() {
-        zs.push(downsample(&zs[l - 1], sizes[l - 1]));
-        us.push(downsample(&us[l - 1], sizes[l - 1]));
+    let mut runner = Runner::new(gpu, heights, size, uplift, spec);
+    while !runner.advance(timer)? {
+        let p = runner.progress();
+        progress(p.level, p.done, p.measure);
     }
-    let mut out = RunOutput::default();
-    let mut carried: Option<(Vec<f32>, Vec<f32>)> = None;
-    for (step, l) in (0..sizes.len()).rev().enumerate() {
-        let lsize = sizes[l];
-        let tau = spec.tau * (1u32 << l) as f32;
-        let push = spec.params.push(lsize, tau, spec.base_z);
+    let p = runner.progress();
+    progress(p.level, p.done, p.measure);
+    runner.finish(heights)
+}
+
+/// Where a run is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunProgress {
+    /// The level under way (or the last one run), counted from the coarsest, of `levels`.
+    pub level: usize,
+    pub levels: usize,
+    /// Iterations done at that level, and its measure after them.
+    pub done: usize,
+    pub measure: f32,
+    /// Iterations over every level.
+    pub total: usize,
+}
+
+/// One level's simulation under way.
+enum Sim {
+    Gpu(Box<GpuGeology>),
+    Twin(State),
+}
+
+/// The level under way: its index (0: the region), push constants and simulation.
+struct Level {
+    l: usize,
+    push: super::shared::GeologyPush,
+    done: usize,
+    measure: f32,
+    sim: Sim,
+}
+
+/// A run under way, one submission of at most [`ITERATIONS_PER_SUBMIT`] iterations at a time
+/// ([`run`] runs one to the end; the editor's live run shows it between frames). The steps,
+/// where each level measures and where it stops, do not depend on how the run is driven.
+pub struct Runner {
+    gpu: Option<(Arc<Gpu>, Arc<Kernels>)>,
+    spec: RunSpec,
+    /// The region's size and its levels', finest first.
+    sizes: Vec<[u32; 2]>,
+    /// The original heights (m) and uplift at every level, finest first.
+    zs: Vec<Vec<f32>>,
+    us: Vec<Vec<f32>>,
+    level: Option<Level>,
+    /// z and A of the last level ended, and its index.
+    carried: Option<(Vec<f32>, Vec<f32>, usize)>,
+    out: RunOutput,
+    total: usize,
+    complete: bool,
+}
+
+impl Runner {
+    /// A run of `spec` over the `size` grid `heights` (height units) with the uplift map
+    /// `uplift` (None: 1 everywhere), on `gpu` (None: the CPU twin); nothing runs yet.
+    pub fn new(
+        gpu: Option<(&Arc<Gpu>, &Arc<Kernels>)>,
+        heights: &[f32],
+        size: [u32; 2],
+        uplift: Option<&[f32]>,
+        spec: &RunSpec,
+    ) -> Self {
+        let sizes = level_sizes(size, spec.coarse);
+        let unit = spec.height_unit;
+        let mut zs = vec![heights.iter().map(|h| h * unit).collect::<Vec<f32>>()];
+        let mut us = vec![uplift.map_or_else(|| vec![1.0; heights.len()], <[f32]>::to_vec)];
+        for l in 1..sizes.len() {
+            zs.push(downsample(&zs[l - 1], sizes[l - 1]));
+            us.push(downsample(&us[l - 1], sizes[l - 1]));
+        }
+        Self {
+            gpu: gpu.map(|(g, k)| (g.clone(), k.clone())),
+            spec: *spec,
+            sizes,
+            zs,
+            us,
+            level: None,
+            carried: None,
+            out: RunOutput::default(),
+            total: 0,
+            complete: false,
+        }
+    }
+
+    /// Whether every level has run (or the run stopped where it was told to).
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    pub fn progress(&self) -> RunProgress {
+        let levels = self.sizes.len();
+        let (l, done, measure) = match (&self.level, self.out.levels.last()) {
+            (Some(lv), _) => (lv.l, lv.done, lv.measure),
+            (None, Some(r)) => (levels - self.out.levels.len(), r.iterations, r.measure),
+            (None, None) => (levels - 1, 0, f32::INFINITY),
+        };
+        RunProgress {
+            level: levels - 1 - l,
+            levels,
+            done,
+            measure,
+            total: self.total,
+        }
+    }
+
+    /// Runs the next submission (beginning the next level first where one ended); true once
+    /// the run is complete. With `timer`, GPU submissions are timed.
+    pub fn advance(&mut self, timer: Option<&GpuTimer>) -> Result<bool> {
+        if self.complete {
+            return Ok(true);
+        }
+        let lv = match &mut self.level {
+            Some(lv) => lv,
+            None => {
+                let l = match &self.carried {
+                    Some((_, _, l)) => l - 1,
+                    None => self.sizes.len() - 1,
+                };
+                let level = self.begin(l)?;
+                self.level.insert(level)
+            }
+        };
+        let spec = &self.spec;
+        let left = spec
+            .stop_after
+            .map_or(usize::MAX, |s| s.saturating_sub(self.total));
+        let n = ITERATIONS_PER_SUBMIT
+            .min(spec.iterations - lv.done)
+            .min(left);
+        lv.measure = match &mut lv.sim {
+            Sim::Gpu(g) => g.run(&lv.push, n, None, timer, |_, _| {})?.1,
+            Sim::Twin(state) => {
+                let mut m = f32::INFINITY;
+                for _ in 0..n {
+                    m = state.step(&lv.push);
+                }
+                m
+            }
+        };
+        lv.done += n;
+        self.total += n;
+        let steady = spec.until.is_some_and(|t| lv.measure <= t);
+        let stopped = spec.stop_after.is_some_and(|s| self.total >= s);
+        if lv.done >= spec.iterations || steady || stopped {
+            self.end_level()?;
+            self.complete = stopped || self.carried.as_ref().is_some_and(|c| c.2 == 0);
+        }
+        Ok(self.complete)
+    }
+
+    /// Stops the run where it is: the level under way ends after the iterations it ran, and no
+    /// finer level runs (finish carries its heights up to the region).
+    pub fn stop(&mut self) -> Result<()> {
+        if self.level.is_some() {
+            self.end_level()?;
+        }
+        self.complete = true;
+        Ok(())
+    }
+
+    /// The heights (height units) as the run has them now, carried up to the region, from the
+    /// `original` heights the run began with (texels unchanged keep their value).
+    pub fn heights_now(&self, original: &[f32]) -> Result<Vec<f32>> {
+        let (z, l) = match (&self.level, &self.carried) {
+            (Some(lv), _) => (self.read_z(lv)?, lv.l),
+            (None, Some((z, _, l))) => (z.clone(), *l),
+            (None, None) => (self.zs[0].clone(), 0),
+        };
+        let z = self.carry_z(z, l, 0);
+        let mut h = original.to_vec();
+        self.to_heights(&z, &mut h);
+        Ok(h)
+    }
+
+    /// Ends the run (stopping the level under way, if any) and writes its heights into
+    /// `heights` (height units; a texel the run left unchanged keeps its value bit for bit).
+    pub fn finish(mut self, heights: &mut [f32]) -> Result<RunOutput> {
+        self.stop()?;
+        let (z, a, l) = self.carried.take().expect("a run ends at least one level");
+        let a = (1..=l)
+            .rev()
+            .fold(a, |a, k| upsample(&a, self.sizes[k], self.sizes[k - 1]));
+        let z = self.carry_z(z, l, 0);
+        self.to_heights(&z, heights);
+        self.out.area = a;
+        Ok(self.out)
+    }
+
+    /// Makes level `l`: its original heights, or where a coarser level ended, that level's
+    /// z and A carried up (the outlets at their own heights).
+    fn begin(&mut self, l: usize) -> Result<Level> {
+        let lsize = self.sizes[l];
+        let tau = self.spec.tau * (1u32 << l) as f32;
+        let push = self.spec.params.push(lsize, tau, self.spec.base_z);
         let mut state = State::new(
             lsize[0] as usize,
             lsize[1] as usize,
-            zs[l].clone(),
-            Some(us[l].clone()),
+            self.zs[l].clone(),
+            Some(self.us[l].clone()),
             push.a0,
         );
-        if let Some((z, a)) = carried.take() {
-            let from = sizes[l + 1];
-            let z = upsample(&z, from, lsize);
-            state.a = upsample(&a, from, lsize);
-            let w = lsize[0] as usize;
-            for (i, (dst, up)) in state.z.iter_mut().zip(z).enumerate() {
-                if !outlet([(i % w) as i32, (i / w) as i32], &push, *dst) {
-                    *dst = up;
-                }
-            }
+        if let Some((z, a, from)) = self.carried.take() {
+            state.z = self.carry_z(z, from, l);
+            state.a = upsample(&a, self.sizes[from], lsize);
         }
-        let (iterations, measure, state) = match gpu {
-            Some((gpu, kernels)) => {
-                let mut g = GpuGeology::new(gpu, kernels, &state)?;
-                let (n, m) = g.run(&push, spec.iterations, spec.until, timer, |d, m| {
-                    progress(step, d, m)
-                })?;
-                out.gpu_ms += g.gpu_ms();
-                (n, m, g.state()?)
-            }
-            None => run_twin(state, &push, spec, |d, m| progress(step, d, m)),
+        let sim = match &self.gpu {
+            Some((gpu, kernels)) => Sim::Gpu(Box::new(GpuGeology::new(gpu, kernels, &state)?)),
+            None => Sim::Twin(state),
         };
-        out.levels.push(LevelReport {
-            size: lsize,
-            iterations,
-            measure,
-        });
-        carried = Some((state.z, state.a));
+        Ok(Level {
+            l,
+            push,
+            done: 0,
+            measure: f32::INFINITY,
+            sim,
+        })
     }
-    let (z, a) = carried.expect("at least the region's level");
-    for ((h, z), z0) in heights.iter_mut().zip(&z).zip(&zs[0]) {
-        if z != z0 {
-            *h = z / unit;
-        }
-    }
-    out.area = a;
-    Ok(out)
-}
 
-/// The twin's iterations of one level, measuring where the GPU does (the last iteration of
-/// each submission) and stopping where it would.
-fn run_twin(
-    mut state: State,
-    push: &super::shared::GeologyPush,
-    spec: &RunSpec,
-    mut progress: impl FnMut(usize, f32),
-) -> (usize, f32, State) {
-    let mut measure = f32::INFINITY;
-    let mut done = 0;
-    while done < spec.iterations {
-        let n = ITERATIONS_PER_SUBMIT.min(spec.iterations - done);
-        for _ in 0..n {
-            measure = state.step(push);
+    /// Ends the level under way: its report, and its z and A kept to carry up.
+    fn end_level(&mut self) -> Result<()> {
+        let lv = self.level.take().expect("a level under way");
+        self.out.levels.push(LevelReport {
+            size: self.sizes[lv.l],
+            iterations: lv.done,
+            measure: lv.measure,
+        });
+        let state = match lv.sim {
+            Sim::Gpu(g) => {
+                self.out.gpu_ms += g.gpu_ms();
+                g.state()?
+            }
+            Sim::Twin(state) => state,
+        };
+        self.carried = Some((state.z, state.a, lv.l));
+        Ok(())
+    }
+
+    fn read_z(&self, lv: &Level) -> Result<Vec<f32>> {
+        Ok(match &lv.sim {
+            Sim::Gpu(g) => g.state()?.z,
+            Sim::Twin(state) => state.z.clone(),
+        })
+    }
+
+    /// `z` of level `from` carried up level by level to level `to`: bilinear, with each
+    /// level's outlets put back at their own heights.
+    fn carry_z(&self, mut z: Vec<f32>, from: usize, to: usize) -> Vec<f32> {
+        for k in (to + 1..=from).rev() {
+            let lsize = self.sizes[k - 1];
+            let tau = self.spec.tau * (1u32 << (k - 1)) as f32;
+            let push = self.spec.params.push(lsize, tau, self.spec.base_z);
+            let up = upsample(&z, self.sizes[k], lsize);
+            let w = lsize[0] as usize;
+            z = self.zs[k - 1]
+                .iter()
+                .zip(up)
+                .enumerate()
+                .map(|(i, (orig, up))| {
+                    match outlet([(i % w) as i32, (i / w) as i32], &push, *orig) {
+                        true => *orig,
+                        false => up,
+                    }
+                })
+                .collect();
         }
-        done += n;
-        progress(done, measure);
-        if spec.until.is_some_and(|t| measure <= t) {
-            break;
+        z
+    }
+
+    /// `z` (m, the region) as heights into `heights`: texels the run left unchanged keep
+    /// their value bit for bit, without the round trip through metres.
+    fn to_heights(&self, z: &[f32], heights: &mut [f32]) {
+        let unit = self.spec.height_unit;
+        for ((dst, z), z0) in heights.iter_mut().zip(z).zip(&self.zs[0]) {
+            if z != z0 {
+                *dst = z / unit;
+            }
         }
     }
-    (done, measure, state)
 }

@@ -163,11 +163,19 @@ impl Checker<'_> {
             .brush
             .settings(self.base_dir)
             .map_err(|e| format!("stroke.{e}"))?;
+        let uplift = stack.paints_uplift();
         match stack.selected_layer() {
-            None if BrushType::LAYER_ONLY.contains(&brush.brush) => {
+            None if uplift && brush.rules.is_some() => {
+                return Err(
+                    "stroke.brush.rules: mask rules filter a layer's mask, and the uplift map is selected"
+                        .into(),
+                );
+            }
+            None if BrushType::LAYER_ONLY.contains(&brush.brush) && !uplift => {
                 return Err(format!(
-                    "stroke.brush.type: {} brushes paint layers, and the base is selected",
-                    brush.brush.name()
+                    "stroke.brush.type: {} brushes paint layers, and the {} is selected",
+                    brush.brush.name(),
+                    stack.selected_name()
                 ));
             }
             Some(l) if l.locked => return Err(format!("stroke: layer {:?} is locked", l.name)),
@@ -191,6 +199,7 @@ impl Checker<'_> {
             iterations: g.iterations,
             until_steady: g.until_steady,
             coarse: g.coarse,
+            stop_after: g.stop_after,
         };
         run.validate()
             .and_then(|()| run.params.validate_for(d.texel_size()))
@@ -235,7 +244,6 @@ impl Checker<'_> {
     }
 }
 
-/// Refuses `what` (which reshapes the base) while a layer is selected.
 /// The region `[x, y, width, height]` of a step, or the whole document `d` where it has none.
 fn whole_or(region: Option<[u32; 4]>, d: &DocumentDesc) -> Region {
     match region {
@@ -249,6 +257,8 @@ fn whole_or(region: Option<[u32; 4]>, d: &DocumentDesc) -> Region {
     }
 }
 
+/// Refuses `what` (which reshapes the base) while a layer is selected (the uplift map may be:
+/// geology reads it, and the other edits reshape the base as the panels say).
 fn base_only(stack: &Stack, what: &str) -> Result<(), String> {
     match stack.selected_layer() {
         Some(l) => Err(format!(

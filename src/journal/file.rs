@@ -193,6 +193,7 @@ impl StepEntry {
                 iterations: run.iterations,
                 until_steady: run.until_steady,
                 coarse: run.coarse,
+                stop_after: run.stop_after,
                 params: run.params,
             })),
         })
@@ -288,6 +289,8 @@ pub struct GeologyEntry {
     pub until_steady: Option<f32>,
     #[serde(default)]
     pub coarse: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_after: Option<u32>,
     #[serde(flatten)]
     pub params: GeologyParams,
 }

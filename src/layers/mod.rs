@@ -20,5 +20,5 @@ pub use composite::{CompositeStats, Compositor, BASE_FIELD};
 pub use rules::{Band, MaskRules};
 pub use stack::{
     blend, field_name, fold_texel, Changes, Layer, LayerFiles, LayerOp, Mode, OpError, Part,
-    Selection, Stack, StackFile, BASE,
+    Selection, Stack, StackFile, BASE, UPLIFT,
 };

@@ -132,6 +132,9 @@ pub enum Selection {
     Base,
     /// The layer with this id.
     Layer(u32),
+    /// The geology uplift map ([`UPLIFT`], docs/geology.md): strokes paint how fast the rock
+    /// rises, 1 where unpainted.
+    Uplift,
 }
 
 /// The ordered layers above the base (bottom first) and the selection.
@@ -155,6 +158,10 @@ impl Default for Stack {
 
 /// The name that selects the base.
 pub const BASE: &str = "base";
+
+/// The name that selects the geology uplift map (a `select` step's name; no new layer takes
+/// it, and where an older project has a layer of that name, `select` still means the map).
+pub const UPLIFT: &str = "uplift";
 
 /// What a layer step does (journal `{"layer": {"op": …}}`, the editor's layers panel).
 #[derive(Clone, Debug, PartialEq)]
@@ -274,6 +281,18 @@ fn check_name(field: &'static str, name: &str) -> Result<(), OpError> {
     Ok(())
 }
 
+/// A name a new or renamed layer may take: a valid name, and not [`UPLIFT`].
+fn check_new_name(field: &'static str, name: &str) -> Result<(), OpError> {
+    check_name(field, name)?;
+    if name == UPLIFT {
+        return Err(op_error(
+            field,
+            "\"uplift\" names the geology uplift map, not a layer",
+        ));
+    }
+    Ok(())
+}
+
 fn check_opacity(o: f32) -> Result<(), OpError> {
     if !(o.is_finite() && (0.0..=1.0).contains(&o)) {
         return Err(op_error("opacity", format!("must be in [0, 1], got {o}")));
@@ -300,15 +319,29 @@ impl Stack {
         self.layers.iter().find(|l| l.id == id)
     }
 
-    /// Index of the selected layer (None: the base).
+    /// What strokes paint, as a `select` step names it ("base", "uplift" or a layer's name).
+    pub fn selected_name(&self) -> &str {
+        match (self.selected, self.selected_layer()) {
+            (Selection::Uplift, _) => UPLIFT,
+            (_, Some(l)) => &l.name,
+            (_, None) => BASE,
+        }
+    }
+
+    /// Whether strokes paint the geology uplift map.
+    pub fn paints_uplift(&self) -> bool {
+        self.selected == Selection::Uplift
+    }
+
+    /// Index of the selected layer (None: the base or the uplift map).
     pub fn selected_index(&self) -> Option<usize> {
         match self.selected {
-            Selection::Base => None,
+            Selection::Base | Selection::Uplift => None,
             Selection::Layer(id) => self.layers.iter().position(|l| l.id == id),
         }
     }
 
-    /// The selected layer (None: the base).
+    /// The selected layer (None: the base or the uplift map).
     pub fn selected_layer(&self) -> Option<&Layer> {
         self.selected_index().map(|i| &self.layers[i])
     }
@@ -323,7 +356,7 @@ impl Stack {
     pub fn check(&self, op: &LayerOp) -> Result<(), OpError> {
         match op {
             LayerOp::Add { name, opacity, .. } => {
-                check_name("name", name)?;
+                check_new_name("name", name)?;
                 if self.index_of(name).is_some() {
                     return Err(op_error(
                         "name",
@@ -332,7 +365,7 @@ impl Stack {
                 }
                 check_opacity(*opacity)
             }
-            LayerOp::Select { name } if name == BASE => Ok(()),
+            LayerOp::Select { name } if name == BASE || name == UPLIFT => Ok(()),
             LayerOp::Select { name } | LayerOp::Delete { name } => self.existing(name).map(|_| ()),
             LayerOp::Set { name, changes } => {
                 self.existing(name)?;
@@ -341,7 +374,7 @@ impl Stack {
                     check_opacity(o)?;
                 }
                 if let Some(r) = rename {
-                    check_name("rename", r)?;
+                    check_new_name("rename", r)?;
                     if r != name && self.index_of(r).is_some() {
                         return Err(op_error(
                             "rename",
@@ -386,7 +419,7 @@ impl Stack {
             }
             LayerOp::Duplicate { name, rename } => {
                 self.existing(name)?;
-                check_name("rename", rename)?;
+                check_new_name("rename", rename)?;
                 if self.index_of(rename).is_some() {
                     return Err(op_error(
                         "rename",
@@ -423,6 +456,7 @@ impl Stack {
             }
             LayerOp::Select { name } => {
                 self.selected = match self.index_of(name) {
+                    _ if name == UPLIFT => Selection::Uplift,
                     Some(i) => Selection::Layer(self.layers[i].id),
                     None => Selection::Base,
                 };
@@ -695,6 +729,47 @@ mod tests {
         });
         assert_eq!(s.selected_layer().unwrap().name, "dunes");
         assert_eq!(s.free_name("dunes"), "dunes 2");
+    }
+
+    #[test]
+    fn uplift_selects_the_map_and_no_new_layer_takes_its_name() {
+        let mut s = Stack::default();
+        add(&mut s, "ridges", Mode::Max);
+        let select = |name: &str| LayerOp::Select { name: name.into() };
+        s.check(&select(UPLIFT)).unwrap();
+        s.apply(&select(UPLIFT));
+        assert!(s.paints_uplift());
+        assert_eq!(s.selected_layer(), None);
+        assert_eq!(s.selected_name(), UPLIFT);
+        // Saved as the base: the selection is a session's, the map is stored beside the base.
+        assert_eq!(s.to_file().selected, None);
+        s.apply(&select("ridges"));
+        assert_eq!(s.selected_name(), "ridges");
+        let taken = |op: LayerOp| s.check(&op).unwrap_err().problem;
+        let add_uplift = LayerOp::Add {
+            name: UPLIFT.into(),
+            mode: Mode::Add,
+            opacity: 1.0,
+            files: LayerFiles::default(),
+        };
+        assert!(taken(add_uplift).contains("uplift map"));
+        let rename = LayerOp::Set {
+            name: "ridges".into(),
+            changes: Changes {
+                rename: Some(UPLIFT.into()),
+                ..Default::default()
+            },
+        };
+        assert!(taken(rename).contains("uplift map"));
+        let dup = LayerOp::Duplicate {
+            name: "ridges".into(),
+            rename: UPLIFT.into(),
+        };
+        assert!(taken(dup).contains("uplift map"));
+        // An older project's layer of that name still opens.
+        let mut file = s.to_file();
+        file.layers[0].name = UPLIFT.into();
+        assert!(file.check().is_ok());
     }
 
     #[test]

@@ -145,6 +145,21 @@ impl PagedHeights {
         Self::stored_field(path, &p, name, &layer.field(crate::layers::Part::Value))
     }
 
+    /// The geology uplift map the project at `path` stored (docs/geology.md), if it stored one.
+    pub fn open_uplift(path: &Path, opened: &Opened) -> Result<Option<Self>, FileError> {
+        let Opened::V2(p) = opened else {
+            return Ok(None);
+        };
+        if !p
+            .fields
+            .iter()
+            .any(|f| f.name == crate::geology::UPLIFT_FIELD)
+        {
+            return Ok(None);
+        }
+        Self::stored_field(path, p, "uplift map", crate::geology::UPLIFT_FIELD).map(Some)
+    }
+
     /// The stored field `field` of layer `layer` of the version-2 project `p` from `path` (r32f
     /// pages, document units).
     fn stored_field(

@@ -42,8 +42,8 @@ use super::quadtree::{self, NodeBounds, SelectView, Selection};
 use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
     PAGE_SLOTS, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
-    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_WATER, VIEW_SEA,
-    VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_UPLIFT,
+    VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -63,6 +63,8 @@ pub enum Overlay {
     Mask,
     /// Water depth: blue by the value (none at 0, most at 1).
     Water,
+    /// The geology uplift map: none at 1, orange above (full at 2), teal below (full at 0).
+    Uplift,
 }
 
 /// Depth format of every target the renderer draws into.
@@ -1153,6 +1155,10 @@ fn view_flags(view: &ViewSettings, shown: Shown) -> u32 {
     set(
         matches!(shown.overlay, Some((_, Overlay::Water))),
         VIEW_OVERLAY_WATER,
+    );
+    set(
+        matches!(shown.overlay, Some((_, Overlay::Uplift))),
+        VIEW_OVERLAY_UPLIFT,
     );
     set(shown.wireframe, VIEW_WIREFRAME);
     set(shown.lighting, VIEW_LIGHTING);

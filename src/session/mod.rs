@@ -162,6 +162,9 @@ pub fn open_project_file(
                 doc.restore_layers(stack, &sp.fields)
                     .map_err(|e| bad(format!("layers: {e}")))?;
             }
+            doc.restore_uplift(&sp.fields).map_err(|e| {
+                crate::atomic_file::FileError::invalid(path, format!("uplift: {e}"))
+            })?;
             Ok((doc, meta, Some(sp)))
         }
     }
@@ -201,8 +204,13 @@ pub fn save_document(
     // The base's pages are the project's; a layered document's layer fields go beside them.
     let mut meta = meta.clone();
     meta.layers = terrain.is_layered().then(|| terrain.layers().to_file());
+    let uplift = terrain
+        .store
+        .field(crate::geology::UPLIFT_FIELD)
+        .map(|_| crate::geology::UPLIFT_FIELD.to_string());
     let names: Vec<String> = std::iter::once(terrain.base_name().to_string())
         .chain(terrain.layers().field_names())
+        .chain(uplift)
         .collect();
     let coarse = match terrain
         .store
