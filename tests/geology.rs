@@ -625,3 +625,119 @@ fn a_painted_uplift_map_drives_geology_undoes_and_is_saved_with_the_project() {
     assert!(e.contains("uplift map"), "{e}");
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn a_live_run_stopped_by_hand_replays_bit_for_bit_and_a_cancel_restores_the_region() {
+    const UNTIL: f32 = 20.0;
+    use scarp::session::geology_run::GeologyLive;
+    let gpu = gpu();
+    let tables = NoiseTables::new(1);
+    let heights = common::fbm_terrain(W, H, 4, 50.0, 5);
+    let region = Region {
+        x: 20,
+        y: 10,
+        width: 300,
+        height: 200,
+    };
+    let run = GeologyRun {
+        params: GeologyParams {
+            time_step: 100.0,
+            ..GeologyParams::default()
+        },
+        iterations: 150,
+        until_steady: Some(UNTIL),
+        coarse: 2,
+        stop_after: None,
+    };
+    let open = || Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let mut tools = scarp::edit::Tools::default();
+
+    // Stopped by hand in the middle level (three levels of 150 iterations, 64 a submission).
+    let mut d = open();
+    let mut live = GeologyLive::start(&mut d, &mut tools, region, run).unwrap();
+    // A frame budget of 0 ms: a submission of one iteration a frame.
+    while live.progress().run.level < 1 || live.progress().run.done < 40 {
+        live.advance(&mut d, 0.0).unwrap();
+    }
+    let p = live.progress().run;
+    assert_eq!(p.levels, 3);
+    assert_eq!(p.done, 40, "one iteration a frame");
+    assert_ne!(
+        d.to_dense().unwrap(),
+        heights,
+        "the view shows the run as it goes"
+    );
+    let (step, _) = live.finish(&mut d).unwrap().expect("iterations ran");
+    let Step::Geology { run: stopped, .. } = step else {
+        panic!("{step:?}")
+    };
+    assert_eq!(stopped.stop_after, Some(p.total as u32));
+    let after = d.to_dense().unwrap();
+    assert_ne!(after, heights);
+    assert_eq!(
+        d.undo_steps(),
+        1,
+        "the view's writes and the end are one undo step"
+    );
+    assert!(d.undo().unwrap());
+    assert!(
+        d.to_dense().unwrap() == heights,
+        "undo restores every texel"
+    );
+    assert!(d.redo().unwrap());
+
+    // The journal step replays it bit for bit.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.r32");
+    scarp::terrain::export::write_heights(&file, W, H, &heights).unwrap();
+    let text = journal_json(&desc(128), &Initial::File(file), &[step]).unwrap();
+    assert!(text.contains("\"stop_after\""), "{text}");
+    let journal = Journal::parse(&text, Path::new(".")).unwrap();
+    let mut replayed = open();
+    let mut replay_tools = scarp::edit::Tools::default();
+    let target = &mut scarp::edit::Target::new(&mut replayed, &mut replay_tools);
+    journal.replay(target, |_, _| {}).unwrap();
+    assert!(
+        replayed.to_dense().unwrap() == after,
+        "the stopped run replays bit for bit"
+    );
+
+    // Run to the end live: the heights of the run made in one go, and no stop in its step.
+    let mut e = open();
+    let mut live = GeologyLive::start(&mut e, &mut tools, region, run).unwrap();
+    while !live.complete() {
+        live.advance(&mut e, 0.0).unwrap();
+    }
+    let (step, _) = live.finish(&mut e).unwrap().unwrap();
+    assert!(matches!(step, Step::Geology { run, .. } if run.stop_after.is_none()));
+    let mut whole = open();
+    let out = scarp::edit::geology::region(
+        &mut whole,
+        &mut tools.geology,
+        region,
+        &run,
+        true,
+        |_, _, _| {},
+    )
+    .unwrap();
+    // The coarsest level settles early, at a measure taken every 64 iterations (the live run's
+    // submissions fell elsewhere).
+    let early: Vec<usize> = out.levels.iter().map(|l| l.iterations).collect();
+    assert!(early[0] < 150 && early[0] % 64 == 0, "{early:?}");
+    assert!(
+        e.to_dense().unwrap() == whole.to_dense().unwrap(),
+        "live or in one go, the same heights"
+    );
+
+    // Cancelled: the region as it was, no undo step left.
+    let mut c = open();
+    let mut live = GeologyLive::start(&mut c, &mut tools, region, run).unwrap();
+    for _ in 0..3 {
+        live.advance(&mut c, 0.0).unwrap();
+    }
+    live.cancel(&mut c).unwrap();
+    assert!(c.to_dense().unwrap() == heights);
+    assert_eq!(c.undo_steps(), 0);
+    assert!(!c.redo().unwrap(), "a run given up leaves nothing to redo");
+    assert_no_validation_messages(&gpu);
+}

@@ -65,6 +65,11 @@ impl UndoLog {
         Some(entry)
     }
 
+    /// Forgets the last undone step and returns it (it can no longer be redone).
+    pub(super) fn forget_redo(&mut self) -> Option<LogEntry> {
+        self.redo.pop()
+    }
+
     /// Renames field `from` to `to` in every step (the base moving when layers come).
     pub(super) fn rename_field(&mut self, from: &str, to: &str) {
         for entry in self.undo.iter_mut().chain(&mut self.redo) {

@@ -569,6 +569,21 @@ impl Document {
         self.step_back(false)
     }
 
+    /// Takes the last step back for good: undone, and not left to redo (an edit given up or
+    /// failed before it was journaled); false if there is none.
+    pub fn take_back(&mut self) -> Result<bool> {
+        if !self.undo()? {
+            return Ok(false);
+        }
+        let entry = self.log.forget_redo().expect("the step just undone");
+        for name in entry.fields() {
+            if let Some(f) = self.store.field_mut(name) {
+                f.forget_redo();
+            }
+        }
+        Ok(true)
+    }
+
     fn step_back(&mut self, undo: bool) -> Result<bool> {
         self.pump(None)?;
         let Some(entry) = self.log.step(undo) else {

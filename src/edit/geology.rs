@@ -42,6 +42,26 @@ pub fn check(doc: &Document, region: Region, run: &GeologyRun, gpu: bool) -> Res
         .map_err(BrushError::Layer)
 }
 
+/// What a run over `region` of the base starts from, after every queued stroke: its heights
+/// and the document's uplift map there (None: 1 everywhere). Refused as [`check`] refuses,
+/// and where the painted map is below 0 (naming the texel).
+pub fn inputs(
+    doc: &mut Document,
+    region: Region,
+    run: &GeologyRun,
+    gpu: bool,
+) -> Result<(Vec<f32>, Option<Vec<f32>>)> {
+    check(doc, region, run, gpu)?;
+    let rect = region.rect();
+    let heights = doc.base_rect(rect)?;
+    let uplift = doc.uplift_rect(rect)?;
+    if let Some(u) = &uplift {
+        crate::geology::params::check_uplift(u, region.width, [region.x, region.y])
+            .map_err(|e| BrushError::Layer(format!("the painted {e}")))?;
+    }
+    Ok((heights, uplift))
+}
+
 /// Runs `run` over `region` of the base (on the GPU, or the CPU twin without `gpu`) as one
 /// undo step, after every queued stroke, under the document's uplift map (1 everywhere where it
 /// has none); calls `progress(level,
@@ -54,14 +74,7 @@ pub fn region(
     gpu: bool,
     progress: impl FnMut(usize, usize, f32),
 ) -> Result<RunOutput> {
-    check(doc, region, run, gpu)?;
-    let rect = region.rect();
-    let mut heights = doc.base_rect(rect)?;
-    let uplift = doc.uplift_rect(rect)?;
-    if let Some(u) = &uplift {
-        crate::geology::params::check_uplift(u, region.width, [region.x, region.y])
-            .map_err(|e| BrushError::Layer(format!("the painted {e}")))?;
-    }
+    let (mut heights, uplift) = inputs(doc, region, run, gpu)?;
     let spec = RunSpec::of(run, doc.desc());
     let backend = match gpu {
         true => Some((doc.gpu().clone(), tools.kernels(doc.gpu())?)),
@@ -76,6 +89,6 @@ pub fn region(
         None,
         progress,
     )?;
-    doc.write_base_rect(rect, &heights, false)?;
+    doc.write_base_rect(region.rect(), &heights, false)?;
     Ok(out)
 }

@@ -37,8 +37,14 @@ pub enum UiAction {
     PickStamp(usize),
     /// Run the path panel's path (one undo step).
     PathApply,
-    /// Run the geology panel's run (one undo step).
+    /// Start the geology panel's live run.
     Geology,
+    /// Pause (true) or continue the live geology run.
+    GeologyPause(bool),
+    /// Stop the live geology run where it is (one undo step).
+    GeologyStop,
+    /// Give the live geology run up: the region goes back to what it was.
+    GeologyCancel,
     /// The close panel's answer.
     Close(CloseChoice),
     /// Open the older save of the project whose newest save is damaged.

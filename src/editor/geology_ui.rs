@@ -24,6 +24,8 @@ pub struct GeologyUi {
     pub last: Option<String>,
     /// Whether strokes paint the uplift map (the document's selection, as of this frame).
     pub paints_uplift: bool,
+    /// The live run under way.
+    pub progress: Option<crate::session::geology_run::LiveProgress>,
 }
 
 impl Default for GeologyUi {
@@ -36,6 +38,7 @@ impl Default for GeologyUi {
             show_drainage: true,
             last: None,
             paints_uplift: false,
+            progress: None,
         }
     }
 }
@@ -69,6 +72,7 @@ pub fn geology_panel(
                 }));
             }
             tip(ui, "Brushes paint how fast the rock rises (times the uplift rate): raise it where a range should grow, level it to 0 where the ground should stay; orange above 1, teal below");
+            let disabled = ui.begin_disabled(g.progress.is_some());
             let p = &mut g.run.params;
             let mut mm = p.uplift_rate * 1000.0;
             if log_slider(ui, "uplift (mm/yr)", 0.01, 20.0, &mut mm) {
@@ -108,10 +112,8 @@ pub fn geology_panel(
             }
             tip(ui, "Levels of half the size iterated first: large regions settle in seconds");
             ui.checkbox("in the erosion panel's region", &mut g.in_erosion_region);
-            if ui.button("run geology") {
-                actions.push(UiAction::Geology);
-            }
-            tip(ui, "Runs to the end (one undo step); the window waits meanwhile");
+            disabled.end();
+            run_controls(ui, g.progress, actions);
             ui.checkbox("show drainage", &mut g.show_drainage);
             tip(ui, "The last run's rivers in blue, by drainage area");
             if let Some(last) = &g.last {
@@ -119,6 +121,53 @@ pub fn geology_panel(
             }
             measure_fit(ui, "Geology", overflow);
         });
+}
+
+/// The run button, or the live run's progress with pause, stop and cancel.
+fn run_controls(
+    ui: &Ui,
+    progress: Option<crate::session::geology_run::LiveProgress>,
+    actions: &mut Vec<UiAction>,
+) {
+    let Some(p) = progress else {
+        if ui.button("run geology") {
+            actions.push(UiAction::Geology);
+        }
+        tip(
+            ui,
+            "Runs live, coarse to fine: the terrain changes as it runs; one undo step",
+        );
+        return;
+    };
+    let r = p.run;
+    let measure = match r.measure.is_finite() {
+        true => format!(", measure {:.3}", r.measure),
+        false => String::new(),
+    };
+    ui.text(format!(
+        "level {} of {}: {} iterations{measure}",
+        r.level + 1,
+        r.levels,
+        r.done
+    ));
+    ui.text(format!("{:.0} years simulated", p.years));
+    let label = if p.paused { "continue" } else { "pause" };
+    if ui.button(label) {
+        actions.push(UiAction::GeologyPause(!p.paused));
+    }
+    ui.same_line();
+    if ui.button("stop here") {
+        actions.push(UiAction::GeologyStop);
+    }
+    tip(
+        ui,
+        "Keeps the terrain as it is now: one undo step, journaled with where it stopped",
+    );
+    ui.same_line();
+    if ui.button("cancel") {
+        actions.push(UiAction::GeologyCancel);
+    }
+    tip(ui, "Puts the region back as it was before the run");
 }
 
 /// The drainage overlay's value of drainage area `a` (m²) in a run of texel area `a0` whose

@@ -40,6 +40,7 @@ use crate::render::saved_view::SavedView;
 use crate::render::terrain::Overlay;
 use crate::render::{CursorRing, RenderOptions, TerrainRenderer, ViewSettings};
 use crate::session::erosion_run::{RegionRun, WATER_FIELD};
+use crate::session::geology_run::GeologyLive;
 use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
 use file_browser::Purpose;
@@ -296,6 +297,8 @@ struct Editor {
     ramp_anchor: Option<Vec3>,
     /// The erosion panel's region run under way.
     erosion: Option<RegionRun>,
+    /// The geology panel's live run under way.
+    geology: Option<GeologyLive>,
     /// Where a drag setting the erosion region began (document texel).
     region_drag: Option<[f32; 2]>,
     /// In the map view: the camera and fog to go back to.
@@ -642,6 +645,7 @@ impl Editor {
             input: Input::default(),
             stroke: None,
             erosion: None,
+            geology: None,
             region_drag: None,
             map_return: None,
             region_height: None,
@@ -1048,6 +1052,62 @@ impl Editor {
         }
     }
 
+    /// Starts the geology panel's live run (after any stroke or other run); a refusal is shown.
+    fn start_geology(&mut self) {
+        if self.replay.is_some() {
+            self.ui.message = "cannot run geology while a journal replays".into();
+            return;
+        }
+        self.finish_edits();
+        let d = *self.session.doc.desc();
+        let g = &self.ui.geology;
+        let region = match g.in_erosion_region {
+            true => self.ui.erosion.region_in(d.width, d.height),
+            false => crate::pages::geometry::Region::whole(d.width, d.height),
+        };
+        let s = &mut self.session;
+        match GeologyLive::start(&mut s.doc, &mut s.tools, region, g.asked()) {
+            Ok(run) => {
+                self.ui.geology.progress = Some(run.progress());
+                self.geology = Some(run);
+            }
+            Err(err) => self.ui.message = format!("cannot run geology: {err}"),
+        }
+    }
+
+    /// Finishes the live geology run under way, if any, where it is: one undo step, journaled,
+    /// and its drainage shown.
+    fn end_geology(&mut self) {
+        self.ui.geology.progress = None;
+        let Some(run) = self.geology.take() else {
+            return;
+        };
+        let region = run.region();
+        let dt = run.progress();
+        match run.finish(&mut self.session.doc) {
+            Ok(Some((step, out))) => {
+                let line = format!(
+                    "geology: {:.0} years simulated in {} iterations{}, steady-state measure {:.3}",
+                    dt.years,
+                    dt.run.total,
+                    match &step {
+                        Step::Geology { run, .. } if run.stop_after.is_some() => " (stopped)",
+                        _ => "",
+                    },
+                    out.measure()
+                );
+                self.ui.message = line.clone();
+                self.ui.geology.last = Some(line);
+                self.record(step);
+                if let Err(e) = self.show_drainage(region, &out.area) {
+                    self.ui.message = format!("drainage not shown: {e}");
+                }
+            }
+            Ok(None) => {}
+            Err(e) => self.ui.message = format!("geology not finished: {e}"),
+        }
+    }
+
     /// The camera's view-projection and the window's size: what places world points on screen.
     fn screen(&self) -> Screen {
         let extent = self.presenter.extent;
@@ -1234,11 +1294,12 @@ impl Editor {
         }
     }
 
-    /// Ends every edit under way before another step: the live stroke and the region run,
-    /// each one undo step, journaled.
+    /// Ends every edit under way before another step: the live stroke, the region run and the
+    /// geology run, each one undo step, journaled.
     fn finish_edits(&mut self) {
         self.end_stroke();
         self.end_erosion();
+        self.end_geology();
     }
 
     /// Finishes the region run under way, if any: one undo step, journaled.
@@ -1710,6 +1771,20 @@ impl Editor {
                     }
                 }
                 UiAction::ErodeFinish => self.end_erosion(),
+                UiAction::GeologyPause(paused) => {
+                    if let Some(run) = &mut self.geology {
+                        run.set_paused(paused);
+                    }
+                }
+                UiAction::GeologyStop => self.end_geology(),
+                UiAction::GeologyCancel => {
+                    if let Some(run) = self.geology.take() {
+                        if let Err(e) = run.cancel(&mut self.session.doc) {
+                            self.ui.message = format!("geology not cancelled: {e}");
+                        }
+                    }
+                    self.ui.geology.progress = None;
+                }
                 UiAction::ToggleTrace => self.ui.message = toggle_trace(&self.gpu),
                 UiAction::CaptureFrame => self.ui.message = self.capture.trigger(),
                 UiAction::SavePreset(name) => {
@@ -1804,16 +1879,7 @@ impl Editor {
                     };
                 }
                 UiAction::PathApply => self.apply_path(),
-                UiAction::Geology => {
-                    let d = *self.session.doc.desc();
-                    let g = &self.ui.geology;
-                    let region = match g.in_erosion_region {
-                        true => self.ui.erosion.region_in(d.width, d.height),
-                        false => crate::pages::geometry::Region::whole(d.width, d.height),
-                    };
-                    let run = g.asked();
-                    self.run_geology(region, run)?;
-                }
+                UiAction::Geology => self.start_geology(),
                 UiAction::PickStamp(i) => {
                     if let Some(e) = self.stamps.as_ref().and_then(|l| l.entries.get(i)) {
                         self.ui.brush.stamp = Some(e.stamp.clone());
@@ -2014,6 +2080,13 @@ impl Editor {
             self.ui.erosion.progress = Some(run.progress());
             if run.complete() {
                 self.end_erosion();
+            }
+        }
+        if let Some(run) = &mut self.geology {
+            run.advance(&mut self.session.doc, f64::from(self.ui.budget_ms))?;
+            self.ui.geology.progress = Some(run.progress());
+            if run.complete() {
+                self.end_geology();
             }
         }
         Ok(self.session.doc.pump(Some(f64::from(self.ui.budget_ms)))?)

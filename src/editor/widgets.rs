@@ -71,8 +71,11 @@ pub fn tip(ui: &Ui, text: &str) {
 }
 
 pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool {
+    // Three significant digits whatever the decade (5e-05 would show as 0.000 in "%.3f").
+    let format = if min < 0.01 { "%.3g" } else { "%.3f" };
     ui.slider_config(label, min, max)
         .flags(SliderFlags::LOGARITHMIC)
+        .display_format(format)
         .build(v)
 }
 

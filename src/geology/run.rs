@@ -167,7 +167,7 @@ pub fn run(
     mut progress: impl FnMut(usize, usize, f32),
 ) -> Result<RunOutput> {
     let mut runner = Runner::new(gpu, heights, size, uplift, spec);
-    while !runner.advance(timer)? {
+    while !runner.advance(ITERATIONS_PER_SUBMIT, timer)? {
         let p = runner.progress();
         progress(p.level, p.done, p.measure);
     }
@@ -276,9 +276,11 @@ impl Runner {
         }
     }
 
-    /// Runs the next submission (beginning the next level first where one ended); true once
-    /// the run is complete. With `timer`, GPU submissions are timed.
-    pub fn advance(&mut self, timer: Option<&GpuTimer>) -> Result<bool> {
+    /// Runs the next submission of at most `most` iterations (beginning the next level first
+    /// where one ended); true once the run is complete. A level measures itself every
+    /// [`ITERATIONS_PER_SUBMIT`] iterations and at its end, however the submissions fall, so
+    /// where it stops does not depend on `most`. With `timer`, GPU submissions are timed.
+    pub fn advance(&mut self, most: usize, timer: Option<&GpuTimer>) -> Result<bool> {
         if self.complete {
             return Ok(true);
         }
@@ -297,9 +299,10 @@ impl Runner {
         let left = spec
             .stop_after
             .map_or(usize::MAX, |s| s.saturating_sub(self.total));
-        let n = ITERATIONS_PER_SUBMIT
+        let n = (ITERATIONS_PER_SUBMIT - lv.done % ITERATIONS_PER_SUBMIT)
             .min(spec.iterations - lv.done)
-            .min(left);
+            .min(left)
+            .min(most.max(1));
         lv.measure = match &mut lv.sim {
             Sim::Gpu(g) => g.run(&lv.push, n, None, timer, |_, _| {})?.1,
             Sim::Twin(state) => {
@@ -312,7 +315,8 @@ impl Runner {
         };
         lv.done += n;
         self.total += n;
-        let steady = spec.until.is_some_and(|t| lv.measure <= t);
+        let measured = lv.done % ITERATIONS_PER_SUBMIT == 0 || lv.done >= spec.iterations;
+        let steady = measured && spec.until.is_some_and(|t| lv.measure <= t);
         let stopped = spec.stop_after.is_some_and(|s| self.total >= s);
         if lv.done >= spec.iterations || steady || stopped {
             self.end_level()?;

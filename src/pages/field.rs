@@ -500,6 +500,11 @@ impl Field {
         done
     }
 
+    /// Forgets the last undone step: it can no longer be redone.
+    pub fn forget_redo(&mut self) {
+        self.versions.forget_redo();
+    }
+
     /// Redoes the last undone step; false if there is none. No edit may be under way.
     pub fn redo(&mut self) -> bool {
         let (done, swapped) = self.versions.redo();

@@ -121,6 +121,11 @@ impl<P> History<P> {
         }
     }
 
+    /// Forgets the last undone step: it can no longer be redone.
+    pub fn forget_redo(&mut self) {
+        self.redo.pop();
+    }
+
     /// Redoes the last undone step on `pages`; false if there is none.
     pub fn redo(&mut self, pages: &mut BTreeMap<PageId, P>) -> bool {
         match self.redo.pop() {

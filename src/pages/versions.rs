@@ -144,6 +144,11 @@ impl Versions {
         self.swap(|h, pages| h.undo(pages))
     }
 
+    /// Forgets the last undone step: it can no longer be redone.
+    pub(super) fn forget_redo(&mut self) {
+        self.history.forget_redo();
+    }
+
     /// Redoes the last undone step, as [`Self::undo`].
     pub(super) fn redo(&mut self) -> (bool, Vec<PageId>) {
         debug_assert!(self.working.is_none(), "redo during an edit");

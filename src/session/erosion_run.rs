@@ -183,14 +183,14 @@ impl RegionRun {
             Ok(b) => b.iter().map(|b| b / scale).collect(),
             Err(e) => {
                 if self.wrote {
-                    doc.undo()?;
+                    doc.take_back()?;
                 }
                 return Err(e.into());
             }
         };
         if let Err(e) = doc.write_base_rect(self.region.rect(), &heights, self.wrote) {
             // The write left an undo step (begun here or by the view): take it back.
-            doc.undo()?;
+            doc.take_back()?;
             return Err(e);
         }
         Ok(Some(Step::Erode {

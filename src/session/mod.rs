@@ -6,6 +6,7 @@
 //! editor, the CLI and the benchmarks use this module; it knows nothing of windows.
 
 pub mod erosion_run;
+pub mod geology_run;
 pub mod live_stroke;
 pub mod paint_loop;
 pub mod untitled;
