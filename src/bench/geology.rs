@@ -9,7 +9,7 @@ use crate::geology::cpu::State;
 use crate::geology::gpu::{GpuGeology, Kernels, ITERATIONS_PER_SUBMIT};
 use crate::geology::params::GeologyRun;
 use crate::geology::run::RunSpec;
-use crate::geology::stats::{drainage, Drainage};
+use crate::geology::stats::{channel_agreement, drainage, ChannelAgreement, Drainage};
 use crate::geology::GeologyParams;
 use crate::gpu::Gpu;
 use anyhow::Result;
@@ -63,6 +63,10 @@ pub struct GeologyResult {
     pub rows: Vec<GeologyRow>,
     pub cpu_threads: usize,
     pub realism: Vec<Realism>,
+    /// The channels of the 1024² and 4096² realism runs (the same 4.1 km) compared, when both
+    /// ran.
+    #[serde(default)]
+    pub resolution: Option<ChannelAgreement>,
 }
 
 fn sides(quick: bool) -> &'static [u32] {
@@ -175,19 +179,51 @@ pub(super) fn measure(
         });
     }
     let mut realism = Vec::new();
+    let mut areas = Vec::new();
     for (case, side) in realism_wanted {
-        realism.push(measure_realism(gpu, &kernels, tables, case, side, o.quick)?);
+        let (r, area) = measure_realism(gpu, &kernels, tables, case, side, o.quick)?;
+        areas.push((side, area));
+        realism.push(r);
     }
+    let resolution = match (o.quick, areas.as_slice()) {
+        (false, [(cs, coarse), (fs, fine)]) => {
+            let a = channel_agreement(
+                coarse,
+                *cs as usize,
+                fine,
+                *fs as usize,
+                4096.0 * 4096.0,
+                CHANNEL_FRACTION,
+                CHANNEL_TOLERANCE,
+            );
+            eprintln!(
+                "geology/realism: channels draining ≥ {}% of the region, {cs}² and {fs}² runs: {:.1}% of the {fs}² run's within {} texels of the {cs}²'s channels, {:.1}% the other way",
+                CHANNEL_FRACTION * 100.0,
+                a.fine_on_coarse * 100.0,
+                CHANNEL_TOLERANCE,
+                a.coarse_on_fine * 100.0
+            );
+            Some(a)
+        }
+        _ => None,
+    };
     Ok(Some(GeologyResult {
         rows,
         cpu_threads: rayon::current_num_threads(),
         realism,
+        resolution,
     }))
 }
 
 /// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
 /// 4.1 km (box means; quick: the erosion section's small terrain instead), run with the default
-/// parameters until steady (measure ≤ 0.01) coarse to fine; its statistics before and after.
+/// parameters until steady (measure ≤ 0.01) coarse to fine; its statistics before and after,
+/// and the drainage area (m²) at the end.
+/// Channels for the resolution comparison drain at least this fraction of the region.
+const CHANNEL_FRACTION: f64 = 0.01;
+/// And coincide within this many texels of the coarse run.
+const CHANNEL_TOLERANCE: f64 = 4.0;
+
 fn measure_realism(
     gpu: &Arc<Gpu>,
     kernels: &Arc<Kernels>,
@@ -195,7 +231,7 @@ fn measure_realism(
     case: &str,
     side: u32,
     quick: bool,
-) -> Result<Realism> {
+) -> Result<(Realism, Vec<f64>)> {
     let (h, texel, unit, terrain) = if quick {
         let side_f = side as f32;
         let h: Vec<f32> = super::erosion::terrain(side)
@@ -257,7 +293,8 @@ fn measure_realism(
         out.gpu_ms * 1e-3,
         out.measure()
     );
-    Ok(Realism {
+    let area = out.area.iter().map(|&a| f64::from(a)).collect();
+    let r = Realism {
         name: case.to_string(),
         terrain,
         side,
@@ -269,7 +306,8 @@ fn measure_realism(
         measure: out.measure(),
         before,
         after,
-    })
+    };
+    Ok((r, area))
 }
 
 /// The default terrain's heights (height units) at `side`² by box means of its 4096².

@@ -110,9 +110,132 @@ impl std::fmt::Display for Drainage {
     }
 }
 
+/// How well the channels of two runs over the same ground at two resolutions coincide (issue
+/// 38's resolution consistency): channels are texels draining at least `fraction` of the region.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelAgreement {
+    /// Channels drain at least this fraction of the region's area.
+    pub fraction: f64,
+    /// The tolerance, in texels of the coarse run.
+    pub within_coarse_texels: f64,
+    /// The fine run's channel texels within the tolerance of a coarse channel, over all of them
+    /// (fine texels: proportional to channel length).
+    pub fine_on_coarse: f64,
+    /// The coarse run's channel texels within the tolerance of a fine channel, over all of them.
+    pub coarse_on_fine: f64,
+}
+
+/// The agreement of the channels of drainage areas `coarse` (`coarse_side`²) and `fine`
+/// (`fine_side`², a multiple of it) over the same square region, areas in m²: channel texels
+/// drain at least `fraction` of the region (`region_m2`); a fine texel lies in the coarse texel
+/// that covers it, and a coarse texel is a fine channel's where any fine texel in it is; "within"
+/// is a Euclidean distance of at most `radius` coarse texels.
+pub fn channel_agreement(
+    coarse: &[f64],
+    coarse_side: usize,
+    fine: &[f64],
+    fine_side: usize,
+    region_m2: f64,
+    fraction: f64,
+    radius: f64,
+) -> ChannelAgreement {
+    let f = fine_side / coarse_side;
+    assert_eq!(
+        f * coarse_side,
+        fine_side,
+        "the fine side is a multiple of the coarse"
+    );
+    let least = fraction * region_m2;
+    let coarse_channel: Vec<bool> = coarse.iter().map(|&a| a >= least).collect();
+    let mut fine_on_coarse_grid = vec![false; coarse_side * coarse_side];
+    let fine_texels: Vec<usize> = (0..fine.len())
+        .filter(|&i| fine[i] >= least)
+        .map(|i| (i / fine_side / f) * coarse_side + (i % fine_side) / f)
+        .collect();
+    for &c in &fine_texels {
+        fine_on_coarse_grid[c] = true;
+    }
+    let near_coarse = dilate(&coarse_channel, coarse_side, radius);
+    let near_fine = dilate(&fine_on_coarse_grid, coarse_side, radius);
+    let share = |hits: usize, all: usize| {
+        if all == 0 {
+            0.0
+        } else {
+            hits as f64 / all as f64
+        }
+    };
+    let coarse_texels: Vec<usize> = (0..coarse.len()).filter(|&i| coarse_channel[i]).collect();
+    ChannelAgreement {
+        fraction,
+        within_coarse_texels: radius,
+        fine_on_coarse: share(
+            fine_texels.iter().filter(|&&c| near_coarse[c]).count(),
+            fine_texels.len(),
+        ),
+        coarse_on_fine: share(
+            coarse_texels.iter().filter(|&&c| near_fine[c]).count(),
+            coarse_texels.len(),
+        ),
+    }
+}
+
+/// `mask` (`side`²) grown by a disc of `radius` texels.
+fn dilate(mask: &[bool], side: usize, radius: f64) -> Vec<bool> {
+    let r = radius.floor() as i64;
+    let disc: Vec<(i64, i64)> = (-r..=r)
+        .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
+        .filter(|&(dx, dy)| ((dx * dx + dy * dy) as f64) <= radius * radius)
+        .collect();
+    let n = side as i64;
+    let mut out = vec![false; mask.len()];
+    for (i, _) in mask.iter().enumerate().filter(|(_, &m)| m) {
+        let (x, y) = (i as i64 % n, i as i64 / n);
+        for &(dx, dy) in &disc {
+            let (u, v) = (x + dx, y + dy);
+            if (0..n).contains(&u) && (0..n).contains(&v) {
+                out[(v * n + u) as usize] = true;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn channels_agree_within_the_tolerance_and_not_past_it() {
+        // A 16² coarse grid and a 64² fine one over 64 m: one straight channel down column 5
+        // (coarse), and the fine one at coarse column 5 + `shift`.
+        let (cs, fs) = (16usize, 64usize);
+        let region = 64.0 * 64.0;
+        let coarse: Vec<f64> = (0..cs * cs)
+            .map(|i| if i % cs == 5 { 1000.0 } else { 1.0 })
+            .collect();
+        let fine_at = |shift: usize| -> Vec<f64> {
+            (0..fs * fs)
+                .map(|i| {
+                    if (i % fs) / 4 == 5 + shift {
+                        1000.0
+                    } else {
+                        1.0
+                    }
+                })
+                .collect()
+        };
+        let agree = |shift| channel_agreement(&coarse, cs, &fine_at(shift), fs, region, 0.1, 4.0);
+        let same = agree(0);
+        assert_eq!((same.fine_on_coarse, same.coarse_on_fine), (1.0, 1.0));
+        let near = agree(4);
+        assert_eq!((near.fine_on_coarse, near.coarse_on_fine), (1.0, 1.0));
+        let far = agree(5);
+        assert_eq!((far.fine_on_coarse, far.coarse_on_fine), (0.0, 0.0));
+        // Below the threshold nothing is a channel: no agreement to claim.
+        let none = channel_agreement(&coarse, cs, &fine_at(0), fs, region, 0.5, 4.0);
+        assert_eq!(none.fine_on_coarse, 0.0);
+    }
 
     /// A tilted plane drains straight down its slope: no pits, every texel at the plane's
     /// angle, and each column a stream whose length grows as its area does (L = A/τ − τ: h ≈ 1); a bowl
