@@ -28,6 +28,7 @@ pub mod geology;
 pub mod gpu;
 pub mod journal;
 pub mod layers;
+pub mod maps;
 pub mod noise;
 pub mod pages;
 pub mod profile;

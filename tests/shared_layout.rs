@@ -201,3 +201,9 @@ fn geology_push_layout_matches_glsl() {
     use scarp::geology::shared::GeologyPush;
     check_push::<GeologyPush>(&shaders::TEST_ECHO_GEOLOGY_PUSH_COMP, "GeologyPush");
 }
+
+#[test]
+fn maps_push_layout_matches_glsl() {
+    use scarp::maps::MapsPush;
+    check_push::<MapsPush>(&shaders::TEST_ECHO_MAPS_PUSH_COMP, "MapsPush");
+}

@@ -1,7 +1,10 @@
 // The artist's look (render::look, VIEW_LOOK): the analytic sky, the filmic tone map to sRGB and
-// value noise for material breakup and detail normals. Needs FrameData `frame` declared first.
+// (materials.glsl) value noise for material breakup and detail normals. Needs FrameData `frame`
+// declared first.
 #ifndef SCARP_LOOK_GLSL
 #define SCARP_LOOK_GLSL
+
+#include "materials.glsl"
 
 // Linear sky radiance seen along unit direction `dir` with the sun toward unit `sun`: a
 // zenith-to-horizon gradient that pales toward the horizon, warms near a low sun, a glow
@@ -41,27 +44,6 @@ vec3 srgbEncode(vec3 c) {
 // What the look writes: exposure, tone map, sRGB.
 vec3 present(vec3 linear) {
     return srgbEncode(filmic(linear * frame.look.x));
-}
-
-float hash2(vec2 p) {
-    p = fract(p * vec2(0.1031, 0.1030));
-    p += dot(p, p.yx + 33.33);
-    return fract((p.x + p.y) * p.x);
-}
-
-// Value noise in 0..1 with its gradient (xy: d/dx, d/dy; z: the value).
-vec3 valueNoise(vec2 p) {
-    vec2 i = floor(p);
-    vec2 f = p - i;
-    vec2 u = f * f * (3.0 - 2.0 * f);
-    vec2 du = 6.0 * f * (1.0 - f);
-    float a = hash2(i);
-    float b = hash2(i + vec2(1.0, 0.0));
-    float c = hash2(i + vec2(0.0, 1.0));
-    float d = hash2(i + vec2(1.0, 1.0));
-    float v = a + (b - a) * u.x + (c - a) * u.y + (a - b - c + d) * u.x * u.y;
-    vec2 g = du * vec2(b - a + (a - b - c + d) * u.y, c - a + (a - b - c + d) * u.x);
-    return vec3(g, v);
 }
 
 #endif

@@ -126,30 +126,17 @@ vec3 slopeColour(float deg, float walkable) {
                    : mix(vec3(0.85, 0.10, 0.10), vec3(0.45, 0.10, 0.60), 2.0 * t - 1.0);
 }
 
-// The material colour by the rules (render::look) at slope `deg`, altitude `alt` (0..1 of the
-// range) and curvature `curv`; `rough` gets how much rock and scree it holds (detail normals).
+// The material colour by the rules (render::look; materials.glsl) at slope `deg`, altitude
+// `alt` (0..1 of the range) and curvature `curv`; `rough` gets how much rock and scree it holds
+// (detail normals).
 vec3 materialAt(float deg, float alt, float curv, vec2 xz, out float rough) {
-    float soft = max(frame.rules1.y, 0.01);
-    float jitter = (valueNoise(xz * 0.02).z - 0.5) * 2.0 * frame.rules1.z;
-    float s = deg + jitter * soft * 1.5;
-    float a = alt + jitter * 0.04;
-    float rock = smoothstep(frame.rules0.y - soft, frame.rules0.y + soft, s);
-    float scree = smoothstep(frame.rules0.x - soft, frame.rules0.x + soft, s) * (1.0 - rock);
-    // Steep concave ground (gullies below cliffs) collects scree.
-    float steep = smoothstep(frame.rules0.x - soft, frame.rules0.x, s);
-    float gully = steep * smoothstep(frame.rules1.w, 2.0 * frame.rules1.w + 1e-4, curv);
-    scree += gully * rock;
-    rock *= 1.0 - gully;
-    float flat_ = max(1.0 - rock - scree, 0.0);
-    float sand = flat_ * (1.0 - smoothstep(frame.rules0.w - 0.02, frame.rules0.w + 0.02, a));
-    float grass = flat_ - sand;
-    vec3 c = frame.rock.rgb * rock + frame.scree.rgb * scree + frame.grass.rgb * grass
-           + frame.sand.rgb * sand;
+    float w[5];
+    materialWeights(deg, alt, curv, xz, frame.rules0, frame.rules1, w);
+    vec3 c = frame.rock.rgb * w[0] + frame.scree.rgb * w[1] + frame.grass.rgb * w[2]
+           + frame.sand.rgb * w[3];
     c *= 0.8 + 0.4 * valueNoise(xz * 0.13).z;
-    float snow = smoothstep(frame.rules0.z - 0.03, frame.rules0.z + 0.03, a + jitter * 0.03)
-               * (1.0 - smoothstep(frame.rules1.x - soft, frame.rules1.x + soft, s));
-    rough = (rock + scree) * (1.0 - snow);
-    return mix(c, frame.snow.rgb, snow);
+    rough = w[0] + w[1];
+    return c + frame.snow.rgb * w[4];
 }
 
 // The sun's light (linear) toward `l`: warmer near the horizon, at the look's intensity.

@@ -1,0 +1,45 @@
+#version 460
+// The material weight maps (docs/maps.md): at every texel of a region, the weights of rock,
+// scree, grass, sand and snow by the viewport's own rules (materials.glsl), from the texel's
+// true slope, altitude and curvature. CPU twin: maps::cpu::weights_region.
+#extension GL_GOOGLE_include_directive : require
+#include "maps_shared.glsl"
+#include "materials.glsl"
+
+layout(local_size_x = 16, local_size_y = 16) in;
+
+layout(push_constant) uniform Push { MapsPush p; } pc;
+
+layout(set = 0, binding = 0, std430) readonly buffer H { float h[]; };
+layout(set = 0, binding = 1, std430) writeonly buffer W { float w[]; };
+
+float at(ivec2 p) {
+    p = clamp(p, ivec2(0), pc.p.size - 1);
+    return h[p.y * pc.p.size.x + p.x];
+}
+
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    if (any(greaterThanEqual(p, pc.p.size))) {
+        return;
+    }
+    float c = at(p);
+    float e = at(p + ivec2(1, 0));
+    float wv = at(p - ivec2(1, 0));
+    float s = at(p + ivec2(0, 1));
+    float n = at(p - ivec2(0, 1));
+    // True slope from central differences in metres; curvature in world units (texels) per
+    // texel², world heights at true scale (h · unit / tau).
+    float scale = pc.p.unit / pc.p.tau;
+    precise float gx = (e - wv) * 0.5 * scale;
+    precise float gy = (s - n) * 0.5 * scale;
+    float deg = degrees(atan(sqrt(gx * gx + gy * gy)));
+    precise float curv = (e + wv + s + n - 4.0 * c) * scale;
+    float alt = clamp((c - pc.p.lo) / max(pc.p.hi - pc.p.lo, 1e-3), 0.0, 1.0);
+    float m[5];
+    materialWeights(deg, alt, curv, vec2(p + pc.p.origin), pc.p.rules0, pc.p.rules1, m);
+    int i = (p.y * pc.p.size.x + p.x) * 5;
+    for (int k = 0; k < 5; k++) {
+        w[i + k] = m[k];
+    }
+}

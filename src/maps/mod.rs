@@ -1,0 +1,55 @@
+//! Terrain maps derived from the heights for engines and other tools (docs/maps.md): the material
+//! weights by the viewport's own rules (what the viewport shows, as splat and weight maps).
+//!
+//! * [`materials`]: the rule function's CPU twin and the 8-bit levels that sum to 255.
+//! * [`cpu`]: a region's maps on the CPU (the twin of the kernels).
+//! * [`gpu`]: the kernels over a region in storage buffers.
+
+pub mod cpu;
+pub mod gpu;
+pub mod materials;
+
+use bytemuck::{Pod, Zeroable};
+
+/// The weight kernel's push constants (`shaders-glsl/maps/weights.comp`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MapsPush {
+    /// The region (texels) and its texel (0, 0) in the document.
+    pub size: [i32; 2],
+    pub origin: [i32; 2],
+    /// Texel size (m) and metres per height unit.
+    pub tau: f32,
+    pub unit: f32,
+    /// The altitude rules' range, height units.
+    pub lo: f32,
+    pub hi: f32,
+    pub rules0: [f32; 4],
+    pub rules1: [f32; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<MapsPush>() == 64);
+
+impl MapsPush {
+    /// The push for a `size` region at `origin` of document `d` whose altitude rules span
+    /// `lo..hi`, with materials `m`.
+    pub fn new(
+        d: &crate::pages::DocumentDesc,
+        size: [u32; 2],
+        origin: [u32; 2],
+        (lo, hi): (f32, f32),
+        m: &crate::render::look::Materials,
+    ) -> Self {
+        let (rules0, rules1) = materials::rules(m);
+        Self {
+            size: size.map(|v| v as i32),
+            origin: origin.map(|v| v as i32),
+            tau: d.texel_size() as f32,
+            unit: d.height_unit() as f32,
+            lo,
+            hi,
+            rules0,
+            rules1,
+        }
+    }
+}
