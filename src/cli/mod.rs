@@ -9,6 +9,7 @@ mod convert;
 mod devices;
 mod edit;
 mod erode;
+mod export;
 mod gallery;
 mod geology;
 mod info;
@@ -92,6 +93,10 @@ pub enum Command {
     /// (docs/geology.md); metres and years, coarse to fine, on the GPU or the CPU twin.
     #[command(allow_negative_numbers = true)]
     Geology(Box<geology::GeologyArgs>),
+    /// Heights and material weight maps as an engine takes them — Unreal, Unity or Godot's
+    /// Terrain3D — at its sizes, with what to enter in its import dialog (docs/engines.md).
+    #[command(allow_negative_numbers = true)]
+    Export(Box<export::ExportArgs>),
     /// Open the editor (a window): a journal, height file or project, or the default 4096²
     /// terrain.
     Edit(edit::EditArgs),
@@ -134,6 +139,7 @@ pub fn main() {
         Command::Convert(args) => convert::run(&args),
         Command::Erode(args) => erode::run(&args),
         Command::Geology(args) => geology::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Edit(args) => edit::run(args),
         Command::Devices => devices::run(),
         Command::Info(args) => info::run(&args),

@@ -1,0 +1,96 @@
+//! `scarp export`: heights and material weight maps as an engine takes them (docs/engines.md) —
+//! Unreal, Unity or Godot's Terrain3D — at the engine's sizes (resampled or cropped), with a
+//! note of exactly what to enter in its import dialog. Every flag is checked before any work; a
+//! failure removes what it wrote.
+
+use super::args::{is_project, Backend, ProjectPart, ReadArgs};
+use super::{check_validation, open_gpu, read_input};
+use crate::maps::MapsPush;
+use crate::pages::DocumentDesc;
+use crate::render::look::Materials;
+use crate::terrain::engines::{Engine, Fit, Plan};
+use anyhow::{Context as _, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The height file (any format Scarp reads), or a .scarp project (its composite; see
+    /// --base and --layer). Its units (texel size, height unit) give the scales.
+    #[arg(long)]
+    heights: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+    #[command(flatten)]
+    part: ProjectPart,
+    /// The engine.
+    #[arg(long, value_enum)]
+    engine: Engine,
+    /// The files' path without extension, DIR/NAME: NAME.png (or .raw, .exr), the maps beside
+    /// it (NAME_rock.png, NAME_splat0.png, NAME_control.exr) and NAME.txt, what to enter in the
+    /// engine.
+    #[arg(long)]
+    out: PathBuf,
+    /// How the document meets the engine's sizes.
+    #[arg(long, value_enum, default_value_t = Fit::Resample)]
+    fit: Fit,
+    /// The heightmap's samples a side (one the engine takes) [default: the nearest to the
+    /// document's, or with --fit crop the largest within it].
+    #[arg(long)]
+    resolution: Option<u32>,
+    /// The material rules of the weight maps: a preset (alpine, desert, temperate) or a JSON
+    /// file, as `scarp render --materials` takes them.
+    #[arg(long, default_value = "alpine")]
+    materials: String,
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    backend: Backend,
+}
+
+pub fn run(a: &ExportArgs) -> Result<()> {
+    let materials =
+        Materials::load(&a.materials).map_err(|e| anyhow::anyhow!("--materials: {e}"))?;
+    let dir = a.out.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = dir {
+        if !d.is_dir() {
+            anyhow::bail!("--out: {} is not a folder", d.display());
+        }
+    }
+    if a.out.file_name().is_none() {
+        anyhow::bail!("--out: give a name, DIR/NAME");
+    }
+    let (grid, units) = match is_project(&a.heights) {
+        true => super::project_input::heights(&a.heights, &a.part)?,
+        false => read_input(&a.heights, &a.read)?,
+    };
+    let doc = DocumentDesc {
+        units,
+        ..DocumentDesc::for_heights(grid.width, grid.height)
+    };
+    let size = [grid.width, grid.height];
+    let plan = Plan::new(a.engine, a.fit, a.resolution, size, doc.texel_size())
+        .map_err(anyhow::Error::msg)?;
+    let out_desc = plan.desc(&doc);
+    let heights = plan.heights(&grid);
+    // The altitude rules span the exported heights, as the viewport's span the document's.
+    let range = crate::terrain::formats::min_max(&heights.values);
+    let m = materials.on_document(&out_desc, range);
+    let push = MapsPush::new(&out_desc, plan.size, [0, 0], range, &m);
+    let weights = match a.backend {
+        Backend::Gpu => {
+            let gpu = open_gpu()?;
+            let k = crate::maps::gpu::Kernels::new(&gpu).context("map kernels")?;
+            let w = k.weights(&gpu, &heights.values, &push)?;
+            check_validation(&gpu)?;
+            w
+        }
+        Backend::Cpu => crate::maps::cpu::weights_region(&heights.values, &push),
+    };
+    let written =
+        crate::terrain::engines::write(&plan, &out_desc, &heights, &weights, &a.out, size)?;
+    for f in &written.files {
+        println!("{}", f.display());
+    }
+    println!("{}", written.note.display());
+    print!("{}", std::fs::read_to_string(&written.note)?);
+    Ok(())
+}

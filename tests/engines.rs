@@ -1,0 +1,229 @@
+//! Exports engines take as they are (docs/engines.md): `scarp export` for Unreal, Unity and
+//! Godot's Terrain3D, read back as the engines read them — heights within one 16-bit level (or
+//! exact metres), splat levels summing to 255, Terrain3D's control bits, the numbers in the
+//! note — and bad flags refused before anything is written.
+
+mod common;
+
+use common::{scarp, scarp_ok, stderr};
+use scarp::terrain::engines::{Engine, Fit, Plan};
+use scarp::terrain::formats::{read, Heights, ReadOptions};
+
+const SIDE: u32 = 300;
+const TEXEL: f64 = 5.0;
+const UNIT: f64 = 800.0;
+
+/// A `SIDE`² fbm terrain in a .r32 with its units in a sidecar (written by `scarp convert`).
+fn input(dir: &std::path::Path) -> (std::path::PathBuf, Heights) {
+    let values = common::fbm_terrain(SIDE, SIDE, 21, 50.0, 6);
+    let raw = dir.join("raw.r32");
+    scarp::terrain::export::write_heights(&raw, SIDE, SIDE, &values).unwrap();
+    let file = dir.join("land.r32");
+    scarp_ok(&[
+        "convert",
+        raw.to_str().unwrap(),
+        file.to_str().unwrap(),
+        "--texel-size",
+        &TEXEL.to_string(),
+        "--height-unit",
+        &UNIT.to_string(),
+    ]);
+    let grid = Heights {
+        width: SIDE,
+        height: SIDE,
+        values,
+    };
+    (file, grid)
+}
+
+fn export(file: &std::path::Path, engine: &str, out: &std::path::Path, more: &[&str]) -> String {
+    let mut args = vec![
+        "export",
+        "--heights",
+        file.to_str().unwrap(),
+        "--engine",
+        engine,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    String::from_utf8_lossy(&scarp_ok(&args).stdout).into_owned()
+}
+
+fn png(path: &std::path::Path) -> image::DynamicImage {
+    image::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn unreal_gets_a_recommended_size_its_scales_and_a_weight_map_per_material() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, grid) = input(dir.path());
+    let out = dir.path().join("ue");
+    let said = export(&file, "unreal", &out, &[]);
+    // 300 is nearest to 253 of Unreal's recommended sizes; corner samples kept.
+    let plan = Plan::new(Engine::Unreal, Fit::Resample, None, [SIDE, SIDE], TEXEL).unwrap();
+    assert_eq!(plan.size, [253, 253]);
+    let want = plan.heights(&grid);
+    let (lo, hi) = scarp::terrain::formats::min_max(&want.values);
+    let img = png(&dir.path().join("ue.png")).into_luma16();
+    assert_eq!(img.dimensions(), (253, 253));
+    let level = (hi - lo) / 65535.0;
+    for (v, w) in img.as_raw().iter().zip(&want.values) {
+        let h = lo + f32::from(*v) / 65535.0 * (hi - lo);
+        assert!((h - w).abs() <= level, "{h} vs {w}");
+    }
+    // The note's numbers: X/Y in cm per sample, Z so that 65536 values span the range.
+    let spacing_cm = TEXEL * 299.0 / 252.0 * 100.0;
+    let range_cm = f64::from(hi - lo) * UNIT * 100.0;
+    assert!(
+        said.contains(&format!(
+            "Scale: X {spacing_cm:.4}  Y {spacing_cm:.4}  Z {:.4}",
+            range_cm / 512.0
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("Heightmap File: ue.png (253 x 253, 16-bit PNG)"),
+        "{said}"
+    );
+    // One 8-bit map per material; their levels sum to 255 at every texel.
+    let maps: Vec<Vec<u8>> = ["rock", "scree", "grass", "sand", "snow"]
+        .iter()
+        .map(|m| {
+            png(&dir.path().join(format!("ue_{m}.png")))
+                .into_luma8()
+                .into_raw()
+        })
+        .collect();
+    for i in 0..253 * 253 {
+        let sum: u32 = maps.iter().map(|m| u32::from(m[i])).sum();
+        assert_eq!(sum, 255);
+    }
+    assert!(
+        maps.iter().filter(|m| m.iter().any(|&v| v > 128)).count() >= 3,
+        "materials show"
+    );
+    // Cropped instead: the document's spacing, a centred window.
+    let crop = dir.path().join("crop");
+    let said = export(&file, "unreal", &crop, &["--fit", "crop"]);
+    assert!(
+        said.contains("cropped to 253x253 from texel (23, 23)"),
+        "{said}"
+    );
+    let img = png(&dir.path().join("crop.png")).into_luma16();
+    assert_eq!(img.dimensions(), (253, 253));
+}
+
+#[test]
+fn unity_gets_a_raw_at_2n_plus_1_south_first_and_splat_maps_summing_to_255() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, grid) = input(dir.path());
+    let out = dir.path().join("un");
+    let said = export(&file, "unity", &out, &["--resolution", "257"]);
+    let plan = Plan::new(Engine::Unity, Fit::Resample, Some(257), [SIDE, SIDE], TEXEL).unwrap();
+    let want = plan.heights(&grid);
+    let (lo, hi) = scarp::terrain::formats::min_max(&want.values);
+    let bytes = std::fs::read(dir.path().join("un.raw")).unwrap();
+    assert_eq!(bytes.len(), 257 * 257 * 2);
+    let level = (hi - lo) / 65535.0;
+    for (i, c) in bytes.chunks(2).enumerate() {
+        // Row 0 of the file is the document's last (south) row.
+        let (x, y) = (i % 257, 256 - i / 257);
+        let h = lo + f32::from(u16::from_le_bytes([c[0], c[1]])) / 65535.0 * (hi - lo);
+        let w = want.values[y * 257 + x];
+        assert!((h - w).abs() <= level, "({x}, {y}): {h} vs {w}");
+    }
+    let size = TEXEL * 299.0;
+    assert!(
+        said.contains(&format!(
+            "Terrain Width: {size:.3}  Terrain Length: {size:.3}  Terrain Height: {:.3}",
+            f64::from(hi - lo) * UNIT
+        )),
+        "{said}"
+    );
+    let a = png(&dir.path().join("un_splat0.png")).into_rgba8();
+    let b = png(&dir.path().join("un_splat1.png")).into_rgba8();
+    assert_eq!(
+        a.dimensions(),
+        (256, 256),
+        "control textures are a power of two"
+    );
+    for (p, q) in a.pixels().zip(b.pixels()) {
+        let sum: u32 = p.0.iter().chain(&q.0).map(|&v| u32::from(v)).sum();
+        assert_eq!(sum, 255);
+        assert_eq!(&q.0[1..], &[0, 0, 0]);
+    }
+}
+
+#[test]
+fn godot_gets_heights_in_metres_and_terrain3d_control_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, grid) = input(dir.path());
+    let out = dir.path().join("gd");
+    let said = export(&file, "godot", &out, &["--backend", "cpu"]);
+    assert!(said.contains("Vertex spacing: 5.0000"), "{said}");
+    let opts = ReadOptions::default();
+    let m = read(&dir.path().join("gd.exr"), &opts).unwrap();
+    assert_eq!((m.width, m.height), (SIDE, SIDE));
+    for (z, h) in m.values.iter().zip(&grid.values) {
+        assert!(
+            (f64::from(*z) - f64::from(*h) * UNIT).abs() < 1e-3,
+            "{z} vs {h}"
+        );
+    }
+    let c = read(&dir.path().join("gd_control.exr"), &opts).unwrap();
+    let mut bases = std::collections::BTreeSet::new();
+    for v in &c.values {
+        let bits = v.to_bits();
+        assert!(bits >> 27 < 5 && (bits >> 22 & 0x1F) < 5, "{bits:#x}");
+        assert_eq!(bits & 0x3FFF, 0);
+        bases.insert(bits >> 27);
+    }
+    assert!(bases.len() >= 3, "{bases:?}");
+}
+
+#[test]
+fn bad_flags_are_refused_by_name_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = input(dir.path());
+    let out = dir.path().join("x");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--engine", "unity", "--resolution", "300"],
+            "--resolution: unity takes 33, 65",
+        ),
+        (
+            &["--engine", "unreal", "--materials", "lunar"],
+            "--materials:",
+        ),
+        (
+            &["--engine", "godot", "--resolution", "257"],
+            "--resolution: godot takes any size",
+        ),
+        (
+            &["--engine", "unity", "--fit", "crop", "--resolution", "4097"],
+            "--fit crop",
+        ),
+    ];
+    for (more, says) in cases {
+        let mut args = vec![
+            "export",
+            "--heights",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(more);
+        let o = scarp(&args);
+        assert!(!o.status.success(), "{more:?}");
+        let e = stderr(&o);
+        assert!(e.contains(says), "{more:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('x'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
