@@ -5,10 +5,9 @@
 
 use super::args::{is_project, Backend, ProjectPart, ReadArgs};
 use super::{check_validation, open_gpu, read_input};
-use crate::maps::MapsPush;
 use crate::pages::DocumentDesc;
 use crate::render::look::Materials;
-use crate::terrain::engines::{Engine, Fit, Plan};
+use crate::terrain::engines::{export, Engine, Fit, Request};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -66,27 +65,26 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         units,
         ..DocumentDesc::for_heights(grid.width, grid.height)
     };
-    let size = [grid.width, grid.height];
-    let plan = Plan::new(a.engine, a.fit, a.resolution, size, doc.texel_size())
-        .map_err(anyhow::Error::msg)?;
-    let out_desc = plan.desc(&doc);
-    let heights = plan.heights(&grid);
-    // The altitude rules span the exported heights, as the viewport's span the document's.
-    let range = crate::terrain::formats::min_max(&heights.values);
-    let m = materials.on_document(&out_desc, range);
-    let push = MapsPush::new(&out_desc, plan.size, [0, 0], range, &m);
-    let weights = match a.backend {
+    let req = Request {
+        engine: a.engine,
+        fit: a.fit,
+        resolution: a.resolution,
+    };
+    let gpu = match a.backend {
         Backend::Gpu => {
             let gpu = open_gpu()?;
             let k = crate::maps::gpu::Kernels::new(&gpu).context("map kernels")?;
-            let w = k.weights(&gpu, &heights.values, &push)?;
-            check_validation(&gpu)?;
-            w
+            Some((gpu, k))
         }
-        Backend::Cpu => crate::maps::cpu::weights_region(&heights.values, &push),
+        Backend::Cpu => None,
     };
-    let written =
-        crate::terrain::engines::write(&plan, &out_desc, &heights, &weights, &a.out, size)?;
+    let written = export(&grid, &doc, req, &materials, &a.out, |h, push| match &gpu {
+        Some((g, k)) => k.weights(g, h, push).map_err(|e| e.to_string()),
+        None => Ok(crate::maps::cpu::weights_region(h, push)),
+    })?;
+    if let Some((g, _)) = &gpu {
+        check_validation(g)?;
+    }
     for f in &written.files {
         println!("{}", f.display());
     }

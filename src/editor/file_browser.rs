@@ -176,13 +176,18 @@ pub fn resolve(dir: &Path, name: &str, purpose: Purpose) -> Result<Choice, Strin
     Ok(Choice::File(path))
 }
 
-/// What an export writes beyond the name: a region of the document and tiles.
+/// What an export writes beyond the name: a region of the document and tiles, or the files an
+/// engine takes (docs/engines.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ExportOptions {
     /// x, y, width, height in texels; None: the whole document.
     pub region: Option<[u32; 4]>,
     /// Columns and rows of edge-sharing tiles (`NAME_x{i}_y{j}.ext`); None: one file.
     pub tiles: Option<(u32, u32)>,
+    /// For this engine (the whole document, its sizes, weight maps and a note); the name's
+    /// extension is then the engine's.
+    pub engine: Option<crate::terrain::engines::Engine>,
+    pub fit: crate::terrain::engines::Fit,
 }
 
 /// The browser window's state.
@@ -337,7 +342,7 @@ impl FileBrowser {
             + f32::from(u8::from(self.replace.is_some()))
             + f32::from(u8::from(self.problem.is_some()))
             + if self.purpose == Purpose::ExportHeights {
-                2.0
+                3.0
             } else {
                 0.0
             };
@@ -452,8 +457,29 @@ impl FileBrowser {
     }
 }
 
-/// The export's region and tiles.
+/// The export's engine preset, region and tiles.
 fn export_options(ui: &Ui, e: &mut ExportOptions) {
+    use crate::terrain::engines::{Engine, Fit};
+    let engines = [None, Some(Engine::Unreal), Some(Engine::Unity), Some(Engine::Godot)];
+    let names = ["heights only", "Unreal", "Unity", "Godot (Terrain3D)"];
+    let mut i = engines.iter().position(|x| *x == e.engine).unwrap_or(0);
+    ui.set_next_item_width(ui.current_font_size() * 10.0);
+    if ui.combo_simple_string("for", &mut i, &names) {
+        e.engine = engines[i];
+    }
+    super::widgets::tip(
+        ui,
+        "For an engine: the heights at its sizes, a weight or splat map per material (what \
+         the viewport shows) and NAME.txt with what to enter in its import dialog",
+    );
+    if e.engine.is_some() {
+        ui.same_line();
+        let mut crop = e.fit == Fit::Crop;
+        if ui.checkbox("crop (else resample)", &mut crop) {
+            e.fit = if crop { Fit::Crop } else { Fit::Resample };
+        }
+        return;
+    }
     let mut crop = e.region.is_some();
     if ui.checkbox("region", &mut crop) {
         e.region = crop.then_some([0, 0, 1024, 1024]);

@@ -1437,12 +1437,46 @@ impl Editor {
         }
     }
 
+    /// Writes the whole document (the layers' composite) for `engine` to files named after
+    /// `path` without its extension (docs/engines.md), the weight maps by the look's materials
+    /// (what the viewport shows; the default materials where the look is off).
+    fn export_for_engine(&mut self, path: &Path, engine: crate::terrain::engines::Engine) -> Result<String> {
+        use crate::terrain::engines::{export, Request};
+        let d = *self.session.doc.desc();
+        let grid = crate::terrain::formats::Heights {
+            width: d.width,
+            height: d.height,
+            values: self.session.doc.to_dense()?,
+        };
+        let materials = self.ui.view.look.map(|l| l.materials).unwrap_or_default();
+        let req = Request {
+            engine,
+            fit: self.ui.export.fit,
+            resolution: None,
+        };
+        let gpu = self.gpu.clone();
+        let kernels = crate::maps::gpu::Kernels::new(&gpu)?;
+        let out = path.with_extension("");
+        let written = export(&grid, &d, req, &materials, &out, |h, push| {
+            kernels.weights(&gpu, h, push).map_err(|e| e.to_string())
+        })?;
+        Ok(format!(
+            "exported for {}: {} files and {} (what to enter in the engine)",
+            engine.name(),
+            written.files.len(),
+            written.note.display()
+        ))
+    }
+
     /// Writes the document's heights (the layers' composite) to `path` in the format its
     /// extension names: the region and tiles of the last export's options, a region at a time
     /// from the pages.
     fn export_heights(&mut self, path: &Path) -> Result<String> {
         use crate::terrain::formats;
         self.finish_edits();
+        if let Some(engine) = self.ui.export.engine {
+            return self.export_for_engine(path, engine);
+        }
         let d = *self.session.doc.desc();
         let options = self.ui.export;
         let (area, parts) =

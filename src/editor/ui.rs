@@ -247,6 +247,10 @@ pub fn export_problem(
     options: &super::file_browser::ExportOptions,
     size: [u32; 2],
 ) -> Option<String> {
+    if let Some(engine) = options.engine {
+        // The spacing does not decide whether a plan can be made.
+        return crate::terrain::engines::Plan::new(engine, options.fit, None, size, 1.0).err();
+    }
     export_plan(path, options, size).err()
 }
 

@@ -23,10 +23,11 @@ pub enum Engine {
 }
 
 /// How the document meets the engine's sizes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fit {
     /// Bilinear resampling to the nearest size, corner samples kept (the extent is kept; the
     /// spacing changes).
+    #[default]
     Resample,
     /// A centred crop to the largest size that fits (the spacing is kept; the edges go).
     Crop,
@@ -282,6 +283,52 @@ pub fn terrain3d_control(w: &[f32]) -> u32 {
         false => 0,
     };
     ((base as u32 & 0x1F) << 27) | ((overlay as u32 & 0x1F) << 22) | ((blend & 0xFF) << 14)
+}
+
+/// Why an engine export did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The document does not meet the engine's sizes as asked (names the flag).
+    #[error("{0}")]
+    Plan(String),
+    /// The material weights could not be computed.
+    #[error("material weights: {0}")]
+    Weights(String),
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+/// What an engine export asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Request {
+    pub engine: Engine,
+    pub fit: Fit,
+    /// Samples a side (one the engine takes); None: the fit's choice.
+    pub resolution: Option<u32>,
+}
+
+/// Exports the whole `grid` of document `desc` for `req.engine` to files named after `out`
+/// (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
+/// viewport anchors them on the document's) computed by `weigh` (the GPU kernel or its twin,
+/// [`crate::maps`]).
+pub fn export(
+    grid: &Heights,
+    desc: &DocumentDesc,
+    req: Request,
+    materials: &crate::render::look::Materials,
+    out: &Path,
+    weigh: impl FnOnce(&[f32], &crate::maps::MapsPush) -> Result<Vec<f32>, String>,
+) -> Result<Written, ExportError> {
+    let size = [grid.width, grid.height];
+    let plan = Plan::new(req.engine, req.fit, req.resolution, size, desc.texel_size())
+        .map_err(ExportError::Plan)?;
+    let out_desc = plan.desc(desc);
+    let heights = plan.heights(grid);
+    let range = super::formats::min_max(&heights.values);
+    let m = materials.on_document(&out_desc, range);
+    let push = crate::maps::MapsPush::new(&out_desc, plan.size, [0, 0], range, &m);
+    let weights = weigh(&heights.values, &push).map_err(ExportError::Weights)?;
+    Ok(write(&plan, &out_desc, &heights, &weights, out, size)?)
 }
 
 /// The files an export wrote.
