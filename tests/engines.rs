@@ -227,3 +227,46 @@ fn bad_flags_are_refused_by_name_before_anything_is_written() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn maps_beside_the_heights_are_in_their_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = input(dir.path());
+    let out = dir.path().join("m");
+    let said = export(
+        &file,
+        "godot",
+        &out,
+        &["--maps", "slope,curvature,drainage,wetness"],
+    );
+    assert!(said.contains("drainage: m_drainage.exr (m²)"), "{said}");
+    let opts = ReadOptions::default();
+    let map = |n: &str| {
+        read(&dir.path().join(format!("m_{n}.exr")), &opts)
+            .unwrap()
+            .values
+    };
+    let (slope, curv, area, wet) = (
+        map("slope"),
+        map("curvature"),
+        map("drainage"),
+        map("wetness"),
+    );
+    let a0 = (TEXEL * TEXEL) as f32;
+    let n = (SIDE * SIDE) as f32;
+    assert!(slope.iter().all(|d| (0.0..90.0).contains(d)));
+    assert!(curv.iter().any(|c| *c > 0.0) && curv.iter().any(|c| *c < 0.0));
+    assert!(
+        area.iter().all(|a| *a >= a0 && *a <= n * a0),
+        "D8 areas are a texel to the whole"
+    );
+    assert!(
+        area.iter().any(|a| *a > 100.0 * a0),
+        "some texels gather a hundred"
+    );
+    for ((w, a), d) in wet.iter().zip(&area).zip(&slope) {
+        let tan = f64::from(*d).to_radians().tan().max(1e-3);
+        let want = (f64::from(*a) / TEXEL / tan).ln();
+        assert!((f64::from(*w) - want).abs() < 1e-4, "{w} vs {want}");
+    }
+}

@@ -67,3 +67,65 @@ fn material_weights_on_the_gpu_match_the_twin_within_an_8_bit_level() {
     }
     assert_no_validation_messages(&gpu);
 }
+
+#[test]
+fn slope_and_curvature_maps_are_true_degrees_and_per_metre_on_the_gpu_as_in_the_twin() {
+    let gpu = gpu();
+    let kernels = Kernels::new(&gpu).unwrap();
+    let (w, h) = (200u32, 150u32);
+    let desc = DocumentDesc {
+        units: Units {
+            texel_size: Some(2.0),
+            height_unit: Some(500.0),
+            ..Units::default()
+        },
+        ..common::doc(w, h, 128)
+    };
+    let m = PRESETS[0].1;
+    // A plane rising 30° toward +x: tan 30° · 2 m a texel, in height units of 500 m.
+    let rise = (30f32.to_radians().tan() * 2.0) / 500.0;
+    let plane: Vec<f32> = (0..w * h).map(|i| (i % w) as f32 * rise).collect();
+    let p = MapsPush::new(&desc, [w, h], [0, 0], (0.0, 1.0), &m);
+    let maps = kernels.run(&gpu, &plane, &p).unwrap();
+    for y in 0..h {
+        for x in 1..w - 1 {
+            let i = ((y * w + x) * 2) as usize;
+            let (deg, curv) = (maps.slope_curvature[i], maps.slope_curvature[i + 1]);
+            assert!((deg - 30.0).abs() < 0.01, "({x}, {y}): {deg}°");
+            assert!(curv.abs() < 1e-4, "({x}, {y}): {curv}");
+        }
+    }
+    // A bowl z = r² / 100 m: the Laplacian is 4/100 per metre everywhere inside.
+    let bowl: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = ((i % w) as f32 * 2.0, (i / w) as f32 * 2.0);
+            ((x - 200.0).powi(2) + (y - 150.0).powi(2)) / 100.0 / 500.0
+        })
+        .collect();
+    let on_gpu = kernels.run(&gpu, &bowl, &p).unwrap();
+    let on_cpu = scarp::maps::cpu::maps_region(&bowl, &p);
+    for (i, (g, c)) in on_gpu
+        .slope_curvature
+        .chunks(2)
+        .zip(on_cpu.slope_curvature.chunks(2))
+        .enumerate()
+    {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        assert!(
+            (g[0] - c[0]).abs() < 1e-3,
+            "slope at ({x}, {y}): {} vs {}",
+            g[0],
+            c[0]
+        );
+        assert!(
+            (g[1] - c[1]).abs() < 1e-4,
+            "curvature at ({x}, {y}): {} vs {}",
+            g[1],
+            c[1]
+        );
+        if (1..w - 1).contains(&x) && (1..h - 1).contains(&y) {
+            assert!((c[1] - 0.04).abs() < 1e-3, "({x}, {y}): {}", c[1]);
+        }
+    }
+    assert_no_validation_messages(&gpu);
+}

@@ -1,7 +1,7 @@
 #version 460
 // The material weight maps (docs/maps.md): at every texel of a region, the weights of rock,
 // scree, grass, sand and snow by the viewport's own rules (materials.glsl), from the texel's
-// true slope, altitude and curvature. CPU twin: maps::cpu::weights_region.
+// true slope, altitude and curvature; and the slope and curvature maps themselves. CPU twin: maps::cpu::weights_region.
 #extension GL_GOOGLE_include_directive : require
 #include "maps_shared.glsl"
 #include "materials.glsl"
@@ -12,6 +12,8 @@ layout(push_constant) uniform Push { MapsPush p; } pc;
 
 layout(set = 0, binding = 0, std430) readonly buffer H { float h[]; };
 layout(set = 0, binding = 1, std430) writeonly buffer W { float w[]; };
+// Slope (degrees) and curvature (1/m) per texel.
+layout(set = 0, binding = 2, std430) writeonly buffer F { float f[]; };
 
 float at(ivec2 p) {
     p = clamp(p, ivec2(0), pc.p.size - 1);
@@ -35,6 +37,7 @@ void main() {
     precise float gy = (s - n) * 0.5 * scale;
     float deg = degrees(atan(sqrt(gx * gx + gy * gy)));
     precise float curv = (e + wv + s + n - 4.0 * c) * scale;
+    precise float curv_m = (e + wv + s + n - 4.0 * c) * pc.p.unit / (pc.p.tau * pc.p.tau);
     float alt = clamp((c - pc.p.lo) / max(pc.p.hi - pc.p.lo, 1e-3), 0.0, 1.0);
     float m[5];
     materialWeights(deg, alt, curv, vec2(p + pc.p.origin), pc.p.rules0, pc.p.rules1, m);
@@ -42,4 +45,7 @@ void main() {
     for (int k = 0; k < 5; k++) {
         w[i + k] = m[k];
     }
+    int j = (p.y * pc.p.size.x + p.x) * 2;
+    f[j] = deg;
+    f[j + 1] = curv_m;
 }

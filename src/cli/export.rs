@@ -41,6 +41,9 @@ pub struct ExportArgs {
     /// file, as `scarp render --materials` takes them.
     #[arg(long, default_value = "alpine")]
     materials: String,
+    /// Maps to write beside the heights, each a 32-bit EXR in its unit (docs/maps.md).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    maps: Vec<crate::terrain::engines::MapKind>,
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     backend: Backend,
 }
@@ -69,6 +72,7 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         engine: a.engine,
         fit: a.fit,
         resolution: a.resolution,
+        maps: a.maps.clone(),
     };
     let gpu = match a.backend {
         Backend::Gpu => {
@@ -79,8 +83,8 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         Backend::Cpu => None,
     };
     let written = export(&grid, &doc, req, &materials, &a.out, |h, push| match &gpu {
-        Some((g, k)) => k.weights(g, h, push).map_err(|e| e.to_string()),
-        None => Ok(crate::maps::cpu::weights_region(h, push)),
+        Some((g, k)) => k.run(g, h, push).map_err(|e| e.to_string()),
+        None => Ok(crate::maps::cpu::maps_region(h, push)),
     })?;
     if let Some((g, _)) = &gpu {
         check_validation(g)?;

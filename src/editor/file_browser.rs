@@ -460,7 +460,12 @@ impl FileBrowser {
 /// The export's engine preset, region and tiles.
 fn export_options(ui: &Ui, e: &mut ExportOptions) {
     use crate::terrain::engines::{Engine, Fit};
-    let engines = [None, Some(Engine::Unreal), Some(Engine::Unity), Some(Engine::Godot)];
+    let engines = [
+        None,
+        Some(Engine::Unreal),
+        Some(Engine::Unity),
+        Some(Engine::Godot),
+    ];
     let names = ["heights only", "Unreal", "Unity", "Godot (Terrain3D)"];
     let mut i = engines.iter().position(|x| *x == e.engine).unwrap_or(0);
     ui.set_next_item_width(ui.current_font_size() * 10.0);

@@ -1440,7 +1440,11 @@ impl Editor {
     /// Writes the whole document (the layers' composite) for `engine` to files named after
     /// `path` without its extension (docs/engines.md), the weight maps by the look's materials
     /// (what the viewport shows; the default materials where the look is off).
-    fn export_for_engine(&mut self, path: &Path, engine: crate::terrain::engines::Engine) -> Result<String> {
+    fn export_for_engine(
+        &mut self,
+        path: &Path,
+        engine: crate::terrain::engines::Engine,
+    ) -> Result<String> {
         use crate::terrain::engines::{export, Request};
         let d = *self.session.doc.desc();
         let grid = crate::terrain::formats::Heights {
@@ -1453,12 +1457,13 @@ impl Editor {
             engine,
             fit: self.ui.export.fit,
             resolution: None,
+            maps: Vec::new(),
         };
         let gpu = self.gpu.clone();
         let kernels = crate::maps::gpu::Kernels::new(&gpu)?;
         let out = path.with_extension("");
         let written = export(&grid, &d, req, &materials, &out, |h, push| {
-            kernels.weights(&gpu, h, push).map_err(|e| e.to_string())
+            kernels.run(&gpu, h, push).map_err(|e| e.to_string())
         })?;
         Ok(format!(
             "exported for {}: {} files and {} (what to enter in the engine)",

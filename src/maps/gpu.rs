@@ -14,7 +14,7 @@ pub struct Kernels {
 
 impl Kernels {
     pub fn new(gpu: &Arc<Gpu>) -> Result<Self> {
-        let kinds = [BindingKind::StorageBuffer; 2];
+        let kinds = [BindingKind::StorageBuffer; 3];
         Ok(Self {
             weights: ComputeKernel::new(gpu, &shaders::MAPS_WEIGHTS_COMP, &kinds, &[])?,
         })
@@ -28,6 +28,11 @@ impl Kernels {
     /// The material weights (5 per texel, row-major) of the region of heights `h` (height
     /// units, `p.size` row-major).
     pub fn weights(&self, gpu: &Arc<Gpu>, h: &[f32], p: &MapsPush) -> Result<Vec<f32>> {
+        Ok(self.run(gpu, h, p)?.weights)
+    }
+
+    /// The material weights and the slope and curvature maps of the region of heights `h`.
+    pub fn run(&self, gpu: &Arc<Gpu>, h: &[f32], p: &MapsPush) -> Result<super::Maps> {
         let n = (p.size[0] as u64) * (p.size[1] as u64);
         if n > Self::max_texels(gpu) {
             return Err(GpuError::Unsupported(format!(
@@ -35,15 +40,21 @@ impl Kernels {
                 gpu.info().name
             )));
         }
-        let (hb, wb) = (n * 4, n * 20);
+        let (hb, wb, fb) = (n * 4, n * 20, n * 8);
         let heights = Buffer::new(gpu, "maps heights", BufferDesc::storage_copyable(hb))?;
         let out = Buffer::new(gpu, "maps weights", BufferDesc::storage_copyable(wb))?;
+        let fields = Buffer::new(
+            gpu,
+            "maps slope curvature",
+            BufferDesc::storage_copyable(fb),
+        )?;
         let mut upload = Buffer::new(gpu, "maps upload", BufferDesc::upload(hb))?;
-        let readback = Buffer::new(gpu, "maps readback", BufferDesc::readback(wb))?;
+        let readback = Buffer::new(gpu, "maps readback", BufferDesc::readback(wb + fb))?;
         upload.write(h)?;
         let set = self.weights.bind(&[
             Resource::StorageBuffer(&heights),
             Resource::StorageBuffer(&out),
+            Resource::StorageBuffer(&fields),
         ])?;
         let mut rec = Recorder::new(gpu)?;
         rec.buffer(&upload, Access::HostWrite);
@@ -56,11 +67,18 @@ impl Kernels {
         rec.pass(&self.weights, &set)
             .read_buffer(&heights)
             .write_buffer(&out)
+            .write_buffer(&fields)
             .push(p)
             .dispatch(groups)?;
         rec.copy_buffer(&out, 0, &readback, 0, wb);
+        rec.copy_buffer(&fields, 0, &readback, wb, fb);
         rec.buffer(&readback, Access::HostRead);
         rec.submit_and_wait()?;
-        Ok(bytemuck::cast_slice::<u8, f32>(readback.mapped(wb as usize)?).to_vec())
+        let all = bytemuck::cast_slice::<u8, f32>(readback.mapped((wb + fb) as usize)?);
+        let (w, f) = all.split_at((n * 5) as usize);
+        Ok(super::Maps {
+            weights: w.to_vec(),
+            slope_curvature: f.to_vec(),
+        })
     }
 }

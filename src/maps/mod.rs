@@ -11,6 +11,16 @@ pub mod materials;
 
 use bytemuck::{Pod, Zeroable};
 
+/// A region's maps from the kernel or its twin.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Maps {
+    /// 5 per texel, [`materials::NAMES`] order.
+    pub weights: Vec<f32>,
+    /// 2 per texel: the slope (degrees) and the curvature (1/m: the Laplacian of the heights in
+    /// metres, concave above 0).
+    pub slope_curvature: Vec<f32>,
+}
+
 /// The weight kernel's push constants (`shaders-glsl/maps/weights.comp`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

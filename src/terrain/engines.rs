@@ -298,13 +298,49 @@ pub enum ExportError {
     File(#[from] FileError),
 }
 
+/// A map an export may add beside the heights and the materials (docs/maps.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MapKind {
+    /// Slope, degrees.
+    Slope,
+    /// Curvature, 1/m (the Laplacian of the heights in metres; concave above 0).
+    Curvature,
+    /// D8 drainage area, m².
+    Drainage,
+    /// Topographic wetness, ln(a / tan β): a the drainage area per metre of contour (A / the
+    /// spacing), β the slope (tan β at least 0.001).
+    Wetness,
+}
+
+impl MapKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MapKind::Slope => "slope",
+            MapKind::Curvature => "curvature",
+            MapKind::Drainage => "drainage",
+            MapKind::Wetness => "wetness",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            MapKind::Slope => "degrees",
+            MapKind::Curvature => "1/m",
+            MapKind::Drainage => "m²",
+            MapKind::Wetness => "ln(m)",
+        }
+    }
+}
+
 /// What an engine export asks for.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Request {
     pub engine: Engine,
     pub fit: Fit,
     /// Samples a side (one the engine takes); None: the fit's choice.
     pub resolution: Option<u32>,
+    /// Maps written beside the heights, each a 32-bit EXR in its unit.
+    pub maps: Vec<MapKind>,
 }
 
 /// Exports the whole `grid` of document `desc` for `req.engine` to files named after `out`
@@ -317,7 +353,7 @@ pub fn export(
     req: Request,
     materials: &crate::render::look::Materials,
     out: &Path,
-    weigh: impl FnOnce(&[f32], &crate::maps::MapsPush) -> Result<Vec<f32>, String>,
+    weigh: impl FnOnce(&[f32], &crate::maps::MapsPush) -> Result<crate::maps::Maps, String>,
 ) -> Result<Written, ExportError> {
     let size = [grid.width, grid.height];
     let plan = Plan::new(req.engine, req.fit, req.resolution, size, desc.texel_size())
@@ -327,8 +363,67 @@ pub fn export(
     let range = super::formats::min_max(&heights.values);
     let m = materials.on_document(&out_desc, range);
     let push = crate::maps::MapsPush::new(&out_desc, plan.size, [0, 0], range, &m);
-    let weights = weigh(&heights.values, &push).map_err(ExportError::Weights)?;
-    Ok(write(&plan, &out_desc, &heights, &weights, out, size)?)
+    let maps = weigh(&heights.values, &push).map_err(ExportError::Weights)?;
+    let extra: Vec<(MapKind, Vec<f32>)> = req
+        .maps
+        .iter()
+        .map(|&k| (k, derived(k, &heights, &out_desc, &maps)))
+        .collect();
+    let o = Outputs {
+        plan: &plan,
+        desc: &out_desc,
+        grid: &heights,
+        weights: &maps.weights,
+        extra: &extra,
+        doc_size: size,
+    };
+    Ok(write(&o, out)?)
+}
+
+/// Map `kind` of the exported `heights` (of `desc`) from the kernel's `maps`.
+fn derived(
+    kind: MapKind,
+    heights: &Heights,
+    desc: &DocumentDesc,
+    maps: &crate::maps::Maps,
+) -> Vec<f32> {
+    let slope = || maps.slope_curvature.iter().step_by(2).copied();
+    let area = || {
+        let tau = desc.texel_size() as f32;
+        let z: Vec<f32> = heights
+            .values
+            .iter()
+            .map(|&h| desc.metres(h) as f32)
+            .collect();
+        let push = crate::geology::GeologyParams::default().push(
+            [heights.width, heights.height],
+            tau,
+            None,
+        );
+        crate::geology::cpu::d8_area(&z, &push)
+    };
+    match kind {
+        MapKind::Slope => slope().collect(),
+        MapKind::Curvature => maps
+            .slope_curvature
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .copied()
+            .collect(),
+        MapKind::Drainage => area().into_iter().map(|a| a as f32).collect(),
+        MapKind::Wetness => {
+            let tau = desc.texel_size();
+            area()
+                .into_iter()
+                .zip(slope())
+                .map(|(a, deg)| {
+                    let tan = f64::from(deg).to_radians().tan().max(1e-3);
+                    (a / tau / tan).ln() as f32
+                })
+                .collect()
+        }
+    }
 }
 
 /// The files an export wrote.
@@ -339,19 +434,25 @@ pub struct Written {
     pub note: PathBuf,
 }
 
-/// Writes `plan`'s export of `grid` (the plan's heights, of document `desc`) with its material
-/// `weights` (5 per texel, [`NAMES`] order) to files named after `out` (`DIR/NAME`): the heights,
-/// the maps and `NAME.txt`. A failure removes what it wrote.
-pub fn write(
-    plan: &Plan,
-    desc: &DocumentDesc,
-    grid: &Heights,
-    weights: &[f32],
-    out: &Path,
-    doc_size: [u32; 2],
-) -> Result<Written, FileError> {
+/// What an export writes.
+pub struct Outputs<'a> {
+    pub plan: &'a Plan,
+    /// The exported heights (the plan's), of document `desc` (the plan's spacing).
+    pub desc: &'a DocumentDesc,
+    pub grid: &'a Heights,
+    /// Material weights, 5 per texel ([`NAMES`] order).
+    pub weights: &'a [f32],
+    /// Maps beside them.
+    pub extra: &'a [(MapKind, Vec<f32>)],
+    /// The whole document's size (for the note).
+    pub doc_size: [u32; 2],
+}
+
+/// Writes `o` to files named after `out` (`DIR/NAME`): the heights, the maps and `NAME.txt`.
+/// A failure removes what it wrote.
+pub fn write(o: &Outputs, out: &Path) -> Result<Written, FileError> {
     let mut written = Written::default();
-    let result = write_files(plan, desc, grid, weights, out, doc_size, &mut written);
+    let result = write_files(o, out, &mut written);
     if result.is_err() {
         for f in written.files.iter().chain([&written.note]) {
             let _ = std::fs::remove_file(f);
@@ -367,15 +468,15 @@ fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
     out.with_file_name(name)
 }
 
-fn write_files(
-    plan: &Plan,
-    desc: &DocumentDesc,
-    grid: &Heights,
-    weights: &[f32],
-    out: &Path,
-    doc_size: [u32; 2],
-    written: &mut Written,
-) -> Result<(), FileError> {
+fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), FileError> {
+    let &Outputs {
+        plan,
+        desc,
+        grid,
+        weights,
+        extra,
+        doc_size,
+    } = o;
     let [w, h] = plan.size;
     let n = (w * h) as usize;
     let levels: Vec<u8> = weights.chunks(5).flat_map(to_levels).collect();
@@ -526,6 +627,21 @@ fn write_files(
             note.push(format!("  Vertex spacing: {:.4}", plan.spacing_m));
             note.push("  Texture list ids: 0 rock, 1 scree, 2 grass, 3 sand, 4 snow".into());
         }
+    }
+    if !extra.is_empty() {
+        note.push(format!(
+            "Maps ({w} x {h}, 32-bit EXR, rows as the heights'):"
+        ));
+    }
+    for (kind, values) in extra {
+        let p = with_suffix(out, &format!("_{}.exr", kind.name()));
+        let m = Heights {
+            values: values.clone(),
+            ..*grid
+        };
+        super::formats::write(&p, &m, &WriteOptions::default())?;
+        note.push(format!("  {}: {} ({})", kind.name(), name(&p), kind.unit()));
+        written.files.push(p);
     }
     let notep = out.with_file_name(format!("{}.txt", name(out)));
     let text = note.join("\n") + "\n";
