@@ -270,3 +270,68 @@ fn maps_beside_the_heights_are_in_their_units() {
         assert!((f64::from(*w) - want).abs() < 1e-4, "{w} vs {want}");
     }
 }
+
+#[test]
+fn a_flat_document_exports_with_a_range_of_one_height_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let flat = dir.path().join("flat.r32");
+    scarp::terrain::export::write_heights(&flat, 129, 129, &vec![0.25; 129 * 129]).unwrap();
+    let said = export(
+        &flat,
+        "unreal",
+        &dir.path().join("f"),
+        &["--backend", "cpu"],
+    );
+    assert!(
+        said.contains("Heightmap File: f.png (127 x 127, 16-bit PNG)"),
+        "{said}"
+    );
+    let img = png(&dir.path().join("f.png")).into_luma16();
+    assert!(
+        img.as_raw().iter().all(|&v| v == 0),
+        "the flat height is the range's bottom"
+    );
+    // Flat ground: no rock, scree or snow; sand and grass share every texel.
+    let grass = png(&dir.path().join("f_grass.png")).into_luma8();
+    let sand = png(&dir.path().join("f_sand.png")).into_luma8();
+    for (g, s) in grass.as_raw().iter().zip(sand.as_raw()) {
+        assert_eq!(u32::from(*g) + u32::from(*s), 255);
+    }
+}
+
+#[test]
+fn a_non_square_document_keeps_its_extent_on_each_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = common::fbm_terrain(300, 180, 5, 40.0, 5);
+    let raw = dir.path().join("wide.r32");
+    scarp::terrain::export::write_heights(&raw, 300, 180, &values).unwrap();
+    let file = dir.path().join("wide.png");
+    scarp_ok(&[
+        "convert",
+        raw.to_str().unwrap(),
+        file.to_str().unwrap(),
+        "--size",
+        "300x180",
+        "--texel-size",
+        "2",
+        "--height-unit",
+        "500",
+    ]);
+    let said = export(&file, "unity", &dir.path().join("u"), &[]);
+    // 300x180 of 2 m: 598 m by 358 m edge to edge, on a 257² (nearest to 300) heightmap.
+    assert!(said.contains("Heightmap Resolution: 257"), "{said}");
+    assert!(
+        said.contains("Terrain Width: 598.000  Terrain Length: 358.000"),
+        "{said}"
+    );
+    let said = export(&file, "unreal", &dir.path().join("r"), &[]);
+    // Unreal sizes each axis: 253 x 127 (nearest to 180 by ratio: 127 is 0.35 away, 253 0.34).
+    let plan = Plan::new(Engine::Unreal, Fit::Resample, None, [300, 180], 2.0).unwrap();
+    let [sx, sy] = plan.spacing_m;
+    assert!(
+        said.contains(&format!("Scale: X {:.4}  Y {:.4}", sx * 100.0, sy * 100.0)),
+        "{said}"
+    );
+    assert!((sx * f64::from(plan.size[0] - 1) - 598.0).abs() < 1e-9);
+    assert!((sy * f64::from(plan.size[1] - 1) - 358.0).abs() < 1e-9);
+}

@@ -516,14 +516,25 @@ fn a_painted_uplift_map_drives_geology_undoes_and_is_saved_with_the_project() {
         "painting uplift leaves the heights"
     );
 
-    // Saved beside the base; reopened with the base selected.
+    // Saved beside the base, with the map still selected: the strokes a recovery journal holds
+    // after the save go on painting it.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("uplift.scarp");
     let meta = scarp::session::meta_of(&d, vec![], &[]).unwrap();
     scarp::session::save_document(&mut d, &path, &meta, None, None).unwrap();
     let (mut back, _, _) = scarp::session::open_project_file(&gpu, &path, &tables).unwrap();
-    assert!(!back.layers().paints_uplift());
+    assert!(back.layers().paints_uplift());
+    assert!(!back.is_layered());
     assert_eq!(back.uplift_rect(whole.rect()).unwrap().unwrap(), u);
+    // The erode brush reshapes the base: refused while the map is selected.
+    let erode = BrushSettings::new(BrushType::Erode);
+    let e = scarp::edit::stroke::check(&back, &erode)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("uplift map is selected"), "{e}");
+    // Back to the base: still no layers.
+    back.layer_op(&select("base"), here).unwrap();
+    assert!(!back.layers().paints_uplift() && !back.is_layered());
 
     // Without erosion or creep, each iteration raises a texel by Δt·U·u exactly.
     let run = GeologyRun {

@@ -517,6 +517,7 @@ fn a_page_holding_a_non_finite_height_is_not_saved_and_the_previous_save_stays()
         journal: None,
         layers: None,
         view: None,
+        paints_uplift: false,
     };
     let pages = [project::v2::PageToSave {
         id: PageId { x: 1, y: 0 },

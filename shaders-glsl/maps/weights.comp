@@ -30,14 +30,16 @@ void main() {
     float wv = at(p - ivec2(1, 0));
     float s = at(p + ivec2(0, 1));
     float n = at(p - ivec2(0, 1));
-    // True slope from central differences in metres; curvature in world units (texels) per
-    // texel², world heights at true scale (h · unit / tau).
-    float scale = pc.p.unit / pc.p.tau;
-    precise float gx = (e - wv) * 0.5 * scale;
-    precise float gy = (s - n) * 0.5 * scale;
+    // True slope from central differences in metres; curvature per metre (the Laplacian of
+    // the heights in metres) and, for the rules, in world units (texels) per texel² at true
+    // scale (times the mean spacing).
+    vec2 scale = pc.p.unit / pc.p.tau;
+    precise float gx = (e - wv) * 0.5 * scale.x;
+    precise float gy = (s - n) * 0.5 * scale.y;
     float deg = degrees(atan(sqrt(gx * gx + gy * gy)));
-    precise float curv = (e + wv + s + n - 4.0 * c) * scale;
-    precise float curv_m = (e + wv + s + n - 4.0 * c) * pc.p.unit / (pc.p.tau * pc.p.tau);
+    precise float curv_m = ((e + wv - 2.0 * c) / (pc.p.tau.x * pc.p.tau.x)
+                          + (s + n - 2.0 * c) / (pc.p.tau.y * pc.p.tau.y)) * pc.p.unit;
+    precise float curv = curv_m * sqrt(pc.p.tau.x * pc.p.tau.y);
     float alt = clamp((c - pc.p.lo) / max(pc.p.hi - pc.p.lo, 1e-3), 0.0, 1.0);
     float m[5];
     materialWeights(deg, alt, curv, vec2(p + pc.p.origin), pc.p.rules0, pc.p.rules1, m);

@@ -65,7 +65,7 @@ pub struct GeologyResult {
     pub realism: Vec<Realism>,
     /// The channels of the 1024² and 4096² realism runs (the same 4.1 km) compared, when both
     /// ran.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<ChannelAgreement>,
 }
 

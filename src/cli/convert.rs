@@ -312,6 +312,7 @@ fn write_project(out: &Path, grid: &Heights, units: Units) -> Result<usize> {
         journal: None,
         layers: None,
         view: None,
+        paints_uplift: false,
     };
     let read = |_: usize, ids: &[PageId]| {
         Ok(ids

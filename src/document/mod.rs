@@ -267,6 +267,33 @@ impl Document {
         self.composite()
     }
 
+    /// Ends a live edit of `rect` of the base (a region run shown as it goes): writes `heights`
+    /// as the last part of its undo step (joined to the view's writes where `joined`). Where
+    /// the heights could not be had, or the write fails, the edit's undo step is taken back for
+    /// good, so the document stays as its journal says.
+    pub fn end_live_write(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        heights: Result<Vec<f32>>,
+        joined: bool,
+    ) -> Result<()> {
+        let heights = match heights {
+            Ok(h) => h,
+            Err(e) => {
+                if joined {
+                    self.take_back()?;
+                }
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.write_base_rect(rect, &heights, joined) {
+            // The write left an undo step (begun here or by the view): take it back.
+            self.take_back()?;
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Runs queued brush work under a GPU budget (see [`BrushEngine::pump`]), then brings the
     /// composite up to date with what it painted.
     pub fn pump(&mut self, budget_ms: Option<f64>) -> Result<PumpReport> {
@@ -374,10 +401,23 @@ impl Document {
     }
 
     /// Gives a document just opened from a project the uplift map it stored, if it stored one
-    /// (read when first needed).
-    pub fn restore_uplift(&mut self, stored: &[crate::project::v2::StoredField]) -> Result<()> {
+    /// (read when first needed), and with `selected` the map as what strokes paint, as when it
+    /// was saved.
+    pub fn restore_uplift(
+        &mut self,
+        stored: &[crate::project::v2::StoredField],
+        selected: bool,
+    ) -> Result<()> {
+        if selected {
+            self.layers.selected = crate::layers::Selection::Uplift;
+        }
         let Some(f) = stored.iter().find(|f| f.name == UPLIFT_FIELD) else {
-            return Ok(());
+            // Selected but never painted: an unpainted map.
+            return if selected {
+                self.ensure_uplift()
+            } else {
+                Ok(())
+            };
         };
         let budgets = self.base().places().budgets().clone();
         let mut field = Field::from_disk(
@@ -439,11 +479,12 @@ impl Document {
             _ => Vec::new(),
         };
         self.pump(None)?;
-        if matches!(op, LayerOp::Select { name } if name == crate::layers::UPLIFT) {
+        match op {
             // The uplift map is no layer: the document stays as layered as it was.
-            self.ensure_uplift()?;
-        } else {
-            self.make_layered()?;
+            LayerOp::Select { name } if name == crate::layers::UPLIFT => self.ensure_uplift()?,
+            // Selecting the base of a document without layers changes nothing but the selection.
+            LayerOp::Select { .. } if !self.is_layered() => {}
+            _ => self.make_layered()?,
         }
         let before = self.layers.clone();
         let mut fields = Vec::new();

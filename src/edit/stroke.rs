@@ -13,6 +13,12 @@ use crate::document::Document;
 pub fn check(doc: &Document, brush: &BrushSettings) -> Result<()> {
     if brush.brush == BrushType::Erode {
         super::erode::check(doc)?;
+        if doc.layers().paints_uplift() {
+            return Err(crate::brush::error::BrushError::Layer(
+                "the erode brush reshapes the base, and the uplift map is selected: select the base"
+                    .into(),
+            ));
+        }
     }
     doc.check_stroke(brush)
 }

@@ -1879,7 +1879,7 @@ impl Editor {
                     }
                 }
                 UiAction::Recover => {
-                    self.end_erosion();
+                    self.finish_edits();
                     self.ui.recovery = None;
                     self.ui.message = match self.session.recover() {
                         Ok(r) => r.to_string(),

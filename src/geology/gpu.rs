@@ -227,6 +227,11 @@ impl GpuGeology {
         Ok(bytemuck::cast_slice::<u8, f32>(self.readback.mapped(bytes as usize)?).to_vec())
     }
 
+    /// The heights as they are now, read back (z only).
+    pub fn z(&self) -> Result<Vec<f32>> {
+        self.read(&self.z[self.current])
+    }
+
     /// The state as it is now, read back.
     pub fn state(&self) -> Result<State> {
         Ok(State {

@@ -414,7 +414,7 @@ impl Runner {
 
     fn read_z(&self, lv: &Level) -> Result<Vec<f32>> {
         Ok(match &lv.sim {
-            Sim::Gpu(g) => g.state()?.z,
+            Sim::Gpu(g) => g.z()?,
             Sim::Twin(state) => state.z.clone(),
         })
     }

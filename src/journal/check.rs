@@ -165,6 +165,12 @@ impl Checker<'_> {
             .map_err(|e| format!("stroke.{e}"))?;
         let uplift = stack.paints_uplift();
         match stack.selected_layer() {
+            None if uplift && brush.brush == BrushType::Erode => {
+                return Err(
+                    "stroke.brush.type: the erode brush reshapes the base, and the uplift map is selected"
+                        .into(),
+                );
+            }
             None if uplift && brush.rules.is_some() => {
                 return Err(
                     "stroke.brush.rules: mask rules filter a layer's mask, and the uplift map is selected"

@@ -28,17 +28,19 @@ pub struct MapsPush {
     /// The region (texels) and its texel (0, 0) in the document.
     pub size: [i32; 2],
     pub origin: [i32; 2],
-    /// Texel size (m) and metres per height unit.
-    pub tau: f32,
+    /// Metres between texels along x and along y, and metres per height unit.
+    pub tau: [f32; 2],
     pub unit: f32,
-    /// The altitude rules' range, height units.
+    /// The altitude rules' range, height units (`hi` after the rules: std430 places vec4s at
+    /// 16 bytes).
     pub lo: f32,
-    pub hi: f32,
     pub rules0: [f32; 4],
     pub rules1: [f32; 4],
+    pub hi: f32,
+    pub _pad: [f32; 3],
 }
 
-const _: () = assert!(std::mem::size_of::<MapsPush>() == 64);
+const _: () = assert!(std::mem::size_of::<MapsPush>() == 80);
 
 impl MapsPush {
     /// The push for a `size` region at `origin` of document `d` whose altitude rules span
@@ -54,12 +56,21 @@ impl MapsPush {
         Self {
             size: size.map(|v| v as i32),
             origin: origin.map(|v| v as i32),
-            tau: d.texel_size() as f32,
+            tau: [d.texel_size() as f32; 2],
             unit: d.height_unit() as f32,
             lo,
-            hi,
             rules0,
             rules1,
+            hi,
+            _pad: [0.0; 3],
+        }
+    }
+
+    /// The same with `[x, y]` metres between texels.
+    pub fn spaced(self, [x, y]: [f64; 2]) -> Self {
+        Self {
+            tau: [x as f32, y as f32],
+            ..self
         }
     }
 }

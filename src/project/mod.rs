@@ -44,6 +44,10 @@ pub struct Meta {
     /// How the document was seen when it was saved (the editor's camera, sun, sea, look).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<crate::render::saved_view::SavedView>,
+    /// Strokes painted the geology uplift map when it was saved (docs/geology.md): the steps a
+    /// recovery journal holds after the save go on painting it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paints_uplift: bool,
 }
 
 /// A project file as opened: version 1 read whole, version 2 its index only. (One per opened
@@ -64,6 +68,7 @@ impl Opened {
                 journal: p.journal.clone(),
                 layers: None,
                 view: None,
+                paints_uplift: false,
             },
             Opened::V2(p) => p.meta.clone(),
         }
@@ -516,6 +521,7 @@ mod tests {
             journal: None,
             layers: None,
             view: None,
+            paints_uplift: false,
         }
     }
 

@@ -179,20 +179,12 @@ impl RegionRun {
             return Ok(None);
         }
         let scale = self.spec.height_scale;
-        let heights: Vec<f32> = match self.sim.settled() {
-            Ok(b) => b.iter().map(|b| b / scale).collect(),
-            Err(e) => {
-                if self.wrote {
-                    doc.take_back()?;
-                }
-                return Err(e.into());
-            }
-        };
-        if let Err(e) = doc.write_base_rect(self.region.rect(), &heights, self.wrote) {
-            // The write left an undo step (begun here or by the view): take it back.
-            doc.take_back()?;
-            return Err(e);
-        }
+        let heights = self
+            .sim
+            .settled()
+            .map(|b| b.iter().map(|b| b / scale).collect())
+            .map_err(Into::into);
+        doc.end_live_write(self.region.rect(), heights, self.wrote)?;
         Ok(Some(Step::Erode {
             region: self.region,
             erosion: ErosionBrush {

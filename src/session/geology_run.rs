@@ -149,20 +149,12 @@ impl GeologyLive {
         }
         let stop_after = (!self.runner.complete()).then_some(p.total as u32);
         let mut heights = self.original;
-        let out = match self.runner.finish(&mut heights) {
-            Ok(out) => out,
-            Err(e) => {
-                if self.wrote {
-                    doc.take_back()?;
-                }
-                return Err(e.into());
-            }
+        let (out, heights) = match self.runner.finish(&mut heights) {
+            Ok(out) => (Some(out), Ok(heights)),
+            Err(e) => (None, Err(e.into())),
         };
-        if let Err(e) = doc.write_base_rect(self.region.rect(), &heights, self.wrote) {
-            // The write left an undo step (begun here or by the view): take it back.
-            doc.take_back()?;
-            return Err(e);
-        }
+        doc.end_live_write(self.region.rect(), heights, self.wrote)?;
+        let out = out.expect("the heights were written: the run finished");
         let step = Step::Geology {
             region: self.region,
             run: GeologyRun {

@@ -163,9 +163,10 @@ pub fn open_project_file(
                 doc.restore_layers(stack, &sp.fields)
                     .map_err(|e| bad(format!("layers: {e}")))?;
             }
-            doc.restore_uplift(&sp.fields).map_err(|e| {
-                crate::atomic_file::FileError::invalid(path, format!("uplift: {e}"))
-            })?;
+            doc.restore_uplift(&sp.fields, meta.paints_uplift)
+                .map_err(|e| {
+                    crate::atomic_file::FileError::invalid(path, format!("uplift: {e}"))
+                })?;
             Ok((doc, meta, Some(sp)))
         }
     }
@@ -187,6 +188,7 @@ pub fn meta_of(
         journal: Some(journal),
         layers: terrain.is_layered().then(|| terrain.layers().to_file()),
         view: None,
+        paints_uplift: false,
     })
 }
 
@@ -205,6 +207,7 @@ pub fn save_document(
     // The base's pages are the project's; a layered document's layer fields go beside them.
     let mut meta = meta.clone();
     meta.layers = terrain.is_layered().then(|| terrain.layers().to_file());
+    meta.paints_uplift = terrain.layers().paints_uplift();
     let uplift = terrain
         .store
         .field(crate::geology::UPLIFT_FIELD)

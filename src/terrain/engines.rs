@@ -87,8 +87,9 @@ pub struct Plan {
     pub source: Region,
     /// Samples a side written.
     pub size: [u32; 2],
-    /// Metres between neighbouring samples.
-    pub spacing_m: f64,
+    /// Metres between neighbouring samples along x and along y (they differ where a
+    /// non-square document is resampled to sizes of another shape).
+    pub spacing_m: [f64; 2],
     pub fit: Fit,
 }
 
@@ -114,7 +115,7 @@ impl Plan {
                 engine,
                 source: whole,
                 size: [width, height],
-                spacing_m: texel_m,
+                spacing_m: [texel_m; 2],
                 fit,
             });
         };
@@ -136,8 +137,10 @@ impl Plan {
         match fit {
             Fit::Resample => {
                 let size = sides.map(|s| size.unwrap_or_else(|| nearest(sizes, s)));
-                // Corner samples kept: the spacing stretches the document's over the samples.
-                let spacing_m = texel_m * f64::from(sides[0].max(2) - 1) / f64::from(size[0] - 1);
+                // Corner samples kept: each axis stretches the document's texels over its samples.
+                let along =
+                    |doc: u32, n: u32| texel_m * f64::from(doc.max(2) - 1) / f64::from(n - 1);
+                let spacing_m = [along(width, size[0]), along(height, size[1])];
                 Ok(Self {
                     engine,
                     source: whole,
@@ -173,7 +176,7 @@ impl Plan {
                         height: size[1],
                     },
                     size,
-                    spacing_m: texel_m,
+                    spacing_m: [texel_m; 2],
                     fit,
                 })
             }
@@ -187,21 +190,38 @@ impl Plan {
         match (self.fit, self.source == Region::whole(w, h) && self.size == doc) {
             (_, true) => format!("the whole {w}x{h} document, as it is"),
             (Fit::Resample, false) => format!(
-                "the {w}x{h} document resampled to {a}x{b} (bilinear, corner samples kept): {:.4} m between samples",
-                self.spacing_m
+                "the {w}x{h} document resampled to {a}x{b} (bilinear, corner samples kept): {} between samples",
+                self.spacing_words()
             ),
             (Fit::Crop, false) => format!(
-                "the {w}x{h} document cropped to {a}x{b} from texel ({}, {}): {:.4} m between samples, as the document",
-                self.source.x, self.source.y, self.spacing_m
+                "the {w}x{h} document cropped to {a}x{b} from texel ({}, {}): {} between samples, as the document",
+                self.source.x,
+                self.source.y,
+                self.spacing_words()
             ),
         }
+    }
+
+    /// The spacing in words: "1.0156 m", or "1.0000 m along x, 1.2000 m along y".
+    fn spacing_words(&self) -> String {
+        let [x, y] = self.spacing_m;
+        match x == y {
+            true => format!("{x:.4} m"),
+            false => format!("{x:.4} m along x, {y:.4} m along y"),
+        }
+    }
+
+    /// The spacing one number stands for where one is needed (the sidecar's texel size, the
+    /// drainage's texel area): the geometric mean of the two.
+    pub fn mean_spacing_m(&self) -> f64 {
+        (self.spacing_m[0] * self.spacing_m[1]).sqrt()
     }
 
     /// The document `desc` as the export writes it: its units with the plan's spacing.
     pub fn desc(&self, desc: &DocumentDesc) -> DocumentDesc {
         DocumentDesc {
             units: Units {
-                texel_size: Some(self.spacing_m),
+                texel_size: Some(self.mean_spacing_m()),
                 height_unit: Some(desc.height_unit()),
                 height_origin: desc.units.height_origin,
                 geo: None,
@@ -361,8 +381,10 @@ pub fn export(
     let out_desc = plan.desc(desc);
     let heights = plan.heights(grid);
     let range = super::formats::min_max(&heights.values);
-    let m = materials.on_document(&out_desc, range);
-    let push = crate::maps::MapsPush::new(&out_desc, plan.size, [0, 0], range, &m);
+    // Anchored as the viewport anchors them: on the document's own units.
+    let m = materials.on_document(desc, range);
+    let push =
+        crate::maps::MapsPush::new(&out_desc, plan.size, [0, 0], range, &m).spaced(plan.spacing_m);
     let maps = weigh(&heights.values, &push).map_err(ExportError::Weights)?;
     let extra: Vec<(MapKind, Vec<f32>)> = req
         .maps
@@ -480,7 +502,8 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
     let [w, h] = plan.size;
     let n = (w * h) as usize;
     let levels: Vec<u8> = weights.chunks(5).flat_map(to_levels).collect();
-    let (lo, hi) = super::formats::min_max(&grid.values);
+    // A flat document still gets a range (one height unit) its integer values span.
+    let (lo, hi) = super::formats::default_range(&grid.values);
     let (z0, z1) = (desc.metres(lo), desc.metres(hi));
     let name = |p: &Path| {
         p.file_name()
@@ -515,8 +538,8 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
             ));
             note.push(format!(
                 "  Scale: X {:.4}  Y {:.4}  Z {z:.4}",
-                plan.spacing_m * 100.0,
-                plan.spacing_m * 100.0
+                plan.spacing_m[0] * 100.0,
+                plan.spacing_m[1] * 100.0
             ));
             note.push("  Layers (weight-blended; Import Layers, one file each):".into());
             for (k, m) in NAMES.iter().enumerate() {
@@ -547,8 +570,8 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
             };
             super::export::write_with_sidecar(&path, &raw, desc, (0, 0), &opts, &mut |_, _| {})?;
             written.files.push(path.clone());
-            let side = plan.spacing_m * f64::from(w - 1);
-            let length = plan.spacing_m * f64::from(h - 1);
+            let side = plan.spacing_m[0] * f64::from(w - 1);
+            let length = plan.spacing_m[1] * f64::from(h - 1);
             note.push("Terrain Settings:".into());
             note.push(format!("  Heightmap Resolution: {w}"));
             note.push(format!(
@@ -591,7 +614,7 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
                 ..*grid
             };
             let mdesc = DocumentDesc {
-                units: Units::metres(plan.spacing_m),
+                units: Units::metres(plan.mean_spacing_m()),
                 ..*desc
             };
             let path = with_suffix(out, ".exr");
@@ -624,13 +647,13 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
                 "  Control file: {} (Terrain3D's control map: base and overlay texture ids, blend)",
                 name(&cpath)
             ));
-            note.push(format!("  Vertex spacing: {:.4}", plan.spacing_m));
+            note.push(format!("  Vertex spacing: {:.4}", plan.spacing_m[0]));
             note.push("  Texture list ids: 0 rock, 1 scree, 2 grass, 3 sand, 4 snow".into());
         }
     }
     if !extra.is_empty() {
         note.push(format!(
-            "Maps ({w} x {h}, 32-bit EXR, rows as the heights'):"
+            "Maps ({w} x {h}, 32-bit EXR, rows north first, as the PNG heights'):"
         ));
     }
     for (kind, values) in extra {
@@ -693,20 +716,27 @@ mod tests {
         // first and last sample either way.
         let p = Plan::new(Engine::Unreal, Fit::Resample, None, [4096, 4096], 1.0).unwrap();
         assert_eq!(p.size, [4033, 4033]);
-        assert!((p.spacing_m * 4032.0 - 4095.0).abs() < 1e-9);
+        assert!((p.spacing_m[0] * 4032.0 - 4095.0).abs() < 1e-9);
         let c = Plan::new(Engine::Unreal, Fit::Crop, None, [4096, 4096], 1.0).unwrap();
-        assert_eq!((c.size, c.spacing_m), ([4033, 4033], 1.0));
+        assert_eq!((c.size, c.spacing_m), ([4033, 4033], [1.0; 2]));
         assert_eq!((c.source.x, c.source.y), (31, 31));
         // Unity is square: a 1000x600 document goes to 1025² (resampled) or 513² (cropped).
         let u = Plan::new(Engine::Unity, Fit::Resample, None, [1000, 600], 2.0).unwrap();
         assert_eq!(u.size, [1025, 1025]);
+        // Its edges stay where they were: 1998 m by 1198 m.
+        assert!((u.spacing_m[0] * 1024.0 - 1998.0).abs() < 1e-9);
+        assert!((u.spacing_m[1] * 1024.0 - 1198.0).abs() < 1e-9);
+        // Unreal sizes each axis: 1000x600 goes to 1009x505.
+        let r = Plan::new(Engine::Unreal, Fit::Resample, None, [1000, 600], 2.0).unwrap();
+        assert_eq!(r.size, [1009, 505]);
+        assert!((r.spacing_m[1] * 504.0 - 1198.0).abs() < 1e-9);
         let uc = Plan::new(Engine::Unity, Fit::Crop, None, [1000, 600], 2.0).unwrap();
         assert_eq!(uc.size, [513, 513]);
         // Sizes are checked by name.
         let e = Plan::new(Engine::Unity, Fit::Resample, Some(1024), [1000, 600], 2.0).unwrap_err();
         assert!(e.starts_with("--resolution: unity takes 33, 65"), "{e}");
         let g = Plan::new(Engine::Godot, Fit::Resample, None, [1000, 600], 2.0).unwrap();
-        assert_eq!((g.size, g.spacing_m), ([1000, 600], 2.0));
+        assert_eq!((g.size, g.spacing_m), ([1000, 600], [2.0; 2]));
         assert!(Plan::new(Engine::Unreal, Fit::Crop, None, [100, 100], 1.0).is_err());
     }
 
