@@ -362,24 +362,13 @@ impl Document {
         stored: &[crate::project::v2::StoredField],
     ) -> Result<()> {
         self.make_layered()?;
-        let desc = f32_desc(self.desc());
-        let budgets = self.base().places().budgets().clone();
         for l in &stack.layers {
             for part in Part::ALL {
                 let name = l.field(part);
                 let f = stored.iter().find(|f| f.name == name).ok_or_else(|| {
                     BrushError::Layer(format!("layer {:?}: field {name} is not stored", l.name))
                 })?;
-                let mut field = Field::from_disk(
-                    self.gpu(),
-                    desc,
-                    f.flat,
-                    f.pages.clone(),
-                    None,
-                    budgets.clone(),
-                )?;
-                field.set_undo_budget(self.undo_budget);
-                field.set_frames_in_flight(self.frames_in_flight);
+                let field = self.stored_field(f)?;
                 self.store.insert_field(&name, field)?;
             }
         }
@@ -393,11 +382,31 @@ impl Document {
             return Ok(());
         }
         let mut field = Field::new(self.gpu(), f32_desc(self.desc()), UPLIFT_UNPAINTED)?;
-        field.set_undo_budget(self.undo_budget);
-        field.set_frames_in_flight(self.frames_in_flight);
         field.set_budgets(self.base().places().budgets().clone());
+        let field = self.adopted(field);
         self.store.insert_field(UPLIFT_FIELD, field)?;
         Ok(())
+    }
+
+    /// `field` set up as the document's fields are: its undo budget and frames in flight.
+    fn adopted(&self, mut field: Field) -> Field {
+        field.set_undo_budget(self.undo_budget);
+        field.set_frames_in_flight(self.frames_in_flight);
+        field
+    }
+
+    /// The r32f field a project stored (`f`: a layer's part or the uplift map), its pages read
+    /// when first needed, under the base's budgets.
+    fn stored_field(&self, f: &crate::project::v2::StoredField) -> Result<Field> {
+        let field = Field::from_disk(
+            self.gpu(),
+            f32_desc(self.desc()),
+            f.flat,
+            f.pages.clone(),
+            None,
+            self.base().places().budgets().clone(),
+        )?;
+        Ok(self.adopted(field))
     }
 
     /// Gives a document just opened from a project the uplift map it stored, if it stored one
@@ -419,17 +428,7 @@ impl Document {
                 Ok(())
             };
         };
-        let budgets = self.base().places().budgets().clone();
-        let mut field = Field::from_disk(
-            self.gpu(),
-            f32_desc(self.desc()),
-            f.flat,
-            f.pages.clone(),
-            None,
-            budgets,
-        )?;
-        field.set_undo_budget(self.undo_budget);
-        field.set_frames_in_flight(self.frames_in_flight);
+        let field = self.stored_field(f)?;
         self.store.insert_field(UPLIFT_FIELD, field)?;
         Ok(())
     }

@@ -386,10 +386,12 @@ pub fn export(
     let push =
         crate::maps::MapsPush::new(&out_desc, plan.size, [0, 0], range, &m).spaced(plan.spacing_m);
     let maps = weigh(&heights.values, &push).map_err(ExportError::Weights)?;
+    // Drainage and wetness share one D8 accumulation.
+    let area = std::cell::OnceCell::new();
     let extra: Vec<(MapKind, Vec<f32>)> = req
         .maps
         .iter()
-        .map(|&k| (k, derived(k, &heights, &out_desc, &maps)))
+        .map(|&k| (k, derived(k, &heights, &out_desc, &maps, &area)))
         .collect();
     let o = Outputs {
         plan: &plan,
@@ -402,27 +404,28 @@ pub fn export(
     Ok(write(&o, out)?)
 }
 
-/// Map `kind` of the exported `heights` (of `desc`) from the kernel's `maps`.
+/// Map `kind` of the exported `heights` (of `desc`) from the kernel's `maps`; `area` keeps the
+/// D8 drainage area (m²) once made.
 fn derived(
     kind: MapKind,
     heights: &Heights,
     desc: &DocumentDesc,
     maps: &crate::maps::Maps,
+    area: &std::cell::OnceCell<Vec<f64>>,
 ) -> Vec<f32> {
     let slope = || maps.slope_curvature.iter().step_by(2).copied();
     let area = || {
-        let tau = desc.texel_size() as f32;
-        let z: Vec<f32> = heights
-            .values
-            .iter()
-            .map(|&h| desc.metres(h) as f32)
-            .collect();
-        let push = crate::geology::GeologyParams::default().push(
-            [heights.width, heights.height],
-            tau,
-            None,
-        );
-        crate::geology::cpu::d8_area(&z, &push)
+        area.get_or_init(|| {
+            let tau = desc.texel_size() as f32;
+            let z: Vec<f32> = heights
+                .values
+                .iter()
+                .map(|&h| desc.metres(h) as f32)
+                .collect();
+            let size = [heights.width, heights.height];
+            let push = crate::geology::GeologyParams::default().push(size, tau, None);
+            crate::geology::cpu::d8_area(&z, &push)
+        })
     };
     match kind {
         MapKind::Slope => slope().collect(),
@@ -433,11 +436,11 @@ fn derived(
             .step_by(2)
             .copied()
             .collect(),
-        MapKind::Drainage => area().into_iter().map(|a| a as f32).collect(),
+        MapKind::Drainage => area().iter().map(|&a| a as f32).collect(),
         MapKind::Wetness => {
             let tau = desc.texel_size();
             area()
-                .into_iter()
+                .iter()
                 .zip(slope())
                 .map(|(a, deg)| {
                     let tan = f64::from(deg).to_radians().tan().max(1e-3);
