@@ -29,6 +29,7 @@ pub mod gpu;
 pub mod journal;
 pub mod layers;
 pub mod maps;
+pub mod mesh;
 pub mod noise;
 pub mod pages;
 pub mod profile;

@@ -1,13 +1,15 @@
 //! `scarp export`: heights and material weight maps as an engine takes them (docs/engines.md) —
 //! Unreal, Unity or Godot's Terrain3D — at the engine's sizes (resampled or cropped), with a
-//! note of exactly what to enter in its import dialog. Every flag is checked before any work; a
-//! failure removes what it wrote.
+//! note of exactly what to enter in its import dialog; and a glTF mesh for other tools. Every
+//! flag is checked before any work; a failure removes what it wrote.
 
-use super::args::{is_project, Backend, ProjectPart, ReadArgs};
+use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
 use super::{check_validation, open_gpu, read_input};
+use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
 use crate::render::look::Materials;
 use crate::terrain::engines::{export, Engine, Fit, Request};
+use crate::terrain::formats::Heights;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -22,27 +24,38 @@ pub struct ExportArgs {
     read: ReadArgs,
     #[command(flatten)]
     part: ProjectPart,
-    /// The engine.
-    #[arg(long, value_enum)]
-    engine: Engine,
+    /// The engine [required unless --mesh].
+    #[arg(long, value_enum, required_unless_present = "mesh")]
+    engine: Option<Engine>,
     /// The files' path without extension, DIR/NAME: NAME.png (or .raw, .exr), the maps beside
     /// it (NAME_rock.png, NAME_splat0.png, NAME_control.exr) and NAME.txt, what to enter in the
-    /// engine.
+    /// engine; NAME.glb with --mesh.
     #[arg(long)]
     out: PathBuf,
+    /// The region X,Y,W,H in texels [default: the document].
+    #[arg(long, value_parser = parse_region)]
+    region: Option<Region>,
+    /// A glTF 2.0 binary mesh of the region, NAME.glb, for Blender and other tools: positions in
+    /// metres, normals, texture coordinates over the region (docs/engines.md, "A mesh").
+    #[arg(long)]
+    mesh: bool,
+    /// The mesh's largest vertical distance from the heights at any texel, metres (0: every
+    /// texel a vertex) [default: a quarter of the texel size].
+    #[arg(long, value_name = "METRES", requires = "mesh")]
+    mesh_error: Option<f64>,
     /// How the document meets the engine's sizes.
-    #[arg(long, value_enum, default_value_t = Fit::Resample)]
+    #[arg(long, value_enum, default_value_t = Fit::Resample, requires = "engine")]
     fit: Fit,
     /// The heightmap's samples a side (one the engine takes) [default: the nearest to the
     /// document's, or with --fit crop the largest within it].
-    #[arg(long)]
+    #[arg(long, requires = "engine")]
     resolution: Option<u32>,
     /// The material rules of the weight maps: a preset (alpine, desert, temperate) or a JSON
     /// file, as `scarp render --materials` takes them.
     #[arg(long, default_value = "alpine")]
     materials: String,
     /// Maps to write beside the heights, each a 32-bit EXR in its unit (docs/maps.md).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_enum, value_delimiter = ',', requires = "engine")]
     maps: Vec<crate::terrain::engines::MapKind>,
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     backend: Backend,
@@ -60,16 +73,104 @@ pub fn run(a: &ExportArgs) -> Result<()> {
     if a.out.file_name().is_none() {
         anyhow::bail!("--out: give a name, DIR/NAME");
     }
+    if let Some(e) = a.mesh_error {
+        if !e.is_finite() || e < 0.0 {
+            anyhow::bail!("--mesh-error must be a finite number of metres at least 0, not {e}");
+        }
+    }
     let (grid, units) = match is_project(&a.heights) {
         true => super::project_input::heights(&a.heights, &a.part)?,
         false => read_input(&a.heights, &a.read)?,
     };
-    let doc = DocumentDesc {
+    let whole = DocumentDesc {
         units,
         ..DocumentDesc::for_heights(grid.width, grid.height)
     };
+    let region = a.region.unwrap_or(Region::whole(grid.width, grid.height));
+    check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
+    // The mesh first: what it refuses (its size) is refused before anything is written.
+    let glb = match a.mesh {
+        true => Some(mesh(&grid, region, &whole, a)?),
+        false => None,
+    };
+    let mut written = Vec::new();
+    if let Some(engine) = a.engine {
+        let (files, note) = for_engine(engine, &grid, region, &whole, &materials, a)?;
+        written.extend(files);
+        written.push(note);
+    }
+    if let Some((bytes, summary)) = glb {
+        let name = a.out.file_name().unwrap_or_default().to_string_lossy();
+        let path = a.out.with_file_name(format!("{name}.glb"));
+        if let Err(e) = crate::atomic_file::write_bytes_atomic(&path, &bytes) {
+            for f in &written {
+                let _ = std::fs::remove_file(f);
+            }
+            return Err(e.into());
+        }
+        println!("{}: {summary}", path.display());
+    }
+    Ok(())
+}
+
+/// The glTF file of `region` and a line saying what it holds.
+fn mesh(
+    grid: &Heights,
+    region: Region,
+    desc: &DocumentDesc,
+    a: &ExportArgs,
+) -> Result<(Vec<u8>, String)> {
+    let bound = a.mesh_error.unwrap_or(0.25 * desc.texel_size());
+    let t0 = std::time::Instant::now();
+    let grid = crate::mesh::Grid {
+        values: &grid.values,
+        width: grid.width,
+        height: grid.height,
+    };
+    let m = crate::mesh::build(grid, region, desc, bound)?;
+    let name = a.out.file_name().unwrap_or_default().to_string_lossy();
+    let bytes = crate::mesh::gltf::glb(&m, &name)?;
+    let summary = format!(
+        "{} vertices, {} triangles ({:.1}% of the region's {}), largest error {:.3} m (bound {bound} m), {:.1} MB in {:.2} s",
+        m.positions.len(),
+        m.triangles(),
+        100.0 * m.triangles() as f64
+            / (2.0 * f64::from(region.width - 1) * f64::from(region.height - 1)),
+        2 * u64::from(region.width - 1) * u64::from(region.height - 1),
+        m.max_error_m,
+        bytes.len() as f64 / 1e6,
+        t0.elapsed().as_secs_f64(),
+    );
+    Ok((bytes, summary))
+}
+
+/// The engine's files of `region` (printed, and its note): the files and the note's path.
+fn for_engine(
+    engine: Engine,
+    grid: &Heights,
+    region: Region,
+    whole: &DocumentDesc,
+    materials: &Materials,
+    a: &ExportArgs,
+) -> Result<(Vec<PathBuf>, PathBuf)> {
+    let part;
+    let grid = match region == Region::whole(grid.width, grid.height) {
+        true => grid,
+        false => {
+            part = Heights {
+                width: region.width,
+                height: region.height,
+                values: region.cut(&grid.values, grid.width),
+            };
+            &part
+        }
+    };
+    let doc = DocumentDesc {
+        units: whole.units.from_texel(region.x, region.y),
+        ..DocumentDesc::for_heights(grid.width, grid.height)
+    };
     let req = Request {
-        engine: a.engine,
+        engine,
         fit: a.fit,
         resolution: a.resolution,
         maps: a.maps.clone(),
@@ -82,7 +183,7 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         }
         Backend::Cpu => None,
     };
-    let written = export(&grid, &doc, req, &materials, &a.out, |h, push| match &gpu {
+    let written = export(grid, &doc, req, materials, &a.out, |h, push| match &gpu {
         Some((g, k)) => k.run(g, h, push).map_err(|e| e.to_string()),
         None => Ok(crate::maps::cpu::maps_region(h, push)),
     })?;
@@ -94,5 +195,5 @@ pub fn run(a: &ExportArgs) -> Result<()> {
     }
     println!("{}", written.note.display());
     print!("{}", std::fs::read_to_string(&written.note)?);
-    Ok(())
+    Ok((written.files, written.note))
 }

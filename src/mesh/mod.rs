@@ -1,0 +1,367 @@
+//! A region of heights as a triangle mesh for other tools (Blender, game prototypes;
+//! docs/engines.md, "A mesh"), written as glTF 2.0 binary by [`gltf`].
+//!
+//! **Simplification** keeps the renderer's error metric — the largest vertical distance
+//! between the mesh and the heights, in metres — at texel granularity: a right-triangulated
+//! irregular network (RTIN; Evans, Kirkpatrick & Townsend, *Right-triangulated irregular
+//! networks*, Algorithmica 2001). The region lies in a square of 2^k + 1 texels a side, cut into
+//! two right triangles, each bisected from its right angle to its hypotenuse's midpoint down to
+//! triangles with legs of one texel. Every triangle's error is measured exactly, at every texel
+//! it covers; one reaching past the region counts as infinitely wrong where it covers part of
+//! the region, so the mesh ends exactly at the region's edge. Each hypotenuse midpoint keeps the
+//! largest error of the triangles on both sides of it and of everything below them, and a
+//! triangle is split while its midpoint's error exceeds the bound. Both triangles of a
+//! hypotenuse then split together, and errors only grow up the tree: the mesh has no cracks and
+//! no T-junctions, and it lies within the bound at every texel.
+//!
+//! **Vertices** are texels. Positions in metres, glTF's axes: x east along the texel columns,
+//! y up (the elevation, the document's height origin included), z south along the rows; texel
+//! (0, 0) of the *document* at x = z = 0, so meshes of neighbouring regions meet. Normals are the
+//! heightfield's at the vertex (central differences over the whole document, as the renderer
+//! shades), texture coordinates run 0..1 over the region (u along x, v along z: an image of the
+//! region maps onto it as it is).
+
+pub mod gltf;
+
+use crate::pages::geometry::{check_region, Region};
+use crate::pages::DocumentDesc;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A triangle mesh in metres (see the module's axes).
+#[derive(Clone, Debug, Default)]
+pub struct Mesh {
+    pub positions: Vec<[f32; 3]>,
+    /// Unit length.
+    pub normals: Vec<[f32; 3]>,
+    pub uvs: Vec<[f32; 2]>,
+    /// Counter-clockwise seen from above (+y), glTF's front faces.
+    pub indices: Vec<u32>,
+    /// The largest vertical distance between the mesh and the heights at any texel of the
+    /// region, metres.
+    pub max_error_m: f64,
+}
+
+impl Mesh {
+    pub fn triangles(&self) -> usize {
+        self.indices.len() / 3
+    }
+}
+
+/// Why a mesh is not made.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum MeshError {
+    #[error("--mesh-error must be a finite number of metres at least 0, not {0}")]
+    Bound(f64),
+    #[error("--region: {0}")]
+    Region(String),
+    #[error("a mesh needs a region of at least 2x2 texels, not {0}x{1}")]
+    TooSmall(u32, u32),
+}
+
+/// Heights of a `width`-wide row-major grid.
+pub struct Grid<'a> {
+    pub values: &'a [f32],
+    pub width: u32,
+    pub height: u32,
+}
+
+/// The mesh of `region` of `grid` (height units of document `desc`), simplified until it
+/// lies within `bound_m` metres of the heights at every texel (0: every texel a vertex).
+pub fn build(
+    grid: Grid,
+    region: Region,
+    desc: &DocumentDesc,
+    bound_m: f64,
+) -> Result<Mesh, MeshError> {
+    if !bound_m.is_finite() || bound_m < 0.0 {
+        return Err(MeshError::Bound(bound_m));
+    }
+    check_region(grid.width, grid.height, region).map_err(MeshError::Region)?;
+    if region.width < 2 || region.height < 2 {
+        return Err(MeshError::TooSmall(region.width, region.height));
+    }
+    let heights = region.cut(grid.values, grid.width);
+    let rtin = Rtin::new(&heights, region.width, region.height);
+    let (triangles, vertices) = rtin.extract(bound_m / desc.height_unit());
+    let error = max_error(&heights, region.width, &triangles, &vertices);
+    Ok(assemble(&grid, region, desc, &triangles, &vertices, error))
+}
+
+/// A texel (x east, y south) of the square the network covers.
+type Point = [i64; 2];
+
+/// One triangle of the network: hypotenuse a–b, right angle at c.
+#[derive(Clone, Copy)]
+struct Tri {
+    a: Point,
+    b: Point,
+    c: Point,
+}
+
+impl Tri {
+    /// The hypotenuse's midpoint, when the triangle can be split (its legs are longer than one
+    /// texel).
+    fn midpoint(&self) -> Option<Point> {
+        let s = [self.a[0] + self.b[0], self.a[1] + self.b[1]];
+        (s[0] % 2 == 0 && s[1] % 2 == 0).then(|| [s[0] / 2, s[1] / 2])
+    }
+
+    /// Its two halves, each with its right angle at `m`.
+    fn children(&self, m: Point) -> [Tri; 2] {
+        [
+            Tri {
+                a: self.c,
+                b: self.a,
+                c: m,
+            },
+            Tri {
+                a: self.b,
+                b: self.c,
+                c: m,
+            },
+        ]
+    }
+
+    fn corners(&self) -> [Point; 3] {
+        [self.a, self.b, self.c]
+    }
+
+    /// The longer side of its bounding box, texels.
+    fn span(&self) -> i64 {
+        (self.a[0] - self.b[0])
+            .abs()
+            .max((self.a[1] - self.b[1]).abs())
+    }
+}
+
+/// The errors of a right-triangulated irregular network over a region's heights.
+struct Rtin<'a> {
+    heights: &'a [f32],
+    width: u32,
+    height: u32,
+    /// The network's square: 2^k + 1 texels a side, the region at its top-left.
+    side: i64,
+    /// Per texel of the square, as a hypotenuse midpoint: the largest error (height units, as
+    /// f32 bits; every value is ≥ 0, so the bits order as the numbers) of the triangles on both
+    /// sides of that hypotenuse and of all below them.
+    errors: Vec<AtomicU32>,
+}
+
+impl<'a> Rtin<'a> {
+    fn new(heights: &'a [f32], width: u32, height: u32) -> Self {
+        let side = i64::from((width.max(height) - 1).next_power_of_two()) + 1;
+        let r = Self {
+            heights,
+            width,
+            height,
+            side,
+            errors: (0..side * side).map(|_| AtomicU32::new(0)).collect(),
+        };
+        let [t0, t1] = r.roots();
+        rayon::join(|| r.measure(t0), || r.measure(t1));
+        r
+    }
+
+    /// The square's two halves (one hypotenuse: the diagonal from the top-left).
+    fn roots(&self) -> [Tri; 2] {
+        let n = self.side - 1;
+        [
+            Tri {
+                a: [0, 0],
+                b: [n, n],
+                c: [n, 0],
+            },
+            Tri {
+                a: [n, n],
+                b: [0, 0],
+                c: [0, n],
+            },
+        ]
+    }
+
+    fn inside(&self, p: Point) -> bool {
+        p[0] < i64::from(self.width) && p[1] < i64::from(self.height)
+    }
+
+    fn error_at(&self, m: Point) -> f32 {
+        f32::from_bits(self.errors[(m[1] * self.side + m[0]) as usize].load(Ordering::Relaxed))
+    }
+
+    /// Measures `t` and everything below it; returns the largest error found.
+    fn measure(&self, t: Tri) -> f32 {
+        let Some(m) = t.midpoint() else {
+            return 0.0;
+        };
+        let corner = |k: usize| t.corners().iter().map(|p| p[k]).min().unwrap();
+        if corner(0) >= i64::from(self.width) || corner(1) >= i64::from(self.height) {
+            // Wholly past the region: never drawn, never wrong.
+            return 0.0;
+        }
+        let [c0, c1] = t.children(m);
+        let (e0, e1) = match t.span() > 64 {
+            true => rayon::join(|| self.measure(c0), || self.measure(c1)),
+            false => (self.measure(c0), self.measure(c1)),
+        };
+        let e = self.own_error(&t).max(e0).max(e1);
+        self.errors[(m[1] * self.side + m[0]) as usize].fetch_max(e.to_bits(), Ordering::Relaxed);
+        e
+    }
+
+    /// The largest vertical distance between `t`'s plane and the heights at the texels it
+    /// covers (height units, rounded up to an f32); infinite where it reaches past the region
+    /// and covers part of it.
+    fn own_error(&self, t: &Tri) -> f32 {
+        let v = t.corners();
+        let w = self.width as usize;
+        let h = |p: Point| f64::from(self.heights[p[1] as usize * w + p[0] as usize]);
+        let zs = v.iter().all(|&p| self.inside(p)).then(|| v.map(h));
+        let area = edge(v[0], v[1], v[2]) as f64;
+        let lo = |k: usize| v.iter().map(|p| p[k]).min().unwrap();
+        let hi = |k: usize, n: u32| v.iter().map(|p| p[k]).max().unwrap().min(i64::from(n) - 1);
+        let mut worst = 0.0f64;
+        for y in lo(1)..=hi(1, self.height) {
+            for x in lo(0)..=hi(0, self.width) {
+                let p = [x, y];
+                let b = [
+                    edge(v[1], v[2], p),
+                    edge(v[2], v[0], p),
+                    edge(v[0], v[1], p),
+                ];
+                if b.iter().any(|&b| b as f64 * area < 0.0) {
+                    continue;
+                }
+                let Some(zs) = zs else {
+                    return f32::INFINITY;
+                };
+                let z = (b[0] as f64 * zs[0] + b[1] as f64 * zs[1] + b[2] as f64 * zs[2]) / area;
+                worst = worst.max((z - h(p)).abs());
+            }
+        }
+        let e = worst as f32;
+        match f64::from(e) < worst {
+            true => next_up(e),
+            false => e,
+        }
+    }
+
+    /// Triangles (indices into the vertices, counter-clockwise seen from +y) and vertices
+    /// (region texels) of the mesh within `bound` height units of the heights.
+    fn extract(&self, bound: f64) -> (Vec<[u32; 3]>, Vec<[u32; 2]>) {
+        let mut ids = vec![u32::MAX; self.width as usize * self.height as usize];
+        let (mut triangles, mut vertices) = (Vec::new(), Vec::new());
+        let mut stack: Vec<Tri> = self.roots().to_vec();
+        while let Some(t) = stack.pop() {
+            match t.midpoint() {
+                Some(m) if f64::from(self.error_at(m)) > bound => stack.extend(t.children(m)),
+                _ if t.corners().iter().all(|&p| self.inside(p)) => {
+                    let mut id = |p: Point| {
+                        let i = p[1] as usize * self.width as usize + p[0] as usize;
+                        if ids[i] == u32::MAX {
+                            ids[i] = vertices.len() as u32;
+                            vertices.push([p[0] as u32, p[1] as u32]);
+                        }
+                        ids[i]
+                    };
+                    // Counter-clockwise seen from +y with z along the rows is clockwise in
+                    // (x east, y south) texels, where `edge` is negative.
+                    let (p, q) = match edge(t.a, t.b, t.c) < 0 {
+                        true => (t.b, t.c),
+                        false => (t.c, t.b),
+                    };
+                    triangles.push([id(t.a), id(p), id(q)]);
+                }
+                _ => {}
+            }
+        }
+        (triangles, vertices)
+    }
+}
+
+/// The next f32 above `e` ≥ 0 (`f32::next_up` is newer than the crate's Rust).
+fn next_up(e: f32) -> f32 {
+    f32::from_bits(e.to_bits() + 1)
+}
+
+/// Twice the signed area of (a, b, p) in texels (positive: p left of a→b, x east, y south).
+fn edge(a: Point, b: Point, p: Point) -> i64 {
+    (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+}
+
+/// The largest vertical distance (height units) between the triangles and the heights at
+/// every texel they cover, by exact barycentric weights over the texel grid.
+fn max_error(heights: &[f32], width: u32, triangles: &[[u32; 3]], vertices: &[[u32; 2]]) -> f64 {
+    let h = |p: [i64; 2]| f64::from(heights[p[1] as usize * width as usize + p[0] as usize]);
+    triangles
+        .par_iter()
+        .map(|t| {
+            let v = t.map(|i| vertices[i as usize].map(i64::from));
+            let area = edge(v[0], v[1], v[2]);
+            let (x0, x1) = (v.iter().map(|p| p[0]).min(), v.iter().map(|p| p[0]).max());
+            let (y0, y1) = (v.iter().map(|p| p[1]).min(), v.iter().map(|p| p[1]).max());
+            let zs = v.map(h);
+            let mut worst = 0.0f64;
+            for y in y0.unwrap()..=y1.unwrap() {
+                for x in x0.unwrap()..=x1.unwrap() {
+                    let p = [x, y];
+                    let w = [
+                        edge(v[1], v[2], p),
+                        edge(v[2], v[0], p),
+                        edge(v[0], v[1], p),
+                    ];
+                    let inside = w.iter().all(|&w| w.signum() * area.signum() >= 0);
+                    if !inside {
+                        continue;
+                    }
+                    let z = (w[0] as f64 * zs[0] + w[1] as f64 * zs[1] + w[2] as f64 * zs[2])
+                        / area as f64;
+                    worst = worst.max((z - h(p)).abs());
+                }
+            }
+            worst
+        })
+        .reduce(|| 0.0, f64::max)
+}
+
+/// Positions, normals and texture coordinates of the region's vertices.
+fn assemble(
+    grid: &Grid,
+    region: Region,
+    desc: &DocumentDesc,
+    triangles: &[[u32; 3]],
+    vertices: &[[u32; 2]],
+    error: f64,
+) -> Mesh {
+    let tau = desc.texel_size();
+    let unit = desc.height_unit();
+    let at = |x: u32, y: u32| f64::from(grid.values[(y * grid.width + x) as usize]);
+    let span = |n: u32| f64::from((n - 1).max(1));
+    let mut mesh = Mesh {
+        indices: triangles.iter().flatten().copied().collect(),
+        max_error_m: error * unit,
+        ..Mesh::default()
+    };
+    for &[rx, ry] in vertices {
+        let (x, y) = (region.x + rx, region.y + ry);
+        mesh.positions.push([
+            (f64::from(x) * tau) as f32,
+            desc.metres(at(x, y) as f32) as f32,
+            (f64::from(y) * tau) as f32,
+        ]);
+        // Central differences over the document, one-sided at its edges.
+        let (xl, xr) = (x.saturating_sub(1), (x + 1).min(grid.width - 1));
+        let (yu, yd) = (y.saturating_sub(1), (y + 1).min(grid.height - 1));
+        let dx = (at(xr, y) - at(xl, y)) * unit / (f64::from(xr - xl).max(1.0) * tau);
+        let dz = (at(x, yd) - at(x, yu)) * unit / (f64::from(yd - yu).max(1.0) * tau);
+        let n = glam::DVec3::new(-dx, 1.0, -dz).normalize();
+        mesh.normals.push([n.x as f32, n.y as f32, n.z as f32]);
+        mesh.uvs.push([
+            (f64::from(rx) / span(region.width)) as f32,
+            (f64::from(ry) / span(region.height)) as f32,
+        ]);
+    }
+    mesh
+}
+
+#[cfg(test)]
+mod tests;
