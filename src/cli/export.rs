@@ -126,6 +126,7 @@ fn mesh(
         values: &grid.values,
         width: grid.width,
         height: grid.height,
+        origin: [0, 0],
     };
     let m = crate::mesh::build(grid, region, desc, bound)?;
     let name = a.out.file_name().unwrap_or_default().to_string_lossy();

@@ -188,6 +188,9 @@ pub struct ExportOptions {
     /// extension is then the engine's.
     pub engine: Option<crate::terrain::engines::Engine>,
     pub fit: crate::terrain::engines::Fit,
+    /// A glTF mesh of the region within this many metres of the heights (docs/engines.md, "A
+    /// mesh"), instead of heights; None: heights.
+    pub mesh: Option<f32>,
 }
 
 /// The browser window's state.
@@ -466,17 +469,40 @@ fn export_options(ui: &Ui, e: &mut ExportOptions) {
         Some(Engine::Unity),
         Some(Engine::Godot),
     ];
-    let names = ["heights only", "Unreal", "Unity", "Godot (Terrain3D)"];
-    let mut i = engines.iter().position(|x| *x == e.engine).unwrap_or(0);
+    let names = [
+        "heights only",
+        "Unreal",
+        "Unity",
+        "Godot (Terrain3D)",
+        "glTF mesh (Blender...)",
+    ];
+    let mut i = match e.mesh {
+        Some(_) => engines.len(),
+        None => engines.iter().position(|x| *x == e.engine).unwrap_or(0),
+    };
     ui.set_next_item_width(ui.current_font_size() * 10.0);
     if ui.combo_simple_string("for", &mut i, &names) {
-        e.engine = engines[i];
+        e.engine = engines.get(i).copied().flatten();
+        e.mesh = (i == engines.len()).then_some(e.mesh.unwrap_or(0.25));
     }
     super::widgets::tip(
         ui,
         "For an engine: the heights at its sizes, a weight or splat map per material (what \
-         the viewport shows) and NAME.txt with what to enter in its import dialog",
+         the viewport shows) and NAME.txt with what to enter in its import dialog. A glTF \
+         mesh: NAME.glb of the region, in metres, simplified within the error you set",
     );
+    if let Some(bound) = &mut e.mesh {
+        ui.same_line();
+        ui.set_next_item_width(ui.current_font_size() * 6.0);
+        if ui.input_float("error (m)", bound).build() {
+            *bound = bound.max(0.0);
+        }
+        super::widgets::tip(
+            ui,
+            "The mesh's largest vertical distance from the heights at any texel, metres (0: \
+             every texel a vertex)",
+        );
+    }
     if e.engine.is_some() {
         ui.same_line();
         let mut crop = e.fit == Fit::Crop;
@@ -500,6 +526,9 @@ fn export_options(ui: &Ui, e: &mut ExportOptions) {
         if ui.input_int4("##region", &mut v).build() {
             *r = v.map(|x| x.max(0) as u32);
         }
+    }
+    if e.mesh.is_some() {
+        return;
     }
     let mut split = e.tiles.is_some();
     if ui.checkbox("tiles", &mut split) {

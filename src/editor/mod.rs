@@ -1473,6 +1473,44 @@ impl Editor {
         ))
     }
 
+    /// Writes a glTF mesh of the export's region (the layers' composite) to `path` as `.glb`,
+    /// within `bound` metres of the heights (docs/engines.md, "A mesh").
+    fn export_mesh(&mut self, path: &Path, bound: f64) -> Result<String> {
+        let d = *self.session.doc.desc();
+        let region = ui::export_area(&self.ui.export, [d.width, d.height]);
+        crate::pages::geometry::check_region(d.width, d.height, region)
+            .map_err(|e| anyhow::anyhow!("region: {e}"))?;
+        self.session.doc.pump(None)?;
+        // The region and the texels around it, for the normals at its edges.
+        let r = region.rect();
+        let around = crate::pages::geometry::Rect::new(r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1)
+            .intersect(&d.bounds());
+        let values = rects::read(self.session.doc.height(), around)?;
+        let inner = crate::pages::geometry::Region {
+            x: region.x - around.x0 as u32,
+            y: region.y - around.y0 as u32,
+            ..region
+        };
+        let grid = crate::mesh::Grid {
+            values: &values,
+            width: around.width() as u32,
+            height: around.height() as u32,
+            origin: [around.x0 as u32, around.y0 as u32],
+        };
+        let m = crate::mesh::build(grid, inner, &d, bound)?;
+        let path = path.with_extension("glb");
+        let name = path.file_stem().unwrap_or_default().to_string_lossy();
+        crate::mesh::gltf::write(&m, &name, &path)?;
+        Ok(format!(
+            "exported a mesh of {}x{} texels to {}: {} triangles, within {:.3} m of the heights",
+            region.width,
+            region.height,
+            path.display(),
+            m.triangles(),
+            m.max_error_m
+        ))
+    }
+
     /// Writes the document's heights (the layers' composite) to `path` in the format its
     /// extension names: the region and tiles of the last export's options, a region at a time
     /// from the pages.
@@ -1481,6 +1519,9 @@ impl Editor {
         self.finish_edits();
         if let Some(engine) = self.ui.export.engine {
             return self.export_for_engine(path, engine);
+        }
+        if let Some(bound) = self.ui.export.mesh {
+            return self.export_mesh(path, f64::from(bound));
         }
         let d = *self.session.doc.desc();
         let options = self.ui.export;

@@ -251,6 +251,13 @@ pub fn export_problem(
         // The spacing does not decide whether a plan can be made.
         return crate::terrain::engines::Plan::new(engine, options.fit, None, size, 1.0).err();
     }
+    if options.mesh.is_some() {
+        let area = export_area(options, size);
+        return crate::pages::geometry::check_region(size[0], size[1], area)
+            .map_err(|e| format!("region: {e}"))
+            .and_then(|_| crate::atomic_file::check_folder(path).map_err(|e| e.to_string()))
+            .err();
+    }
     export_plan(path, options, size).err()
 }
 
@@ -1275,5 +1282,22 @@ mod tests {
                 height: 100
             }
         );
+        // A mesh: any name (it becomes NAME.glb) and size, a region inside the document.
+        let mesh = ExportOptions {
+            mesh: Some(0.5),
+            ..whole
+        };
+        assert_eq!(export_problem(&out, &mesh, [32768, 32768]), None);
+        let e = export_problem(
+            &out,
+            &ExportOptions {
+                mesh: Some(0.5),
+                ..outside
+            },
+            [512, 512],
+        );
+        assert!(e.unwrap().starts_with("region:"));
+        let e = export_problem(&dir.path().join("no/h.png"), &mesh, [512, 512]).unwrap();
+        assert!(e.contains("no"), "{e}");
     }
 }

@@ -59,15 +59,18 @@ pub enum MeshError {
     TooSmall(u32, u32),
 }
 
-/// Heights of a `width`-wide row-major grid.
+/// Heights of a `width`-wide row-major grid: the document's, or a rectangle of it.
 pub struct Grid<'a> {
     pub values: &'a [f32],
     pub width: u32,
     pub height: u32,
+    /// The document texel of the grid's first value.
+    pub origin: [u32; 2],
 }
 
-/// The mesh of `region` of `grid` (height units of document `desc`), simplified until it
-/// lies within `bound_m` metres of the heights at every texel (0: every texel a vertex).
+/// The mesh of `region` (texels of `grid`) in the heights of document `desc`, within `bound_m`
+/// metres of the heights at every texel (0: every texel a vertex). The texels around the
+/// region in `grid` give the normals at its edges.
 pub fn build(
     grid: Grid,
     region: Region,
@@ -343,12 +346,13 @@ fn assemble(
     };
     for &[rx, ry] in vertices {
         let (x, y) = (region.x + rx, region.y + ry);
+        let [ox, oy] = grid.origin;
         mesh.positions.push([
-            (f64::from(x) * tau) as f32,
+            (f64::from(ox + x) * tau) as f32,
             desc.metres(at(x, y) as f32) as f32,
-            (f64::from(y) * tau) as f32,
+            (f64::from(oy + y) * tau) as f32,
         ]);
-        // Central differences over the document, one-sided at its edges.
+        // Central differences over the grid, one-sided at its edges.
         let (xl, xr) = (x.saturating_sub(1), (x + 1).min(grid.width - 1));
         let (yu, yd) = (y.saturating_sub(1), (y + 1).min(grid.height - 1));
         let dx = (at(xr, y) - at(xl, y)) * unit / (f64::from(xr - xl).max(1.0) * tau);

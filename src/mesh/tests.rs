@@ -33,6 +33,7 @@ fn mesh_of(v: &[f32], w: u32, h: u32, region: Region, d: &DocumentDesc, bound: f
             values: v,
             width: w,
             height: h,
+            origin: [0, 0],
         },
         region,
         d,
@@ -239,6 +240,49 @@ fn neighbouring_regions_meet_and_map_their_texture_over_themselves() {
 }
 
 #[test]
+fn a_rectangle_of_the_document_gives_the_documents_mesh() {
+    // The editor reads the region and one texel around it from the pages.
+    let (w, h) = (160, 140);
+    let v = hills(w, h);
+    let d = desc(w, h, 3.0, 60.0);
+    let region = Region {
+        x: 30,
+        y: 20,
+        width: 100,
+        height: 90,
+    };
+    let whole = mesh_of(&v, w, h, region, &d, 0.5);
+    let around = Region {
+        x: 29,
+        y: 19,
+        width: 102,
+        height: 92,
+    };
+    let part = around.cut(&v, w);
+    let inner = Region {
+        x: 1,
+        y: 1,
+        ..region
+    };
+    let m = build(
+        Grid {
+            values: &part,
+            width: 102,
+            height: 92,
+            origin: [29, 19],
+        },
+        inner,
+        &d,
+        0.5,
+    )
+    .unwrap();
+    assert_eq!(m.positions, whole.positions);
+    assert_eq!(m.normals, whole.normals);
+    assert_eq!(m.uvs, whole.uvs);
+    assert_eq!(m.indices, whole.indices);
+}
+
+#[test]
 fn heights_leave_in_metres_from_the_height_origin() {
     let (w, h) = (65, 65);
     let v = vec![0.5f32; (w * h) as usize];
@@ -257,6 +301,7 @@ fn bad_requests_are_refused_by_name() {
         values: &v,
         width: 64,
         height: 64,
+        origin: [0, 0],
     };
     assert_eq!(
         build(g(), Region::whole(64, 64), &d, -1.0).unwrap_err(),
