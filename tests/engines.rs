@@ -116,6 +116,61 @@ fn unreal_gets_a_recommended_size_its_scales_and_a_weight_map_per_material() {
 }
 
 #[test]
+fn unreal_world_partition_tiles_stitch_back_to_the_plans_heights() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, grid) = input(dir.path());
+    let out = dir.path().join("wp");
+    let said = export(&file, "unreal", &out, &["--tiles", "2x2"]);
+    // 300 in 2 tiles: about 150 a tile, nearest 127: 253 in all.
+    let plan = Plan::tiled(
+        Engine::Unreal,
+        Fit::Resample,
+        None,
+        [SIDE, SIDE],
+        TEXEL,
+        (2, 2),
+    )
+    .unwrap();
+    assert_eq!(plan.size, [253, 253]);
+    assert!(
+        said.contains("Heightmap File: wp_x0_y0.png - the first of 2 x 2 tiles of 127 x 127"),
+        "{said}"
+    );
+    let want = plan.heights(&grid);
+    let (lo, hi) = scarp::terrain::formats::min_max(&want.values);
+    for (i, j) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let t = png(&dir.path().join(format!("wp_x{i}_y{j}.png"))).into_luma16();
+        assert_eq!(t.dimensions(), (127, 127));
+        for m in ["rock", "scree", "grass", "sand", "snow"] {
+            let w = png(&dir.path().join(format!("wp_{m}_x{i}_y{j}.png")));
+            assert_eq!((w.width(), w.height()), (127, 127));
+        }
+    }
+    // Stitched back by `scarp convert` (the tiles' sidecars carry their shared range).
+    let back = dir.path().join("back.r32");
+    let pattern = dir.path().join("wp_x{i}_y{j}.png");
+    scarp_ok(&[
+        "convert",
+        pattern.to_str().unwrap(),
+        back.to_str().unwrap(),
+        "--tiles",
+        "2x2",
+    ]);
+    let got = read(&back, &ReadOptions::default()).unwrap();
+    assert_eq!((got.width, got.height), (253, 253));
+    let level = (hi - lo) / 65535.0;
+    for (g, w) in got.values.iter().zip(&want.values) {
+        assert!((g - w).abs() <= level, "{g} vs {w}");
+    }
+    // A weight map's tiles agree on their shared column.
+    let a = png(&dir.path().join("wp_rock_x0_y0.png")).into_luma8();
+    let b = png(&dir.path().join("wp_rock_x1_y0.png")).into_luma8();
+    for y in 0..127 {
+        assert_eq!(a.get_pixel(126, y), b.get_pixel(0, y), "row {y}");
+    }
+}
+
+#[test]
 fn unity_gets_a_raw_at_2n_plus_1_south_first_and_splat_maps_summing_to_255() {
     let dir = tempfile::tempdir().unwrap();
     let (file, grid) = input(dir.path());
@@ -188,7 +243,7 @@ fn bad_flags_are_refused_by_name_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let (file, _) = input(dir.path());
     let out = dir.path().join("x");
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (
             &["--engine", "unity", "--resolution", "300"],
             "--resolution: unity takes 33, 65",
@@ -206,6 +261,10 @@ fn bad_flags_are_refused_by_name_before_anything_is_written() {
             "--fit crop",
         ),
         (&["--mesh", "--mesh-error", "-1"], "--mesh-error must be"),
+        (
+            &["--engine", "godot", "--tiles", "2x2"],
+            "--tiles: godot takes one file",
+        ),
         (
             &["--mesh", "--region", "250,0,100,10"],
             "--region: region 250,0,100,10",

@@ -3,7 +3,7 @@
 //! note of exactly what to enter in its import dialog; and a glTF mesh for other tools. Every
 //! flag is checked before any work; a failure removes what it wrote.
 
-use super::args::{is_project, parse_region, Backend, ProjectPart, ReadArgs};
+use super::args::{is_project, parse_region, parse_tiles, Backend, ProjectPart, ReadArgs};
 use super::{check_validation, open_gpu, read_input};
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
@@ -46,10 +46,14 @@ pub struct ExportArgs {
     /// How the document meets the engine's sizes.
     #[arg(long, value_enum, default_value_t = Fit::Resample, requires = "engine")]
     fit: Fit,
-    /// The heightmap's samples a side (one the engine takes) [default: the nearest to the
-    /// document's, or with --fit crop the largest within it].
+    /// The heightmap's samples a side (one the engine takes; a tile's with --tiles) [default:
+    /// the nearest to the document's, or with --fit crop the largest within it].
     #[arg(long, requires = "engine")]
     resolution: Option<u32>,
+    /// Unreal's World Partition: CxR tiles of one of its sizes that share their edge samples,
+    /// NAME_x{i}_y{j}.png and each weight map's NAME_rock_x{i}_y{j}.png.
+    #[arg(long, value_parser = parse_tiles, requires = "engine")]
+    tiles: Option<(u32, u32)>,
     /// The material rules of the weight maps: a preset (alpine, desert, temperate) or a JSON
     /// file, as `scarp render --materials` takes them.
     #[arg(long, default_value = "alpine")]
@@ -175,6 +179,7 @@ fn for_engine(
         fit: a.fit,
         resolution: a.resolution,
         maps: a.maps.clone(),
+        tiles: a.tiles,
     };
     let gpu = match a.backend {
         Backend::Gpu => {

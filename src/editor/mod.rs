@@ -1458,6 +1458,7 @@ impl Editor {
             fit: self.ui.export.fit,
             resolution: None,
             maps: Vec::new(),
+            tiles: None,
         };
         let gpu = self.gpu.clone();
         let kernels = crate::maps::gpu::Kernels::new(&gpu)?;

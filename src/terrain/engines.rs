@@ -91,6 +91,9 @@ pub struct Plan {
     /// non-square document is resampled to sizes of another shape).
     pub spacing_m: [f64; 2],
     pub fit: Fit,
+    /// Columns and rows of edge-sharing tiles the heights and weight maps are written as, each
+    /// one of the engine's sizes (Unreal's World Partition); (1, 1): one file each.
+    pub tiles: (u32, u32),
 }
 
 impl Plan {
@@ -100,9 +103,38 @@ impl Plan {
         engine: Engine,
         fit: Fit,
         size: Option<u32>,
-        [width, height]: [u32; 2],
+        doc: [u32; 2],
         texel_m: f64,
     ) -> Result<Self, String> {
+        Self::tiled(engine, fit, size, doc, texel_m, (1, 1))
+    }
+
+    /// The plan as [`Self::new`] makes it, written as `tiles` (columns, rows) of edge-sharing
+    /// tiles, each of one of the engine's sizes (`size` is then a tile's): Unreal's World
+    /// Partition takes a landscape so. Other engines take one file.
+    pub fn tiled(
+        engine: Engine,
+        fit: Fit,
+        size: Option<u32>,
+        [width, height]: [u32; 2],
+        texel_m: f64,
+        tiles: (u32, u32),
+    ) -> Result<Self, String> {
+        if tiles != (1, 1) {
+            if engine != Engine::Unreal {
+                return Err(format!(
+                    "--tiles: {} takes one file (Unreal's World Partition takes tiles; `scarp \
+                     convert --tiles` splits any height file)",
+                    engine.name()
+                ));
+            }
+            if tiles.0 == 0 || tiles.1 == 0 || tiles.0 > 64 || tiles.1 > 64 {
+                return Err(format!(
+                    "--tiles: 1 to 64 a side, not {}x{}",
+                    tiles.0, tiles.1
+                ));
+            }
+        }
         let whole = Region::whole(width, height);
         let Some(sizes) = engine.sizes() else {
             if size.is_some() {
@@ -117,6 +149,7 @@ impl Plan {
                 size: [width, height],
                 spacing_m: [texel_m; 2],
                 fit,
+                tiles,
             });
         };
         if let Some(s) = size {
@@ -134,6 +167,58 @@ impl Plan {
             true => [width.max(height); 2],
             false => [width, height],
         };
+        let (cols, rows) = tiles;
+        // Tiles are square, of one size: the samples of `n` tiles sharing their edges.
+        let across = |s: u32, n: u32| n * (s - 1) + 1;
+        if tiles != (1, 1) {
+            let per_tile = [(width - 1) / cols + 1, (height - 1) / rows + 1];
+            let s = match fit {
+                Fit::Resample => {
+                    size.unwrap_or_else(|| nearest(sizes, per_tile[0].max(per_tile[1])))
+                }
+                Fit::Crop => {
+                    let room = per_tile[0].min(per_tile[1]);
+                    match size {
+                        Some(n) if n <= room => n,
+                        None if largest_within(sizes, room).is_some() => largest_within(sizes, room).unwrap(),
+                        _ => {
+                            return Err(format!(
+                                "--fit crop: the document ({width}x{height}) holds no {cols}x{rows} tiles of {}'s sizes{}",
+                                engine.name(),
+                                size.map_or(String::new(), |n| format!(" ({n} asked)"))
+                            ))
+                        }
+                    }
+                }
+            };
+            let total = [across(s, cols), across(s, rows)];
+            return Ok(match fit {
+                Fit::Resample => Self {
+                    engine,
+                    source: whole,
+                    size: total,
+                    spacing_m: [
+                        texel_m * f64::from(width.max(2) - 1) / f64::from(total[0] - 1),
+                        texel_m * f64::from(height.max(2) - 1) / f64::from(total[1] - 1),
+                    ],
+                    fit,
+                    tiles,
+                },
+                Fit::Crop => Self {
+                    engine,
+                    source: Region {
+                        x: (width - total[0]) / 2,
+                        y: (height - total[1]) / 2,
+                        width: total[0],
+                        height: total[1],
+                    },
+                    size: total,
+                    spacing_m: [texel_m; 2],
+                    fit,
+                    tiles,
+                },
+            });
+        }
         match fit {
             Fit::Resample => {
                 let size = sides.map(|s| size.unwrap_or_else(|| nearest(sizes, s)));
@@ -147,6 +232,7 @@ impl Plan {
                     size,
                     spacing_m,
                     fit,
+                    tiles,
                 })
             }
             Fit::Crop => {
@@ -178,13 +264,32 @@ impl Plan {
                     size,
                     spacing_m: [texel_m; 2],
                     fit,
+                    tiles,
                 })
             }
         }
     }
 
+    /// Each tile's region of the exported heights, as (column, row, region), row-major.
+    pub fn tile_regions(&self) -> Vec<(u32, u32, Region)> {
+        let (c, r) = self.tiles;
+        super::tiles::tile_regions(Region::whole(self.size[0], self.size[1]), c, r)
+            .expect("a plan's size is made of its tiles")
+    }
+
     /// What happened to the document, in words.
     pub fn describe(&self, doc: [u32; 2]) -> String {
+        let what = self.describe_size(doc);
+        match self.tiles {
+            (1, 1) => what,
+            (c, r) => format!(
+                "{what}; written as {c}x{r} tiles of {s}x{s} that share their edge samples",
+                s = (self.size[0] - 1) / c + 1
+            ),
+        }
+    }
+
+    fn describe_size(&self, doc: [u32; 2]) -> String {
         let [w, h] = doc;
         let [a, b] = self.size;
         match (self.fit, self.source == Region::whole(w, h) && self.size == doc) {
@@ -357,10 +462,12 @@ impl MapKind {
 pub struct Request {
     pub engine: Engine,
     pub fit: Fit,
-    /// Samples a side (one the engine takes); None: the fit's choice.
+    /// Samples a side (one the engine takes; a tile's with `tiles`); None: the fit's choice.
     pub resolution: Option<u32>,
     /// Maps written beside the heights, each a 32-bit EXR in its unit.
     pub maps: Vec<MapKind>,
+    /// Columns and rows of edge-sharing tiles (Unreal's World Partition); None: one file.
+    pub tiles: Option<(u32, u32)>,
 }
 
 /// Exports the whole `grid` of document `desc` for `req.engine` to files named after `out`
@@ -376,8 +483,15 @@ pub fn export(
     weigh: impl FnOnce(&[f32], &crate::maps::MapsPush) -> Result<crate::maps::Maps, String>,
 ) -> Result<Written, ExportError> {
     let size = [grid.width, grid.height];
-    let plan = Plan::new(req.engine, req.fit, req.resolution, size, desc.texel_size())
-        .map_err(ExportError::Plan)?;
+    let plan = Plan::tiled(
+        req.engine,
+        req.fit,
+        req.resolution,
+        size,
+        desc.texel_size(),
+        req.tiles.unwrap_or((1, 1)),
+    )
+    .map_err(ExportError::Plan)?;
     let out_desc = plan.desc(desc);
     let heights = plan.heights(grid);
     let range = super::formats::min_max(&heights.values);
@@ -503,7 +617,6 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
         doc_size,
     } = o;
     let [w, h] = plan.size;
-    let n = (w * h) as usize;
     let levels: Vec<u8> = weights.chunks(5).flat_map(to_levels).collect();
     // A flat document still gets a range (one height unit) its integer values span.
     let (lo, hi) = super::formats::default_range(&grid.values);
@@ -521,20 +634,54 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
     ];
     match plan.engine {
         Engine::Unreal => {
-            let path = with_suffix(out, ".png");
             let opts = WriteOptions {
                 range: Some((lo, hi)),
                 bits: Some(16),
                 ..WriteOptions::default()
             };
-            super::export::write_with_sidecar(&path, grid, desc, (0, 0), &opts, &mut |_, _| {})?;
-            written.files.push(path.clone());
+            let tiled = plan.tiles != (1, 1);
+            // One file, or tiles named NAME_x{i}_y{j}: Unreal finds a tile set by that suffix.
+            let tile = |i: u32, j: u32| match tiled {
+                true => format!("_x{i}_y{j}"),
+                false => String::new(),
+            };
+            let regions = plan.tile_regions();
+            for &(i, j, r) in &regions {
+                let path = with_suffix(out, &format!("{}.png", tile(i, j)));
+                let part = super::tiles::crop(grid, r).expect("a tile inside the plan");
+                super::export::write_with_sidecar(
+                    &path,
+                    &part,
+                    desc,
+                    (r.x, r.y),
+                    &opts,
+                    &mut |_, _| {},
+                )?;
+                written.files.push(path);
+            }
             let z = (z1 - z0) * 100.0 / 512.0;
             note.push("Landscape mode > Manage > New > Import from File:".into());
-            note.push(format!(
-                "  Heightmap File: {} ({w} x {h}, 16-bit PNG)",
-                name(&path)
-            ));
+            let first = with_suffix(out, &format!("{}.png", tile(0, 0)));
+            match tiled {
+                true => {
+                    let (c, r) = plan.tiles;
+                    let s = regions[0].2.width;
+                    note.push(format!(
+                        "  Heightmap File: {} - the first of {c} x {r} tiles of {s} x {s} (16-bit PNG, \
+                         neighbouring tiles share their edge samples: {w} x {h} in all; the \
+                         importer finds the others by their _x{{i}}_y{{j}} names)",
+                        name(&first)
+                    ));
+                    note.push(
+                        "  World Partition: on (Enable World Partition in the New Landscape panel)"
+                            .into(),
+                    );
+                }
+                false => note.push(format!(
+                    "  Heightmap File: {} ({w} x {h}, 16-bit PNG)",
+                    name(&first)
+                )),
+            }
             note.push(format!(
                 "  Location: X 0  Y 0  Z {:.3}",
                 0.5 * (z0 + z1) * 100.0
@@ -546,11 +693,17 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
             ));
             note.push("  Layers (weight-blended; Import Layers, one file each):".into());
             for (k, m) in NAMES.iter().enumerate() {
-                let p = with_suffix(out, &format!("_{m}.png"));
-                let gray: Vec<u8> = (0..n).map(|i| levels[i * 5 + k]).collect();
-                write_image(&p, image::GrayImage::from_raw(w, h, gray))?;
+                for &(i, j, r) in &regions {
+                    let p = with_suffix(out, &format!("_{m}{}.png", tile(i, j)));
+                    let gray: Vec<u8> = (r.y..r.y + r.height)
+                        .flat_map(|y| (r.x..r.x + r.width).map(move |x| (y * w + x) as usize))
+                        .map(|t| levels[t * 5 + k])
+                        .collect();
+                    write_image(&p, image::GrayImage::from_raw(r.width, r.height, gray))?;
+                    written.files.push(p);
+                }
+                let p = with_suffix(out, &format!("_{m}{}.png", tile(0, 0)));
                 note.push(format!("    {m}: {}", name(&p)));
-                written.files.push(p);
             }
         }
         Engine::Unity => {
@@ -741,6 +894,102 @@ mod tests {
         let g = Plan::new(Engine::Godot, Fit::Resample, None, [1000, 600], 2.0).unwrap();
         assert_eq!((g.size, g.spacing_m), ([1000, 600], [2.0; 2]));
         assert!(Plan::new(Engine::Unreal, Fit::Crop, None, [100, 100], 1.0).is_err());
+    }
+
+    /// World Partition: tiles of one recommended size sharing their edge samples (Landscape
+    /// Technical Guide: a tiled heightmap's tiles are named _x{i}_y{j} and overlap by one).
+    #[test]
+    fn unreal_tiles_are_of_its_sizes_and_share_their_edges() {
+        // 4096² of 1 m in 4x4: about 1024 a tile, nearest 1009; 4 x 1008 + 1 = 4033 in all.
+        let p = Plan::tiled(
+            Engine::Unreal,
+            Fit::Resample,
+            None,
+            [4096, 4096],
+            1.0,
+            (4, 4),
+        )
+        .unwrap();
+        assert_eq!(p.size, [4033, 4033]);
+        assert_eq!(p.spacing_m, [4095.0 / 4032.0; 2]);
+        let regions = p.tile_regions();
+        assert_eq!(regions.len(), 16);
+        assert_eq!(
+            regions[1].2,
+            Region {
+                x: 1008,
+                y: 0,
+                width: 1009,
+                height: 1009
+            }
+        );
+        assert_eq!(regions[15].2.x + regions[15].2.width, 4033);
+        // A non-square document: square tiles, each axis its own spacing.
+        let r = Plan::tiled(
+            Engine::Unreal,
+            Fit::Resample,
+            None,
+            [8192, 4096],
+            2.0,
+            (4, 2),
+        )
+        .unwrap();
+        assert_eq!(r.size, [4 * 2016 + 1, 2 * 2016 + 1]);
+        assert_eq!(r.spacing_m, [2.0 * 8191.0 / 8064.0, 2.0 * 4095.0 / 4032.0]);
+        // Cropped: the largest size within a tile's share, the spacing kept, centred.
+        let c = Plan::tiled(Engine::Unreal, Fit::Crop, None, [4096, 4096], 1.0, (4, 4)).unwrap();
+        assert_eq!(
+            (c.size, c.spacing_m, c.source.x),
+            ([4033, 4033], [1.0; 2], 31)
+        );
+        // --resolution is a tile's.
+        let t = Plan::tiled(
+            Engine::Unreal,
+            Fit::Resample,
+            Some(505),
+            [4096, 4096],
+            1.0,
+            (2, 2),
+        )
+        .unwrap();
+        assert_eq!(t.size, [1009, 1009]);
+        assert!(t
+            .describe([4096, 4096])
+            .ends_with("written as 2x2 tiles of 505x505 that share their edge samples"));
+        // Refused: tiles for another engine, a crop with no room, a size Unreal does not take.
+        let e = Plan::tiled(
+            Engine::Unity,
+            Fit::Resample,
+            None,
+            [4096, 4096],
+            1.0,
+            (2, 2),
+        )
+        .unwrap_err();
+        assert!(e.starts_with("--tiles: unity takes one file"), "{e}");
+        let e = Plan::tiled(Engine::Unreal, Fit::Crop, None, [300, 300], 1.0, (4, 4)).unwrap_err();
+        assert!(
+            e.starts_with("--fit crop: the document (300x300) holds no 4x4 tiles"),
+            "{e}"
+        );
+        assert!(Plan::tiled(
+            Engine::Unreal,
+            Fit::Resample,
+            Some(500),
+            [4096, 4096],
+            1.0,
+            (2, 2)
+        )
+        .is_err());
+        assert!(Plan::tiled(
+            Engine::Unreal,
+            Fit::Resample,
+            None,
+            [4096, 4096],
+            1.0,
+            (0, 2)
+        )
+        .is_err());
     }
 
     #[test]
