@@ -72,6 +72,13 @@ pub const VIEW_OVERLAY_UPLIFT: u32 = 1024;
 pub const VIEW_SLOPE: u32 = 32;
 /// Analysis: height contour lines every `FrameData.analysis.y` height units.
 pub const VIEW_CONTOURS: u32 = 64;
+/// Analysis: curvature (the Laplacian of the heights in metres, 1/m) as a diverging colour
+/// ramp, unlit: blue where concave, orange where convex, drawn curvature times `FrameData.look.w`
+/// full at ±1.
+pub const VIEW_CURVATURE: u32 = 2048;
+/// Analysis: the material weights by the look's rules, each material's colour times its weight
+/// (what an exported weight or splat map recoloured gives), unlit.
+pub const VIEW_MATERIALS: u32 = 4096;
 /// `TileDraw.flags`: the node's level sits at this bit (5 bits).
 pub const TILE_LEVEL_SHIFT: u32 = 4;
 /// `TileDraw.flags`: heights from the coarse level, not the pages.

@@ -923,6 +923,89 @@ fn the_slope_overlay_reads_a_ramps_angle_and_contours_follow_the_interval() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The curvature map colours hollows blue and crests orange by their curvature in 1/m, and the
+/// material weights map is each material's colour by the weights of the rules' CPU twin.
+#[test]
+fn the_curvature_and_material_maps_read_the_ground() {
+    use scarp::maps::materials::{rules, weights};
+    use scarp::render::analysis::curvature_colour;
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    // A trough (Laplacian 2a) for x < 128, then a crest (-2a); a texel is 1 m, a height unit 1 m
+    // drawn at scale 1, so the drawn curvature is the metres'.
+    let a = 0.004f32;
+    let height = |x: f32| {
+        if x < 128.0 {
+            a * (x - 64.0) * (x - 64.0)
+        } else {
+            60.0 - a * (x - 192.0) * (x - 192.0)
+        }
+    };
+    let heights: Vec<f32> = (0..d.width * d.height)
+        .map(|i| height((i % d.width) as f32))
+        .collect();
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [320, 240];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let cam = Camera::look_at(
+        glam::Vec3::new(128.0, 300.0, 420.0),
+        glam::Vec3::new(128.0, 20.0, 128.0),
+    );
+    let mut render = |view: &ViewSettings| {
+        off.render(&mut r, &mut terrain.store, &cam, view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let encode = |c: [f32; 3]| c.map(|v| (v.powf(1.0 / 2.2) * 255.0).round() as i32);
+    let at = |img: &[u8], x: f32| {
+        let [px, py] = project(&cam, size, glam::Vec3::new(x, height(x), 128.0));
+        let i = 4 * (py * size[0] as usize + px);
+        [img[i] as i32, img[i + 1] as i32, img[i + 2] as i32]
+    };
+    // Full colour at 2a; half of it at 4a.
+    for (full, k) in [(2.0 * a, 1.0), (4.0 * a, 0.5)] {
+        let img = render(&ViewSettings {
+            curvature: Some(full),
+            ..ViewSettings::default()
+        });
+        for (x, sign) in [(64.0, 1.0), (192.0, -1.0)] {
+            let (got, want) = (at(&img, x), encode(curvature_colour(sign * k)));
+            assert!(
+                (0..3).all(|c| (got[c] - want[c]).abs() <= 3),
+                "curvature {} at x {x}, map {full}: {got:?}, the ramp says {want:?}",
+                sign * 2.0 * a
+            );
+        }
+    }
+    // The material weights, by the default look's rules (the look is off here).
+    let img = render(&ViewSettings {
+        materials_map: true,
+        ..ViewSettings::default()
+    });
+    let look = scarp::render::look::Look::default();
+    let (r0, r1) = rules(&look.materials);
+    let m = &look.materials;
+    let colours = [m.rock, m.scree, m.grass, m.sand, m.snow];
+    let (lo, hi) = (0.0f32, 60.0f32);
+    for x in [40.0f32, 100.0, 160.0, 230.0] {
+        let h = height(x);
+        let dh = (height(x + 1.0) - height(x - 1.0)) / 2.0;
+        let deg = dh.abs().atan().to_degrees();
+        let curv = if x < 128.0 { 2.0 * a } else { -2.0 * a };
+        let w = weights(deg, (h - lo) / (hi - lo), curv, [x, 128.0], r0, r1);
+        let c = (0..3).map(|k| (0..5).map(|j| colours[j][k] * w[j]).sum::<f32>());
+        let want = encode(c.collect::<Vec<_>>().try_into().unwrap());
+        let got = at(&img, x);
+        assert!(
+            (0..3).all(|k| (got[k] - want[k]).abs() <= 6),
+            "x {x} ({deg:.1} degrees, weights {w:?}): {got:?}, the twin says {want:?}"
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 /// The light atlas (the lighting of the pages drawn at page level, copied together for the
 /// shading pass) follows the view and the lighting field: a renderer with room for few pages
 /// draws a view that wants more (the rest shaded from the lighting's coarse level), then a

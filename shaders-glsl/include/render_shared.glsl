@@ -18,9 +18,11 @@ struct FrameData {
     vec4 analysis;   // walkable slope (degrees, VIEW_SLOPE), contour interval (height units,
                      // VIEW_CONTOURS), the waves' time (VIEW_SEA; seconds), the vertical
                      // exaggeration over true scale (1 where the document has no height unit)
-    // With VIEW_LOOK (render::look): the sky, haze and tone map, and the materials.
+    // With VIEW_LOOK (render::look): the sky, haze and tone map, and the materials (their rules
+    // also with VIEW_MATERIALS).
     mat4 inv_view_proj; // clip to world (the sky's view rays)
-    vec4 look;       // exposure, sun intensity, detail-normal strength, unused
+    vec4 look;       // exposure, sun intensity, detail-normal strength, the curvature map's
+                     // scale (VIEW_CURVATURE: drawn curvature to -1..1)
     vec4 rules0;     // grass up to this slope (deg), rock from this slope (deg), snow line and
                      // sand line (altitude, 0..1 of the document's range)
     vec4 rules1;     // snow up to this slope (deg), softness (deg), noise breakup (0..1),

@@ -3,8 +3,8 @@
 // and depth into the encoded colour the target shows. Plain colours or the look (materials,
 // sky, haze, tone map), the lighting field (sun visibility and occlusion, read from the light
 // atlas the renderer keeps of the pages drawn at page level, or from the field's coarse level),
-// the overlays (mask or water tint, slope map, contours), the brush cursor, LOD colours and
-// wireframe, then the sea over it all. Screen-space derivatives come from the neighbouring
+// the overlays (mask or water tint, material weights, curvature and slope maps, contours), the
+// brush cursor, LOD colours and wireframe, then the sea over it all. Screen-space derivatives come from the neighbouring
 // pixels' depths.
 #extension GL_GOOGLE_include_directive : require
 #include "render_shared.glsl"
@@ -349,6 +349,23 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     } else if ((flags & VIEW_OVERLAY) != 0u) {
         // Where the overlay (a layer's mask) hides, a magenta tint: half at 0, none at 1.
         c = mix(c, vec3(0.85, 0.12, 0.55), 0.5 * (1.0 - clamp(overlay, 0.0, 1.0)));
+    }
+    if ((flags & VIEW_MATERIALS) != 0u) {
+        // Each material's colour by its weight, unlit: what an exported weight or splat map
+        // gives recoloured with the same colours.
+        float w[5];
+        materialWeights(groundSlope(n), t, curvature, world.xz, frame.rules0, frame.rules1, w);
+        c = frame.rock.rgb * w[0] + frame.scree.rgb * w[1] + frame.grass.rgb * w[2]
+          + frame.sand.rgb * w[3] + frame.snow.rgb * w[4];
+        look = false;
+    }
+    if ((flags & VIEW_CURVATURE) != 0u) {
+        // Unlit: blue where concave (valleys, hollows), orange where convex (ridges, crests),
+        // full at the map's curvature either way (render::analysis::curvature_colour).
+        float k = clamp(curvature * frame.look.w, -1.0, 1.0);
+        vec3 flat_ = vec3(0.86, 0.86, 0.82);
+        c = k > 0.0 ? mix(flat_, vec3(0.10, 0.30, 0.85), k) : mix(flat_, vec3(0.85, 0.38, 0.10), -k);
+        look = false;
     }
     if ((flags & VIEW_SLOPE) != 0u) {
         // Unlit, so the colour reads the ground's angle (true degrees wherever the document

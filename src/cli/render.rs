@@ -64,8 +64,9 @@ pub struct RenderArgs {
     #[arg(long)]
     lod_colours: bool,
     /// An analysis overlay (repeatable): `slope[:WALKABLE_DEGREES]` (a heat map of the slope as
-    /// drawn, walkable up to 35 degrees by default) or `contours:INTERVAL` (lines every INTERVAL
-    /// height units).
+    /// drawn, walkable up to 35 degrees by default), `contours:INTERVAL` (lines every INTERVAL
+    /// height units), `curvature[:PER_METRE]` (blue hollows, orange crests, full at 0.01/m by
+    /// default) or `materials` (each material's colour by its weight, as the exported maps).
     #[arg(long, value_name = "OVERLAY")]
     overlay: Vec<crate::render::analysis::Overlay>,
     /// Where the sun is: azimuth (degrees clockwise from north, north being the first rows) and

@@ -832,7 +832,8 @@ fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
     }
 }
 
-/// The analysis overlays: the slope heat map (walkable angle) and contour lines (interval).
+/// The analysis overlays: the slope heat map (walkable angle), the curvature and material
+/// weights maps, and contour lines (interval).
 fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {
     let mut slope = v.slope.is_some();
     if ui.checkbox("slope map", &mut slope) {
@@ -848,6 +849,27 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) 
         ui.slider("walkable (deg)", 1.0, 89.0, w);
         tip(ui, "The steepest slope a character can walk");
     }
+    let mut curvature = v.curvature.is_some();
+    if ui.checkbox("curvature map", &mut curvature) {
+        v.curvature = curvature.then_some(crate::render::analysis::DEFAULT_CURVATURE);
+    }
+    tip(
+        ui,
+        "Colours the terrain by curvature (the Laplacian of the heights in metres): blue in \
+         hollows and valleys, orange on ridges and crests",
+    );
+    if let Some(c) = &mut v.curvature {
+        ui.same_line();
+        ui.set_next_item_width(120.0);
+        log_slider(ui, "full at (1/m)", 1e-5, 1.0, c);
+        tip(ui, "The curvature at which the colours are full");
+    }
+    ui.checkbox("material weights", &mut v.materials_map);
+    tip(
+        ui,
+        "Each material's colour by its weight, unlit: what the exported weight and splat maps \
+         hold (docs/maps.md)",
+    );
     let mut contours = v.contours.is_some();
     if ui.checkbox("contours", &mut contours) {
         v.contours = contours.then_some(0.02);

@@ -1,4 +1,5 @@
-//! The viewport's analysis overlays (`ViewSettings::slope`, `ViewSettings::contours`; docs/render.md):
+//! The viewport's analysis overlays (`ViewSettings::slope`, `contours`, `curvature`,
+//! `materials_map`; docs/render.md, docs/maps.md):
 //! the slope heat map's colours, the CPU twin of `slopeColour` in `render/terrain.frag`, and
 //! the overlay names `scarp render --overlay` takes.
 
@@ -21,6 +22,20 @@ pub fn slope_colour(deg: f32, walkable: f32) -> [f32; 3] {
     }
 }
 
+/// The curvature map's colour (linear RGB) at `k`, the curvature over the map's full-colour
+/// curvature (clamped to -1..1): blue where concave (k > 0), orange where convex, pale grey at
+/// 0. The twin of the ramp in `render/shade.comp`.
+pub fn curvature_colour(k: f32) -> [f32; 3] {
+    let k = k.clamp(-1.0, 1.0);
+    let flat = [0.86, 0.86, 0.82];
+    let to = if k > 0.0 {
+        [0.10, 0.30, 0.85]
+    } else {
+        [0.85, 0.38, 0.10]
+    };
+    [0, 1, 2].map(|i| flat[i] + (to[i] - flat[i]) * k.abs())
+}
+
 /// An overlay as `scarp render --overlay` names it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Overlay {
@@ -28,7 +43,15 @@ pub enum Overlay {
     Slope(f32),
     /// `contours:INTERVAL` (height units).
     Contours(f32),
+    /// `curvature[:PER_METRE]`: full colour at this curvature (1/m).
+    Curvature(f32),
+    /// `materials`: the material weights by the look's rules.
+    Materials,
 }
+
+/// Curvature (1/m) at which the curvature map's colours are full when none is given: a
+/// hollow 10 m across and 0.25 m deep.
+pub const DEFAULT_CURVATURE: f32 = 0.01;
 
 impl std::str::FromStr for Overlay {
     type Err = String;
@@ -54,8 +77,14 @@ impl std::str::FromStr for Overlay {
                 number("an interval above 0 (height units)", v, |x| x > 0.0).map(Overlay::Contours)
             }
             ("contours", None) => Err("contours needs an interval: contours:INTERVAL".into()),
+            ("curvature", None) => Ok(Overlay::Curvature(DEFAULT_CURVATURE)),
+            ("curvature", Some(v)) => {
+                number("a curvature above 0 (1/m)", v, |x| x > 0.0).map(Overlay::Curvature)
+            }
+            ("materials", None) => Ok(Overlay::Materials),
             _ => Err(format!(
-                "unknown overlay '{s}' (slope[:WALKABLE_DEGREES], contours:INTERVAL)"
+                "unknown overlay '{s}' (slope[:WALKABLE_DEGREES], contours:INTERVAL, \
+                 curvature[:PER_METRE], materials)"
             )),
         }
     }
@@ -67,6 +96,8 @@ impl Overlay {
         match self {
             Overlay::Slope(w) => view.slope = Some(w),
             Overlay::Contours(i) => view.contours = Some(i),
+            Overlay::Curvature(c) => view.curvature = Some(c),
+            Overlay::Materials => view.materials_map = true,
         }
     }
 }
@@ -80,7 +111,15 @@ mod tests {
         assert_eq!("slope".parse(), Ok(Overlay::Slope(DEFAULT_WALKABLE)));
         assert_eq!("slope:30".parse(), Ok(Overlay::Slope(30.0)));
         assert_eq!("contours:0.05".parse(), Ok(Overlay::Contours(0.05)));
+        assert_eq!(
+            "curvature".parse(),
+            Ok(Overlay::Curvature(DEFAULT_CURVATURE))
+        );
+        assert_eq!("curvature:0.2".parse(), Ok(Overlay::Curvature(0.2)));
+        assert_eq!("materials".parse(), Ok(Overlay::Materials));
         for (bad, says) in [
+            ("curvature:0", "a curvature above 0"),
+            ("curvature:x", "a curvature above 0"),
             ("slope:95", "walkable"),
             ("contours", "interval"),
             ("contours:-1", "interval"),

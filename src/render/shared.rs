@@ -12,9 +12,9 @@ pub const TILE_VERTS: u32 = k::TILE_VERTS as u32;
 const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
 
 pub use k::{
-    TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CONTOURS, VIEW_CURSOR, VIEW_LIGHTING, VIEW_LOD_COLOURS,
-    VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_UPLIFT, VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE,
-    VIEW_WIREFRAME,
+    TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CONTOURS, VIEW_CURSOR, VIEW_CURVATURE, VIEW_LIGHTING,
+    VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_MATERIALS, VIEW_OVERLAY, VIEW_OVERLAY_UPLIFT,
+    VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 
 /// Per-frame uniforms (std140).
@@ -28,7 +28,7 @@ pub struct FrameData {
     pub light: [f32; 4],
     /// x, z, outer radius, inner radius.
     pub cursor: [f32; 4],
-    /// fog density, lowest height, highest height, unused.
+    /// fog density, lowest height, highest height, sea level.
     pub shade: [f32; 4],
     /// width, height, page size, view flags.
     pub doc: [i32; 4],
@@ -38,7 +38,8 @@ pub struct FrameData {
     pub analysis: [f32; 4],
     /// Clip to world (the sky's view rays).
     pub inv_view_proj: [[f32; 4]; 4],
-    /// Exposure, sun intensity, detail-normal strength, unused.
+    /// Exposure, sun intensity, detail-normal strength, the curvature map's scale (drawn
+    /// curvature to -1..1).
     pub look: [f32; 4],
     /// Grass slope, rock slope (degrees), snow line, sand line (altitude 0..1).
     pub rules0: [f32; 4],

@@ -42,8 +42,8 @@ use super::quadtree::{self, NodeBounds, SelectView, Selection};
 use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
     PAGE_SLOTS, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
-    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_OVERLAY, VIEW_OVERLAY_UPLIFT,
-    VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_CURVATURE, VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_MATERIALS, VIEW_OVERLAY,
+    VIEW_OVERLAY_UPLIFT, VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -102,6 +102,12 @@ pub struct ViewSettings {
     pub slope: Option<f32>,
     /// Analysis: height contour lines every this many height units.
     pub contours: Option<f32>,
+    /// Analysis: the curvature map, full colour at this curvature (1/m: the Laplacian of the
+    /// heights in metres; [`super::analysis`]).
+    pub curvature: Option<f32>,
+    /// Analysis: the material weights map (each material's colour by its weight, unlit), by
+    /// the look's rules (the default look's where the look is off).
+    pub materials_map: bool,
     /// The sun lighting the terrain; with it, the store's lighting field
     /// ([`super::lighting::FIELD`]) shadows and occludes where it exists. None: the fixed
     /// light of old, no lighting field.
@@ -137,6 +143,8 @@ impl Default for ViewSettings {
             cursor: None,
             slope: None,
             contours: None,
+            curvature: None,
+            materials_map: false,
             sun: None,
             look: None,
             sea_level: None,
@@ -1151,6 +1159,8 @@ fn view_flags(view: &ViewSettings, shown: Shown) -> u32 {
     set(view.cursor.is_some(), VIEW_CURSOR);
     set(view.slope.is_some(), VIEW_SLOPE);
     set(view.contours.is_some(), VIEW_CONTOURS);
+    set(view.curvature.is_some(), VIEW_CURVATURE);
+    set(view.materials_map, VIEW_MATERIALS);
     set(shown.overlay.is_some(), VIEW_OVERLAY);
     set(
         matches!(shown.overlay, Some((_, Overlay::Water))),
@@ -1228,8 +1238,17 @@ fn frame_data(
         inv_view_proj: view_proj.inverse().to_cols_array_2d(),
         ..bytemuck::Zeroable::zeroed()
     };
-    if let Some(look) = &view.look {
-        look.apply(&mut frame);
+    match (&view.look, view.materials_map) {
+        (Some(look), _) => look.apply(&mut frame),
+        // The weights map needs rules even where the look is off.
+        (None, true) => super::look::Look::default().apply(&mut frame),
+        (None, false) => {}
+    }
+    // Drawn curvature (world units per texel²) is the metres' Laplacian times exaggeration ×
+    // texel size: scaled so that ±`curvature` 1/m is ±1.
+    if let Some(c) = view.curvature {
+        let drawn_per_m = exaggeration(desc, view.vertical_scale) * desc.texel_size() as f32;
+        frame.look[3] = 1.0 / (c.max(1e-12) * drawn_per_m);
     }
     frame
 }
