@@ -559,3 +559,141 @@ fn export_mesh(file: &std::path::Path, out: &std::path::Path, more: &[&str]) -> 
     args.extend_from_slice(more);
     String::from_utf8_lossy(&scarp_ok(&args).stdout).into_owned()
 }
+
+/// The weight maps recoloured with the preset's colours are what the viewport's material
+/// weights overlay draws: an Unreal export of a 253² document (its size: no resampling) against
+/// `scarp render --overlay materials` seen from above, texel by texel (slopes up to about 60°:
+/// steeper faces turned from the camera hide behind their crests).
+#[test]
+fn recoloured_weight_maps_match_the_viewports_material_overlay() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 253u32;
+    let values = common::fbm_terrain(n, n, 33, 45.0, 3);
+    let raw = dir.path().join("raw.r32");
+    scarp::terrain::export::write_heights(&raw, n, n, &values).unwrap();
+    let file = dir.path().join("land.r32");
+    let (texel, unit) = (5.0f32, 200.0f32);
+    scarp_ok(&[
+        "convert",
+        raw.to_str().unwrap(),
+        file.to_str().unwrap(),
+        "--texel-size",
+        &texel.to_string(),
+        "--height-unit",
+        &unit.to_string(),
+    ]);
+    let said = export(&file, "unreal", &dir.path().join("ue"), &[]);
+    assert!(said.contains("as it is"), "{said}");
+    // From straight above (a hair south), true scale: world y = height x unit / texel.
+    let vs = unit / texel;
+    let (eye, target) = (
+        glam::Vec3::new(126.0, 460.0, 129.0),
+        glam::Vec3::new(126.0, 0.0, 126.0),
+    );
+    let size = [1024u32, 1024];
+    let image = dir.path().join("overlay.png");
+    let camera = format!(
+        "{},{},{},{},{},{}",
+        eye.x, eye.y, eye.z, target.x, target.y, target.z
+    );
+    scarp_ok(&[
+        "render",
+        "--heights",
+        file.to_str().unwrap(),
+        "--overlay",
+        "materials",
+        "--no-lighting",
+        // Every texel a vertex: the normals and curvatures drawn are the texels' own.
+        "--pixel-error",
+        "0.01",
+        "--max-triangles-per-pixel",
+        "0",
+        "--camera",
+        &camera,
+        "--image",
+        "1024x1024",
+        "--out",
+        image.to_str().unwrap(),
+    ]);
+    let shown = png(&image).into_rgb8();
+    let maps: Vec<image::GrayImage> = ["rock", "scree", "grass", "sand", "snow"]
+        .iter()
+        .map(|m| png(&dir.path().join(format!("ue_{m}.png"))).into_luma8())
+        .collect();
+    let alpine = scarp::render::look::Materials::load("alpine").unwrap();
+    let colours = [
+        alpine.rock,
+        alpine.scree,
+        alpine.grass,
+        alpine.sand,
+        alpine.snow,
+    ];
+    let cam = scarp::render::Camera::look_at(eye, target);
+    let view_proj = cam.view_proj(size);
+    let encode = |c: f32| (c.max(0.0).powf(1.0 / 2.2) * 255.0).round() as i32;
+    let (mut diffs, mut nears) = (Vec::new(), Vec::new());
+    let mut materials_seen = [false; 5];
+    for y in (3..n - 3).step_by(5) {
+        for x in (3..n - 3).step_by(5) {
+            let h = values[(y * n + x) as usize];
+            let p = view_proj * glam::Vec4::new(x as f32, h * vs, y as f32, 1.0);
+            let ndc = glam::Vec2::new(p.x / p.w, p.y / p.w);
+            let px = ((ndc.x * 0.5 + 0.5) * size[0] as f32) as u32;
+            let py = ((ndc.y * 0.5 + 0.5) * size[1] as f32) as u32;
+            let got = shown.get_pixel(px, py).0;
+            // The recoloured map at the texel, or (where a sharp edge between materials passes
+            // within a texel of it: the pixel's centre is not the texel's) a neighbour.
+            let recoloured = |x: u32, y: u32| -> Vec<i32> {
+                let levels: Vec<f32> = maps
+                    .iter()
+                    .map(|m| f32::from(m.get_pixel(x, y).0[0]) / 255.0)
+                    .collect();
+                (0..3)
+                    .map(|c| encode((0..5).map(|k| colours[k][c] * levels[k]).sum()))
+                    .collect()
+            };
+            for (k, m) in maps.iter().enumerate() {
+                materials_seen[k] |= m.get_pixel(x, y).0[0] > 128;
+            }
+            let diff = |want: Vec<i32>| {
+                (0..3)
+                    .map(|c| (i32::from(got[c]) - want[c]).abs())
+                    .max()
+                    .unwrap()
+            };
+            let here = diff(recoloured(x, y));
+            let near = (y - 1..=y + 1)
+                .flat_map(|v| (x - 1..=x + 1).map(move |u| (u, v)))
+                .map(|(u, v)| diff(recoloured(u, v)))
+                .min()
+                .unwrap();
+            diffs.push(here);
+            nears.push(near);
+        }
+    }
+    diffs.sort_unstable();
+    nears.sort_unstable();
+    let q = |v: &[i32], q: f64| v[((v.len() - 1) as f64 * q) as usize];
+    eprintln!(
+        "recolour vs overlay over {} texels: at the texel median {}, p90 {}, max {}; within a texel p99 {}, max {}; materials {materials_seen:?}",
+        diffs.len(),
+        q(&diffs, 0.5),
+        q(&diffs, 0.9),
+        q(&diffs, 1.0),
+        q(&nears, 0.99),
+        q(&nears, 1.0)
+    );
+    assert!(
+        materials_seen.iter().filter(|&&m| m).count() >= 3,
+        "{materials_seen:?}"
+    );
+    // Sharp edges between materials (a few degrees of slope wide) fall between a pixel's
+    // centre and its texel's here and there; elsewhere the colours are the same.
+    assert!(q(&diffs, 0.5) <= 1, "median {}", q(&diffs, 0.5));
+    assert!(q(&diffs, 0.9) <= 6, "p90 {}", q(&diffs, 0.9));
+    assert!(
+        q(&nears, 0.99) <= 12,
+        "within a texel, p99 {}",
+        q(&nears, 0.99)
+    );
+}
