@@ -88,6 +88,18 @@ fn units_survive_journal_project_reopen_and_convert() {
         "--out",
         project.to_str().unwrap(),
     ]);
+    // A height file from the same journal keeps them in its sidecar.
+    let file = dir.path().join("h.r32");
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let text = info(&file);
+    assert!(text.contains("texel size: 2.5 m\n"), "{text}");
+    assert!(text.contains("height origin: -50 m"), "{text}");
     let opened = scarp::project::open(&project).unwrap().meta().document;
     assert_eq!(opened.units.texel_size, Some(2.5));
     assert_eq!(opened.units.height_unit, Some(100.0));

@@ -9,7 +9,7 @@ use crate::brush::gpu::{StrokeStats, DEFAULT_BATCH, MAX_BATCH};
 use crate::document::Document;
 use crate::journal::{Initial, Journal, Step};
 use crate::noise::{CpuTables, NoiseTables, DEFAULT_TABLE_SEED};
-use crate::terrain::export::{check_writable, write_heights};
+use crate::terrain::export::check_writable;
 use crate::terrain::formats::ReadOptions;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -104,7 +104,15 @@ pub fn run(a: &ApplyArgs) -> Result<()> {
         t0.elapsed().as_secs_f64() * 1e3
     );
     let doc = plan.journal.document;
-    write_heights(&a.out, doc.width, doc.height, &heights).map_err(anyhow::Error::msg)?;
+    // With the journal's units in the sidecar (and a GeoTIFF's tags), as every export has them.
+    let grid = crate::terrain::formats::Heights {
+        width: doc.width,
+        height: doc.height,
+        values: heights,
+    };
+    let write = crate::terrain::formats::WriteOptions::default();
+    crate::terrain::export::write_with_sidecar(&a.out, &grid, &doc, (0, 0), &write, &mut |_, _| {})
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     println!("-> {}", a.out.display());
     Ok(())
 }
