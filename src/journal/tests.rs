@@ -390,6 +390,29 @@ fn journal_files_round_trip() {
     assert!(checked >= 4, "only {checked} journals checked");
 }
 
+/// The engines walkthrough's journal (docs/engines.md: paint, paint the uplift map, erode,
+/// geology) is a journal Scarp takes: it loads and checks (its replay takes minutes on
+/// lavapipe, so the replay suites leave it out).
+#[test]
+fn the_walkthrough_journal_checks() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/engines/walkthrough.json");
+    let j = Journal::load(&path).unwrap();
+    let kinds: Vec<&str> = j
+        .steps
+        .iter()
+        .map(|s| match s {
+            Step::Stroke { .. } => "stroke",
+            Step::Erode { .. } => "erode",
+            Step::Geology { .. } => "geology",
+            _ => "other",
+        })
+        .collect();
+    for k in ["stroke", "erode", "geology"] {
+        assert!(kinds.contains(&k), "{k}: {kinds:?}");
+    }
+    assert_eq!(j.document.units.texel_size, Some(8.0));
+}
+
 /// A geology step: a misspelled field is refused by name, a bad value names its field as the
 /// journal spells it, an unstable time step is refused before any work, and absent fields take
 /// the documented defaults.
