@@ -129,3 +129,97 @@ fn slope_and_curvature_maps_are_true_degrees_and_per_metre_on_the_gpu_as_in_the_
     }
     assert_no_validation_messages(&gpu);
 }
+
+/// `scarp render --overlay drainage` and `wetness` tint a valley's floor blue and leave its
+/// flanks, where no water gathers, as they are drawn without the overlay.
+#[test]
+fn drainage_and_wetness_overlays_tint_the_valley_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 257u32;
+    // A round-bottomed valley along y, falling south: its floor (x near 128) gathers the
+    // flanks' water and carries it south.
+    let values: Vec<f32> = (0..n * n)
+        .map(|i| {
+            let (x, y) = ((i % n) as f32, (i / n) as f32);
+            0.001 * (x - 128.0) * (x - 128.0) / 128.0 + 0.0005 * (256.0 - y)
+        })
+        .collect();
+    let file = dir.path().join("valley.r32");
+    scarp::terrain::export::write_heights(&file, n, n, &values).unwrap();
+    let eye = "128,340,300,128,0,128";
+    let render = |overlay: Option<&str>| {
+        let out = dir
+            .path()
+            .join(format!("{}.png", overlay.unwrap_or("plain")));
+        let mut args = vec![
+            "render",
+            "--heights",
+            file.to_str().unwrap(),
+            "--camera",
+            eye,
+            "--image",
+            "400x300",
+            "--no-lighting",
+            // Page-level nodes: coarse ones (this smooth valley's, from afar) show no tint.
+            "--pixel-error",
+            "0.01",
+            "--max-triangles-per-pixel",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(o) = overlay {
+            args.extend(["--overlay", o]);
+        }
+        common::scarp_ok(&args);
+        image::open(&out).unwrap().into_rgb8()
+    };
+    let plain = render(None);
+    let cam = scarp::render::Camera::look_at(
+        glam::Vec3::new(128.0, 340.0, 300.0),
+        glam::Vec3::new(128.0, 0.0, 128.0),
+    );
+    let vs = 257.0 / 4.0; // the default vertical scale: a quarter of the side per height unit
+    let pixel = |x: f32, y: f32| {
+        let h = values[(y as u32 * n + x as u32) as usize];
+        let p = cam.view_proj([400, 300]) * glam::Vec4::new(x, h * vs, y, 1.0);
+        let (px, py) = (
+            (p.x / p.w * 0.5 + 0.5) * 400.0,
+            (p.y / p.w * 0.5 + 0.5) * 300.0,
+        );
+        (px as u32, py as u32)
+    };
+    for overlay in ["drainage", "wetness"] {
+        let img = render(Some(overlay));
+        let blue = |img: &image::RgbImage, (x, y): (u32, u32)| {
+            let p = img.get_pixel(x, y).0;
+            i32::from(p[2]) - (i32::from(p[0]) + i32::from(p[1])) / 2
+        };
+        let floor = pixel(128.0, 220.0);
+        let flank = pixel(30.0, 220.0);
+        assert!(
+            blue(&img, floor) > blue(&plain, floor) + 15,
+            "{overlay}: the floor {} against {} plain",
+            blue(&img, floor),
+            blue(&plain, floor)
+        );
+        assert_eq!(
+            img.get_pixel(flank.0, flank.1),
+            plain.get_pixel(flank.0, flank.1),
+            "{overlay}: the flank"
+        );
+    }
+    let both = common::scarp(&[
+        "render",
+        "--heights",
+        file.to_str().unwrap(),
+        "--overlay",
+        "drainage",
+        "--overlay",
+        "wetness",
+        "--out",
+        dir.path().join("x.png").to_str().unwrap(),
+    ]);
+    assert!(!both.status.success());
+    assert!(common::stderr(&both).contains("one at a time"));
+}

@@ -66,7 +66,9 @@ pub struct RenderArgs {
     /// An analysis overlay (repeatable): `slope[:WALKABLE_DEGREES]` (a heat map of the slope as
     /// drawn, walkable up to 35 degrees by default), `contours:INTERVAL` (lines every INTERVAL
     /// height units), `curvature[:PER_METRE]` (blue hollows, orange crests, full at 0.01/m by
-    /// default) or `materials` (each material's colour by its weight, as the exported maps).
+    /// default), `materials` (each material's colour by its weight, as the exported maps),
+    /// `drainage` (blue by log D8 drainage area) or `wetness` (blue from the median topographic
+    /// wetness to the largest).
     #[arg(long, value_name = "OVERLAY")]
     overlay: Vec<crate::render::analysis::Overlay>,
     /// Where the sun is: azimuth (degrees clockwise from north, north being the first rows) and
@@ -224,6 +226,7 @@ impl Scene {
                 gpu.info().name
             );
         }
+        flow_overlay(a, &mut terrain, &mut renderer)?;
         renderer.refresh(&mut terrain.store)?;
         let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
         view.look = (!a.plain).then_some(Look {
@@ -554,6 +557,64 @@ fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
         l.most_waiting,
         l.last_waiting
     );
+}
+
+/// The tint field of a `--overlay drainage` or `wetness` (docs/maps.md): computed on the CPU
+/// from the document's heights into a field of the store, which the renderer tints with.
+fn flow_overlay(
+    a: &RenderArgs,
+    terrain: &mut Document,
+    renderer: &mut TerrainRenderer,
+) -> Result<()> {
+    use crate::render::analysis::Overlay as A;
+    let wanted: Vec<A> = a
+        .overlay
+        .iter()
+        .copied()
+        .filter(|o| matches!(o, A::Drainage | A::Wetness))
+        .collect();
+    let Some(&kind) = wanted.first() else {
+        return Ok(());
+    };
+    if wanted.len() > 1 {
+        bail!("--overlay: drainage and wetness tint the terrain one at a time: give one");
+    }
+    const FIELD: &str = "flow map";
+    let d = *terrain.desc();
+    let heights = terrain.to_dense()?;
+    let area = crate::maps::flow::drainage(&heights, [d.width, d.height], &d);
+    let shades = match kind {
+        A::Drainage => {
+            let a0 = (d.texel_size() * d.texel_size()) as f32;
+            let most = area.iter().fold(f64::from(a0), |m, &v| m.max(v)) as f32;
+            area.iter()
+                .map(|&v| crate::maps::flow::drainage_shade(v as f32, a0, most))
+                .collect()
+        }
+        _ => {
+            let push = crate::maps::MapsPush::new(
+                &d,
+                [d.width, d.height],
+                [0, 0],
+                crate::terrain::formats::min_max(&heights),
+                &Materials::default(),
+            );
+            let maps = crate::maps::cpu::maps_region(&heights, &push);
+            let slope = maps.slope_curvature.iter().step_by(2).copied();
+            let wet = crate::maps::flow::wetness(&area, slope, d.texel_size());
+            crate::maps::flow::wetness_shades(&wet)
+        }
+    };
+    let field =
+        crate::pages::Field::new(terrain.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;
+    terrain.store.insert_field(FIELD, field)?;
+    let field = terrain.store.field_mut(FIELD).expect("inserted");
+    crate::pages::rects::write(field, d.bounds(), &shades, false)?;
+    // On the GPU before the first frame (the renderer brings in the pages a frame drew, for the
+    // next one: a single still would show none).
+    field.ensure_visible(&d.page_ids().collect::<Vec<_>>())?;
+    renderer.set_overlay(Some((FIELD, crate::render::terrain::Overlay::Water)));
+    Ok(())
 }
 
 /// The document to draw: a replayed journal, a project or a height file.

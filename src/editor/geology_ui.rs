@@ -169,25 +169,3 @@ fn run_controls(
     }
     tip(ui, "Puts the region back as it was before the run");
 }
-
-/// The drainage overlay's value of drainage area `a` (m²) in a run of texel area `a0` whose
-/// largest area is `most`: 0 below a hundred texels, then log-scaled to 1 at `most`.
-pub fn drainage_shade(a: f32, a0: f32, most: f32) -> f32 {
-    let lo = (100.0 * a0).ln();
-    let hi = most.ln().max(lo + 1.0);
-    ((a.ln() - lo) / (hi - lo)).clamp(0.0, 1.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_drainage_shade_is_0_on_hillslopes_and_1_at_the_largest_river() {
-        assert_eq!(drainage_shade(1.0, 1.0, 1e6), 0.0);
-        assert_eq!(drainage_shade(50.0, 1.0, 1e6), 0.0);
-        assert!((drainage_shade(1e6, 1.0, 1e6) - 1.0).abs() < 1e-6);
-        let mid = drainage_shade(1e4, 1.0, 1e6);
-        assert!((mid - 0.5).abs() < 1e-5, "{mid}");
-    }
-}

@@ -1268,7 +1268,7 @@ impl Editor {
         let most = area.iter().copied().fold(a0, f32::max);
         let shade: Vec<f32> = area
             .iter()
-            .map(|&a| geology_ui::drainage_shade(a, a0, most))
+            .map(|&a| crate::maps::flow::drainage_shade(a, a0, most))
             .collect();
         let field = store
             .field_mut(geology_ui::DRAINAGE_FIELD)

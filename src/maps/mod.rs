@@ -4,8 +4,10 @@
 //! * [`materials`]: the rule function's CPU twin and the 8-bit levels that sum to 255.
 //! * [`cpu`]: a region's maps on the CPU (the twin of the kernels).
 //! * [`gpu`]: the kernels over a region in storage buffers.
+//! * [`flow`]: drainage area and wetness (CPU), and their overlays' shades.
 
 pub mod cpu;
+pub mod flow;
 pub mod gpu;
 pub mod materials;
 

@@ -47,6 +47,11 @@ pub enum Overlay {
     Curvature(f32),
     /// `materials`: the material weights by the look's rules.
     Materials,
+    /// `drainage`: D8 drainage area, blue by its log (a field the caller computes:
+    /// [`crate::maps::flow`]).
+    Drainage,
+    /// `wetness`: topographic wetness, blue from its median to its largest (likewise).
+    Wetness,
 }
 
 /// Curvature (1/m) at which the curvature map's colours are full when none is given: a
@@ -82,22 +87,26 @@ impl std::str::FromStr for Overlay {
                 number("a curvature above 0 (1/m)", v, |x| x > 0.0).map(Overlay::Curvature)
             }
             ("materials", None) => Ok(Overlay::Materials),
+            ("drainage", None) => Ok(Overlay::Drainage),
+            ("wetness", None) => Ok(Overlay::Wetness),
             _ => Err(format!(
                 "unknown overlay '{s}' (slope[:WALKABLE_DEGREES], contours:INTERVAL, \
-                 curvature[:PER_METRE], materials)"
+                 curvature[:PER_METRE], materials, drainage, wetness)"
             )),
         }
     }
 }
 
 impl Overlay {
-    /// Turns this overlay on in `view`.
+    /// Turns this overlay on in `view` (the flow maps are a tinting field instead: see
+    /// [`Overlay::Drainage`]).
     pub fn apply(self, view: &mut super::ViewSettings) {
         match self {
             Overlay::Slope(w) => view.slope = Some(w),
             Overlay::Contours(i) => view.contours = Some(i),
             Overlay::Curvature(c) => view.curvature = Some(c),
             Overlay::Materials => view.materials_map = true,
+            Overlay::Drainage | Overlay::Wetness => {}
         }
     }
 }
@@ -117,6 +126,7 @@ mod tests {
         );
         assert_eq!("curvature:0.2".parse(), Ok(Overlay::Curvature(0.2)));
         assert_eq!("materials".parse(), Ok(Overlay::Materials));
+        assert_eq!("wetness".parse(), Ok(Overlay::Wetness));
         for (bad, says) in [
             ("curvature:0", "a curvature above 0"),
             ("curvature:x", "a curvature above 0"),

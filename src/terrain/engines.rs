@@ -530,15 +530,7 @@ fn derived(
     let slope = || maps.slope_curvature.iter().step_by(2).copied();
     let area = || {
         area.get_or_init(|| {
-            let tau = desc.texel_size() as f32;
-            let z: Vec<f32> = heights
-                .values
-                .iter()
-                .map(|&h| desc.metres(h) as f32)
-                .collect();
-            let size = [heights.width, heights.height];
-            let push = crate::geology::GeologyParams::default().push(size, tau, None);
-            crate::geology::cpu::d8_area(&z, &push)
+            crate::maps::flow::drainage(&heights.values, [heights.width, heights.height], desc)
         })
     };
     match kind {
@@ -551,17 +543,7 @@ fn derived(
             .copied()
             .collect(),
         MapKind::Drainage => area().iter().map(|&a| a as f32).collect(),
-        MapKind::Wetness => {
-            let tau = desc.texel_size();
-            area()
-                .iter()
-                .zip(slope())
-                .map(|(a, deg)| {
-                    let tan = f64::from(deg).to_radians().tan().max(1e-3);
-                    (a / tau / tan).ln() as f32
-                })
-                .collect()
-        }
+        MapKind::Wetness => crate::maps::flow::wetness(area(), slope(), desc.texel_size()),
     }
 }
 
