@@ -8,7 +8,7 @@ use super::{check_validation, open_gpu, read_input};
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
 use crate::render::look::Materials;
-use crate::terrain::engines::{export, Engine, Fit, Request};
+use crate::terrain::engines::{export, Engine, Fit, Plan, Request};
 use crate::terrain::formats::Heights;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -92,27 +92,34 @@ pub fn run(a: &ExportArgs) -> Result<()> {
     };
     let region = a.region.unwrap_or(Region::whole(grid.width, grid.height));
     check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
-    // The mesh first: what it refuses (its size) is refused before anything is written.
+    // Everything the engine's plan or the mesh refuses is refused before anything is written.
+    if let Some(engine) = a.engine {
+        let size = [region.width, region.height];
+        let tiles = a.tiles.unwrap_or((1, 1));
+        Plan::tiled(engine, a.fit, a.resolution, size, whole.texel_size(), tiles)
+            .map_err(anyhow::Error::msg)?;
+    }
     let glb = match a.mesh {
         true => Some(mesh(&grid, region, &whole, a)?),
         false => None,
     };
-    let mut written = Vec::new();
-    if let Some(engine) = a.engine {
-        let (files, note) = for_engine(engine, &grid, region, &whole, &materials, a)?;
-        written.extend(files);
-        written.push(note);
-    }
+    // The mesh is written first; a failed engine export (which removes its own files) takes it
+    // with it.
+    let mut glb_path = None;
     if let Some((bytes, summary)) = glb {
         let name = a.out.file_name().unwrap_or_default().to_string_lossy();
         let path = a.out.with_file_name(format!("{name}.glb"));
-        if let Err(e) = crate::atomic_file::write_bytes_atomic(&path, &bytes) {
-            for f in &written {
-                let _ = std::fs::remove_file(f);
-            }
-            return Err(e.into());
-        }
+        crate::atomic_file::write_bytes_atomic(&path, &bytes)?;
         println!("{}: {summary}", path.display());
+        glb_path = Some(path);
+    }
+    if let Some(engine) = a.engine {
+        if let Err(e) = for_engine(engine, &grid, region, &whole, &materials, a) {
+            if let Some(p) = &glb_path {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
     }
     Ok(())
 }
@@ -149,7 +156,7 @@ fn mesh(
     Ok((bytes, summary))
 }
 
-/// The engine's files of `region` (printed, and its note): the files and the note's path.
+/// Writes the engine's files of `region` and prints them and its note.
 fn for_engine(
     engine: Engine,
     grid: &Heights,
@@ -157,7 +164,7 @@ fn for_engine(
     whole: &DocumentDesc,
     materials: &Materials,
     a: &ExportArgs,
-) -> Result<(Vec<PathBuf>, PathBuf)> {
+) -> Result<()> {
     let part;
     let grid = match region == Region::whole(grid.width, grid.height) {
         true => grid,
@@ -201,5 +208,5 @@ fn for_engine(
     }
     println!("{}", written.note.display());
     print!("{}", std::fs::read_to_string(&written.note)?);
-    Ok((written.files, written.note))
+    Ok(())
 }

@@ -462,6 +462,20 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
             a.paint_radius
         );
     }
+    let flows = a
+        .overlay
+        .iter()
+        .filter(|o| {
+            matches!(
+                o,
+                crate::render::analysis::Overlay::Drainage
+                    | crate::render::analysis::Overlay::Wetness
+            )
+        })
+        .count();
+    if flows > 1 {
+        bail!("--overlay: drainage and wetness tint the terrain one at a time: give one");
+    }
     if !(1..=4096).contains(&a.paint_rate) {
         bail!(
             "--paint-rate must be between 1 and 4096, got {}",
@@ -573,12 +587,10 @@ fn flow_overlay(
         .copied()
         .filter(|o| matches!(o, A::Drainage | A::Wetness))
         .collect();
+    // One at most (check_flags).
     let Some(&kind) = wanted.first() else {
         return Ok(());
     };
-    if wanted.len() > 1 {
-        bail!("--overlay: drainage and wetness tint the terrain one at a time: give one");
-    }
     const FIELD: &str = "flow map";
     let d = *terrain.desc();
     let heights = terrain.to_dense()?;

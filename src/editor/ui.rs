@@ -255,6 +255,10 @@ pub fn export_problem(
         let area = export_area(options, size);
         return crate::pages::geometry::check_region(size[0], size[1], area)
             .map_err(|e| format!("region: {e}"))
+            .and_then(|_| match area.width < 2 || area.height < 2 {
+                true => Err(crate::mesh::MeshError::TooSmall(area.width, area.height).to_string()),
+                false => Ok(()),
+            })
             .and_then(|_| crate::atomic_file::check_folder(path).map_err(|e| e.to_string()))
             .err();
     }
@@ -1321,5 +1325,12 @@ mod tests {
         assert!(e.unwrap().starts_with("region:"));
         let e = export_problem(&dir.path().join("no/h.png"), &mesh, [512, 512]).unwrap();
         assert!(e.contains("no"), "{e}");
+        let thin = ExportOptions {
+            mesh: Some(0.5),
+            region: Some([0, 0, 1, 100]),
+            ..whole
+        };
+        let e = export_problem(&out, &thin, [512, 512]).unwrap();
+        assert!(e.contains("at least 2x2"), "{e}");
     }
 }

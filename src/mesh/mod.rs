@@ -9,10 +9,11 @@
 //! triangles with legs of one texel. Every triangle's error is measured exactly, at every texel
 //! it covers; one reaching past the region counts as infinitely wrong where it covers part of
 //! the region, so the mesh ends exactly at the region's edge. Each hypotenuse midpoint keeps the
-//! largest error of the triangles on both sides of it and of everything below them, and a
-//! triangle is split while its midpoint's error exceeds the bound. Both triangles of a
-//! hypotenuse then split together, and errors only grow up the tree: the mesh has no cracks and
-//! no T-junctions, and it lies within the bound at every texel.
+//! largest error of the triangles on both sides of it and of everything below them (carried up
+//! level by level, so both sides of every child's long side count), and a triangle is split
+//! while its midpoint's error exceeds the bound. Both triangles of a hypotenuse then split
+//! together, and a triangle splits whenever anything on its sides does: the mesh has no cracks
+//! and no T-junctions, and it lies within the bound at every texel.
 //!
 //! **Vertices** are texels. Positions in metres, glTF's axes: x east along the texel columns,
 //! y up (the elevation, the document's height origin included), z south along the rows; texel
@@ -51,13 +52,21 @@ impl Mesh {
 /// Why a mesh is not made.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum MeshError {
-    #[error("--mesh-error must be a finite number of metres at least 0, not {0}")]
+    #[error("the mesh's error must be a finite number of metres at least 0, not {0}")]
     Bound(f64),
-    #[error("--region: {0}")]
+    #[error("region: {0}")]
     Region(String),
     #[error("a mesh needs a region of at least 2x2 texels, not {0}x{1}")]
     TooSmall(u32, u32),
+    #[error(
+        "a {0}x{1} region is too long and thin for one mesh (its square of errors would take \
+         {2} GiB): export it as squarer regions"
+    )]
+    Thin(u32, u32, u64),
 }
+
+/// The largest square of errors (texels) a mesh is made over beyond 16 times its region's.
+const SQUARE_ALLOWANCE: u64 = 1 << 24;
 
 /// Heights of a `width`-wide row-major grid: the document's, or a rectangle of it.
 pub struct Grid<'a> {
@@ -84,11 +93,20 @@ pub fn build(
     if region.width < 2 || region.height < 2 {
         return Err(MeshError::TooSmall(region.width, region.height));
     }
+    let side = u64::from((region.width.max(region.height) - 1).next_power_of_two()) + 1;
+    let texels = u64::from(region.width) * u64::from(region.height);
+    if side * side > (16 * texels).max(SQUARE_ALLOWANCE) {
+        let gib = (side * side * 4) >> 30;
+        return Err(MeshError::Thin(region.width, region.height, gib.max(1)));
+    }
     let heights = region.cut(grid.values, grid.width);
     let rtin = Rtin::new(&heights, region.width, region.height);
     let (triangles, vertices) = rtin.extract(bound_m / desc.height_unit());
     let error = max_error(&heights, region.width, &triangles, &vertices);
-    Ok(assemble(&grid, region, desc, &triangles, &vertices, error))
+    let mut mesh = assemble(&grid, region, desc, &triangles, &vertices, error);
+    // Within the bound in height units; the product in metres must not round past it.
+    mesh.max_error_m = mesh.max_error_m.min(bound_m);
+    Ok(mesh)
 }
 
 /// A texel (x east, y south) of the square the network covers.
@@ -163,6 +181,13 @@ impl<'a> Rtin<'a> {
         };
         let [t0, t1] = r.roots();
         rayon::join(|| r.measure(t0), || r.measure(t1));
+        // Then level by level from the finest: a midpoint takes the largest error stored at
+        // its triangles' children's midpoints, which hold both sides of each child's long
+        // side by now. (Within one subtree alone, a neighbour's split across a child's long
+        // side would be missed, leaving a T-junction on the parent's edge.)
+        for depth in (0..r.depth()).rev() {
+            rayon::join(|| r.propagate(t0, depth), || r.propagate(t1, depth));
+        }
         r
     }
 
@@ -188,27 +213,67 @@ impl<'a> Rtin<'a> {
     }
 
     fn error_at(&self, m: Point) -> f32 {
-        f32::from_bits(self.errors[(m[1] * self.side + m[0]) as usize].load(Ordering::Relaxed))
+        f32::from_bits(self.slot(m).load(Ordering::Relaxed))
     }
 
-    /// Measures `t` and everything below it; returns the largest error found.
-    fn measure(&self, t: Tri) -> f32 {
-        let Some(m) = t.midpoint() else {
-            return 0.0;
-        };
+    /// Levels of triangles that can be split below the roots (each halves the last).
+    fn depth(&self) -> u32 {
+        2 * (self.side - 1).trailing_zeros()
+    }
+
+    fn is_past(&self, t: &Tri) -> bool {
         let corner = |k: usize| t.corners().iter().map(|p| p[k]).min().unwrap();
-        if corner(0) >= i64::from(self.width) || corner(1) >= i64::from(self.height) {
+        corner(0) >= i64::from(self.width) || corner(1) >= i64::from(self.height)
+    }
+
+    fn slot(&self, m: Point) -> &AtomicU32 {
+        &self.errors[(m[1] * self.side + m[0]) as usize]
+    }
+
+    /// Stores the own error of `t` and of everything below it at their midpoints.
+    fn measure(&self, t: Tri) {
+        let Some(m) = t.midpoint() else {
+            return;
+        };
+        if self.is_past(&t) {
             // Wholly past the region: never drawn, never wrong.
-            return 0.0;
+            return;
         }
         let [c0, c1] = t.children(m);
-        let (e0, e1) = match t.span() > 64 {
+        match t.span() > 64 {
             true => rayon::join(|| self.measure(c0), || self.measure(c1)),
             false => (self.measure(c0), self.measure(c1)),
         };
-        let e = self.own_error(&t).max(e0).max(e1);
-        self.errors[(m[1] * self.side + m[0]) as usize].fetch_max(e.to_bits(), Ordering::Relaxed);
-        e
+        self.slot(m)
+            .fetch_max(self.own_error(&t).to_bits(), Ordering::Relaxed);
+    }
+
+    /// For the triangles `depth` levels below `t`: their midpoints take the errors at their
+    /// children's midpoints (already final: the levels below were done before).
+    fn propagate(&self, t: Tri, depth: u32) {
+        let Some(m) = t.midpoint() else {
+            return;
+        };
+        if self.is_past(&t) {
+            return;
+        }
+        let [c0, c1] = t.children(m);
+        if depth > 0 {
+            match t.span() > 64 {
+                true => rayon::join(
+                    || self.propagate(c0, depth - 1),
+                    || self.propagate(c1, depth - 1),
+                ),
+                false => (self.propagate(c0, depth - 1), self.propagate(c1, depth - 1)),
+            };
+            return;
+        }
+        let below = [c0, c1]
+            .iter()
+            .filter_map(Tri::midpoint)
+            .map(|mc| self.error_at(mc))
+            .fold(0.0f32, f32::max);
+        self.slot(m).fetch_max(below.to_bits(), Ordering::Relaxed);
     }
 
     /// The largest vertical distance between `t`'s plane and the heights at the texels it
@@ -337,7 +402,7 @@ fn assemble(
 ) -> Mesh {
     let tau = desc.texel_size();
     let unit = desc.height_unit();
-    let at = |x: u32, y: u32| f64::from(grid.values[(y * grid.width + x) as usize]);
+    let at = |x: u32, y: u32| f64::from(grid.values[y as usize * grid.width as usize + x as usize]);
     let span = |n: u32| f64::from((n - 1).max(1));
     let mut mesh = Mesh {
         indices: triangles.iter().flatten().copied().collect(),

@@ -37,6 +37,10 @@ pub enum Fit {
 /// "Recommended Landscape Sizes").
 pub const UNREAL_SIZES: [u32; 7] = [127, 253, 505, 1009, 2017, 4033, 8129];
 
+/// The most samples a tiled export makes: its heights, weights and levels are in memory at once
+/// (about 28 bytes a sample, 7.5 GB here; 4 x 4 tiles of 4033 fit).
+pub const MAX_TILED_SAMPLES: u64 = 1 << 28;
+
 /// Unity's heightmap resolutions: 2^n + 1 from 33 to 4097 (TerrainData.heightmapResolution).
 pub const UNITY_SIZES: [u32; 8] = [33, 65, 129, 257, 513, 1025, 2049, 4097];
 
@@ -192,6 +196,13 @@ impl Plan {
                 }
             };
             let total = [across(s, cols), across(s, rows)];
+            if u64::from(total[0]) * u64::from(total[1]) > MAX_TILED_SAMPLES {
+                return Err(format!(
+                    "--tiles: {cols}x{rows} tiles of {s} make a {}x{} landscape, past the {} \
+                     samples an export holds in memory: fewer or smaller tiles",
+                    total[0], total[1], MAX_TILED_SAMPLES
+                ));
+            }
             return Ok(match fit {
                 Fit::Resample => Self {
                     engine,
@@ -678,7 +689,9 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
                 for &(i, j, r) in &regions {
                     let p = with_suffix(out, &format!("_{m}{}.png", tile(i, j)));
                     let gray: Vec<u8> = (r.y..r.y + r.height)
-                        .flat_map(|y| (r.x..r.x + r.width).map(move |x| (y * w + x) as usize))
+                        .flat_map(|y| {
+                            (r.x..r.x + r.width).map(move |x| y as usize * w as usize + x as usize)
+                        })
                         .map(|t| levels[t * 5 + k])
                         .collect();
                     write_image(&p, image::GrayImage::from_raw(r.width, r.height, gray))?;
