@@ -845,6 +845,29 @@ fn project(cam: &Camera, size: [u32; 2], p: glam::Vec3) -> [usize; 2] {
     [s.x as usize, s.y as usize]
 }
 
+/// Renders of document `d`, its heights `height(x)` along x, seen by `cam` on a `size` image:
+/// the pixels (RGBA8) under each view settings asked for.
+fn profile_renders(
+    gpu: &std::sync::Arc<scarp::gpu::Gpu>,
+    d: scarp::pages::DocumentDesc,
+    height: impl Fn(f32) -> f32,
+    cam: Camera,
+    size: [u32; 2],
+) -> impl FnMut(&ViewSettings) -> Vec<u8> {
+    let heights: Vec<f32> = (0..d.width * d.height)
+        .map(|i| height((i % d.width) as f32))
+        .collect();
+    let mut terrain = Document::from_heights(gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(gpu, d, offscreen_options()).unwrap();
+    let mut off = Offscreen::new(gpu, size).unwrap();
+    move |view: &ViewSettings| {
+        off.render(&mut r, &mut terrain.store, &cam, view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    }
+}
+
 #[test]
 fn the_slope_overlay_reads_a_ramps_angle_and_contours_follow_the_interval() {
     use scarp::render::analysis::slope_colour;
@@ -859,23 +882,12 @@ fn the_slope_overlay_reads_a_ramps_angle_and_contours_follow_the_interval() {
             k1 * 128.0 + k2 * (x - 128.0)
         }
     };
-    let heights: Vec<f32> = (0..d.width * d.height)
-        .map(|i| height((i % d.width) as f32))
-        .collect();
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let size = [320, 240];
-    let mut off = Offscreen::new(&gpu, size).unwrap();
     let cam = Camera::look_at(
         glam::Vec3::new(128.0, 420.0, 420.0),
         glam::Vec3::new(128.0, 110.0, 128.0),
     );
-    let mut render = |view: &ViewSettings| {
-        off.render(&mut r, &mut terrain.store, &cam, view, true, None)
-            .unwrap()
-            .pixels
-            .unwrap()
-    };
+    let mut render = profile_renders(&gpu, d, height, cam, size);
     let walkable = 35.0;
     let slope = render(&ViewSettings {
         slope: Some(walkable),
@@ -941,23 +953,12 @@ fn the_curvature_and_material_maps_read_the_ground() {
             60.0 - a * (x - 192.0) * (x - 192.0)
         }
     };
-    let heights: Vec<f32> = (0..d.width * d.height)
-        .map(|i| height((i % d.width) as f32))
-        .collect();
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let size = [320, 240];
-    let mut off = Offscreen::new(&gpu, size).unwrap();
     let cam = Camera::look_at(
         glam::Vec3::new(128.0, 300.0, 420.0),
         glam::Vec3::new(128.0, 20.0, 128.0),
     );
-    let mut render = |view: &ViewSettings| {
-        off.render(&mut r, &mut terrain.store, &cam, view, true, None)
-            .unwrap()
-            .pixels
-            .unwrap()
-    };
+    let mut render = profile_renders(&gpu, d, height, cam, size);
     let encode = |c: [f32; 3]| c.map(|v| (v.powf(1.0 / 2.2) * 255.0).round() as i32);
     let at = |img: &[u8], x: f32| {
         let [px, py] = project(&cam, size, glam::Vec3::new(x, height(x), 128.0));

@@ -462,18 +462,7 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
             a.paint_radius
         );
     }
-    let flows = a
-        .overlay
-        .iter()
-        .filter(|o| {
-            matches!(
-                o,
-                crate::render::analysis::Overlay::Drainage
-                    | crate::render::analysis::Overlay::Wetness
-            )
-        })
-        .count();
-    if flows > 1 {
+    if a.overlay.iter().filter(|o| o.is_flow()).count() > 1 {
         bail!("--overlay: drainage and wetness tint the terrain one at a time: give one");
     }
     if !(1..=4096).contains(&a.paint_rate) {
@@ -581,14 +570,8 @@ fn flow_overlay(
     renderer: &mut TerrainRenderer,
 ) -> Result<()> {
     use crate::render::analysis::Overlay as A;
-    let wanted: Vec<A> = a
-        .overlay
-        .iter()
-        .copied()
-        .filter(|o| matches!(o, A::Drainage | A::Wetness))
-        .collect();
     // One at most (check_flags).
-    let Some(&kind) = wanted.first() else {
+    let Some(&kind) = a.overlay.iter().find(|o| o.is_flow()) else {
         return Ok(());
     };
     const FIELD: &str = "flow map";
@@ -597,11 +580,8 @@ fn flow_overlay(
     let area = crate::maps::flow::drainage(&heights, [d.width, d.height], &d);
     let shades = match kind {
         A::Drainage => {
-            let a0 = (d.texel_size() * d.texel_size()) as f32;
-            let most = area.iter().fold(f64::from(a0), |m, &v| m.max(v)) as f32;
-            area.iter()
-                .map(|&v| crate::maps::flow::drainage_shade(v as f32, a0, most))
-                .collect()
+            let area: Vec<f32> = area.iter().map(|&a| a as f32).collect();
+            crate::maps::flow::drainage_shades(&area, (d.texel_size() * d.texel_size()) as f32)
         }
         _ => {
             let push = crate::maps::MapsPush::new(

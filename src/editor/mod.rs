@@ -1265,11 +1265,7 @@ impl Editor {
             store.insert_field(geology_ui::DRAINAGE_FIELD, field)?;
         }
         let a0 = (d.texel_size() * d.texel_size()) as f32;
-        let most = area.iter().copied().fold(a0, f32::max);
-        let shade: Vec<f32> = area
-            .iter()
-            .map(|&a| crate::maps::flow::drainage_shade(a, a0, most))
-            .collect();
+        let shade = crate::maps::flow::drainage_shades(area, a0);
         let field = store
             .field_mut(geology_ui::DRAINAGE_FIELD)
             .expect("made above");

@@ -25,6 +25,13 @@ pub fn wetness(area: &[f64], slope: impl Iterator<Item = f32>, tau: f64) -> Vec<
         .collect()
 }
 
+/// The drainage overlay's values of drainage areas `area` (m²) on texels of area `a0`: each
+/// [`drainage_shade`] against the largest.
+pub fn drainage_shades(area: &[f32], a0: f32) -> Vec<f32> {
+    let most = area.iter().copied().fold(a0, f32::max);
+    area.iter().map(|&a| drainage_shade(a, a0, most)).collect()
+}
+
 /// The drainage overlay's value of drainage area `a` (m²) on texels of area `a0` whose largest
 /// area is `most`: 0 below a hundred texels, then log-scaled to 1 at `most`.
 pub fn drainage_shade(a: f32, a0: f32, most: f32) -> f32 {

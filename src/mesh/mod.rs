@@ -102,7 +102,12 @@ pub fn build(
     let heights = region.cut(grid.values, grid.width);
     let rtin = Rtin::new(&heights, region.width, region.height);
     let (triangles, vertices) = rtin.extract(bound_m / desc.height_unit());
-    let error = max_error(&heights, region.width, &triangles, &vertices);
+    let error = max_error(
+        &heights,
+        [region.width, region.height],
+        &triangles,
+        &vertices,
+    );
     let mut mesh = assemble(&grid, region, desc, &triangles, &vertices, error);
     // Within the bound in height units; the product in metres must not round past it.
     mesh.max_error_m = mesh.max_error_m.min(bound_m);
@@ -281,31 +286,14 @@ impl<'a> Rtin<'a> {
     /// and covers part of it.
     fn own_error(&self, t: &Tri) -> f32 {
         let v = t.corners();
-        let w = self.width as usize;
-        let h = |p: Point| f64::from(self.heights[p[1] as usize * w + p[0] as usize]);
-        let zs = v.iter().all(|&p| self.inside(p)).then(|| v.map(h));
-        let area = edge(v[0], v[1], v[2]) as f64;
-        let lo = |k: usize| v.iter().map(|p| p[k]).min().unwrap();
-        let hi = |k: usize, n: u32| v.iter().map(|p| p[k]).max().unwrap().min(i64::from(n) - 1);
-        let mut worst = 0.0f64;
-        for y in lo(1)..=hi(1, self.height) {
-            for x in lo(0)..=hi(0, self.width) {
-                let p = [x, y];
-                let b = [
-                    edge(v[1], v[2], p),
-                    edge(v[2], v[0], p),
-                    edge(v[0], v[1], p),
-                ];
-                if b.iter().any(|&b| b as f64 * area < 0.0) {
-                    continue;
-                }
-                let Some(zs) = zs else {
-                    return f32::INFINITY;
-                };
-                let z = (b[0] as f64 * zs[0] + b[1] as f64 * zs[1] + b[2] as f64 * zs[2]) / area;
-                worst = worst.max((z - h(p)).abs());
-            }
+        let size = [self.width, self.height];
+        if !v.iter().all(|&p| self.inside(p)) {
+            return match covered(v, size).next() {
+                Some(_) => f32::INFINITY,
+                None => 0.0,
+            };
         }
+        let worst = plane_error(self.heights, size, v);
         let e = worst as f32;
         match f64::from(e) < worst {
             true => next_up(e),
@@ -356,37 +344,55 @@ fn edge(a: Point, b: Point, p: Point) -> i64 {
     (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
 }
 
-/// The largest vertical distance (height units) between the triangles and the heights at
-/// every texel they cover, by exact barycentric weights over the texel grid.
-fn max_error(heights: &[f32], width: u32, triangles: &[[u32; 3]], vertices: &[[u32; 2]]) -> f64 {
-    let h = |p: [i64; 2]| f64::from(heights[p[1] as usize * width as usize + p[0] as usize]);
+/// The texels of a `width` x `height` grid that triangle `v` covers (its sides included), each
+/// with its barycentric weights times twice the triangle's signed area.
+fn covered(v: [Point; 3], [width, height]: [u32; 2]) -> impl Iterator<Item = (Point, [i64; 3])> {
+    let sign = edge(v[0], v[1], v[2]).signum();
+    let lo = move |k: usize| v.iter().map(|p| p[k]).min().unwrap().max(0);
+    let hi = move |k: usize, n: u32| v.iter().map(|p| p[k]).max().unwrap().min(i64::from(n) - 1);
+    (lo(1)..=hi(1, height))
+        .flat_map(move |y| (lo(0)..=hi(0, width)).map(move |x| [x, y]))
+        .filter_map(move |p| {
+            let b = [
+                edge(v[1], v[2], p),
+                edge(v[2], v[0], p),
+                edge(v[0], v[1], p),
+            ];
+            b.iter().all(|&b| b * sign >= 0).then_some((p, b))
+        })
+}
+
+/// The largest vertical distance (height units) between the plane of triangle `v` (inside the
+/// `size` grid of `heights`, through the heights at its corners) and the heights at the texels
+/// it covers, by exact barycentric weights.
+fn plane_error(heights: &[f32], size: [u32; 2], v: [Point; 3]) -> f64 {
+    let h = |p: Point| f64::from(heights[p[1] as usize * size[0] as usize + p[0] as usize]);
+    let zs = v.map(h);
+    let area = edge(v[0], v[1], v[2]) as f64;
+    covered(v, size)
+        .map(|(p, b)| {
+            let z = (b[0] as f64 * zs[0] + b[1] as f64 * zs[1] + b[2] as f64 * zs[2]) / area;
+            (z - h(p)).abs()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The largest vertical distance (height units) between the triangles (of vertices in the
+/// `size` grid of `heights`) and the heights at every texel they cover.
+fn max_error(
+    heights: &[f32],
+    size: [u32; 2],
+    triangles: &[[u32; 3]],
+    vertices: &[[u32; 2]],
+) -> f64 {
     triangles
         .par_iter()
         .map(|t| {
-            let v = t.map(|i| vertices[i as usize].map(i64::from));
-            let area = edge(v[0], v[1], v[2]);
-            let (x0, x1) = (v.iter().map(|p| p[0]).min(), v.iter().map(|p| p[0]).max());
-            let (y0, y1) = (v.iter().map(|p| p[1]).min(), v.iter().map(|p| p[1]).max());
-            let zs = v.map(h);
-            let mut worst = 0.0f64;
-            for y in y0.unwrap()..=y1.unwrap() {
-                for x in x0.unwrap()..=x1.unwrap() {
-                    let p = [x, y];
-                    let w = [
-                        edge(v[1], v[2], p),
-                        edge(v[2], v[0], p),
-                        edge(v[0], v[1], p),
-                    ];
-                    let inside = w.iter().all(|&w| w.signum() * area.signum() >= 0);
-                    if !inside {
-                        continue;
-                    }
-                    let z = (w[0] as f64 * zs[0] + w[1] as f64 * zs[1] + w[2] as f64 * zs[2])
-                        / area as f64;
-                    worst = worst.max((z - h(p)).abs());
-                }
-            }
-            worst
+            plane_error(
+                heights,
+                size,
+                t.map(|i| vertices[i as usize].map(i64::from)),
+            )
         })
         .reduce(|| 0.0, f64::max)
 }

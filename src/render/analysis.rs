@@ -98,6 +98,12 @@ impl std::str::FromStr for Overlay {
 }
 
 impl Overlay {
+    /// Whether it is a flow map (drainage or wetness): a tinting field its caller computes,
+    /// not a view setting.
+    pub fn is_flow(self) -> bool {
+        matches!(self, Overlay::Drainage | Overlay::Wetness)
+    }
+
     /// Turns this overlay on in `view` (the flow maps are a tinting field instead: see
     /// [`Overlay::Drainage`]).
     pub fn apply(self, view: &mut super::ViewSettings) {

@@ -166,119 +166,39 @@ impl Plan {
                 ));
             }
         }
-        let square = engine.square();
-        let sides = match square {
-            true => [width.max(height); 2],
-            false => [width, height],
+        let size = match tiles {
+            (1, 1) => one_file_size(engine, sizes, fit, size, [width, height])?,
+            _ => tiled_size(engine, sizes, fit, size, [width, height], tiles)?,
         };
-        let (cols, rows) = tiles;
-        // Tiles are square, of one size: the samples of `n` tiles sharing their edges.
-        let across = |s: u32, n: u32| n * (s - 1) + 1;
-        if tiles != (1, 1) {
-            let per_tile = [(width - 1) / cols + 1, (height - 1) / rows + 1];
-            let s = match fit {
-                Fit::Resample => {
-                    size.unwrap_or_else(|| nearest(sizes, per_tile[0].max(per_tile[1])))
-                }
-                Fit::Crop => {
-                    let room = per_tile[0].min(per_tile[1]);
-                    match size {
-                        Some(n) if n <= room => n,
-                        None if largest_within(sizes, room).is_some() => largest_within(sizes, room).unwrap(),
-                        _ => {
-                            return Err(format!(
-                                "--fit crop: the document ({width}x{height}) holds no {cols}x{rows} tiles of {}'s sizes{}",
-                                engine.name(),
-                                size.map_or(String::new(), |n| format!(" ({n} asked)"))
-                            ))
-                        }
-                    }
-                }
-            };
-            let total = [across(s, cols), across(s, rows)];
-            if u64::from(total[0]) * u64::from(total[1]) > MAX_TILED_SAMPLES {
-                return Err(format!(
-                    "--tiles: {cols}x{rows} tiles of {s} make a {}x{} landscape, past the {} \
-                     samples an export holds in memory: fewer or smaller tiles",
-                    total[0], total[1], MAX_TILED_SAMPLES
-                ));
-            }
-            return Ok(match fit {
-                Fit::Resample => Self {
-                    engine,
-                    source: whole,
-                    size: total,
-                    spacing_m: [
-                        texel_m * f64::from(width.max(2) - 1) / f64::from(total[0] - 1),
-                        texel_m * f64::from(height.max(2) - 1) / f64::from(total[1] - 1),
-                    ],
-                    fit,
-                    tiles,
-                },
-                Fit::Crop => Self {
-                    engine,
-                    source: Region {
-                        x: (width - total[0]) / 2,
-                        y: (height - total[1]) / 2,
-                        width: total[0],
-                        height: total[1],
-                    },
-                    size: total,
-                    spacing_m: [texel_m; 2],
-                    fit,
-                    tiles,
-                },
-            });
-        }
-        match fit {
+        Ok(match fit {
             Fit::Resample => {
-                let size = sides.map(|s| size.unwrap_or_else(|| nearest(sizes, s)));
                 // Corner samples kept: each axis stretches the document's texels over its samples.
                 let along =
                     |doc: u32, n: u32| texel_m * f64::from(doc.max(2) - 1) / f64::from(n - 1);
-                let spacing_m = [along(width, size[0]), along(height, size[1])];
-                Ok(Self {
+                Self {
                     engine,
                     source: whole,
                     size,
-                    spacing_m,
+                    spacing_m: [along(width, size[0]), along(height, size[1])],
                     fit,
                     tiles,
-                })
+                }
             }
-            Fit::Crop => {
-                let within = |s: u32| {
-                    let n = match size {
-                        Some(n) => (n <= s).then_some(n),
-                        None => largest_within(sizes, s),
-                    };
-                    n.ok_or_else(|| {
-                        format!(
-                            "--fit crop: the document ({width}x{height}) is smaller than {}'s sizes{}",
-                            engine.name(),
-                            size.map_or(String::new(), |n| format!(" ({n} asked)"))
-                        )
-                    })
-                };
-                let size = match square {
-                    true => [within(width.min(height))?; 2],
-                    false => [within(width)?, within(height)?],
-                };
-                Ok(Self {
-                    engine,
-                    source: Region {
-                        x: (width - size[0]) / 2,
-                        y: (height - size[1]) / 2,
-                        width: size[0],
-                        height: size[1],
-                    },
-                    size,
-                    spacing_m: [texel_m; 2],
-                    fit,
-                    tiles,
-                })
-            }
-        }
+            // A centred window: the spacing kept.
+            Fit::Crop => Self {
+                engine,
+                source: Region {
+                    x: (width - size[0]) / 2,
+                    y: (height - size[1]) / 2,
+                    width: size[0],
+                    height: size[1],
+                },
+                size,
+                spacing_m: [texel_m; 2],
+                fit,
+                tiles,
+            },
+        })
     }
 
     /// Each tile's region of the exported heights, as (column, row, region), row-major.
@@ -360,6 +280,86 @@ impl Plan {
             values,
         }
     }
+}
+
+/// The samples a side of one file for `engine` (of `sizes`) over a `width` x `height`
+/// document: `size` where given, else the nearest (resample) or the largest within (crop).
+fn one_file_size(
+    engine: Engine,
+    sizes: &[u32],
+    fit: Fit,
+    size: Option<u32>,
+    [width, height]: [u32; 2],
+) -> Result<[u32; 2], String> {
+    let square = engine.square();
+    match fit {
+        Fit::Resample => {
+            let sides = match square {
+                true => [width.max(height); 2],
+                false => [width, height],
+            };
+            Ok(sides.map(|s| size.unwrap_or_else(|| nearest(sizes, s))))
+        }
+        Fit::Crop => {
+            let within = |s: u32| {
+                let n = match size {
+                    Some(n) => (n <= s).then_some(n),
+                    None => largest_within(sizes, s),
+                };
+                n.ok_or_else(|| {
+                    format!(
+                        "--fit crop: the document ({width}x{height}) is smaller than {}'s sizes{}",
+                        engine.name(),
+                        size.map_or(String::new(), |n| format!(" ({n} asked)"))
+                    )
+                })
+            };
+            Ok(match square {
+                true => [within(width.min(height))?; 2],
+                false => [within(width)?, within(height)?],
+            })
+        }
+    }
+}
+
+/// The samples a side of `tiles` (columns, rows) edge-sharing square tiles of one of `sizes`
+/// (`size` where given, else the nearest to a tile's share of the document, or with a crop the
+/// largest within it): `n·(s − 1) + 1` along each axis.
+fn tiled_size(
+    engine: Engine,
+    sizes: &[u32],
+    fit: Fit,
+    size: Option<u32>,
+    [width, height]: [u32; 2],
+    (cols, rows): (u32, u32),
+) -> Result<[u32; 2], String> {
+    let per_tile = [(width - 1) / cols + 1, (height - 1) / rows + 1];
+    let s = match fit {
+        Fit::Resample => size.unwrap_or_else(|| nearest(sizes, per_tile[0].max(per_tile[1]))),
+        Fit::Crop => {
+            let room = per_tile[0].min(per_tile[1]);
+            let n = match size {
+                Some(n) => (n <= room).then_some(n),
+                None => largest_within(sizes, room),
+            };
+            n.ok_or_else(|| {
+                format!(
+                    "--fit crop: the document ({width}x{height}) holds no {cols}x{rows} tiles of {}'s sizes{}",
+                    engine.name(),
+                    size.map_or(String::new(), |n| format!(" ({n} asked)"))
+                )
+            })?
+        }
+    };
+    let total = [cols * (s - 1) + 1, rows * (s - 1) + 1];
+    if u64::from(total[0]) * u64::from(total[1]) > MAX_TILED_SAMPLES {
+        return Err(format!(
+            "--tiles: {cols}x{rows} tiles of {s} make a {}x{} landscape, past the {} samples an \
+             export holds in memory: fewer or smaller tiles",
+            total[0], total[1], MAX_TILED_SAMPLES
+        ));
+    }
+    Ok(total)
 }
 
 /// `v` (`from`, row-major) resampled bilinearly to `to`, corner samples kept (sample i of n lies
