@@ -1163,3 +1163,65 @@ fn the_view_is_saved_with_the_project_and_reopens() {
     assert_eq!(second.sun, first.sun);
     assert_eq!(second.altitude_range, first.altitude_range);
 }
+
+/// A drag of about 2 s on lavapipe, whose terrain frames take a second or more: every motion
+/// event becomes a sample of the stroke (issue 36 item 4: samples were taken once a frame, so a
+/// drag gave two or three), in order along the drag. The samples are the same whatever the frame
+/// rate: `stroke_input`'s unit test replays one drag at 60 and at 1 frame a second.
+#[test]
+fn a_drag_paints_one_sample_per_motion_event_while_frames_are_slow() {
+    let _one = one_driven_at_a_time();
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let start = dir.path().join("flat.json");
+    std::fs::write(
+        &start,
+        r#"{"version": 2, "document": {"width": 1024, "height": 1024, "page_size": 256},
+            "steps": []}"#,
+    )
+    .unwrap();
+    let (mut child, window) = driven_editor(&x, &state, &start, dir.path());
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let moves = 20;
+    xdotool(&x, &["mousemove", "--window", &window, "600", "450"]);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    xdotool(&x, &["mousedown", "1"]);
+    for i in 1..=moves {
+        let (px, py) = ((600 + 12 * i).to_string(), (450 + 4 * i).to_string());
+        xdotool(&x, &["mousemove", "--window", &window, &px, &py]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    xdotool(&x, &["mouseup", "1"]);
+    let folder = state.join("scarp");
+    let journaled = wait_for_journal(&mut child, &folder, |j| j.stroke_count() == 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let j = scarp::journal::Journal::load(&journaled).unwrap();
+    let samples = j
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            scarp::journal::Step::Stroke { samples, .. } => Some(samples.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        samples.len(),
+        moves + 1,
+        "the press and each move: {samples:?}"
+    );
+    for w in samples.windows(2) {
+        assert!(w[1].t >= w[0].t, "times in order: {samples:?}");
+        let (dx, dy) = (w[1].x - w[0].x, w[1].y - w[0].y);
+        assert!(
+            dx.hypot(dy) > 1.0,
+            "each move a step along the drag: {samples:?}"
+        );
+    }
+    let (a, b) = (samples[0], samples[moves]);
+    assert!(
+        (b.x - a.x).hypot(b.y - a.y) > 20.0 * 2.0,
+        "the stroke spans the drag: {samples:?}"
+    );
+}

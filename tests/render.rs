@@ -452,6 +452,72 @@ fn mesh_height(h: &[f32], w: u32, x: f32, z: f32) -> f32 {
     }
 }
 
+/// A frame that keeps the last picture (the editor's, while the terrain costs more than its
+/// frame budget) shows that picture again whatever the camera now, and its picks read that
+/// picture's depths with the view it was drawn with. The renderer says whether a prepared frame
+/// would show something else: a moved camera or an edit does, the same frame again does not.
+#[test]
+fn a_kept_picture_is_shown_and_picked_as_drawn_and_changes_are_noticed() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [160, 120];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let cam = Camera::look_at(
+        Vec3::new(-40.0, 160.0, 300.0),
+        Vec3::new(128.0, 20.0, 110.0),
+    );
+    let view = ViewSettings::default();
+    let pixel = Some([80, 60]);
+    let drawn = off
+        .render(&mut r, &mut terrain.store, &cam, &view, true, pixel)
+        .unwrap();
+    let again = off
+        .render(&mut r, &mut terrain.store, &cam, &view, true, pixel)
+        .unwrap();
+    assert!(!r.picture_changed(), "the same frame twice");
+    assert_eq!(again.pixels, drawn.pixels);
+    // Another camera: the kept frame shows the first picture and picks from it.
+    let moved = Camera::look_at(Vec3::new(300.0, 90.0, -60.0), Vec3::new(100.0, 0.0, 150.0));
+    let kept = off
+        .render_kept(&mut r, &mut terrain.store, &moved, &view, pixel)
+        .unwrap();
+    assert!(r.picture_changed(), "a moved camera");
+    assert!(
+        kept.pixels == drawn.pixels,
+        "the kept frame's pixels differ"
+    );
+    let (a, b) = (kept.picked.unwrap(), drawn.picked.unwrap());
+    assert!((a - b).length() < 1e-3, "kept pick {a}, drawn {b}");
+    let fresh = off
+        .render(&mut r, &mut terrain.store, &moved, &view, true, pixel)
+        .unwrap();
+    assert!(
+        fresh.pixels != drawn.pixels,
+        "the moved camera draws another picture"
+    );
+    assert!(!r.picture_changed());
+    // An edit changes the picture the same camera would draw.
+    let brush = scarp::brush::BrushSettings {
+        radius: 40.0,
+        strength: 0.5,
+        ..scarp::brush::BrushSettings::new(scarp::brush::BrushType::Raise)
+    };
+    let b = scarp::brush::shared::BrushInstance {
+        center: [128.0, 128.0],
+        radius: 40.0,
+        strength: 0.5,
+        ..Default::default()
+    };
+    terrain.apply_stroke(&brush, &[b]).unwrap();
+    off.render_kept(&mut r, &mut terrain.store, &moved, &view, None)
+        .unwrap();
+    assert!(r.picture_changed(), "an edit");
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn picking_returns_the_terrain_point_under_the_pixel() {
     let gpu = gpu();

@@ -14,18 +14,19 @@ pub mod file_browser;
 pub mod geology_ui;
 pub mod layers_ui;
 pub mod noise_preview;
+pub mod pacing;
 pub mod path_ui;
 pub mod pen;
 pub mod present;
 pub mod remembered;
 pub mod screen;
 pub mod stamp_library;
+pub mod stroke_input;
 pub mod ui;
 pub mod ui_texture;
 pub mod widgets;
 
 use crate::atomic_file::{write_bytes_atomic, write_rgba_png};
-use crate::brush::stroke::StrokeSample;
 use crate::brush::{BrushSettings, BrushType};
 use crate::gpu::{vk, Access, Buffer, BufferDesc, Gpu, GpuOptions, Recorder};
 use crate::journal::{parse_brush, preset, BrushEntry, Step};
@@ -45,6 +46,7 @@ use crate::session::{self, LiveStroke, Session};
 use anyhow::{anyhow, bail, Context as _, Result};
 use file_browser::Purpose;
 use glam::{Vec2, Vec3};
+use pacing::TerrainPacing;
 use present::Presenter;
 use raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use remembered::Remembered;
@@ -53,6 +55,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use stroke_input::{PendingSample, Resolved, StrokeEvent, StrokeInput};
 use ui::{CloseChoice, DocInfo, UiAction, UiState};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, Event, MouseButton, MouseScrollDelta, WindowEvent};
@@ -292,7 +295,13 @@ struct Editor {
     ui: UiState,
     input: Input,
     stroke: Option<LiveStroke>,
+    /// The painting button's samples on their way to the stroke (see [`stroke_input`]), and
+    /// whether the button paints a stroke now (its motion events are samples).
+    stroke_input: StrokeInput<LiveStroke>,
+    stroking: bool,
     stroke_start: Instant,
+    /// When frames draw the terrain again or keep the last picture.
+    pacing: TerrainPacing,
     /// The terrain point a ramp stroke started at (its outline is drawn while it is dragged).
     ramp_anchor: Option<Vec3>,
     /// The erosion panel's region run under way.
@@ -644,6 +653,9 @@ impl Editor {
             ui,
             input: Input::default(),
             stroke: None,
+            stroke_input: StrokeInput::default(),
+            stroking: false,
+            pacing: TerrainPacing::default(),
             erosion: None,
             geology: None,
             region_drag: None,
@@ -841,6 +853,9 @@ impl Editor {
                     }
                 }
                 self.input.cursor = Some(p);
+                if self.stroking {
+                    self.stroke_sample();
+                }
             }
             WindowEvent::CursorLeft { .. } => self.input.cursor = None,
             WindowEvent::Touch(t) => {
@@ -848,6 +863,9 @@ impl Editor {
             }
             WindowEvent::MouseInput { state, button, .. } => {
                 let down = state == ElementState::Pressed;
+                if ui_mouse {
+                    self.pacing.ui_input(Instant::now());
+                }
                 match button {
                     MouseButton::Left => self.input.left = down,
                     MouseButton::Right => self.input.right = down,
@@ -873,7 +891,9 @@ impl Editor {
                     if picking && self.region_drag.take().is_some() {
                         self.ui.erosion.picking = false;
                     }
-                    self.end_stroke();
+                    if std::mem::take(&mut self.stroking) {
+                        self.stroke_input.push(StrokeEvent::End);
+                    }
                 }
             }
             WindowEvent::MouseWheel { delta, .. } if !ui_mouse => {
@@ -882,6 +902,9 @@ impl Editor {
                     MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
                 };
                 self.camera.zoom_toward(self.pick, 0.85f32.powf(lines));
+            }
+            WindowEvent::KeyboardInput { .. } | WindowEvent::Ime(_) if ui_keys => {
+                self.pacing.ui_input(Instant::now());
             }
             WindowEvent::KeyboardInput { event, .. } if !ui_keys => {
                 if let PhysicalKey::Code(code) = event.physical_key {
@@ -1011,9 +1034,115 @@ impl Editor {
             self.ui.message = format!("cannot paint: {e}");
             return;
         }
-        self.stroke = Some(LiveStroke::new(brush));
+        self.stroke_input
+            .push(StrokeEvent::Begin(LiveStroke::new(brush)));
         self.stroke_start = Instant::now();
-        self.ramp_anchor = None;
+        self.stroking = true;
+        self.stroke_sample();
+    }
+
+    /// A sample of the stroke being painted at the cursor, now (its terrain point comes with the
+    /// next frame's results).
+    fn stroke_sample(&mut self) {
+        let pixel = self.input.cursor.and_then(|c| self.window_pixel(c));
+        if let Some(pixel) = pixel {
+            let pressure = self.pressure_now();
+            self.stroke_input.push(StrokeEvent::Sample(PendingSample {
+                pixel,
+                t: self.stroke_start.elapsed().as_secs_f32(),
+                pressure,
+            }));
+        }
+    }
+
+    /// The window pixel under cursor position `c`, if it is inside the window.
+    fn window_pixel(&self, c: [f64; 2]) -> Option<[u32; 2]> {
+        let extent = self.presenter.extent;
+        let (x, y) = (c[0].floor(), c[1].floor());
+        (x >= 0.0 && y >= 0.0 && (x as u32) < extent.width && (y as u32) < extent.height)
+            .then_some([x as u32, y as u32])
+    }
+
+    /// The pressure now: a pen touching the tablet (XInput2), else touch force, else full, through
+    /// the pressure curve.
+    fn pressure_now(&mut self) -> f32 {
+        let force = self
+            .pen
+            .as_mut()
+            .and_then(|p| p.poll())
+            .or(self.input.force);
+        let pressure = pressure_curve(force, self.ui.pressure_gamma);
+        self.ui.pressure_now = force.map(|_| pressure);
+        pressure
+    }
+
+    /// What a finished frame brings back: its figures for the profile, the stroke's samples it
+    /// picked (applied in order: a stroke begins, takes its samples, ends) and the point under the
+    /// cursor, picked after them.
+    fn take_results(&mut self, done: &crate::render::FrameResults) {
+        self.ui.profile.take_results(done);
+        if done.drew_terrain {
+            self.pacing.drawn(done.latency);
+            let cost = self.pacing.cost().unwrap_or_default();
+            self.ui.profile.terrain_cost_ms = cost.as_secs_f64() * 1e3;
+        }
+        let points: Vec<Option<Vec3>> = done.picked.iter().map(|p| p.1).collect();
+        let (resolved, used) = self.stroke_input.picked(done.frame, &points);
+        if let Some(&cursor) = points.get(used) {
+            self.pick = cursor;
+        }
+        for r in resolved {
+            self.apply_resolved(r);
+        }
+    }
+
+    /// One event of the stroke input, resolved.
+    fn apply_resolved(&mut self, r: Resolved<LiveStroke>) {
+        match r {
+            Resolved::Begin(stroke) => {
+                self.end_stroke();
+                self.stroke = Some(stroke);
+                self.ramp_anchor = None;
+            }
+            Resolved::Sample { sample, point } => {
+                let Some(stroke) = self.stroke.as_mut() else {
+                    return;
+                };
+                if stroke.samples() == 0 {
+                    self.ramp_anchor = Some(point);
+                }
+                match stroke.add(&mut self.session.doc, &mut self.session.tools, sample) {
+                    Ok(n) => self.instances_window.1 += n,
+                    Err(e) => {
+                        self.ui.message = format!("cannot paint: {e}");
+                        self.stroke = None;
+                    }
+                }
+            }
+            Resolved::End => self.end_stroke(),
+        }
+    }
+
+    /// Resolves every stroke event at once: waits for the frames in flight and takes their
+    /// results, then picks what no frame has taken yet on the last picture drawn.
+    fn drain_stroke_input(&mut self) -> Result<()> {
+        if self.stroke_input.is_idle() {
+            return Ok(());
+        }
+        for done in self.renderer.finish_frames()? {
+            self.take_results(&done);
+        }
+        if self.stroke_input.has_queued() {
+            let frame = self.renderer.frame_number();
+            let pixels = self.stroke_input.send_now(frame);
+            let depth = self.presenter.depth.as_ref().expect("depth with images");
+            let points = self.renderer.pick_now(depth, &pixels)?;
+            let (resolved, _) = self.stroke_input.picked(frame, &points);
+            for r in resolved {
+                self.apply_resolved(r);
+            }
+        }
+        Ok(())
     }
 
     fn end_stroke(&mut self) {
@@ -1293,6 +1422,10 @@ impl Editor {
     /// Ends every edit under way before another step: the live stroke, the region run and the
     /// geology run, each one undo step, journaled.
     fn finish_edits(&mut self) {
+        if let Err(e) = self.drain_stroke_input() {
+            self.ui.message = format!("stroke samples lost: {e:#}");
+        }
+        self.stroking = false;
         self.end_stroke();
         self.end_erosion();
         self.end_geology();
@@ -1974,9 +2107,7 @@ impl Editor {
         let _frame = crate::profile::scope("frame");
         let now = Instant::now();
         if let Some(done) = self.renderer.begin_frame()? {
-            if let Some(point) = self.ui.profile.take_results(&done) {
-                self.pick = point;
-            }
+            self.take_results(&done);
         }
         let dt = (now - self.last_frame).as_secs_f32().min(0.1);
         self.last_frame = now;
@@ -2038,15 +2169,14 @@ impl Editor {
             self.presenter.recreate([s.width, s.height])?;
         }
         self.frames += 1;
+        let drew = self.pacing.drew_last();
         self.ui
             .profile
-            .push_frame(now.elapsed().as_secs_f32() * 1e3);
+            .push_frame(now.elapsed().as_secs_f32() * 1e3, drew);
         if let Some(size) = shot {
             // The screenshot's frame is waited for (and the one before it).
             for done in self.renderer.finish_frames()? {
-                if let Some(point) = self.ui.profile.take_results(&done) {
-                    self.pick = point;
-                }
+                self.take_results(&done);
             }
             let path = self.screenshot.take().expect("a screenshot was due");
             let buffer = self.shot_buffer.take().expect("made with the frame");
@@ -2102,38 +2232,11 @@ impl Editor {
         }
     }
 
-    /// Painting: one sample per frame at the terrain point under the cursor (or the replay's
-    /// samples), then the queued brush work under the GPU budget.
+    /// Painting: the replay's samples (live strokes take theirs from the frames' results), then
+    /// the queued brush work under the GPU budget.
     fn paint_and_pump(&mut self) -> Result<crate::brush::gpu::PumpReport> {
         self.feed_replay()?;
-        // A pen touching the tablet (XInput2), else touch force, else full pressure.
-        let force = self
-            .pen
-            .as_mut()
-            .and_then(|p| p.poll())
-            .or(self.input.force);
-        let pressure = pressure_curve(force, self.ui.pressure_gamma);
-        self.ui.pressure_now = force.map(|_| pressure);
-        if let (Some(stroke), Some(p)) = (self.stroke.as_mut(), self.pick) {
-            if self.replay.is_none() && (self.input.left || self.input.right) {
-                let sample = StrokeSample {
-                    x: p.x,
-                    y: p.z,
-                    pressure,
-                    t: self.stroke_start.elapsed().as_secs_f32(),
-                };
-                if stroke.samples() == 0 {
-                    self.ramp_anchor = Some(p);
-                }
-                match stroke.add(&mut self.session.doc, &mut self.session.tools, sample) {
-                    Ok(n) => self.instances_window.1 += n,
-                    Err(e) => {
-                        self.ui.message = format!("cannot paint: {e}");
-                        self.stroke = None;
-                    }
-                }
-            }
-        }
+        self.pressure_now();
         if let (Some(a), Some(p)) = (self.region_drag, self.pick) {
             self.ui.erosion.set_corners(a, [p.x, p.z]);
         }
@@ -2289,7 +2392,10 @@ impl Editor {
         let extent = self.presenter.extent;
         let viewport = [extent.width, extent.height];
         let mut view = self.ui.view;
-        view.wave_time = self.opened.elapsed().as_secs_f32();
+        // The waves move only where there is a sea (else the picture could be kept).
+        if view.sea_level.is_some() {
+            view.wave_time = self.opened.elapsed().as_secs_f32();
+        }
         // The path tool draws its own band, not the brush's ring.
         view.cursor = self
             .pick
@@ -2305,11 +2411,6 @@ impl Editor {
             ImageWindow::whole(viewport),
             &view,
         )?;
-        let cursor_pixel = self.input.cursor.and_then(|c| {
-            let (x, y) = (c[0].floor(), c[1].floor());
-            (x >= 0.0 && y >= 0.0 && (x as u32) < extent.width && (y as u32) < extent.height)
-                .then_some([x as u32, y as u32])
-        });
         let take_shot = self.screenshot.is_some() && self.shot_due();
         if take_shot && !self.presenter.can_copy {
             bail!("this surface's images cannot be copied: no screenshot");
@@ -2321,12 +2422,20 @@ impl Editor {
                 BufferDesc::readback(u64::from(extent.width) * u64::from(extent.height) * 4),
             )?);
         }
+        // The stroke's samples since the last frame, then the cursor.
+        let frame = self.renderer.frame_number();
+        let mut picks = self.stroke_input.send(frame, crate::render::MAX_PICKS - 1);
+        picks.extend(self.input.cursor.and_then(|c| self.window_pixel(c)));
+        let draw_terrain =
+            self.pacing
+                .draw_now(self.renderer.picture_changed(), take_shot, Instant::now());
         let draw_data = self.imgui.render();
         let image = &self.presenter.images[index as usize];
         let targets = FrameTargets {
             color: image,
             depth: self.presenter.depth.as_ref().expect("depth with images"),
-            pick: cursor_pixel,
+            picks,
+            keep_terrain: !draw_terrain,
         };
         let mut rec = Recorder::new(&self.gpu)?;
         let imgui_renderer = &mut self.imgui_renderer;
@@ -2382,7 +2491,9 @@ impl Editor {
     /// (and the lighting caught up).
     fn shot_due(&mut self) -> bool {
         let lighting = self.ui.view.sun.is_some() && self.lighting.pending() > 0;
-        if self.replay.is_some() || self.session.doc.brushes.pending_strokes() > 0 || lighting {
+        let painting =
+            self.session.doc.brushes.pending_strokes() > 0 || !self.stroke_input.is_idle();
+        if self.replay.is_some() || painting || lighting {
             self.idle_since = None;
             return false;
         }

@@ -29,6 +29,10 @@ fn panel_brushes() -> Vec<BrushType> {
 #[derive(Clone, Debug, Default)]
 pub struct Profile {
     pub frame_ms: VecDeque<f32>,
+    /// Of the frames `frame_ms` covers, which drew the terrain (the others kept its picture).
+    pub drew_terrain: VecDeque<bool>,
+    /// What a terrain frame costs now, from its submission to its results (smoothed), ms.
+    pub terrain_cost_ms: f64,
     pub brush_gpu_ms: f64,
     pub copy_gpu_ms: f64,
     pub bounds_gpu_ms: f64,
@@ -48,25 +52,28 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Takes what a finished frame measured (GPU times, renderer figures); returns the point it
-    /// picked under the cursor (the brush follows it), if it picked.
-    pub fn take_results(
-        &mut self,
-        done: &crate::render::FrameResults,
-    ) -> Option<Option<glam::Vec3>> {
-        self.draw_gpu_ms = done.gpu_ms("terrain draw");
-        self.shade_gpu_ms = done.gpu_ms("shade");
+    /// Takes what a finished frame measured (GPU times, renderer figures); the terrain's times
+    /// only from a frame that drew it.
+    pub fn take_results(&mut self, done: &crate::render::FrameResults) {
+        if done.drew_terrain {
+            self.draw_gpu_ms = done.gpu_ms("terrain draw");
+            self.shade_gpu_ms = done.gpu_ms("shade");
+        }
         self.ui_gpu_ms = done.gpu_ms("ui");
         self.bounds_gpu_ms = done.stats.bounds_gpu_ms;
         self.stats = done.stats.clone();
-        done.picked.map(|(_, point)| point)
     }
 
-    pub fn push_frame(&mut self, ms: f32) {
+    /// A frame took `ms` on the host; `drew_terrain`: it drew the terrain (else kept it).
+    pub fn push_frame(&mut self, ms: f32, drew_terrain: bool) {
         if self.frame_ms.len() == HISTORY {
             self.frame_ms.pop_front();
         }
         self.frame_ms.push_back(ms);
+        if self.drew_terrain.len() == HISTORY {
+            self.drew_terrain.pop_front();
+        }
+        self.drew_terrain.push_back(drew_terrain);
     }
 }
 
@@ -1148,6 +1155,19 @@ fn profiler_panel(ui: &Ui, s: &mut UiState) {
             "frame {last:.2} ms (mean {mean:.2}, worst {worst:.2}), {:.0} fps",
             1000.0 / mean.max(1e-3)
         ));
+        let drawn = p.drew_terrain.iter().filter(|&&d| d).count();
+        ui.text_wrapped(format!(
+            "terrain drawn in {drawn} of {} frames, {:.1} ms each",
+            p.drew_terrain.len(),
+            p.terrain_cost_ms
+        ));
+        if ui.is_item_hovered() {
+            ui.tooltip_text(
+                "A frame whose terrain would look the same keeps the last picture; a terrain \
+                 dearer than 100 ms is drawn only while the panels are quiet, half the time at \
+                 most (docs/editor.md, \"Responsiveness\").",
+            );
+        }
         ui.plot_lines("##frames", &frames)
             .graph_size([ui.content_region_avail()[0], 60.0])
             .scale_min(0.0)

@@ -15,8 +15,13 @@ use crate::pages::PageStore;
 pub struct FrameTargets<'a> {
     pub color: &'a Image,
     pub depth: &'a Image,
-    /// A pixel whose terrain point the frame's results report ([`super::FrameResults::picked`]).
-    pub pick: Option<[u32; 2]>,
+    /// Pixels whose terrain points the frame's results report, in this order
+    /// ([`super::FrameResults::picked`]); [`super::terrain::MAX_PICKS`] at most.
+    pub picks: Vec<[u32; 2]>,
+    /// Show the last drawn picture again instead of drawing the terrain (the overlay is still
+    /// drawn over it, and picks read its depths): for a frame whose terrain would cost more than
+    /// the frame may take. Ignored, and the terrain drawn, when there is no picture in `depth`.
+    pub keep_terrain: bool,
 }
 
 impl TerrainRenderer {
@@ -31,7 +36,15 @@ impl TerrainRenderer {
         overlay: impl FnOnce(&mut Recorder<'a>, Option<&'a GpuTimer>) -> Result<()>,
     ) -> Result<()> {
         self.bind_targets(store, t.color, t.depth)?;
-        self.current_slot_mut().pick_at = t.pick;
+        let keep = self.note_picture(t.depth, t.keep_terrain);
+        let slot = self.current_slot_mut();
+        slot.pick_at = t
+            .picks
+            .iter()
+            .take(super::terrain::MAX_PICKS)
+            .copied()
+            .collect();
+        slot.drew_terrain = !keep;
         let this = &*self;
         let timer = this.frame_timer();
         if let Some(timer) = timer {
@@ -39,16 +52,56 @@ impl TerrainRenderer {
         }
         // Tile bounds of pages edited since the last frame (results taken when it is retired).
         this.record_frame_bounds(rec, store.height(), timer)?;
-        this.record(rec, store, t.color, t.depth, timer)?;
+        if keep {
+            this.record_kept(rec, store, t.color);
+        } else {
+            this.record(rec, store, t.color, t.depth, timer)?;
+        }
         overlay(rec, timer)?;
         rec.end_rendering();
         this.record_coverage(rec, t.depth)?;
-        if let Some(p) = t.pick {
-            let pick = this.pick_buffer();
-            rec.copy_image_region_to_buffer(t.depth, [p[0] as i32, p[1] as i32], [1, 1], pick, 0);
+        let pick = this.pick_buffer();
+        for (k, p) in this.current_slot().pick_at.iter().enumerate() {
+            let at = [p[0] as i32, p[1] as i32];
+            rec.copy_image_region_to_buffer(t.depth, at, [1, 1], pick, 4 * k as u64);
+        }
+        if !this.current_slot().pick_at.is_empty() {
             rec.buffer(pick, Access::HostRead);
         }
         Ok(())
+    }
+}
+
+impl TerrainRenderer {
+    /// The terrain points under `pixels` of the last picture drawn into `depth`, picked at once
+    /// (the recording is waited for): for pixels no frame picked, once every frame in flight has
+    /// finished ([`Self::finish_frames`]). None for a pixel over the sky, or for every pixel
+    /// while no picture was drawn into `depth`.
+    pub fn pick_now(&self, depth: &Image, pixels: &[[u32; 2]]) -> Result<Vec<Option<glam::Vec3>>> {
+        let Some(view) = self.drawn_view(depth) else {
+            return Ok(vec![None; pixels.len()]);
+        };
+        if pixels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let buffer = crate::gpu::Buffer::new(
+            self.gpu(),
+            "pick now",
+            crate::gpu::BufferDesc::readback(4 * pixels.len() as u64),
+        )?;
+        let mut rec = Recorder::new(self.gpu())?;
+        for (k, p) in pixels.iter().enumerate() {
+            let at = [p[0] as i32, p[1] as i32];
+            rec.copy_image_region_to_buffer(depth, at, [1, 1], &buffer, 4 * k as u64);
+        }
+        rec.buffer(&buffer, Access::HostRead);
+        rec.submit_and_wait()?;
+        let depths: &[f32] = bytemuck::cast_slice(buffer.mapped(4 * pixels.len())?);
+        Ok(pixels
+            .iter()
+            .zip(depths)
+            .map(|(&p, &d)| super::camera::unproject(&view.0, view.1, p, d))
+            .collect())
     }
 }
 

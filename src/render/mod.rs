@@ -17,7 +17,8 @@ pub mod saved_view;
 pub mod terrain;
 
 pub use terrain::{
-    CursorRing, FrameResults, FrameStats, RenderOptions, TerrainRenderer, ViewSettings, SLOTS,
+    CursorRing, FrameResults, FrameStats, RenderOptions, TerrainRenderer, ViewSettings, MAX_PICKS,
+    SLOTS,
 };
 pub mod offscreen;
 pub use offscreen::{Offscreen, OffscreenFrame};

@@ -36,6 +36,8 @@ pub struct Offscreen {
     readback: Buffer,
     /// The part of the whole image this target draws (the whole of it unless set).
     window: ImageWindow,
+    /// The next frame keeps the last picture ([`Self::render_kept`]).
+    keep_next: bool,
 }
 
 impl Offscreen {
@@ -67,6 +69,7 @@ impl Offscreen {
             depth,
             readback,
             window: ImageWindow::whole(size),
+            keep_next: false,
         })
     }
 
@@ -130,11 +133,39 @@ impl Offscreen {
         read_pixels: bool,
         pick: Option<[u32; 2]>,
     ) -> Result<OffscreenFrame, PageError> {
+        self.keep_next = false;
         self.submit(renderer, store, camera, view, read_pixels, pick)?;
+        self.finished(renderer, read_pixels)
+    }
+
+    /// [`Self::render`] of a frame that keeps the last picture (as the editor does while the
+    /// terrain would cost more than its frame budget): the terrain is not drawn again, and
+    /// `pick` reads the kept picture's depths.
+    pub fn render_kept(
+        &mut self,
+        renderer: &mut TerrainRenderer,
+        store: &mut PageStore,
+        camera: &Camera,
+        view: &ViewSettings,
+        pick: Option<[u32; 2]>,
+    ) -> Result<OffscreenFrame, PageError> {
+        self.keep_next = true;
+        let r = self.submit(renderer, store, camera, view, true, pick);
+        self.keep_next = false;
+        r?;
+        self.finished(renderer, true)
+    }
+
+    /// The frames in flight waited for; the last one's results and pixels.
+    fn finished(
+        &mut self,
+        renderer: &mut TerrainRenderer,
+        read_pixels: bool,
+    ) -> Result<OffscreenFrame, PageError> {
         let done = renderer.finish_frames()?;
         let last = done.last().cloned().unwrap_or_default();
         let mut frame = OffscreenFrame {
-            picked: last.picked.and_then(|p| p.1),
+            picked: last.picked.first().and_then(|p| p.1),
             draw_gpu_ms: last.gpu_ms("terrain draw"),
             ..OffscreenFrame::default()
         };
@@ -163,7 +194,8 @@ impl Offscreen {
         let targets = FrameTargets {
             color: &self.color,
             depth: &self.depth,
-            pick,
+            picks: pick.into_iter().collect(),
+            keep_terrain: self.keep_next,
         };
         renderer.record_frame(&mut rec, store, &targets, |_, _| Ok(()))?;
         if read_pixels {

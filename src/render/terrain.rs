@@ -33,7 +33,7 @@ use bounds::BoundsJob;
 use deferred::GBuffer;
 use light_atlas::LightAtlas;
 use slots::FrameSlot;
-pub use slots::{FrameResults, SLOTS};
+pub use slots::{FrameResults, MAX_PICKS, SLOTS};
 
 use super::camera::{Camera, ImageWindow};
 use super::lod::{self, frustum_planes, IndexRange, LodView, TileGrid, LEVELS, STITCHES};
@@ -311,7 +311,20 @@ pub struct TerrainRenderer {
     page_nodes: Vec<(u8, u32, u32)>,
     requests: Vec<PageId>,
     wireframe: bool,
+    /// What the prepared frame would show (a hash of its uniforms, draws and the epochs of the
+    /// fields it reads), and what the last drawn frame showed (see [`Self::picture_changed`]).
+    picture: u64,
+    drawn: Option<DrawnPicture>,
     pub stats: FrameStats,
+}
+
+/// The picture in the G-buffer's shaded image and the depth target: what it shows, the depth
+/// target it was drawn with, and the view its depths unproject with.
+#[derive(Clone, Copy)]
+struct DrawnPicture {
+    key: u64,
+    depth: vk::ImageView,
+    view: (glam::Mat4, [u32; 2]),
 }
 
 impl TerrainRenderer {
@@ -414,6 +427,8 @@ impl TerrainRenderer {
             page_nodes: Vec::new(),
             requests: Vec::new(),
             wireframe: false,
+            picture: 0,
+            drawn: None,
             stats: FrameStats::default(),
         };
         r.flat_set = r.page_pool.allocate()?;
@@ -648,6 +663,8 @@ impl TerrainRenderer {
             slot.light_table_generation = generation;
         }
         slot.view = (view_proj, viewport);
+        self.picture = picture_key(&frame, &draws, viewport, store, self.atlas.table().1);
+        let slot = &mut self.slots[self.slot];
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         slot.stats = stats.clone();
         self.stats = stats;
@@ -940,6 +957,85 @@ impl TerrainRenderer {
         }
         self.record_shading(rec, store, color, depth, timer)
     }
+}
+
+impl TerrainRenderer {
+    /// Whether the frame prepared last would show something else than the picture drawn last
+    /// (or none was drawn): a frame may keep the last picture only while this is false, or the
+    /// picture is out of date.
+    pub fn picture_changed(&self) -> bool {
+        self.drawn.map(|d| d.key) != Some(self.picture)
+    }
+
+    pub(in crate::render) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// The view the last picture drawn into `depth` unprojects with.
+    pub(in crate::render) fn drawn_view(&self, depth: &Image) -> Option<(glam::Mat4, [u32; 2])> {
+        self.drawn.filter(|d| d.depth == depth.view).map(|d| d.view)
+    }
+
+    /// Whether the current frame keeps the last picture (asked for with `keep`, and one was
+    /// drawn into `depth` at this size); notes what it shows: a kept picture's depths unproject
+    /// with the view it was drawn with, a drawn one becomes the last picture.
+    pub(in crate::render) fn note_picture(&mut self, depth: &Image, keep: bool) -> bool {
+        let slot = self.slot;
+        let view = self.slots[slot].view;
+        let keep = keep
+            && self
+                .drawn
+                .is_some_and(|d| d.depth == depth.view && d.view.1 == view.1);
+        match self.drawn {
+            Some(d) if keep => self.slots[slot].view = d.view,
+            _ => {
+                self.drawn = Some(DrawnPicture {
+                    key: self.picture,
+                    depth: depth.view,
+                    view,
+                })
+            }
+        }
+        keep
+    }
+
+    /// A frame that keeps the last picture: the light atlas's copies the frame prepared (its
+    /// bookkeeping expects them), then the shaded image composed into `color` as
+    /// [`Self::record`] ends.
+    pub(in crate::render) fn record_kept<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        store: &'a PageStore,
+        color: &'a Image,
+    ) {
+        if let (true, Some(field)) = (self.lighting, store.field(super::lighting::FIELD)) {
+            self.atlas.record_copies(rec, field);
+        }
+        self.record_compose(rec, color);
+    }
+}
+
+/// What a frame would show, as a hash: its uniforms (camera, view, cursor), its tile draws, the
+/// viewport, the light atlas's generation and the change epochs of every field of `store` (heights,
+/// lighting, overlays). Two frames with the same key draw the same picture.
+fn picture_key(
+    frame: &FrameData,
+    draws: &[TileDraw],
+    viewport: [u32; 2],
+    store: &PageStore,
+    atlas_generation: u64,
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytemuck::bytes_of(frame).hash(&mut h);
+    bytemuck::cast_slice::<_, u8>(draws).hash(&mut h);
+    viewport.hash(&mut h);
+    atlas_generation.hash(&mut h);
+    for name in store.names() {
+        name.hash(&mut h);
+        store.field(name).map(|f| f.changes().epoch()).hash(&mut h);
+    }
+    h.finish()
 }
 
 impl Drop for TerrainRenderer {

@@ -107,8 +107,7 @@ impl TerrainRenderer {
     }
 
     /// Records the shading pass over the G-buffer and depth drawn by [`Self::record`], then
-    /// begins the rendering into `color` and draws the shaded image into it. The caller may draw
-    /// more (the editor's interface) and ends the rendering.
+    /// [`Self::record_compose`].
     pub(in crate::render) fn record_shading<'a>(
         &'a self,
         rec: &mut Recorder<'a>,
@@ -145,13 +144,25 @@ impl TerrainRenderer {
                 g.size[1].div_ceil(SHADE_GROUP),
                 1,
             ])?;
+        self.record_compose(rec, color);
+        Ok(())
+    }
+
+    /// Begins the rendering into `color` and draws the shaded image (as the last shading pass
+    /// left it) into it. The caller may draw more and ends the rendering.
+    pub(in crate::render) fn record_compose<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        color: &'a Image,
+    ) {
+        let g = self.gbuffer.as_ref().expect("bind_targets made it");
+        let slot = &self.slots[self.slot];
         rec.image(&g.shaded, Access::FragmentSampledRead);
         rec.begin_rendering(color, None, None);
         let p = &self.pipelines;
         rec.bind_graphics(&p.compose);
         rec.bind_sets(true, &p.compose_layout, 0, &[slot.compose_set], &[]);
         rec.draw(3);
-        Ok(())
     }
 }
 

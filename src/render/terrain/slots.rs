@@ -16,6 +16,9 @@ use std::sync::Arc;
 
 /// Frames the host may run ahead of the GPU by: two frames in flight.
 pub const SLOTS: usize = 2;
+/// Most pixels one frame picks (the editor's cursor and a stroke's motion events since the last
+/// frame).
+pub const MAX_PICKS: usize = 256;
 
 /// What a finished frame measured and read back.
 #[derive(Clone, Debug, Default)]
@@ -26,8 +29,16 @@ pub struct FrameResults {
     pub covered_pixels: u64,
     /// GPU times of its timed passes ("tile bounds", "terrain draw", and the overlay's).
     pub times: Vec<PassTime>,
-    /// The pixel the frame picked and the terrain point under it (None: the sky).
-    pub picked: Option<([u32; 2], Option<Vec3>)>,
+    /// The pixels the frame picked, in the order asked, and the terrain point under each (None:
+    /// the sky).
+    pub picked: Vec<([u32; 2], Option<Vec3>)>,
+    /// The frame's number ([`TerrainRenderer::frame_number`] while it was recorded).
+    pub frame: u64,
+    /// Whether the frame drew the terrain (else it showed the last frame's picture again).
+    pub drew_terrain: bool,
+    /// From the frame's submission to its results: what the frame cost the host's loop, at
+    /// least (frames in flight overlap, so it may include the next frame's host work).
+    pub latency: std::time::Duration,
 }
 
 impl FrameResults {
@@ -71,9 +82,13 @@ pub(crate) struct FrameSlot {
     pub coverage: Buffer,
     /// The coverage kernel's set for the depth target of that view.
     pub coverage_set: Option<(vk::ImageView, DescriptorSet)>,
+    /// Depths under the picked pixels, [`MAX_PICKS`] of them at most.
     pub pick: Buffer,
-    /// The pixel the frame picks.
-    pub pick_at: Option<[u32; 2]>,
+    /// The pixels the frame picks.
+    pub pick_at: Vec<[u32; 2]>,
+    /// Whether the frame draws the terrain, and when it was submitted.
+    pub drew_terrain: bool,
+    pub submitted: Option<std::time::Instant>,
     /// The frame's view-projection and viewport.
     pub view: (Mat4, [u32; 2]),
     pub timer: Option<GpuTimer>,
@@ -135,8 +150,14 @@ impl FrameSlot {
                     .location(MemoryLocation::GpuToCpu),
             )?,
             coverage_set: None,
-            pick: Buffer::new(gpu, "pick readback", BufferDesc::readback(4))?,
-            pick_at: None,
+            pick: Buffer::new(
+                gpu,
+                "pick readback",
+                BufferDesc::readback(4 * MAX_PICKS as u64),
+            )?,
+            pick_at: Vec::new(),
+            drew_terrain: false,
+            submitted: None,
             view: (Mat4::IDENTITY, [0, 0]),
             timer: GpuTimer::new(gpu, 8)?,
             stats: FrameStats::default(),
@@ -175,9 +196,16 @@ impl TerrainRenderer {
         Ok(results)
     }
 
+    /// The number of the frame begun last (counted from 1).
+    pub fn frame_number(&self) -> u64 {
+        self.frame_no
+    }
+
     /// Notes the submission of the frame recorded by [`Self::record_frame`].
     pub fn frame_submitted(&mut self, ticket: Ticket) {
-        self.slots[self.slot].ticket = Some(ticket);
+        let slot = &mut self.slots[self.slot];
+        slot.ticket = Some(ticket);
+        slot.submitted = Some(std::time::Instant::now());
     }
 
     /// Waits for every frame in flight, oldest first, and returns their results.
@@ -210,14 +238,18 @@ impl TerrainRenderer {
             Some(t) => t.results()?,
             None => Vec::new(),
         };
-        let picked = match slot.pick_at.take() {
-            Some(pixel) => {
-                let d = f32::from_le_bytes(slot.pick.mapped(4)?.try_into().expect("4 bytes"));
-                let (view_proj, viewport) = slot.view;
-                Some((pixel, unproject(&view_proj, viewport, pixel, d)))
-            }
-            None => None,
-        };
+        let pixels = std::mem::take(&mut slot.pick_at);
+        let depths: &[f32] = bytemuck::cast_slice(slot.pick.mapped(4 * pixels.len())?);
+        let (view_proj, viewport) = slot.view;
+        let picked = pixels
+            .iter()
+            .zip(depths)
+            .map(|(&pixel, &d)| (pixel, unproject(&view_proj, viewport, pixel, d)))
+            .collect();
+        let latency = slot
+            .submitted
+            .take()
+            .map_or_else(Default::default, |t| t.elapsed());
         let mut stats = std::mem::take(&mut slot.stats);
         // Bounds computed in the frame, beside any computed at once by its refresh.
         stats.bounds_gpu_ms += pass_ms(&times, "tile bounds");
@@ -229,7 +261,14 @@ impl TerrainRenderer {
             covered_pixels: covered,
             times,
             picked,
+            frame: self.slots[i].frame,
+            drew_terrain: self.slots[i].drew_terrain,
+            latency,
         }))
+    }
+
+    pub(in crate::render) fn current_slot(&self) -> &FrameSlot {
+        &self.slots[self.slot]
     }
 
     pub(in crate::render) fn current_slot_mut(&mut self) -> &mut FrameSlot {
