@@ -2487,13 +2487,15 @@ impl Editor {
         Ok(())
     }
 
-    /// Whether this frame shows the finished replay: the queue has been idle for two frames
-    /// (and the lighting caught up).
+    /// Whether this frame shows the finished replay: the queue has been idle for two frames, the
+    /// lighting caught up, and the picture drawn is the one this frame would draw (so the cursor's
+    /// pick, two frames later, is made on it).
     fn shot_due(&mut self) -> bool {
         let lighting = self.ui.view.sun.is_some() && self.lighting.pending() > 0;
         let painting =
             self.session.doc.brushes.pending_strokes() > 0 || !self.stroke_input.is_idle();
-        if self.replay.is_some() || painting || lighting {
+        let settling = self.renderer.picture_changed();
+        if self.replay.is_some() || painting || lighting || settling {
             self.idle_since = None;
             return false;
         }
