@@ -283,6 +283,20 @@ fn golden_image_with_sun_shadows_occlusion_and_materials() {
         .pixels
         .unwrap();
     check_golden("hills-lit", &lit, size);
+    // Shade is lit by the sky's brightness with little of its blue: the darkest tenth of the
+    // terrain's pixels are not much bluer than red (they were by 22 levels of 255, and read as
+    // water).
+    let sky_px = &lit[0..4];
+    let mut terrain_px: Vec<[i32; 3]> = lit
+        .chunks(4)
+        .filter(|p| (0..3).map(|c| p[c].abs_diff(sky_px[c]) as u32).sum::<u32>() > 12)
+        .map(|p| [p[0], p[1], p[2]].map(i32::from))
+        .collect();
+    let luma = |p: &[i32; 3]| 2126 * p[0] + 7152 * p[1] + 722 * p[2];
+    terrain_px.sort_by_key(luma);
+    let dark = &terrain_px[..terrain_px.len() / 10];
+    let blue = dark.iter().map(|p| p[2] - p[0]).sum::<i32>() as f64 / dark.len() as f64;
+    assert!(blue < 15.0, "shadows are blue by {blue:.1} levels");
     // The shadows show: the same look without the lighting field is brighter there.
     let plain = ViewSettings { sun: None, ..view };
     let unlit = off
@@ -1242,5 +1256,38 @@ fn the_sea_covers_what_lies_below_its_level_and_nothing_above() {
         "the waves did not move"
     );
     assert!((140..250).all(|x| !changed(x as f32)));
+    // The sea ends at the document's edge: seen from outside and below its level, a view that
+    // passes under the ground (through the box the sea fills) shows no wall of water (it showed
+    // a deep-blue box side).
+    let low = Camera::look_at(
+        glam::Vec3::new(128.0, 12.0, 420.0),
+        glam::Vec3::new(128.0, 12.0, 128.0),
+    );
+    let view = |sea_level| ViewSettings {
+        vertical_scale: vs,
+        sea_level,
+        look: Some(scarp::render::look::Look::default()),
+        ..ViewSettings::default()
+    };
+    let mut side = |sea_level| {
+        off.render(
+            &mut r,
+            &mut terrain.store,
+            &low,
+            &view(sea_level),
+            true,
+            None,
+        )
+        .unwrap()
+        .pixels
+        .unwrap()
+    };
+    let (dry, wet) = (side(None), side(Some(0.75)));
+    let centre = 4 * (size[1] as usize / 2 * size[0] as usize + size[0] as usize / 2);
+    assert_eq!(
+        &wet[centre..centre + 4],
+        &dry[centre..centre + 4],
+        "a wall of water stands at the document's edge"
+    );
     assert_no_validation_messages(&gpu);
 }

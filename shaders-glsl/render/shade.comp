@@ -126,17 +126,39 @@ vec3 slopeColour(float deg, float walkable) {
                    : mix(vec3(0.85, 0.10, 0.10), vec3(0.45, 0.10, 0.60), 2.0 * t - 1.0);
 }
 
+// Rock's tone at altitude `alt` (0..1 of the rules' range) and point `xz` on ground sloping
+// down along `down` (unit, xz): strata (48 bands over the range, each its own brightness, their
+// boundaries waved a little), crossed by runnels running down the slope. Anchored to altitude,
+// so the bands stay level while the ground is sculpted through them.
+float rockTone(float alt, vec2 xz, vec2 down) {
+    float wave = valueNoise(xz * 0.011).z - 0.5;
+    float band = valueNoise(vec2(alt * 48.0 + 0.8 * wave, 3.7)).z;
+    float fine = valueNoise(vec2(alt * 190.0 + 2.0 * wave, 9.1)).z;
+    vec2 across = vec2(-down.y, down.x);
+    float runnel = valueNoise(vec2(dot(xz, across) * 0.35, dot(xz, down) * 0.025)).z;
+    return (0.62 + 0.5 * band + 0.12 * fine) * (0.8 + 0.35 * runnel);
+}
+
 // The material colour by the rules (render::look; materials.glsl) at slope `deg`, altitude
-// `alt` (0..1 of the range) and curvature `curv`; `rough` gets how much rock and scree it holds
-// (detail normals).
-vec3 materialAt(float deg, float alt, float curv, vec2 xz, out float rough) {
+// `alt` (0..1 of the range) and curvature `curv` on ground sloping down along `down`; `rough`
+// gets how much rock and scree it holds (detail normals).
+vec3 materialAt(float deg, float alt, float curv, vec2 xz, vec2 down, out float rough) {
     float w[5];
     materialWeights(deg, alt, curv, xz, frame.rules0, frame.rules1, w);
-    vec3 c = frame.rock.rgb * w[0] + frame.scree.rgb * w[1] + frame.grass.rgb * w[2]
-           + frame.sand.rgb * w[3];
-    c *= 0.8 + 0.4 * valueNoise(xz * 0.13).z;
+    vec3 c = frame.scree.rgb * w[1] + frame.grass.rgb * w[2] + frame.sand.rgb * w[3];
+    c *= 0.85 + 0.3 * valueNoise(xz * 0.13).z;
+    c += frame.rock.rgb * w[0] * rockTone(alt, xz, down);
     rough = w[0] + w[1];
     return c + frame.snow.rgb * w[4];
+}
+
+// The sky's light on the ground around sun direction `l`: the sky's brightness, only a little
+// of its blue. A sky's irradiance is far less saturated than its zenith; saturated blue shade
+// read as lakes and turned snow in shadow blue (issue 36, item 8).
+vec3 skyLight(vec3 l) {
+    vec3 s = skyColour(normalize(vec3(0.0, 1.0, 0.0) + 0.3 * l), l);
+    float y = dot(s, vec3(0.2126, 0.7152, 0.0722));
+    return mix(vec3(y), s, 0.3);
 }
 
 // The sun's light (linear) toward `l`: warmer near the horizon, at the look's intensity.
@@ -162,7 +184,8 @@ vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texe
     vec2 xz = world.xz;
     float deg = groundSlope(n);
     float rough;
-    vec3 albedo = materialAt(deg, alt, curv, xz, rough);
+    vec2 down = length(n.xz) > 1e-6 ? normalize(n.xz) : vec2(1.0, 0.0);
+    vec3 albedo = materialAt(deg, alt, curv, xz, down, rough);
     // Detail normals from two octaves of value noise, faded out where a pixel spans texels.
     float fade = 1.0 - smoothstep(0.5, 3.0, texels);
     vec3 d1 = valueNoise(xz * 0.45);
@@ -172,7 +195,7 @@ vec3 lookShade(vec3 world, vec3 n, float alt, float curv, vec2 light, float texe
     vec3 nd = normalize(n + k * vec3(-g.x, 0.0, -g.y));
     vec3 l = normalize(frame.light.xyz);
     vec3 sun = sunColour(l);
-    vec3 sky = skyColour(normalize(vec3(0.0, 1.0, 0.0) + 0.3 * l), l);
+    vec3 sky = skyLight(l);
     vec3 c = albedo * (sun * max(dot(nd, l), 0.0) * light.x
                        + sky * light.y * (0.55 + 0.45 * nd.y));
     vec3 view = world - frame.eye.xyz;
@@ -258,10 +281,19 @@ vec3 seaOver(vec3 c, ivec2 p, vec3 dir, float t_ground, float ground_y, bool loo
     if (t0 >= end) {
         return c;
     }
+    // The sea ends at the document's edges with no wall: a ray entering through a side shows
+    // the ground there under the water column above it, as seen from above, and nothing where
+    // it meets no ground.
+    bool eye_in = eye.y < sea && all(greaterThanEqual(o, vec2(0.0))) && all(lessThanEqual(o, hi));
+    bool side = !top && !eye_in;
+    if (side && !ground_in) {
+        return c;
+    }
     // Light in the water fades by e over a twelfth of a height unit of path.
     float k = 12.0 / vs;
+    float path = side ? sea - ground_y : end - t0;
     vec3 deep = vec3(0.012, 0.055, 0.085);
-    vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * (end - t0)));
+    vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * path));
     vec3 l = normalize(frame.light.xyz);
     if (top) {
         vec3 w = eye + t0 * dir;
@@ -278,13 +310,16 @@ vec3 seaOver(vec3 c, ivec2 p, vec3 dir, float t_ground, float ground_y, bool loo
         float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false).x : 1.0;
         float glitter = pow(max(dot(r, l), 0.0), 300.0) * 4.0 * visible;
         col = mix(col, sky, fresnel) + sun * glitter;
-        // Foam within a few thousandths of a height unit of the ground, broken up by the waves.
+        // Foam in patches within a few thousandths of a height unit of the ground, broken up by
+        // the waves (a continuous band read as a white contour line).
         float depth = ground_in ? sea - ground_y : beyond;
-        float shore = 1.0 - smoothstep(0.0, 0.004 * vs, depth);
+        float shore = 1.0 - smoothstep(0.0, 0.006 * vs, depth);
         float breakup = valueNoise(w.xz * 0.12 + vec2(0.4, 0.25) * frame.analysis.z).z;
-        float foam = shore * smoothstep(0.25, 0.6, breakup + 0.45 * shore);
+        float foam = shore * smoothstep(0.45, 0.85, breakup + 0.3 * shore);
         vec3 lit = look ? sun * max(l.y, 0.0) * visible + sky * 0.6 : vec3(1.0);
-        col = mix(col, vec3(0.85, 0.88, 0.9) * lit, 0.85 * foam);
+        col = mix(col, vec3(0.85, 0.88, 0.9) * lit, 0.5 * foam);
+        // The waterline is soft: the last thousandth of a height unit fades into the ground.
+        col = mix(c, col, smoothstep(0.0, 0.001 * vs, depth));
     }
     float haze = clamp(1.0 - exp(-frame.shade.x * t0), 0.0, 1.0);
     return mix(col, look ? skyColour(dir, l) : PLAIN_SKY, haze);
