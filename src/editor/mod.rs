@@ -2422,6 +2422,11 @@ impl Editor {
                 BufferDesc::readback(u64::from(extent.width) * u64::from(extent.height) * 4),
             )?);
         }
+        // A press seen before the interface knew the pointer was over it (moved onto a panel
+        // and pressed within one frame) is the interface's: its stroke is dropped unsent.
+        if self.imgui.io().want_capture_mouse && self.stroke_input.drop_unsent_stroke() {
+            self.stroking = false;
+        }
         // The stroke's samples since the last frame, then the cursor.
         let frame = self.renderer.frame_number();
         let mut picks = self.stroke_input.send(frame, crate::render::MAX_PICKS - 1);

@@ -45,6 +45,7 @@ impl TerrainPacing {
     /// or `forced`, or the interface is quiet and the last terrain frame was submitted at least
     /// twice its cost ago.
     pub fn draw_now(&mut self, changed: bool, forced: bool, now: Instant) -> bool {
+        self.drew_last = false;
         if !changed {
             return false;
         }
@@ -77,6 +78,7 @@ mod tests {
         p.drawn(Duration::from_millis(30));
         p.ui_input(t0);
         assert!(!p.draw_now(false, false, t0), "unchanged: kept");
+        assert!(!p.drew_last());
         assert!(p.draw_now(true, false, t0), "cheap: drawn while typing too");
     }
 

@@ -129,6 +129,19 @@ impl<S> StrokeInput<S> {
         (out, used)
     }
 
+    /// Drops a stroke begun since the last frame (its begin and what followed), when the press
+    /// turned out to be the interface's; returns whether there was one.
+    pub fn drop_unsent_stroke(&mut self) -> bool {
+        let begun = self
+            .queued
+            .iter()
+            .position(|e| matches!(e, StrokeEvent::Begin(_)));
+        if let Some(i) = begun {
+            self.queued.truncate(i);
+        }
+        begun.is_some()
+    }
+
     /// The events not yet sent, taken for picking at once (the frames in flight have all come
     /// back): their pixels, in order. Pass the points to [`Self::picked`] with `frame`.
     pub fn send_now(&mut self, frame: u64) -> Vec<[u32; 2]> {
@@ -234,6 +247,29 @@ mod tests {
         assert_eq!(input.send_now(6), Vec::<[u32; 2]>::new());
         assert_eq!(input.picked(6, &[]).0, vec![Resolved::End]);
         assert!(input.is_idle());
+    }
+
+    #[test]
+    fn a_stroke_not_yet_sent_is_dropped_whole_and_one_sent_is_kept() {
+        let mut input = StrokeInput::default();
+        let sample = StrokeEvent::Sample(PendingSample {
+            pixel: [1, 1],
+            t: 0.0,
+            pressure: 1.0,
+        });
+        input.push(StrokeEvent::Begin(1));
+        input.push(sample.clone());
+        assert_eq!(input.send(1, 10).len(), 1);
+        input.push(sample.clone());
+        input.push(StrokeEvent::End);
+        assert!(!input.drop_unsent_stroke(), "the begun stroke was sent");
+        input.push(StrokeEvent::Begin(2));
+        input.push(sample);
+        assert!(input.drop_unsent_stroke());
+        assert_eq!(input.send(2, 10).len(), 1, "the first stroke's last sample");
+        let (resolved, _) = input.picked(2, &[Some(Vec3::ZERO)]);
+        assert_eq!(resolved.last(), Some(&Resolved::End));
+        assert!(!resolved.iter().any(|r| *r == Resolved::Begin(2)));
     }
 
     #[test]
