@@ -1148,9 +1148,12 @@ fn the_view_is_saved_with_the_project_and_reopens() {
     let (mut child, _) = driven_editor(&x, &state, &project, d);
     xdotool(&x, &["key", "Tab"]);
     std::thread::sleep(std::time::Duration::from_secs(3));
+    xdotool(&x, &["key", "m"]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
     save(&mut child, &std::fs::read(&project).unwrap());
     let first = view().expect("the editor saved its view");
     assert!(first.camera.fly, "the fly camera was saved");
+    assert!(first.map_view, "the map view was saved");
     assert!(first.sun.is_some() && first.look.is_some());
     // Reopened: the saved view is the editor's again (no Tab this time).
     let (mut child, _) = driven_editor(&x, &state, &project, d);
@@ -1160,6 +1163,7 @@ fn the_view_is_saved_with_the_project_and_reopens() {
         second.camera.fly,
         "the reopened editor took the saved camera"
     );
+    assert!(second.map_view, "the reopened editor is in the map view");
     assert_eq!(second.sun, first.sun);
     assert_eq!(second.altitude_range, first.altitude_range);
 }

@@ -598,6 +598,7 @@ impl Editor {
             saved.apply(&mut ui.view);
             camera = saved.camera();
             ui.fly = camera.mode == CameraMode::Fly;
+            ui.map_view = saved.map_view;
             ui.view.sea_level = options.sea_level.or(ui.view.sea_level);
         }
         ui.recovery = recovery_offer;
@@ -1494,6 +1495,7 @@ impl Editor {
             saved.apply(&mut self.ui.view);
             self.camera = saved.camera();
             self.ui.fly = self.camera.mode == CameraMode::Fly;
+            self.ui.map_view = saved.map_view;
         }
         Ok(desc)
     }
@@ -1813,7 +1815,9 @@ impl Editor {
         let current = preset(&self.ui.brush).map_err(anyhow::Error::msg)?;
         // In the map view, the 3D camera it will go back to is what is kept.
         let camera = self.map_return.map_or(self.camera, |(c, _)| c);
-        self.session.set_view(SavedView::of(&camera, &self.ui.view));
+        let mut view = SavedView::of(&camera, &self.ui.view);
+        view.map_view = self.ui.map_view;
+        self.session.set_view(view);
         let r = self.session.save_project(&path, current)?;
         self.ui.message = format!(
             "saved {} ({} pages; {} written, {:.1} MiB{})",

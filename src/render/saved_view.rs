@@ -37,6 +37,9 @@ pub struct SavedView {
     /// The contour interval, height units. None: off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contours: Option<f32>,
+    /// The editor's top-down map view was on (`camera` is the 3D camera it goes back to).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub map_view: bool,
 }
 
 /// The camera as saved (world units: texels across, height x vertical scale up).
@@ -76,6 +79,7 @@ impl SavedView {
             altitude_range: view.altitude_range.map(|(lo, hi)| [lo, hi]),
             slope: view.slope,
             contours: view.contours,
+            map_view: false,
         }
     }
 
@@ -208,6 +212,13 @@ mod tests {
         assert_eq!(shown.sea_level, Some(0.2));
         assert_eq!(shown.altitude_range, Some((0.1, 0.9)));
         assert_eq!(shown.vertical_scale, 0.5);
+        assert!(!text.contains("map_view"), "off is not written: {text}");
+        let map = SavedView {
+            map_view: true,
+            ..saved
+        };
+        let text = serde_json::to_string(&map).unwrap();
+        assert_eq!(serde_json::from_str::<SavedView>(&text).unwrap(), map);
         let bad = SavedView {
             vertical_scale: -1.0,
             ..saved
