@@ -3,11 +3,11 @@
 //! continue and finish; and the parameter sliders the brush panel's erode brush shares.
 
 use super::actions::UiAction;
-use super::widgets::{log_slider, measure_fit, panel, tip};
+use super::widgets::{log_slider, measure_fit, tip};
 use crate::erosion::{ErosionBrush, ErosionParams, Model, PRESETS};
 use crate::pages::geometry::Region;
 use crate::session::erosion_run::{Progress, MAX_STEPS_PER_FRAME};
-use imgui::{Condition, Ui};
+use imgui::Ui;
 
 /// What the erosion panel edits and shows.
 pub struct ErosionUi {
@@ -109,93 +109,95 @@ pub fn model_and_params(ui: &Ui, model: &mut Model, p: &mut ErosionParams) {
 pub fn erosion_panel(
     ui: &Ui,
     e: &mut ErosionUi,
+    accordion: &mut super::widgets::Accordion,
     doc: Option<(u32, u32)>,
     actions: &mut Vec<UiAction>,
     overflow: &mut Vec<String>,
 ) {
-    panel(ui, "Erosion")
-        .collapsed(true, Condition::FirstUseEver)
-        .build(|| {
-            let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
-            let running = e.progress.is_some();
-            let disabled = ui.begin_disabled(running);
-            ui.text("region (x, y, width, height; empty: all)");
-            ui.input_int4("##region", &mut e.region).build();
-            if ui.button("whole document") {
-                e.region = [0; 4];
-                e.picking = false;
-            }
-            ui.same_line();
-            let label = if e.picking {
-                "drag on the terrain..."
-            } else {
-                "drag a rectangle"
-            };
-            if ui.button(label) {
-                e.picking = !e.picking;
-            }
-            if let Some((w, h)) = doc {
-                let r = e.region_in(w, h);
-                ui.text(format!(
-                    "erodes {}x{} at ({}, {})",
-                    r.width, r.height, r.x, r.y
-                ));
-            }
-            let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-            if ui.combo_simple_string("preset", &mut e.preset, &names) {
-                let (_, model, params) = PRESETS[e.preset];
-                e.run.model = model;
-                e.run.params = params;
-            }
-            tip(ui, "A set of erosion parameters");
-            model_and_params(ui, &mut e.run.model, &mut e.run.params);
-            let mut steps = e.run.steps as i32;
-            let max = crate::erosion::params::MAX_BRUSH_STEPS as i32;
-            if ui
-                .slider_config("steps", 1, max)
-                .flags(imgui::SliderFlags::LOGARITHMIC)
-                .build(&mut steps)
-            {
-                e.run.steps = steps.clamp(1, max) as u32;
-            }
-            tip(ui, "How many simulation steps the run takes");
-            disabled.end();
-            ui.slider(
-                "steps per frame (most)",
-                1,
-                MAX_STEPS_PER_FRAME as i32,
-                &mut e.per_frame,
-            );
-            tip(ui, "Most steps run per frame (fewer when they take longer than the brush budget)");
-            ui.checkbox("show water", &mut e.show_water);
-            tip(ui, "Tint the water as it runs");
-            match e.progress {
-                None => {
-                    if ui.button("run") {
-                        actions.push(UiAction::ErodeStart);
-                    }
-                }
-                Some(p) => {
-                    let frac = p.done as f32 / p.steps.max(1) as f32;
-                    imgui::ProgressBar::new(frac)
-                        .overlay_text(format!(
-                            "{} / {} steps ({} a frame)",
-                            p.done, p.steps, p.per_frame
-                        ))
-                        .build(ui);
-                    let label = if p.paused { "continue" } else { "pause" };
-                    if ui.button(label) {
-                        actions.push(UiAction::ErodePause(!p.paused));
-                    }
-                    ui.same_line();
-                    if ui.button("finish now") {
-                        actions.push(UiAction::ErodeFinish);
-                    }
-                    ui.text_wrapped(
-                        "finishing settles the sediment: one undo step, journaled with the steps run",
-                    );
+    accordion.build(ui, "Erosion", || {
+        let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
+        let running = e.progress.is_some();
+        let disabled = ui.begin_disabled(running);
+        ui.text("region (x, y, width, height; empty: all)");
+        ui.input_int4("##region", &mut e.region).build();
+        if ui.button("whole document") {
+            e.region = [0; 4];
+            e.picking = false;
+        }
+        ui.same_line();
+        let label = if e.picking {
+            "drag on the terrain..."
+        } else {
+            "drag a rectangle"
+        };
+        if ui.button(label) {
+            e.picking = !e.picking;
+        }
+        if let Some((w, h)) = doc {
+            let r = e.region_in(w, h);
+            ui.text(format!(
+                "erodes {}x{} at ({}, {})",
+                r.width, r.height, r.x, r.y
+            ));
+        }
+        let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+        if ui.combo_simple_string("preset", &mut e.preset, &names) {
+            let (_, model, params) = PRESETS[e.preset];
+            e.run.model = model;
+            e.run.params = params;
+        }
+        tip(ui, "A set of erosion parameters");
+        model_and_params(ui, &mut e.run.model, &mut e.run.params);
+        let mut steps = e.run.steps as i32;
+        let max = crate::erosion::params::MAX_BRUSH_STEPS as i32;
+        if ui
+            .slider_config("steps", 1, max)
+            .flags(imgui::SliderFlags::LOGARITHMIC)
+            .build(&mut steps)
+        {
+            e.run.steps = steps.clamp(1, max) as u32;
+        }
+        tip(ui, "How many simulation steps the run takes");
+        disabled.end();
+        ui.slider(
+            "steps per frame (most)",
+            1,
+            MAX_STEPS_PER_FRAME as i32,
+            &mut e.per_frame,
+        );
+        tip(
+            ui,
+            "Most steps run per frame (fewer when they take longer than the brush budget)",
+        );
+        ui.checkbox("show water", &mut e.show_water);
+        tip(ui, "Tint the water as it runs");
+        match e.progress {
+            None => {
+                if ui.button("run") {
+                    actions.push(UiAction::ErodeStart);
                 }
             }
-            measure_fit(ui, "Erosion", overflow);
-        });
+            Some(p) => {
+                let frac = p.done as f32 / p.steps.max(1) as f32;
+                imgui::ProgressBar::new(frac)
+                    .overlay_text(format!(
+                        "{} / {} steps ({} a frame)",
+                        p.done, p.steps, p.per_frame
+                    ))
+                    .build(ui);
+                let label = if p.paused { "continue" } else { "pause" };
+                if ui.button(label) {
+                    actions.push(UiAction::ErodePause(!p.paused));
+                }
+                ui.same_line();
+                if ui.button("finish now") {
+                    actions.push(UiAction::ErodeFinish);
+                }
+                ui.text_wrapped(
+                    "finishing settles the sediment: one undo step, journaled with the steps run",
+                );
+            }
+        }
+        measure_fit(ui, "Erosion", overflow);
+    });
 }

@@ -3,9 +3,9 @@
 //! undo step, and the drainage of the last run shown over the terrain.
 
 use super::actions::UiAction;
-use super::widgets::{log_slider, measure_fit, panel, tip};
+use super::widgets::{log_slider, measure_fit, tip};
 use crate::geology::params::{GeologyRun, MAX_COARSE_LEVELS, MAX_ITERATIONS};
-use imgui::{Condition, Ui};
+use imgui::Ui;
 
 /// The field the drainage of the last run is drawn from (0: a texel of its own, toward 1: the
 /// largest river), for the viewport's overlay.
@@ -56,12 +56,11 @@ impl GeologyUi {
 pub fn geology_panel(
     ui: &Ui,
     g: &mut GeologyUi,
+    accordion: &mut super::widgets::Accordion,
     actions: &mut Vec<UiAction>,
     overflow: &mut Vec<String>,
 ) {
-    panel(ui, "Geology")
-        .collapsed(true, Condition::FirstUseEver)
-        .build(|| {
+    accordion.build(ui, "Geology", || {
             let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
             ui.text_wrapped("Rivers cut into rising rock: drainage networks at the scale of the range.");
             let mut paint = g.paints_uplift;

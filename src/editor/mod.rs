@@ -473,6 +473,7 @@ fn first_ui(
         stamps: Vec::new(),
         stamp_index: None,
         pen_status: String::new(),
+        accordion: Default::default(),
         overflow: Vec::new(),
         pressure_now: None,
     }

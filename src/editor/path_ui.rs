@@ -4,10 +4,10 @@
 
 use super::actions::UiAction;
 use super::screen::Screen;
-use super::widgets::{log_slider, measure_fit, panel, tip};
+use super::widgets::{log_slider, measure_fit, tip};
 use crate::brush::path::{PathMode, PathSpec, Profile};
 use glam::Vec3;
-use imgui::{Condition, Ui};
+use imgui::Ui;
 
 /// What the path panel edits.
 #[derive(Default)]
@@ -96,82 +96,81 @@ impl PathUi {
 pub fn path_panel(
     ui: &Ui,
     p: &mut PathUi,
+    accordion: &mut super::widgets::Accordion,
     actions: &mut Vec<UiAction>,
     overflow: &mut Vec<String>,
 ) {
-    panel(ui, "Path")
-        .collapsed(true, Condition::FirstUseEver)
-        .build(|| {
-            let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
-            ui.checkbox("lay out a path (P)", &mut p.active);
-            tip(
-                ui,
-                "Left click the terrain to add a control point, drag one to move it, right \
+    accordion.build(ui, "Path", || {
+        let _labels = ui.push_item_width(-super::widgets::LABEL_WIDTH);
+        ui.checkbox("lay out a path (P)", &mut p.active);
+        tip(
+            ui,
+            "Left click the terrain to add a control point, drag one to move it, right \
                  click one to remove it; Enter applies, Backspace removes the last point",
-            );
-            let spec = &mut p.spec;
-            log_slider(ui, "width", 1.0, 2048.0, &mut spec.width);
-            tip(ui, "Full width of the band at full effect (texels)");
-            log_slider(ui, "falloff width", 0.5, 2048.0, &mut spec.falloff);
-            tip(
-                ui,
-                "How far beyond each side the band blends into the terrain (texels)",
-            );
-            let modes: Vec<&str> = PathMode::ALL.iter().map(|m| m.name()).collect();
-            let mut mi = PathMode::ALL
-                .iter()
-                .position(|m| *m == spec.mode)
-                .unwrap_or(0);
-            if ui.combo_simple_string("mode", &mut mi, &modes) {
-                spec.mode = PathMode::ALL[mi];
-            }
-            tip(
-                ui,
-                "carve: dig to the depth below the ground along the curve (rivers); raise: build \
+        );
+        let spec = &mut p.spec;
+        log_slider(ui, "width", 1.0, 2048.0, &mut spec.width);
+        tip(ui, "Full width of the band at full effect (texels)");
+        log_slider(ui, "falloff width", 0.5, 2048.0, &mut spec.falloff);
+        tip(
+            ui,
+            "How far beyond each side the band blends into the terrain (texels)",
+        );
+        let modes: Vec<&str> = PathMode::ALL.iter().map(|m| m.name()).collect();
+        let mut mi = PathMode::ALL
+            .iter()
+            .position(|m| *m == spec.mode)
+            .unwrap_or(0);
+        if ui.combo_simple_string("mode", &mut mi, &modes) {
+            spec.mode = PathMode::ALL[mi];
+        }
+        tip(
+            ui,
+            "carve: dig to the depth below the ground along the curve (rivers); raise: build \
                  up an embankment; grade: set to the smoothed height along the curve, no steeper \
                  than the max grade, cutting and filling (roads)",
-            );
-            let profiles: Vec<&str> = Profile::ALL.iter().map(|m| m.name()).collect();
-            let mut pi = Profile::ALL
-                .iter()
-                .position(|m| *m == spec.profile)
-                .unwrap_or(0);
-            if ui.combo_simple_string("cross-section", &mut pi, &profiles) {
-                spec.profile = Profile::ALL[pi];
-            }
-            tip(
-                ui,
-                "flat: level across the width; u: rounded (a river bed); v: straight sides (a \
+        );
+        let profiles: Vec<&str> = Profile::ALL.iter().map(|m| m.name()).collect();
+        let mut pi = Profile::ALL
+            .iter()
+            .position(|m| *m == spec.profile)
+            .unwrap_or(0);
+        if ui.combo_simple_string("cross-section", &mut pi, &profiles) {
+            spec.profile = Profile::ALL[pi];
+        }
+        tip(
+            ui,
+            "flat: level across the width; u: rounded (a river bed); v: straight sides (a \
                  ditch)",
-            );
-            log_slider(ui, "depth", 1e-4, 1.0, &mut spec.depth);
+        );
+        log_slider(ui, "depth", 1e-4, 1.0, &mut spec.depth);
+        tip(
+            ui,
+            "Height units below the base (carve, grade) or above it (raise) at the centre",
+        );
+        if spec.mode == PathMode::Grade {
+            ui.slider("max grade", 0.0, 200.0, &mut spec.max_grade);
             tip(
                 ui,
-                "Height units below the base (carve, grade) or above it (raise) at the centre",
+                "The most the road rises or falls per 1000 texels along its curve",
             );
-            if spec.mode == PathMode::Grade {
-                ui.slider("max grade", 0.0, 200.0, &mut spec.max_grade);
-                tip(
-                    ui,
-                    "The most the road rises or falls per 1000 texels along its curve",
-                );
-            }
-            let n = spec.points.len();
-            if ui.button("apply (Enter)") {
-                actions.push(UiAction::PathApply);
-            }
-            tip(
-                ui,
-                "Run the path on the base: one undo step and one journal step",
-            );
-            ui.same_line();
-            if ui.button("clear") {
-                p.clear();
-            }
-            ui.same_line();
-            ui.text(format!("{n} point(s)"));
-            measure_fit(ui, "Path", overflow);
-        });
+        }
+        let n = spec.points.len();
+        if ui.button("apply (Enter)") {
+            actions.push(UiAction::PathApply);
+        }
+        tip(
+            ui,
+            "Run the path on the base: one undo step and one journal step",
+        );
+        ui.same_line();
+        if ui.button("clear") {
+            p.clear();
+        }
+        ui.same_line();
+        ui.text(format!("{n} point(s)"));
+        measure_fit(ui, "Path", overflow);
+    });
 }
 
 #[cfg(test)]

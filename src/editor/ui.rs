@@ -157,6 +157,8 @@ pub struct UiState {
     pub stamp_index: Option<usize>,
     /// What the editor knows of pens (found, none, not on this platform).
     pub pen_status: String,
+    /// Which of the right column's tool panels is open.
+    pub accordion: super::widgets::Accordion,
     /// Panels whose text does not fit this frame (see [`measure_fit`]); empty when all fits.
     pub overflow: Vec<String>,
     /// The pressure a stroke sample would take now, after the curve (None: no pen or touch
@@ -199,11 +201,14 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     brush_panel(ui, s);
     super::layers_ui::layers_panel(ui, &mut s.layers, &mut s.actions, &mut s.overflow);
     let doc = s.doc.as_ref().map(|d| (d.desc.width, d.desc.height));
-    let erosion = &mut s.erosion;
-    super::erosion_ui::erosion_panel(ui, erosion, doc, &mut s.actions, &mut s.overflow);
-    super::path_ui::path_panel(ui, &mut s.path, &mut s.actions, &mut s.overflow);
-    super::geology_ui::geology_panel(ui, &mut s.geology, &mut s.actions, &mut s.overflow);
-    history_panel(ui, s);
+    // The right column's tool panels open one at a time.
+    let mut accordion = std::mem::take(&mut s.accordion);
+    let (actions, overflow) = (&mut s.actions, &mut s.overflow);
+    super::erosion_ui::erosion_panel(ui, &mut s.erosion, &mut accordion, doc, actions, overflow);
+    super::path_ui::path_panel(ui, &mut s.path, &mut accordion, actions, overflow);
+    super::geology_ui::geology_panel(ui, &mut s.geology, &mut accordion, actions, overflow);
+    history_panel(ui, s, &mut accordion);
+    s.accordion = accordion;
     view_panel(ui, s);
     profiler_panel(ui, s);
     if s.show_help {
@@ -364,29 +369,27 @@ fn untitled_recovery_panel(ui: &Ui, s: &mut UiState) {
 
 /// The undo history: the steps in force, the newest highlighted, then the undone ones greyed; a
 /// click undoes or redoes to that step.
-fn history_panel(ui: &Ui, s: &mut UiState) {
-    panel(ui, "History")
-        .collapsed(true, Condition::FirstUseEver)
-        .build(|| {
-            let list = &s.history.0;
-            if list.is_empty() {
-                ui.text_disabled("no steps yet: every stroke, layer step and run is one");
+fn history_panel(ui: &Ui, s: &mut UiState, accordion: &mut super::widgets::Accordion) {
+    accordion.build(ui, "History", || {
+        let list = &s.history.0;
+        if list.is_empty() {
+            ui.text_disabled("no steps yet: every stroke, layer step and run is one");
+        }
+        let current = list.iter().rposition(|(_, done)| *done);
+        for (i, (label, done)) in list.iter().enumerate() {
+            let _grey = (!done)
+                .then(|| ui.push_style_color(imgui::StyleColor::Text, [0.55, 0.55, 0.55, 1.0]));
+            if ui
+                .selectable_config(format!("{}. {label}##history{i}", i + 1))
+                .selected(Some(i) == current)
+                .build()
+            {
+                s.actions.push(UiAction::History(i));
             }
-            let current = list.iter().rposition(|(_, done)| *done);
-            for (i, (label, done)) in list.iter().enumerate() {
-                let _grey = (!done)
-                    .then(|| ui.push_style_color(imgui::StyleColor::Text, [0.55, 0.55, 0.55, 1.0]));
-                if ui
-                    .selectable_config(format!("{}. {label}##history{i}", i + 1))
-                    .selected(Some(i) == current)
-                    .build()
-                {
-                    s.actions.push(UiAction::History(i));
-                }
-            }
-            tip(ui, "Click a step to undo or redo back to it");
-            measure_fit(ui, "History", &mut s.overflow);
-        });
+        }
+        tip(ui, "Click a step to undo or redo back to it");
+        measure_fit(ui, "History", &mut s.overflow);
+    });
 }
 
 /// Asks what to do with unsaved steps before closing.

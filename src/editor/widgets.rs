@@ -49,6 +49,43 @@ pub fn panel<'ui>(ui: &'ui Ui, title: &'static str) -> imgui::Window<'ui, 'ui, &
         .size(size, Condition::FirstUseEver)
 }
 
+/// The right column's tool panels (Erosion, Geology, Path, History), whose titles are stacked:
+/// one is open at a time, and while it is open the others are not shown, so nothing draws over
+/// it or it over their titles. Collapsing it brings their titles back.
+#[derive(Default)]
+pub struct Accordion {
+    open: Option<&'static str>,
+}
+
+impl Accordion {
+    /// Builds panel `title` (collapsed at first) with `f` as its contents, unless another tool
+    /// panel is open; returns what `f` returned when it is open.
+    pub fn build<R>(&mut self, ui: &Ui, title: &'static str, f: impl FnOnce() -> R) -> Option<R> {
+        if !self.shows(title) {
+            return None;
+        }
+        let r = panel(ui, title)
+            .collapsed(true, Condition::FirstUseEver)
+            .build(f);
+        self.seen(title, r.is_some());
+        r
+    }
+
+    /// Whether panel `title` is shown this frame.
+    fn shows(&self, title: &str) -> bool {
+        self.open.map_or(true, |o| o == title)
+    }
+
+    /// Notes whether shown panel `title` is open this frame.
+    fn seen(&mut self, title: &'static str, open: bool) {
+        if open {
+            self.open = Some(title);
+        } else if self.open == Some(title) {
+            self.open = None;
+        }
+    }
+}
+
 /// Records in `out` how the current panel spills: items wider than it (imgui's horizontal
 /// scroll range: a label or a line of text cut at its right edge) or the panel past the window.
 pub fn measure_fit(ui: &Ui, panel: &str, out: &mut Vec<String>) {
@@ -81,6 +118,22 @@ pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool
 
 #[cfg(test)]
 mod place_tests {
+    use super::Accordion;
+
+    #[test]
+    fn while_a_tool_panel_is_open_the_others_are_not_shown() {
+        let mut a = Accordion::default();
+        assert!(a.shows("Erosion") && a.shows("Geology"));
+        a.seen("Erosion", true);
+        assert!(a.shows("Erosion"));
+        assert!(!a.shows("Geology") && !a.shows("History"));
+        // Collapsed: every title again.
+        a.seen("Erosion", false);
+        assert!(a.shows("Geology") && a.shows("History"));
+        a.seen("History", true);
+        assert!(!a.shows("Erosion"));
+    }
+
     use super::place;
 
     /// Every panel first opens at a place of its own (a panel without one fell on the Layers
