@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(input.send(2, 10).len(), 1, "the first stroke's last sample");
         let (resolved, _) = input.picked(2, &[Some(Vec3::ZERO)]);
         assert_eq!(resolved.last(), Some(&Resolved::End));
-        assert!(!resolved.iter().any(|r| *r == Resolved::Begin(2)));
+        assert!(!resolved.contains(&Resolved::Begin(2)));
     }
 
     #[test]
