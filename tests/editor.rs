@@ -723,6 +723,17 @@ fn driven_editor(x: &Xvfb, state: &Path, journal: &Path, dir: &Path) -> (Child, 
     (child, window)
 }
 
+/// [`driven_editor`] on a new flat `side`² document (a journal written into `dir`).
+fn driven_on_flat(x: &Xvfb, state: &Path, dir: &Path, side: u32) -> (Child, String) {
+    let start = dir.join("flat.json");
+    let doc = format!(
+        r#"{{"version": 2, "document": {{"width": {side}, "height": {side}, "page_size": 256}},
+            "steps": []}}"#
+    );
+    std::fs::write(&start, doc).unwrap();
+    driven_editor(x, state, &start, dir)
+}
+
 /// Ctrl+E, `name` typed over the offered one (imgui takes about a key a frame), Enter: the
 /// heights exported into `dir`, the editor's folder. Waits for the file; returns its path.
 fn export_heights(x: &Xvfb, child: &mut Child, dir: &Path, name: &str) -> std::path::PathBuf {
@@ -770,14 +781,7 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let start = dir.path().join("flat.json");
-    std::fs::write(
-        &start,
-        r#"{"version": 2, "document": {"width": 512, "height": 512, "page_size": 256},
-            "steps": []}"#,
-    )
-    .unwrap();
-    let (mut child, window) = driven_editor(&x, &state, &start, dir.path());
+    let (mut child, window) = driven_on_flat(&x, &state, dir.path(), 512);
     // The stamp browser opens in the library; imgui takes about a key a frame.
     xdotool(&x, &["key", "ctrl+t"]);
     std::thread::sleep(std::time::Duration::from_secs(2));
@@ -1178,14 +1182,7 @@ fn a_drag_paints_one_sample_per_motion_event_while_frames_are_slow() {
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let start = dir.path().join("flat.json");
-    std::fs::write(
-        &start,
-        r#"{"version": 2, "document": {"width": 1024, "height": 1024, "page_size": 256},
-            "steps": []}"#,
-    )
-    .unwrap();
-    let (mut child, window) = driven_editor(&x, &state, &start, dir.path());
+    let (mut child, window) = driven_on_flat(&x, &state, dir.path(), 1024);
     std::thread::sleep(std::time::Duration::from_secs(3));
     let moves = 20;
     xdotool(&x, &["mousemove", "--window", &window, "600", "450"]);
