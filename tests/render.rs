@@ -529,6 +529,18 @@ fn a_kept_picture_is_shown_and_picked_as_drawn_and_changes_are_noticed() {
     off.render_kept(&mut r, &mut terrain.store, &moved, &view, None)
         .unwrap();
     assert!(r.picture_changed(), "an edit");
+    // Another tinting field with the same flat value and style (another layer's mask).
+    for name in ["mask a", "mask b"] {
+        terrain.store.add_field(name, d, 1.0).unwrap();
+    }
+    r.set_overlay(Some(("mask a", Overlay::Mask)));
+    off.render(&mut r, &mut terrain.store, &moved, &view, false, None)
+        .unwrap();
+    assert!(!r.picture_changed());
+    r.set_overlay(Some(("mask b", Overlay::Mask)));
+    off.render_kept(&mut r, &mut terrain.store, &moved, &view, None)
+        .unwrap();
+    assert!(r.picture_changed(), "another tinting field");
     assert_no_validation_messages(&gpu);
 }
 

@@ -839,7 +839,7 @@ impl Editor {
         let (ui_mouse, ui_keys) = (io.want_capture_mouse, io.want_capture_keyboard);
         match event {
             WindowEvent::CloseRequested => self.close_requested(),
-            WindowEvent::Resized(size) => self.presenter.recreate([size.width, size.height])?,
+            WindowEvent::Resized(size) => self.recreate_presenter([size.width, size.height])?,
             WindowEvent::ModifiersChanged(m) => self.input.modifiers = m.state(),
             WindowEvent::CursorMoved { position, .. } => {
                 let p = [position.x, position.y];
@@ -1022,6 +1022,9 @@ impl Editor {
     }
 
     fn begin_stroke(&mut self, invert: bool) {
+        if self.replay.is_some() {
+            return;
+        }
         self.finish_edits();
         let brush = if invert {
             inverted(&self.ui.brush)
@@ -1057,6 +1060,13 @@ impl Editor {
         }
     }
 
+    /// The swapchain and depth target made again at `size`: the last terrain picture goes with
+    /// them.
+    fn recreate_presenter(&mut self, size: [u32; 2]) -> Result<()> {
+        self.renderer.forget_picture();
+        Ok(self.presenter.recreate(size)?)
+    }
+
     /// The window pixel under cursor position `c`, if it is inside the window.
     fn window_pixel(&self, c: [f64; 2]) -> Option<[u32; 2]> {
         let extent = self.presenter.extent;
@@ -1084,7 +1094,15 @@ impl Editor {
     fn take_results(&mut self, done: &crate::render::FrameResults) {
         self.ui.profile.take_results(done);
         if done.drew_terrain {
-            self.pacing.drawn(done.latency);
+            // The GPU's own time where there are timestamps (a host stall between the frame and
+            // its results, a save say, is no cost of the terrain's), else the wall time.
+            let gpu_ms = done.gpu_ms("terrain draw") + done.gpu_ms("shade");
+            let cost = if gpu_ms > 0.0 {
+                std::time::Duration::from_secs_f64(gpu_ms * 1e-3)
+            } else {
+                done.latency
+            };
+            self.pacing.drawn(cost);
             let cost = self.pacing.cost().unwrap_or_default();
             self.ui.profile.terrain_cost_ms = cost.as_secs_f64() * 1e3;
         }
@@ -1137,8 +1155,10 @@ impl Editor {
         if self.stroke_input.has_queued() {
             let frame = self.renderer.frame_number();
             let pixels = self.stroke_input.send_now(frame);
-            let depth = self.presenter.depth.as_ref().expect("depth with images");
-            let points = self.renderer.pick_now(depth, &pixels)?;
+            let points = match self.presenter.depth.as_ref() {
+                Some(depth) => self.renderer.pick_now(depth, &pixels)?,
+                None => vec![None; pixels.len()],
+            };
             let (resolved, _) = self.stroke_input.picked(frame, &points);
             for r in resolved {
                 self.apply_resolved(r);
@@ -2164,14 +2184,14 @@ impl Editor {
         self.renderer.refresh(&mut self.session.doc.store)?;
         let Some((index, acquired)) = self.presenter.acquire()? else {
             let s = self.window.inner_size();
-            self.presenter.recreate([s.width, s.height])?;
+            self.recreate_presenter([s.width, s.height])?;
             let _ = self.imgui.render();
             return Ok(Flow::Continue);
         };
         let shot = self.draw(index, acquired)?;
         if !self.presenter.present(index)? {
             let s = self.window.inner_size();
-            self.presenter.recreate([s.width, s.height])?;
+            self.recreate_presenter([s.width, s.height])?;
         }
         self.frames += 1;
         let drew = self.pacing.drew_last();
@@ -2384,7 +2404,7 @@ impl Editor {
         if self.ui.vsync != vsync_before {
             self.presenter.vsync = self.ui.vsync;
             let s = self.window.inner_size();
-            self.presenter.recreate([s.width, s.height])?;
+            self.recreate_presenter([s.width, s.height])?;
         }
         Ok(())
     }
@@ -2436,9 +2456,14 @@ impl Editor {
         let frame = self.renderer.frame_number();
         let mut picks = self.stroke_input.send(frame, crate::render::MAX_PICKS - 1);
         picks.extend(self.input.cursor.and_then(|c| self.window_pixel(c)));
-        let draw_terrain =
-            self.pacing
-                .draw_now(self.renderer.picture_changed(), take_shot, Instant::now());
+        // A held button the interface owns (a slider dragged) is its input too.
+        let io = self.imgui.io();
+        if io.want_capture_mouse && (self.input.left || self.input.right) {
+            self.pacing.ui_input(Instant::now());
+        }
+        // The sea's waves move: its picture changes every frame.
+        let changed = self.renderer.picture_changed() || view.sea_level.is_some();
+        let draw_terrain = self.pacing.draw_now(changed, take_shot, Instant::now());
         let draw_data = self.imgui.render();
         let image = &self.presenter.images[index as usize];
         let targets = FrameTargets {

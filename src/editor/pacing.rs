@@ -1,9 +1,10 @@
 //! When the editor draws the terrain again. A frame whose terrain would look as the last drawn one
 //! keeps that picture and draws only the interface over it. A terrain that costs more than
 //! [`FRAME_BUDGET`] to draw (lavapipe takes 1–2 s) is drawn only while the interface is quiet
-//! (no key or click taken by it for [`UI_QUIET`]) and then at most half the time, so typing,
-//! combo boxes and stroke input never wait on it (issue 36, item 4). A screenshot's frame always
-//! draws it.
+//! (no key, click or drag taken by it for [`UI_QUIET`]) and then at most half the time, so
+//! typing, combo boxes, sliders and stroke input never wait on it (issue 36, item 4). A
+//! screenshot's frame draws it whenever its picture changed (the editor takes the shot only once
+//! the drawn picture is current, or the sea's waves move).
 
 use std::time::{Duration, Instant};
 

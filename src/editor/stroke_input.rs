@@ -5,8 +5,9 @@
 //! has the same samples whatever the frame rate: a slow terrain frame delays them, it does not
 //! thin them out (issue 36, item 4).
 //!
-//! Strokes begin and end in the same queue as their samples, so a stroke begun while the last
-//! one's samples are still in flight starts after them. Nothing here touches the GPU: the editor
+//! Strokes begin and end in the same queue as their samples, so they resolve in the order they
+//! happened (the editor also resolves the last stroke's samples before a press begins the next).
+//! Nothing here touches the GPU: the editor
 //! passes the pixels to its frames and the picked points back ([`StrokeInput::send`],
 //! [`StrokeInput::picked`]).
 

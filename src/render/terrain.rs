@@ -663,7 +663,8 @@ impl TerrainRenderer {
             slot.light_table_generation = generation;
         }
         slot.view = (view_proj, viewport);
-        self.picture = picture_key(&frame, &draws, viewport, store, self.atlas.table().1);
+        let tint = self.tint.name();
+        self.picture = picture_key(&frame, &draws, viewport, store, tint, self.atlas.table().1);
         let slot = &mut self.slots[self.slot];
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         slot.stats = stats.clone();
@@ -960,6 +961,11 @@ impl TerrainRenderer {
 }
 
 impl TerrainRenderer {
+    /// Forgets the picture drawn last (its depth target is gone or remade): the next frame draws.
+    pub fn forget_picture(&mut self) {
+        self.drawn = None;
+    }
+
     /// Whether the frame prepared last would show something else than the picture drawn last
     /// (or none was drawn): a frame may keep the last picture only while this is false, or the
     /// picture is out of date.
@@ -1015,19 +1021,24 @@ impl TerrainRenderer {
     }
 }
 
-/// What a frame would show, as a hash: its uniforms (camera, view, cursor), its tile draws, the
-/// viewport, the light atlas's generation and the change epochs of every field of `store` (heights,
-/// lighting, overlays). Two frames with the same key draw the same picture.
+/// What a frame would show, as a hash: its uniforms (camera, view, cursor; not the waves' time:
+/// an animated sea is the caller's to redraw), its tile draws, the viewport, the tinting field,
+/// the light atlas's generation and the change epochs of every field of `store` (heights,
+/// lighting, overlays). Two frames with the same key draw the same picture, but for the waves.
 fn picture_key(
     frame: &FrameData,
     draws: &[TileDraw],
     viewport: [u32; 2],
     store: &PageStore,
+    tint: Option<&str>,
     atlas_generation: u64,
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytemuck::bytes_of(frame).hash(&mut h);
+    let mut still = *frame;
+    still.analysis[2] = 0.0;
+    bytemuck::bytes_of(&still).hash(&mut h);
+    tint.hash(&mut h);
     bytemuck::cast_slice::<_, u8>(draws).hash(&mut h);
     viewport.hash(&mut h);
     atlas_generation.hash(&mut h);

@@ -26,6 +26,11 @@ impl Tint {
         }
     }
 
+    /// The tinting field's name, when set.
+    pub(super) fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// Tints by field `name` with its style, or stops tinting; true when the field changed
     /// (the page sets that bind it must be rewritten).
     pub(super) fn set(&mut self, overlay: Option<(&str, Overlay)>) -> bool {
