@@ -129,13 +129,16 @@ vec3 slopeColour(float deg, float walkable) {
 // Rock's tone at altitude `alt` (0..1 of the rules' range) and point `xz` on ground sloping
 // down along `down` (unit, xz): strata (48 bands over the range, each its own brightness, their
 // boundaries waved a little), crossed by runnels running down the slope. Anchored to altitude,
-// so the bands stay level while the ground is sculpted through them.
+// so the bands stay level while the ground is sculpted through them. The runnels are streaks
+// along x and along z blended by the slope's direction (not noise turned with it: turned about
+// the origin, a small change of direction far from it would shift the noise by many cells).
 float rockTone(float alt, vec2 xz, vec2 down) {
     float wave = valueNoise(xz * 0.011).z - 0.5;
     float band = valueNoise(vec2(alt * 48.0 + 0.8 * wave, 3.7)).z;
     float fine = valueNoise(vec2(alt * 190.0 + 2.0 * wave, 9.1)).z;
-    vec2 across = vec2(-down.y, down.x);
-    float runnel = valueNoise(vec2(dot(xz, across) * 0.35, dot(xz, down) * 0.025)).z;
+    float along_x = valueNoise(vec2(xz.x * 0.025, xz.y * 0.35)).z;
+    float along_z = valueNoise(vec2(xz.x * 0.35, xz.y * 0.025) + vec2(31.0)).z;
+    float runnel = mix(along_z, along_x, down.x * down.x);
     return (0.62 + 0.5 * band + 0.12 * fine) * (0.8 + 0.35 * runnel);
 }
 
