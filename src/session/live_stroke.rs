@@ -1,7 +1,7 @@
-//! Strokes painted live. Samples arrive one per frame from the cursor (or from a journal being
-//! replayed through the same path); the stroke's settled instances are queued as they appear and
-//! the rest when the stroke ends, so a painted stroke is exactly the stroke a journal with the
-//! same samples replays (`stroke_instances_settled`). A ramp is dragged from A to B: it queues
+//! Strokes painted live. Samples arrive one per motion event, picked by the frames (or from a
+//! journal being replayed through the same path); the stroke's settled instances are queued as
+//! they appear and the rest when the stroke ends, so a painted stroke is exactly the stroke a
+//! journal with the same samples replays (`stroke_instances_settled`). A ramp is dragged from A to B: it queues
 //! nothing until it ends, and keeps only its first and last samples.
 
 use crate::brush::error::BrushError;
