@@ -480,6 +480,15 @@ fn first_ui(
 }
 
 /// The default brush a new user paints with: a Jordan mountain brush.
+/// What `saved` keeps, shown by `ui` (its view settings, fly and map view); returns its camera.
+fn take_saved_view(saved: &SavedView, ui: &mut UiState) -> Camera {
+    saved.apply(&mut ui.view);
+    let camera = saved.camera();
+    ui.fly = camera.mode == CameraMode::Fly;
+    ui.map_view = saved.map_view;
+    camera
+}
+
 fn default_brush() -> BrushSettings {
     let mut b = BrushSettings::new(BrushType::Noise);
     // Jordan's own defaults (its warp is 0.35; fbm's settings carried Swiss's 0.15).
@@ -596,10 +605,7 @@ impl Editor {
         // The view the project or journal saved: its camera, sun, sea, look (--sea-level over
         // its sea).
         if let Some(saved) = session.view() {
-            saved.apply(&mut ui.view);
-            camera = saved.camera();
-            ui.fly = camera.mode == CameraMode::Fly;
-            ui.map_view = saved.map_view;
+            camera = take_saved_view(saved, &mut ui);
             ui.view.sea_level = options.sea_level.or(ui.view.sea_level);
         }
         ui.recovery = recovery_offer;
@@ -1513,10 +1519,7 @@ impl Editor {
         self.map_return = None;
         self.frame_all();
         if let Some(saved) = self.session.view() {
-            saved.apply(&mut self.ui.view);
-            self.camera = saved.camera();
-            self.ui.fly = self.camera.mode == CameraMode::Fly;
-            self.ui.map_view = saved.map_view;
+            self.camera = take_saved_view(saved, &mut self.ui);
         }
         Ok(desc)
     }
@@ -2449,7 +2452,8 @@ impl Editor {
         }
         // A press seen before the interface knew the pointer was over it (moved onto a panel
         // and pressed within one frame) is the interface's: its stroke is dropped unsent.
-        if self.imgui.io().want_capture_mouse && self.stroke_input.drop_unsent_stroke() {
+        let ui_owns_mouse = self.imgui.io().want_capture_mouse;
+        if ui_owns_mouse && self.stroke_input.drop_unsent_stroke() {
             self.stroking = false;
         }
         // The stroke's samples since the last frame, then the cursor.
@@ -2457,8 +2461,7 @@ impl Editor {
         let mut picks = self.stroke_input.send(frame, crate::render::MAX_PICKS - 1);
         picks.extend(self.input.cursor.and_then(|c| self.window_pixel(c)));
         // A held button the interface owns (a slider dragged) is its input too.
-        let io = self.imgui.io();
-        if io.want_capture_mouse && (self.input.left || self.input.right) {
+        if ui_owns_mouse && (self.input.left || self.input.right) {
             self.pacing.ui_input(Instant::now());
         }
         // The sea's waves move: its picture changes every frame.

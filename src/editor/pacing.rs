@@ -15,7 +15,7 @@ pub const UI_QUIET: Duration = Duration::from_millis(400);
 
 #[derive(Default)]
 pub struct TerrainPacing {
-    /// What the last terrain frames cost (smoothed), from their submission to their results.
+    /// What the last terrain frames cost (smoothed): as [`Self::drawn`] was told.
     cost: Option<Duration>,
     last_draw: Option<Instant>,
     last_ui_input: Option<Instant>,
@@ -24,16 +24,17 @@ pub struct TerrainPacing {
 }
 
 impl TerrainPacing {
-    /// The interface took a key, a character or a click at `now`.
+    /// The interface took a key, a character, a click or a drag at `now`.
     pub fn ui_input(&mut self, now: Instant) {
         self.last_ui_input = Some(now);
     }
 
-    /// A frame that drew the terrain took `latency` from its submission to its results.
-    pub fn drawn(&mut self, latency: Duration) {
+    /// A frame that drew the terrain cost `cost` (the editor gives the GPU time of its draw and
+    /// shading where there are timestamps, else the wall time from submission to results).
+    pub fn drawn(&mut self, cost: Duration) {
         self.cost = Some(match self.cost {
-            Some(c) => (c * 3 + latency) / 4,
-            None => latency,
+            Some(c) => (c * 3 + cost) / 4,
+            None => cost,
         });
     }
 

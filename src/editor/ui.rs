@@ -31,7 +31,7 @@ pub struct Profile {
     pub frame_ms: VecDeque<f32>,
     /// Of the frames `frame_ms` covers, which drew the terrain (the others kept its picture).
     pub drew_terrain: VecDeque<bool>,
-    /// What a terrain frame costs now, from its submission to its results (smoothed), ms.
+    /// What a terrain frame costs now (smoothed; `pacing::TerrainPacing::cost`), ms.
     pub terrain_cost_ms: f64,
     pub brush_gpu_ms: f64,
     pub copy_gpu_ms: f64,

@@ -8,7 +8,7 @@
 //! [`TerrainRenderer::finish_frames`].
 
 use super::terrain::TerrainRenderer;
-use crate::gpu::{vk, Access, GpuTimer, Image, Recorder, Result, Ticket};
+use crate::gpu::{vk, Access, Buffer, GpuTimer, Image, Recorder, Result, Ticket};
 use crate::pages::PageStore;
 
 /// What one frame draws into.
@@ -60,16 +60,46 @@ impl TerrainRenderer {
         overlay(rec, timer)?;
         rec.end_rendering();
         this.record_coverage(rec, t.depth)?;
-        let pick = this.pick_buffer();
-        for (k, p) in this.current_slot().pick_at.iter().enumerate() {
-            let at = [p[0] as i32, p[1] as i32];
-            rec.copy_image_region_to_buffer(t.depth, at, [1, 1], pick, 4 * k as u64);
-        }
-        if !this.current_slot().pick_at.is_empty() {
-            rec.buffer(pick, Access::HostRead);
-        }
+        record_picks(
+            rec,
+            t.depth,
+            &this.current_slot().pick_at,
+            this.pick_buffer(),
+        );
         Ok(())
     }
+}
+
+/// Copies the depths under `pixels` of `depth` into `buffer` (4 bytes each, in order) for the host
+/// to read.
+fn record_picks<'a>(
+    rec: &mut Recorder<'a>,
+    depth: &'a Image,
+    pixels: &[[u32; 2]],
+    buffer: &'a Buffer,
+) {
+    for (k, p) in pixels.iter().enumerate() {
+        let at = [p[0] as i32, p[1] as i32];
+        rec.copy_image_region_to_buffer(depth, at, [1, 1], buffer, 4 * k as u64);
+    }
+    if !pixels.is_empty() {
+        rec.buffer(buffer, Access::HostRead);
+    }
+}
+
+/// The terrain points under `pixels` whose depths `buffer` holds (as [`record_picks`] wrote them,
+/// the recording finished), unprojected with `view` (view-projection, viewport); None over the sky.
+pub(in crate::render) fn picked_points(
+    buffer: &Buffer,
+    pixels: &[[u32; 2]],
+    (view_proj, viewport): (glam::Mat4, [u32; 2]),
+) -> Result<Vec<Option<glam::Vec3>>> {
+    let depths: &[f32] = bytemuck::cast_slice(buffer.mapped(4 * pixels.len())?);
+    Ok(pixels
+        .iter()
+        .zip(depths)
+        .map(|(&p, &d)| super::camera::unproject(&view_proj, viewport, p, d))
+        .collect())
 }
 
 impl TerrainRenderer {
@@ -84,24 +114,15 @@ impl TerrainRenderer {
         if pixels.is_empty() {
             return Ok(Vec::new());
         }
-        let buffer = crate::gpu::Buffer::new(
+        let buffer = Buffer::new(
             self.gpu(),
             "pick now",
             crate::gpu::BufferDesc::readback(4 * pixels.len() as u64),
         )?;
         let mut rec = Recorder::new(self.gpu())?;
-        for (k, p) in pixels.iter().enumerate() {
-            let at = [p[0] as i32, p[1] as i32];
-            rec.copy_image_region_to_buffer(depth, at, [1, 1], &buffer, 4 * k as u64);
-        }
-        rec.buffer(&buffer, Access::HostRead);
+        record_picks(&mut rec, depth, pixels, &buffer);
         rec.submit_and_wait()?;
-        let depths: &[f32] = bytemuck::cast_slice(buffer.mapped(4 * pixels.len())?);
-        Ok(pixels
-            .iter()
-            .zip(depths)
-            .map(|(&p, &d)| super::camera::unproject(&view.0, view.1, p, d))
-            .collect())
+        picked_points(&buffer, pixels, view)
     }
 }
 

@@ -36,8 +36,6 @@ pub struct Offscreen {
     readback: Buffer,
     /// The part of the whole image this target draws (the whole of it unless set).
     window: ImageWindow,
-    /// The next frame keeps the last picture ([`Self::render_kept`]).
-    keep_next: bool,
 }
 
 impl Offscreen {
@@ -69,7 +67,6 @@ impl Offscreen {
             depth,
             readback,
             window: ImageWindow::whole(size),
-            keep_next: false,
         })
     }
 
@@ -119,7 +116,7 @@ impl Offscreen {
         camera: &Camera,
         view: &ViewSettings,
     ) -> Result<Option<FrameResults>, PageError> {
-        self.submit(renderer, store, camera, view, false, None)
+        self.submit(renderer, store, camera, view, false, None, false)
     }
 
     /// One frame waited for: [`Self::draw`], then the wait for every frame in flight; reads the
@@ -133,8 +130,7 @@ impl Offscreen {
         read_pixels: bool,
         pick: Option<[u32; 2]>,
     ) -> Result<OffscreenFrame, PageError> {
-        self.keep_next = false;
-        self.submit(renderer, store, camera, view, read_pixels, pick)?;
+        self.submit(renderer, store, camera, view, read_pixels, pick, false)?;
         self.finished(renderer, read_pixels)
     }
 
@@ -149,10 +145,7 @@ impl Offscreen {
         view: &ViewSettings,
         pick: Option<[u32; 2]>,
     ) -> Result<OffscreenFrame, PageError> {
-        self.keep_next = true;
-        let r = self.submit(renderer, store, camera, view, true, pick);
-        self.keep_next = false;
-        r?;
+        self.submit(renderer, store, camera, view, true, pick, true)?;
         self.finished(renderer, true)
     }
 
@@ -176,6 +169,9 @@ impl Offscreen {
         Ok(frame)
     }
 
+    /// One frame submitted (keeping the last picture with `keep_terrain`); the results of the
+    /// frame that finished to make room.
+    #[allow(clippy::too_many_arguments)]
     fn submit(
         &mut self,
         renderer: &mut TerrainRenderer,
@@ -184,6 +180,7 @@ impl Offscreen {
         view: &ViewSettings,
         read_pixels: bool,
         pick: Option<[u32; 2]>,
+        keep_terrain: bool,
     ) -> Result<Option<FrameResults>, PageError> {
         let finished = renderer.begin_frame()?;
         renderer.refresh(store)?;
@@ -195,7 +192,7 @@ impl Offscreen {
             color: &self.color,
             depth: &self.depth,
             picks: pick.into_iter().collect(),
-            keep_terrain: self.keep_next,
+            keep_terrain,
         };
         renderer.record_frame(&mut rec, store, &targets, |_, _| Ok(()))?;
         if read_pixels {

@@ -83,6 +83,15 @@ pub fn largest_within(sizes: &[u32], side: u32) -> Option<u32> {
     sizes.iter().copied().filter(|&s| s <= side).max()
 }
 
+/// The side a crop takes from `room` samples: `size` where asked and it fits, else the largest of
+/// `sizes` within it; None when none fits.
+fn crop_size(sizes: &[u32], size: Option<u32>, room: u32) -> Option<u32> {
+    match size {
+        Some(n) => (n <= room).then_some(n),
+        None => largest_within(sizes, room),
+    }
+}
+
 /// What an export writes: the source region, the output size and its sample spacing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Plan {
@@ -302,11 +311,7 @@ fn one_file_size(
         }
         Fit::Crop => {
             let within = |s: u32| {
-                let n = match size {
-                    Some(n) => (n <= s).then_some(n),
-                    None => largest_within(sizes, s),
-                };
-                n.ok_or_else(|| {
+                crop_size(sizes, size, s).ok_or_else(|| {
                     format!(
                         "--fit crop: the document ({width}x{height}) is smaller than {}'s sizes{}",
                         engine.name(),
@@ -338,11 +343,7 @@ fn tiled_size(
         Fit::Resample => size.unwrap_or_else(|| nearest(sizes, per_tile[0].max(per_tile[1]))),
         Fit::Crop => {
             let room = per_tile[0].min(per_tile[1]);
-            let n = match size {
-                Some(n) => (n <= room).then_some(n),
-                None => largest_within(sizes, room),
-            };
-            n.ok_or_else(|| {
+            crop_size(sizes, size, room).ok_or_else(|| {
                 format!(
                     "--fit crop: the document ({width}x{height}) holds no {cols}x{rows} tiles of {}'s sizes{}",
                     engine.name(),

@@ -9,7 +9,6 @@ use crate::gpu::{
     vk, Bound, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, MemoryLocation, PassTime,
     Resource, Result, SetHandle, SetPool, Ticket,
 };
-use crate::render::camera::unproject;
 use crate::render::shared::{FrameData, TileDraw};
 use glam::{Mat4, Vec3};
 use std::sync::Arc;
@@ -239,13 +238,8 @@ impl TerrainRenderer {
             None => Vec::new(),
         };
         let pixels = std::mem::take(&mut slot.pick_at);
-        let depths: &[f32] = bytemuck::cast_slice(slot.pick.mapped(4 * pixels.len())?);
-        let (view_proj, viewport) = slot.view;
-        let picked = pixels
-            .iter()
-            .zip(depths)
-            .map(|(&pixel, &d)| (pixel, unproject(&view_proj, viewport, pixel, d)))
-            .collect();
+        let points = crate::render::frame::picked_points(&slot.pick, &pixels, slot.view)?;
+        let picked = pixels.into_iter().zip(points).collect();
         let latency = slot
             .submitted
             .take()
