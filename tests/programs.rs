@@ -121,7 +121,7 @@ fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
 /// Helpers that spawn a program given as their first argument: (file, helper name).
 const SPAWN_HELPERS: &[(&str, &str)] = &[("tests/formats.rs", "tool")];
 
-/// The programs the Rust sources spawn: `Command::new("NAME")`, and the first string argument of
+/// The programs the Rust sources spawn: `Command::new` of a string literal, and the first string argument of
 /// calls to the [`SPAWN_HELPERS`] (whitespace and line breaks allowed, as rustfmt writes them). A
 /// `Command::new` of anything else (a variable) outside those helpers' bodies is an error, since
 /// this test could not tell what it runs; the binary under test is exempt.
