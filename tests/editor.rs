@@ -161,17 +161,23 @@ fn wait_for_journal(
     }
 }
 
-/// An untitled journal in `folder` that `done` accepts, if there is one now.
+/// An untitled journal in `folder` that `done` accepts, if there is one now. Hidden files are
+/// the atomic writes' temporaries (`.NAME.tmp-PID`): one may hold a whole journal a moment
+/// before it is renamed over the journal, and be gone when read again.
 fn find_journal(
     folder: &Path,
     done: &impl Fn(&scarp::journal::JournalFile) -> bool,
 ) -> Option<std::path::PathBuf> {
     std::fs::read_dir(folder).ok().and_then(|entries| {
         entries.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .and_then(|t| serde_json::from_str::<scarp::journal::JournalFile>(&t).ok())
-                .is_some_and(|j| done(&j))
+            let hidden = p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            !hidden
+                && std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<scarp::journal::JournalFile>(&t).ok())
+                    .is_some_and(|j| done(&j))
         })
     })
 }
