@@ -35,6 +35,7 @@ pub mod pages;
 pub mod profile;
 pub mod project;
 pub mod render;
+pub mod rivers;
 pub mod session;
 pub mod shared_constants;
 pub mod terrain;

@@ -98,10 +98,11 @@ pub const OVERLAY_PRESENT_SHIFT: u32 = 4;
 pub const GBUF_COARSE: u32 = 32;
 /// Shading workgroups: 8x8 pixels.
 pub const SHADE_GROUP: u32 = 8;
-/// The light table (render/terrain/light_atlas.rs): a page whose lighting is flat (fully lit).
-pub const LIGHT_TABLE_LIT: i32 = -2;
-/// The light table: a page whose lighting is not in the atlas (read from the coarse level).
-pub const LIGHT_TABLE_COARSE: i32 = -1;
+/// A page atlas's table (render/terrain/page_atlas.rs): a page at the field's flat value (the
+/// lighting: fully lit; the rivers: no water).
+pub const ATLAS_FLAT: i32 = -2;
+/// A page atlas's table: a page whose values are not in the atlas (read from the coarse level).
+pub const ATLAS_COARSE: i32 = -1;
 
 // Lighting (render::lighting): sun visibility and ambient occlusion from the heights.
 /// Shade by the lighting field (sun visibility, ambient occlusion).
@@ -112,6 +113,9 @@ pub const VIEW_LOOK: u32 = 256;
 /// A sea: a water plane at FrameData.shade.w over the document, its waves at time
 /// FrameData.analysis.z (render/shade.comp, `seaOver`).
 pub const VIEW_SEA: u32 = 512;
+/// The rivers' water (brush::path::RIVERS_FIELD, through its page atlas) drawn where it stands
+/// above the ground (render/shade.comp, `riverOver`).
+pub const VIEW_RIVERS: u32 = 8192;
 /// Longest shadow the sun march follows, texels.
 pub const LIGHT_MAX_DIST: i32 = 4096;
 /// The sun march steps one texel at a time this far, then a sixteenth of the distance.

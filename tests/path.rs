@@ -29,6 +29,7 @@ fn winding(mode: PathMode, profile: Profile) -> PathSpec {
         mode,
         depth: 0.08,
         max_grade: 1.5,
+        water: 0.0,
     }
 }
 
@@ -157,6 +158,7 @@ fn a_graded_road_climbs_no_faster_than_its_max_grade() {
         mode: PathMode::Grade,
         depth: 0.0,
         max_grade: 2.0,
+        water: 0.0,
     };
     let mut d =
         Document::from_heights(&gpu, common::doc(w, h, 128), &heights, &NoiseTables::new(1))
@@ -200,6 +202,14 @@ fn bad_path_steps_are_named() {
         (r#""width": -2"#, "steps[0]: path.width must be between 1"),
         (r#""depth": 1e9"#, "steps[0]: path.depth must be between 0"),
         (r#""wdth": 3"#, "unknown field `wdth`"),
+        (
+            r#""depth": 0.02, "water": 0.05"#,
+            "steps[0]: path.water must be between 0 and 0.02",
+        ),
+        (
+            r#""mode": "grade", "water": 0.01"#,
+            "steps[0]: path.water: only a carved channel holds water (mode grade",
+        ),
     ] {
         let text = base.replace("FIELDS", fields);
         let e = Journal::parse(&text, Path::new("."))
@@ -215,4 +225,120 @@ fn bad_path_steps_are_named() {
         e.contains("path.points[1]: [90, 40] is outside the 64x64 document"),
         "{e}"
     );
+}
+
+/// A carved river holding water: the surface stands `water` over the bed along the centre line,
+/// no higher than the banks, and nowhere beyond the path's reach; the water is in the same undo
+/// step as the carve, replays from its journal step, and is saved with the project.
+#[test]
+fn a_river_holds_water_in_its_channel_in_one_undo_step_and_is_saved() {
+    use scarp::pages::geometry::Region;
+    use scarp::rivers::NO_WATER;
+    let gpu = gpu();
+    let heights = terrain(W, H);
+    let tables = NoiseTables::new(1);
+    let desc = common::doc(W, H, 128);
+    let spec = PathSpec {
+        water: 0.05,
+        ..winding(PathMode::Carve, Profile::U)
+    };
+    let whole = Region::whole(W, H).rect();
+    let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    assert!(d.rivers_rect(whole).unwrap().is_none(), "no river yet");
+    scarp::edit::path::apply(&mut d, &mut Default::default(), &spec).unwrap();
+    let after = d.to_dense().unwrap();
+    let water = d
+        .rivers_rect(whole)
+        .unwrap()
+        .expect("a river made the field");
+    // The same carve as a dry path.
+    let mut dry = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    let dry_spec = PathSpec {
+        water: 0.0,
+        ..spec.clone()
+    };
+    scarp::edit::path::apply(&mut dry, &mut Default::default(), &dry_spec).unwrap();
+    assert!(
+        dry.to_dense().unwrap() == after,
+        "water leaves the carve as it is"
+    );
+    assert!(
+        dry.rivers_rect(whole).unwrap().is_none(),
+        "a dry path holds none"
+    );
+
+    let at = |v: &[f32], x: f32, y: f32| v[(y as u32 * W + x as u32) as usize];
+    let (mut wet, mut centre_checked) = (0, 0);
+    for (i, (&s, &h)) in water.iter().zip(&after).enumerate() {
+        let p = [(i as u32 % W) as f32, (i as u32 / W) as f32];
+        let dist = distance_to_curve(&spec.points, p);
+        if dist > spec.reach() + 1.5 {
+            assert_eq!(s, NO_WATER, "water beyond the reach at {p:?}");
+        }
+        wet += usize::from(s > h);
+        // Along the centre line, where the carve cut to the bed: the chosen depth over it.
+        if dist < 0.3 && at(&heights, p[0], p[1]) > h + spec.depth * 0.5 && s > h {
+            assert!(
+                s - h <= spec.water + 1e-5,
+                "at {p:?}: {} deep, more than the water asked",
+                s - h
+            );
+            centre_checked += usize::from((s - h - spec.water).abs() < 1e-3);
+        }
+    }
+    assert!(wet > 2000, "{wet} texels under water");
+    assert!(
+        centre_checked > 20,
+        "{centre_checked} centre texels at the depth"
+    );
+
+    // One undo step takes back the carve and its water; redo brings both.
+    assert!(d.undo().unwrap());
+    assert!(d.to_dense().unwrap() == heights);
+    let undone = d.rivers_rect(whole).unwrap().unwrap();
+    assert!(undone.iter().all(|&s| s == NO_WATER), "undo left water");
+    assert!(d.redo().unwrap());
+    assert!(d.rivers_rect(whole).unwrap().unwrap() == water);
+
+    // Its journal step holds the water and replays it.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.r32");
+    scarp::terrain::export::write_heights(&file, W, H, &heights).unwrap();
+    let text = journal_json(&desc, &Initial::File(file), &[Step::Path(spec.clone())]).unwrap();
+    assert!(text.contains("\"water\""), "{text}");
+    let journal = Journal::parse(&text, Path::new(".")).unwrap();
+    let mut replayed = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    let mut tools = scarp::edit::Tools::default();
+    journal
+        .replay(
+            &mut scarp::edit::Target::new(&mut replayed, &mut tools),
+            |_, _| {},
+        )
+        .unwrap();
+    assert!(replayed.rivers_rect(whole).unwrap().unwrap() == water);
+
+    // Saved with the project and read back.
+    let path = dir.path().join("river.scarp");
+    let meta = scarp::session::meta_of(&d, vec![], &[]).unwrap();
+    scarp::session::save_document(&mut d, &path, &meta, None, None).unwrap();
+    let (mut back, _, _) = scarp::session::open_project_file(&gpu, &path, &tables).unwrap();
+    assert!(back.rivers_rect(whole).unwrap().unwrap() == water);
+    assert!(back.to_dense().unwrap() == after);
+    assert_no_validation_messages(&gpu);
+}
+
+/// Distance from `p` to the Catmull-Rom curve through `points`.
+fn distance_to_curve(points: &[[f32; 2]], p: [f32; 2]) -> f32 {
+    let curve = scarp::brush::path::catmull_rom(points);
+    curve
+        .windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let ab = [b[0] - a[0], b[1] - a[1]];
+            let ap = [p[0] - a[0], p[1] - a[1]];
+            let l2 = ab[0] * ab[0] + ab[1] * ab[1];
+            let u = ((ap[0] * ab[0] + ap[1] * ab[1]) / l2.max(1e-12)).clamp(0.0, 1.0);
+            (ap[0] - ab[0] * u).hypot(ap[1] - ab[1] * u)
+        })
+        .fold(f32::INFINITY, f32::min)
 }

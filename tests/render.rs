@@ -1303,3 +1303,73 @@ fn the_sea_covers_what_lies_below_its_level_and_nothing_above() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+/// A carved river holding water is drawn as water in its channel and nowhere else; undoing the
+/// path takes the water out of the picture (the rivers' atlas follows its field).
+#[test]
+fn a_river_shows_water_in_its_channel_and_undo_takes_it_away() {
+    use scarp::brush::path::{PathMode, PathSpec, Profile};
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let heights = vec![0.5f32; (d.width * d.height) as usize];
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [320, 240];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let vs = 100.0;
+    let cam = Camera::look_at(
+        glam::Vec3::new(128.0, 200.0, 330.0),
+        glam::Vec3::new(128.0, 40.0, 128.0),
+    );
+    let view = ViewSettings {
+        vertical_scale: vs,
+        look: Some(scarp::render::look::Look::default()),
+        ..ViewSettings::default()
+    };
+    let mut render = |terrain: &mut Document| {
+        off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let spec = |water| PathSpec {
+        points: vec![[6.0, 128.0], [250.0, 128.0]],
+        width: 24.0,
+        falloff: 10.0,
+        profile: Profile::Flat,
+        mode: PathMode::Carve,
+        depth: 0.05,
+        max_grade: 40.0,
+        water,
+    };
+    let mut tools = Default::default();
+    scarp::edit::path::apply(&mut terrain, &mut tools, &spec(0.0)).unwrap();
+    let dry = render(&mut terrain);
+    assert!(terrain.undo().unwrap());
+    scarp::edit::path::apply(&mut terrain, &mut tools, &spec(0.03)).unwrap();
+    let wet = render(&mut terrain);
+    let pixel = |img: &[u8], z: f32, y: f32| {
+        let [px, py] = project(&cam, size, glam::Vec3::new(128.0, y * vs, z));
+        let i = 4 * (py * size[0] as usize + px);
+        [img[i] as i32, img[i + 1] as i32, img[i + 2] as i32]
+    };
+    // The channel's floor (0.45) under water: not as the dry channel, and bluer than red.
+    for z in [122.0, 128.0, 134.0] {
+        let p = pixel(&wet, z, 0.45);
+        assert_ne!(p, pixel(&dry, z, 0.45), "z {z}: no water in the channel");
+        assert!(p[2] > p[0], "z {z} shows {p:?}, not water");
+    }
+    // The ground beyond the reach, either side: as it was.
+    for z in [100.0, 160.0, 200.0] {
+        assert_eq!(
+            pixel(&wet, z, 0.5),
+            pixel(&dry, z, 0.5),
+            "z {z} is dry land"
+        );
+    }
+    // Undone: the carve goes and its water with it; the dry carve again draws as before.
+    assert!(terrain.undo().unwrap());
+    scarp::edit::path::apply(&mut terrain, &mut tools, &spec(0.0)).unwrap();
+    assert!(render(&mut terrain) == dry, "the water stayed after undo");
+    assert_no_validation_messages(&gpu);
+}

@@ -53,6 +53,8 @@ struct ShadePush {
     ivec2 size;      // the target's pixels
     int pages_x;     // pages per row of the document: the light table's rows
     int atlas_cols;  // light atlas slots per row
+    int rivers_cols; // rivers atlas slots per row
+    int _pad;
 };
 
 // Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the

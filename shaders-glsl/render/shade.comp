@@ -4,7 +4,8 @@
 // sky, haze, tone map), the lighting field (sun visibility and occlusion, read from the light
 // atlas the renderer keeps of the pages drawn at page level, or from the field's coarse level),
 // the overlays (mask or water tint, material weights, curvature and slope maps, contours), the
-// brush cursor, LOD colours and wireframe, then the sea over it all. Screen-space derivatives come from the neighbouring
+// brush cursor, LOD colours and wireframe, then the rivers' water (read like the lighting, from
+// its own atlas and coarse level) and the sea over it all. Screen-space derivatives come from the neighbouring
 // pixels' depths.
 #extension GL_GOOGLE_include_directive : require
 #include "render_shared.glsl"
@@ -20,12 +21,17 @@ layout(set = 0, binding = 2) uniform sampler2D surface_image;
 // The node: level | GBUF_COARSE.
 layout(set = 0, binding = 3) uniform usampler2D node_image;
 // Lighting pages drawn at page level, side by side (atlas_cols of them a row), and per page of
-// the document its slot there (or LIGHT_TABLE_LIT, LIGHT_TABLE_COARSE).
+// the document its slot there (or ATLAS_FLAT: fully lit, ATLAS_COARSE).
 layout(set = 0, binding = 4, r32f) uniform readonly image2D light_atlas;
 layout(set = 0, binding = 5, std430) readonly buffer LightTable { int light_table[]; };
 // The lighting field's coarse level (its first value per block: the lighting at the corner).
 layout(set = 0, binding = 6, rgba32f) uniform readonly image2D light_coarse;
 layout(set = 0, binding = 7, rgba8) uniform writeonly image2D out_image;
+// The rivers' water surfaces (height units; far below any ground where none) as the lighting:
+// an atlas of the pages drawn at page level, its table (ATLAS_FLAT: no water), the coarse level.
+layout(set = 0, binding = 8, r32f) uniform readonly image2D rivers_atlas;
+layout(set = 0, binding = 9, std430) readonly buffer RiversTable { int rivers_table[]; };
+layout(set = 0, binding = 10, rgba32f) uniform readonly image2D rivers_coarse;
 layout(push_constant) uniform Push { ShadePush pc; };
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -34,6 +40,8 @@ const vec3 LOD_COLOURS[8] = vec3[8](
     vec3(0.75, 0.35, 0.90), vec3(0.55, 0.55, 0.55));
 // The plain sky and haze colour (linear; render::terrain::SKY).
 const vec3 PLAIN_SKY = vec3(0.62, 0.70, 0.80);
+// The rivers field where no water stands (crate::rivers::NO_WATER).
+const float NO_WATER = -1.0e30;
 
 // World position of pixel p at depth d (reverse-Z, d > 0).
 vec3 worldAt(ivec2 p, float d) {
@@ -88,7 +96,7 @@ vec2 lightTexel(ivec2 g) {
         ivec2 at = ivec2(slot % pc.atlas_cols, slot / pc.atlas_cols) * size + (g - page * size);
         return unpackLight(imageLoad(light_atlas, at).r);
     }
-    if (slot == LIGHT_TABLE_LIT) {
+    if (slot == ATLAS_FLAT) {
         return vec2(1.0);
     }
     return coarseLight(vec2(g));
@@ -106,6 +114,38 @@ vec2 lightAt(vec2 xz, bool coarse) {
     vec2 b = lightTexel(i + ivec2(1, 0));
     vec2 e = lightTexel(i + ivec2(0, 1));
     vec2 g = lightTexel(i + ivec2(1, 1));
+    return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+}
+
+// The rivers' water surface (height units) at texel g (clamped into the document).
+float riverTexel(ivec2 g) {
+    g = clamp(g, ivec2(0), frame.doc.xy - 1);
+    int size = frame.doc.z;
+    ivec2 page = g / size;
+    int slot = rivers_table[page.y * pc.pages_x + page.x];
+    if (slot >= 0) {
+        ivec2 at = ivec2(slot % pc.rivers_cols, slot / pc.rivers_cols) * size + (g - page * size);
+        return imageLoad(rivers_atlas, at).r;
+    }
+    if (slot == ATLAS_FLAT) {
+        return NO_WATER;
+    }
+    ivec2 c = clamp(g / COARSE_FACTOR, ivec2(0), imageSize(rivers_coarse) - 1);
+    return imageLoad(rivers_coarse, c).a;
+}
+
+// The rivers' water surface at world position xz: bilinear over the field's texels on page
+// nodes, over its block corners on coarse nodes.
+float riverAt(vec2 xz, bool coarse) {
+    float step = coarse ? float(COARSE_FACTOR) : 1.0;
+    vec2 c = xz / step;
+    ivec2 i = ivec2(floor(c));
+    vec2 f = c - vec2(i);
+    int s = int(step);
+    float a = riverTexel(i * s);
+    float b = riverTexel((i + ivec2(1, 0)) * s);
+    float e = riverTexel((i + ivec2(0, 1)) * s);
+    float g = riverTexel((i + ivec2(1, 1)) * s);
     return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
 }
 
@@ -237,6 +277,39 @@ vec2 waveSlope(vec2 xz, float time, float texels) {
     return g;
 }
 
+// The water's surface at distance t0 along `dir` (pixel p), over `depth` height units of water
+// (1e30: no ground under it in view): `col`, the light through it, with the sky reflected by
+// Fresnel off the waves, the sun's glitter where the terrain does not shadow it, foam in patches
+// where it is shallow, and the waterline fading into `c` (the ground as it is).
+vec3 waterSurface(vec3 col, vec3 c, ivec2 p, vec3 dir, float t0, float depth, bool look) {
+    float vs = max(frame.eye.w, 1e-6);
+    vec3 l = normalize(frame.light.xyz);
+    vec3 w = frame.eye.xyz + t0 * dir;
+    // Texels a pixel spans on the water (longer at grazing angles).
+    float angle = length(rayAt(vec2(p) + vec2(1.0, 0.0)) - dir);
+    float texels = t0 * angle / sqrt(max(-dir.y, 0.01));
+    vec2 g = waveSlope(w.xz, frame.analysis.z, texels);
+    vec3 n = normalize(vec3(-g.x, 1.0, -g.y));
+    float fresnel = 0.02 + 0.98 * pow(1.0 - max(dot(-dir, n), 0.0), 5.0);
+    vec3 r = reflect(dir, n);
+    r.y = abs(r.y);
+    vec3 sky = look ? skyColour(r, l) : PLAIN_SKY;
+    vec3 sun = look ? sunColour(l) : vec3(1.0);
+    float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false).x : 1.0;
+    float glitter = pow(max(dot(r, l), 0.0), 300.0) * 4.0 * visible;
+    col = mix(col, sky, fresnel) + sun * glitter;
+    // Foam in patches within a few thousandths of a height unit of the ground, broken up by
+    // the waves (a continuous band read as a white contour line).
+    float shore = 1.0 - smoothstep(0.0, 0.006 * vs, depth);
+    float breakup = valueNoise(w.xz * 0.12 + vec2(0.4, 0.25) * frame.analysis.z).z;
+    float foam = shore * smoothstep(0.45, 0.85, breakup + 0.3 * shore);
+    vec3 lit = look ? sun * max(l.y, 0.0) * visible + sky * 0.6 : vec3(1.0);
+    col = mix(col, vec3(0.85, 0.88, 0.9) * lit, 0.5 * foam);
+    // The waterline is soft: the last thousandth of a height unit fades into the ground.
+    col = mix(c, col, smoothstep(0.0, 0.001 * vs, depth));
+    return col;
+}
+
 // Pixel p seen through the sea: the ray `dir` from the eye, showing `c` (the terrain at distance
 // t_ground and world height ground_y; t_ground < 0 for the sky). The water fills the box over
 // the document's rectangle below the sea level; where the ray crosses it before the ground, the
@@ -297,35 +370,31 @@ vec3 seaOver(vec3 c, ivec2 p, vec3 dir, float t_ground, float ground_y, bool loo
     float path = side ? sea - ground_y : end - t0;
     vec3 deep = vec3(0.012, 0.055, 0.085);
     vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * path));
-    vec3 l = normalize(frame.light.xyz);
     if (top) {
-        vec3 w = eye + t0 * dir;
-        // Texels a pixel spans on the water (longer at grazing angles).
-        float angle = length(rayAt(vec2(p) + vec2(1.0, 0.0)) - dir);
-        float texels = t0 * angle / sqrt(max(-dir.y, 0.01));
-        vec2 g = waveSlope(w.xz, frame.analysis.z, texels);
-        vec3 n = normalize(vec3(-g.x, 1.0, -g.y));
-        float fresnel = 0.02 + 0.98 * pow(1.0 - max(dot(-dir, n), 0.0), 5.0);
-        vec3 r = reflect(dir, n);
-        r.y = abs(r.y);
-        vec3 sky = look ? skyColour(r, l) : PLAIN_SKY;
-        vec3 sun = look ? sunColour(l) : vec3(1.0);
-        float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false).x : 1.0;
-        float glitter = pow(max(dot(r, l), 0.0), 300.0) * 4.0 * visible;
-        col = mix(col, sky, fresnel) + sun * glitter;
-        // Foam in patches within a few thousandths of a height unit of the ground, broken up by
-        // the waves (a continuous band read as a white contour line).
-        float depth = ground_in ? sea - ground_y : beyond;
-        float shore = 1.0 - smoothstep(0.0, 0.006 * vs, depth);
-        float breakup = valueNoise(w.xz * 0.12 + vec2(0.4, 0.25) * frame.analysis.z).z;
-        float foam = shore * smoothstep(0.45, 0.85, breakup + 0.3 * shore);
-        vec3 lit = look ? sun * max(l.y, 0.0) * visible + sky * 0.6 : vec3(1.0);
-        col = mix(col, vec3(0.85, 0.88, 0.9) * lit, 0.5 * foam);
-        // The waterline is soft: the last thousandth of a height unit fades into the ground.
-        col = mix(c, col, smoothstep(0.0, 0.001 * vs, depth));
+        col = waterSurface(col, c, p, dir, t0, ground_in ? sea - ground_y : beyond, look);
     }
     float haze = clamp(1.0 - exp(-frame.shade.x * t0), 0.0, 1.0);
-    return mix(col, look ? skyColour(dir, l) : PLAIN_SKY, haze);
+    return mix(col, look ? skyColour(dir, normalize(frame.light.xyz)) : PLAIN_SKY, haze);
+}
+
+// Where the rivers' water stands over the terrain pixel p (world position `ground`, at distance
+// t_ground along `dir`; `coarse`: drawn from a coarse node): the ground seen through the water
+// from where the ray meets its surface (the surface's height read under the ground point, so a
+// shallow river's parallax is ignored), with the sea's surface; `c` elsewhere.
+vec3 riverOver(vec3 c, ivec2 p, vec3 dir, float t_ground, vec3 ground, bool coarse, bool look) {
+    float vs = max(frame.eye.w, 1e-6);
+    float surface = riverAt(ground.xz, coarse) * vs;
+    float depth = surface - ground.y;
+    if (!(depth > 0.0)) {
+        return c;
+    }
+    float t0 = dir.y < 0.0 ? clamp((surface - frame.eye.y) / dir.y, 0.0, t_ground) : 0.0;
+    float k = 12.0 / vs;
+    vec3 deep = vec3(0.012, 0.055, 0.085);
+    vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * (t_ground - t0)));
+    col = waterSurface(col, c, p, dir, t0, depth, look);
+    float haze = clamp(1.0 - exp(-frame.shade.x * t0), 0.0, 1.0);
+    return mix(col, look ? skyColour(dir, normalize(frame.light.xyz)) : PLAIN_SKY, haze);
 }
 
 // The linear colour of terrain pixel p at depth d; `tonemap` says whether it is presented
@@ -457,6 +526,10 @@ void main() {
         t_ground = length(v);
         dir = v / max(t_ground, 1e-20);
         ground_y = world.y;
+        if ((uint(frame.doc.w) & VIEW_RIVERS) != 0u) {
+            bool coarse = (texelFetch(node_image, p, 0).r & GBUF_COARSE) != 0u;
+            c = riverOver(c, p, dir, t_ground, world, coarse, look);
+        }
     } else {
         dir = rayAt(vec2(p));
         c = skyPixel(dir);

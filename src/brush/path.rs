@@ -11,6 +11,7 @@
 
 use super::shared::{PathPush, PathSegment};
 use crate::pages::geometry::Rect;
+use crate::rivers::NO_WATER;
 
 /// Most control points in one path.
 pub const MAX_POINTS: usize = 4096;
@@ -84,6 +85,9 @@ pub struct PathSpec {
     pub depth: f32,
     /// Grade: the most the base rises or falls per 1000 texels along the curve.
     pub max_grade: f32,
+    /// Carve: height units of water standing over the bed's centre line (0: a dry channel),
+    /// at most `depth`. See [`water_surface`].
+    pub water: f32,
 }
 
 impl Default for PathSpec {
@@ -96,6 +100,7 @@ impl Default for PathSpec {
             mode: PathMode::Carve,
             depth: 0.02,
             max_grade: 40.0,
+            water: 0.0,
         }
     }
 }
@@ -131,7 +136,15 @@ impl PathSpec {
         check("width", self.width, 1.0, 8192.0)?;
         check("falloff", self.falloff, 0.0, 8192.0)?;
         check("depth", self.depth, 0.0, 1000.0)?;
-        check("max_grade", self.max_grade, 0.0, 1000.0)
+        check("max_grade", self.max_grade, 0.0, 1000.0)?;
+        check("water", self.water, 0.0, self.depth)?;
+        if self.water > 0.0 && self.mode != PathMode::Carve {
+            return Err(format!(
+                "water: only a carved channel holds water (mode {}, not carve)",
+                self.mode.name()
+            ));
+        }
+        Ok(())
     }
 
     /// How far from the centre line the path changes heights.
@@ -384,18 +397,12 @@ pub fn plan(spec: &PathSpec, rect: Rect, values: &[f32]) -> PathPlan {
     }
 }
 
-/// Texel (x, y) of the rect (local), height `h`, under `plan`: the twin of path.comp's `main`.
-pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
-    let pc = &plan.push;
-    let p = [
-        (pc.rect_origin[0] + x as i32) as f32,
-        (pc.rect_origin[1] + y as i32) as f32,
-    ];
-    let t = (y / TILE) * pc.tiles_x + x / TILE;
+/// The segment of `plan` nearest to document point `p` among those listed for tile `t`: its
+/// squared distance (infinite where the list is empty), index and position along it (0..1).
+fn nearest(plan: &PathPlan, t: u32, p: [f32; 2]) -> (f32, usize, f32) {
     let list = &plan.tile_segments
         [plan.tile_start[t as usize] as usize..plan.tile_start[t as usize + 1] as usize];
-    let mut best = f32::INFINITY;
-    let mut base = 0.0;
+    let mut best = (f32::INFINITY, 0, 0.0);
     for &i in list {
         let g = &plan.segments[i as usize];
         let ab = [g.b[0] - g.a[0], g.b[1] - g.a[1]];
@@ -408,11 +415,34 @@ pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
         };
         let d = [ap[0] - ab[0] * u, ap[1] - ab[1] * u];
         let d2 = d[0] * d[0] + d[1] * d[1];
-        if d2 < best {
-            best = d2;
-            base = g.base_a + (g.base_b - g.base_a) * u;
+        if d2 < best.0 {
+            best = (d2, i as usize, u);
         }
     }
+    best
+}
+
+/// Document point and tile of texel (x, y) of the plan's rect (local).
+fn point_and_tile(plan: &PathPlan, x: u32, y: u32) -> ([f32; 2], u32) {
+    let pc = &plan.push;
+    let p = [
+        (pc.rect_origin[0] + x as i32) as f32,
+        (pc.rect_origin[1] + y as i32) as f32,
+    ];
+    (p, (y / TILE) * pc.tiles_x + x / TILE)
+}
+
+/// Texel (x, y) of the rect (local), height `h`, under `plan`: the twin of path.comp's `main`.
+pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
+    let pc = &plan.push;
+    let (p, t) = point_and_tile(plan, x, y);
+    let (best, i, u) = nearest(plan, t, p);
+    let base = if best.is_finite() {
+        let g = &plan.segments[i];
+        g.base_a + (g.base_b - g.base_a) * u
+    } else {
+        0.0
+    };
     let d = best.sqrt();
     let half = pc.half_width;
     if d.is_nan() || d >= half + pc.falloff {
@@ -442,6 +472,72 @@ pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
         target
     };
     h + (goal - h) * w
+}
+
+/// The water surface of a carved path holding `spec.water`, at each point of its curve: the
+/// bed's centre (the base less `depth`) plus the water, so the water stands `water` deep over
+/// the centre line (it follows the bed, up and down as the smoothed base goes); but never above
+/// the ground before the carve at either end of the cross-section there (the reach, where the
+/// carve stops), so the water stays in the channel rather than spilling over a low bank.
+fn surface_along(spec: &PathSpec, plan: &PathPlan, before: &[f32]) -> Vec<f32> {
+    let Some(last) = plan.segments.last() else {
+        return Vec::new();
+    };
+    let points: Vec<[f32; 2]> = plan
+        .segments
+        .iter()
+        .map(|g| g.a)
+        .chain(std::iter::once(last.b))
+        .collect();
+    let bases = plan
+        .segments
+        .iter()
+        .map(|g| g.base_a)
+        .chain(std::iter::once(last.base_b));
+    let reach = spec.reach();
+    let n = points.len();
+    bases
+        .enumerate()
+        .map(|(i, base)| {
+            let (p, q) = (points[i.saturating_sub(1)], points[(i + 1).min(n - 1)]);
+            let (tx, ty) = (q[0] - p[0], q[1] - p[1]);
+            let len = tx.hypot(ty).max(1e-6);
+            let normal = [-ty / len * reach, tx / len * reach];
+            let c = points[i];
+            let bank = |sign: f32| {
+                sample(
+                    before,
+                    plan.rect,
+                    [c[0] + sign * normal[0], c[1] + sign * normal[1]],
+                )
+            };
+            (base - spec.depth + spec.water)
+                .min(bank(1.0))
+                .min(bank(-1.0))
+        })
+        .collect()
+}
+
+/// The water a carved path holding `spec.water` leaves over the heights `before` it (row-major
+/// over `plan.rect`): within the path's reach, the surface at the nearest point of its curve
+/// ([`surface_along`]); [`NO_WATER`] beyond it, and everywhere for a dry path. Where the ground
+/// (after the carve) lies below the surface, the texel is under water.
+pub fn water_surface(spec: &PathSpec, plan: &PathPlan, before: &[f32]) -> Vec<f32> {
+    let [w, h] = size_of(plan.rect);
+    let mut out = vec![NO_WATER; (w * h) as usize];
+    if spec.water <= 0.0 || spec.mode != PathMode::Carve {
+        return out;
+    }
+    let along = surface_along(spec, plan, before);
+    let reach = plan.push.half_width + plan.push.falloff;
+    for (i, v) in out.iter_mut().enumerate() {
+        let (p, t) = point_and_tile(plan, i as u32 % w, i as u32 / w);
+        let (best, s, u) = nearest(plan, t, p);
+        if best.sqrt() < reach {
+            *v = along[s] + (along[s + 1] - along[s]) * u;
+        }
+    }
+    out
 }
 
 /// The CPU twin of the path kernel: every texel of `values` (row-major over `plan.rect`).
@@ -528,6 +624,7 @@ mod tests {
             mode: PathMode::Grade,
             depth: 0.05,
             max_grade: 3.0,
+            water: 0.0,
         };
         let rect = rect_of(&spec, 128, 100);
         let n = (rect.width() * rect.height()) as usize;
@@ -566,6 +663,7 @@ mod tests {
             mode: PathMode::Carve,
             depth: 0.1,
             max_grade: 40.0,
+            water: 0.0,
         };
         let rect = rect_of(&spec, 64, 64);
         let mut v = vec![0.5; (rect.width() * rect.height()) as usize];

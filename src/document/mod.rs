@@ -25,6 +25,7 @@ use crate::layers::{CompositeStats, Compositor, LayerFiles, LayerOp, Part, Stack
 use crate::noise::NoiseTables;
 use crate::pages::disk::DiskLoc;
 use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, HEIGHT};
+use crate::rivers::{NO_WATER, RIVERS_FIELD};
 use log::{LogEntry, UndoLog};
 use routing::Routing;
 use std::path::Path;
@@ -378,14 +379,70 @@ impl Document {
 
     /// Makes the uplift map ([`UPLIFT_FIELD`]), unpainted, if the document has none.
     fn ensure_uplift(&mut self) -> Result<()> {
-        if self.store.field(UPLIFT_FIELD).is_some() {
+        self.ensure_field(UPLIFT_FIELD, UPLIFT_UNPAINTED)
+    }
+
+    /// Makes the r32f field `name`, `flat` everywhere, if the document has none.
+    fn ensure_field(&mut self, name: &str, flat: f32) -> Result<()> {
+        if self.store.field(name).is_some() {
             return Ok(());
         }
-        let mut field = Field::new(self.gpu(), f32_desc(self.desc()), UPLIFT_UNPAINTED)?;
+        let mut field = Field::new(self.gpu(), f32_desc(self.desc()), flat)?;
         field.set_budgets(self.base().places().budgets().clone());
         let field = self.adopted(field);
-        self.store.insert_field(UPLIFT_FIELD, field)?;
+        self.store.insert_field(name, field)?;
         Ok(())
+    }
+
+    /// Writes a path's result as one undo step: `heights` over `rect` of the base and, where
+    /// it holds water, `water` (surfaces, [`NO_WATER`] where none) into the rivers field
+    /// ([`RIVERS_FIELD`], made at the first river): the higher of the water there and the new.
+    pub fn write_path_rect(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        heights: &[f32],
+        water: Option<&[f32]>,
+    ) -> Result<()> {
+        let Some(water) = water else {
+            return self.write_base_rect(rect, heights, false);
+        };
+        self.pump(None)?;
+        self.ensure_field(RIVERS_FIELD, NO_WATER)?;
+        let rivers = self.store.field_mut(RIVERS_FIELD).expect("made above");
+        let mut surface = crate::pages::rects::read(rivers, rect)?;
+        for (s, w) in surface.iter_mut().zip(water) {
+            *s = s.max(*w);
+        }
+        let name = self.base_name().to_string();
+        self.log.push(LogEntry::Fields(vec![
+            name.clone(),
+            RIVERS_FIELD.to_string(),
+        ]));
+        let rivers = self.store.field_mut(RIVERS_FIELD).expect("made above");
+        crate::pages::rects::write(rivers, rect, &surface, false)?;
+        let base = self.store.field_mut(&name).expect("the base exists");
+        crate::pages::rects::write(base, rect, heights, false)?;
+        self.composite()
+    }
+
+    /// Gives a document just opened from a project the rivers' water it stored, if any (read
+    /// when first needed).
+    pub fn restore_rivers(&mut self, stored: &[crate::project::v2::StoredField]) -> Result<()> {
+        if let Some(f) = stored.iter().find(|f| f.name == RIVERS_FIELD) {
+            let field = self.stored_field(f)?;
+            self.store.insert_field(RIVERS_FIELD, field)?;
+        }
+        Ok(())
+    }
+
+    /// The rivers' water surfaces over `rect` (inside the document), row-major, after every
+    /// queued stroke; None where the document holds no water.
+    pub fn rivers_rect(&mut self, rect: crate::pages::geometry::Rect) -> Result<Option<Vec<f32>>> {
+        self.pump(None)?;
+        match self.store.field(RIVERS_FIELD) {
+            Some(f) => Ok(Some(crate::pages::rects::read(f, rect)?)),
+            None => Ok(None),
+        }
     }
 
     /// `field` set up as the document's fields are: its undo budget and frames in flight.

@@ -48,7 +48,9 @@ pub fn check(doc: &Document, spec: &PathSpec) -> Result<()> {
     Ok(())
 }
 
-/// Runs a path over the base as one undo step, after every queued stroke, on the GPU. Refused
+/// Runs a path over the base as one undo step, after every queued stroke, on the GPU (a river's
+/// water, [`path::water_surface`], planned on the CPU with the path, goes into the rivers field
+/// in the same step). Refused
 /// (nothing changed) while a layer is selected, and for a path that does not fit the document
 /// or this GPU.
 pub fn apply(doc: &mut Document, tools: &mut Tools, spec: &PathSpec) -> Result<()> {
@@ -57,10 +59,11 @@ pub fn apply(doc: &mut Document, tools: &mut Tools, spec: &PathSpec) -> Result<(
     let rect = path::rect_of(spec, d.width, d.height);
     let mut values = doc.base_rect(rect)?;
     let plan = path::plan(spec, rect, &values);
+    let water = (spec.water > 0.0).then(|| path::water_surface(spec, &plan, &values));
     if tools.kernel.is_none() {
         tools.kernel = Some(GpuPath::new(doc.gpu())?);
     }
     let kernel = tools.kernel.as_ref().expect("made above");
     kernel.apply(&plan, &mut values)?;
-    doc.write_base_rect(rect, &values, false)
+    doc.write_path_rect(rect, &values, water.as_deref())
 }

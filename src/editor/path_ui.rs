@@ -97,6 +97,7 @@ pub fn path_panel(
     ui: &Ui,
     p: &mut PathUi,
     accordion: &mut super::widgets::Accordion,
+    desc: Option<crate::pages::DocumentDesc>,
     actions: &mut Vec<UiAction>,
     overflow: &mut Vec<String>,
 ) {
@@ -148,6 +149,30 @@ pub fn path_panel(
             ui,
             "Height units below the base (carve, grade) or above it (raise) at the centre",
         );
+        if spec.mode == PathMode::Carve {
+            ui.slider("water", 0.0, spec.depth, &mut spec.water);
+            tip(
+                ui,
+                "Water standing in the carved channel, height units over its bed at the \
+                     centre (0: dry; at most the depth), drawn like the sea and saved with the \
+                     document",
+            );
+        }
+        // Only a carved channel holds water, never deeper than the channel.
+        spec.water = if spec.mode == PathMode::Carve {
+            spec.water.clamp(0.0, spec.depth)
+        } else {
+            0.0
+        };
+        super::ui::in_metres(ui, desc, |d| {
+            let m = super::ui::metres_text;
+            format!(
+                "width {}, depth {}, water {}",
+                m(f64::from(spec.width) * d.texel_size()),
+                m(f64::from(spec.depth) * d.height_unit()),
+                m(f64::from(spec.water) * d.height_unit())
+            )
+        });
         if spec.mode == PathMode::Grade {
             ui.slider("max grade", 0.0, 200.0, &mut spec.max_grade);
             tip(

@@ -205,7 +205,8 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     let mut accordion = std::mem::take(&mut s.accordion);
     let (actions, overflow) = (&mut s.actions, &mut s.overflow);
     super::erosion_ui::erosion_panel(ui, &mut s.erosion, &mut accordion, doc, actions, overflow);
-    super::path_ui::path_panel(ui, &mut s.path, &mut accordion, actions, overflow);
+    let desc = s.doc.as_ref().map(|d| d.desc);
+    super::path_ui::path_panel(ui, &mut s.path, &mut accordion, desc, actions, overflow);
     super::geology_ui::geology_panel(ui, &mut s.geology, &mut accordion, actions, overflow);
     history_panel(ui, s, &mut accordion);
     s.accordion = accordion;
@@ -751,14 +752,18 @@ fn physical(desc: Option<DocumentDesc>) -> Option<DocumentDesc> {
     desc.filter(|d| d.units.height_unit.is_some())
 }
 
-fn in_metres(ui: &Ui, desc: Option<DocumentDesc>, line: impl FnOnce(&DocumentDesc) -> String) {
+pub(super) fn in_metres(
+    ui: &Ui,
+    desc: Option<DocumentDesc>,
+    line: impl FnOnce(&DocumentDesc) -> String,
+) {
     if let Some(d) = desc.filter(|d| !d.units.is_unknown()) {
         ui.text_disabled(line(&d));
     }
 }
 
 /// `m` metres as a short length: "7.68 km", "120 m", "0.35 m".
-fn metres_text(m: f64) -> String {
+pub(super) fn metres_text(m: f64) -> String {
     if m.abs() >= 1000.0 {
         format!("{:.2} km", m / 1000.0)
     } else if m.abs() >= 10.0 {

@@ -218,6 +218,9 @@ pub struct PathEntry {
     pub depth: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_grade: Option<f32>,
+    /// Carve: water standing in the channel (height units over the bed's centre); absent: dry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub water: Option<f32>,
 }
 
 impl PathEntry {
@@ -231,6 +234,7 @@ impl PathEntry {
             mode: Some(p.mode.name().into()),
             depth: Some(p.depth),
             max_grade: Some(p.max_grade),
+            water: (p.water > 0.0).then_some(p.water),
         }
     }
 
@@ -255,6 +259,7 @@ impl PathEntry {
             mode,
             depth: self.depth.unwrap_or(d.depth),
             max_grade: self.max_grade.unwrap_or(d.max_grade),
+            water: self.water.unwrap_or(d.water),
         };
         spec.validate(width, height)?;
         Ok(spec)

@@ -14,7 +14,7 @@ const _: () = assert!(TILE_VERTS == TILE_QUADS + 1);
 pub use k::{
     TILE_COARSE, TILE_LEVEL_SHIFT, VIEW_CONTOURS, VIEW_CURSOR, VIEW_CURVATURE, VIEW_LIGHTING,
     VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_MATERIALS, VIEW_OVERLAY, VIEW_OVERLAY_UPLIFT,
-    VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_OVERLAY_WATER, VIEW_RIVERS, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 
 /// Per-frame uniforms (std140).
@@ -101,6 +101,9 @@ pub struct ShadePush {
     pub pages_x: i32,
     /// Light atlas slots per row.
     pub atlas_cols: i32,
+    /// Rivers atlas slots per row.
+    pub rivers_cols: i32,
+    pub _pad: i32,
 }
 
 /// Push constants of the tile-bounds kernel.
@@ -123,7 +126,7 @@ pub struct BoundsPush {
 const _: () = assert!(std::mem::size_of::<FrameData>() == 368);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
-const _: () = assert!(std::mem::size_of::<ShadePush>() == 16);
+const _: () = assert!(std::mem::size_of::<ShadePush>() == 24);
 const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, doc) == 24);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 48);

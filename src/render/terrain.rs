@@ -24,14 +24,14 @@
 mod blocks;
 mod bounds;
 mod deferred;
-mod light_atlas;
 mod overlay;
+mod page_atlas;
 mod slots;
 
 use blocks::Blocks;
 use bounds::BoundsJob;
 use deferred::GBuffer;
-use light_atlas::LightAtlas;
+use page_atlas::ShadedField;
 use slots::FrameSlot;
 pub use slots::{FrameResults, MAX_PICKS, SLOTS};
 
@@ -43,7 +43,7 @@ use super::shared::{
     BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
     PAGE_SLOTS, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
     VIEW_CURVATURE, VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_MATERIALS, VIEW_OVERLAY,
-    VIEW_OVERLAY_UPLIFT, VIEW_OVERLAY_WATER, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
+    VIEW_OVERLAY_UPLIFT, VIEW_OVERLAY_WATER, VIEW_RIVERS, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -52,6 +52,7 @@ use crate::gpu::{
 };
 use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use crate::pages::{Field, PageStore};
+use crate::rivers::{NO_WATER, RIVERS_FIELD};
 use glam::Vec3;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -204,7 +205,7 @@ impl RenderOptions {
     pub fn new(color_format: vk::Format) -> Self {
         Self {
             color_format,
-            light_atlas_bytes: light_atlas::DEFAULT_BYTES,
+            light_atlas_bytes: page_atlas::DEFAULT_BYTES,
         }
     }
 }
@@ -289,14 +290,12 @@ pub struct TerrainRenderer {
     dummy: Image,
     /// The field tinting the terrain, if any ([`overlay::Tint`]).
     tint: overlay::Tint,
-    /// Bound for the lighting's coarse level while there is none (never read then).
-    light_coarse_dummy: Image,
-    /// The lighting field's pages drawn at page level, side by side, for the shading pass; and
-    /// the pages the last frame wanted there (the next refresh brings them onto the GPU).
-    atlas: LightAtlas,
+    /// The fields the shading pass reads through page atlases: the lighting and the rivers'
+    /// water; and the pages the last frame wanted in them (the next refresh brings them onto
+    /// the GPU).
+    light: ShadedField,
+    rivers: ShadedField,
     light_wanted: Vec<PageId>,
-    /// Whether the frame being prepared reads the lighting field.
-    lighting: bool,
     /// The G-buffer and shaded image, the size of the last target; the shading kernel; the
     /// composition sets (one per slot).
     gbuffer: Option<GBuffer>,
@@ -364,7 +363,25 @@ impl TerrainRenderer {
             .collect::<Result<_>>()?;
         let dummy = placeholder::flat_page(gpu, desc.format)?;
         let overlay_dummy = placeholder::flat_page(gpu, HeightFormat::R32f)?;
-        let light_coarse_dummy = super::lighting::lit_coarse_placeholder(gpu)?;
+        let light = ShadedField::new(
+            gpu,
+            desc,
+            options.light_atlas_bytes,
+            super::lighting::FIELD,
+            super::lighting::lit_coarse_placeholder(gpu)?,
+        )?;
+        let rivers = ShadedField::new(
+            gpu,
+            desc,
+            options.light_atlas_bytes,
+            RIVERS_FIELD,
+            placeholder::cleared(
+                gpu,
+                "no water coarse placeholder",
+                vk::Format::R32G32B32A32_SFLOAT,
+                NO_WATER,
+            )?,
+        )?;
         let shade_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_SHADE_COMP,
@@ -376,6 +393,9 @@ impl TerrainRenderer {
                 BindingKind::StorageImage,
                 BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
             ],
             &[],
@@ -414,10 +434,9 @@ impl TerrainRenderer {
             seen_epoch: 0,
             dummy,
             tint: overlay::Tint::new(overlay_dummy),
-            light_coarse_dummy,
-            atlas: LightAtlas::new(gpu, desc, options.light_atlas_bytes)?,
+            light,
+            rivers,
             light_wanted: Vec::new(),
-            lighting: false,
             gbuffer: None,
             shade_kernel,
             compose_pool,
@@ -625,26 +644,33 @@ impl TerrainRenderer {
         }
         let overlay_flat = self.tint.field(store).map(Field::flat);
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
-        let light_field = store
-            .field(super::lighting::FIELD)
-            .filter(|_| view.sun.is_some());
-        self.lighting = light_field.is_some();
+        self.light.on = view.sun.is_some() && store.field(self.light.name).is_some();
+        self.rivers.on = store.field(self.rivers.name).is_some();
         self.light_wanted.clear();
-        if let Some(field) = light_field {
-            // The lighting of the pages drawn at page level (and the ring their texels reach),
-            // in the atlas the shading pass reads.
+        if self.light.on || self.rivers.on {
+            // The lighting and water of the pages drawn at page level (and the ring their
+            // texels reach), in the atlases the shading pass reads.
             let desc = self.desc;
             self.light_wanted =
                 pages_of_nodes(&self.page_nodes, |l, x, y| light_pages(&desc, l, x, y));
+        }
+        if let Some(field) = self.light.field(store) {
             stats.light_pages = self.light_wanted.len() as u32;
             stats.light_pages_coarse =
-                self.atlas
+                self.light
+                    .atlas
                     .update(field, &self.light_wanted, self.frame_no)? as u32;
+        }
+        if let Some(field) = self.rivers.field(store) {
+            self.rivers
+                .atlas
+                .update(field, &self.light_wanted, self.frame_no)?;
         }
         let shown = Shown {
             overlay: overlay_flat.map(|flat| (flat, self.tint.style)),
             wireframe: self.wireframe,
-            lighting: self.lighting,
+            lighting: self.light.on,
+            rivers: self.rivers.on,
         };
         let frame = frame_data(
             &self.desc,
@@ -657,14 +683,20 @@ impl TerrainRenderer {
         );
         let slot = &mut self.slots[self.slot];
         slot.uniforms.write(&[frame])?;
-        let (table, generation) = self.atlas.table();
-        if slot.light_table_generation != generation {
-            slot.light_table.write(table)?;
-            slot.light_table_generation = generation;
+        for (i, atlas) in [&self.light.atlas, &self.rivers.atlas]
+            .into_iter()
+            .enumerate()
+        {
+            let (table, generation) = atlas.table();
+            if slot.table_generations[i] != generation {
+                slot.tables[i].write(table)?;
+                slot.table_generations[i] = generation;
+            }
         }
         slot.view = (view_proj, viewport);
         let tint = self.tint.name();
-        self.picture = picture_key(&frame, &draws, viewport, store, tint, self.atlas.table().1);
+        let generations = [self.light.atlas.table().1, self.rivers.atlas.table().1];
+        self.picture = picture_key(&frame, &draws, viewport, store, tint, generations);
         let slot = &mut self.slots[self.slot];
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         slot.stats = stats.clone();
@@ -908,9 +940,7 @@ impl TerrainRenderer {
             .gbuffer
             .as_ref()
             .ok_or_else(|| GpuError::usage("record before bind_targets: no G-buffer"))?;
-        if let (true, Some(field)) = (self.lighting, store.field(super::lighting::FIELD)) {
-            self.atlas.record_copies(rec, field);
-        }
+        self.record_atlas_copies(rec, store);
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         self.tint.declare(rec, store, self.blocks, &blocks);
         self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
@@ -961,6 +991,15 @@ impl TerrainRenderer {
 }
 
 impl TerrainRenderer {
+    /// Records the copies into the page atlases the frame prepared.
+    fn record_atlas_copies<'a>(&'a self, rec: &mut Recorder<'a>, store: &'a PageStore) {
+        for shaded in [&self.light, &self.rivers] {
+            if let Some(field) = shaded.field(store) {
+                shaded.atlas.record_copies(rec, field);
+            }
+        }
+    }
+
     /// Forgets the picture drawn last (its depth target is gone or remade): the next frame draws.
     pub fn forget_picture(&mut self) {
         self.drawn = None;
@@ -1014,24 +1053,22 @@ impl TerrainRenderer {
         store: &'a PageStore,
         color: &'a Image,
     ) {
-        if let (true, Some(field)) = (self.lighting, store.field(super::lighting::FIELD)) {
-            self.atlas.record_copies(rec, field);
-        }
+        self.record_atlas_copies(rec, store);
         self.record_compose(rec, color);
     }
 }
 
 /// What a frame would show, as a hash: its uniforms (camera, view, cursor; not the waves' time:
 /// an animated sea is the caller's to redraw), its tile draws, the viewport, the tinting field,
-/// the light atlas's generation and the change epochs of every field of `store` (heights,
-/// lighting, overlays). Two frames with the same key draw the same picture, but for the waves.
+/// the page atlases' generations and the change epochs of every field of `store` (heights,
+/// lighting, rivers, overlays). Two frames with the same key draw the same picture, but for the waves.
 fn picture_key(
     frame: &FrameData,
     draws: &[TileDraw],
     viewport: [u32; 2],
     store: &PageStore,
     tint: Option<&str>,
-    atlas_generation: u64,
+    atlas_generations: [u64; 2],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -1041,7 +1078,7 @@ fn picture_key(
     tint.hash(&mut h);
     bytemuck::cast_slice::<_, u8>(draws).hash(&mut h);
     viewport.hash(&mut h);
-    atlas_generation.hash(&mut h);
+    atlas_generations.hash(&mut h);
     for name in store.names() {
         name.hash(&mut h);
         store.field(name).map(|f| f.changes().epoch()).hash(&mut h);
@@ -1252,6 +1289,7 @@ struct Shown {
     overlay: Option<(f32, Overlay)>,
     wireframe: bool,
     lighting: bool,
+    rivers: bool,
 }
 
 /// The shaders' view flags for `view` and what is `shown`.
@@ -1279,6 +1317,7 @@ fn view_flags(view: &ViewSettings, shown: Shown) -> u32 {
     );
     set(shown.wireframe, VIEW_WIREFRAME);
     set(shown.lighting, VIEW_LIGHTING);
+    set(shown.rivers, VIEW_RIVERS);
     set(view.look.is_some(), VIEW_LOOK);
     set(view.sea_level.is_some(), VIEW_SEA);
     flags

@@ -167,6 +167,9 @@ pub fn open_project_file(
                 .map_err(|e| {
                     crate::atomic_file::FileError::invalid(path, format!("uplift: {e}"))
                 })?;
+            doc.restore_rivers(&sp.fields).map_err(|e| {
+                crate::atomic_file::FileError::invalid(path, format!("rivers: {e}"))
+            })?;
             Ok((doc, meta, Some(sp)))
         }
     }
@@ -212,9 +215,14 @@ pub fn save_document(
         .store
         .field(crate::geology::UPLIFT_FIELD)
         .map(|_| crate::geology::UPLIFT_FIELD.to_string());
+    let rivers = [crate::rivers::RIVERS_FIELD]
+        .into_iter()
+        .filter(|n| terrain.store.field(n).is_some())
+        .map(str::to_string);
     let names: Vec<String> = std::iter::once(terrain.base_name().to_string())
         .chain(terrain.layers().field_names())
         .chain(uplift)
+        .chain(rivers)
         .collect();
     let coarse = match terrain
         .store

@@ -56,11 +56,13 @@ impl TerrainRenderer {
                 s.stale = true;
             }
         }
-        // The lighting field's pages the last frame wanted in the light atlas come onto the
-        // GPU (the atlas copies them once there); its coarse level comes up to date.
-        if let Some(field) = store.field_mut(crate::render::lighting::FIELD) {
-            field.ensure_visible(&self.light_wanted)?;
-            field.refresh_coarse()?;
+        // The lighting's and rivers' pages the last frame wanted in their atlases come onto
+        // the GPU (the atlases copy them once there); their coarse levels come up to date.
+        for name in [self.light.name, self.rivers.name] {
+            if let Some(field) = store.field_mut(name) {
+                field.ensure_visible(&self.light_wanted)?;
+                field.refresh_coarse()?;
+            }
         }
         let terrain = store.height();
         let coarse = terrain

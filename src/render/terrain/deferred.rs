@@ -1,7 +1,7 @@
 //! Deferred shading. The terrain's draws write only a G-buffer beside the depth
 //! (`render/terrain.frag`: normal, curvature, overlay value, node); one compute pass shades every
-//! pixel from it (`render/shade.comp`: colours or the look, the lighting field through the
-//! [`super::light_atlas::LightAtlas`], overlays, cursor, sky) into an encoded colour image; a
+//! pixel from it (`render/shade.comp`: colours or the look, the lighting field and the rivers'
+//! water through their [`super::page_atlas::PageAtlas`]es, overlays, cursor, sky) into an encoded colour image; a
 //! full-screen draw copies that into the frame's target, in the rendering that the editor's
 //! interface is drawn in. Why: the NVIDIA data-centre GPUs we measure on run vertex and
 //! fragment shaders on a few units (an H100 has two graphics-capable TPCs) and compute on all
@@ -55,14 +55,14 @@ impl GBuffer {
 pub(crate) struct ShadeKey {
     depth: vk::ImageView,
     surface: vk::ImageView,
-    atlas: vk::ImageView,
-    light_coarse: vk::ImageView,
-    table: vk::Buffer,
+    atlases: [vk::ImageView; 2],
+    coarse: [vk::ImageView; 2],
+    tables: [vk::Buffer; 2],
 }
 
 impl TerrainRenderer {
     /// Makes the G-buffer the size of `color` and points the current slot's shading and
-    /// composition sets at it, `depth`, the light atlas and the lighting's coarse level.
+    /// composition sets at it, `depth`, the page atlases and their fields' coarse levels.
     pub(in crate::render) fn bind_targets(
         &mut self,
         store: &PageStore,
@@ -76,17 +76,14 @@ impl TerrainRenderer {
             self.gbuffer = Some(GBuffer::new(&self.gpu, size)?);
         }
         let g = self.gbuffer.as_ref().expect("made above");
-        let light_coarse = store
-            .field(crate::render::lighting::FIELD)
-            .and_then(|f| f.coarse_level())
-            .map_or(&self.light_coarse_dummy, |c| c.image());
+        let (light, rivers) = (&self.light, &self.rivers);
         let slot = &mut self.slots[self.slot];
         let key = ShadeKey {
             depth: depth.view,
             surface: g.surface.view,
-            atlas: self.atlas.image().view,
-            light_coarse: light_coarse.view,
-            table: slot.light_table.raw,
+            atlases: [light.atlas.image().view, rivers.atlas.image().view],
+            coarse: [light.coarse(store).view, rivers.coarse(store).view],
+            tables: [slot.tables[0].raw, slot.tables[1].raw],
         };
         if !slot.shade_set.as_ref().is_some_and(|(k, _)| *k == key) {
             let set = self.shade_kernel.bind(&[
@@ -94,10 +91,13 @@ impl TerrainRenderer {
                 Resource::SampledImage(depth),
                 Resource::SampledImage(&g.surface),
                 Resource::SampledImage(&g.node),
-                Resource::StorageImage(self.atlas.image()),
-                Resource::StorageBuffer(&slot.light_table),
-                Resource::StorageImage(light_coarse),
+                Resource::StorageImage(light.atlas.image()),
+                Resource::StorageBuffer(&slot.tables[0]),
+                Resource::StorageImage(light.coarse(store)),
                 Resource::StorageImage(&g.shaded),
+                Resource::StorageImage(rivers.atlas.image()),
+                Resource::StorageBuffer(&slot.tables[1]),
+                Resource::StorageImage(rivers.coarse(store)),
             ])?;
             slot.shade_set = Some((key, set));
             self.compose_pool
@@ -119,18 +119,18 @@ impl TerrainRenderer {
         let g = self.gbuffer.as_ref().expect("bind_targets made it");
         let slot = &self.slots[self.slot];
         let (_, set) = slot.shade_set.as_ref().expect("bind_targets made it");
-        let light_coarse = store
-            .field(crate::render::lighting::FIELD)
-            .and_then(|f| f.coarse_level())
-            .map_or(&self.light_coarse_dummy, |c| c.image());
-        rec.image(light_coarse, Access::ComputeStorageRead);
-        rec.image(self.atlas.image(), Access::ComputeStorageRead);
-        rec.buffer(&slot.light_table, Access::ComputeStorageRead);
+        for (shaded, table) in [&self.light, &self.rivers].into_iter().zip(&slot.tables) {
+            rec.image(shaded.coarse(store), Access::ComputeStorageRead);
+            rec.image(shaded.atlas.image(), Access::ComputeStorageRead);
+            rec.buffer(table, Access::ComputeStorageRead);
+        }
         rec.buffer(&slot.uniforms, Access::ComputeStorageRead);
         let push = ShadePush {
             size: [g.size[0] as i32, g.size[1] as i32],
             pages_x: self.desc.pages_x() as i32,
-            atlas_cols: self.atlas.cols() as i32,
+            atlas_cols: self.light.atlas.cols() as i32,
+            rivers_cols: self.rivers.atlas.cols() as i32,
+            _pad: 0,
         };
         rec.pass(&self.shade_kernel, set)
             .read_image(depth)

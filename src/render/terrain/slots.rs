@@ -68,9 +68,10 @@ pub(crate) struct FrameSlot {
     /// Uniforms, tile draws, coarse level.
     pub set: SetHandle,
     pub coarse_view: vk::ImageView,
-    /// The light atlas's table as this frame shades with it, and the generation it holds.
-    pub light_table: Buffer,
-    pub light_table_generation: u64,
+    /// The page atlases' tables (the lighting's, the rivers') as this frame shades with them,
+    /// and the generations they hold.
+    pub tables: [Buffer; 2],
+    pub table_generations: [u64; 2],
     /// The shading pass's set and the composition's (the shaded image into the target).
     pub shade_set: super::deferred::ShadeSet,
     pub compose_set: SetHandle,
@@ -96,8 +97,8 @@ pub(crate) struct FrameSlot {
 }
 
 impl FrameSlot {
-    /// A slot with sets from `[frame, bounds output, composition]` pools, `table_bytes` of light
-    /// table.
+    /// A slot with sets from `[frame, bounds output, composition]` pools, `table_bytes` of each
+    /// atlas table.
     pub fn new(
         gpu: &Arc<Gpu>,
         [frame_pool, out_pool, compose_pool]: [&mut SetPool; 3],
@@ -111,13 +112,16 @@ impl FrameSlot {
                 .usage(vk::BufferUsageFlags::UNIFORM_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER)
                 .location(MemoryLocation::CpuToGpu),
         )?;
-        let light_table = Buffer::new(
-            gpu,
-            "light table",
-            BufferDesc::new(table_bytes.max(4))
-                .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                .location(MemoryLocation::CpuToGpu),
-        )?;
+        let table = |name| {
+            Buffer::new(
+                gpu,
+                name,
+                BufferDesc::new(table_bytes.max(4))
+                    .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                    .location(MemoryLocation::CpuToGpu),
+            )
+        };
+        let tables = [table("light table")?, table("rivers table")?];
         let tiles = tile_buffer(gpu, 4096)?;
         let bounds = bounds_buffer(gpu, bounds_stride, 64)?;
         let set = frame_pool.allocate()?;
@@ -132,8 +136,8 @@ impl FrameSlot {
             tiles,
             set,
             coarse_view: vk::ImageView::null(),
-            light_table,
-            light_table_generation: 0,
+            tables,
+            table_generations: [0; 2],
             shade_set: None,
             compose_set: compose_pool.allocate()?,
             bounds,

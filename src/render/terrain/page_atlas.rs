@@ -1,27 +1,29 @@
-//! The light atlas: the lighting field's pages that a frame draws at page level, copied side by
-//! side into one image, and a table giving, per page of the document, where its lighting is (a
-//! slot of the atlas, fully lit, or the field's coarse level). The shading pass reads any
-//! pixel's lighting through these two bindings: the field's pages are separate images and the
-//! devices we test on have no descriptor indexing.
+//! A page atlas: a field's pages that a frame draws at page level, copied side by side into one
+//! image, and a table giving, per page of the document, where its values are (a slot of the
+//! atlas, the field's flat value, or the field's coarse level). The shading pass reads a
+//! field's value under any pixel through these two bindings: the field's pages are separate
+//! images and the devices we test on have no descriptor indexing. Two fields are read so: the
+//! lighting (sun visibility and occlusion) and the rivers' water.
 //!
 //! A page keeps its slot while no other page needs it (least recently wanted first out); a slot
 //! is copied again when the field marks its page changed. The atlas grows (all slots copied
 //! again) until it holds what a frame wants or reaches its most bytes
-//! ([`super::RenderOptions::light_atlas_bytes`]); pages past that are shaded from the coarse
+//! ([`super::RenderOptions::light_atlas_bytes`], for each atlas); pages past that are shaded from the coarse
 //! level.
 
 use crate::gpu::{vk, Gpu, Image, ImageDesc, Recorder, Result};
 use crate::pages::geometry::{DocumentDesc, PageId};
-use crate::pages::Field;
-use crate::shared_constants::{LIGHT_TABLE_COARSE, LIGHT_TABLE_LIT};
+use crate::pages::{Field, PageStore};
+use crate::shared_constants::{ATLAS_COARSE, ATLAS_FLAT};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Most bytes the atlas holds unless told otherwise: 512 pages of 512² (a 1080p view of an
+/// Most bytes an atlas holds unless told otherwise: 512 pages of 512² (a 1080p view of an
 /// 8192² document drawn at page level throughout wants about 260).
 pub const DEFAULT_BYTES: u64 = 512 << 20;
 
-pub(crate) struct LightAtlas {
+pub(crate) struct PageAtlas {
+    label: &'static str,
     gpu: Arc<Gpu>,
     desc: DocumentDesc,
     max_bytes: u64,
@@ -35,29 +37,36 @@ pub(crate) struct LightAtlas {
     /// them (then the next update starts a new list).
     copies: Vec<usize>,
     copies_recorded: std::cell::Cell<bool>,
-    /// Per page of the document: a slot, [`LIGHT_TABLE_LIT`] or [`LIGHT_TABLE_COARSE`].
+    /// Per page of the document: a slot, [`ATLAS_FLAT`] or [`ATLAS_COARSE`].
     table: Vec<i32>,
     /// Counts the table's changes (frame slots rewrite their copy when it moved).
     generation: u64,
-    /// The lighting field's change epoch caught up with.
+    /// The field's change epoch caught up with.
     seen: u64,
 }
 
-impl LightAtlas {
-    /// An atlas of at most `max_bytes` (at least one page) for documents like `desc`.
-    pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, max_bytes: u64) -> Result<Self> {
+impl PageAtlas {
+    /// An atlas (its image named `label`) of at most `max_bytes` (at least one page) for
+    /// documents like `desc`.
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        max_bytes: u64,
+        label: &'static str,
+    ) -> Result<Self> {
         Ok(Self {
+            label,
             gpu: gpu.clone(),
             desc,
             max_bytes,
-            image: atlas_image(gpu, &desc, 1, 1)?,
+            image: atlas_image(gpu, label, &desc, 1, 1)?,
             cols: 1,
             rows: 1,
             slots: vec![None],
             slot_of: HashMap::new(),
             copies: Vec::new(),
             copies_recorded: std::cell::Cell::new(false),
-            table: vec![LIGHT_TABLE_COARSE; (desc.pages_x() * desc.pages_y()) as usize],
+            table: vec![ATLAS_COARSE; (desc.pages_x() * desc.pages_y()) as usize],
             generation: 1,
             seen: 0,
         })
@@ -78,7 +87,7 @@ impl LightAtlas {
     }
 
     /// Takes frame `frame`'s pages drawn at page level (`wanted`, with the ring of pages their
-    /// texels reach) and the lighting field as it is: assigns slots, notes the copies to make
+    /// texels reach) and the field as it is: assigns slots, notes the copies to make
     /// and updates the table. Returns how many wanted pages found no room (shaded coarse).
     pub fn update(&mut self, field: &Field, wanted: &[PageId], frame: u64) -> Result<usize> {
         if self.copies_recorded.replace(false) {
@@ -94,9 +103,9 @@ impl LightAtlas {
         let mut missing = Vec::new();
         for &id in wanted {
             let entry = if field.versions().page(id).is_none() {
-                LIGHT_TABLE_LIT
+                ATLAS_FLAT
             } else if field.visible_image(id).is_none() {
-                LIGHT_TABLE_COARSE
+                ATLAS_COARSE
             } else if let Some(&slot) = self.slot_of.get(&id) {
                 self.slots[slot] = Some((id, frame));
                 slot as i32
@@ -120,7 +129,7 @@ impl LightAtlas {
                 Some(slot) => {
                     if let Some((old, _)) = self.slots[slot] {
                         self.slot_of.remove(&old);
-                        self.set_entry(old, LIGHT_TABLE_COARSE);
+                        self.set_entry(old, ATLAS_COARSE);
                     }
                     self.slots[slot] = Some((id, frame));
                     self.slot_of.insert(id, slot);
@@ -129,7 +138,7 @@ impl LightAtlas {
                 }
                 None => {
                     no_room += 1;
-                    self.set_entry(id, LIGHT_TABLE_COARSE);
+                    self.set_entry(id, ATLAS_COARSE);
                 }
             }
         }
@@ -180,7 +189,7 @@ impl LightAtlas {
         if cols * rows <= self.cols * self.rows {
             return Ok(());
         }
-        self.image = atlas_image(&self.gpu, &self.desc, cols, rows)?;
+        self.image = atlas_image(&self.gpu, self.label, &self.desc, cols, rows)?;
         self.cols = cols;
         self.rows = rows;
         self.slots.resize((cols * rows) as usize, None);
@@ -229,13 +238,59 @@ impl LightAtlas {
     }
 }
 
-/// An r32f image of `cols` x `rows` page-sized slots.
-fn atlas_image(gpu: &Arc<Gpu>, desc: &DocumentDesc, cols: u32, rows: u32) -> Result<Image> {
+/// An r32f image named `label` of `cols` x `rows` page-sized slots.
+fn atlas_image(
+    gpu: &Arc<Gpu>,
+    label: &str,
+    desc: &DocumentDesc,
+    cols: u32,
+    rows: u32,
+) -> Result<Image> {
     let ps = desc.page_size;
     Image::new(
         gpu,
-        "light atlas",
+        label,
         ImageDesc::new_2d(vk::Format::R32_SFLOAT, [cols * ps, rows * ps])
             .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
     )
+}
+
+/// A field the shading pass reads through a [`PageAtlas`]: its name in the store, the atlas,
+/// the image bound for its coarse level while it has none (never read then: every page is flat
+/// or in the atlas), and whether the frame being prepared reads it.
+pub(crate) struct ShadedField {
+    pub name: &'static str,
+    pub atlas: PageAtlas,
+    coarse_placeholder: Image,
+    pub on: bool,
+}
+
+impl ShadedField {
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        desc: DocumentDesc,
+        max_bytes: u64,
+        name: &'static str,
+        coarse_placeholder: Image,
+    ) -> Result<Self> {
+        Ok(Self {
+            name,
+            atlas: PageAtlas::new(gpu, desc, max_bytes, name)?,
+            coarse_placeholder,
+            on: false,
+        })
+    }
+
+    /// The field, where the frame reads it and `store` has it.
+    pub fn field<'s>(&self, store: &'s PageStore) -> Option<&'s Field> {
+        store.field(self.name).filter(|_| self.on)
+    }
+
+    /// The image the shading pass binds for the field's coarse level.
+    pub fn coarse<'s>(&'s self, store: &'s PageStore) -> &'s Image {
+        store
+            .field(self.name)
+            .and_then(|f| f.coarse_level())
+            .map_or(&self.coarse_placeholder, |c| c.image())
+    }
 }
