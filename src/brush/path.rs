@@ -478,7 +478,8 @@ pub fn texel(plan: &PathPlan, x: u32, y: u32, h: f32) -> f32 {
 /// bed's centre (the base less `depth`) plus the water, so the water stands `water` deep over
 /// the centre line (it follows the bed, up and down as the smoothed base goes); but never above
 /// the ground before the carve at either end of the cross-section there (the reach, where the
-/// carve stops), so the water stays in the channel rather than spilling over a low bank.
+/// carve stops), so the water stays in the channel rather than spilling over a low bank; and
+/// none ([`NO_WATER`]) where that leaves less than half the water asked.
 fn surface_along(spec: &PathSpec, plan: &PathPlan, before: &[f32]) -> Vec<f32> {
     let Some(last) = plan.segments.last() else {
         return Vec::new();
@@ -511,9 +512,15 @@ fn surface_along(spec: &PathSpec, plan: &PathPlan, before: &[f32]) -> Vec<f32> {
                     [c[0] + sign * normal[0], c[1] + sign * normal[1]],
                 )
             };
-            (base - spec.depth + spec.water)
-                .min(bank(1.0))
-                .min(bank(-1.0))
+            let bed = base - spec.depth;
+            let surface = (bed + spec.water).min(bank(1.0)).min(bank(-1.0));
+            // A channel that holds less than half the water asked (across a slope, where the
+            // lower side is no bank) holds none: not a film over the bed's lowest texels.
+            if surface < bed + 0.5 * spec.water {
+                NO_WATER
+            } else {
+                surface
+            }
         })
         .collect()
 }
@@ -679,5 +686,45 @@ mod tests {
             let mid = at(x, 32 + 8);
             assert!(mid > 0.4 && mid < 0.5, "{mid}");
         }
+    }
+
+    /// Water in a channel: on flat ground the surface stands `water` over the bed within the
+    /// reach and there is none beyond; across a steep slope (no bank on the lower side) none.
+    #[test]
+    fn a_channel_holds_its_water_on_flat_ground_and_none_across_a_slope() {
+        let spec = PathSpec {
+            points: vec![[4.0, 32.0], [60.0, 32.0]],
+            width: 10.0,
+            falloff: 6.0,
+            profile: Profile::Flat,
+            water: 0.04,
+            ..PathSpec::default()
+        };
+        let spec = PathSpec { depth: 0.1, ..spec };
+        let rect = rect_of(&spec, 64, 64);
+        let w = rect.width();
+        let flat = vec![0.5; (rect.width() * rect.height()) as usize];
+        let p = plan(&spec, rect, &flat);
+        let water = water_surface(&spec, &p, &flat);
+        let at = |v: &[f32], x: i32, y: i32| v[((y - rect.y0) * w + (x - rect.x0)) as usize];
+        for x in 10..54 {
+            for dy in -10..=10 {
+                assert!((at(&water, x, 32 + dy) - 0.44).abs() < 1e-6, "({x}, {dy})");
+            }
+            assert_eq!(at(&water, x, 32 + 12), NO_WATER);
+        }
+        // The ground falls 0.01 a texel across the path: the lower bank is 0.16 under the bed.
+        let slope: Vec<f32> = (0..flat.len())
+            .map(|i| 0.5 - 0.01 * (i as i32 / w) as f32)
+            .collect();
+        let p = plan(&spec, rect, &slope);
+        assert!(water_surface(&spec, &p, &slope)
+            .iter()
+            .all(|&s| s == NO_WATER));
+        // A dry path holds none.
+        let dry = PathSpec { water: 0.0, ..spec };
+        assert!(water_surface(&dry, &p, &slope)
+            .iter()
+            .all(|&s| s == NO_WATER));
     }
 }

@@ -962,6 +962,9 @@ impl Editor {
             }
             KeyCode::KeyP => {
                 self.ui.path.active = !self.ui.path.active;
+                if self.ui.path.active {
+                    self.ui.accordion.open("Path");
+                }
                 self.ui.message = if self.ui.path.active {
                     "path tool: click the terrain to place points, drag them, Enter applies".into()
                 } else {

@@ -209,6 +209,7 @@ pub fn build(ui: &Ui, s: &mut UiState) {
     super::path_ui::path_panel(ui, &mut s.path, &mut accordion, desc, actions, overflow);
     super::geology_ui::geology_panel(ui, &mut s.geology, &mut accordion, actions, overflow);
     history_panel(ui, s, &mut accordion);
+    accordion.end_frame();
     s.accordion = accordion;
     view_panel(ui, s);
     profiler_panel(ui, s);

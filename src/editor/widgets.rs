@@ -51,24 +51,39 @@ pub fn panel<'ui>(ui: &'ui Ui, title: &'static str) -> imgui::Window<'ui, 'ui, &
 
 /// The right column's tool panels (Erosion, Geology, Path, History), whose titles are stacked:
 /// one is open at a time, and while it is open the others are not shown, so nothing draws over
-/// it or it over their titles. Collapsing it brings their titles back.
+/// it or it over their titles. Collapsing it brings their titles back; a tool's key opens its
+/// panel ([`Accordion::open`]).
 #[derive(Default)]
 pub struct Accordion {
     open: Option<&'static str>,
+    /// The panel to open in the next frame, the others collapsed.
+    wanted: Option<&'static str>,
 }
 
 impl Accordion {
     /// Builds panel `title` (collapsed at first) with `f` as its contents, unless another tool
     /// panel is open; returns what `f` returned when it is open.
     pub fn build<R>(&mut self, ui: &Ui, title: &'static str, f: impl FnOnce() -> R) -> Option<R> {
-        if !self.shows(title) {
-            return None;
-        }
-        let r = panel(ui, title)
-            .collapsed(true, Condition::FirstUseEver)
-            .build(f);
+        let window = panel(ui, title);
+        let window = match self.wanted {
+            Some(w) => window.collapsed(w != title, Condition::Always),
+            None if !self.shows(title) => return None,
+            None => window.collapsed(true, Condition::FirstUseEver),
+        };
+        let r = window.build(f);
         self.seen(title, r.is_some());
         r
+    }
+
+    /// Opens panel `title` in the next frame and collapses the others (a tool's key: P opens
+    /// the Path panel).
+    pub fn open(&mut self, title: &'static str) {
+        self.wanted = Some(title);
+    }
+
+    /// Ends a frame's panels: a panel asked for is open now.
+    pub fn end_frame(&mut self) {
+        self.wanted = None;
     }
 
     /// Whether panel `title` is shown this frame.
