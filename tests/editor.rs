@@ -1232,3 +1232,196 @@ fn a_drag_paints_one_sample_per_motion_event_while_frames_are_slow() {
         "the stroke spans the drag: {samples:?}"
     );
 }
+
+/// Issue 36's whole job, driven by keys and the mouse on a 1440x900 window as an artist would:
+/// sculpt a stroke, erode a dragged region live and finish it, lay a river with water (P, the
+/// water slider, three clicks, Enter), stamp the crater (Ctrl+T), add the first layer and mask
+/// it with the mask brush (chosen in the brush combo), turn the sea on (the View panel), save
+/// (Ctrl+S), quit (Ctrl+Q), reopen and export a PNG (Ctrl+E). No crash, every step journaled,
+/// the project holds them all (its composite is what `scarp apply` makes of the journal), the
+/// view comes back, and the export is `scarp convert`'s, with its height range beside it.
+/// Coordinates are the default layout's (help shown at first start, the right column's panels
+/// collapsed): a change of layout moves them.
+#[test]
+fn a_whole_terrain_job_in_the_editor_loses_nothing() {
+    use scarp::journal::{JournalFile, StepEntry};
+    let _one = one_driven_at_a_time();
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let start = d.join("hill.json");
+    std::fs::write(
+        &start,
+        r#"{"version": 2, "document": {"width": 512, "height": 512, "page_size": 256},
+            "steps": [{"stroke": {"brush": {"type": "raise", "radius": 240, "strength": 0.2,
+                        "falloff": "smooth"},
+                      "samples": [{"x": 256, "y": 256, "pressure": 1.0, "t": 0.0}]}}]}"#,
+    )
+    .unwrap();
+    let state = d.join("state");
+    let folder = state.join("scarp");
+    let (mut child, window) = driven_editor(&x, &state, &start, d);
+    let pause = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
+    let to = |px: i32, py: i32| {
+        let (px, py) = (px.to_string(), py.to_string());
+        xdotool(&x, &["mousemove", "--window", &window, &px, &py]);
+    };
+    // Slow clicks: a frame or two sees the pointer over the widget before the press.
+    let click = |px, py| {
+        to(px, py);
+        pause(600);
+        xdotool(&x, &["mousedown", "1"]);
+        pause(600);
+        xdotool(&x, &["mouseup", "1"]);
+        pause(600);
+    };
+    let drag = |a: (i32, i32), b: (i32, i32)| {
+        to(a.0, a.1);
+        pause(1500);
+        xdotool(&x, &["mousedown", "1"]);
+        for i in 1..=10 {
+            to(a.0 + (b.0 - a.0) * i / 10, a.1 + (b.1 - a.1) * i / 10);
+            pause(150);
+        }
+        pause(1000);
+        xdotool(&x, &["mouseup", "1"]);
+        pause(1000);
+    };
+    let wheel_down = |px, py, n| {
+        to(px, py);
+        pause(500);
+        for _ in 0..n {
+            xdotool(&x, &["click", "5"]);
+            pause(300);
+        }
+        pause(1500);
+    };
+    let key = |k: &str| {
+        xdotool(&x, &["key", k]);
+        pause(1000);
+    };
+    let last_is = |j: &JournalFile, f: &dyn Fn(&StepEntry) -> bool| j.steps.last().is_some_and(f);
+    let stroke_of = |s: &StepEntry, kind: &str| match s {
+        StepEntry::Stroke(e) => serde_json::to_string(e)
+            .unwrap()
+            .contains(&format!(r#""type":"{kind}""#)),
+        _ => false,
+    };
+
+    // The help's close box; a sculpting stroke (the noise brush).
+    click(728, 39);
+    drag((600, 650), (800, 700));
+    wait_for_journal(&mut child, &folder, |j| j.steps.len() == 2);
+    // Erosion: open the panel, "drag a rectangle", drag it, "run", "finish now".
+    click(1040, 327);
+    pause(2000);
+    click(1211, 394);
+    drag((480, 420), (720, 640));
+    pause(2000);
+    click(1052, 710);
+    pause(4000);
+    click(1128, 734);
+    wait_for_journal(&mut child, &folder, |j| {
+        last_is(j, &|s| matches!(s, StepEntry::Erode(_)))
+    });
+    // The river: P opens the Path panel; the water slider's middle (half the depth); three
+    // points down the hill's flank; Enter carves.
+    key("p");
+    pause(2000);
+    click(1144, 540);
+    pause(1000);
+    for (px, py) in [(660, 530), (560, 620), (470, 720)] {
+        to(px, py);
+        pause(2500);
+        xdotool(&x, &["click", "1"]);
+        pause(1000);
+    }
+    key("Return");
+    let j = wait_for_journal(&mut child, &folder, |j| {
+        last_is(j, &|s| matches!(s, StepEntry::Path(_)))
+    });
+    let text = std::fs::read_to_string(&j).unwrap();
+    assert!(text.contains(r#""water""#), "a river without water: {text}");
+    // The crater: Ctrl+T, its name, Enter (the path tool gives the clicks back), a press.
+    key("ctrl+t");
+    pause(1000);
+    xdotool(&x, &["type", "--delay", TYPE_DELAY_MS, "crater.png"]);
+    key("Return");
+    pause(3000);
+    to(800, 760);
+    pause(2000);
+    let stamped = |j: &JournalFile| last_is(j, &|s| stroke_of(s, "stamp"));
+    for hold in 1..=6 {
+        xdotool(&x, &["mousedown", "1"]);
+        std::thread::sleep(std::time::Duration::from_secs(hold));
+        xdotool(&x, &["mouseup", "1"]);
+        pause(3000);
+        if find_journal(&folder, &stamped).is_some() {
+            break;
+        }
+    }
+    wait_for_journal(&mut child, &folder, stamped);
+    // The first layer, then the mask brush from the type combo, a stroke masks it.
+    key("ctrl+shift+n");
+    wait_for_journal(&mut child, &folder, |j| {
+        last_is(j, &|s| matches!(s, StepEntry::Layer(_)))
+    });
+    click(98, 66);
+    pause(1000);
+    wheel_down(60, 150, 6);
+    click(36, 175);
+    pause(1000);
+    drag((700, 720), (850, 640));
+    let journal = wait_for_journal(&mut child, &folder, |j| {
+        last_is(j, &|s| stroke_of(s, "mask"))
+    });
+    // The sea: the View panel scrolled to its checkbox.
+    wheel_down(150, 760, 8);
+    click(26, 751);
+    pause(2000);
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let kept = d.join("job.json");
+    std::fs::write(&kept, &text).unwrap();
+    // Saved as job.scarp (the browser opens in the working folder), then closed.
+    key("ctrl+s");
+    pause(1000);
+    key("ctrl+a");
+    xdotool(&x, &["type", "--delay", TYPE_DELAY_MS, "job.scarp"]);
+    key("Return");
+    let project = d.join("job.scarp");
+    wait_for_file(&mut child, &project);
+    pause(2000);
+    key("ctrl+q");
+    assert!(
+        wait_for_exit(&mut child).success(),
+        "the editor did not close"
+    );
+    let view = scarp::project::open(&project).unwrap().meta().view;
+    let view = view.expect("the project holds the view");
+    assert!(view.sea_level.is_some(), "the sea was not saved on");
+
+    // Every step is in the project: its composite is the journal's.
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    common::scarp_ok(&["convert", &p("job.scarp"), &p("project.r32")]);
+    let want = applied(&kept, &d.join("journal.r32"));
+    assert!(
+        std::fs::read(d.join("project.r32")).unwrap() == want,
+        "the project lost a step of {text}"
+    );
+
+    // Reopened: the saved view, and a PNG export with its range, as `scarp convert` writes.
+    let (mut child, _) = driven_editor(&x, &state, &project, d);
+    let exported = export_heights(&x, &mut child, d, "job.png");
+    common::scarp_ok(&["convert", &p("job.scarp"), &p("convert.png")]);
+    // A step and a save: the reopened editor saves the view it took.
+    add_a_layer_save_and_quit(&x, &mut child, &project, &std::fs::read(&project).unwrap());
+    let again = scarp::project::open(&project).unwrap().meta().view.unwrap();
+    assert_eq!(again.camera, view.camera, "the view did not come back");
+    assert_eq!(again.sea_level, view.sea_level, "the sea did not come back");
+    assert!(
+        std::fs::read(&exported).unwrap() == std::fs::read(d.join("convert.png")).unwrap(),
+        "the editor's export is not `scarp convert`'s"
+    );
+    let sidecar = std::fs::read_to_string(d.join("job.png.json")).unwrap();
+    assert!(sidecar.contains("\"heights\""), "{sidecar}");
+}

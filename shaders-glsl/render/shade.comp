@@ -389,7 +389,9 @@ vec3 riverOver(vec3 c, ivec2 p, vec3 dir, float t_ground, vec3 ground, bool coar
         return c;
     }
     float t0 = dir.y < 0.0 ? clamp((surface - frame.eye.y) / dir.y, 0.0, t_ground) : 0.0;
-    float k = 12.0 / vs;
+    // Rivers are shallow and murkier than the sea: light fades by e over a sixtieth of a
+    // height unit (the sea's twelfth would leave a river of a hundredth nearly clear).
+    float k = 60.0 / vs;
     vec3 deep = vec3(0.012, 0.055, 0.085);
     vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * (t_ground - t0)));
     col = waterSurface(col, c, p, dir, t0, depth, look);

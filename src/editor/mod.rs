@@ -1541,6 +1541,8 @@ impl Editor {
                 }
                 self.ui.brush.brush = BrushType::Stamp;
                 self.ui.brush.stamp = Some(stamp.clone());
+                // Choosing a stamp is choosing to paint: the path tool gives the clicks back.
+                self.ui.path.active = false;
                 Ok(format!(
                     "stamp {} ({}x{})",
                     shown, stamp.width, stamp.height

@@ -12,6 +12,7 @@ use crate::render::{FrameStats, ViewSettings};
 use imgui::{Condition, SliderFlags, TreeNodeFlags, Ui};
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Frames kept in the frame-time plot.
 pub const HISTORY: usize = 240;
@@ -478,6 +479,8 @@ fn recovery_panel(ui: &Ui, s: &mut UiState) {
 }
 
 fn brush_panel(ui: &Ui, s: &mut UiState) {
+    let chosen = |s: &UiState| (s.brush.brush, s.brush.stamp.as_ref().map(Arc::as_ptr));
+    let before = chosen(s);
     panel(ui, "Brush").build(|| {
         let _labels = ui.push_item_width(-LABEL_WIDTH);
         brush_shape(ui, &mut s.brush, s.doc.as_ref().map(|d| d.desc));
@@ -492,6 +495,10 @@ fn brush_panel(ui: &Ui, s: &mut UiState) {
         presets_and_files(ui, s);
         measure_fit(ui, "Brush", &mut s.overflow);
     });
+    // Choosing a brush or a stamp is choosing to paint: the path tool gives the clicks back.
+    if chosen(s) != before {
+        s.path.active = false;
+    }
 }
 
 /// The brush's type and the shape every brush has: radius, inner radius, strength, spacing
