@@ -113,7 +113,7 @@ pub const VIEW_LOOK: u32 = 256;
 /// A sea: a water plane at FrameData.shade.w over the document, its waves at time
 /// FrameData.analysis.z (render/shade.comp, `seaOver`).
 pub const VIEW_SEA: u32 = 512;
-/// The rivers' water (brush::path::RIVERS_FIELD, through its page atlas) drawn where it stands
+/// The rivers' water (rivers::RIVERS_FIELD, through its page atlas) drawn where it stands
 /// above the ground (render/shade.comp, `riverOver`).
 pub const VIEW_RIVERS: u32 = 8192;
 /// Longest shadow the sun march follows, texels.

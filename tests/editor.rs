@@ -1408,6 +1408,27 @@ fn a_whole_terrain_job_in_the_editor_loses_nothing() {
         std::fs::read(d.join("project.r32")).unwrap() == want,
         "the project lost a step of {text}"
     );
+    // And the river's water: the project's rivers field is the journal's.
+    let gpu = common::gpu();
+    let tables = scarp::noise::NoiseTables::new(scarp::noise::DEFAULT_TABLE_SEED);
+    let whole = scarp::pages::geometry::Region::whole(512, 512).rect();
+    let (journal, mut replayed) = scarp::session::open_journal(&gpu, &kept, &tables).unwrap();
+    let mut tools = scarp::edit::Tools::default();
+    journal
+        .replay(
+            &mut scarp::edit::Target::new(&mut replayed, &mut tools),
+            |_, _| {},
+        )
+        .unwrap();
+    let (mut opened, _, _) = scarp::session::open_project_file(&gpu, &project, &tables).unwrap();
+    let water = replayed
+        .rivers_rect(whole)
+        .unwrap()
+        .expect("the river holds water");
+    assert!(
+        opened.rivers_rect(whole).unwrap() == Some(water),
+        "the project lost the river's water"
+    );
 
     // Reopened: the saved view, and a PNG export with its range, as `scarp convert` writes.
     let (mut child, _) = driven_editor(&x, &state, &project, d);

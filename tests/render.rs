@@ -1115,7 +1115,7 @@ fn the_light_atlas_follows_the_view_and_the_lighting() {
     let mut lighting = Lighting::new(&gpu, d.format).unwrap();
     let room = 24;
     let small_options = RenderOptions {
-        light_atlas_bytes: room * 128 * 128 * 4,
+        atlas_bytes: room * 128 * 128 * 4,
         ..offscreen_options()
     };
     let mut small = TerrainRenderer::new(&gpu, d, small_options).unwrap();

@@ -52,7 +52,7 @@ struct PagePush {
 struct ShadePush {
     ivec2 size;      // the target's pixels
     int pages_x;     // pages per row of the document: the light table's rows
-    int atlas_cols;  // light atlas slots per row
+    int light_cols;  // light atlas slots per row
     int rivers_cols; // rivers atlas slots per row
     int _pad;
 };

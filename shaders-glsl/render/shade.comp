@@ -20,7 +20,7 @@ layout(set = 0, binding = 1) uniform sampler2D depth_image;
 layout(set = 0, binding = 2) uniform sampler2D surface_image;
 // The node: level | GBUF_COARSE.
 layout(set = 0, binding = 3) uniform usampler2D node_image;
-// Lighting pages drawn at page level, side by side (atlas_cols of them a row), and per page of
+// Lighting pages drawn at page level, side by side (light_cols of them a row), and per page of
 // the document its slot there (or ATLAS_FLAT: fully lit, ATLAS_COARSE).
 layout(set = 0, binding = 4, r32f) uniform readonly image2D light_atlas;
 layout(set = 0, binding = 5, std430) readonly buffer LightTable { int light_table[]; };
@@ -40,7 +40,8 @@ const vec3 LOD_COLOURS[8] = vec3[8](
     vec3(0.75, 0.35, 0.90), vec3(0.55, 0.55, 0.55));
 // The plain sky and haze colour (linear; render::terrain::SKY).
 const vec3 PLAIN_SKY = vec3(0.62, 0.70, 0.80);
-// The rivers field where no water stands (crate::rivers::NO_WATER).
+// The rivers field where no water stands (crate::rivers::NO_WATER; build.rs shares integers
+// only). Flat pages of the rivers' atlas read it; anything under the ground would do.
 const float NO_WATER = -1.0e30;
 
 // World position of pixel p at depth d (reverse-Z, d > 0).
@@ -93,7 +94,7 @@ vec2 lightTexel(ivec2 g) {
     ivec2 page = g / size;
     int slot = light_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.atlas_cols, slot / pc.atlas_cols) * size + (g - page * size);
+        ivec2 at = ivec2(slot % pc.light_cols, slot / pc.light_cols) * size + (g - page * size);
         return unpackLight(imageLoad(light_atlas, at).r);
     }
     if (slot == ATLAS_FLAT) {
@@ -280,8 +281,10 @@ vec2 waveSlope(vec2 xz, float time, float texels) {
 // The water's surface at distance t0 along `dir` (pixel p), over `depth` height units of water
 // (1e30: no ground under it in view): `col`, the light through it, with the sky reflected by
 // Fresnel off the waves, the sun's glitter where the terrain does not shadow it, foam in patches
-// where it is shallow, and the waterline fading into `c` (the ground as it is).
-vec3 waterSurface(vec3 col, vec3 c, ivec2 p, vec3 dir, float t0, float depth, bool look) {
+// where it is shallow, the surface's `haze` (0: its caller hazes), and the waterline fading
+// into `c` (the ground as it is, hazed already).
+vec3 waterSurface(vec3 col, vec3 c, ivec2 p, vec3 dir, float t0, float depth, bool look,
+                  float haze) {
     float vs = max(frame.eye.w, 1e-6);
     vec3 l = normalize(frame.light.xyz);
     vec3 w = frame.eye.xyz + t0 * dir;
@@ -305,6 +308,9 @@ vec3 waterSurface(vec3 col, vec3 c, ivec2 p, vec3 dir, float t0, float depth, bo
     float foam = shore * smoothstep(0.45, 0.85, breakup + 0.3 * shore);
     vec3 lit = look ? sun * max(l.y, 0.0) * visible + sky * 0.6 : vec3(1.0);
     col = mix(col, vec3(0.85, 0.88, 0.9) * lit, 0.5 * foam);
+    if (haze > 0.0) {
+        col = mix(col, look ? skyColour(dir, l) : PLAIN_SKY, haze);
+    }
     // The waterline is soft: the last thousandth of a height unit fades into the ground.
     col = mix(c, col, smoothstep(0.0, 0.001 * vs, depth));
     return col;
@@ -371,7 +377,7 @@ vec3 seaOver(vec3 c, ivec2 p, vec3 dir, float t_ground, float ground_y, bool loo
     vec3 deep = vec3(0.012, 0.055, 0.085);
     vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * path));
     if (top) {
-        col = waterSurface(col, c, p, dir, t0, ground_in ? sea - ground_y : beyond, look);
+        col = waterSurface(col, c, p, dir, t0, ground_in ? sea - ground_y : beyond, look, 0.0);
     }
     float haze = clamp(1.0 - exp(-frame.shade.x * t0), 0.0, 1.0);
     return mix(col, look ? skyColour(dir, normalize(frame.light.xyz)) : PLAIN_SKY, haze);
@@ -394,9 +400,10 @@ vec3 riverOver(vec3 c, ivec2 p, vec3 dir, float t_ground, vec3 ground, bool coar
     float k = 60.0 / vs;
     vec3 deep = vec3(0.012, 0.055, 0.085);
     vec3 col = mix(deep, c * vec3(0.55, 0.82, 0.80), exp(-k * (t_ground - t0)));
-    col = waterSurface(col, c, p, dir, t0, depth, look);
+    // The water hazed by its distance before its waterline meets the ground, which is hazed
+    // already (hazing both again drew a seam along distant shores).
     float haze = clamp(1.0 - exp(-frame.shade.x * t0), 0.0, 1.0);
-    return mix(col, look ? skyColour(dir, normalize(frame.light.xyz)) : PLAIN_SKY, haze);
+    return waterSurface(col, c, p, dir, t0, depth, look, haze);
 }
 
 // The linear colour of terrain pixel p at depth d; `tonemap` says whether it is presented

@@ -10,6 +10,6 @@ layout(local_size_x = 1) in;
 layout(push_constant) uniform Push { ShadePush shade; } pc;
 
 void main() {
-    putI2(pc.shade.size); putI(pc.shade.pages_x); putI(pc.shade.atlas_cols);
+    putI2(pc.shade.size); putI(pc.shade.pages_x); putI(pc.shade.light_cols);
     putI(pc.shade.rivers_cols); putI(pc.shade._pad);
 }

@@ -540,7 +540,9 @@ pub fn water_surface(spec: &PathSpec, plan: &PathPlan, before: &[f32]) -> Vec<f3
     for (i, v) in out.iter_mut().enumerate() {
         let (p, t) = point_and_tile(plan, i as u32 % w, i as u32 / w);
         let (best, s, u) = nearest(plan, t, p);
-        if best.sqrt() < reach {
+        // Next to a point that holds none there is none: blending with NO_WATER could round
+        // to a surface (at u = 1 it gives 0 exactly).
+        if best.sqrt() < reach && along[s] != NO_WATER && along[s + 1] != NO_WATER {
             *v = along[s] + (along[s + 1] - along[s]) * u;
         }
     }
@@ -713,7 +715,24 @@ mod tests {
             }
             assert_eq!(at(&water, x, 32 + 12), NO_WATER);
         }
-        // The ground falls 0.01 a texel across the path: the lower bank is 0.16 under the bed.
+        // The ground falls 0.0064 a texel across the path: the lower bank (11 texels off) is
+        // 0.0296 over the bed, under the 0.04 asked: the water stands at the bank, and no
+        // higher than it anywhere.
+        let slope = |fall: f32| -> Vec<f32> {
+            (0..flat.len())
+                .map(|i| 0.5 - fall * (i as i32 / w + rect.y0) as f32)
+                .collect()
+        };
+        let capped = slope(0.0064);
+        let p = plan(&spec, rect, &capped);
+        let water = water_surface(&spec, &p, &capped);
+        let bank = 0.5 - 0.0064 * 43.0;
+        for x in 10..54 {
+            let s = at(&water, x, 32);
+            assert!((s - bank).abs() < 1e-5, "({x}, 32): {s} vs the bank {bank}");
+        }
+        assert!(water.iter().all(|&s| s <= bank + 1e-5));
+        // Falling 0.01 a texel, the lower bank is 0.01 under the bed: no water at all.
         let slope: Vec<f32> = (0..flat.len())
             .map(|i| 0.5 - 0.01 * (i as i32 / w) as f32)
             .collect();

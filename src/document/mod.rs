@@ -396,33 +396,80 @@ impl Document {
 
     /// Writes a path's result as one undo step: `heights` over `rect` of the base and, where
     /// it holds water, `water` (surfaces, [`NO_WATER`] where none) into the rivers field
-    /// ([`RIVERS_FIELD`], made at the first river): the higher of the water there and the new.
+    /// ([`RIVERS_FIELD`], made at the first river): the higher of the water there and the new,
+    /// written only on the pages where it rises (a river across a large box leaves the pages
+    /// it does not reach as they are). A failed write takes the step back.
     pub fn write_path_rect(
         &mut self,
         rect: crate::pages::geometry::Rect,
         heights: &[f32],
         water: Option<&[f32]>,
     ) -> Result<()> {
-        let Some(water) = water else {
-            return self.write_base_rect(rect, heights, false);
+        let rises = match water {
+            Some(w) => self.rising_water(rect, w)?,
+            None => Vec::new(),
         };
-        self.pump(None)?;
-        self.ensure_field(RIVERS_FIELD, NO_WATER)?;
-        let rivers = self.store.field_mut(RIVERS_FIELD).expect("made above");
-        let mut surface = crate::pages::rects::read(rivers, rect)?;
-        for (s, w) in surface.iter_mut().zip(water) {
-            *s = s.max(*w);
+        if rises.is_empty() {
+            return self.write_base_rect(rect, heights, false);
         }
+        self.ensure_field(RIVERS_FIELD, NO_WATER)?;
         let name = self.base_name().to_string();
         self.log.push(LogEntry::Fields(vec![
             name.clone(),
             RIVERS_FIELD.to_string(),
         ]));
-        let rivers = self.store.field_mut(RIVERS_FIELD).expect("made above");
-        crate::pages::rects::write(rivers, rect, &surface, false)?;
-        let base = self.store.field_mut(&name).expect("the base exists");
-        crate::pages::rects::write(base, rect, heights, false)?;
+        let mut write = || -> Result<()> {
+            let base = self.store.field_mut(&name).expect("the base exists");
+            crate::pages::rects::write(base, rect, heights, false)?;
+            let rivers = self.store.field_mut(RIVERS_FIELD).expect("made above");
+            for (i, (part, values)) in rises.iter().enumerate() {
+                crate::pages::rects::write(rivers, *part, values, i > 0)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = write() {
+            self.take_back()?;
+            return Err(e);
+        }
         self.composite()
+    }
+
+    /// The parts of `rect` (one per page) where the surfaces `water` (row-major over `rect`)
+    /// rise above the rivers' water there, with the higher of the two over each part.
+    fn rising_water(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        water: &[f32],
+    ) -> Result<Vec<(crate::pages::geometry::Rect, Vec<f32>)>> {
+        self.pump(None)?;
+        let d = *self.desc();
+        let mut parts = Vec::new();
+        for id in d.page_ids() {
+            let part = d.page_rect(id).intersect(&rect);
+            if part.is_empty() {
+                continue;
+            }
+            let old = match self.store.field(RIVERS_FIELD) {
+                Some(f) => crate::pages::rects::read(f, part)?,
+                None => vec![NO_WATER; part.texels() as usize],
+            };
+            let w = rect.width() as usize;
+            let mut rose = false;
+            let mut values = old;
+            for (i, v) in values.iter_mut().enumerate() {
+                let (x, y) = (i % part.width() as usize, i / part.width() as usize);
+                let at = (part.y0 - rect.y0) as usize + y;
+                let new = water[at * w + (part.x0 - rect.x0) as usize + x];
+                if new > *v {
+                    *v = new;
+                    rose = true;
+                }
+            }
+            if rose {
+                parts.push((part, values));
+            }
+        }
+        Ok(parts)
     }
 
     /// Gives a document just opened from a project the rivers' water it stored, if any (read
@@ -452,8 +499,8 @@ impl Document {
         field
     }
 
-    /// The r32f field a project stored (`f`: a layer's part or the uplift map), its pages read
-    /// when first needed, under the base's budgets.
+    /// The r32f field a project stored (`f`: a layer's part, the uplift map or the rivers),
+    /// its pages read when first needed, under the base's budgets.
     fn stored_field(&self, f: &crate::project::v2::StoredField) -> Result<Field> {
         let field = Field::from_disk(
             self.gpu(),

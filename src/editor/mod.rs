@@ -1343,7 +1343,7 @@ impl Editor {
 
     /// Applies the path panel's path (one undo step, journaled) and clears its points.
     fn apply_path(&mut self) {
-        let spec = self.ui.path.spec.clone();
+        let spec = self.ui.path.to_apply();
         if spec.points.len() < 2 {
             self.ui.message = "a path needs two control points or more: click the terrain".into();
             return;

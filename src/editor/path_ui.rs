@@ -23,6 +23,16 @@ pub struct PathUi {
 }
 
 impl PathUi {
+    /// The path to apply: as set, but holding water only where it carves (the water slider
+    /// keeps its value while another mode is chosen).
+    pub fn to_apply(&self) -> PathSpec {
+        let mut spec = self.spec.clone();
+        if spec.mode != PathMode::Carve {
+            spec.water = 0.0;
+        }
+        spec
+    }
+
     /// Adds a control point at texel `p` with height `h` under it.
     pub fn push(&mut self, p: [f32; 2], h: f32) {
         self.spec.points.push(p);
@@ -158,12 +168,8 @@ pub fn path_panel(
                      document",
             );
         }
-        // Only a carved channel holds water, never deeper than the channel.
-        spec.water = if spec.mode == PathMode::Carve {
-            spec.water.clamp(0.0, spec.depth)
-        } else {
-            0.0
-        };
+        // Never deeper than the channel (a raise or a grade holds none: see `PathUi::to_apply`).
+        spec.water = spec.water.clamp(0.0, spec.depth);
         super::ui::in_metres(ui, desc, |d| {
             let m = super::ui::metres_text;
             format!(
@@ -213,6 +219,12 @@ mod tests {
         assert_eq!(p.spec.points, [[1.0, 2.0], [5.0, 6.0]]);
         assert_eq!(p.heights, [0.1, 0.3]);
         assert_eq!(p.dragging, None);
+        // Water is applied with a carve only, and kept through another mode.
+        p.spec.water = 0.01;
+        p.spec.mode = PathMode::Raise;
+        assert_eq!(p.to_apply().water, 0.0);
+        p.spec.mode = PathMode::Carve;
+        assert_eq!(p.to_apply().water, 0.01);
         p.remove(7);
         assert_eq!(p.spec.points.len(), 2);
         p.clear();

@@ -100,7 +100,7 @@ pub struct ShadePush {
     /// Pages per row of the document: the light table's rows.
     pub pages_x: i32,
     /// Light atlas slots per row.
-    pub atlas_cols: i32,
+    pub light_cols: i32,
     /// Rivers atlas slots per row.
     pub rivers_cols: i32,
     pub _pad: i32,

@@ -64,7 +64,9 @@ pub enum Overlay {
     Mask,
     /// Water depth: blue by the value (none at 0, most at 1).
     Water,
-    /// The geology uplift map: none at 1, orange above (full at 2), teal below (full at 0).
+    /// Two-sided around 1 (the geology uplift map; the profile and plan curvature maps, 1
+    /// less the curvature over its full colour): none at 1, orange above (full at 2), teal
+    /// below (full at 0).
     Uplift,
 }
 
@@ -195,17 +197,17 @@ pub struct FrameStats {
 pub struct RenderOptions {
     /// Format of the colour targets (a UNORM format: the shading pass encodes).
     pub color_format: vk::Format,
-    /// Most bytes of the light atlas (the lighting of pages drawn at page level, for the
-    /// shading pass); pages past it are shaded from the lighting's coarse level.
-    pub light_atlas_bytes: u64,
+    /// Most bytes of each page atlas (the lighting and the rivers' water of pages drawn at page
+    /// level, for the shading pass); pages past it are shaded from their field's coarse level.
+    pub atlas_bytes: u64,
 }
 
 impl RenderOptions {
-    /// Options for targets of `color_format`, the light atlas at its default size.
+    /// Options for targets of `color_format`, the page atlases at their default size.
     pub fn new(color_format: vk::Format) -> Self {
         Self {
             color_format,
-            light_atlas_bytes: page_atlas::DEFAULT_BYTES,
+            atlas_bytes: page_atlas::DEFAULT_BYTES,
         }
     }
 }
@@ -295,7 +297,7 @@ pub struct TerrainRenderer {
     /// the GPU).
     light: ShadedField,
     rivers: ShadedField,
-    light_wanted: Vec<PageId>,
+    atlas_wanted: Vec<PageId>,
     /// The G-buffer and shaded image, the size of the last target; the shading kernel; the
     /// composition sets (one per slot).
     gbuffer: Option<GBuffer>,
@@ -366,14 +368,14 @@ impl TerrainRenderer {
         let light = ShadedField::new(
             gpu,
             desc,
-            options.light_atlas_bytes,
+            options.atlas_bytes,
             super::lighting::FIELD,
             super::lighting::lit_coarse_placeholder(gpu)?,
         )?;
         let rivers = ShadedField::new(
             gpu,
             desc,
-            options.light_atlas_bytes,
+            options.atlas_bytes,
             RIVERS_FIELD,
             placeholder::cleared(
                 gpu,
@@ -436,7 +438,7 @@ impl TerrainRenderer {
             tint: overlay::Tint::new(overlay_dummy),
             light,
             rivers,
-            light_wanted: Vec::new(),
+            atlas_wanted: Vec::new(),
             gbuffer: None,
             shade_kernel,
             compose_pool,
@@ -646,25 +648,25 @@ impl TerrainRenderer {
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
         self.light.on = view.sun.is_some() && store.field(self.light.name).is_some();
         self.rivers.on = store.field(self.rivers.name).is_some();
-        self.light_wanted.clear();
+        self.atlas_wanted.clear();
         if self.light.on || self.rivers.on {
             // The lighting and water of the pages drawn at page level (and the ring their
             // texels reach), in the atlases the shading pass reads.
             let desc = self.desc;
-            self.light_wanted =
+            self.atlas_wanted =
                 pages_of_nodes(&self.page_nodes, |l, x, y| light_pages(&desc, l, x, y));
         }
         if let Some(field) = self.light.field(store) {
-            stats.light_pages = self.light_wanted.len() as u32;
+            stats.light_pages = self.atlas_wanted.len() as u32;
             stats.light_pages_coarse =
                 self.light
                     .atlas
-                    .update(field, &self.light_wanted, self.frame_no)? as u32;
+                    .update(field, &self.atlas_wanted, self.frame_no)? as u32;
         }
         if let Some(field) = self.rivers.field(store) {
             self.rivers
                 .atlas
-                .update(field, &self.light_wanted, self.frame_no)?;
+                .update(field, &self.atlas_wanted, self.frame_no)?;
         }
         let shown = Shown {
             overlay: overlay_flat.map(|flat| (flat, self.tint.style)),

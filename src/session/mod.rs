@@ -215,10 +215,10 @@ pub fn save_document(
         .store
         .field(crate::geology::UPLIFT_FIELD)
         .map(|_| crate::geology::UPLIFT_FIELD.to_string());
-    let rivers = [crate::rivers::RIVERS_FIELD]
-        .into_iter()
-        .filter(|n| terrain.store.field(n).is_some())
-        .map(str::to_string);
+    let rivers = terrain
+        .store
+        .field(crate::rivers::RIVERS_FIELD)
+        .map(|_| crate::rivers::RIVERS_FIELD.to_string());
     let names: Vec<String> = std::iter::once(terrain.base_name().to_string())
         .chain(terrain.layers().field_names())
         .chain(uplift)

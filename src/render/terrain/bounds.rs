@@ -58,9 +58,9 @@ impl TerrainRenderer {
         }
         // The lighting's and rivers' pages the last frame wanted in their atlases come onto
         // the GPU (the atlases copy them once there); their coarse levels come up to date.
-        for name in [self.light.name, self.rivers.name] {
-            if let Some(field) = store.field_mut(name) {
-                field.ensure_visible(&self.light_wanted)?;
+        for shaded in [&self.light, &self.rivers].into_iter().filter(|s| s.on) {
+            if let Some(field) = store.field_mut(shaded.name) {
+                field.ensure_visible(&self.atlas_wanted)?;
                 field.refresh_coarse()?;
             }
         }

@@ -128,7 +128,7 @@ impl TerrainRenderer {
         let push = ShadePush {
             size: [g.size[0] as i32, g.size[1] as i32],
             pages_x: self.desc.pages_x() as i32,
-            atlas_cols: self.light.atlas.cols() as i32,
+            light_cols: self.light.atlas.cols() as i32,
             rivers_cols: self.rivers.atlas.cols() as i32,
             _pad: 0,
         };

@@ -8,7 +8,7 @@
 //! A page keeps its slot while no other page needs it (least recently wanted first out); a slot
 //! is copied again when the field marks its page changed. The atlas grows (all slots copied
 //! again) until it holds what a frame wants or reaches its most bytes
-//! ([`super::RenderOptions::light_atlas_bytes`], for each atlas); pages past that are shaded from the coarse
+//! ([`super::RenderOptions::atlas_bytes`], for each atlas); pages past that are shaded from the coarse
 //! level.
 
 use crate::gpu::{vk, Gpu, Image, ImageDesc, Recorder, Result};
@@ -18,8 +18,9 @@ use crate::shared_constants::{ATLAS_COARSE, ATLAS_FLAT};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Most bytes an atlas holds unless told otherwise: 512 pages of 512² (a 1080p view of an
-/// 8192² document drawn at page level throughout wants about 260).
+/// Most bytes an atlas holds unless told otherwise (each of the two): 512 pages of 512² (a
+/// 1080p view of an 8192² document drawn at page level throughout wants about 260). The
+/// rivers' atlas grows only as far as pages with water are drawn.
 pub const DEFAULT_BYTES: u64 = 512 << 20;
 
 pub(crate) struct PageAtlas {
@@ -98,6 +99,10 @@ impl PageAtlas {
         for id in changed {
             if let Some(&slot) = self.slot_of.get(&id) {
                 self.copies.push(slot);
+            } else if field.versions().page(id).is_some() {
+                // No longer flat (a river reached it since it was last wanted): until it is
+                // wanted again, from the coarse level.
+                self.set_entry(id, ATLAS_COARSE);
             }
         }
         let mut missing = Vec::new();
