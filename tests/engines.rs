@@ -307,9 +307,10 @@ fn maps_beside_the_heights_are_in_their_units() {
         &file,
         "godot",
         &out,
-        &["--maps", "slope,curvature,drainage,wetness"],
+        &["--maps", "slope,curvature,profile,plan,drainage,wetness"],
     );
     assert!(said.contains("drainage: m_drainage.exr (m²)"), "{said}");
+    assert!(said.contains("plan: m_plan.exr (1/m)"), "{said}");
     let opts = ReadOptions::default();
     let map = |n: &str| {
         read(&dir.path().join(format!("m_{n}.exr")), &opts)
@@ -326,6 +327,14 @@ fn maps_beside_the_heights_are_in_their_units() {
     let n = (SIDE * SIDE) as f32;
     assert!(slope.iter().all(|d| (0.0..90.0).contains(d)));
     assert!(curv.iter().any(|c| *c > 0.0) && curv.iter().any(|c| *c < 0.0));
+    // Profile and plan curvature, both signs, finite; where the ground is level, both 0.
+    for m in [map("profile"), map("plan")] {
+        assert!(m.iter().all(|c| c.is_finite()));
+        assert!(m.iter().any(|c| *c > 0.0) && m.iter().any(|c| *c < 0.0));
+        for (c, d) in m.iter().zip(&slope) {
+            assert!(*d > 0.0 || *c == 0.0, "{c} on level ground");
+        }
+    }
     assert!(
         area.iter().all(|a| *a >= a0 && *a <= n * a0),
         "D8 areas are a texel to the whole"

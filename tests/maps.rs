@@ -7,6 +7,7 @@ use common::{assert_no_validation_messages, gpu};
 use scarp::maps::gpu::Kernels;
 use scarp::maps::materials::{to_levels, NAMES};
 use scarp::maps::MapsPush;
+use scarp::maps::Surface;
 use scarp::pages::geometry::{DocumentDesc, Units};
 use scarp::render::look::PRESETS;
 
@@ -89,10 +90,17 @@ fn slope_and_curvature_maps_are_true_degrees_and_per_metre_on_the_gpu_as_in_the_
     let maps = kernels.run(&gpu, &plane, &p).unwrap();
     for y in 0..h {
         for x in 1..w - 1 {
-            let i = ((y * w + x) * 2) as usize;
-            let (deg, curv) = (maps.slope_curvature[i], maps.slope_curvature[i + 1]);
+            let i = ((y * w + x) as usize) * Surface::COUNT;
+            let t = &maps.surface[i..i + Surface::COUNT];
+            let (deg, curv) = (t[Surface::Slope as usize], t[Surface::Curvature as usize]);
             assert!((deg - 30.0).abs() < 0.01, "({x}, {y}): {deg}°");
             assert!(curv.abs() < 1e-4, "({x}, {y}): {curv}");
+            // A plane bends neither along its slope nor across it.
+            assert!(
+                t[Surface::Profile as usize].abs() < 1e-5,
+                "({x}, {y}): {t:?}"
+            );
+            assert!(t[Surface::Plan as usize].abs() < 1e-5, "({x}, {y}): {t:?}");
         }
     }
     // A bowl z = r² / 100 m: the Laplacian is 4/100 per metre everywhere inside.
@@ -105,9 +113,9 @@ fn slope_and_curvature_maps_are_true_degrees_and_per_metre_on_the_gpu_as_in_the_
     let on_gpu = kernels.run(&gpu, &bowl, &p).unwrap();
     let on_cpu = scarp::maps::cpu::maps_region(&bowl, &p);
     for (i, (g, c)) in on_gpu
-        .slope_curvature
-        .chunks(2)
-        .zip(on_cpu.slope_curvature.chunks(2))
+        .surface
+        .chunks(Surface::COUNT)
+        .zip(on_cpu.surface.chunks(Surface::COUNT))
         .enumerate()
     {
         let (x, y) = (i as u32 % w, i as u32 / w);
@@ -130,10 +138,78 @@ fn slope_and_curvature_maps_are_true_degrees_and_per_metre_on_the_gpu_as_in_the_
     assert_no_validation_messages(&gpu);
 }
 
-/// `scarp render --overlay drainage` and `wetness` tint a valley's floor blue and leave its
-/// flanks, where no water gathers, as they are drawn without the overlay.
+/// Profile and plan curvature (Zevenbergen & Thorne) against surfaces whose curvatures are
+/// known: a trough z = y² / 100 m (profile 0.02 / (1 + q²)^1.5 along its fall, plan 0) and a
+/// cone z = r / 2 (a pit: plan 1/r, converging; profile 0, straight down its flanks), on the
+/// GPU as in the twin; the cone's peak, z = −r / 2, diverges (plan −1/r).
 #[test]
-fn drainage_and_wetness_overlays_tint_the_valley_floor() {
+fn profile_and_plan_curvature_read_a_trough_and_a_cone_on_the_gpu_as_in_the_twin() {
+    let gpu = gpu();
+    let kernels = Kernels::new(&gpu).unwrap();
+    let (w, h) = (120u32, 100u32);
+    let desc = DocumentDesc {
+        units: Units {
+            texel_size: Some(1.0),
+            height_unit: Some(100.0),
+            ..Units::default()
+        },
+        ..common::doc(w, h, 128)
+    };
+    let p = MapsPush::new(&desc, [w, h], [0, 0], (0.0, 1.0), &PRESETS[0].1);
+    let at = |maps: &scarp::maps::Maps, x: u32, y: u32, k: Surface| {
+        maps.surface[(y * w + x) as usize * Surface::COUNT + k as usize]
+    };
+    let check = |name: &str, z: &dyn Fn(f32, f32) -> f32| {
+        let heights: Vec<f32> = (0..w * h)
+            .map(|i| z((i % w) as f32, (i / w) as f32) / 100.0)
+            .collect();
+        let g = kernels.run(&gpu, &heights, &p).unwrap();
+        let c = scarp::maps::cpu::maps_region(&heights, &p);
+        for (i, (a, b)) in g.surface.iter().zip(&c.surface).enumerate() {
+            let tol = 1e-5 + 1e-4 * b.abs();
+            assert!((a - b).abs() <= tol, "{name} value {i}: GPU {a}, twin {b}");
+        }
+        c
+    };
+    let trough = check("trough", &|_, y| (y - 10.0).powi(2) / 100.0);
+    for (x, y) in [(30, 40), (60, 60), (90, 80)] {
+        let q = 2.0 * (y as f32 - 10.0) / 100.0;
+        let want = 0.02 / (1.0 + q * q).powf(1.5);
+        let got = at(&trough, x, y, Surface::Profile);
+        assert!(
+            (got - want).abs() < 1e-4 * want.max(1.0),
+            "trough ({x}, {y}): {got} vs {want}"
+        );
+        assert!(at(&trough, x, y, Surface::Plan).abs() < 1e-5);
+    }
+    let r = |x: f32, y: f32| (x - 60.0).hypot(y - 50.0);
+    let pit = check("pit", &|x, y| r(x, y) / 2.0);
+    let peak = check("peak", &|x, y| -r(x, y) / 2.0);
+    for (x, y) in [(80u32, 50u32), (60, 80), (40, 30), (75, 65)] {
+        let d = r(x as f32, y as f32);
+        let (plan, profile) = (
+            at(&pit, x, y, Surface::Plan),
+            at(&pit, x, y, Surface::Profile),
+        );
+        assert!(
+            (plan - 1.0 / d).abs() < 0.02 / d,
+            "pit plan at r {d}: {plan}"
+        );
+        assert!(profile.abs() < 0.02 / d, "pit profile at r {d}: {profile}");
+        let plan = at(&peak, x, y, Surface::Plan);
+        assert!(
+            (plan + 1.0 / d).abs() < 0.02 / d,
+            "peak plan at r {d}: {plan}"
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+/// `scarp render --overlay drainage` and `wetness` tint a valley's floor blue and leave its
+/// flanks, where no water gathers, as they are drawn without the overlay; `plan` tints the
+/// floor teal (converging) and the flanks hardly.
+#[test]
+fn drainage_wetness_and_plan_overlays_tint_the_valley_floor() {
     let dir = tempfile::tempdir().unwrap();
     let n = 257u32;
     // A round-bottomed valley along y, falling south: its floor (x near 128) gathers the
@@ -209,6 +285,22 @@ fn drainage_and_wetness_overlays_tint_the_valley_floor() {
             "{overlay}: the flank"
         );
     }
+    // Plan curvature: the floor's contours bend round it (converging, r / |q| = 0.03/m: full
+    // teal); the flanks' barely bend (under 0.001/m).
+    let img = render(Some("plan"));
+    let teal = |img: &image::RgbImage, (x, y): (u32, u32)| {
+        let p = img.get_pixel(x, y).0;
+        (i32::from(p[1]) + i32::from(p[2])) / 2 - i32::from(p[0])
+    };
+    let gain = |at| teal(&img, at) - teal(&plain, at);
+    let (floor, flank) = (pixel(128.0, 220.0), pixel(30.0, 220.0));
+    assert!(gain(floor) > 15, "plan: the floor gained {}", gain(floor));
+    assert!(
+        gain(flank).abs() * 3 < gain(floor),
+        "plan: the flank gained {} (the floor {})",
+        gain(flank),
+        gain(floor)
+    );
     let both = common::scarp(&[
         "render",
         "--heights",

@@ -1,7 +1,8 @@
 #version 460
 // The material weight maps (docs/maps.md): at every texel of a region, the weights of rock,
 // scree, grass, sand and snow by the viewport's own rules (materials.glsl), from the texel's
-// true slope, altitude and curvature; and the slope and curvature maps themselves. CPU twin: maps::cpu::weights_region.
+// true slope, altitude and curvature; and the surface maps: slope, curvature, profile and plan
+// curvature. CPU twin: maps::cpu::maps_region.
 #extension GL_GOOGLE_include_directive : require
 #include "maps_shared.glsl"
 #include "materials.glsl"
@@ -12,12 +13,32 @@ layout(push_constant) uniform Push { MapsPush p; } pc;
 
 layout(set = 0, binding = 0, std430) readonly buffer H { float h[]; };
 layout(set = 0, binding = 1, std430) writeonly buffer W { float w[]; };
-// Slope (degrees) and curvature (1/m) per texel.
+// Slope (degrees), curvature, profile and plan curvature (1/m) per texel (maps::Surface).
 layout(set = 0, binding = 2, std430) writeonly buffer F { float f[]; };
 
 float at(ivec2 p) {
     p = clamp(p, ivec2(0), pc.p.size - 1);
     return h[p.y * pc.p.size.x + p.x];
+}
+
+// Profile and plan curvature (1/m, concave above 0), Zevenbergen & Thorne (1987), from the
+// heights c, e, w, s, n and the corners se, sw, ne, nw. CPU twin: maps::cpu::profile_plan.
+vec2 profilePlan(float c, float e, float wv, float s, float n, vec4 corners) {
+    float tx = pc.p.tau.x;
+    float ty = pc.p.tau.y;
+    float u = pc.p.unit;
+    precise float p = (e - wv) * u / (2.0 * tx);
+    precise float q = (s - n) * u / (2.0 * ty);
+    precise float r = (e + wv - 2.0 * c) * u / (tx * tx);
+    precise float t = (s + n - 2.0 * c) * u / (ty * ty);
+    precise float sm = (corners.x - corners.y - corners.z + corners.w) * u / (4.0 * tx * ty);
+    precise float g2 = p * p + q * q;
+    if (g2 < 1e-12) {
+        return vec2(0.0);
+    }
+    precise float profile = (p * p * r + 2.0 * p * q * sm + q * q * t) / (g2 * pow(1.0 + g2, 1.5));
+    precise float plan = (q * q * r - 2.0 * p * q * sm + p * p * t) / pow(g2, 1.5);
+    return vec2(profile, plan);
 }
 
 void main() {
@@ -47,7 +68,12 @@ void main() {
     for (int k = 0; k < 5; k++) {
         w[i + k] = m[k];
     }
-    int j = (p.y * pc.p.size.x + p.x) * 2;
+    vec4 corners = vec4(at(p + ivec2(1, 1)), at(p + ivec2(-1, 1)), at(p + ivec2(1, -1)),
+                        at(p + ivec2(-1, -1)));
+    vec2 pp = profilePlan(c, e, wv, s, n, corners);
+    int j = (p.y * pc.p.size.x + p.x) * 4;
     f[j] = deg;
     f[j + 1] = curv_m;
+    f[j + 2] = pp.x;
+    f[j + 3] = pp.y;
 }

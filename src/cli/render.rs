@@ -67,8 +67,9 @@ pub struct RenderArgs {
     /// drawn, walkable up to 35 degrees by default), `contours:INTERVAL` (lines every INTERVAL
     /// height units), `curvature[:PER_METRE]` (blue hollows, orange crests, full at 0.01/m by
     /// default), `materials` (each material's colour by its weight, as the exported maps),
-    /// `drainage` (blue by log D8 drainage area) or `wetness` (blue from the median topographic
-    /// wetness to the largest).
+    /// `drainage` (blue by log D8 drainage area), `wetness` (blue from the median topographic
+    /// wetness to the largest), `profile` or `plan` (profile or plan curvature: teal where
+    /// concave or converging, orange where convex or diverging, full at 0.01/m).
     #[arg(long, value_name = "OVERLAY")]
     overlay: Vec<crate::render::analysis::Overlay>,
     /// Where the sun is: azimuth (degrees clockwise from north, north being the first rows) and
@@ -226,7 +227,7 @@ impl Scene {
                 gpu.info().name
             );
         }
-        flow_overlay(a, &mut terrain, &mut renderer)?;
+        field_overlay(a, &mut terrain, &mut renderer)?;
         renderer.refresh(&mut terrain.store)?;
         let (camera, mut view) = camera_and_view(a, &renderer, &terrain);
         view.look = (!a.plain).then_some(Look {
@@ -462,8 +463,11 @@ fn check_flags(a: &RenderArgs) -> Result<()> {
             a.paint_radius
         );
     }
-    if a.overlay.iter().filter(|o| o.is_flow()).count() > 1 {
-        bail!("--overlay: drainage and wetness tint the terrain one at a time: give one");
+    if a.overlay.iter().filter(|o| o.is_field()).count() > 1 {
+        bail!(
+            "--overlay: drainage, wetness, profile and plan tint the terrain one at a time: \
+             give one"
+        );
     }
     if !(1..=4096).contains(&a.paint_rate) {
         bail!(
@@ -562,40 +566,60 @@ fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
     );
 }
 
-/// The tint field of a `--overlay drainage` or `wetness` (docs/maps.md): computed on the CPU
-/// from the document's heights into a field of the store, which the renderer tints with.
-fn flow_overlay(
+/// The tint field of a `--overlay drainage`, `wetness`, `profile` or `plan` (docs/maps.md):
+/// computed on the CPU from the document's heights into a field of the store, which the
+/// renderer tints with.
+fn field_overlay(
     a: &RenderArgs,
     terrain: &mut Document,
     renderer: &mut TerrainRenderer,
 ) -> Result<()> {
+    use crate::maps::Surface;
     use crate::render::analysis::Overlay as A;
+    use crate::render::terrain::Overlay as Tint;
     // One at most (check_flags).
-    let Some(&kind) = a.overlay.iter().find(|o| o.is_flow()) else {
+    let Some(&kind) = a.overlay.iter().find(|o| o.is_field()) else {
         return Ok(());
     };
-    const FIELD: &str = "flow map";
+    const FIELD: &str = "map overlay";
     let d = *terrain.desc();
     let heights = terrain.to_dense()?;
-    let area = crate::maps::flow::drainage(&heights, [d.width, d.height], &d);
-    let shades = match kind {
+    let surface = || {
+        let push = crate::maps::MapsPush::new(
+            &d,
+            [d.width, d.height],
+            [0, 0],
+            crate::terrain::formats::min_max(&heights),
+            &Materials::default(),
+        );
+        crate::maps::cpu::maps_region(&heights, &push)
+    };
+    let area = || crate::maps::flow::drainage(&heights, [d.width, d.height], &d);
+    // Curvature two-sided around 1: teal below (concave, converging), orange above.
+    let two_sided = |k: Surface| -> Vec<f32> {
+        let full = crate::render::analysis::DEFAULT_CURVATURE;
+        surface()
+            .surface(k)
+            .map(|c| 1.0 - (c / full).clamp(-1.0, 1.0))
+            .collect()
+    };
+    let (shades, tint) = match kind {
         A::Drainage => {
-            let area: Vec<f32> = area.iter().map(|&a| a as f32).collect();
-            crate::maps::flow::drainage_shades(&area, (d.texel_size() * d.texel_size()) as f32)
+            let area: Vec<f32> = area().iter().map(|&a| a as f32).collect();
+            let scale = (d.texel_size() * d.texel_size()) as f32;
+            (
+                crate::maps::flow::drainage_shades(&area, scale),
+                Tint::Water,
+            )
         }
-        _ => {
-            let push = crate::maps::MapsPush::new(
-                &d,
-                [d.width, d.height],
-                [0, 0],
-                crate::terrain::formats::min_max(&heights),
-                &Materials::default(),
-            );
-            let maps = crate::maps::cpu::maps_region(&heights, &push);
-            let slope = maps.slope_curvature.iter().step_by(2).copied();
-            let wet = crate::maps::flow::wetness(&area, slope, d.texel_size());
-            crate::maps::flow::wetness_shades(&wet)
+        A::Wetness => {
+            let maps = surface();
+            let wet =
+                crate::maps::flow::wetness(&area(), maps.surface(Surface::Slope), d.texel_size());
+            (crate::maps::flow::wetness_shades(&wet), Tint::Water)
         }
+        A::Profile => (two_sided(Surface::Profile), Tint::Uplift),
+        _ => (two_sided(Surface::Plan), Tint::Uplift),
     };
     let field =
         crate::pages::Field::new(terrain.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;
@@ -605,7 +629,7 @@ fn flow_overlay(
     // On the GPU before the first frame (the renderer brings in the pages a frame drew, for the
     // next one: a single still would show none).
     field.ensure_visible(&d.page_ids().collect::<Vec<_>>())?;
-    renderer.set_overlay(Some((FIELD, crate::render::terrain::Overlay::Water)));
+    renderer.set_overlay(Some((FIELD, tint)));
     Ok(())
 }
 

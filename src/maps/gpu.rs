@@ -20,7 +20,8 @@ impl Kernels {
         })
     }
 
-    /// Texels the largest region may have on `gpu` (its weights are one binding).
+    /// Texels the largest region may have on `gpu` (its weights are one binding, its surface
+    /// maps another).
     pub fn max_texels(gpu: &Gpu) -> u64 {
         u64::from(gpu.info().max_storage_buffer_range) / 20
     }
@@ -31,7 +32,8 @@ impl Kernels {
         Ok(self.run(gpu, h, p)?.weights)
     }
 
-    /// The material weights and the slope and curvature maps of the region of heights `h`.
+    /// The material weights and the surface maps (slope and curvatures) of the region of heights
+    /// `h`.
     pub fn run(&self, gpu: &Arc<Gpu>, h: &[f32], p: &MapsPush) -> Result<super::Maps> {
         let n = (p.size[0] as u64) * (p.size[1] as u64);
         if n > Self::max_texels(gpu) {
@@ -40,14 +42,10 @@ impl Kernels {
                 gpu.info().name
             )));
         }
-        let (hb, wb, fb) = (n * 4, n * 20, n * 8);
+        let (hb, wb, fb) = (n * 4, n * 20, n * 4 * super::Surface::COUNT as u64);
         let heights = Buffer::new(gpu, "maps heights", BufferDesc::storage_copyable(hb))?;
         let out = Buffer::new(gpu, "maps weights", BufferDesc::storage_copyable(wb))?;
-        let fields = Buffer::new(
-            gpu,
-            "maps slope curvature",
-            BufferDesc::storage_copyable(fb),
-        )?;
+        let fields = Buffer::new(gpu, "maps surface", BufferDesc::storage_copyable(fb))?;
         let mut upload = Buffer::new(gpu, "maps upload", BufferDesc::upload(hb))?;
         let readback = Buffer::new(gpu, "maps readback", BufferDesc::readback(wb + fb))?;
         upload.write(h)?;
@@ -78,7 +76,7 @@ impl Kernels {
         let (w, f) = all.split_at((n * 5) as usize);
         Ok(super::Maps {
             weights: w.to_vec(),
-            slope_curvature: f.to_vec(),
+            surface: f.to_vec(),
         })
     }
 }

@@ -18,9 +18,35 @@ use bytemuck::{Pod, Zeroable};
 pub struct Maps {
     /// 5 per texel, [`materials::NAMES`] order.
     pub weights: Vec<f32>,
-    /// 2 per texel: the slope (degrees) and the curvature (1/m: the Laplacian of the heights in
-    /// metres, concave above 0).
-    pub slope_curvature: Vec<f32>,
+    /// [`Surface::COUNT`] per texel, [`Surface`] order: the slope (degrees), the curvature (1/m:
+    /// the Laplacian of the heights in metres, concave above 0), the profile and the plan
+    /// curvature (1/m, concave above 0; docs/maps.md).
+    pub surface: Vec<f32>,
+}
+
+/// The surface maps the weight kernel writes beside the weights, in their order per texel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    Slope,
+    Curvature,
+    Profile,
+    Plan,
+}
+
+impl Surface {
+    /// Values per texel in [`Maps::surface`].
+    pub const COUNT: usize = 4;
+}
+
+impl Maps {
+    /// Surface map `k`, one value per texel, row-major.
+    pub fn surface(&self, k: Surface) -> impl Iterator<Item = f32> + '_ {
+        self.surface
+            .iter()
+            .skip(k as usize)
+            .step_by(Surface::COUNT)
+            .copied()
+    }
 }
 
 /// The weight kernel's push constants (`shaders-glsl/maps/weights.comp`).

@@ -52,6 +52,11 @@ pub enum Overlay {
     Drainage,
     /// `wetness`: topographic wetness, blue from its median to its largest (likewise).
     Wetness,
+    /// `profile`: profile curvature, teal where concave, orange where convex, full at
+    /// [`DEFAULT_CURVATURE`] (a field the caller computes from [`crate::maps::Surface`]).
+    Profile,
+    /// `plan`: plan curvature, teal where converging, orange where diverging (likewise).
+    Plan,
 }
 
 /// Curvature (1/m) at which the curvature map's colours are full when none is given: a
@@ -89,30 +94,35 @@ impl std::str::FromStr for Overlay {
             ("materials", None) => Ok(Overlay::Materials),
             ("drainage", None) => Ok(Overlay::Drainage),
             ("wetness", None) => Ok(Overlay::Wetness),
+            ("profile", None) => Ok(Overlay::Profile),
+            ("plan", None) => Ok(Overlay::Plan),
             _ => Err(format!(
                 "unknown overlay '{s}' (slope[:WALKABLE_DEGREES], contours:INTERVAL, \
-                 curvature[:PER_METRE], materials, drainage, wetness)"
+                 curvature[:PER_METRE], materials, drainage, wetness, profile, plan)"
             )),
         }
     }
 }
 
 impl Overlay {
-    /// Whether it is a flow map (drainage or wetness): a tinting field its caller computes,
-    /// not a view setting.
-    pub fn is_flow(self) -> bool {
-        matches!(self, Overlay::Drainage | Overlay::Wetness)
+    /// Whether it is a map the caller computes into a tinting field (drainage, wetness,
+    /// profile and plan curvature), not a view setting.
+    pub fn is_field(self) -> bool {
+        matches!(
+            self,
+            Overlay::Drainage | Overlay::Wetness | Overlay::Profile | Overlay::Plan
+        )
     }
 
-    /// Turns this overlay on in `view` (the flow maps are a tinting field instead: see
-    /// [`Overlay::Drainage`]).
+    /// Turns this overlay on in `view` (the field maps are a tinting field instead: see
+    /// [`Overlay::is_field`]).
     pub fn apply(self, view: &mut super::ViewSettings) {
         match self {
             Overlay::Slope(w) => view.slope = Some(w),
             Overlay::Contours(i) => view.contours = Some(i),
             Overlay::Curvature(c) => view.curvature = Some(c),
             Overlay::Materials => view.materials_map = true,
-            Overlay::Drainage | Overlay::Wetness => {}
+            Overlay::Drainage | Overlay::Wetness | Overlay::Profile | Overlay::Plan => {}
         }
     }
 }
@@ -133,6 +143,7 @@ mod tests {
         assert_eq!("curvature:0.2".parse(), Ok(Overlay::Curvature(0.2)));
         assert_eq!("materials".parse(), Ok(Overlay::Materials));
         assert_eq!("wetness".parse(), Ok(Overlay::Wetness));
+        assert_eq!("plan".parse(), Ok(Overlay::Plan));
         for (bad, says) in [
             ("curvature:0", "a curvature above 0"),
             ("curvature:x", "a curvature above 0"),

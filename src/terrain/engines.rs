@@ -442,6 +442,10 @@ pub enum MapKind {
     Slope,
     /// Curvature, 1/m (the Laplacian of the heights in metres; concave above 0).
     Curvature,
+    /// Profile curvature, 1/m: the curvature along the steepest slope (concave above 0).
+    Profile,
+    /// Plan curvature, 1/m: the curvature of the contour lines (converging above 0).
+    Plan,
     /// D8 drainage area, m².
     Drainage,
     /// Topographic wetness, ln(a / tan β): a the drainage area per metre of contour (A / the
@@ -454,6 +458,8 @@ impl MapKind {
         match self {
             MapKind::Slope => "slope",
             MapKind::Curvature => "curvature",
+            MapKind::Profile => "profile",
+            MapKind::Plan => "plan",
             MapKind::Drainage => "drainage",
             MapKind::Wetness => "wetness",
         }
@@ -462,7 +468,7 @@ impl MapKind {
     fn unit(self) -> &'static str {
         match self {
             MapKind::Slope => "degrees",
-            MapKind::Curvature => "1/m",
+            MapKind::Curvature | MapKind::Profile | MapKind::Plan => "1/m",
             MapKind::Drainage => "m²",
             MapKind::Wetness => "ln(m)",
         }
@@ -539,7 +545,8 @@ fn derived(
     maps: &crate::maps::Maps,
     area: &std::cell::OnceCell<Vec<f64>>,
 ) -> Vec<f32> {
-    let slope = || maps.slope_curvature.iter().step_by(2).copied();
+    use crate::maps::Surface;
+    let slope = || maps.surface(Surface::Slope);
     let area = || {
         area.get_or_init(|| {
             crate::maps::flow::drainage(&heights.values, [heights.width, heights.height], desc)
@@ -547,13 +554,9 @@ fn derived(
     };
     match kind {
         MapKind::Slope => slope().collect(),
-        MapKind::Curvature => maps
-            .slope_curvature
-            .iter()
-            .skip(1)
-            .step_by(2)
-            .copied()
-            .collect(),
+        MapKind::Curvature => maps.surface(Surface::Curvature).collect(),
+        MapKind::Profile => maps.surface(Surface::Profile).collect(),
+        MapKind::Plan => maps.surface(Surface::Plan).collect(),
         MapKind::Drainage => area().iter().map(|&a| a as f32).collect(),
         MapKind::Wetness => crate::maps::flow::wetness(area(), slope(), desc.texel_size()),
     }
