@@ -315,3 +315,76 @@ fn drainage_wetness_and_plan_overlays_tint_the_valley_floor() {
     assert!(!both.status.success());
     assert!(common::stderr(&both).contains("one at a time"));
 }
+
+/// The editor's field map (the View panel's *map overlay*): the tint field holds the map of
+/// the document as it is, keeps it while a stroke goes on, follows the heights once they have
+/// been still for half a second, goes with "none", and names why a document too large for it
+/// has none.
+#[test]
+fn the_editors_field_map_follows_the_heights_once_they_are_still() {
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::editor::field_map::{FieldMap, FIELD};
+    use scarp::render::analysis::Overlay;
+    use std::time::{Duration, Instant};
+    let gpu = gpu();
+    let tables = scarp::noise::NoiseTables::new(1);
+    let (w, h) = (300u32, 200u32);
+    let desc = common::doc(w, h, 128);
+    let heights = common::fbm_terrain(w, h, 3, 60.0, 5);
+    let mut d = scarp::document::Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    let whole = scarp::pages::geometry::Region::whole(w, h).rect();
+    let field = |d: &scarp::document::Document| {
+        scarp::pages::rects::read(d.store.field(FIELD).unwrap(), whole).unwrap()
+    };
+    let want = |d: &mut scarp::document::Document, kind| {
+        let now = d.to_dense().unwrap();
+        scarp::maps::overlay::shades(kind, &now, &desc).unwrap().0
+    };
+    let mut map = FieldMap::default();
+    let t0 = Instant::now();
+    let got = map.update(Some(Overlay::Plan), &mut d, t0).unwrap();
+    assert_eq!(got, Some((FIELD, scarp::render::terrain::Overlay::Uplift)));
+    let plan = want(&mut d, Overlay::Plan);
+    assert!(field(&d) == plan);
+    // A dab: the map waits while the heights move, then follows them.
+    let raise = BrushSettings {
+        radius: 40.0,
+        strength: 0.2,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let at = StrokeSample {
+        x: 150.0,
+        y: 100.0,
+        pressure: 1.0,
+        t: 0.0,
+    };
+    d.apply_stroke(&raise, &stroke_instances(&raise, &[at]))
+        .unwrap();
+    d.pump(None).unwrap();
+    map.update(Some(Overlay::Plan), &mut d, t0).unwrap();
+    assert!(field(&d) == plan, "recomputed while the heights moved");
+    let later = t0 + Duration::from_secs(1);
+    map.update(Some(Overlay::Plan), &mut d, later).unwrap();
+    let after = want(&mut d, Overlay::Plan);
+    assert!(
+        after != plan && field(&d) == after,
+        "the map did not follow the dab"
+    );
+    // Another map at once; then none.
+    let got = map.update(Some(Overlay::Drainage), &mut d, later).unwrap();
+    assert_eq!(got, Some((FIELD, scarp::render::terrain::Overlay::Water)));
+    assert!(field(&d) == want(&mut d, Overlay::Drainage));
+    assert_eq!(map.update(None, &mut d, later).unwrap(), None);
+    // Past 4096² texels: the reason, no map.
+    let big = common::doc(8192, 4096, 512);
+    let mut large = scarp::document::Document::new(&gpu, big, 0.0, &tables).unwrap();
+    let e = map
+        .update(Some(Overlay::Wetness), &mut large, later)
+        .unwrap_err();
+    assert!(
+        e.contains("8192x4096") && e.contains("scarp export --maps"),
+        "{e}"
+    );
+    assert_no_validation_messages(&gpu);
+}

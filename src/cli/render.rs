@@ -574,9 +574,6 @@ fn field_overlay(
     terrain: &mut Document,
     renderer: &mut TerrainRenderer,
 ) -> Result<()> {
-    use crate::maps::Surface;
-    use crate::render::analysis::Overlay as A;
-    use crate::render::terrain::Overlay as Tint;
     // One at most (check_flags).
     let Some(&kind) = a.overlay.iter().find(|o| o.is_field()) else {
         return Ok(());
@@ -584,43 +581,8 @@ fn field_overlay(
     const FIELD: &str = "map overlay";
     let d = *terrain.desc();
     let heights = terrain.to_dense()?;
-    let surface = || {
-        let push = crate::maps::MapsPush::new(
-            &d,
-            [d.width, d.height],
-            [0, 0],
-            crate::terrain::formats::min_max(&heights),
-            &Materials::default(),
-        );
-        crate::maps::cpu::maps_region(&heights, &push)
-    };
-    let area = || crate::maps::flow::drainage(&heights, [d.width, d.height], &d);
-    // Curvature two-sided around 1: teal below (concave, converging), orange above.
-    let two_sided = |k: Surface| -> Vec<f32> {
-        let full = crate::render::analysis::DEFAULT_CURVATURE;
-        surface()
-            .surface(k)
-            .map(|c| 1.0 - (c / full).clamp(-1.0, 1.0))
-            .collect()
-    };
-    let (shades, tint) = match kind {
-        A::Drainage => {
-            let area: Vec<f32> = area().iter().map(|&a| a as f32).collect();
-            let scale = (d.texel_size() * d.texel_size()) as f32;
-            (
-                crate::maps::flow::drainage_shades(&area, scale),
-                Tint::Water,
-            )
-        }
-        A::Wetness => {
-            let maps = surface();
-            let wet =
-                crate::maps::flow::wetness(&area(), maps.surface(Surface::Slope), d.texel_size());
-            (crate::maps::flow::wetness_shades(&wet), Tint::Water)
-        }
-        A::Profile => (two_sided(Surface::Profile), Tint::Uplift),
-        _ => (two_sided(Surface::Plan), Tint::Uplift),
-    };
+    let (shades, tint) =
+        crate::maps::overlay::shades(kind, &heights, &d).expect("a field map (is_field)");
     let field =
         crate::pages::Field::new(terrain.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;
     terrain.store.insert_field(FIELD, field)?;

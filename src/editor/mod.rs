@@ -10,6 +10,7 @@
 
 pub mod actions;
 pub mod erosion_ui;
+pub mod field_map;
 pub mod file_browser;
 pub mod geology_ui;
 pub mod layers_ui;
@@ -293,6 +294,8 @@ struct Editor {
     window: Arc<Window>,
     camera: Camera,
     ui: UiState,
+    /// The View panel's field map (drainage, wetness, profile or plan curvature).
+    field_map: field_map::FieldMap,
     input: Input,
     stroke: Option<LiveStroke>,
     /// The painting button's samples on their way to the stroke (see [`stroke_input`]), and
@@ -420,6 +423,7 @@ fn first_ui(
     let range = altitude_range(&desc, renderer);
     UiState {
         brush: default_brush(),
+        field_map: None,
         view: ViewSettings {
             vertical_scale: vs,
             pixel_error: 2.0,
@@ -659,6 +663,7 @@ impl Editor {
             window,
             camera,
             ui,
+            field_map: Default::default(),
             input: Input::default(),
             stroke: None,
             stroke_input: StrokeInput::default(),
@@ -2169,8 +2174,20 @@ impl Editor {
                 .store
                 .field(crate::geology::UPLIFT_FIELD)
                 .is_some();
+        let map = match self
+            .field_map
+            .update(self.ui.field_map, &mut self.session.doc, now)
+        {
+            Ok(m) => m,
+            Err(e) => {
+                self.ui.field_map = None;
+                self.ui.message = e;
+                None
+            }
+        };
         let overlay = match (water, &mask) {
             (true, _) => Some((WATER_FIELD, Overlay::Water)),
+            (false, _) if map.is_some() => map,
             (false, _) if uplift => Some((crate::geology::UPLIFT_FIELD, Overlay::Uplift)),
             (false, Some(m)) => Some((m.as_str(), Overlay::Mask)),
             (false, None) if drainage => Some((geology_ui::DRAINAGE_FIELD, Overlay::Water)),

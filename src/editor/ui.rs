@@ -98,6 +98,9 @@ pub struct DocInfo {
 pub struct UiState {
     pub brush: BrushSettings,
     pub view: ViewSettings,
+    /// The field map the terrain is tinted with (drainage, wetness, profile or plan
+    /// curvature; [`super::field_map`]), if any.
+    pub field_map: Option<crate::render::analysis::Overlay>,
     pub budget_ms: f32,
     /// GPU time per frame for relighting the strips far from an edit (the texels near one are
     /// relit at once), ms.
@@ -927,6 +930,28 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) 
     }
 }
 
+/// The field map: none, or drainage, wetness, profile or plan curvature (computed on the CPU
+/// from the whole document; docs/maps.md).
+fn field_map_controls(ui: &Ui, map: &mut Option<crate::render::analysis::Overlay>) {
+    use crate::maps::overlay::{name, FIELD_MAPS};
+    let names: Vec<&str> = std::iter::once("none")
+        .chain(FIELD_MAPS.iter().map(|&k| name(k)))
+        .collect();
+    let mut i = map
+        .and_then(|m| FIELD_MAPS.iter().position(|&k| k == m))
+        .map_or(0, |i| i + 1);
+    if ui.combo_simple_string("map overlay", &mut i, &names) {
+        *map = i.checked_sub(1).map(|i| FIELD_MAPS[i]);
+    }
+    tip(
+        ui,
+        "Tints the terrain by a map of the whole document, as exported (docs/maps.md): D8 \
+         drainage area and wetness in blue; profile and plan curvature teal where concave or \
+         converging, orange where convex or diverging. Follows edits once the heights are \
+         still for half a second",
+    );
+}
+
 /// The sea: on/off (on: at the low ground) and its level, over the document's height range
 /// (and a little below it).
 fn sea_controls(
@@ -1054,6 +1079,7 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
             let desc = s.doc.as_ref().map(|d| d.desc);
             sun_controls(ui, v, desc);
             analysis_controls(ui, v, desc);
+            field_map_controls(ui, &mut s.field_map);
             if let Some(d) = &s.doc {
                 sea_controls(ui, v, (d.height_lo, d.height_hi), d.desc, &mut s.actions);
             }

@@ -5,11 +5,13 @@
 //! * [`cpu`]: a region's maps on the CPU (the twin of the kernels).
 //! * [`gpu`]: the kernels over a region in storage buffers.
 //! * [`flow`]: drainage area and wetness (CPU), and their overlays' shades.
+//! * [`overlay`]: the maps an overlay tints the terrain with from a field.
 
 pub mod cpu;
 pub mod flow;
 pub mod gpu;
 pub mod materials;
+pub mod overlay;
 
 use bytemuck::{Pod, Zeroable};
 
