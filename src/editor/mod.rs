@@ -460,7 +460,7 @@ fn first_ui(
         message: String::new(),
         noise_preview: None,
         actions: Vec::new(),
-        profile: ui::Profile {
+        profile: ui::Profiler {
             timestamps: gpu.info().timestamp_valid_bits > 0,
             ..Default::default()
         },

@@ -170,8 +170,8 @@ pub fn path_panel(
         }
         // Never deeper than the channel (a raise or a grade holds none: see `PathUi::to_apply`).
         spec.water = spec.water.clamp(0.0, spec.depth);
-        super::ui::in_metres(ui, desc, |d| {
-            let m = super::ui::metres_text;
+        super::widgets::in_metres(ui, desc, |d| {
+            let m = super::widgets::metres_text;
             format!(
                 "width {}, depth {}, water {}",
                 m(f64::from(spec.width) * d.texel_size()),

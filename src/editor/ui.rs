@@ -3,7 +3,7 @@
 
 pub use super::actions::{CloseChoice, UiAction};
 use super::file_browser::{FileBrowser, Outcome, Purpose};
-use super::widgets::{log_slider, measure_fit, panel, tip, LABEL_WIDTH};
+use super::widgets::{in_metres, log_slider, measure_fit, metres_text, panel, tip, LABEL_WIDTH};
 use crate::brush::{BrushSettings, BrushType, Falloff};
 use crate::noise::{NoiseKind, NoiseSettings};
 use crate::pages::geometry::DocumentDesc;
@@ -28,7 +28,7 @@ fn panel_brushes() -> Vec<BrushType> {
 
 /// Measurements the profiler panel shows.
 #[derive(Clone, Debug, Default)]
-pub struct Profile {
+pub struct Profiler {
     pub frame_ms: VecDeque<f32>,
     /// Of the frames `frame_ms` covers, which drew the terrain (the others kept its picture).
     pub drew_terrain: VecDeque<bool>,
@@ -52,7 +52,7 @@ pub struct Profile {
     pub pages_per_s: (f64, f64),
 }
 
-impl Profile {
+impl Profiler {
     /// Takes what a finished frame measured (GPU times, renderer figures); the terrain's times
     /// only from a frame that drew it.
     pub fn take_results(&mut self, done: &crate::render::FrameResults) {
@@ -137,7 +137,7 @@ pub struct UiState {
     /// The brush's noise as an image (noise and directional brushes), or why there is none.
     pub noise_preview: Option<Result<imgui::TextureId, String>>,
     pub actions: Vec<UiAction>,
-    pub profile: Profile,
+    pub profile: Profiler,
     pub doc: Option<DocInfo>,
     pub has_wireframe: bool,
     /// The layers panel's state.
@@ -756,32 +756,9 @@ fn presets_and_files(ui: &Ui, s: &mut UiState) {
 }
 
 /// Sun shadows and ambient occlusion (on/off) and where the sun is.
-/// A line of lengths in metres (`line` of the document) where the document knows its units;
-/// nothing otherwise.
 /// `desc` where its height unit is known: rules are then set in metres.
 fn physical(desc: Option<DocumentDesc>) -> Option<DocumentDesc> {
     desc.filter(|d| d.units.height_unit.is_some())
-}
-
-pub(super) fn in_metres(
-    ui: &Ui,
-    desc: Option<DocumentDesc>,
-    line: impl FnOnce(&DocumentDesc) -> String,
-) {
-    if let Some(d) = desc.filter(|d| !d.units.is_unknown()) {
-        ui.text_disabled(line(&d));
-    }
-}
-
-/// `m` metres as a short length: "7.68 km", "120 m", "0.35 m".
-pub(super) fn metres_text(m: f64) -> String {
-    if m.abs() >= 1000.0 {
-        format!("{:.2} km", m / 1000.0)
-    } else if m.abs() >= 10.0 {
-        format!("{m:.0} m")
-    } else {
-        format!("{m:.2} m")
-    }
 }
 
 fn sun_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) {

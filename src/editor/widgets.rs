@@ -131,6 +131,29 @@ pub fn log_slider(ui: &Ui, label: &str, min: f32, max: f32, v: &mut f32) -> bool
         .build(v)
 }
 
+/// A line of lengths in metres (`line` of the document) where the document knows its units;
+/// nothing otherwise.
+pub fn in_metres(
+    ui: &Ui,
+    desc: Option<crate::pages::DocumentDesc>,
+    line: impl FnOnce(&crate::pages::DocumentDesc) -> String,
+) {
+    if let Some(d) = desc.filter(|d| !d.units.is_unknown()) {
+        ui.text_disabled(line(&d));
+    }
+}
+
+/// `m` metres as a short length: "7.68 km", "120 m", "0.35 m".
+pub fn metres_text(m: f64) -> String {
+    if m.abs() >= 1000.0 {
+        format!("{:.2} km", m / 1000.0)
+    } else if m.abs() >= 10.0 {
+        format!("{m:.0} m")
+    } else {
+        format!("{m:.2} m")
+    }
+}
+
 #[cfg(test)]
 mod place_tests {
     use super::Accordion;

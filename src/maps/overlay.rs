@@ -25,12 +25,17 @@ pub const EDITOR_MOST_TEXELS: u64 = 4096 * 4096;
 /// 1 (teal below: concave or converging; orange above; full at
 /// [`crate::render::analysis::DEFAULT_CURVATURE`]). None for an overlay that is no field map.
 pub fn shades(kind: Overlay, heights: &[f32], d: &DocumentDesc) -> Option<(Vec<f32>, Tint)> {
+    let range = heights
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
+            (lo.min(h), hi.max(h))
+        });
     let surface = || {
         let push = crate::maps::MapsPush::new(
             d,
             [d.width, d.height],
             [0, 0],
-            crate::terrain::formats::min_max(heights),
+            range,
             &crate::render::look::Materials::default(),
         );
         crate::maps::cpu::maps_region(heights, &push)

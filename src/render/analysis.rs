@@ -53,7 +53,7 @@ pub enum Overlay {
     /// `wetness`: topographic wetness, blue from its median to its largest (likewise).
     Wetness,
     /// `profile`: profile curvature, teal where concave, orange where convex, full at
-    /// [`DEFAULT_CURVATURE`] (a field the caller computes from [`crate::maps::Surface`]).
+    /// [`DEFAULT_CURVATURE`] (a field the caller computes).
     Profile,
     /// `plan`: plan curvature, teal where converging, orange where diverging (likewise).
     Plan,

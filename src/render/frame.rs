@@ -7,8 +7,9 @@
 //! [`TerrainRenderer::begin_frame`] when the slot comes round again, or
 //! [`TerrainRenderer::finish_frames`].
 
+use super::picks::{picked_points, record_picks};
 use super::terrain::TerrainRenderer;
-use crate::gpu::{vk, Access, Buffer, GpuTimer, Image, Recorder, Result, Ticket};
+use crate::gpu::{vk, Buffer, GpuTimer, Image, Recorder, Result, Ticket};
 use crate::pages::PageStore;
 
 /// What one frame draws into.
@@ -68,38 +69,6 @@ impl TerrainRenderer {
         );
         Ok(())
     }
-}
-
-/// Copies the depths under `pixels` of `depth` into `buffer` (4 bytes each, in order) for the host
-/// to read.
-fn record_picks<'a>(
-    rec: &mut Recorder<'a>,
-    depth: &'a Image,
-    pixels: &[[u32; 2]],
-    buffer: &'a Buffer,
-) {
-    for (k, p) in pixels.iter().enumerate() {
-        let at = [p[0] as i32, p[1] as i32];
-        rec.copy_image_region_to_buffer(depth, at, [1, 1], buffer, 4 * k as u64);
-    }
-    if !pixels.is_empty() {
-        rec.buffer(buffer, Access::HostRead);
-    }
-}
-
-/// The terrain points under `pixels` whose depths `buffer` holds (as [`record_picks`] wrote them,
-/// the recording finished), unprojected with `view` (view-projection, viewport); None over the sky.
-pub(in crate::render) fn picked_points(
-    buffer: &Buffer,
-    pixels: &[[u32; 2]],
-    (view_proj, viewport): (glam::Mat4, [u32; 2]),
-) -> Result<Vec<Option<glam::Vec3>>> {
-    let depths: &[f32] = bytemuck::cast_slice(buffer.mapped(4 * pixels.len())?);
-    Ok(pixels
-        .iter()
-        .zip(depths)
-        .map(|(&p, &d)| super::camera::unproject(&view_proj, viewport, p, d))
-        .collect())
 }
 
 impl TerrainRenderer {

@@ -5,6 +5,7 @@
 pub mod camera;
 pub mod frame;
 pub mod lod;
+mod picks;
 pub mod quadtree;
 pub mod shared;
 

@@ -242,7 +242,7 @@ impl TerrainRenderer {
             None => Vec::new(),
         };
         let pixels = std::mem::take(&mut slot.pick_at);
-        let points = crate::render::frame::picked_points(&slot.pick, &pixels, slot.view)?;
+        let points = crate::render::picks::picked_points(&slot.pick, &pixels, slot.view)?;
         let picked = pixels.into_iter().zip(points).collect();
         let latency = slot
             .submitted
