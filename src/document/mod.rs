@@ -485,8 +485,18 @@ impl Document {
     /// The rivers' water surfaces over `rect` (inside the document), row-major, after every
     /// queued stroke; None where the document holds no water.
     pub fn rivers_rect(&mut self, rect: crate::pages::geometry::Rect) -> Result<Option<Vec<f32>>> {
+        self.field_rect(RIVERS_FIELD, rect)
+    }
+
+    /// Field `name` over `rect` (inside the document), row-major, after every queued stroke;
+    /// None where the document has no such field.
+    fn field_rect(
+        &mut self,
+        name: &str,
+        rect: crate::pages::geometry::Rect,
+    ) -> Result<Option<Vec<f32>>> {
         self.pump(None)?;
-        match self.store.field(RIVERS_FIELD) {
+        match self.store.field(name) {
             Some(f) => Ok(Some(crate::pages::rects::read(f, rect)?)),
             None => Ok(None),
         }
@@ -540,11 +550,7 @@ impl Document {
     /// The uplift map over `rect` (inside the document), row-major, after every queued stroke;
     /// None where the document has none (1 everywhere).
     pub fn uplift_rect(&mut self, rect: crate::pages::geometry::Rect) -> Result<Option<Vec<f32>>> {
-        self.pump(None)?;
-        match self.store.field(UPLIFT_FIELD) {
-            Some(f) => Ok(Some(crate::pages::rects::read(f, rect)?)),
-            None => Ok(None),
-        }
+        self.field_rect(UPLIFT_FIELD, rect)
     }
 
     /// Moves the base to `base` and makes `height` the composite (the first layer's step).

@@ -3,7 +3,7 @@
 //! the heights have been still for a moment (a stroke is not recomputed every frame).
 
 use crate::document::Document;
-use crate::maps::overlay::{shades, EDITOR_MOST_TEXELS};
+use crate::maps::overlay::{name, shades, EDITOR_MOST_TEXELS};
 use crate::render::analysis::Overlay;
 use crate::render::terrain::Overlay as Tint;
 use std::time::{Duration, Instant};
@@ -80,9 +80,4 @@ fn compute(kind: Overlay, doc: &mut Document) -> anyhow::Result<Tint> {
     crate::pages::rects::write(field, d.bounds(), &values, false)?;
     field.ensure_visible(&d.page_ids().collect::<Vec<_>>())?;
     Ok(tint)
-}
-
-/// The View panel's name of map `kind`.
-pub fn name(kind: Overlay) -> &'static str {
-    crate::maps::overlay::name(kind)
 }
