@@ -5,6 +5,7 @@
 //! assets/presets all load.
 
 mod common;
+mod ui_driver;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -176,25 +177,6 @@ fn step_kind(s: &scarp::journal::StepEntry) -> &'static str {
         S::Path(_) => "path",
         S::Geology(_) => "geology",
     }
-}
-
-/// An untitled journal in `folder` that `done` accepts, waited for up to `secs` seconds (None
-/// after that); fails if the editor ends first.
-fn wait_a_while(
-    child: &mut Child,
-    folder: &Path,
-    done: &impl Fn(&scarp::journal::JournalFile) -> bool,
-    secs: u64,
-) -> Option<std::path::PathBuf> {
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs() < secs {
-        if let Some(p) = find_journal(folder, done) {
-            return Some(p);
-        }
-        assert!(child.try_wait().unwrap().is_none(), "the editor ended");
-        std::thread::sleep(std::time::Duration::from_millis(300));
-    }
-    None
 }
 
 /// An untitled journal in `folder` that `done` accepts, if there is one now. Hidden files are
@@ -765,6 +747,45 @@ fn driven_editor(x: &Xvfb, state: &Path, journal: &Path, dir: &Path) -> (Child, 
     (child, window)
 }
 
+/// [`driven_editor`] writing its interface state to `dir`/`name` (`--ui-state`), driven by
+/// what it shows.
+fn probed_editor<'a>(
+    x: &'a Xvfb,
+    state: &Path,
+    file: &Path,
+    dir: &Path,
+    name: &str,
+) -> ui_driver::Driver<'a> {
+    let probe = dir.join(name);
+    let mut child = editor(x, state)
+        .arg(file)
+        .arg("--ui-state")
+        .arg(&probe)
+        .current_dir(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The window, looked for until it shows (or the editor ends: `--sync` would wait forever).
+    let window = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("the editor ended ({status}) before its window showed: {err}");
+        }
+        let found = Command::new("xdotool")
+            .env("DISPLAY", &x.display)
+            .args(["search", "--name", "Scarp"])
+            .output()
+            .expect("xdotool (installed by .ci/setup)");
+        if let Some(w) = String::from_utf8_lossy(&found.stdout).lines().next() {
+            break w.to_string();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    xdotool(x, &["windowfocus", "--sync", &window]);
+    ui_driver::Driver::new(x, child, window, &probe)
+}
+
 /// [`driven_editor`] on a new flat `side`² document (a journal written into `dir`).
 fn driven_on_flat(x: &Xvfb, state: &Path, dir: &Path, side: u32) -> (Child, String) {
     let start = dir.join("flat.json");
@@ -1277,14 +1298,9 @@ fn a_drag_paints_one_sample_per_motion_event_while_frames_are_slow() {
 /// the project holds them all (its composite is what `scarp apply` makes of the journal), the
 /// view comes back, and the export is `scarp convert`'s, with its height range beside it.
 /// Coordinates are the default layout's (help shown at first start, the right column's panels
-/// collapsed): a change of layout moves them.
-///
-/// Run alone (`cargo test --test editor -- --ignored a_whole_terrain_job`): it passes so, but in
-/// the full suite, where other editors share the two cores, the UI's frames fall behind its
-/// fixed pauses (a click lands before the panel that P opened is drawn: the erosion region,
-/// the water slider) and it fails; it needs to wait for what the editor shows instead.
+/// collapsed): a change of layout moves them. Each action waits for the frames that saw it and
+/// for what it should show (`--ui-state`, [`ui_driver`]), so a loaded machine only slows it.
 #[test]
-#[ignore = "passes alone; in the loaded full suite its fixed pauses fall behind the UI"]
 fn a_whole_terrain_job_in_the_editor_loses_nothing() {
     use scarp::journal::{JournalFile, StepEntry};
     let _one = one_driven_at_a_time();
@@ -1302,46 +1318,7 @@ fn a_whole_terrain_job_in_the_editor_loses_nothing() {
     .unwrap();
     let state = d.join("state");
     let folder = state.join("scarp");
-    let (mut child, window) = driven_editor(&x, &state, &start, d);
-    let pause = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
-    let to = |px: i32, py: i32| {
-        let (px, py) = (px.to_string(), py.to_string());
-        xdotool(&x, &["mousemove", "--window", &window, &px, &py]);
-    };
-    // Slow clicks: a frame or two sees the pointer over the widget before the press.
-    let click = |px, py| {
-        to(px, py);
-        pause(600);
-        xdotool(&x, &["mousedown", "1"]);
-        pause(600);
-        xdotool(&x, &["mouseup", "1"]);
-        pause(600);
-    };
-    let drag = |a: (i32, i32), b: (i32, i32)| {
-        to(a.0, a.1);
-        pause(1500);
-        xdotool(&x, &["mousedown", "1"]);
-        for i in 1..=10 {
-            to(a.0 + (b.0 - a.0) * i / 10, a.1 + (b.1 - a.1) * i / 10);
-            pause(150);
-        }
-        pause(1000);
-        xdotool(&x, &["mouseup", "1"]);
-        pause(1000);
-    };
-    let wheel_down = |px, py, n| {
-        to(px, py);
-        pause(500);
-        for _ in 0..n {
-            xdotool(&x, &["click", "5"]);
-            pause(300);
-        }
-        pause(1500);
-    };
-    let key = |k: &str| {
-        xdotool(&x, &["key", k]);
-        pause(1000);
-    };
+    let mut e = probed_editor(&x, &state, &start, d, "ui-1.jsonl");
     let last_is = |j: &JournalFile, f: &dyn Fn(&StepEntry) -> bool| j.steps.last().is_some_and(f);
     let stroke_of = |s: &StepEntry, kind: &str| match s {
         StepEntry::Stroke(e) => serde_json::to_string(e)
@@ -1349,108 +1326,97 @@ fn a_whole_terrain_job_in_the_editor_loses_nothing() {
             .contains(&format!(r#""type":"{kind}""#)),
         _ => false,
     };
+    let steps = |v: &serde_json::Value| v["steps"].as_u64().unwrap();
 
     // The help's close box; a sculpting stroke (the noise brush).
-    click(728, 39);
-    drag((600, 650), (800, 700));
-    wait_for_journal(&mut child, &folder, |j| j.steps.len() == 2);
+    e.click(728, 39);
+    e.wait("the help closed", |v| v["help"] == false);
+    e.drag((600, 650), (800, 700));
+    wait_for_journal(&mut e.child, &folder, |j| j.steps.len() == 2);
     // Erosion: open the panel, "drag a rectangle", drag it, "run", "finish now".
-    click(1040, 327);
-    pause(2000);
-    click(1211, 394);
-    drag((480, 420), (720, 640));
-    pause(2000);
-    click(1052, 710);
-    pause(4000);
-    click(1128, 734);
-    wait_for_journal(&mut child, &folder, |j| {
+    e.click(1040, 327);
+    e.wait("the Erosion panel", |v| v["panel"] == "Erosion");
+    e.click(1211, 394);
+    e.wait("the region tool", |v| v["erosion_picking"] == true);
+    e.drag((480, 420), (720, 640));
+    e.wait("a region", |v| v["erosion_region"][2].as_i64().unwrap() > 0);
+    e.click(1052, 710);
+    e.wait("the run", |v| v["erosion_running"] == true);
+    e.click(1128, 734);
+    wait_for_journal(&mut e.child, &folder, |j| {
         last_is(j, &|s| matches!(s, StepEntry::Erode(_)))
     });
     // The river: P opens the Path panel; the water slider's middle (half the depth); three
-    // points down the hill's flank; Enter carves. On a loaded machine a frame can take
-    // seconds: a person whose river did not appear places the points again.
-    key("p");
-    pause(4000);
-    click(1144, 540);
-    pause(2000);
-    let carved = |j: &JournalFile| last_is(j, &|s| matches!(s, StepEntry::Path(_)));
-    for attempt in 0..2 {
-        // Clicks that painted (the noise brush) found the path tool off: P again.
-        let painted = |j: &JournalFile| last_is(j, &|s| stroke_of(s, "noise"));
-        if attempt > 0 && find_journal(&folder, &painted).is_some() {
-            key("p");
-            pause(4000);
-        }
-        for (px, py) in [(660, 530), (560, 620), (470, 720)] {
-            to(px, py);
-            pause(3000);
-            xdotool(&x, &["click", "1"]);
-            pause(1500);
-        }
-        key("Return");
-        if wait_a_while(&mut child, &folder, &carved, 90).is_some() {
-            break;
-        }
+    // points down the hill's flank; Enter carves.
+    e.key("p");
+    e.wait("the path tool", |v| {
+        v["panel"] == "Path" && v["path_tool"] == true
+    });
+    e.click(1144, 540);
+    e.wait("water in the river", |v| {
+        v["path_water"].as_f64().unwrap() > 0.0
+    });
+    for (n, (px, py)) in [(660, 530), (560, 620), (470, 720)].into_iter().enumerate() {
+        e.click(px, py);
+        e.wait(&format!("path point {}", n + 1), |v| {
+            v["path_points"] == n + 1
+        });
     }
-    let j = wait_for_journal(&mut child, &folder, carved);
+    e.key("Return");
+    let carved = |j: &JournalFile| last_is(j, &|s| matches!(s, StepEntry::Path(_)));
+    let j = wait_for_journal(&mut e.child, &folder, carved);
     let text = std::fs::read_to_string(&j).unwrap();
     assert!(text.contains(r#""water""#), "a river without water: {text}");
     // The crater: Ctrl+T, its name, Enter (the path tool gives the clicks back), a press.
-    key("ctrl+t");
-    pause(1000);
-    xdotool(&x, &["type", "--delay", TYPE_DELAY_MS, "crater.png"]);
-    key("Return");
-    pause(3000);
-    to(800, 760);
-    pause(2000);
+    e.key("ctrl+t");
+    e.wait("the stamp browser", |v| v["browser"] == "Open a stamp");
+    e.type_text("crater.png");
+    e.key("Return");
+    e.wait("the crater stamp", |v| {
+        v["browser"].is_null() && v["brush"] == "stamp" && v["path_tool"] == false
+    });
+    let before = steps(&e.wait("", |_| true));
+    e.point(800, 760);
+    e.press();
+    e.frames(2);
+    e.release();
+    e.wait("the stamp's step", |v| steps(v) > before);
     let stamped = |j: &JournalFile| last_is(j, &|s| stroke_of(s, "stamp"));
-    for hold in 1..=6 {
-        xdotool(&x, &["mousedown", "1"]);
-        std::thread::sleep(std::time::Duration::from_secs(hold));
-        xdotool(&x, &["mouseup", "1"]);
-        pause(3000);
-        if find_journal(&folder, &stamped).is_some() {
-            break;
-        }
-    }
-    wait_for_journal(&mut child, &folder, stamped);
+    wait_for_journal(&mut e.child, &folder, stamped);
     // The first layer, then the mask brush from the type combo, a stroke masks it.
-    key("ctrl+shift+n");
-    wait_for_journal(&mut child, &folder, |j| {
+    e.key("ctrl+shift+n");
+    e.wait("the first layer", |v| v["layers"] == 1);
+    wait_for_journal(&mut e.child, &folder, |j| {
         last_is(j, &|s| matches!(s, StepEntry::Layer(_)))
     });
-    click(98, 66);
-    pause(1000);
-    wheel_down(60, 150, 6);
-    click(36, 175);
-    pause(1000);
+    e.click(98, 66);
+    e.wheel_down(60, 150, 6);
+    e.click(36, 175);
+    e.wait("the mask brush", |v| v["brush"] == "mask");
+    let before = steps(&e.wait("", |_| true));
+    e.drag((700, 720), (850, 640));
+    e.wait("the mask stroke's step", |v| steps(v) > before);
     let masked = |j: &JournalFile| last_is(j, &|s| stroke_of(s, "mask"));
-    for _ in 0..2 {
-        drag((700, 720), (850, 640));
-        if wait_a_while(&mut child, &folder, &masked, 60).is_some() {
-            break;
-        }
-    }
-    let journal = wait_for_journal(&mut child, &folder, masked);
+    let journal = wait_for_journal(&mut e.child, &folder, masked);
     // The sea: the View panel scrolled to its checkbox.
-    wheel_down(150, 760, 8);
-    click(26, 751);
-    pause(2000);
+    e.wheel_down(150, 760, 8);
+    e.click(26, 751);
+    e.wait("the sea", |v| v["sea"] == true);
     let text = std::fs::read_to_string(&journal).unwrap();
     let kept = d.join("job.json");
     std::fs::write(&kept, &text).unwrap();
     // Saved as job.scarp (the browser opens in the working folder), then closed.
-    key("ctrl+s");
-    pause(1000);
-    key("ctrl+a");
-    xdotool(&x, &["type", "--delay", TYPE_DELAY_MS, "job.scarp"]);
-    key("Return");
+    e.key("ctrl+s");
+    e.wait("the save browser", |v| v["browser"] == "Save the project");
+    e.key("ctrl+a");
+    e.type_text("job.scarp");
+    e.key("Return");
     let project = d.join("job.scarp");
-    wait_for_file(&mut child, &project);
-    pause(2000);
-    key("ctrl+q");
+    wait_for_file(&mut e.child, &project);
+    e.wait("the browser closed", |v| v["browser"].is_null());
+    xdotool(&x, &["key", "ctrl+q"]);
     assert!(
-        wait_for_exit(&mut child).success(),
+        wait_for_exit(&mut e.child).success(),
         "the editor did not close"
     );
     let view = scarp::project::open(&project).unwrap().meta().view;
@@ -1488,11 +1454,18 @@ fn a_whole_terrain_job_in_the_editor_loses_nothing() {
     );
 
     // Reopened: the saved view, and a PNG export with its range, as `scarp convert` writes.
-    let (mut child, _) = driven_editor(&x, &state, &project, d);
-    let exported = export_heights(&x, &mut child, d, "job.png");
+    let mut e = probed_editor(&x, &state, &project, d, "ui-2.jsonl");
+    e.key("ctrl+e");
+    e.wait("the export browser", |v| v["browser"] == "Export heights");
+    e.key("ctrl+a");
+    e.type_text("job.png");
+    e.key("Return");
+    let exported = d.join("job.png");
+    wait_for_file(&mut e.child, &exported);
     common::scarp_ok(&["convert", &p("job.scarp"), &p("convert.png")]);
     // A step and a save: the reopened editor saves the view it took.
-    add_a_layer_save_and_quit(&x, &mut child, &project, &std::fs::read(&project).unwrap());
+    let before = std::fs::read(&project).unwrap();
+    add_a_layer_save_and_quit(&x, &mut e.child, &project, &before);
     let again = scarp::project::open(&project).unwrap().meta().view.unwrap();
     assert_eq!(again.camera, view.camera, "the view did not come back");
     assert_eq!(again.sea_level, view.sea_level, "the sea did not come back");

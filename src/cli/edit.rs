@@ -30,6 +30,11 @@ pub struct EditArgs {
     /// Show a sea at this height (height units) from the start; the View panel sets it too.
     #[arg(long, allow_hyphen_values = true)]
     sea_level: Option<f32>,
+    /// Write the interface's state after each frame, one JSON line a frame (the frame's number,
+    /// the pointer as the panels saw it, the open panel, the tool, the path's points, the
+    /// steps): a script driving the editor waits for a line instead of for time.
+    #[arg(long, value_name = "FILE.jsonl")]
+    ui_state: Option<PathBuf>,
     #[arg(long, default_value_t = DEFAULT_TABLE_SEED)]
     table_seed: u64,
     #[command(flatten)]
@@ -63,5 +68,6 @@ pub fn run(a: EditArgs) -> Result<()> {
         table_seed: a.table_seed,
         memory: a.memory.request(),
         sea_level: a.sea_level,
+        ui_state: a.ui_state,
     })
 }

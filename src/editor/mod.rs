@@ -24,6 +24,7 @@ pub mod screen;
 pub mod stamp_library;
 pub mod stroke_input;
 pub mod ui;
+pub mod ui_probe;
 pub mod ui_texture;
 pub mod widgets;
 
@@ -101,6 +102,8 @@ pub struct EditOptions {
     pub memory: crate::pages::BudgetRequest,
     /// Show a sea at this height from the start (the View panel's *sea*).
     pub sea_level: Option<f32>,
+    /// Write the interface's state here, a line a frame, for a driving script ([`ui_probe`]).
+    pub ui_state: Option<PathBuf>,
 }
 
 /// Finds a bundled asset: relative to the working directory, else to the source tree.
@@ -131,6 +134,9 @@ pub fn run(options: EditOptions) -> Result<()> {
     }
     if let Some(s) = &options.screenshot {
         crate::terrain::export::check_writable(s).map_err(anyhow::Error::msg)?;
+    }
+    if let Some(s) = &options.ui_state {
+        ui_probe::UiProbeLog::create(s)?;
     }
     let event_loop = EventLoop::new().map_err(|e| {
         anyhow!("cannot open the display ({e}); headless commands: scarp render, scarp apply")
@@ -291,6 +297,10 @@ struct Editor {
     capture: crate::gpu::Capture,
     /// Where `--trace` writes the trace recorded since the start, on exit.
     trace_out: Option<PathBuf>,
+    /// `--ui-state`: a line a frame for a driving script, and whether this frame's pointer was
+    /// over a widget (asked of imgui while the panels are built).
+    probe: Option<ui_probe::UiProbeLog>,
+    over_widget: bool,
     window: Arc<Window>,
     camera: Camera,
     ui: UiState,
@@ -687,6 +697,12 @@ impl Editor {
             lighting: Lighting::new(&gpu, desc.format)?,
             screenshot: options.screenshot.clone(),
             trace_out: options.trace.clone(),
+            probe: options
+                .ui_state
+                .as_deref()
+                .map(ui_probe::UiProbeLog::create)
+                .transpose()?,
+            over_widget: false,
             quit: options.quit,
             instances_window: (Instant::now(), 0),
             table_seed: options.table_seed,
@@ -2223,6 +2239,12 @@ impl Editor {
         self.ui
             .profile
             .push_frame(now.elapsed().as_secs_f32() * 1e3, drew);
+        if self.probe.is_some() {
+            let probe = self.probe_now(drew);
+            if let Some(log) = &mut self.probe {
+                log.write(&probe)?;
+            }
+        }
         if let Some(size) = shot {
             // The screenshot's frame is waited for (and the one before it).
             for done in self.renderer.finish_frames()? {
@@ -2244,6 +2266,34 @@ impl Editor {
             return Ok(Flow::Exit);
         }
         Ok(Flow::Continue)
+    }
+
+    /// What `--ui-state` writes of the frame just presented.
+    fn probe_now(&self, terrain_drawn: bool) -> ui_probe::UiProbe {
+        let io = self.imgui.io();
+        let ui = &self.ui;
+        ui_probe::UiProbe {
+            frame: self.frames,
+            pointer: io.mouse_pos,
+            button: io.mouse_down[0],
+            over_panel: io.want_capture_mouse,
+            over_widget: self.over_widget,
+            terrain_drawn,
+            help: ui.show_help,
+            panel: ui.accordion.open_panel(),
+            brush: ui.brush.brush.name(),
+            path_tool: ui.path.active,
+            path_points: ui.path.spec.points.len(),
+            path_water: ui.path.spec.water,
+            erosion_picking: ui.erosion.picking,
+            erosion_region: ui.erosion.region,
+            erosion_running: self.erosion.is_some(),
+            browser: ui.browser.as_ref().map(|b| b.purpose.title()),
+            sea: ui.view.sea_level.is_some(),
+            layers: ui.layers.stack.layers.len(),
+            steps: self.session.steps().len(),
+            message: ui.message.clone(),
+        }
     }
 
     /// A close asked for (the window's close button, Ctrl+Q): at once when every step is saved,
@@ -2412,6 +2462,7 @@ impl Editor {
             let path_points = self.ui.path.points_on_screen(vs, &screen);
             let frame_ui = self.imgui.new_frame();
             ui::build(frame_ui, &mut self.ui);
+            self.over_widget = frame_ui.is_any_item_hovered();
             let list = frame_ui.get_background_draw_list();
             for outline in outlines {
                 list.add_polyline(outline, [1.0, 0.85, 0.2, 1.0])

@@ -81,6 +81,11 @@ impl Accordion {
         self.wanted = Some(title);
     }
 
+    /// The open panel, if any.
+    pub fn open_panel(&self) -> Option<&'static str> {
+        self.open
+    }
+
     /// Ends a frame's panels: a panel asked for is open now.
     pub fn end_frame(&mut self) {
         self.wanted = None;

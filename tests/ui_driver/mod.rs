@@ -1,0 +1,143 @@
+//! Drives an editor under Xvfb as a person would, but waits for what the editor shows instead
+//! of for time: the editor writes its interface state a line a frame (`--ui-state`), and each
+//! move, press and key here waits for the frames that saw it. On a loaded machine a frame can
+//! take seconds; a click sent on a timer then lands before the panel it aims at is drawn.
+
+use super::{xdotool, Xvfb};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+/// How long one wait may take: a frame of the loaded suite takes seconds, a step's run more.
+const PATIENCE: Duration = Duration::from_secs(300);
+
+pub struct Driver<'a> {
+    x: &'a Xvfb,
+    window: String,
+    pub child: Child,
+    state: PathBuf,
+}
+
+impl<'a> Driver<'a> {
+    /// Drives `child`, whose window is `window` and whose `--ui-state` file is `state`.
+    pub fn new(x: &'a Xvfb, child: Child, window: String, state: &Path) -> Self {
+        let mut d = Self {
+            x,
+            window,
+            child,
+            state: state.to_path_buf(),
+        };
+        d.wait("the first frame", |_| true);
+        d
+    }
+
+    /// The last whole line the editor wrote, if any.
+    pub fn now(&mut self) -> Option<Value> {
+        let text = std::fs::read_to_string(&mut self.state).ok()?;
+        let whole = &text[..text.rfind('\n')?];
+        serde_json::from_str(whole.rsplit('\n').next()?).ok()
+    }
+
+    /// Waits for a frame whose state `ok` accepts; fails naming `what` and the last state if
+    /// the editor ends or none comes in time.
+    pub fn wait(&mut self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let now = self.now();
+            if let Some(v) = now.as_ref().filter(|v| ok(v)) {
+                return v.clone();
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+                }
+                panic!("the editor ended ({status}) waiting for {what}: {err}");
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "no frame with {what} in {PATIENCE:?}; the last: {now:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits until `n` more frames are presented.
+    pub fn frames(&mut self, n: u64) {
+        let from = self.frame();
+        self.wait(&format!("frame {}", from + n), |v| {
+            v["frame"].as_u64().unwrap() >= from + n
+        });
+    }
+
+    fn frame(&mut self) -> u64 {
+        self.now().map_or(0, |v| v["frame"].as_u64().unwrap())
+    }
+
+    /// Moves the pointer to window pixel (`px`, `py`) and waits for a frame that saw it there
+    /// (hovered widgets know it then).
+    pub fn point(&mut self, px: i32, py: i32) {
+        let (sx, sy) = (px.to_string(), py.to_string());
+        xdotool(self.x, &["mousemove", "--window", &self.window, &sx, &sy]);
+        self.wait(&format!("the pointer at ({px}, {py})"), |v| {
+            let p = &v["pointer"];
+            (p[0].as_f64().unwrap() - f64::from(px)).abs() < 0.5
+                && (p[1].as_f64().unwrap() - f64::from(py)).abs() < 0.5
+        });
+        self.frames(1);
+    }
+
+    /// The left button down, waited for.
+    pub fn press(&mut self) {
+        xdotool(self.x, &["mousedown", "1"]);
+        self.wait("the button down", |v| v["button"] == true);
+    }
+
+    /// The left button up, waited for, and a frame after it.
+    pub fn release(&mut self) {
+        xdotool(self.x, &["mouseup", "1"]);
+        self.wait("the button up", |v| v["button"] == false);
+        self.frames(1);
+    }
+
+    /// A click at (`px`, `py`), each part seen by a frame.
+    pub fn click(&mut self, px: i32, py: i32) {
+        self.point(px, py);
+        self.press();
+        self.release();
+    }
+
+    /// A drag from `a` to `b` in ten moves, each seen by a frame.
+    pub fn drag(&mut self, a: (i32, i32), b: (i32, i32)) {
+        self.point(a.0, a.1);
+        self.press();
+        for i in 1..=10 {
+            self.point(a.0 + (b.0 - a.0) * i / 10, a.1 + (b.1 - a.1) * i / 10);
+        }
+        self.release();
+    }
+
+    /// `n` turns of the wheel down at (`px`, `py`), each seen by a frame.
+    pub fn wheel_down(&mut self, px: i32, py: i32, n: usize) {
+        self.point(px, py);
+        for _ in 0..n {
+            xdotool(self.x, &["click", "5"]);
+            self.frames(2);
+        }
+    }
+
+    /// Key (chord) `k`, and two frames after it.
+    pub fn key(&mut self, k: &str) {
+        xdotool(self.x, &["key", k]);
+        self.frames(2);
+    }
+
+    /// `text` typed a character at a time, two frames each (imgui takes about a key a frame).
+    pub fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            xdotool(self.x, &["type", &c.to_string()]);
+            self.frames(2);
+        }
+    }
+}
