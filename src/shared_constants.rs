@@ -89,8 +89,12 @@ pub const PAGE_BLOCK: i32 = 4;
 pub const PAGE_SPAN: i32 = 6;
 /// Images in a block's set: PAGE_SPAN².
 pub const PAGE_SLOTS: i32 = 36;
-/// Overlay images in a block's set (binding 1): the block's own pages, PAGE_BLOCK².
-pub const OVERLAY_SLOTS: i32 = 16;
+/// Overlay pages per side of a block's set: the block's own and the next row and column (the
+/// vertices on a block's far edge read the next block's first texel, as the next block's own
+/// vertices there do): PAGE_BLOCK + 1.
+pub const OVERLAY_SPAN: i32 = 5;
+/// Overlay images in a block's set (binding 1): OVERLAY_SPAN².
+pub const OVERLAY_SLOTS: i32 = 25;
 /// `PagePush.present[1]`: the overlay slots' bits start here (slots 32..35 of the heights below).
 pub const OVERLAY_PRESENT_SHIFT: u32 = 4;
 /// The G-buffer's node word (render/terrain/deferred.rs): the level in the low 5 bits, this bit

@@ -811,6 +811,68 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
     assert_no_validation_messages(&gpu);
 }
 
+/// An overlay is read at each vertex's own texel on both sides of a block's edge (issue 36 item
+/// 8, the water sheet's straight dotted line): a one-texel line of water on the first column of
+/// the second block (x = 512, pages of 128) tints as much as the same line inside that block
+/// (x = 640). The edge vertices a block shares with the next read the block's last texel
+/// before, so the line on the edge showed on one side only: half as many pixels.
+#[test]
+fn an_overlay_line_on_a_block_edge_tints_as_one_inside_a_block() {
+    use scarp::pages::Field;
+    let gpu = gpu();
+    let d = doc(1024, 512, 128);
+    // Gentle hills: page nodes everywhere, fine enough to hold a one-texel line.
+    let heights: Vec<f32> = hills(d.width, d.height).iter().map(|h| 0.02 * h).collect();
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let f32_desc = scarp::layers::composite::f32_desc(&d);
+    let line = |x0: u32| -> Vec<f32> {
+        (0..d.width * d.height)
+            .map(|i| if i % d.width == x0 { 1.0 } else { 0.0 })
+            .collect()
+    };
+    for (name, x0) in [("edge", 512), ("inside", 640)] {
+        let f = Field::from_heights(&gpu, f32_desc, &line(x0), Default::default()).unwrap();
+        terrain.store.insert_field(name, f).unwrap();
+    }
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let mut off = Offscreen::new(&gpu, [1024, 512]).unwrap();
+    let mut cam = Camera::default();
+    cam.map_view(d.width, d.height, 0.0, 1.0);
+    let view = ViewSettings {
+        sun: None,
+        pixel_error: 0.1,
+        ..ViewSettings::default()
+    };
+    let mut render = |r: &mut TerrainRenderer, overlay: Option<(&str, Overlay)>| {
+        r.set_overlay(overlay);
+        for _ in 0..2 {
+            off.render(r, &mut terrain.store, &cam, &view, true, None)
+                .unwrap();
+        }
+        off.render(r, &mut terrain.store, &cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let plain = render(&mut r, None);
+    let tinted = |img: &[u8]| {
+        (0..img.len() / 4)
+            .filter(|&i| img[4 * i..4 * i + 3] != plain[4 * i..4 * i + 3])
+            .count()
+    };
+    let edge = tinted(&render(&mut r, Some(("edge", Overlay::Water))));
+    let inside = tinted(&render(&mut r, Some(("inside", Overlay::Water))));
+    assert!(
+        inside > 500,
+        "the line inside the block tints {inside} pixels"
+    );
+    assert!(
+        edge.abs_diff(inside) * 10 <= inside,
+        "the line on the block's edge tints {edge} pixels, inside the block {inside}"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn an_overlay_field_tints_the_terrain_where_it_is_below_one() {
     use scarp::pages::Field;

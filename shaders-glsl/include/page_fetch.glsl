@@ -53,9 +53,10 @@ float pageHeight(PageView v, ivec2 g) {
 }
 
 #ifdef PAGE_OVERLAY
-// An overlay field (r32f, a layer's mask) over the block's PAGE_BLOCK x PAGE_BLOCK pages: element
-// dy * PAGE_BLOCK + dx is the page at (dx, dy) from the block's first page; its bit in
-// present.y >> OVERLAY_PRESENT_SHIFT says it has an image.
+// An overlay field (r32f, a layer's mask) over the block's PAGE_BLOCK x PAGE_BLOCK pages and the
+// next row and column of pages (OVERLAY_SPAN per side): element dy * OVERLAY_SPAN + dx is the
+// page at (dx, dy) from the block's first page; its bit in present.y >> OVERLAY_PRESENT_SHIFT
+// says it has an image.
 layout(set = PAGE_SET, binding = 1, r32f) uniform readonly image2D overlay[OVERLAY_SLOTS];
 
 #define OSLOT(i) case i: return imageLoad(overlay[i], p).r;
@@ -63,19 +64,21 @@ layout(set = PAGE_SET, binding = 1, r32f) uniform readonly image2D overlay[OVERL
 float loadOverlay(int slot, ivec2 p) {
     switch (slot) {
     OSLOT(0) OSLOT(1) OSLOT(2) OSLOT(3) OSLOT(4) OSLOT(5) OSLOT(6) OSLOT(7) OSLOT(8) OSLOT(9)
-    OSLOT(10) OSLOT(11) OSLOT(12) OSLOT(13) OSLOT(14)
-    default: return imageLoad(overlay[15], p).r;
+    OSLOT(10) OSLOT(11) OSLOT(12) OSLOT(13) OSLOT(14) OSLOT(15) OSLOT(16) OSLOT(17) OSLOT(18)
+    OSLOT(19) OSLOT(20) OSLOT(21) OSLOT(22) OSLOT(23)
+    default: return imageLoad(overlay[24], p).r;
     }
 }
 
-// The overlay at texel g, clamped into the document and the block (the edge vertices a block's
-// nodes share with the next block read the block's last texel); `flat_value` where the page has
-// no image.
+// The overlay at texel g, clamped into the document and the block with its next row and column
+// of pages (the edge vertices a block's nodes share with the next block read the next block's
+// first texel, as that block's own vertices do: no seam); `flat_value` where the page has no
+// image.
 float pageOverlay(PageView v, ivec2 g, float flat_value) {
     g = clamp(g, ivec2(0), v.doc - 1);
-    ivec2 rel = clamp(g - v.origin, ivec2(0), ivec2(PAGE_BLOCK * v.size - 1));
+    ivec2 rel = clamp(g - v.origin, ivec2(0), ivec2(OVERLAY_SPAN * v.size - 1));
     ivec2 d = rel / v.size;
-    int slot = d.y * PAGE_BLOCK + d.x;
+    int slot = d.y * OVERLAY_SPAN + d.x;
     if (((v.present.y >> (OVERLAY_PRESENT_SHIFT + uint(slot))) & 1u) == 0u) {
         return flat_value;
     }

@@ -73,12 +73,15 @@ pub const PAGE_SPAN: u32 = k::PAGE_SPAN as u32;
 pub const PAGE_SLOTS: usize = k::PAGE_SLOTS as usize;
 const _: () =
     assert!(PAGE_SPAN == PAGE_BLOCK + 2 && PAGE_SLOTS == (PAGE_SPAN * PAGE_SPAN) as usize);
-/// Overlay images in a block's set: the block's own pages.
+/// Overlay pages per side of a block's set: the block's own and the next row and column.
+pub const OVERLAY_SPAN: u32 = k::OVERLAY_SPAN as u32;
+/// Overlay images in a block's set.
 pub const OVERLAY_SLOTS: usize = k::OVERLAY_SLOTS as usize;
 /// Where the overlay's present bits start in `PagePush::present[1]`.
 pub const OVERLAY_PRESENT_SHIFT: u32 = k::OVERLAY_PRESENT_SHIFT;
 const _: () = assert!(
-    OVERLAY_SLOTS == (PAGE_BLOCK * PAGE_BLOCK) as usize
+    OVERLAY_SPAN == PAGE_BLOCK + 1
+        && OVERLAY_SLOTS == (OVERLAY_SPAN * OVERLAY_SPAN) as usize
         && PAGE_SLOTS - 32 <= OVERLAY_PRESENT_SHIFT as usize
         && OVERLAY_PRESENT_SHIFT as usize + OVERLAY_SLOTS <= 32
 );

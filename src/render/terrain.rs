@@ -531,7 +531,7 @@ impl TerrainRenderer {
         }
         let mut overlay = [&self.tint.placeholder; OVERLAY_SLOTS];
         if let Some(field) = self.tint.field(store) {
-            for (slot, id) in self.blocks.pages(block) {
+            for (slot, id) in self.blocks.overlay_pages(block) {
                 if let Some(img) = field.visible_image(id) {
                     overlay[slot] = img;
                     present[1] |= 1 << (OVERLAY_PRESENT_SHIFT + slot as u32);

@@ -4,7 +4,7 @@
 
 use crate::pages::{DocumentDesc, PageId};
 use crate::render::quadtree::PAGE_LEVEL;
-use crate::render::shared::{PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_QUADS};
+use crate::render::shared::{OVERLAY_SPAN, PAGE_BLOCK, PAGE_SLOTS, PAGE_SPAN, TILE_QUADS};
 
 /// The block grid of one document.
 #[derive(Clone, Copy, Debug)]
@@ -58,14 +58,15 @@ impl Blocks {
         [block.x as i32 * step, block.y as i32 * step]
     }
 
-    /// The pages of `block` in the document, with their overlay slots.
-    pub(super) fn pages(&self, block: PageId) -> impl Iterator<Item = (usize, PageId)> {
-        let b = PAGE_BLOCK;
+    /// The pages of `block` and of the next row and column in the document, with their overlay
+    /// slots.
+    pub(super) fn overlay_pages(&self, block: PageId) -> impl Iterator<Item = (usize, PageId)> {
+        let (b, span) = (PAGE_BLOCK, OVERLAY_SPAN);
         let (px, py) = (self.desc.pages_x(), self.desc.pages_y());
-        (0..b * b).filter_map(move |slot| {
+        (0..span * span).filter_map(move |slot| {
             let id = PageId {
-                x: block.x * b + slot % b,
-                y: block.y * b + slot / b,
+                x: block.x * b + slot % span,
+                y: block.y * b + slot / span,
             };
             (id.x < px && id.y < py).then_some((slot as usize, id))
         })

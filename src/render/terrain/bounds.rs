@@ -52,8 +52,15 @@ impl TerrainRenderer {
         store.height_mut().refresh_coarse()?;
         let drawn: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         for c in self.tint.catch_up(store, self.blocks, &drawn)? {
-            if let Some(s) = self.page_sets.get_mut(&Blocks::of(c)) {
-                s.stale = true;
+            // The blocks whose overlay pages hold c: its own, and those west, north and
+            // north-west of it whose next row or column it is.
+            for (dx, dy) in [(0, 0), (-1, 0), (0, -1), (-1, -1)] {
+                let Some(n) = self.blocks.neighbour(c, dx, dy) else {
+                    continue;
+                };
+                if let Some(s) = self.page_sets.get_mut(&Blocks::of(n)) {
+                    s.stale = true;
+                }
             }
         }
         // The lighting's and rivers' pages the last frame wanted in their atlases come onto

@@ -62,7 +62,7 @@ impl Tint {
         };
         let wanted: Vec<PageId> = drawn
             .iter()
-            .flat_map(|&b| blocks.pages(b).map(|(_, id)| id))
+            .flat_map(|&b| blocks.overlay_pages(b).map(|(_, id)| id))
             .collect();
         field.ensure_visible(&wanted)?;
         let (changed, epoch) = field.changes().changed_since(self.seen);
@@ -84,7 +84,7 @@ impl Tint {
             return;
         };
         for &b in drawn {
-            for (_, id) in blocks.pages(b) {
+            for (_, id) in blocks.overlay_pages(b) {
                 if let Some(img) = field.visible_image(id) {
                     rec.image(img, Access::VertexStorageRead);
                 }
