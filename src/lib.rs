@@ -40,3 +40,4 @@ pub mod session;
 pub mod shared_constants;
 pub mod terrain;
 pub mod trace;
+pub mod wear;

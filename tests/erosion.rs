@@ -283,6 +283,115 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Issue 39's wear and deposits: a region erosion adds, per texel, the metres it removed and laid
+/// down (its heights before and after, times the height unit) to two fields, in the same undo
+/// step as the heights; a second run adds to them; the live region run does the same; they are
+/// saved with the project and reopened.
+#[test]
+fn region_erosion_accumulates_wear_and_deposits_in_metres_undone_with_the_heights() {
+    use scarp::document::Document;
+    use scarp::pages::geometry::Units;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    let region = Region {
+        x: 50,
+        y: 30,
+        width: 200,
+        height: 180,
+    };
+    let spec = RunSpec {
+        model: Model::Both,
+        steps: 40,
+        params: ErosionParams::default(),
+        height_scale: 80.0,
+    };
+    let desc = scarp::pages::DocumentDesc {
+        units: Units {
+            texel_size: Some(2.0),
+            height_unit: Some(300.0),
+            ..Units::default()
+        },
+        ..common::doc(w, h, 128)
+    };
+    let whole = Region::whole(w, h).rect();
+    let tables = NoiseTables::new(1);
+    let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    assert_eq!(d.wear_rect(whole, false).unwrap(), None, "no wear before");
+    let before = d.to_dense().unwrap();
+    scarp::edit::erode::region(&mut d, region, &spec, true, |_| {}).unwrap();
+    let after = d.to_dense().unwrap();
+    let (want_wear, want_deposits) = scarp::wear::changes(&before, &after, 300.0);
+    let wear = d
+        .wear_rect(whole, false)
+        .unwrap()
+        .expect("wear after a run");
+    let deposits = d.wear_rect(whole, true).unwrap().expect("deposits");
+    assert!(wear == want_wear && deposits == want_deposits);
+    assert!(wear.iter().any(|&m| m > 0.0) && deposits.iter().any(|&m| m > 0.0));
+    // Outside the region nothing is worn.
+    let inside = |i: usize| {
+        let (x, y) = ((i as u32) % w, (i as u32) / w);
+        x >= region.x
+            && x < region.x + region.width
+            && y >= region.y
+            && y < region.y + region.height
+    };
+    assert!((0..wear.len()).all(|i| inside(i) || (wear[i] == 0.0 && deposits[i] == 0.0)));
+    // Undo takes the wear with the heights; redo brings both back.
+    assert!(d.undo().unwrap());
+    assert!(d.to_dense().unwrap() == before);
+    let zero = vec![0.0f32; wear.len()];
+    assert!(d.wear_rect(whole, false).unwrap().unwrap() == zero);
+    assert!(d.wear_rect(whole, true).unwrap().unwrap() == zero);
+    assert!(d.redo().unwrap());
+    assert!(d.wear_rect(whole, false).unwrap().unwrap() == wear);
+    // A second run adds to the first's.
+    scarp::edit::erode::region(&mut d, region, &spec, true, |_| {}).unwrap();
+    let again = d.to_dense().unwrap();
+    let (w2, d2) = scarp::wear::changes(&after, &again, 300.0);
+    let sum = |a: &[f32], b: &[f32]| -> Vec<f32> { a.iter().zip(b).map(|(x, y)| x + y).collect() };
+    assert!(d.wear_rect(whole, false).unwrap().unwrap() == sum(&wear, &w2));
+    assert!(d.wear_rect(whole, true).unwrap().unwrap() == sum(&deposits, &d2));
+    // Saved and reopened: the fields come back.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("worn.scarp");
+    let meta = scarp::session::meta_of(&d, Vec::new(), &[]).unwrap();
+    scarp::session::save_document(&mut d, &project, &meta, None, None).unwrap();
+    let (mut opened, _, _) = scarp::session::open_project_file(&gpu, &project, &tables).unwrap();
+    assert!(opened.wear_rect(whole, false).unwrap().unwrap() == sum(&wear, &w2));
+    assert!(opened.wear_rect(whole, true).unwrap().unwrap() == sum(&deposits, &d2));
+    // The live region run adds its wear at its end, in its one undo step.
+    let mut live = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+    let steps = live.undo_steps();
+    let erosion = scarp::erosion::ErosionBrush {
+        model: Model::Both,
+        steps: 8,
+        params: ErosionParams::default(),
+        height_scale: Some(80.0),
+    };
+    let mut run = scarp::session::erosion_run::RegionRun::start(
+        &mut live,
+        &mut scarp::edit::Tools::default(),
+        region,
+        erosion,
+        8,
+    )
+    .unwrap();
+    while !run.complete() {
+        run.advance(&mut live, 1e9).unwrap();
+    }
+    run.finish(&mut live).unwrap().expect("steps ran");
+    assert_eq!(live.undo_steps(), steps + 1, "one undo step");
+    let ran = live.to_dense().unwrap();
+    let (lw, ld) = scarp::wear::changes(&before, &ran, 300.0);
+    assert!(live.wear_rect(whole, false).unwrap().unwrap() == lw);
+    assert!(live.wear_rect(whole, true).unwrap().unwrap() == ld);
+    assert!(live.undo().unwrap());
+    assert!(live.wear_rect(whole, false).unwrap().unwrap() == zero);
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     use scarp::brush::cpu::CpuTerrain;

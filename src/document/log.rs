@@ -48,6 +48,14 @@ impl UndoLog {
     }
 
     /// Steps that can be undone now.
+    /// Adds `fields` to the last undo step (written as part of it after it began).
+    pub(super) fn extend_last(&mut self, fields: &[&str]) {
+        if let Some(last) = self.undo.last_mut() {
+            last.fields_mut()
+                .extend(fields.iter().map(|f| f.to_string()));
+        }
+    }
+
     pub(super) fn len(&self) -> usize {
         self.undo.len()
     }

@@ -26,6 +26,14 @@ use crate::noise::NoiseTables;
 use crate::pages::disk::DiskLoc;
 use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, HEIGHT};
 use crate::rivers::{NO_WATER, RIVERS_FIELD};
+
+/// Fields a document's edits make beside the heights, saved with the project: the rivers'
+/// water and erosion's wear and deposits.
+pub const DERIVED_FIELDS: [&str; 3] = [
+    RIVERS_FIELD,
+    crate::wear::WEAR_FIELD,
+    crate::wear::DEPOSITS_FIELD,
+];
 use log::{LogEntry, UndoLog};
 use routing::Routing;
 use std::path::Path;
@@ -472,14 +480,67 @@ impl Document {
         Ok(parts)
     }
 
-    /// Gives a document just opened from a project the rivers' water it stored, if any (read
-    /// when first needed).
-    pub fn restore_rivers(&mut self, stored: &[crate::project::v2::StoredField]) -> Result<()> {
-        if let Some(f) = stored.iter().find(|f| f.name == RIVERS_FIELD) {
-            let field = self.stored_field(f)?;
-            self.store.insert_field(RIVERS_FIELD, field)?;
+    /// Gives a document just opened from a project the fields its edits made that it stored:
+    /// the rivers' water, erosion's wear and deposits ([`DERIVED_FIELDS`]), each read when
+    /// first needed.
+    pub fn restore_derived(&mut self, stored: &[crate::project::v2::StoredField]) -> Result<()> {
+        for name in DERIVED_FIELDS {
+            if let Some(f) = stored.iter().find(|f| f.name == name) {
+                let field = self.stored_field(f)?;
+                self.store.insert_field(name, field)?;
+            }
         }
         Ok(())
+    }
+
+    /// Adds what an erosion of `rect` did, from the base's heights `before` to `after`
+    /// (row-major over `rect`), to the wear and deposits fields ([`crate::wear`], made at the
+    /// first run), as part of the undo step the heights' write made (the last one). A failed
+    /// write takes that step back.
+    pub fn add_wear(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        before: &[f32],
+        after: &[f32],
+    ) -> Result<()> {
+        use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
+        let (wear, deposits) = crate::wear::changes(before, after, self.desc().height_unit());
+        if wear.iter().chain(&deposits).all(|&v| v == 0.0) {
+            return Ok(());
+        }
+        self.ensure_field(WEAR_FIELD, 0.0)?;
+        self.ensure_field(DEPOSITS_FIELD, 0.0)?;
+        self.log.extend_last(&[WEAR_FIELD, DEPOSITS_FIELD]);
+        let mut add = || -> Result<()> {
+            for (name, delta) in [(WEAR_FIELD, &wear), (DEPOSITS_FIELD, &deposits)] {
+                let field = self.store.field_mut(name).expect("made above");
+                let mut sum = crate::pages::rects::read(field, rect)?;
+                for (s, d) in sum.iter_mut().zip(delta) {
+                    *s += d;
+                }
+                crate::pages::rects::write(field, rect, &sum, false)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = add() {
+            self.take_back()?;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Erosion's wear (`deposits`: its deposits) over `rect`, metres, row-major, after every
+    /// queued stroke; None where no erosion has run.
+    pub fn wear_rect(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        deposits: bool,
+    ) -> Result<Option<Vec<f32>>> {
+        let name = match deposits {
+            true => crate::wear::DEPOSITS_FIELD,
+            false => crate::wear::WEAR_FIELD,
+        };
+        self.field_rect(name, rect)
     }
 
     /// The rivers' water surfaces over `rect` (inside the document), row-major, after every

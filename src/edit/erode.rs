@@ -76,6 +76,7 @@ pub fn region(
     spec.params.validate().map_err(BrushError::Layer)?;
     let rect = region.rect();
     let mut heights = doc.base_rect(rect)?;
+    let before = heights.clone();
     let whole = Region {
         x: 0,
         y: 0,
@@ -91,6 +92,7 @@ pub fn region(
         progress,
     )?;
     doc.write_base_rect(rect, &heights, false)?;
+    doc.add_wear(rect, &before, &heights)?;
     Ok(out)
 }
 

@@ -43,6 +43,8 @@ pub struct RegionRun {
     spec: RunSpec,
     push: ErosionPush,
     sim: GpuErosion,
+    /// The region's heights when the run started (its wear and deposits are from them).
+    before: Vec<f32>,
     done: usize,
     paused: bool,
     /// Whether the base (and the water field) hold a write of this run: its undo step.
@@ -70,11 +72,8 @@ impl RegionRun {
         erosion.validate().map_err(BrushError::Layer)?;
         let d = *doc.desc();
         let spec = RunSpec::of(&erosion, &d);
-        let b: Vec<f32> = doc
-            .base_rect(region.rect())?
-            .into_iter()
-            .map(|h| h * spec.height_scale)
-            .collect();
+        let before = doc.base_rect(region.rect())?;
+        let b: Vec<f32> = before.iter().map(|h| h * spec.height_scale).collect();
         let kernels = tools.erode.kernels(doc.gpu())?;
         let size = [region.width, region.height];
         let sim = GpuErosion::with_kernels(doc.gpu(), &kernels, size, &b)?;
@@ -87,6 +86,7 @@ impl RegionRun {
             push: spec.params.push(size),
             spec,
             sim,
+            before,
             done: 0,
             paused: false,
             wrote: false,
@@ -179,12 +179,17 @@ impl RegionRun {
             return Ok(None);
         }
         let scale = self.spec.height_scale;
-        let heights = self
+        let heights: Result<Vec<f32>> = self
             .sim
             .settled()
             .map(|b| b.iter().map(|b| b / scale).collect())
             .map_err(Into::into);
-        doc.end_live_write(self.region.rect(), heights, self.wrote)?;
+        let after = heights.as_ref().ok().cloned();
+        let rect = self.region.rect();
+        doc.end_live_write(rect, heights, self.wrote)?;
+        if let Some(after) = after {
+            doc.add_wear(rect, &self.before, &after)?;
+        }
         Ok(Some(Step::Erode {
             region: self.region,
             erosion: ErosionBrush {

@@ -167,8 +167,8 @@ pub fn open_project_file(
                 .map_err(|e| {
                     crate::atomic_file::FileError::invalid(path, format!("uplift: {e}"))
                 })?;
-            doc.restore_rivers(&sp.fields).map_err(|e| {
-                crate::atomic_file::FileError::invalid(path, format!("rivers: {e}"))
+            doc.restore_derived(&sp.fields).map_err(|e| {
+                crate::atomic_file::FileError::invalid(path, format!("rivers and wear: {e}"))
             })?;
             Ok((doc, meta, Some(sp)))
         }
@@ -215,14 +215,14 @@ pub fn save_document(
         .store
         .field(crate::geology::UPLIFT_FIELD)
         .map(|_| crate::geology::UPLIFT_FIELD.to_string());
-    let rivers = terrain
-        .store
-        .field(crate::rivers::RIVERS_FIELD)
-        .map(|_| crate::rivers::RIVERS_FIELD.to_string());
+    let derived = crate::document::DERIVED_FIELDS
+        .into_iter()
+        .filter(|n| terrain.store.field(n).is_some())
+        .map(String::from);
     let names: Vec<String> = std::iter::once(terrain.base_name().to_string())
         .chain(terrain.layers().field_names())
         .chain(uplift)
-        .chain(rivers)
+        .chain(derived)
         .collect();
     let coarse = match terrain
         .store
