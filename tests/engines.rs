@@ -706,3 +706,71 @@ fn recoloured_weight_maps_match_the_viewports_material_overlay() {
         q(&nears, 0.99)
     );
 }
+
+/// Issue 39's wear and deposits leave with the heights: a project made by a journal whose
+/// erosion ran over a hill exports `--maps wear,deposits` as EXR in metres, equal to the heights'
+/// changes through the run times the height unit; a height file (no project) is refused by name.
+#[test]
+fn a_projects_erosion_wear_and_deposits_export_in_metres() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let hill = r#"{"stroke": {"brush": {"type": "raise", "radius": 50, "strength": 0.3,
+        "falloff": "smooth"}, "samples": [{"x": 64, "y": 64, "pressure": 1.0, "t": 0.0}]}}"#;
+    let erode = r#"{"erode": {"region": [8, 8, 112, 112], "model": "both", "steps": 60}}"#;
+    let journal = |steps: &str| {
+        format!(
+            r#"{{"version": 2, "document": {{"width": 128, "height": 128, "page_size": 128,
+                "units": {{"texel_size": 2.0, "height_unit": 300.0}}}}, "steps": [{steps}]}}"#
+        )
+    };
+    std::fs::write(d.join("hill.json"), journal(hill)).unwrap();
+    std::fs::write(d.join("eroded.json"), journal(&format!("{hill}, {erode}"))).unwrap();
+    for (j, out) in [("hill.json", "before.r32"), ("eroded.json", "after.r32")] {
+        scarp_ok(&["apply", "--journal", &p(j), "--out", &p(out)]);
+    }
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("eroded.json"),
+        "--out",
+        &p("job.scarp"),
+    ]);
+    let said = export(
+        &d.join("job.scarp"),
+        "godot",
+        &d.join("m"),
+        &["--maps", "wear,deposits", "--backend", "cpu"],
+    );
+    assert!(said.contains("wear: m_wear.exr (m)"), "{said}");
+    let opts = ReadOptions::default();
+    let grid = |n: &str| read(&d.join(n), &opts).unwrap().values;
+    let (before, after) = (grid("before.r32"), grid("after.r32"));
+    assert!(before != after, "the erosion changed the hill");
+    let (wear, deposits) = scarp::wear::changes(&before, &after, 300.0);
+    for (name, want) in [("m_wear.exr", wear), ("m_deposits.exr", deposits)] {
+        let got = grid(name);
+        assert_eq!(got.len(), want.len(), "{name}: the document's size");
+        assert!(got.iter().any(|&m| m > 0.0), "{name}: some metres");
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                "{name}: {g} vs {w}"
+            );
+        }
+    }
+    // A height file holds no wear.
+    let out = scarp(&[
+        "export",
+        "--heights",
+        &p("after.r32"),
+        "--engine",
+        "godot",
+        "--maps",
+        "wear",
+        "--out",
+        &p("x"),
+    ]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && e.contains("--maps wear"), "{e}");
+}

@@ -388,3 +388,68 @@ fn the_editors_field_map_follows_the_heights_once_they_are_still() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+/// `scarp render --overlay erosion` tints a project's erosion (issue 39's wear and deposits):
+/// after a journal's erosion run over a hill, its worn flanks turn orange and its deposits teal;
+/// the same project without the run renders as plain with the overlay on.
+#[test]
+fn the_erosion_overlay_tints_where_a_run_wore_and_laid_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let hill = r#"{"stroke": {"brush": {"type": "raise", "radius": 50, "strength": 0.3,
+        "falloff": "smooth"}, "samples": [{"x": 64, "y": 64, "pressure": 1.0, "t": 0.0}]}}"#;
+    let erode = r#"{"erode": {"region": [8, 8, 112, 112], "model": "both", "steps": 60}}"#;
+    let journal = |steps: &str| {
+        format!(
+            r#"{{"version": 2, "document": {{"width": 128, "height": 128, "page_size": 128}},
+                "steps": [{steps}]}}"#
+        )
+    };
+    std::fs::write(d.join("hill.json"), journal(hill)).unwrap();
+    std::fs::write(d.join("eroded.json"), journal(&format!("{hill}, {erode}"))).unwrap();
+    for (j, out) in [("hill.json", "hill.scarp"), ("eroded.json", "eroded.scarp")] {
+        common::scarp_ok(&["apply", "--journal", &p(j), "--out", &p(out)]);
+    }
+    let render = |project: &str, overlay: bool, out: &str| {
+        let mut args = vec![
+            "render",
+            "--heights",
+            project,
+            "--image",
+            "320x240",
+            "--no-lighting",
+            "--pixel-error",
+            "0.01",
+            "--out",
+            out,
+        ];
+        if overlay {
+            args.extend(["--overlay", "erosion"]);
+        }
+        common::scarp_ok(&args);
+        image::open(out).unwrap().to_rgb8()
+    };
+    let hill = p("hill.scarp");
+    let eroded = p("eroded.scarp");
+    assert!(
+        render(&hill, true, &p("h1.png")) == render(&hill, false, &p("h0.png")),
+        "no erosion: no tint"
+    );
+    let plain = render(&eroded, false, &p("e0.png"));
+    let tinted = render(&eroded, true, &p("e1.png"));
+    let (mut orange, mut teal) = (0, 0);
+    for (a, b) in plain.pixels().zip(tinted.pixels()) {
+        let gain = |c: usize| i32::from(b.0[c]) - i32::from(a.0[c]);
+        if gain(0) > 10 && gain(0) > gain(2) {
+            orange += 1;
+        }
+        if gain(2) > 10 && gain(2) > gain(0) {
+            teal += 1;
+        }
+    }
+    assert!(
+        orange > 100 && teal > 20,
+        "orange {orange}, teal {teal} pixels"
+    );
+}

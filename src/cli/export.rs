@@ -8,7 +8,7 @@ use super::{check_validation, open_gpu, read_input};
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
 use crate::render::look::Materials;
-use crate::terrain::engines::{export, Engine, Fit, Plan, Request};
+use crate::terrain::engines::{export, Engine, Fit, MapKind, Plan, Request};
 use crate::terrain::formats::Heights;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -156,6 +156,41 @@ fn mesh(
     Ok((bytes, summary))
 }
 
+/// The grids over `region` of the stored maps `--maps` asks for (erosion's wear and deposits),
+/// read from the project; 0 everywhere where it has none (never eroded). Refused for an input
+/// that is not a project.
+fn stored_maps(a: &ExportArgs, region: Region) -> Result<Vec<(MapKind, Heights)>> {
+    let asked: Vec<MapKind> = a.maps.iter().copied().filter(|k| k.stored()).collect();
+    if asked.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !is_project(&a.heights) {
+        anyhow::bail!(
+            "--maps {}: only a .scarp project holds erosion's wear and deposits",
+            asked[0].name()
+        );
+    }
+    let opened = crate::project::open(&a.heights)?;
+    let mut grids = Vec::new();
+    for kind in asked {
+        let name = match kind {
+            MapKind::Wear => crate::wear::WEAR_FIELD,
+            _ => crate::wear::DEPOSITS_FIELD,
+        };
+        let values = match crate::project::PagedHeights::open_field(&a.heights, &opened, name)? {
+            Some(field) => field.region(region)?.values,
+            None => vec![0.0; region.width as usize * region.height as usize],
+        };
+        let grid = Heights {
+            width: region.width,
+            height: region.height,
+            values,
+        };
+        grids.push((kind, grid));
+    }
+    Ok(grids)
+}
+
 /// Writes the engine's files of `region` and prints them and its note.
 fn for_engine(
     engine: Engine,
@@ -196,10 +231,19 @@ fn for_engine(
         }
         Backend::Cpu => None,
     };
-    let written = export(grid, &doc, req, materials, &a.out, |h, push| match &gpu {
-        Some((g, k)) => k.run(g, h, push).map_err(|e| e.to_string()),
-        None => Ok(crate::maps::cpu::maps_region(h, push)),
-    })?;
+    let stored = stored_maps(a, region)?;
+    let written = export(
+        grid,
+        &doc,
+        req,
+        materials,
+        &stored,
+        &a.out,
+        |h, push| match &gpu {
+            Some((g, k)) => k.run(g, h, push).map_err(|e| e.to_string()),
+            None => Ok(crate::maps::cpu::maps_region(h, push)),
+        },
+    )?;
     if let Some((g, _)) = &gpu {
         check_validation(g)?;
     }

@@ -580,9 +580,7 @@ fn field_overlay(
     };
     const FIELD: &str = "map overlay";
     let d = *terrain.desc();
-    let heights = terrain.to_dense()?;
-    let (shades, tint) =
-        crate::maps::overlay::shades(kind, &heights, &d).expect("a field map (is_field)");
+    let (shades, tint) = crate::maps::overlay::of_document(kind, terrain)?;
     let field =
         crate::pages::Field::new(terrain.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;
     terrain.store.insert_field(FIELD, field)?;

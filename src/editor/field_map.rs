@@ -3,7 +3,7 @@
 //! the heights have been still for a moment (a stroke is not recomputed every frame).
 
 use crate::document::Document;
-use crate::maps::overlay::{name, shades, EDITOR_MOST_TEXELS};
+use crate::maps::overlay::{name, EDITOR_MOST_TEXELS};
 use crate::render::analysis::Overlay;
 use crate::render::terrain::Overlay as Tint;
 use std::time::{Duration, Instant};
@@ -66,9 +66,7 @@ impl FieldMap {
 /// the GPU; returns how it tints.
 fn compute(kind: Overlay, doc: &mut Document) -> anyhow::Result<Tint> {
     let d = *doc.desc();
-    let heights = doc.to_dense()?;
-    let (values, tint) =
-        shades(kind, &heights, &d).ok_or_else(|| anyhow::anyhow!("not a field map"))?;
+    let (values, tint) = crate::maps::overlay::of_document(kind, doc)?;
     if doc.store.field(FIELD).is_none() {
         let mut field =
             crate::pages::Field::new(doc.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;

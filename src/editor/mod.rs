@@ -1644,7 +1644,7 @@ impl Editor {
         let gpu = self.gpu.clone();
         let kernels = crate::maps::gpu::Kernels::new(&gpu)?;
         let out = path.with_extension("");
-        let written = export(&grid, &d, req, &materials, &out, |h, push| {
+        let written = export(&grid, &d, req, &materials, &[], &out, |h, push| {
             kernels.run(&gpu, h, push).map_err(|e| e.to_string())
         })?;
         Ok(format!(

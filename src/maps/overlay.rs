@@ -9,11 +9,12 @@ use crate::render::analysis::Overlay;
 use crate::render::terrain::Overlay as Tint;
 
 /// The field maps, as the View panel offers them.
-pub const FIELD_MAPS: [Overlay; 4] = [
+pub const FIELD_MAPS: [Overlay; 5] = [
     Overlay::Drainage,
     Overlay::Wetness,
     Overlay::Profile,
     Overlay::Plan,
+    Overlay::Erosion,
 ];
 
 /// Most texels a document may have for the editor to compute a field map as it is edited (a
@@ -66,6 +67,36 @@ pub fn shades(kind: Overlay, heights: &[f32], d: &DocumentDesc) -> Option<(Vec<f
     })
 }
 
+/// Field map `kind` of `doc` as [`shades`] gives it, from its heights after every queued
+/// stroke; [`Overlay::Erosion`] from its wear and deposits ([`erosion_shades`]).
+pub fn of_document(
+    kind: Overlay,
+    doc: &mut crate::document::Document,
+) -> anyhow::Result<(Vec<f32>, Tint)> {
+    let d = *doc.desc();
+    if kind == Overlay::Erosion {
+        let all = d.bounds();
+        let zeros = || vec![0.0; d.width as usize * d.height as usize];
+        let wear = doc.wear_rect(all, false)?.unwrap_or_else(zeros);
+        let deposits = doc.wear_rect(all, true)?.unwrap_or_else(zeros);
+        return Ok((erosion_shades(&wear, &deposits), Tint::Uplift));
+    }
+    let heights = doc.to_dense()?;
+    shades(kind, &heights, &d).ok_or_else(|| anyhow::anyhow!("{}: not a field map", name(kind)))
+}
+
+/// The two-sided tint of erosion's net change, metres worn less metres laid down: above 1
+/// (orange) where more was worn, below 1 (teal) where more was laid down, full at the largest
+/// net change; 1 (no tint) everywhere where none.
+pub fn erosion_shades(wear: &[f32], deposits: &[f32]) -> Vec<f32> {
+    let net: Vec<f32> = wear.iter().zip(deposits).map(|(w, d)| w - d).collect();
+    let full = net.iter().fold(0.0f32, |m, n| m.max(n.abs()));
+    if full == 0.0 {
+        return vec![1.0; net.len()];
+    }
+    net.iter().map(|n| 1.0 + n / full).collect()
+}
+
 /// The View panel's name of field map `kind`.
 pub fn name(kind: Overlay) -> &'static str {
     match kind {
@@ -73,6 +104,19 @@ pub fn name(kind: Overlay) -> &'static str {
         Overlay::Wetness => "wetness",
         Overlay::Profile => "profile curvature",
         Overlay::Plan => "plan curvature",
+        Overlay::Erosion => "erosion wear and deposits",
         _ => "none",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erosion_shades_are_orange_where_worn_teal_where_laid_down_full_at_the_largest() {
+        let v = erosion_shades(&[2.0, 0.0, 1.0, 0.0], &[0.0, 4.0, 1.0, 0.0]);
+        assert_eq!(v, vec![1.5, 0.0, 1.0, 1.0]);
+        assert_eq!(erosion_shades(&[0.0; 3], &[0.0; 3]), vec![1.0; 3]);
     }
 }

@@ -152,17 +152,19 @@ impl PagedHeights {
 
     /// The geology uplift map the project at `path` stored (docs/geology.md), if it stored one.
     pub fn open_uplift(path: &Path, opened: &Opened) -> Result<Option<Self>, FileError> {
+        Self::open_field(path, opened, crate::geology::UPLIFT_FIELD)
+    }
+
+    /// Field `name` (an uplift map, erosion's wear or deposits) the project at `path` stored,
+    /// if it stored one.
+    pub fn open_field(path: &Path, opened: &Opened, name: &str) -> Result<Option<Self>, FileError> {
         let Opened::V2(p) = opened else {
             return Ok(None);
         };
-        if !p
-            .fields
-            .iter()
-            .any(|f| f.name == crate::geology::UPLIFT_FIELD)
-        {
+        if !p.fields.iter().any(|f| f.name == name) {
             return Ok(None);
         }
-        Self::stored_field(path, p, "uplift map", crate::geology::UPLIFT_FIELD).map(Some)
+        Self::stored_field(path, p, name, name).map(Some)
     }
 
     /// The stored field `field` of layer `layer` of the version-2 project `p` from `path` (r32f

@@ -57,6 +57,9 @@ pub enum Overlay {
     Profile,
     /// `plan`: plan curvature, teal where converging, orange where diverging (likewise).
     Plan,
+    /// `erosion`: erosion's wear and deposits (src/wear.rs), orange where more was worn than laid
+    /// down, teal where more was laid down, full at the largest (a field the caller reads).
+    Erosion,
 }
 
 /// Curvature (1/m) at which the curvature map's colours are full when none is given: a
@@ -96,9 +99,10 @@ impl std::str::FromStr for Overlay {
             ("wetness", None) => Ok(Overlay::Wetness),
             ("profile", None) => Ok(Overlay::Profile),
             ("plan", None) => Ok(Overlay::Plan),
+            ("erosion", None) => Ok(Overlay::Erosion),
             _ => Err(format!(
                 "unknown overlay '{s}' (slope[:WALKABLE_DEGREES], contours:INTERVAL, \
-                 curvature[:PER_METRE], materials, drainage, wetness, profile, plan)"
+                 curvature[:PER_METRE], materials, drainage, wetness, profile, plan, erosion)"
             )),
         }
     }
@@ -106,11 +110,15 @@ impl std::str::FromStr for Overlay {
 
 impl Overlay {
     /// Whether it is a map the caller computes into a tinting field (drainage, wetness,
-    /// profile and plan curvature), not a view setting.
+    /// profile and plan curvature, erosion's wear and deposits), not a view setting.
     pub fn is_field(self) -> bool {
         matches!(
             self,
-            Overlay::Drainage | Overlay::Wetness | Overlay::Profile | Overlay::Plan
+            Overlay::Drainage
+                | Overlay::Wetness
+                | Overlay::Profile
+                | Overlay::Plan
+                | Overlay::Erosion
         )
     }
 
@@ -122,7 +130,11 @@ impl Overlay {
             Overlay::Contours(i) => view.contours = Some(i),
             Overlay::Curvature(c) => view.curvature = Some(c),
             Overlay::Materials => view.materials_map = true,
-            Overlay::Drainage | Overlay::Wetness | Overlay::Profile | Overlay::Plan => {}
+            Overlay::Drainage
+            | Overlay::Wetness
+            | Overlay::Profile
+            | Overlay::Plan
+            | Overlay::Erosion => {}
         }
     }
 }

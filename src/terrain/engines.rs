@@ -451,6 +451,10 @@ pub enum MapKind {
     /// Topographic wetness, ln(a / tan β): a the drainage area per metre of contour (A / the
     /// spacing), β the slope (tan β at least 0.001).
     Wetness,
+    /// Erosion's wear: metres of ground removed by the project's erosion runs (src/wear.rs).
+    Wear,
+    /// Erosion's deposits: metres laid down by them.
+    Deposits,
 }
 
 impl MapKind {
@@ -462,6 +466,8 @@ impl MapKind {
             MapKind::Plan => "plan",
             MapKind::Drainage => "drainage",
             MapKind::Wetness => "wetness",
+            MapKind::Wear => "wear",
+            MapKind::Deposits => "deposits",
         }
     }
 
@@ -471,7 +477,14 @@ impl MapKind {
             MapKind::Curvature | MapKind::Profile | MapKind::Plan => "1/m",
             MapKind::Drainage => "m²",
             MapKind::Wetness => "ln(m)",
+            MapKind::Wear | MapKind::Deposits => "m",
         }
+    }
+
+    /// Maps a document stores rather than derives from its heights (a project's wear and
+    /// deposits): the exporter is given their grids.
+    pub fn stored(self) -> bool {
+        matches!(self, MapKind::Wear | MapKind::Deposits)
     }
 }
 
@@ -491,12 +504,14 @@ pub struct Request {
 /// Exports the whole `grid` of document `desc` for `req.engine` to files named after `out`
 /// (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
 /// viewport anchors them on the document's) computed by `weigh` (the GPU kernel or its twin,
-/// [`crate::maps`]).
+/// [`crate::maps`]). `stored` holds the grids of the stored maps asked for
+/// ([`MapKind::stored`]), of `grid`'s size; one not given is 0 everywhere (never worn).
 pub fn export(
     grid: &Heights,
     desc: &DocumentDesc,
     req: Request,
     materials: &crate::render::look::Materials,
+    stored: &[(MapKind, Heights)],
     out: &Path,
     weigh: impl FnOnce(&[f32], &crate::maps::MapsPush) -> Result<crate::maps::Maps, String>,
 ) -> Result<Written, ExportError> {
@@ -523,7 +538,11 @@ pub fn export(
     let extra: Vec<(MapKind, Vec<f32>)> = req
         .maps
         .iter()
-        .map(|&k| (k, derived(k, &heights, &out_desc, &maps, &area)))
+        .map(|&k| match stored.iter().find(|(s, _)| *s == k) {
+            Some((_, g)) => (k, plan.heights(g).values),
+            None if k.stored() => (k, vec![0.0; heights.values.len()]),
+            None => (k, derived(k, &heights, &out_desc, &maps, &area)),
+        })
         .collect();
     let o = Outputs {
         plan: &plan,
@@ -559,6 +578,7 @@ fn derived(
         MapKind::Plan => maps.surface(Surface::Plan).collect(),
         MapKind::Drainage => area().iter().map(|&a| a as f32).collect(),
         MapKind::Wetness => crate::maps::flow::wetness(area(), slope(), desc.texel_size()),
+        MapKind::Wear | MapKind::Deposits => unreachable!("stored maps are given, not derived"),
     }
 }
 
