@@ -690,11 +690,6 @@ fn window_size_layout_and_last_brush_are_remembered() {
     );
 }
 
-/// Milliseconds between typed keys: imgui takes about a key a frame, and a frame of the editor
-/// on lavapipe can take over half a second (seen: 545-677 ms on a fresh root), so 300 ms dropped
-/// keys there.
-const TYPE_DELAY_MS: &str = "1000";
-
 /// Tests that drive an editor by keys and clicks run one at a time: with several editors on
 /// lavapipe at once a frame can take seconds, and imgui takes about a key a frame, so typed
 /// names lost keys under the full suite's load (seen: a stamp's name, then no stroke in 300 s).
@@ -786,28 +781,21 @@ fn probed_editor<'a>(
     ui_driver::Driver::new(x, child, window, &probe)
 }
 
-/// [`driven_editor`] on a new flat `side`² document (a journal written into `dir`).
-fn driven_on_flat(x: &Xvfb, state: &Path, dir: &Path, side: u32) -> (Child, String) {
+/// A journal of a new flat `side`² document, written into `dir`.
+fn flat_journal(dir: &Path, side: u32) -> std::path::PathBuf {
     let start = dir.join("flat.json");
     let doc = format!(
         r#"{{"version": 2, "document": {{"width": {side}, "height": {side}, "page_size": 256}},
             "steps": []}}"#
     );
     std::fs::write(&start, doc).unwrap();
-    driven_editor(x, state, &start, dir)
+    start
 }
 
-/// Ctrl+E, `name` typed over the offered one (imgui takes about a key a frame), Enter: the
-/// heights exported into `dir`, the editor's folder. Waits for the file; returns its path.
-fn export_heights(x: &Xvfb, child: &mut Child, dir: &Path, name: &str) -> std::path::PathBuf {
-    xdotool(x, &["key", "ctrl+e"]);
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    xdotool(x, &["key", "ctrl+a"]);
-    xdotool(x, &["type", "--delay", TYPE_DELAY_MS, name]);
-    xdotool(x, &["key", "Return"]);
-    let path = dir.join(name);
-    wait_for_file(child, &path);
-    path
+/// [`driven_editor`] on a new flat `side`² document (a journal written into `dir`).
+fn driven_on_flat(x: &Xvfb, state: &Path, dir: &Path, side: u32) -> (Child, String) {
+    let start = flat_journal(dir, side);
+    driven_editor(x, state, &start, dir)
 }
 
 /// Waits (up to 300 s) for `path` to exist with a size no longer changing.
@@ -844,48 +832,38 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
     let x = Xvfb::start();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
-    let (mut child, window) = driven_on_flat(&x, &state, dir.path(), 512);
-    // The stamp browser opens in the library; imgui takes about a key a frame.
-    xdotool(&x, &["key", "ctrl+t"]);
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    xdotool(&x, &["type", "--delay", TYPE_DELAY_MS, "crater.png"]);
-    xdotool(&x, &["key", "Return"]);
-    std::thread::sleep(std::time::Duration::from_secs(4));
-    // One stamp in the middle of the view (the document, framed).
-    let geometry = xdotool(&x, &["getwindowgeometry", "--shell", &window]);
+    let flat = flat_journal(dir.path(), 512);
+    let mut e = probed_editor(&x, &state, &flat, dir.path(), "ui.jsonl");
+    // The stamp browser opens in the library.
+    e.key("ctrl+t");
+    e.wait("the stamp browser", |v| v["browser"] == "Open a stamp");
+    e.type_text("crater.png");
+    e.key("Return");
+    e.wait("the crater stamp", |v| {
+        v["browser"].is_null() && v["brush"] == "stamp"
+    });
+    // One stamp in the middle of the view (the document, framed): a press held two frames.
+    let geometry = xdotool(&x, &["getwindowgeometry", "--shell", e.window()]);
     let field = |k: &str| -> i32 {
         geometry
             .lines()
             .find_map(|l| l.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
             .unwrap()
     };
-    let (cx, cy) = (
-        (field("WIDTH") / 2 + 60).to_string(),
-        (field("HEIGHT") / 2 + 40).to_string(),
-    );
-    xdotool(&x, &["mousemove", "--window", &window, &cx, &cy]);
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    // A press held over a few frames paints; on a loaded machine a frame may take longer than
-    // the hold, so press again until the stroke is journaled.
+    e.point(field("WIDTH") / 2 + 60, field("HEIGHT") / 2 + 40);
+    e.press();
+    e.frames(2);
+    e.release();
     let folder = state.join("scarp");
     let stroked = |j: &scarp::journal::JournalFile| j.stroke_count() >= 1;
-    for hold in 1..=6 {
-        xdotool(&x, &["mousedown", "1"]);
-        std::thread::sleep(std::time::Duration::from_secs(hold));
-        xdotool(&x, &["mouseup", "1"]);
-        std::thread::sleep(std::time::Duration::from_secs(3));
-        if find_journal(&folder, &stroked).is_some() {
-            break;
-        }
-    }
-    let journaled = wait_for_journal(&mut child, &folder, stroked);
+    let journaled = wait_for_journal(&mut e.child, &folder, stroked);
     let text = std::fs::read_to_string(&journaled).unwrap();
     assert!(text.contains("\"type\": \"stamp\""), "{text}");
     assert!(text.contains("crater.png"), "{text}");
 
-    let exported = export_heights(&x, &mut child, dir.path(), "exported.r32");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let exported = e.export_heights(dir.path(), "exported.r32");
+    e.child.kill().unwrap();
+    e.child.wait().unwrap();
 
     let got = std::fs::read(&exported).unwrap();
     assert_eq!(got.len(), 512 * 512 * 4);
@@ -920,19 +898,18 @@ fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
                       "samples": [{"x": 256, "y": 256, "pressure": 1.0, "t": 0.0}]}}]}"#,
     )
     .unwrap();
-    let (mut child, window) = driven_editor(&x, &state, &start, dir.path());
-    xdotool(&x, &["key", "p"]);
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    let mut e = probed_editor(&x, &state, &start, dir.path(), "ui.jsonl");
+    e.key("p");
+    e.wait("the path tool", |v| v["path_tool"] == true);
     // Three points across the middle of the view (the framed document), clear of the panels.
-    for (px, py) in [(520, 470), (700, 560), (880, 480)] {
-        let (px, py) = (px.to_string(), py.to_string());
-        xdotool(&x, &["mousemove", "--window", &window, &px, &py]);
-        // The click takes the point the view picked under the cursor a frame or two before.
-        std::thread::sleep(std::time::Duration::from_millis(2500));
-        xdotool(&x, &["click", "1"]);
-        std::thread::sleep(std::time::Duration::from_secs(1));
+    for (n, (px, py)) in [(520, 470), (700, 560), (880, 480)].into_iter().enumerate() {
+        e.click(px, py);
+        e.wait(&format!("path point {}", n + 1), |v| {
+            v["path_points"] == n + 1
+        });
     }
-    xdotool(&x, &["key", "Return"]);
+    e.key("Return");
+    let mut child = e.child;
     let folder = state.join("scarp");
     let has_path = |j: &scarp::journal::JournalFile| {
         j.steps
@@ -954,9 +931,10 @@ fn the_path_tool_places_points_by_clicks_and_carves_one_journaled_step() {
     assert_eq!(paths[0].points.len(), 3, "{text}");
     assert_eq!(paths[0].mode.as_deref(), Some("carve"));
 
-    let exported = export_heights(&x, &mut child, dir.path(), "exported.r32");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    e.child = child;
+    let exported = e.export_heights(dir.path(), "exported.r32");
+    e.child.kill().unwrap();
+    e.child.wait().unwrap();
 
     let floats = |b: Vec<u8>| -> Vec<f32> {
         b.chunks(4)
@@ -1052,8 +1030,6 @@ fn closing_with_unsaved_steps_asks_first() {
             "steps": []}"#,
     )
     .unwrap();
-    let pause = |s: u64| std::thread::sleep(std::time::Duration::from_secs(s));
-
     let state = dir.path().join("state-saved");
     let (mut child, _) = driven_editor(&x, &state, &start, dir.path());
     xdotool(&x, &["key", "ctrl+q"]);
@@ -1063,30 +1039,28 @@ fn closing_with_unsaved_steps_asks_first() {
     );
 
     let state = dir.path().join("state-unsaved");
-    let (mut child, _) = driven_editor(&x, &state, &start, dir.path());
-    xdotool(&x, &["key", "ctrl+shift+n"]);
+    let mut e = probed_editor(&x, &state, &start, dir.path(), "ui.jsonl");
+    e.key("ctrl+shift+n");
     let has_layer = |j: &scarp::journal::JournalFile| {
         j.steps
             .iter()
             .any(|s| matches!(s, scarp::journal::StepEntry::Layer(_)))
     };
-    let journal = wait_for_journal(&mut child, &state.join("scarp"), has_layer);
+    let journal = wait_for_journal(&mut e.child, &state.join("scarp"), has_layer);
+    // Ctrl+Q with a step unsaved: the close panel asks (a frame that shows it comes, so the
+    // editor did not close unasked); Esc cancels, and the editor goes on.
+    e.key("ctrl+q");
+    e.wait("the close panel", |v| v["closing"] == true);
+    e.key("Escape");
+    e.wait("the close panel cancelled", |v| v["closing"] == false);
+    e.frames(2);
+    e.key("ctrl+q");
+    e.wait("the close panel again", |v| v["closing"] == true);
     xdotool(&x, &["key", "ctrl+q"]);
-    pause(4);
     assert!(
-        child.try_wait().unwrap().is_none(),
-        "closed with a step unsaved, unasked"
+        wait_for_exit(&mut e.child).success(),
+        "Ctrl+Q twice: closed"
     );
-    xdotool(&x, &["key", "Escape"]);
-    pause(3);
-    xdotool(&x, &["key", "ctrl+q"]);
-    pause(4);
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "cancel did not keep it open"
-    );
-    xdotool(&x, &["key", "ctrl+q"]);
-    assert!(wait_for_exit(&mut child).success(), "Ctrl+Q twice: closed");
     assert!(
         !journal.exists(),
         "discarded steps leave no untitled journal"
@@ -1455,13 +1429,7 @@ fn a_whole_terrain_job_in_the_editor_loses_nothing() {
 
     // Reopened: the saved view, and a PNG export with its range, as `scarp convert` writes.
     let mut e = probed_editor(&x, &state, &project, d, "ui-2.jsonl");
-    e.key("ctrl+e");
-    e.wait("the export browser", |v| v["browser"] == "Export heights");
-    e.key("ctrl+a");
-    e.type_text("job.png");
-    e.key("Return");
-    let exported = d.join("job.png");
-    wait_for_file(&mut e.child, &exported);
+    let exported = e.export_heights(d, "job.png");
     common::scarp_ok(&["convert", &p("job.scarp"), &p("convert.png")]);
     // A step and a save: the reopened editor saves the view it took.
     let before = std::fs::read(&project).unwrap();

@@ -2289,6 +2289,7 @@ impl Editor {
             erosion_region: ui.erosion.region,
             erosion_running: self.erosion.is_some(),
             browser: ui.browser.as_ref().map(|b| b.purpose.title()),
+            closing: ui.closing.is_some(),
             sea: ui.view.sea_level.is_some(),
             layers: ui.layers.stack.layers.len(),
             steps: self.session.steps().len(),

@@ -42,6 +42,8 @@ pub struct UiProbe {
     pub erosion_running: bool,
     /// What the open file browser is for.
     pub browser: Option<&'static str>,
+    /// The close panel asks about unsaved steps.
+    pub closing: bool,
     pub sea: bool,
     pub layers: usize,
     /// Steps since the document was opened.

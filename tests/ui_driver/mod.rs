@@ -39,6 +39,11 @@ impl<'a> Driver<'a> {
         serde_json::from_str(whole.rsplit('\n').next()?).ok()
     }
 
+    /// The editor's window id.
+    pub fn window(&self) -> &str {
+        &self.window
+    }
+
     /// Waits for a frame whose state `ok` accepts; fails naming `what` and the last state if
     /// the editor ends or none comes in time.
     pub fn wait(&mut self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
@@ -131,6 +136,19 @@ impl<'a> Driver<'a> {
     pub fn key(&mut self, k: &str) {
         xdotool(self.x, &["key", k]);
         self.frames(2);
+    }
+
+    /// Ctrl+E, `name` typed over the offered one, Enter: the heights exported into `dir`, the
+    /// editor's folder. Waits for the file; returns its path.
+    pub fn export_heights(&mut self, dir: &Path, name: &str) -> PathBuf {
+        self.key("ctrl+e");
+        self.wait("the export browser", |v| v["browser"] == "Export heights");
+        self.key("ctrl+a");
+        self.type_text(name);
+        self.key("Return");
+        let path = dir.join(name);
+        super::wait_for_file(&mut self.child, &path);
+        path
     }
 
     /// `text` typed a character at a time, two frames each (imgui takes about a key a frame).
