@@ -1,5 +1,5 @@
 //! Erosion's wear and deposits: two fields of the document that every region erosion (the
-//! Erode step: the editor's region run, `scarp erode`, a journal's erode step) adds to, as part
+//! Erode step: the editor's region run, a journal's erode step) adds to, as part
 //! of the same undo step as the heights: per texel, the metres of ground the runs removed and
 //! the metres they laid down. Saved with the project and exported as maps (docs/maps.md, "Wear
 //! and deposits").

@@ -715,17 +715,7 @@ fn a_projects_erosion_wear_and_deposits_export_in_metres() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let p = |n: &str| d.join(n).to_str().unwrap().to_string();
-    let hill = r#"{"stroke": {"brush": {"type": "raise", "radius": 50, "strength": 0.3,
-        "falloff": "smooth"}, "samples": [{"x": 64, "y": 64, "pressure": 1.0, "t": 0.0}]}}"#;
-    let erode = r#"{"erode": {"region": [8, 8, 112, 112], "model": "both", "steps": 60}}"#;
-    let journal = |steps: &str| {
-        format!(
-            r#"{{"version": 2, "document": {{"width": 128, "height": 128, "page_size": 128,
-                "units": {{"texel_size": 2.0, "height_unit": 300.0}}}}, "steps": [{steps}]}}"#
-        )
-    };
-    std::fs::write(d.join("hill.json"), journal(hill)).unwrap();
-    std::fs::write(d.join("eroded.json"), journal(&format!("{hill}, {erode}"))).unwrap();
+    common::hill_journals(d, r#"{"texel_size": 2.0, "height_unit": 300.0}"#);
     for (j, out) in [("hill.json", "before.r32"), ("eroded.json", "after.r32")] {
         scarp_ok(&["apply", "--journal", &p(j), "--out", &p(out)]);
     }

@@ -397,17 +397,7 @@ fn the_erosion_overlay_tints_where_a_run_wore_and_laid_down() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let p = |n: &str| d.join(n).to_str().unwrap().to_string();
-    let hill = r#"{"stroke": {"brush": {"type": "raise", "radius": 50, "strength": 0.3,
-        "falloff": "smooth"}, "samples": [{"x": 64, "y": 64, "pressure": 1.0, "t": 0.0}]}}"#;
-    let erode = r#"{"erode": {"region": [8, 8, 112, 112], "model": "both", "steps": 60}}"#;
-    let journal = |steps: &str| {
-        format!(
-            r#"{{"version": 2, "document": {{"width": 128, "height": 128, "page_size": 128}},
-                "steps": [{steps}]}}"#
-        )
-    };
-    std::fs::write(d.join("hill.json"), journal(hill)).unwrap();
-    std::fs::write(d.join("eroded.json"), journal(&format!("{hill}, {erode}"))).unwrap();
+    common::hill_journals(d, "");
     for (j, out) in [("hill.json", "hill.scarp"), ("eroded.json", "eroded.scarp")] {
         common::scarp_ok(&["apply", "--journal", &p(j), "--out", &p(out)]);
     }
@@ -452,4 +442,22 @@ fn the_erosion_overlay_tints_where_a_run_wore_and_laid_down() {
         orange > 100 && teal > 20,
         "orange {orange}, teal {teal} pixels"
     );
+    // A height file holds no erosion: refused by name, before any work.
+    let flat = d.join("flat.r32");
+    scarp::terrain::export::write_heights(&flat, 64, 64, &vec![0.0; 64 * 64]).unwrap();
+    let out = common::scarp(&[
+        "render",
+        "--heights",
+        flat.to_str().unwrap(),
+        "--overlay",
+        "erosion",
+        "--out",
+        &p("no.png"),
+    ]);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("--overlay erosion"),
+        "{e}"
+    );
+    assert!(!d.join("no.png").exists());
 }

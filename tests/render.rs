@@ -834,6 +834,9 @@ fn an_overlay_line_on_a_block_edge_tints_as_one_inside_a_block() {
         let f = Field::from_heights(&gpu, f32_desc, &line(x0), Default::default()).unwrap();
         terrain.store.insert_field(name, f).unwrap();
     }
+    let zeros = vec![0.0f32; (d.width * d.height) as usize];
+    let late = Field::from_heights(&gpu, f32_desc, &zeros, Default::default()).unwrap();
+    terrain.store.insert_field("late", late).unwrap();
     let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
     let mut off = Offscreen::new(&gpu, [1024, 512]).unwrap();
     let mut cam = Camera::default();
@@ -843,25 +846,53 @@ fn an_overlay_line_on_a_block_edge_tints_as_one_inside_a_block() {
         pixel_error: 0.1,
         ..ViewSettings::default()
     };
-    let mut render = |r: &mut TerrainRenderer, overlay: Option<(&str, Overlay)>| {
-        r.set_overlay(overlay);
-        for _ in 0..2 {
+    let mut render =
+        |r: &mut TerrainRenderer, terrain: &mut Document, overlay: Option<(&str, Overlay)>| {
+            r.set_overlay(overlay);
+            for _ in 0..2 {
+                off.render(r, &mut terrain.store, &cam, &view, true, None)
+                    .unwrap();
+            }
             off.render(r, &mut terrain.store, &cam, &view, true, None)
-                .unwrap();
-        }
-        off.render(r, &mut terrain.store, &cam, &view, true, None)
-            .unwrap()
-            .pixels
-            .unwrap()
-    };
-    let plain = render(&mut r, None);
+                .unwrap()
+                .pixels
+                .unwrap()
+        };
+    let plain = render(&mut r, &mut terrain, None);
     let tinted = |img: &[u8]| {
         (0..img.len() / 4)
             .filter(|&i| img[4 * i..4 * i + 3] != plain[4 * i..4 * i + 3])
             .count()
     };
-    let edge = tinted(&render(&mut r, Some(("edge", Overlay::Water))));
-    let inside = tinted(&render(&mut r, Some(("inside", Overlay::Water))));
+    let edge_img = render(&mut r, &mut terrain, Some(("edge", Overlay::Water)));
+    let edge = tinted(&edge_img);
+    let inside = tinted(&render(
+        &mut r,
+        &mut terrain,
+        Some(("inside", Overlay::Water)),
+    ));
+    // The line written after a frame drew the field: the first block's set, which binds the
+    // second block's first pages for its edge, follows the edit as the second block's does.
+    assert_eq!(
+        tinted(&render(
+            &mut r,
+            &mut terrain,
+            Some(("late", Overlay::Water))
+        )),
+        0
+    );
+    let column = scarp::pages::geometry::Rect {
+        x0: 512,
+        y0: 0,
+        x1: 513,
+        y1: d.height as i32,
+    };
+    let field = terrain.store.field_mut("late").unwrap();
+    scarp::pages::rects::write(field, column, &vec![1.0; d.height as usize], false).unwrap();
+    assert!(
+        render(&mut r, &mut terrain, Some(("late", Overlay::Water))) == edge_img,
+        "the overlay's edit on a block edge is drawn as a fresh field is"
+    );
     assert!(
         inside > 500,
         "the line inside the block tints {inside} pixels"

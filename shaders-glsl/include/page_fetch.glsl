@@ -1,5 +1,6 @@
 // Heights of the document around one block of pages, read straight from the page images; with
-// PAGE_OVERLAY defined, also an overlay field's value over the block's own pages (binding 1).
+// PAGE_OVERLAY defined, also an overlay field's value over the block's own pages and the next
+// row and column of pages (binding 1).
 //
 // A draw (or a tile-bounds dispatch) binds the pages of one block of PAGE_BLOCK x PAGE_BLOCK
 // pages plus a one-page ring around it (tile edges and normals reach into neighbours): array
@@ -60,6 +61,9 @@ float pageHeight(PageView v, ivec2 g) {
 layout(set = PAGE_SET, binding = 1, r32f) uniform readonly image2D overlay[OVERLAY_SLOTS];
 
 #define OSLOT(i) case i: return imageLoad(overlay[i], p).r;
+#if OVERLAY_SLOTS != 25
+#error "loadOverlay's cases are written for 25 overlay slots"
+#endif
 
 float loadOverlay(int slot, ivec2 p) {
     switch (slot) {

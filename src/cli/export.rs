@@ -77,6 +77,14 @@ pub fn run(a: &ExportArgs) -> Result<()> {
     if a.out.file_name().is_none() {
         anyhow::bail!("--out: give a name, DIR/NAME");
     }
+    if let Some(k) = a.maps.iter().find(|k| k.stored()) {
+        if !is_project(&a.heights) {
+            anyhow::bail!(
+                "--maps {}: only a .scarp project holds erosion's wear and deposits",
+                k.name()
+            );
+        }
+    }
     if let Some(e) = a.mesh_error {
         if !e.is_finite() || e < 0.0 {
             anyhow::bail!("--mesh-error must be a finite number of metres at least 0, not {e}");
@@ -157,18 +165,12 @@ fn mesh(
 }
 
 /// The grids over `region` of the stored maps `--maps` asks for (erosion's wear and deposits),
-/// read from the project; 0 everywhere where it has none (never eroded). Refused for an input
-/// that is not a project.
+/// read from the project (`run` refused other inputs); 0 everywhere where it has none (never
+/// eroded).
 fn stored_maps(a: &ExportArgs, region: Region) -> Result<Vec<(MapKind, Heights)>> {
     let asked: Vec<MapKind> = a.maps.iter().copied().filter(|k| k.stored()).collect();
     if asked.is_empty() {
         return Ok(Vec::new());
-    }
-    if !is_project(&a.heights) {
-        anyhow::bail!(
-            "--maps {}: only a .scarp project holds erosion's wear and deposits",
-            asked[0].name()
-        );
     }
     let opened = crate::project::open(&a.heights)?;
     let mut grids = Vec::new();

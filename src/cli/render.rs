@@ -409,6 +409,16 @@ const MAX_WHOLE_SIDE: u32 = 8192;
 
 /// Every flag checked before any work.
 fn check_flags(a: &RenderArgs) -> Result<()> {
+    let erosion = a
+        .overlay
+        .contains(&crate::render::analysis::Overlay::Erosion);
+    if erosion
+        && a.heights
+            .as_deref()
+            .is_some_and(|h| !super::args::is_project(h))
+    {
+        bail!("--overlay erosion: a height file holds no erosion wear or deposits (a .scarp project or a journal does)");
+    }
     if let Some(flag) = whole_only(a) {
         if a.strip_rows.is_some() {
             bail!("--strip-rows cannot be used with {flag}, which draws the image whole");
@@ -566,8 +576,9 @@ fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
     );
 }
 
-/// The tint field of a `--overlay drainage`, `wetness`, `profile` or `plan` (docs/maps.md):
-/// computed on the CPU from the document's heights into a field of the store, which the
+/// The tint field of a `--overlay drainage`, `wetness`, `profile`, `plan` or `erosion`
+/// (docs/maps.md): computed on the CPU from the document's heights (or its erosion's wear and
+/// deposits) into a field of the store, which the
 /// renderer tints with.
 fn field_overlay(
     a: &RenderArgs,
@@ -579,16 +590,11 @@ fn field_overlay(
         return Ok(());
     };
     const FIELD: &str = "map overlay";
-    let d = *terrain.desc();
-    let (shades, tint) = crate::maps::overlay::of_document(kind, terrain)?;
-    let field =
-        crate::pages::Field::new(terrain.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;
-    terrain.store.insert_field(FIELD, field)?;
-    let field = terrain.store.field_mut(FIELD).expect("inserted");
-    crate::pages::rects::write(field, d.bounds(), &shades, false)?;
-    // On the GPU before the first frame (the renderer brings in the pages a frame drew, for the
-    // next one: a single still would show none).
-    field.ensure_visible(&d.page_ids().collect::<Vec<_>>())?;
+    // Its pages on the GPU before the first frame (the renderer brings in the pages a frame
+    // drew, for the next one: a single still would show none).
+    let tint = terrain
+        .write_field_map(kind, FIELD)?
+        .expect("a field map (is_field)");
     renderer.set_overlay(Some((FIELD, tint)));
     Ok(())
 }

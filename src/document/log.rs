@@ -47,7 +47,6 @@ impl UndoLog {
         self.redo.clear();
     }
 
-    /// Steps that can be undone now.
     /// Adds `fields` to the last undo step (written as part of it after it began).
     pub(super) fn extend_last(&mut self, fields: &[&str]) {
         if let Some(last) = self.undo.last_mut() {
@@ -56,6 +55,7 @@ impl UndoLog {
         }
     }
 
+    /// Steps that can be undone now.
     pub(super) fn len(&self) -> usize {
         self.undo.len()
     }

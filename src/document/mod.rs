@@ -11,6 +11,7 @@
 //! * `log.rs`: the undo log (which fields each step wrote an undo step in).
 //! * `routing.rs`: which fields a stroke paints on the selection, and with what.
 
+mod field_maps;
 mod log;
 mod routing;
 
@@ -508,23 +509,37 @@ impl Document {
         if wear.iter().chain(&deposits).all(|&v| v == 0.0) {
             return Ok(());
         }
-        self.ensure_field(WEAR_FIELD, 0.0)?;
-        self.ensure_field(DEPOSITS_FIELD, 0.0)?;
-        self.log.extend_last(&[WEAR_FIELD, DEPOSITS_FIELD]);
-        let mut add = || -> Result<()> {
+        // The sums are made before the step names the fields: a failure here takes back the
+        // heights' step alone.
+        let mut sums = || -> Result<Vec<(&str, Vec<f32>)>> {
+            let mut sums = Vec::new();
             for (name, delta) in [(WEAR_FIELD, &wear), (DEPOSITS_FIELD, &deposits)] {
-                let field = self.store.field_mut(name).expect("made above");
+                self.ensure_field(name, 0.0)?;
+                let field = self.store.field(name).expect("made above");
                 let mut sum = crate::pages::rects::read(field, rect)?;
                 for (s, d) in sum.iter_mut().zip(delta) {
                     *s += d;
                 }
-                crate::pages::rects::write(field, rect, &sum, false)?;
+                sums.push((name, sum));
             }
-            Ok(())
+            Ok(sums)
         };
-        if let Err(e) = add() {
-            self.take_back()?;
-            return Err(e);
+        let sums = match sums() {
+            Ok(s) => s,
+            Err(e) => {
+                self.take_back()?;
+                return Err(e);
+            }
+        };
+        for (name, sum) in sums {
+            let field = self.store.field_mut(name).expect("made above");
+            let wrote = crate::pages::rects::write(field, rect, &sum, false);
+            // A write, whole or not, is a version step of the field: the step names it.
+            self.log.extend_last(&[name]);
+            if let Err(e) = wrote {
+                self.take_back()?;
+                return Err(e.into());
+            }
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
-//! The View panel's field map (drainage, wetness, profile or plan curvature; docs/maps.md): a
-//! tint field the editor computes on the CPU from the whole document, again after an edit once
-//! the heights have been still for a moment (a stroke is not recomputed every frame).
+//! The View panel's field map (drainage, wetness, profile or plan curvature, erosion's wear and
+//! deposits; docs/maps.md): a tint field the editor computes on the CPU from the whole document,
+//! again after an edit once the heights have been still for a moment (a stroke is not
+//! recomputed every frame).
 
 use crate::document::Document;
 use crate::maps::overlay::{name, EDITOR_MOST_TEXELS};
@@ -62,20 +63,9 @@ impl FieldMap {
     }
 }
 
-/// Writes map `kind` of `doc` into [`FIELD`] (made the first time) and brings its pages onto
-/// the GPU; returns how it tints.
+/// Writes map `kind` of `doc` into [`FIELD`] and brings its pages onto the GPU; returns how it
+/// tints.
 fn compute(kind: Overlay, doc: &mut Document) -> anyhow::Result<Tint> {
-    let d = *doc.desc();
-    let (values, tint) = crate::maps::overlay::of_document(kind, doc)?;
-    if doc.store.field(FIELD).is_none() {
-        let mut field =
-            crate::pages::Field::new(doc.gpu(), crate::layers::composite::f32_desc(&d), 0.0)?;
-        // A view, not an edit: no undo steps kept.
-        field.set_undo_budget(0);
-        doc.store.insert_field(FIELD, field)?;
-    }
-    let field = doc.store.field_mut(FIELD).expect("made above");
-    crate::pages::rects::write(field, d.bounds(), &values, false)?;
-    field.ensure_visible(&d.page_ids().collect::<Vec<_>>())?;
-    Ok(tint)
+    doc.write_field_map(kind, FIELD)?
+        .ok_or_else(|| anyhow::anyhow!("{}: not a field map", name(kind)))
 }

@@ -2241,8 +2241,10 @@ impl Editor {
             .push_frame(now.elapsed().as_secs_f32() * 1e3, drew);
         if self.probe.is_some() {
             let probe = self.probe_now(drew);
-            if let Some(log) = &mut self.probe {
-                log.write(&probe)?;
+            if let Some(Err(e)) = self.probe.as_mut().map(|log| log.write(&probe)) {
+                // A script's aid, not the user's work: it stops, the session goes on.
+                self.ui.message = format!("{e:#}; the interface state is no longer written");
+                self.probe = None;
             }
         }
         if let Some(size) = shot {

@@ -67,10 +67,11 @@ impl UiProbeLog {
         })
     }
 
-    /// Appends `probe` as one line, flushed so a reader sees it whole.
+    /// Appends `probe` as one line, written and flushed at once so a reader sees it whole.
     pub fn write(&mut self, probe: &UiProbe) -> Result<()> {
-        serde_json::to_writer(&mut self.out, probe)?;
-        self.out.write_all(b"\n")?;
+        let mut line = serde_json::to_vec(probe)?;
+        line.push(b'\n');
+        self.out.write_all(&line).context("--ui-state")?;
         self.out.flush().context("--ui-state")?;
         Ok(())
     }

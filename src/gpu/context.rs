@@ -72,6 +72,8 @@ pub struct DeviceInfo {
     pub timestamp_valid_bits: u32,
     pub max_compute_workgroups: [u32; 3],
     pub max_storage_buffer_range: u32,
+    /// Storage images one shader stage may bind.
+    pub max_per_stage_storage_images: u32,
     /// Largest width and height of a 2D image.
     pub max_image_dimension_2d: u32,
     pub min_storage_buffer_offset_alignment: u64,
@@ -507,6 +509,7 @@ fn device_info(instance: &ash::Instance, chosen: &Candidate, queue_family: u32) 
         timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
         max_compute_workgroups: props.limits.max_compute_work_group_count,
         max_storage_buffer_range: props.limits.max_storage_buffer_range,
+        max_per_stage_storage_images: props.limits.max_per_stage_descriptor_storage_images,
         max_image_dimension_2d: props.limits.max_image_dimension2_d,
         min_storage_buffer_offset_alignment: props.limits.min_storage_buffer_offset_alignment,
     }

@@ -1,7 +1,8 @@
 //! The maps an overlay tints the terrain with from a field (docs/maps.md, "In the viewport"):
 //! drainage, wetness, profile and plan curvature, computed on the CPU from the whole
-//! document's heights (a texel's drainage depends on everything upstream), as `scarp render
-//! --overlay` and the editor's View panel show them.
+//! document's heights (a texel's drainage depends on everything upstream), and erosion's wear
+//! and deposits, as `scarp render --overlay` and the editor's View panel show them
+//! ([`crate::document::Document::write_field_map`] writes them into a tint field).
 
 use crate::maps::Surface;
 use crate::pages::DocumentDesc;
@@ -65,24 +66,6 @@ pub fn shades(kind: Overlay, heights: &[f32], d: &DocumentDesc) -> Option<(Vec<f
         Overlay::Plan => (two_sided(Surface::Plan), Tint::Uplift),
         _ => return None,
     })
-}
-
-/// Field map `kind` of `doc` as [`shades`] gives it, from its heights after every queued
-/// stroke; [`Overlay::Erosion`] from its wear and deposits ([`erosion_shades`]).
-pub fn of_document(
-    kind: Overlay,
-    doc: &mut crate::document::Document,
-) -> anyhow::Result<(Vec<f32>, Tint)> {
-    let d = *doc.desc();
-    if kind == Overlay::Erosion {
-        let all = d.bounds();
-        let zeros = || vec![0.0; d.width as usize * d.height as usize];
-        let wear = doc.wear_rect(all, false)?.unwrap_or_else(zeros);
-        let deposits = doc.wear_rect(all, true)?.unwrap_or_else(zeros);
-        return Ok((erosion_shades(&wear, &deposits), Tint::Uplift));
-    }
-    let heights = doc.to_dense()?;
-    shades(kind, &heights, &d).ok_or_else(|| anyhow::anyhow!("{}: not a field map", name(kind)))
 }
 
 /// The two-sided tint of erosion's net change, metres worn less metres laid down: above 1

@@ -331,6 +331,15 @@ struct DrawnPicture {
 impl TerrainRenderer {
     /// A renderer for documents like `desc` drawing into targets of `options.color_format`.
     pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, options: RenderOptions) -> Result<Self> {
+        // The vertex stage binds a block's pages, its overlay pages and the coarse level.
+        let images = (PAGE_SLOTS + OVERLAY_SLOTS + 1) as u32;
+        if gpu.info().max_per_stage_storage_images < images {
+            return Err(GpuError::Unsupported(format!(
+                "{} binds {} storage images per shader stage; the terrain's vertex stage needs {images}",
+                gpu.info().name,
+                gpu.info().max_per_stage_storage_images
+            )));
+        }
         if !gpu.dynamic_rendering() {
             return Err(GpuError::Unsupported(format!(
                 "{} has no dynamic rendering (Vulkan 1.3): the terrain cannot be drawn",

@@ -505,7 +505,8 @@ pub struct Request {
 /// (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
 /// viewport anchors them on the document's) computed by `weigh` (the GPU kernel or its twin,
 /// [`crate::maps`]). `stored` holds the grids of the stored maps asked for
-/// ([`MapKind::stored`]), of `grid`'s size; one not given is 0 everywhere (never worn).
+/// ([`MapKind::stored`]), of `grid`'s size; one asked for and not given is refused before
+/// anything is written.
 pub fn export(
     grid: &Heights,
     desc: &DocumentDesc,
@@ -525,6 +526,16 @@ pub fn export(
         req.tiles.unwrap_or((1, 1)),
     )
     .map_err(ExportError::Plan)?;
+    if let Some(k) = req
+        .maps
+        .iter()
+        .find(|k| k.stored() && !stored.iter().any(|(s, _)| s == *k))
+    {
+        return Err(ExportError::Plan(format!(
+            "--maps {}: only a .scarp project holds it",
+            k.name()
+        )));
+    }
     let out_desc = plan.desc(desc);
     let heights = plan.heights(grid);
     let range = super::formats::min_max(&heights.values);
@@ -540,7 +551,6 @@ pub fn export(
         .iter()
         .map(|&k| match stored.iter().find(|(s, _)| *s == k) {
             Some((_, g)) => (k, plan.heights(g).values),
-            None if k.stored() => (k, vec![0.0; heights.values.len()]),
             None => (k, derived(k, &heights, &out_desc, &maps, &area)),
         })
         .collect();

@@ -122,3 +122,30 @@ pub fn add_and_select_layer(doc: &mut scarp::document::Document, name: &str) {
     doc.layer_op(&LayerOp::Select { name: name.into() }, here)
         .unwrap();
 }
+
+/// Two journals of a 128² document with `units` (a JSON object, or empty) written into `dir`:
+/// `hill.json`, a raised hill, and `eroded.json`, the same hill then eroded over most of the
+/// document (60 steps of both models). Returns their paths.
+#[allow(dead_code)]
+pub fn hill_journals(
+    dir: &std::path::Path,
+    units: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let hill = r#"{"stroke": {"brush": {"type": "raise", "radius": 50, "strength": 0.3,
+        "falloff": "smooth"}, "samples": [{"x": 64, "y": 64, "pressure": 1.0, "t": 0.0}]}}"#;
+    let erode = r#"{"erode": {"region": [8, 8, 112, 112], "model": "both", "steps": 60}}"#;
+    let units = match units {
+        "" => String::new(),
+        u => format!(r#", "units": {u}"#),
+    };
+    let journal = |steps: &str| {
+        format!(
+            r#"{{"version": 2, "document": {{"width": 128, "height": 128, "page_size": 128{units}}},
+                "steps": [{steps}]}}"#
+        )
+    };
+    let (h, e) = (dir.join("hill.json"), dir.join("eroded.json"));
+    std::fs::write(&h, journal(hill)).unwrap();
+    std::fs::write(&e, journal(&format!("{hill}, {erode}"))).unwrap();
+    (h, e)
+}

@@ -17,6 +17,12 @@ pub struct Driver<'a> {
     window: String,
     pub child: Child,
     state: PathBuf,
+    /// Bytes of the state file read so far (whole lines).
+    offset: u64,
+    /// Lines read and not yet looked at by a wait, oldest first.
+    pending: std::collections::VecDeque<Value>,
+    /// The newest line looked at.
+    last: Option<Value>,
 }
 
 impl<'a> Driver<'a> {
@@ -27,16 +33,44 @@ impl<'a> Driver<'a> {
             window,
             child,
             state: state.to_path_buf(),
+            offset: 0,
+            pending: Default::default(),
+            last: None,
         };
         d.wait("the first frame", |_| true);
         d
     }
 
-    /// The last whole line the editor wrote, if any.
-    pub fn now(&mut self) -> Option<Value> {
-        let text = std::fs::read_to_string(&mut self.state).ok()?;
-        let whole = &text[..text.rfind('\n')?];
-        serde_json::from_str(whole.rsplit('\n').next()?).ok()
+    /// Reads the whole lines the editor wrote since the last read into `pending`.
+    fn read_new(&mut self) {
+        use std::io::{Read, Seek};
+        let Ok(mut f) = std::fs::File::open(&self.state) else {
+            return;
+        };
+        let mut bytes = Vec::new();
+        f.seek(std::io::SeekFrom::Start(self.offset)).unwrap();
+        f.read_to_end(&mut bytes).unwrap();
+        // A line being written is left for the next read.
+        let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        self.offset += end as u64 + 1;
+        for line in bytes[..end].split(|&b| b == b'\n') {
+            let v = serde_json::from_slice(line).expect("a --ui-state line is JSON");
+            self.pending.push_back(v);
+        }
+    }
+
+    /// The newest state the editor wrote (every line before it passed over).
+    pub fn latest(&mut self) -> Value {
+        self.read_new();
+        if let Some(v) = self.pending.pop_back() {
+            self.last = Some(v);
+        }
+        self.pending.clear();
+        self.last
+            .clone()
+            .expect("a first frame (Driver::new waits for it)")
     }
 
     /// The editor's window id.
@@ -44,40 +78,41 @@ impl<'a> Driver<'a> {
         &self.window
     }
 
-    /// Waits for a frame whose state `ok` accepts; fails naming `what` and the last state if
-    /// the editor ends or none comes in time.
+    /// Waits for a state `ok` accepts: the newest looked at, else each line written since in
+    /// turn (a state that lasted one frame is seen too); fails naming `what` and the last state
+    /// if the editor ends or none comes in time.
     pub fn wait(&mut self, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+        if let Some(v) = self.last.as_ref().filter(|v| ok(v)) {
+            return v.clone();
+        }
         let start = Instant::now();
         loop {
-            let now = self.now();
-            if let Some(v) = now.as_ref().filter(|v| ok(v)) {
-                return v.clone();
+            self.read_new();
+            while let Some(v) = self.pending.pop_front() {
+                let hit = ok(&v);
+                self.last = Some(v);
+                if hit {
+                    return self.last.clone().unwrap();
+                }
             }
             if let Some(status) = self.child.try_wait().unwrap() {
-                let mut err = String::new();
-                if let Some(mut e) = self.child.stderr.take() {
-                    std::io::Read::read_to_string(&mut e, &mut err).unwrap();
-                }
-                panic!("the editor ended ({status}) waiting for {what}: {err}");
+                super::ended(&mut self.child, status, what);
             }
             assert!(
                 start.elapsed() < PATIENCE,
-                "no frame with {what} in {PATIENCE:?}; the last: {now:?}"
+                "no frame with {what} in {PATIENCE:?}; the last: {:?}",
+                self.last
             );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
 
-    /// Waits until `n` more frames are presented.
+    /// Waits until `n` more frames are presented (after the newest written now).
     pub fn frames(&mut self, n: u64) {
-        let from = self.frame();
+        let from = self.latest()["frame"].as_u64().unwrap();
         self.wait(&format!("frame {}", from + n), |v| {
             v["frame"].as_u64().unwrap() >= from + n
         });
-    }
-
-    fn frame(&mut self) -> u64 {
-        self.now().map_or(0, |v| v["frame"].as_u64().unwrap())
     }
 
     /// Moves the pointer to window pixel (`px`, `py`) and waits for a frame that saw it there
