@@ -230,13 +230,9 @@ fn bad_erode_flags_are_refused_before_any_work() {
     assert!(out.exists() && sed.exists());
 }
 
-#[test]
-fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
-    use scarp::document::Document;
-    let gpu = gpu();
-    let (w, h) = (320u32, 256u32);
-    let heights = terrain(w, h);
-    // Across the corners of 128-texel pages (and of the 256-texel pages' edge).
+/// A region of the 320x256 test terrain across the corners of 128-texel pages (and of the
+/// 256-texel pages' edge), and 40 steps of both models over it.
+fn region_run() -> (Region, RunSpec) {
     let region = Region {
         x: 50,
         y: 30,
@@ -249,6 +245,16 @@ fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
         params: ErosionParams::default(),
         height_scale: 80.0,
     };
+    (region, spec)
+}
+
+#[test]
+fn a_document_region_erodes_as_one_undo_step_whatever_the_page_size() {
+    use scarp::document::Document;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    let (region, spec) = region_run();
     let tables = NoiseTables::new(1);
     let mut results = Vec::new();
     for page in [128, 256] {
@@ -294,18 +300,7 @@ fn region_erosion_accumulates_wear_and_deposits_in_metres_undone_with_the_height
     let gpu = gpu();
     let (w, h) = (320u32, 256u32);
     let heights = terrain(w, h);
-    let region = Region {
-        x: 50,
-        y: 30,
-        width: 200,
-        height: 180,
-    };
-    let spec = RunSpec {
-        model: Model::Both,
-        steps: 40,
-        params: ErosionParams::default(),
-        height_scale: 80.0,
-    };
+    let (region, spec) = region_run();
     let desc = scarp::pages::DocumentDesc {
         units: Units {
             texel_size: Some(2.0),
