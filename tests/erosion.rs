@@ -68,13 +68,7 @@ fn gpu_matches_the_cpu_twin_after_50_steps_of_each_model() {
             assert!(out_cpu.water.iter().any(|&d| d > 0.0));
         }
         // The region changed; outside it nothing did.
-        let inside = |i: usize| {
-            let (x, y) = (i as u32 % w, i as u32 / w);
-            x >= region.x
-                && x < region.x + region.width
-                && y >= region.y
-                && y < region.y + region.height
-        };
+        let inside = |i: usize| texel_in(region, w, i);
         assert!((0..heights.len()).any(|i| inside(i) && on_gpu[i] != heights[i]));
         assert!((0..heights.len()).all(|i| inside(i) || on_gpu[i] == heights[i]));
     }
@@ -230,6 +224,12 @@ fn bad_erode_flags_are_refused_before_any_work() {
     assert!(out.exists() && sed.exists());
 }
 
+/// Whether texel `i` (row-major, `w` wide) lies in `region`.
+fn texel_in(region: Region, w: u32, i: usize) -> bool {
+    let (x, y) = (i as u32 % w, i as u32 / w);
+    x >= region.x && x < region.x + region.width && y >= region.y && y < region.y + region.height
+}
+
 /// A region of the 320x256 test terrain across the corners of 128-texel pages (and of the
 /// 256-texel pages' edge), and 40 steps of both models over it.
 fn region_run() -> (Region, RunSpec) {
@@ -325,13 +325,7 @@ fn region_erosion_accumulates_wear_and_deposits_in_metres_undone_with_the_height
     assert!(wear == want_wear && deposits == want_deposits);
     assert!(wear.iter().any(|&m| m > 0.0) && deposits.iter().any(|&m| m > 0.0));
     // Outside the region nothing is worn.
-    let inside = |i: usize| {
-        let (x, y) = ((i as u32) % w, (i as u32) / w);
-        x >= region.x
-            && x < region.x + region.width
-            && y >= region.y
-            && y < region.y + region.height
-    };
+    let inside = |i: usize| texel_in(region, w, i);
     assert!((0..wear.len()).all(|i| inside(i) || (wear[i] == 0.0 && deposits[i] == 0.0)));
     // Undo takes the wear with the heights; redo brings both back.
     assert!(d.undo().unwrap());
@@ -527,13 +521,7 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
     assert_eq!((p.done, p.per_frame), (4 + 8, 8));
     let live = d.to_dense().unwrap();
     assert!(live != before, "the view shows the run as it goes");
-    let inside = |i: usize| {
-        let (x, y) = ((i as u32) % w, (i as u32) / w);
-        x >= region.x
-            && x < region.x + region.width
-            && y >= region.y
-            && y < region.y + region.height
-    };
+    let inside = |i: usize| texel_in(region, w, i);
     assert!((0..live.len()).all(|i| inside(i) || live[i] == before[i]));
     let water = d
         .store

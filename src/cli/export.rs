@@ -168,17 +168,17 @@ fn mesh(
 /// read from the project (`run` refused other inputs); 0 everywhere where it has none (never
 /// eroded).
 fn stored_maps(a: &ExportArgs, region: Region) -> Result<Vec<(MapKind, Heights)>> {
-    let asked: Vec<MapKind> = a.maps.iter().copied().filter(|k| k.stored()).collect();
+    let asked: Vec<(MapKind, &str)> = a
+        .maps
+        .iter()
+        .filter_map(|&k| Some((k, k.stored_field()?)))
+        .collect();
     if asked.is_empty() {
         return Ok(Vec::new());
     }
     let opened = crate::project::open(&a.heights)?;
     let mut grids = Vec::new();
-    for kind in asked {
-        let name = match kind {
-            MapKind::Wear => crate::wear::WEAR_FIELD,
-            _ => crate::wear::DEPOSITS_FIELD,
-        };
+    for (kind, name) in asked {
         let values = match crate::project::PagedHeights::open_field(&a.heights, &opened, name)? {
             Some(field) => field.region(region)?.values,
             None => vec![0.0; region.width as usize * region.height as usize],

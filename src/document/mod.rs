@@ -8,6 +8,7 @@
 //! *layered*: the base moves to the `base` field (its undo steps with it) and `height` becomes
 //! the composite, which the [`Compositor`] folds per dirty page (docs/layers.md).
 //!
+//! * `field_maps.rs`: the field maps (drainage, wetness, curvatures, erosion) as tint fields.
 //! * `log.rs`: the undo log (which fields each step wrote an undo step in).
 //! * `routing.rs`: which fields a stroke paints on the selection, and with what.
 
@@ -27,6 +28,10 @@ use crate::noise::NoiseTables;
 use crate::pages::disk::DiskLoc;
 use crate::pages::{Budgets, DocumentDesc, Field, MemoryReport, PageId, PageStore, HEIGHT};
 use crate::rivers::{NO_WATER, RIVERS_FIELD};
+use log::{LogEntry, UndoLog};
+use routing::Routing;
+use std::path::Path;
+use std::sync::Arc;
 
 /// Fields a document's edits make beside the heights, saved with the project: the rivers'
 /// water and erosion's wear and deposits.
@@ -35,10 +40,6 @@ pub const DERIVED_FIELDS: [&str; 3] = [
     crate::wear::WEAR_FIELD,
     crate::wear::DEPOSITS_FIELD,
 ];
-use log::{LogEntry, UndoLog};
-use routing::Routing;
-use std::path::Path;
-use std::sync::Arc;
 
 /// A document's pages, the engine painting them and its layers.
 pub struct Document {

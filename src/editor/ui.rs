@@ -99,7 +99,7 @@ pub struct UiState {
     pub brush: BrushSettings,
     pub view: ViewSettings,
     /// The field map the terrain is tinted with (drainage, wetness, profile or plan
-    /// curvature; [`super::field_map`]), if any.
+    /// curvature, erosion's wear and deposits; [`super::field_map`]), if any.
     pub field_map: Option<crate::render::analysis::Overlay>,
     pub budget_ms: f32,
     /// GPU time per frame for relighting the strips far from an edit (the texels near one are
@@ -907,8 +907,8 @@ fn analysis_controls(ui: &Ui, v: &mut ViewSettings, desc: Option<DocumentDesc>) 
     }
 }
 
-/// The field map: none, or drainage, wetness, profile or plan curvature (computed on the CPU
-/// from the whole document; docs/maps.md).
+/// The field map: none, or drainage, wetness, profile or plan curvature, erosion's wear and
+/// deposits (computed on the CPU from the whole document; docs/maps.md).
 fn field_map_controls(ui: &Ui, map: &mut Option<crate::render::analysis::Overlay>) {
     use crate::maps::overlay::{name, FIELD_MAPS};
     let names: Vec<&str> = std::iter::once("none")
@@ -924,8 +924,9 @@ fn field_map_controls(ui: &Ui, map: &mut Option<crate::render::analysis::Overlay
         ui,
         "Tints the terrain by a map of the whole document, as exported (docs/maps.md): D8 \
          drainage area and wetness in blue; profile and plan curvature teal where concave or \
-         converging, orange where convex or diverging. Follows edits once the heights are \
-         still for half a second",
+         converging, orange where convex or diverging; erosion orange where runs wore more \
+         metres than they laid down, teal where they laid down more. Follows edits once the \
+         heights are still for half a second",
     );
 }
 

@@ -481,10 +481,19 @@ impl MapKind {
         }
     }
 
-    /// Maps a document stores rather than derives from its heights (a project's wear and
-    /// deposits): the exporter is given their grids.
+    /// The document field a stored map is read from (a project's wear and deposits: the
+    /// exporter is given their grids); None for a map derived from the heights.
+    pub fn stored_field(self) -> Option<&'static str> {
+        match self {
+            MapKind::Wear => Some(crate::wear::WEAR_FIELD),
+            MapKind::Deposits => Some(crate::wear::DEPOSITS_FIELD),
+            _ => None,
+        }
+    }
+
+    /// Whether it is a stored map ([`Self::stored_field`]).
     pub fn stored(self) -> bool {
-        matches!(self, MapKind::Wear | MapKind::Deposits)
+        self.stored_field().is_some()
     }
 }
 
