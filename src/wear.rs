@@ -1,5 +1,5 @@
-//! Erosion's wear and deposits: two fields of the document that every region erosion (the
-//! Erode step: the editor's region run, a journal's erode step) adds to, as part
+//! Erosion's wear and deposits: two fields of the document that every erosion adds to (a region
+//! run: the editor's, a journal's erode step; and each instance of an erosion stroke), as part
 //! of the same undo step as the heights: per texel, the metres of ground the runs removed and
 //! the metres they laid down. Saved with the project and exported as maps (docs/maps.md, "Wear
 //! and deposits").
@@ -9,16 +9,22 @@ pub const WEAR_FIELD: &str = "wear";
 /// Name of the deposits field: metres laid down by erosion, summed over runs.
 pub const DEPOSITS_FIELD: &str = "deposits";
 
-/// Per texel, the metres one run removed and laid down: `max(0, before − after)` and
-/// `max(0, after − before)`, heights times `height_unit` (metres per height unit).
+/// The metres one texel lost and gained going from height `before` to `after`:
+/// `d = (after − before)·height_unit` (metres per height unit) in f32, then `(max(0, −d),
+/// max(0, d))`. The erosion brush's blend kernel (`erosion/blend_out.comp`) does the same
+/// arithmetic on the GPU.
+pub fn change(before: f32, after: f32, height_unit: f32) -> (f32, f32) {
+    let d = (after - before) * height_unit;
+    ((-d).max(0.0), d.max(0.0))
+}
+
+/// Per texel, the metres one run removed and laid down ([`change`]).
 pub fn changes(before: &[f32], after: &[f32], height_unit: f64) -> (Vec<f32>, Vec<f32>) {
+    let unit = height_unit as f32;
     before
         .iter()
         .zip(after)
-        .map(|(&b, &a)| {
-            let d = (f64::from(a) - f64::from(b)) * height_unit;
-            ((-d).max(0.0) as f32, d.max(0.0) as f32)
-        })
+        .map(|(&b, &a)| change(b, a, unit))
         .unzip()
 }
 

@@ -461,11 +461,14 @@ fn an_erosion_stroke_matches_its_cpu_twin_undoes_and_replays_bit_exactly() {
     let journal = Journal::parse(&text, dir.path()).unwrap();
     let path = dir.path().join("erode.json");
     std::fs::write(&path, &text).unwrap();
-    let replayed = scarp::session::replay_journal(&gpu, &path, &tables)
-        .unwrap()
-        .to_dense()
-        .unwrap();
-    assert!(replayed == got, "a replay differs");
+    let mut replayed = scarp::session::replay_journal(&gpu, &path, &tables).unwrap();
+    assert!(replayed.to_dense().unwrap() == got, "a replay differs");
+    // The stroke's wear and deposits replay too.
+    let whole = Region::whole(w, h).rect();
+    for deposits in [false, true] {
+        let stroked = d.wear_rect(whole, deposits).unwrap();
+        assert!(stroked.is_some() && replayed.wear_rect(whole, deposits).unwrap() == stroked);
+    }
     assert_eq!(journal.steps.len(), 1);
     let bad = text.replace("\"steps\":30", "\"steps\":0");
     assert_ne!(bad, text);
@@ -638,6 +641,148 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
         .unwrap_err()
         .to_string();
     assert!(e.contains("steps[2]: erode") && e.contains("base"), "{e}");
+    assert_no_validation_messages(&gpu);
+}
+
+/// Issue 39: each instance of an erosion stroke adds the metres it removed and laid down to the
+/// wear and deposits (the blend kernel, on the GPU; through the host, its twin), as part of the
+/// stroke's one undo step.
+#[test]
+fn erosion_strokes_add_each_instances_wear_and_deposits_in_their_undo_step() {
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::document::Document;
+    use scarp::pages::geometry::Units;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let heights = terrain(w, h);
+    let tables = NoiseTables::new(1);
+    let desc = |page_size| scarp::pages::DocumentDesc {
+        units: Units {
+            texel_size: Some(2.0),
+            height_unit: Some(300.0),
+            ..Units::default()
+        },
+        ..common::doc(w, h, page_size)
+    };
+    let mut brush = BrushSettings {
+        radius: 30.0,
+        strength: 0.8,
+        spacing: 0.5,
+        ..BrushSettings::new(BrushType::Erode)
+    };
+    brush.erosion.steps = 20;
+    brush.erosion.params.rain = 0.05;
+    // Overlapping instances across the page corner at (128, 128).
+    let samples: Vec<StrokeSample> = (0..4)
+        .map(|i| StrokeSample {
+            x: 100.0 + 20.0 * i as f32,
+            y: 110.0 + 8.0 * i as f32,
+            pressure: 1.0,
+            t: i as f32 * 0.1,
+        })
+        .collect();
+    let instances = stroke_instances(&brush, &samples);
+    assert!(instances.len() >= 3, "{} instances", instances.len());
+    let whole = Region::whole(w, h).rect();
+    let fields = |d: &mut Document| {
+        let wear = d
+            .wear_rect(whole, false)
+            .unwrap()
+            .expect("wear after a stroke");
+        let deposits = d.wear_rect(whole, true).unwrap().expect("deposits");
+        (wear, deposits)
+    };
+    let stroke = |d: &mut Document, tools: &mut scarp::edit::Tools, inst: &[_]| {
+        scarp::edit::stroke::apply(d, tools, &brush, inst).unwrap();
+    };
+    let mut d = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let before = d.to_dense().unwrap();
+    let steps = d.undo_steps();
+    stroke(&mut d, &mut scarp::edit::Tools::default(), &instances);
+    assert_eq!(d.undo_steps(), steps + 1, "one undo step");
+    let got = d.to_dense().unwrap();
+    let (wear, deposits) = fields(&mut d);
+    // Instance by instance, each one's change in metres (wear::change, the kernel's arithmetic)
+    // summed: what the stroke's fields hold, bit for bit.
+    let mut one_by_one = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    let (mut want_wear, mut want_deposits) = (vec![0.0f32; wear.len()], vec![0.0f32; wear.len()]);
+    let mut last = before.clone();
+    for inst in &instances {
+        stroke(
+            &mut one_by_one,
+            &mut scarp::edit::Tools::default(),
+            std::slice::from_ref(inst),
+        );
+        let now = one_by_one.to_dense().unwrap();
+        let (dw, dd) = scarp::wear::changes(&last, &now, 300.0);
+        for i in 0..dw.len() {
+            want_wear[i] += dw[i];
+            want_deposits[i] += dd[i];
+        }
+        last = now;
+    }
+    assert!(
+        last == got,
+        "instance by instance gives the stroke's heights"
+    );
+    assert!(
+        wear == want_wear,
+        "the wear is the instances' removals summed"
+    );
+    assert!(
+        deposits == want_deposits,
+        "the deposits are the instances' layers summed"
+    );
+    let worn = wear.iter().filter(|&&m| m > 0.0).count();
+    let laid = deposits.iter().filter(|&&m| m > 0.0).count();
+    assert!(
+        worn > 500 && laid > 500,
+        "{worn} texels worn, {laid} laid down"
+    );
+    // Nothing outside the instances' squares.
+    let squares: Vec<Region> = instances
+        .iter()
+        .filter_map(|b| {
+            let inst = scarp::brush::erosion_instance(b, &brush);
+            scarp::erosion::brush::square(w, h, &inst)
+        })
+        .collect();
+    let outside = |i: usize| !squares.iter().any(|&r| texel_in(r, w, i));
+    assert!((0..wear.len()).all(|i| !outside(i) || (wear[i] == 0.0 && deposits[i] == 0.0)));
+    // Undo takes the fields with the heights; redo brings them back.
+    assert!(d.undo().unwrap());
+    assert!(d.to_dense().unwrap() == before);
+    let zero = vec![0.0f32; wear.len()];
+    assert!(fields(&mut d) == (zero.clone(), zero));
+    assert!(d.redo().unwrap());
+    assert!(d.to_dense().unwrap() == got && fields(&mut d) == (wear.clone(), deposits.clone()));
+    // The page size changes nothing.
+    let mut big_pages = Document::from_heights(&gpu, desc(256), &heights, &tables).unwrap();
+    stroke(
+        &mut big_pages,
+        &mut scarp::edit::Tools::default(),
+        &instances,
+    );
+    assert!(fields(&mut big_pages) == (wear.clone(), deposits.clone()));
+    // Through the host (the squares read back, eroded, blended and summed there): the twin of
+    // the blend kernel, within the GPU's rounding of the blend.
+    let mut tools = scarp::edit::Tools::default();
+    tools.erode.set_via_host(true);
+    let mut host = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+    stroke(&mut host, &mut tools, &instances);
+    let (host_wear, host_deposits) = fields(&mut host);
+    let (lo, hi) = heights
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let relief = 300.0 * (hi - lo);
+    let diff = max_diff(&host_wear, &wear).max(max_diff(&host_deposits, &deposits));
+    assert!(
+        diff <= TWIN_TOLERANCE * relief,
+        "host and GPU wear differ by {diff} m of {relief} m"
+    );
+    assert!(host.undo().unwrap());
+    assert!(fields(&mut host).0.iter().all(|&m| m == 0.0));
     assert_no_validation_messages(&gpu);
 }
 

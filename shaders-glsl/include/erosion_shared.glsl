@@ -25,9 +25,12 @@ struct ErosionPush {
     float inner_radius;
     int falloff;
     float falloff_power;
-    // Brush instances on the GPU: texels per height unit and strength x pressure.
+    // Brush instances on the GPU: texels per height unit and strength x pressure, and metres
+    // per height unit (the wear and deposits the blend adds).
     float height_scale;
     float strength;
+    float height_unit;
+    float pad_;
 };
 
 #ifndef EROSION_NO_KERNEL

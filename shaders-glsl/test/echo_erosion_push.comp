@@ -16,4 +16,5 @@ void main() {
     putF(pc.p.min_tilt); putF(pc.p.erosion_depth); putF(pc.p.talus_tan); putF(pc.p.thermal_rate);
     putF2(pc.p.center); putF(pc.p.radius); putF(pc.p.inner_radius); putI(pc.p.falloff);
     putF(pc.p.falloff_power); putF(pc.p.height_scale); putF(pc.p.strength);
+    putF(pc.p.height_unit); putF(pc.p.pad_);
 }

@@ -545,6 +545,51 @@ impl Document {
         Ok(())
     }
 
+    /// Makes erosion's wear and deposits fields ([`crate::wear`], 0 everywhere) where the
+    /// document has none yet: an erosion stroke writes them beside the heights.
+    pub(crate) fn ensure_wear_fields(&mut self) -> Result<()> {
+        self.ensure_field(crate::wear::WEAR_FIELD, 0.0)?;
+        self.ensure_field(crate::wear::DEPOSITS_FIELD, 0.0)
+    }
+
+    /// Names `fields` in the last undo step: they began a version step of it after it began.
+    pub(crate) fn name_in_step(&mut self, fields: &[&str]) {
+        self.log.extend_last(fields);
+    }
+
+    /// Adds what one erosion-stroke instance did over `rect`, from the base's heights `before`
+    /// to `after` (row-major), to the wear and deposits fields (made by
+    /// [`Self::ensure_wear_fields`]): the twin of the blend kernel's sums, for strokes through
+    /// the host. Each field's write begins a version step of it, named in the last undo step,
+    /// or with `join` is part of the one it began.
+    pub(crate) fn add_stroke_wear(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        before: &[f32],
+        after: &[f32],
+        join: bool,
+    ) -> Result<()> {
+        use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
+        let (wear, deposits) = crate::wear::changes(before, after, self.desc().height_unit());
+        for (name, delta) in [(WEAR_FIELD, &wear), (DEPOSITS_FIELD, &deposits)] {
+            let field = self
+                .store
+                .field_mut(name)
+                .expect("ensure_wear_fields made it");
+            let mut sum = crate::pages::rects::read(field, rect)?;
+            for (s, d) in sum.iter_mut().zip(delta) {
+                *s += d;
+            }
+            let wrote = crate::pages::rects::write(field, rect, &sum, join);
+            // A write, whole or not, is a version step of the field: the step names it.
+            if !join {
+                self.log.extend_last(&[name]);
+            }
+            wrote?;
+        }
+        Ok(())
+    }
+
     /// Erosion's wear (`deposits`: its deposits) over `rect`, metres, row-major, after every
     /// queued stroke; None where no erosion has run.
     pub fn wear_rect(

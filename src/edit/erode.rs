@@ -130,8 +130,9 @@ fn instances_onto(
     buffers: &mut GpuErosion,
 ) -> Result<()> {
     let d = *doc.desc();
-    let name = doc.base_name();
+    let name = doc.base_name().to_string();
     let scale = d.vertical_scale();
+    doc.ensure_wear_fields()?;
     let mut wrote = join;
     for b in instances {
         let inst = crate::brush::erosion_instance(b, brush);
@@ -140,16 +141,19 @@ fn instances_onto(
         };
         let rect = sq.rect();
         if !wrote {
-            doc.begin_step(vec![name.to_string()]);
+            doc.begin_step(vec![name.clone()]);
         }
         if d.format == HeightFormat::R32f && !via_host {
-            let push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
+            let mut push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
+            push.height_unit = d.height_unit() as f32;
             let e = &brush.erosion;
             square_on_gpu(doc, rect, &push, e.model, e.steps as usize, buffers, wrote)?;
         } else {
-            // r16 pages hold 16-bit texels: through the host, quantized there.
-            let field = doc.store.field_mut(name).expect("the base exists");
-            let mut values = rects::read(field, rect)?;
+            // r16 pages hold 16-bit texels: through the host, quantized there (the wear is the
+            // change before quantizing).
+            let field = doc.store.field_mut(&name).expect("the base exists");
+            let before = rects::read(field, rect)?;
+            let mut values = before.clone();
             let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
             crate::erosion::brush::erode_square(
                 backend,
@@ -159,8 +163,9 @@ fn instances_onto(
                 &brush.erosion,
                 scale,
             )?;
-            let field = doc.store.field_mut(name).expect("the base exists");
+            let field = doc.store.field_mut(&name).expect("the base exists");
             rects::write(field, rect, &values, wrote)?;
+            doc.add_stroke_wear(rect, &before, &values, wrote)?;
         }
         wrote = true;
     }
@@ -168,8 +173,10 @@ fn instances_onto(
 }
 
 /// One erosion-brush instance without leaving the GPU: the square's texels copied out of the
-/// base's pages into the erosion buffers, the steps, the blend, and the result copied into new
-/// versions of those pages (one submission) — an undo step, or with `join` part of the last.
+/// base's pages, and its wear and deposits out of theirs ([`crate::wear`]), into the erosion
+/// buffers; the steps; the blend, which adds the change in metres to the wear and deposits;
+/// and the results copied into new versions of those pages (one submission) — an undo step of
+/// the three fields, or with `join` part of the last.
 fn square_on_gpu(
     doc: &mut Document,
     rect: Rect,
@@ -179,21 +186,55 @@ fn square_on_gpu(
     buffers: &GpuErosion,
     join: bool,
 ) -> Result<()> {
+    use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
     let _p = crate::profile::scope("erosion brush: instance on the GPU");
     let gpu = doc.gpu().clone();
-    let name = doc.base_name();
-    let field = doc.store.field_mut(name).expect("the base exists");
-    let edit = RectEdit::begin(field, rect, join)?;
-    let field = &*field;
-    let recorded = (|| -> Result<()> {
-        let mut rec = crate::gpu::Recorder::new(&gpu)?;
-        edit.record_out(field, &mut rec, buffers.heights());
-        buffers.record_instance(&mut rec, push, model, steps)?;
-        edit.record_in(field, &mut rec, buffers.heights());
-        rec.submit_and_wait()?;
-        Ok(())
-    })();
-    let field = doc.store.field_mut(name).expect("the base exists");
-    edit.end(field);
+    let names = [
+        doc.base_name().to_string(),
+        WEAR_FIELD.into(),
+        DEPOSITS_FIELD.into(),
+    ];
+    // Every field begins its edit (a version step of it, named in the undo step, even when
+    // the pages do not fit); the work is recorded only when all three began.
+    let mut began = Vec::new();
+    let mut failed = None;
+    for (i, name) in names.iter().enumerate() {
+        let field = doc
+            .store
+            .field_mut(name)
+            .expect("the base and the wear fields exist");
+        let edit = RectEdit::begin(field, rect, join);
+        if i > 0 && !join {
+            doc.name_in_step(&[name]);
+        }
+        match edit {
+            Ok(edit) => began.push(edit),
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    let recorded = match failed {
+        Some(e) => Err(e.into()),
+        None => (|| -> Result<()> {
+            let field = |i: usize| doc.store.field(&names[i]).expect("exists");
+            let [wear, deposits] = buffers.wear();
+            let targets = [buffers.heights(), wear, deposits];
+            let mut rec = crate::gpu::Recorder::new(&gpu)?;
+            for (i, edit) in began.iter().enumerate() {
+                edit.record_out(field(i), &mut rec, targets[i]);
+            }
+            buffers.record_instance(&mut rec, push, model, steps)?;
+            for (i, edit) in began.iter().enumerate() {
+                edit.record_in(field(i), &mut rec, targets[i]);
+            }
+            rec.submit_and_wait()?;
+            Ok(())
+        })(),
+    };
+    for (name, edit) in names.iter().zip(began) {
+        edit.end(doc.store.field_mut(name).expect("exists"));
+    }
     recorded
 }

@@ -38,7 +38,7 @@ impl Kernels {
             thermal_out: k(&shaders::EROSION_THERMAL_OUT_COMP, 2)?,
             thermal_in: k(&shaders::EROSION_THERMAL_IN_COMP, 3)?,
             heights_in: k(&shaders::EROSION_HEIGHTS_IN_COMP, 2)?,
-            blend_out: k(&shaders::EROSION_BLEND_OUT_COMP, 3)?,
+            blend_out: k(&shaders::EROSION_BLEND_OUT_COMP, 5)?,
         })
     }
 }
@@ -66,6 +66,8 @@ pub struct GpuErosion {
     ratio: Buffer,
     /// A brush instance's heights on the GPU: the square in, the blended result out.
     h: Buffer,
+    /// A brush instance's wear and deposits (metres): the square's in, with the blend's added.
+    wear: [Buffer; 2],
     kernels: Arc<Kernels>,
     sets: Sets,
     /// Texels the buffers hold, and the staging buffers for loads and reads.
@@ -130,6 +132,10 @@ impl GpuErosion {
         let s1 = storage(gpu, "erosion sediment s1", bytes)?;
         let ratio = storage(gpu, "erosion thermal shares", bytes)?;
         let h = storage(gpu, "erosion brush heights", bytes)?;
+        let wear = [
+            storage(gpu, "erosion brush wear", bytes)?,
+            storage(gpu, "erosion brush deposits", bytes)?,
+        ];
         let kernels = kernels.clone();
         let sb = Resource::StorageBuffer;
         let both = |f: &dyn Fn(usize) -> Result<DescriptorSet>| -> Result<[DescriptorSet; 2]> {
@@ -171,7 +177,15 @@ impl GpuErosion {
                     .bind(&[sb(&b_bufs[cb]), sb(&ratio), sb(&b_bufs[1 - cb])])
             })?,
             heights_in: kernels.heights_in.bind(&[sb(&h), sb(&b_bufs[0])])?,
-            blend_out: both(&|cb| kernels.blend_out.bind(&[sb(&b_bufs[cb]), sb(&s), sb(&h)]))?,
+            blend_out: both(&|cb| {
+                kernels.blend_out.bind(&[
+                    sb(&b_bufs[cb]),
+                    sb(&s),
+                    sb(&h),
+                    sb(&wear[0]),
+                    sb(&wear[1]),
+                ])
+            })?,
         };
         let upload = Buffer::new(gpu, "erosion upload", BufferDesc::upload(bytes))?;
         let readback = Buffer::new(gpu, "erosion readback", BufferDesc::readback(bytes * 4))?;
@@ -188,6 +202,7 @@ impl GpuErosion {
             s1,
             ratio,
             h,
+            wear,
             kernels,
             sets,
             cb: 0,
@@ -235,12 +250,20 @@ impl GpuErosion {
         &self.h
     }
 
+    /// The square's wear and deposits of a brush instance on the GPU ([`Self::record_instance`]):
+    /// f32 metres, row-major over the square.
+    pub fn wear(&self) -> [&Buffer; 2] {
+        [&self.wear[0], &self.wear[1]]
+    }
+
     /// Records a whole brush instance over a square of `push.size` texels (at most the
-    /// capacity) whose heights the caller has recorded copies of into [`Self::heights`]:
+    /// capacity) whose heights, wear and deposits the caller has recorded copies of into
+    /// [`Self::heights`] and [`Self::wear`]:
     /// `b = h·height_scale` without water, sediment or flux, `steps` steps of `model` (rain and
     /// shedding weighted by the push's falloff), the sediment settling and the blend
     /// `h ← h + strength·((b + s)/height_scale − h)` back into [`Self::heights`] — the
-    /// arithmetic of [`super::brush::erode_square`]. The state is not kept for reading: the next
+    /// arithmetic of [`super::brush::erode_square`] — with the change in metres added to the
+    /// wear and deposits ([`crate::wear::change`]). The state is not kept for reading: the next
     /// [`Self::load`] starts afresh.
     pub fn record_instance<'a>(
         &'a self,
@@ -269,6 +292,8 @@ impl GpuErosion {
             .read_buffer(&self.b[parity.0])
             .read_buffer(&self.s)
             .read_write_buffer(&self.h)
+            .read_write_buffer(&self.wear[0])
+            .read_write_buffer(&self.wear[1])
             .push(push)
             .dispatch(g)
     }

@@ -35,7 +35,11 @@ pub struct ErosionPush {
     /// instance's strength × pressure (the blend back); unused elsewhere.
     pub height_scale: f32,
     pub strength: f32,
+    /// Brush instances on the GPU: metres per height unit, for the wear and deposits the blend
+    /// adds ([`crate::wear`]); unused elsewhere.
+    pub height_unit: f32,
+    pub _pad: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<ErosionPush>() == 88);
+const _: () = assert!(std::mem::size_of::<ErosionPush>() == 96);
 const _: () = assert!(std::mem::offset_of!(ErosionPush, center) % 8 == 0);
