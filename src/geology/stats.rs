@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Drainage {
-    /// h of Hack's law L ∝ A^h: the least-squares slope of ln L against ln A over the texels
-    /// draining at least [`HACK_MIN_TEXELS`] texels, L the longest flow path upstream (m) and A
+    /// h of Hack's law L ∝ A^h: the least-squares slope of ln L against ln A over the channels
+    /// (texels draining at least [`hack_min_area`]), L the longest flow path upstream (m) and A
     /// the D8 drainage area (m²). Real basins: 0.5 to 0.6.
     pub hack_exponent: f64,
     /// Interior texels (not on the border) without a lower neighbour, over all interior texels.
@@ -22,8 +22,20 @@ pub struct Drainage {
     pub slope_p99_deg: f64,
 }
 
-/// Texels of drainage area a texel needs to count in Hack's fit (a channel, not a hillslope).
+/// Texels of drainage area a texel needs to count in Hack's fit: below this the fit sees the
+/// grid (on a USGS DEM of 84 m texels, 2 texels gave 0.69, and 15 to 140 texels 0.49 to 0.50).
 pub const HACK_MIN_TEXELS: f64 = 100.0;
+/// Square metres of drainage area a texel needs to count in Hack's fit: below this the fit
+/// sees hillslopes, not channels (channel heads drain 10³ to 10⁵ m²). On 1 m texels 100
+/// texels is a 10 m patch of hillslope.
+pub const HACK_MIN_AREA_M2: f64 = 1e4;
+
+/// The drainage area (m²) a texel of `tau` metres needs to count in Hack's fit: at least
+/// [`HACK_MIN_TEXELS`] texels and [`HACK_MIN_AREA_M2`], so the fit sees channels at every
+/// texel size.
+pub fn hack_min_area(tau: f32) -> f64 {
+    (HACK_MIN_TEXELS * f64::from(tau) * f64::from(tau)).max(HACK_MIN_AREA_M2)
+}
 
 /// The statistics of heights `z` (m, `size` row-major) on `tau`-metre texels.
 pub fn drainage(z: &[f32], size: [u32; 2], tau: f32) -> Drainage {
@@ -50,7 +62,7 @@ pub fn drainage(z: &[f32], size: [u32; 2], tau: f32) -> Drainage {
             length[j] = length[j].max(length[i] + d);
         }
     }
-    let a_min = HACK_MIN_TEXELS * f64::from(tau) * f64::from(tau);
+    let a_min = hack_min_area(tau);
     let pts: Vec<(f64, f64)> = (0..z.len())
         .filter(|&i| area[i] >= a_min && length[i] > 0.0)
         .map(|i| (area[i].ln(), length[i].ln()))
@@ -264,5 +276,17 @@ mod tests {
         let long: Vec<f32> = (0..w * h).map(|i| (i / w) as f32).collect();
         let d = drainage(&long, [w, h], tau);
         assert!((d.hack_exponent - 1.0).abs() < 0.01, "{d}");
+        // On 1 m texels the same plane's columns drain 400 m² at most: hillslope, not channel.
+        let d = drainage(&long, [w, h], 1.0);
+        assert!(d.hack_exponent.is_nan(), "{d}");
+    }
+
+    /// Hack's fit takes channels of 100 texels and 1 ha at least, whatever the texel size.
+    #[test]
+    fn hacks_fit_takes_channels_of_a_hectare_and_a_hundred_texels() {
+        assert_eq!(hack_min_area(1.0), 1e4);
+        assert_eq!(hack_min_area(4.0), 1e4);
+        assert_eq!(hack_min_area(10.0), 1e4);
+        assert_eq!(hack_min_area(90.0), 810_000.0);
     }
 }
