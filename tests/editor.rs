@@ -674,11 +674,35 @@ fn window_size_layout_and_last_brush_are_remembered() {
                 .unwrap();
         (image::image_dimensions(&shot).unwrap(), remembered)
     };
+    // A layout an older version left (imgui.ini) puts the collapsed Erosion panel in the middle
+    // of the viewport: the editor leaves it to that version and docks the panel.
+    std::fs::create_dir_all(&config).unwrap();
+    let old = "[Window][Erosion]\nPos=500,300\nSize=400,460\nCollapsed=1\n\n";
+    std::fs::write(config.join("imgui.ini"), old).unwrap();
     let (size, first) = run("first.png");
     assert_eq!(first["window"], serde_json::json!([size.0, size.1]));
     assert_eq!(first["brush"]["type"], "noise");
-    let layout = std::fs::read_to_string(config.join("imgui.ini")).unwrap();
+    let layout = std::fs::read_to_string(config.join(scarp::editor::remembered::LAYOUT_FILE));
+    let layout = layout.unwrap();
     assert!(layout.contains("[Window][Brush]"), "{layout}");
+    let erosion = layout
+        .split("[Window][Erosion]")
+        .nth(1)
+        .expect("the Erosion panel's place");
+    let x: f32 = erosion
+        .lines()
+        .find_map(|l| l.strip_prefix("Pos="))
+        .and_then(|p| p.split(',').next())
+        .and_then(|x| x.parse().ok())
+        .expect("a position");
+    assert!(
+        x >= size.0 as f32 - 420.0,
+        "docked at the right, not at {x}: {layout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(config.join("imgui.ini")).unwrap(),
+        old
+    );
 
     std::fs::write(
         config.join("editor.json"),

@@ -1,14 +1,18 @@
 //! What the editor remembers between runs, in the user's config folder (`$XDG_CONFIG_HOME/scarp`,
 //! else `~/.config/scarp`): the window's size and the last brush in `editor.json`, the panels'
-//! places and sizes in imgui's own `imgui.ini` beside it.
+//! places and sizes in imgui's own layout file beside it ([`LAYOUT_FILE`]).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The file of [`Remembered`] in the config folder.
 pub const FILE: &str = "editor.json";
-/// imgui's layout file in the config folder.
-pub const LAYOUT_FILE: &str = "imgui.ini";
+/// imgui's layout file in the config folder. Its name carries the layout's version: when the
+/// panels' docked places change, a new name leaves an older version's file (whose places would
+/// override the new ones: collapsed tool panels in the middle of the viewport) to that version.
+/// Version 2: the right column's tool panels open one at a time (2026-11-26); before it,
+/// `imgui.ini`.
+pub const LAYOUT_FILE: &str = "layout-2.ini";
 /// Window sizes accepted from the file (logical pixels, each side).
 pub const WINDOW_SIDES: std::ops::RangeInclusive<u32> = 320..=16384;
 
