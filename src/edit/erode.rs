@@ -121,6 +121,11 @@ pub fn stroke(
     doc.composite()
 }
 
+/// The most texels the wear of instances through the host is summed over before it is written
+/// (the union of their squares): one read and one write of each field per run of instances
+/// instead of per instance.
+const HOST_WEAR_TEXELS: u64 = 1 << 22;
+
 fn instances_onto(
     doc: &mut Document,
     via_host: bool,
@@ -130,46 +135,98 @@ fn instances_onto(
     buffers: &mut GpuErosion,
 ) -> Result<()> {
     let d = *doc.desc();
-    let name = doc.base_name().to_string();
-    let scale = d.vertical_scale();
     doc.ensure_wear_fields()?;
+    // The host path's instances whose wear is not written yet, and whether the fields' step
+    // of this stroke began.
+    let mut host = HostWear {
+        pending: Vec::new(),
+        join,
+    };
     let mut wrote = join;
+    let mut done = Ok(());
     for b in instances {
         let inst = crate::brush::erosion_instance(b, brush);
         let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
             continue;
         };
-        let rect = sq.rect();
         if !wrote {
-            doc.begin_step(vec![name.clone()]);
+            doc.begin_step(vec![doc.base_name().to_string()]);
         }
-        if d.format == HeightFormat::R32f && !via_host {
-            let mut push = crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, scale);
+        done = if d.format == HeightFormat::R32f && !via_host {
+            let mut push =
+                crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, d.vertical_scale());
             push.height_unit = d.height_unit() as f32;
             let e = &brush.erosion;
-            square_on_gpu(doc, rect, &push, e.model, e.steps as usize, buffers, wrote)?;
+            square_on_gpu(
+                doc,
+                sq.rect(),
+                &push,
+                e.model,
+                e.steps as usize,
+                buffers,
+                wrote,
+            )
         } else {
-            // r16 pages hold 16-bit texels: through the host, quantized there (the wear is the
-            // change before quantizing).
-            let field = doc.store.field_mut(&name).expect("the base exists");
-            let before = rects::read(field, rect)?;
-            let mut values = before.clone();
-            let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
-            crate::erosion::brush::erode_square(
-                backend,
-                &mut values,
-                sq,
-                &inst,
-                &brush.erosion,
-                scale,
-            )?;
-            let field = doc.store.field_mut(&name).expect("the base exists");
-            rects::write(field, rect, &values, wrote)?;
-            doc.add_stroke_wear(rect, &before, &values, wrote)?;
+            host.instance(doc, sq, &inst, brush, buffers, wrote)
+        };
+        if done.is_err() {
+            break;
         }
         wrote = true;
     }
-    Ok(())
+    // What was written has its wear, even when an instance failed.
+    let flushed = host.flush(doc);
+    done.and(flushed)
+}
+
+/// Erosion-brush instances through the host (r16 pages hold 16-bit texels: quantized there; the
+/// benchmark's host path): the heights written per instance, their wear summed until
+/// [`HOST_WEAR_TEXELS`] or the end of the stroke part.
+struct HostWear {
+    /// Each instance's square and its heights before and after (the wear is the change before
+    /// quantizing).
+    pending: Vec<(Rect, Vec<f32>, Vec<f32>)>,
+    /// The wear fields' writes join the stroke's step.
+    join: bool,
+}
+
+impl HostWear {
+    fn instance(
+        &mut self,
+        doc: &mut Document,
+        sq: Region,
+        inst: &crate::erosion::brush::Instance,
+        brush: &BrushSettings,
+        buffers: &mut GpuErosion,
+        join: bool,
+    ) -> Result<()> {
+        let rect = sq.rect();
+        let union = self.pending.iter().fold(rect, |u, p| u.union(&p.0));
+        if union.texels() > HOST_WEAR_TEXELS {
+            self.flush(doc)?;
+        }
+        let name = doc.base_name().to_string();
+        let field = doc.store.field_mut(&name).expect("the base exists");
+        let before = rects::read(field, rect)?;
+        let mut values = before.clone();
+        let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
+        let scale = doc.desc().vertical_scale();
+        crate::erosion::brush::erode_square(backend, &mut values, sq, inst, &brush.erosion, scale)?;
+        let field = doc.store.field_mut(&name).expect("the base exists");
+        rects::write(field, rect, &values, join)?;
+        self.pending.push((rect, before, values));
+        Ok(())
+    }
+
+    /// Writes the pending instances' wear and deposits.
+    fn flush(&mut self, doc: &mut Document) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let join = std::mem::replace(&mut self.join, true);
+        doc.add_stroke_wear(&pending, join)
+    }
 }
 
 /// One erosion-brush instance without leaving the GPU: the square's texels copied out of the
