@@ -69,7 +69,9 @@ pub struct RenderArgs {
     /// default), `materials` (each material's colour by its weight, as the exported maps),
     /// `drainage` (blue by log D8 drainage area), `wetness` (blue from the median topographic
     /// wetness to the largest), `profile` or `plan` (profile or plan curvature: teal where
-    /// concave or converging, orange where convex or diverging, full at 0.01/m).
+    /// concave or converging, orange where convex or diverging, full at 0.01/m), `erosion` (a
+    /// project's erosion wear and deposits, net: orange where more was worn, teal where more was
+    /// laid down, full at the largest).
     #[arg(long, value_name = "OVERLAY")]
     overlay: Vec<crate::render::analysis::Overlay>,
     /// Where the sun is: azimuth (degrees clockwise from north, north being the first rows) and
