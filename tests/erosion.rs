@@ -26,6 +26,32 @@ fn sum(v: &[f32]) -> f64 {
     v.iter().map(|&x| f64::from(x)).sum()
 }
 
+/// An erode brush of `radius`, `strength` and `spacing`: 20 steps an instance, rain 0.05.
+fn erode_brush(radius: f32, strength: f32, spacing: f32) -> scarp::brush::BrushSettings {
+    use scarp::brush::{BrushSettings, BrushType};
+    let mut brush = BrushSettings {
+        radius,
+        strength,
+        spacing,
+        ..BrushSettings::new(BrushType::Erode)
+    };
+    brush.erosion.steps = 20;
+    brush.erosion.params.rain = 0.05;
+    brush
+}
+
+/// Four samples at full pressure from `start`, `step` apart.
+fn four_samples(start: [f32; 2], step: [f32; 2]) -> Vec<scarp::brush::stroke::StrokeSample> {
+    (0..4)
+        .map(|i| scarp::brush::stroke::StrokeSample {
+            x: start[0] + step[0] * i as f32,
+            y: start[1] + step[1] * i as f32,
+            pressure: 1.0,
+            t: i as f32 * 0.1,
+        })
+        .collect()
+}
+
 #[test]
 fn gpu_matches_the_cpu_twin_after_50_steps_of_each_model() {
     let gpu = gpu();
@@ -649,8 +675,7 @@ fn a_live_region_run_is_one_undo_step_and_its_journal_step_replays_bit_exactly()
 /// stroke's one undo step.
 #[test]
 fn erosion_strokes_add_each_instances_wear_and_deposits_in_their_undo_step() {
-    use scarp::brush::stroke::{stroke_instances, StrokeSample};
-    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::brush::stroke::stroke_instances;
     use scarp::document::Document;
     use scarp::pages::geometry::Units;
     let gpu = gpu();
@@ -665,24 +690,9 @@ fn erosion_strokes_add_each_instances_wear_and_deposits_in_their_undo_step() {
         },
         ..common::doc(w, h, page_size)
     };
-    let mut brush = BrushSettings {
-        radius: 30.0,
-        strength: 0.8,
-        spacing: 0.5,
-        ..BrushSettings::new(BrushType::Erode)
-    };
-    brush.erosion.steps = 20;
-    brush.erosion.params.rain = 0.05;
+    let brush = erode_brush(30.0, 0.8, 0.5);
     // Overlapping instances across the page corner at (128, 128).
-    let samples: Vec<StrokeSample> = (0..4)
-        .map(|i| StrokeSample {
-            x: 100.0 + 20.0 * i as f32,
-            y: 110.0 + 8.0 * i as f32,
-            pressure: 1.0,
-            t: i as f32 * 0.1,
-        })
-        .collect();
-    let instances = stroke_instances(&brush, &samples);
+    let instances = stroke_instances(&brush, &four_samples([100.0, 110.0], [20.0, 8.0]));
     assert!(instances.len() >= 3, "{} instances", instances.len());
     let whole = Region::whole(w, h).rect();
     let fields = |d: &mut Document| {
@@ -704,34 +714,33 @@ fn erosion_strokes_add_each_instances_wear_and_deposits_in_their_undo_step() {
     let got = d.to_dense().unwrap();
     let (wear, deposits) = fields(&mut d);
     // Instance by instance, each one's change in metres (wear::change, the kernel's arithmetic)
-    // summed: what the stroke's fields hold, bit for bit.
-    let mut one_by_one = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
-    let (mut want_wear, mut want_deposits) = (vec![0.0f32; wear.len()], vec![0.0f32; wear.len()]);
-    let mut last = before.clone();
-    for inst in &instances {
-        stroke(
-            &mut one_by_one,
-            &mut scarp::edit::Tools::default(),
-            std::slice::from_ref(inst),
-        );
-        let now = one_by_one.to_dense().unwrap();
-        let (dw, dd) = scarp::wear::changes(&last, &now, 300.0);
-        for i in 0..dw.len() {
-            want_wear[i] += dw[i];
-            want_deposits[i] += dd[i];
+    // summed: the heights, and the wear and deposits a stroke of them holds, bit for bit.
+    let one_by_one = |via_host: bool| {
+        let mut tools = scarp::edit::Tools::default();
+        tools.erode.set_via_host(via_host);
+        let mut d = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
+        let mut sums = (vec![0.0f32; before.len()], vec![0.0f32; before.len()]);
+        let mut last = before.clone();
+        for inst in &instances {
+            stroke(&mut d, &mut tools, std::slice::from_ref(inst));
+            let now = d.to_dense().unwrap();
+            let (dw, dd) = scarp::wear::changes(&last, &now, 300.0);
+            for i in 0..dw.len() {
+                sums.0[i] += dw[i];
+                sums.1[i] += dd[i];
+            }
+            last = now;
         }
-        last = now;
-    }
+        (last, sums)
+    };
+    let (last, want) = one_by_one(false);
     assert!(
         last == got,
         "instance by instance gives the stroke's heights"
     );
+    assert!(wear == want.0, "the wear is the instances' removals summed");
     assert!(
-        wear == want_wear,
-        "the wear is the instances' removals summed"
-    );
-    assert!(
-        deposits == want_deposits,
+        deposits == want.1,
         "the deposits are the instances' layers summed"
     );
     let worn = wear.iter().filter(|&&m| m > 0.0).count();
@@ -772,6 +781,12 @@ fn erosion_strokes_add_each_instances_wear_and_deposits_in_their_undo_step() {
     let mut host = Document::from_heights(&gpu, desc(128), &heights, &tables).unwrap();
     stroke(&mut host, &mut tools, &instances);
     let (host_wear, host_deposits) = fields(&mut host);
+    let (host_last, host_want) = one_by_one(true);
+    assert!(host.to_dense().unwrap() == host_last);
+    assert!(
+        (host_wear.clone(), host_deposits.clone()) == host_want,
+        "through the host, the instances' changes summed, bit for bit"
+    );
     let (lo, hi) = heights
         .iter()
         .fold((f32::MAX, f32::MIN), |(a, b), &x| (a.min(x), b.max(x)));
@@ -782,15 +797,62 @@ fn erosion_strokes_add_each_instances_wear_and_deposits_in_their_undo_step() {
         "host and GPU wear differ by {diff} m of {relief} m"
     );
     assert!(host.undo().unwrap());
-    assert!(fields(&mut host).0.iter().all(|&m| m == 0.0));
+    let zero = vec![0.0f32; wear.len()];
+    assert!(fields(&mut host) == (zero.clone(), zero));
+    assert_no_validation_messages(&gpu);
+}
+
+/// An erosion stroke whose first part falls outside the document begins its own undo step at
+/// its first square on the document: it does not join the stroke before.
+#[test]
+fn an_erosion_stroke_begun_off_the_document_is_its_own_undo_step() {
+    use scarp::brush::shared::BrushInstance;
+    use scarp::document::Document;
+    use scarp::edit::stroke::enqueue;
+    let gpu = gpu();
+    let (w, h) = (320u32, 256u32);
+    let tables = NoiseTables::new(1);
+    let mut d =
+        Document::from_heights(&gpu, common::doc(w, h, 128), &terrain(w, h), &tables).unwrap();
+    let mut tools = scarp::edit::Tools::default();
+    let brush = erode_brush(30.0, 0.8, 0.5);
+    let at = |x: f32, y: f32| BrushInstance {
+        center: [x, y],
+        radius: brush.radius,
+        strength: brush.strength,
+        ..Default::default()
+    };
+    enqueue(&mut d, &mut tools, &brush, &[at(100.0, 100.0)], false).unwrap();
+    let after_first = d.to_dense().unwrap();
+    let whole = Region::whole(w, h).rect();
+    let worn_first = d.wear_rect(whole, false).unwrap();
+    let steps = d.undo_steps();
+    // The second stroke: a part off the document, then a part on it.
+    enqueue(&mut d, &mut tools, &brush, &[at(-500.0, -500.0)], false).unwrap();
+    assert_eq!(d.undo_steps(), steps, "nothing on the document yet");
+    enqueue(&mut d, &mut tools, &brush, &[at(220.0, 150.0)], true).unwrap();
+    assert_eq!(
+        d.undo_steps(),
+        steps + 1,
+        "the second stroke is a step of its own"
+    );
+    assert!(
+        d.to_dense().unwrap() != after_first,
+        "the second stroke eroded"
+    );
+    assert!(d.undo().unwrap());
+    assert!(
+        d.to_dense().unwrap() == after_first,
+        "undo takes back the second stroke only"
+    );
+    assert!(d.wear_rect(whole, false).unwrap() == worn_first);
     assert_no_validation_messages(&gpu);
 }
 
 #[test]
 fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_twin() {
     use scarp::brush::cpu::CpuTerrain;
-    use scarp::brush::stroke::{stroke_instances, StrokeSample};
-    use scarp::brush::{BrushSettings, BrushType};
+    use scarp::brush::stroke::stroke_instances;
     use scarp::document::Document;
     use scarp::pages::geometry::HeightFormat;
     use std::sync::Arc;
@@ -798,23 +860,8 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
     let (w, h) = (320u32, 256u32);
     let heights = terrain(w, h);
     let tables = NoiseTables::new(1);
-    let mut brush = BrushSettings {
-        radius: 40.0,
-        strength: 0.9,
-        spacing: 0.8,
-        ..BrushSettings::new(BrushType::Erode)
-    };
-    brush.erosion.steps = 20;
-    brush.erosion.params.rain = 0.05;
-    let samples: Vec<StrokeSample> = (0..4)
-        .map(|i| StrokeSample {
-            x: 90.0 + 60.0 * i as f32,
-            y: 100.0 + 15.0 * i as f32,
-            pressure: 1.0,
-            t: i as f32 * 0.1,
-        })
-        .collect();
-    let instances = stroke_instances(&brush, &samples);
+    let brush = erode_brush(40.0, 0.9, 0.8);
+    let instances = stroke_instances(&brush, &four_samples([90.0, 100.0], [60.0, 15.0]));
     let stroke = |desc| {
         let mut d = Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
         scarp::edit::stroke::apply(
@@ -824,12 +871,13 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
             &instances,
         )
         .unwrap();
-        d.to_dense().unwrap()
+        let wear = d.wear_rect(Region::whole(w, h).rect(), false).unwrap();
+        (d.to_dense().unwrap(), wear.expect("wear after a stroke"))
     };
     // r32f: squares copied between page images and the erosion buffers on the GPU.
     let pages: Vec<Vec<f32>> = [128, 256, 512]
         .into_iter()
-        .map(|p| stroke(common::doc(w, h, p)))
+        .map(|p| stroke(common::doc(w, h, p)).0)
         .collect();
     assert!(
         pages[0] == pages[1] && pages[1] == pages[2],
@@ -842,7 +890,10 @@ fn erosion_strokes_do_not_depend_on_the_page_size_and_r16_documents_match_their_
         height_max: 2.0,
         ..common::doc(w, h, 128)
     };
-    let got = stroke(r16);
+    let (got, r16_wear) = stroke(r16);
+    // Through the host, each instance's change before quantizing is worn away.
+    let worn = r16_wear.iter().filter(|&&m| m > 0.0).count();
+    assert!(worn > 500, "{worn} texels of the r16 document worn");
     let mut twin = CpuTerrain::from_heights(r16, &heights, Arc::new(CpuTables::new(&tables)));
     twin.apply_stroke(&brush, &instances);
     let diff = max_diff(&got, &twin.to_dense());

@@ -215,15 +215,15 @@ pub(super) fn measure(
     }))
 }
 
-/// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
-/// 4.1 km (box means; quick: the erosion section's small terrain instead), run with the default
-/// parameters until steady (measure ≤ 0.01) coarse to fine; its statistics before and after,
-/// and the drainage area (m²) at the end.
 /// Channels for the resolution comparison drain at least this fraction of the region.
 const CHANNEL_FRACTION: f64 = 0.01;
 /// And coincide within this many texels of the coarse run.
 const CHANNEL_TOLERANCE: f64 = 4.0;
 
+/// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
+/// 4.1 km (box means; quick: the erosion section's small terrain over 4.1 km instead), run with
+/// the default parameters until steady (measure ≤ 0.01) coarse to fine; its statistics before
+/// and after, and the drainage area (m²) at the end.
 fn measure_realism(
     gpu: &Arc<Gpu>,
     kernels: &Arc<Kernels>,
@@ -233,16 +233,19 @@ fn measure_realism(
     quick: bool,
 ) -> Result<(Realism, Vec<f64>)> {
     let (h, texel, unit, terrain) = if quick {
+        // Over 4.1 km like the default terrain, so Hack's fit (channels of 1 ha at least) has
+        // channels to fit: heights in texels of 32 m.
         let side_f = side as f32;
+        let texel = 4096.0 / side_f;
         let h: Vec<f32> = super::erosion::terrain(side)
             .iter()
             .map(|v| v / side_f)
             .collect();
         (
             h,
-            1.0f32,
-            side_f,
-            format!("the erosion section's terrain at {side}²"),
+            texel,
+            side_f * texel,
+            format!("the erosion section's terrain at {side}² ({texel} m texels)"),
         )
     } else {
         let h = default_terrain(gpu, tables, side)?;

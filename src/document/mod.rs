@@ -557,53 +557,38 @@ impl Document {
         self.log.extend_last(fields);
     }
 
-    /// Adds what erosion-stroke instances did to the wear and deposits fields (made by
-    /// [`Self::ensure_wear_fields`]): each of `changes` is an instance's rectangle and the base's
-    /// heights over it `before` and `after` (row-major), added in order ([`crate::wear::change`],
-    /// the blend kernel's arithmetic) over the rectangles' union, read and written once: the
-    /// twin of the kernel's sums, for strokes through the host. Each field's write begins a
-    /// version step of it, named in the last undo step, or with `join` is part of the one it
-    /// began.
-    pub(crate) fn add_stroke_wear(
+    /// Erosion's wear and deposits over `rect` (the fields [`Self::ensure_wear_fields`] made),
+    /// row-major: what an erosion stroke through the host adds to.
+    pub(crate) fn stroke_wear(
         &mut self,
-        changes: &[(crate::pages::geometry::Rect, Vec<f32>, Vec<f32>)],
+        rect: crate::pages::geometry::Rect,
+    ) -> Result<[Vec<f32>; 2]> {
+        use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
+        let _p = crate::profile::scope("erosion brush: host wear");
+        let read = |name: &str| -> Result<Vec<f32>> {
+            let field = self.store.field(name).expect("ensure_wear_fields made it");
+            Ok(crate::pages::rects::read(field, rect)?)
+        };
+        Ok([read(WEAR_FIELD)?, read(DEPOSITS_FIELD)?])
+    }
+
+    /// Writes an erosion stroke's wear and deposits `sums` over `rect` (row-major). Each
+    /// field's write begins a version step of it, named in the last undo step, or with `join`
+    /// is part of the one it began.
+    pub(crate) fn write_stroke_wear(
+        &mut self,
+        rect: crate::pages::geometry::Rect,
+        sums: &[Vec<f32>; 2],
         join: bool,
     ) -> Result<()> {
         use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
-        let Some(all) = changes.iter().map(|c| c.0).reduce(|a, b| a.union(&b)) else {
-            return Ok(());
-        };
         let _p = crate::profile::scope("erosion brush: host wear");
-        let unit = self.desc().height_unit() as f32;
-        let read = |doc: &Self, name: &str| -> Result<Vec<f32>> {
-            let field = doc.store.field(name).expect("ensure_wear_fields made it");
-            Ok(crate::pages::rects::read(field, all)?)
-        };
-        let mut wear = read(self, WEAR_FIELD)?;
-        let mut deposits = read(self, DEPOSITS_FIELD)?;
-        let w = all.width() as usize;
-        for (rect, before, after) in changes {
-            let rw = rect.width() as usize;
-            let rows = before.chunks(rw).zip(after.chunks(rw));
-            for (y, (b_row, a_row)) in rows.enumerate() {
-                let at = (rect.y0 - all.y0) as usize + y;
-                let from = at * w + (rect.x0 - all.x0) as usize;
-                let sums = wear[from..from + rw]
-                    .iter_mut()
-                    .zip(&mut deposits[from..from + rw]);
-                for ((worn, laid), (&b, &a)) in sums.zip(b_row.iter().zip(a_row)) {
-                    let (dw, dd) = crate::wear::change(b, a, unit);
-                    *worn += dw;
-                    *laid += dd;
-                }
-            }
-        }
-        for (name, sum) in [(WEAR_FIELD, wear), (DEPOSITS_FIELD, deposits)] {
+        for (name, sum) in [(WEAR_FIELD, &sums[0]), (DEPOSITS_FIELD, &sums[1])] {
             let field = self
                 .store
                 .field_mut(name)
                 .expect("ensure_wear_fields made it");
-            let wrote = crate::pages::rects::write(field, all, &sum, join);
+            let wrote = crate::pages::rects::write(field, rect, sum, join);
             // A write, whole or not, is a version step of the field: the step names it.
             if !join {
                 self.log.extend_last(&[name]);

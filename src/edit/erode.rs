@@ -22,6 +22,10 @@ pub struct Tools {
     buffers: Option<GpuErosion>,
     /// Erosion-brush squares through the host even on r32f documents (a benchmark's baseline).
     via_host: bool,
+    /// The stroke under way has begun its undo step: a part of it fell on the document. A part
+    /// joining a stroke whose earlier parts all fell outside begins the step instead of joining
+    /// the stroke before.
+    began: bool,
 }
 
 impl Tools {
@@ -98,7 +102,7 @@ pub fn region(
 
 /// An erosion stroke (part): instance after instance, each square read from the base, eroded
 /// on the GPU ([`crate::erosion::brush`]) and written back; one undo step per stroke (`join`
-/// continues the stroke before).
+/// continues the stroke before; its step begins at its first square on the document).
 pub fn stroke(
     doc: &mut Document,
     tools: &mut Tools,
@@ -115,15 +119,24 @@ pub fn stroke(
     let held = tools.buffers.take();
     let mut buffers =
         crate::erosion::brush::buffers_for(&gpu, held, &kernels, d.width, d.height, brush.radius)?;
-    let r = instances_onto(doc, tools.via_host, brush, instances, join, &mut buffers);
+    let join = join && tools.began;
+    tools.began = join;
+    let r = instances_onto(
+        doc,
+        tools.via_host,
+        brush,
+        instances,
+        join,
+        &mut buffers,
+        &mut tools.began,
+    );
     tools.buffers = Some(buffers);
     r?;
     doc.composite()
 }
 
-/// The most texels the wear of instances through the host is summed over before it is written
-/// (the union of their squares): one read and one write of each field per run of instances
-/// instead of per instance.
+/// The most texels a run of instances through the host sums its wear over (the union of their
+/// squares): the wear and deposits are read and written once a run, not once an instance.
 const HOST_WEAR_TEXELS: u64 = 1 << 22;
 
 fn instances_onto(
@@ -133,99 +146,137 @@ fn instances_onto(
     instances: &[BrushInstance],
     join: bool,
     buffers: &mut GpuErosion,
+    began: &mut bool,
 ) -> Result<()> {
     let d = *doc.desc();
-    doc.ensure_wear_fields()?;
-    // The host path's instances whose wear is not written yet, and whether the fields' step
-    // of this stroke began.
-    let mut host = HostWear {
-        pending: Vec::new(),
-        join,
-    };
-    let mut wrote = join;
-    let mut done = Ok(());
-    for b in instances {
-        let inst = crate::brush::erosion_instance(b, brush);
-        let Some(sq) = crate::erosion::brush::square(d.width, d.height, &inst) else {
-            continue;
-        };
-        if !wrote {
-            doc.begin_step(vec![doc.base_name().to_string()]);
-        }
-        done = if d.format == HeightFormat::R32f && !via_host {
-            let mut push =
-                crate::erosion::brush::instance_push(sq, &inst, &brush.erosion, d.vertical_scale());
-            push.height_unit = d.height_unit() as f32;
-            let e = &brush.erosion;
-            square_on_gpu(
-                doc,
-                sq.rect(),
-                &push,
-                e.model,
-                e.steps as usize,
-                buffers,
-                wrote,
-            )
-        } else {
-            host.instance(doc, sq, &inst, brush, buffers, wrote)
-        };
-        if done.is_err() {
-            break;
-        }
-        wrote = true;
+    let squares: Vec<(Region, crate::erosion::brush::Instance)> = instances
+        .iter()
+        .filter_map(|b| {
+            let inst = crate::brush::erosion_instance(b, brush);
+            crate::erosion::brush::square(d.width, d.height, &inst).map(|sq| (sq, inst))
+        })
+        .collect();
+    if squares.is_empty() {
+        return Ok(());
     }
-    // What was written has its wear, even when an instance failed.
-    let flushed = host.flush(doc);
-    done.and(flushed)
+    doc.ensure_wear_fields()?;
+    if !join {
+        doc.begin_step(vec![doc.base_name().to_string()]);
+        *began = true;
+    }
+    if d.format != HeightFormat::R32f || via_host {
+        return host_instances(doc, &squares, brush, buffers, join);
+    }
+    for (i, (sq, inst)) in squares.iter().enumerate() {
+        let mut push =
+            crate::erosion::brush::instance_push(*sq, inst, &brush.erosion, d.vertical_scale());
+        push.height_unit = d.height_unit() as f32;
+        let e = &brush.erosion;
+        let join = join || i > 0;
+        square_on_gpu(
+            doc,
+            sq.rect(),
+            &push,
+            e.model,
+            e.steps as usize,
+            buffers,
+            join,
+        )?;
+    }
+    Ok(())
 }
 
 /// Erosion-brush instances through the host (r16 pages hold 16-bit texels: quantized there; the
-/// benchmark's host path): the heights written per instance, their wear summed until
-/// [`HOST_WEAR_TEXELS`] or the end of the stroke part.
-struct HostWear {
-    /// Each instance's square and its heights before and after (the wear is the change before
-    /// quantizing).
-    pending: Vec<(Rect, Vec<f32>, Vec<f32>)>,
-    /// The wear fields' writes join the stroke's step.
+/// benchmark's host path), in runs whose squares' union is at most [`HOST_WEAR_TEXELS`]: per
+/// run the wear and deposits are read over the union, each instance's change (before
+/// quantizing) added as its heights are written, and the sums written once — also after a
+/// failed instance, so what was written has its wear.
+fn host_instances(
+    doc: &mut Document,
+    squares: &[(Region, crate::erosion::brush::Instance)],
+    brush: &BrushSettings,
+    buffers: &mut GpuErosion,
     join: bool,
+) -> Result<()> {
+    let unit = doc.desc().height_unit() as f32;
+    let mut first = 0;
+    while first < squares.len() {
+        let mut union = squares[first].0.rect();
+        let mut end = first + 1;
+        while let Some((sq, _)) = squares.get(end) {
+            let wider = union.union(&sq.rect());
+            if wider.texels() > HOST_WEAR_TEXELS {
+                break;
+            }
+            union = wider;
+            end += 1;
+        }
+        let join = join || first > 0;
+        let mut sums = doc.stroke_wear(union)?;
+        let mut written = Ok(());
+        for (i, (sq, inst)) in squares[first..end].iter().enumerate() {
+            match host_instance(doc, *sq, inst, brush, buffers, join || i > 0) {
+                Ok((before, after)) => {
+                    add_changes(&mut sums, union, sq.rect(), &before, &after, unit)
+                }
+                Err(e) => {
+                    written = Err(e);
+                    break;
+                }
+            }
+        }
+        doc.write_stroke_wear(union, &sums, join)?;
+        written?;
+        first = end;
+    }
+    Ok(())
 }
 
-impl HostWear {
-    fn instance(
-        &mut self,
-        doc: &mut Document,
-        sq: Region,
-        inst: &crate::erosion::brush::Instance,
-        brush: &BrushSettings,
-        buffers: &mut GpuErosion,
-        join: bool,
-    ) -> Result<()> {
-        let rect = sq.rect();
-        let union = self.pending.iter().fold(rect, |u, p| u.union(&p.0));
-        if union.texels() > HOST_WEAR_TEXELS {
-            self.flush(doc)?;
-        }
-        let name = doc.base_name().to_string();
-        let field = doc.store.field_mut(&name).expect("the base exists");
-        let before = rects::read(field, rect)?;
-        let mut values = before.clone();
-        let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
-        let scale = doc.desc().vertical_scale();
-        crate::erosion::brush::erode_square(backend, &mut values, sq, inst, &brush.erosion, scale)?;
-        let field = doc.store.field_mut(&name).expect("the base exists");
-        rects::write(field, rect, &values, join)?;
-        self.pending.push((rect, before, values));
-        Ok(())
-    }
+/// One instance through the host: its square of the base read, eroded on the GPU, blended on
+/// the host and written (`join`: part of the stroke's step); its heights before and after.
+fn host_instance(
+    doc: &mut Document,
+    sq: Region,
+    inst: &crate::erosion::brush::Instance,
+    brush: &BrushSettings,
+    buffers: &mut GpuErosion,
+    join: bool,
+) -> Result<(Vec<f32>, Vec<f32>)> {
+    let rect = sq.rect();
+    let scale = doc.desc().vertical_scale();
+    let name = doc.base_name().to_string();
+    let field = doc.store.field_mut(&name).expect("the base exists");
+    let before = rects::read(field, rect)?;
+    let mut after = before.clone();
+    let backend = crate::erosion::brush::Backend::Gpu(&mut *buffers);
+    crate::erosion::brush::erode_square(backend, &mut after, sq, inst, &brush.erosion, scale)?;
+    let field = doc.store.field_mut(&name).expect("the base exists");
+    rects::write(field, rect, &after, join)?;
+    Ok((before, after))
+}
 
-    /// Writes the pending instances' wear and deposits.
-    fn flush(&mut self, doc: &mut Document) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
+/// Adds the change from `before` to `after` (row-major over `rect`) to `sums`, the wear and
+/// deposits over `union` ([`crate::wear::change`]: the blend kernel's arithmetic and order).
+fn add_changes(
+    [wear, deposits]: &mut [Vec<f32>; 2],
+    union: Rect,
+    rect: Rect,
+    before: &[f32],
+    after: &[f32],
+    unit: f32,
+) {
+    let (w, rw) = (union.width() as usize, rect.width() as usize);
+    let rows = before.chunks(rw).zip(after.chunks(rw));
+    for (y, (b_row, a_row)) in rows.enumerate() {
+        let from = ((rect.y0 - union.y0) as usize + y) * w + (rect.x0 - union.x0) as usize;
+        let sums = wear[from..from + rw]
+            .iter_mut()
+            .zip(&mut deposits[from..from + rw]);
+        for ((worn, laid), (&b, &a)) in sums.zip(b_row.iter().zip(a_row)) {
+            let (dw, dd) = crate::wear::change(b, a, unit);
+            *worn += dw;
+            *laid += dd;
         }
-        let pending = std::mem::take(&mut self.pending);
-        let join = std::mem::replace(&mut self.join, true);
-        doc.add_stroke_wear(&pending, join)
     }
 }
 

@@ -11,7 +11,7 @@ pub const LABEL_WIDTH: f32 = 170.0;
 /// window's edges so the viewport's middle stays clear: a left column (Brush over View), a right
 /// column (Profiler; the panels Erosion, Geology, Path and History, collapsed title bars until opened;
 /// Layers), and Help at the top between them (shown on the first run only). Fits 1280x720 and
-/// up. Moved or resized panels keep their place (imgui.ini).
+/// up. Moved or resized panels keep their place (remembered::LAYOUT_FILE).
 pub fn place(panel: &str, [w, h]: [f32; 2]) -> ([f32; 2], [f32; 2]) {
     let top = 30.0;
     let brush_h = ((h - top - 20.0) * 0.62).floor();
