@@ -498,49 +498,27 @@ impl Document {
     /// Adds what an erosion of `rect` did, from the base's heights `before` to `after`
     /// (row-major over `rect`), to the wear and deposits fields ([`crate::wear`], made at the
     /// first run), as part of the undo step the heights' write made (the last one). A failed
-    /// write takes that step back.
+    /// read or write takes that step back.
     pub fn add_wear(
         &mut self,
         rect: crate::pages::geometry::Rect,
         before: &[f32],
         after: &[f32],
     ) -> Result<()> {
-        use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
-        let (wear, deposits) = crate::wear::changes(before, after, self.desc().height_unit());
-        if wear.iter().chain(&deposits).all(|&v| v == 0.0) {
+        let unit = self.desc().height_unit() as f32;
+        let unchanged = |(&b, &a): (&f32, &f32)| crate::wear::change(b, a, unit) == (0.0, 0.0);
+        if before.iter().zip(after).all(unchanged) {
             return Ok(());
         }
-        // The sums are made before the step names the fields: a failure here takes back the
-        // heights' step alone.
-        let mut sums = || -> Result<Vec<(&str, Vec<f32>)>> {
-            let mut sums = Vec::new();
-            for (name, delta) in [(WEAR_FIELD, &wear), (DEPOSITS_FIELD, &deposits)] {
-                self.ensure_field(name, 0.0)?;
-                let field = self.store.field(name).expect("made above");
-                let mut sum = crate::pages::rects::read(field, rect)?;
-                for (s, d) in sum.iter_mut().zip(delta) {
-                    *s += d;
-                }
-                sums.push((name, sum));
-            }
-            Ok(sums)
-        };
-        let sums = match sums() {
-            Ok(s) => s,
-            Err(e) => {
-                self.take_back()?;
-                return Err(e);
-            }
-        };
-        for (name, sum) in sums {
-            let field = self.store.field_mut(name).expect("made above");
-            let wrote = crate::pages::rects::write(field, rect, &sum, false);
-            // A write, whole or not, is a version step of the field: the step names it.
-            self.log.extend_last(&[name]);
-            if let Err(e) = wrote {
-                self.take_back()?;
-                return Err(e.into());
-            }
+        let added = (|| {
+            self.ensure_wear_fields()?;
+            let mut sums = self.wear_sums(rect)?;
+            crate::wear::add_changes(&mut sums, rect, rect, before, after, unit);
+            self.write_wear_sums(rect, &sums, false)
+        })();
+        if let Err(e) = added {
+            self.take_back()?;
+            return Err(e);
         }
         Ok(())
     }
@@ -558,13 +536,13 @@ impl Document {
     }
 
     /// Erosion's wear and deposits over `rect` (the fields [`Self::ensure_wear_fields`] made),
-    /// row-major: what an erosion stroke through the host adds to.
-    pub(crate) fn stroke_wear(
+    /// row-major: what a region run or a stroke through the host adds to.
+    pub(crate) fn wear_sums(
         &mut self,
         rect: crate::pages::geometry::Rect,
     ) -> Result<[Vec<f32>; 2]> {
         use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
-        let _p = crate::profile::scope("erosion brush: host wear");
+        let _p = crate::profile::scope("erosion: wear");
         let read = |name: &str| -> Result<Vec<f32>> {
             let field = self.store.field(name).expect("ensure_wear_fields made it");
             Ok(crate::pages::rects::read(field, rect)?)
@@ -572,17 +550,17 @@ impl Document {
         Ok([read(WEAR_FIELD)?, read(DEPOSITS_FIELD)?])
     }
 
-    /// Writes an erosion stroke's wear and deposits `sums` over `rect` (row-major). Each
-    /// field's write begins a version step of it, named in the last undo step, or with `join`
-    /// is part of the one it began.
-    pub(crate) fn write_stroke_wear(
+    /// Writes erosion's wear and deposits `sums` over `rect` (row-major). Each field's write
+    /// begins a version step of it, named in the last undo step, or with `join` is part of the
+    /// one it began.
+    pub(crate) fn write_wear_sums(
         &mut self,
         rect: crate::pages::geometry::Rect,
         sums: &[Vec<f32>; 2],
         join: bool,
     ) -> Result<()> {
         use crate::wear::{DEPOSITS_FIELD, WEAR_FIELD};
-        let _p = crate::profile::scope("erosion brush: host wear");
+        let _p = crate::profile::scope("erosion: wear");
         for (name, sum) in [(WEAR_FIELD, &sums[0]), (DEPOSITS_FIELD, &sums[1])] {
             let field = self
                 .store

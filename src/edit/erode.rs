@@ -212,12 +212,12 @@ fn host_instances(
             end += 1;
         }
         let join = join || first > 0;
-        let mut sums = doc.stroke_wear(union)?;
+        let mut sums = doc.wear_sums(union)?;
         let mut written = Ok(());
         for (i, (sq, inst)) in squares[first..end].iter().enumerate() {
             match host_instance(doc, *sq, inst, brush, buffers, join || i > 0) {
                 Ok((before, after)) => {
-                    add_changes(&mut sums, union, sq.rect(), &before, &after, unit)
+                    crate::wear::add_changes(&mut sums, union, sq.rect(), &before, &after, unit)
                 }
                 Err(e) => {
                     written = Err(e);
@@ -225,7 +225,7 @@ fn host_instances(
                 }
             }
         }
-        doc.write_stroke_wear(union, &sums, join)?;
+        doc.write_wear_sums(union, &sums, join)?;
         written?;
         first = end;
     }
@@ -253,31 +253,6 @@ fn host_instance(
     let field = doc.store.field_mut(&name).expect("the base exists");
     rects::write(field, rect, &after, join)?;
     Ok((before, after))
-}
-
-/// Adds the change from `before` to `after` (row-major over `rect`) to `sums`, the wear and
-/// deposits over `union` ([`crate::wear::change`]: the blend kernel's arithmetic and order).
-fn add_changes(
-    [wear, deposits]: &mut [Vec<f32>; 2],
-    union: Rect,
-    rect: Rect,
-    before: &[f32],
-    after: &[f32],
-    unit: f32,
-) {
-    let (w, rw) = (union.width() as usize, rect.width() as usize);
-    let rows = before.chunks(rw).zip(after.chunks(rw));
-    for (y, (b_row, a_row)) in rows.enumerate() {
-        let from = ((rect.y0 - union.y0) as usize + y) * w + (rect.x0 - union.x0) as usize;
-        let sums = wear[from..from + rw]
-            .iter_mut()
-            .zip(&mut deposits[from..from + rw]);
-        for ((worn, laid), (&b, &a)) in sums.zip(b_row.iter().zip(a_row)) {
-            let (dw, dd) = crate::wear::change(b, a, unit);
-            *worn += dw;
-            *laid += dd;
-        }
-    }
 }
 
 /// One erosion-brush instance without leaving the GPU: the square's texels copied out of the
