@@ -129,3 +129,8 @@ pub const LIGHT_FINE: i32 = 128;
 pub const AO_RADIUS: i32 = 48;
 /// Levels per quantity in the lighting field's packing (sun + 1024 x occlusion).
 pub const LIGHT_LEVELS: u32 = 1023;
+
+// Geology's workgroup (both stream-power kernels): a warp spans one row of 32 texels, so its
+// receivers, a byte each, are written as one whole 32-byte sector.
+pub const GEOLOGY_GROUP_X: i32 = 32;
+pub const GEOLOGY_GROUP_Y: i32 = 8;

@@ -402,11 +402,14 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
 }
 
 /// An uplift map (the kernel reads it only when it holds anything but 1): the GPU follows the
-/// twin, and ground under twice the uplift ends higher than under none.
+/// twin, and ground under twice the uplift ends higher than under none. The kernels with
+/// receivers an int each (devices without byte storage) give the same heights, bit for bit, as
+/// those with a byte each.
 #[test]
 fn an_uplift_map_raises_what_it_marks_on_the_gpu_as_in_the_twin() {
     let gpu = gpu();
     let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let int_kernels = Arc::new(Kernels::with_byte_receivers(&gpu, false).unwrap());
     let (w, h) = (120u32, 90u32);
     let heights = common::fbm_terrain(w, h, 6, 25.0, 4);
     // No uplift in the left half, twice the rate in the right.
@@ -434,6 +437,22 @@ fn an_uplift_map_raises_what_it_marks_on_the_gpu_as_in_the_twin() {
         |_, _, _| {},
     )
     .unwrap();
+    let mut with_ints = heights.clone();
+    run(
+        Some((&gpu, &int_kernels)),
+        &mut with_ints,
+        [w, h],
+        Some(&u),
+        &spec,
+        None,
+        |_, _, _| {},
+    )
+    .unwrap();
+    assert!(
+        with_ints == on_gpu,
+        "int receivers and byte receivers (byte storage: {}) disagree",
+        gpu.storage_buffer_8bit()
+    );
     let mut on_cpu = heights.clone();
     run(
         None,

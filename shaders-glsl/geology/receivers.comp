@@ -1,31 +1,4 @@
 #version 460
-// Stream power, step 1: the receiver of every texel of R — the in-R neighbour with the steepest
-// descent s_k = (z_p - z_q) / delta_k > 0, the lowest k on equal slopes; NO_RECEIVER for a pit.
-// CPU twin: geology::cpu::receiver.
+// receivers.glsl with receivers int.
 #extension GL_GOOGLE_include_directive : require
-#include "geology_shared.glsl"
-
-layout(set = 0, binding = 0, std430) readonly buffer Z { float z[]; };
-layout(set = 0, binding = 1, std430) writeonly buffer R { int r[]; };
-
-void main() {
-    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (any(greaterThanEqual(p, pc.g.size))) {
-        return;
-    }
-    float zp = z[texelIndex(p)];
-    int best = NO_RECEIVER;
-    float steepest = 0.0;
-    for (int k = 0; k < 8; k++) {
-        ivec2 q = p + OFFSETS[k];
-        if (!inRegion(q)) {
-            continue;
-        }
-        precise float s = (zp - z[texelIndex(q)]) / delta(k);
-        if (s > steepest) {
-            steepest = s;
-            best = k;
-        }
-    }
-    r[texelIndex(p)] = best;
-}
+#include "receivers.glsl"

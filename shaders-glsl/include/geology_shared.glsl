@@ -20,10 +20,20 @@ struct GeologyPush {
     int has_base;
     int measure;         // 1: fold max |z' - z| / steady_unit into the statistics buffer
     float steady_unit;   // dt * U (dt where U = 0)
+    int uniform_uplift;  // 1: u is 1 everywhere, and the update does not read it
 };
 
+// The receivers' element: a byte where the device has storageBuffer8BitAccess (the
+// *_bytes.comp variants), else an int.
+#ifdef GEOLOGY_RECEIVER_BYTES
+#define RECEIVER uint8_t
+#else
+#define RECEIVER int
+#endif
+
 #ifndef GEOLOGY_NO_KERNEL
-layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+#include "constants.glsl"
+layout(local_size_x = GEOLOGY_GROUP_X, local_size_y = GEOLOGY_GROUP_Y, local_size_z = 1) in;
 layout(push_constant) uniform Push { GeologyPush g; } pc;
 
 // Neighbour offsets in the model's order k = 0..7; the neighbour k's receiver is p when it is
@@ -38,6 +48,16 @@ int texelIndex(ivec2 p) {
 
 bool inRegion(ivec2 p) {
     return all(greaterThanEqual(p, ivec2(0))) && all(lessThan(p, pc.g.size));
+}
+
+// Not on R's border: every neighbour is in R (the kernels' fast path, without bounds tests).
+bool interior(ivec2 p) {
+    return all(greaterThan(p, ivec2(0))) && all(lessThan(p, pc.g.size - 1));
+}
+
+// The index of p's neighbour k, p's index being i.
+int neighbourIndex(int i, int k) {
+    return i + OFFSETS[k].y * pc.g.size.x + OFFSETS[k].x;
 }
 
 float delta(int k) {

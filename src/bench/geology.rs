@@ -17,11 +17,6 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Bytes an iteration reads and writes per texel if neighbour reads hit the caches:
-/// `receivers` reads z and writes the receiver (8); `update` reads z, A, u and the receiver and
-/// writes z' and A' (24).
-pub const BYTES_PER_TEXEL: u64 = 32;
-
 /// One size.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -139,6 +134,7 @@ pub(super) fn measure(
             None,
             |_, _| {},
         )?;
+        let bytes_per_texel = g.bytes_per_texel();
         let mut per_iteration = Vec::new();
         for _ in 0..o.repeats {
             heater.heat(HEAT_SHORT_MS)?;
@@ -149,7 +145,7 @@ pub(super) fn measure(
         drop(g);
         let ms = median(&per_iteration);
         let texels = u64::from(side) * u64::from(side);
-        let gb_s = (texels * BYTES_PER_TEXEL) as f64 / (ms * 1e-3) / 1e9;
+        let gb_s = (texels * bytes_per_texel) as f64 / (ms * 1e-3) / 1e9;
         let cpu_ms = (side == smallest).then(|| {
             let mut st = state.clone();
             let n = 3;
@@ -171,7 +167,7 @@ pub(super) fn measure(
             side,
             gpu_ms_per_iteration: ms,
             iterations_per_s: 1e3 / ms,
-            bytes_per_texel: BYTES_PER_TEXEL,
+            bytes_per_texel,
             gb_s,
             fraction_of_copy: gb_s / ceilings.copy_buffer.gb_s,
             cpu_ms_per_iteration: cpu_ms,

@@ -371,12 +371,13 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
     let _ = writeln!(
         o,
         "GPU ms per stream-power iteration (median of {} submissions of {} iterations, after a \
-         warm-up), {} bytes per texel by the cost model of docs/geology.md, and that traffic's \
+         warm-up), {} bytes per texel by the cost model of docs/geology.md (receivers a byte each \
+         where the device stores bytes, the uplift map not read when it is 1), and that traffic's \
          GB/s over the same run's storage-buffer copy ceiling ({} GB/s); the CPU twin on {} \
          threads at the smallest size.\n",
         r.settings.repeats,
         crate::geology::gpu::ITERATIONS_PER_SUBMIT,
-        super::geology::BYTES_PER_TEXEL,
+        g.rows.first().map_or(0, |row| row.bytes_per_texel),
         num(r.ceilings.copy_buffer.gb_s),
         g.cpu_threads
     );

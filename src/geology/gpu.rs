@@ -1,6 +1,8 @@
 //! The stream-power kernels on the GPU over one region: heights, drainage area and the uplift
 //! map live in storage buffers of the region (row-major), so a region spans page borders without
-//! seams. Heights and areas ping-pong; the receivers are rewritten every iteration.
+//! seams. Heights and areas ping-pong; the receivers are rewritten every iteration, a byte each
+//! where the device stores bytes in buffers (`*_bytes.comp`), else an int each. An uplift map
+//! that is 1 everywhere is not read (`GeologyPush::uniform_uplift`).
 
 use super::cpu::State;
 use super::shared::GeologyPush;
@@ -8,6 +10,7 @@ use crate::gpu::{
     shaders, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, GpuError,
     GpuTimer, Recorder, Resource, Result,
 };
+use crate::shared_constants::{GEOLOGY_GROUP_X, GEOLOGY_GROUP_Y};
 use std::sync::Arc;
 
 /// Iterations recorded per submission (each submission is waited for); the last one of each
@@ -18,16 +21,39 @@ pub const ITERATIONS_PER_SUBMIT: usize = 64;
 pub struct Kernels {
     receivers: ComputeKernel<GeologyPush>,
     update: ComputeKernel<GeologyPush>,
+    /// Bytes of one receiver: 1 where the device has `storageBuffer8BitAccess`, else 4.
+    receiver_bytes: u64,
 }
 
 impl Kernels {
+    /// The kernels with receivers a byte each where `gpu` stores bytes in buffers.
     pub fn new(gpu: &Arc<Gpu>) -> Result<Self> {
+        Self::with_byte_receivers(gpu, gpu.storage_buffer_8bit())
+    }
+
+    /// The kernels with receivers a byte each (`bytes`, which `gpu` must support) or an int
+    /// each (any device; tests run both).
+    pub fn with_byte_receivers(gpu: &Arc<Gpu>, bytes: bool) -> Result<Self> {
+        if bytes && !gpu.storage_buffer_8bit() {
+            return Err(GpuError::Unsupported(format!(
+                "{} does not store bytes in buffers (storageBuffer8BitAccess)",
+                gpu.info().name
+            )));
+        }
         let k = |shader, n: usize| {
             ComputeKernel::new(gpu, shader, &vec![BindingKind::StorageBuffer; n], &[])
         };
+        let (receivers, update, receiver_bytes) = if bytes {
+            let r = &shaders::GEOLOGY_RECEIVERS_BYTES_COMP;
+            (r, &shaders::GEOLOGY_UPDATE_BYTES_COMP, 1)
+        } else {
+            let r = &shaders::GEOLOGY_RECEIVERS_COMP;
+            (r, &shaders::GEOLOGY_UPDATE_COMP, 4)
+        };
         Ok(Self {
-            receivers: k(&shaders::GEOLOGY_RECEIVERS_COMP, 2)?,
-            update: k(&shaders::GEOLOGY_UPDATE_COMP, 7)?,
+            receivers: k(receivers, 2)?,
+            update: k(update, 7)?,
+            receiver_bytes,
         })
     }
 }
@@ -48,6 +74,8 @@ pub struct GpuGeology {
     update: [DescriptorSet; 2],
     /// Which of `z` and `a` hold the current state.
     current: usize,
+    /// The uplift map is 1 everywhere: the update skips reading it.
+    uniform_uplift: bool,
     /// GPU time of the timed submissions so far, ms.
     gpu_ms: f64,
 }
@@ -83,7 +111,9 @@ impl GpuGeology {
             storage(gpu, "geology a1", bytes)?,
         ];
         let u = storage(gpu, "geology uplift", bytes)?;
-        let r = storage(gpu, "geology receivers", bytes)?;
+        // Rounded up to whole words: a storage buffer's range is a multiple of 4 on some devices.
+        let r_bytes = (n * kernels.receiver_bytes).next_multiple_of(4);
+        let r = storage(gpu, "geology receivers", r_bytes)?;
         let stats = storage(gpu, "geology steady measure", 4)?;
         let sb = Resource::StorageBuffer;
         let receivers = [
@@ -116,6 +146,7 @@ impl GpuGeology {
             receivers,
             update,
             current: 0,
+            uniform_uplift: state.u.iter().all(|&u| u == 1.0),
             gpu_ms: 0.0,
         };
         let mut upload = Buffer::new(gpu, "geology upload", BufferDesc::upload(bytes))?;
@@ -131,6 +162,16 @@ impl GpuGeology {
 
     pub fn size(&self) -> [u32; 2] {
         self.size
+    }
+
+    /// Bytes an iteration reads and writes per texel if neighbour reads hit the caches (the
+    /// bench's cost model): `receivers` reads z and writes the receiver (4 + r); `update` reads
+    /// z, A, the receiver and, unless it is 1 everywhere, u, and writes z' and A' (16 + r, + 4),
+    /// with r the receiver's bytes (1, or 4 without byte storage).
+    pub fn bytes_per_texel(&self) -> u64 {
+        let r = self.kernels.receiver_bytes;
+        let u = if self.uniform_uplift { 0 } else { 4 };
+        (4 + r) + (16 + r + u)
     }
 
     /// GPU time of the submissions timed so far (a timer given to [`Self::run`]), ms.
@@ -175,13 +216,18 @@ impl GpuGeology {
             }
             None => None,
         };
-        let groups = [self.size[0].div_ceil(16), self.size[1].div_ceil(16), 1];
+        let groups = [
+            self.size[0].div_ceil(GEOLOGY_GROUP_X as u32),
+            self.size[1].div_ceil(GEOLOGY_GROUP_Y as u32),
+            1,
+        ];
         let mut c = self.current;
         let k = &*self.kernels;
         for i in 0..n {
             let last = i + 1 == n;
             let push = GeologyPush {
                 measure: i32::from(last),
+                uniform_uplift: i32::from(self.uniform_uplift),
                 ..*push
             };
             if last {

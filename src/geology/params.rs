@@ -150,6 +150,7 @@ impl GeologyParams {
             has_base: i32::from(base_z.is_some()),
             measure: 0,
             steady_unit: if steady > 0.0 { steady } else { self.time_step },
+            uniform_uplift: 0,
         }
     }
 }

@@ -30,6 +30,9 @@ pub struct GeologyPush {
     pub measure: i32,
     /// Δt·U (or Δt where U is 0): the unit of the steady-state measure.
     pub steady_unit: f32,
+    /// 1: the uplift map is 1 everywhere and the GPU's update does not read it (the same
+    /// arithmetic: `Δt·U·1` is `Δt·U`). Set by the GPU state from its map; the twin ignores it.
+    pub uniform_uplift: i32,
 }
 
-const _: () = assert!(std::mem::size_of::<GeologyPush>() == 64);
+const _: () = assert!(std::mem::size_of::<GeologyPush>() == 68);

@@ -143,6 +143,8 @@ pub struct Gpu {
     dynamic_rendering: bool,
     /// `fillModeNonSolid` was enabled: wireframe views.
     fill_mode_non_solid: bool,
+    /// `storageBuffer8BitAccess` was enabled: byte-sized storage buffer elements.
+    storage_buffer_8bit: bool,
 }
 
 /// One device as [`list_devices`] reports it.
@@ -343,6 +345,8 @@ struct Enabled {
     fill_mode_non_solid: bool,
     /// `dynamicRendering` (Vulkan 1.3 devices).
     dynamic_rendering: bool,
+    /// `storageBuffer8BitAccess` (Vulkan 1.2 core).
+    storage_buffer_8bit: bool,
     /// VK_EXT_calibrated_timestamps.
     calibrated: bool,
 }
@@ -372,6 +376,12 @@ fn create_device(
     let features = vk::PhysicalDeviceFeatures::default()
         .shader_storage_image_extended_formats(extended_storage_formats)
         .fill_mode_non_solid(fill_mode_non_solid);
+    let mut supported_8bit = vk::PhysicalDevice8BitStorageFeatures::default();
+    let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported_8bit);
+    // SAFETY: `physical` comes from `instance`, a Vulkan 1.2 device (`enumerate` checks).
+    unsafe { instance.get_physical_device_features2(physical, &mut supported2) };
+    let storage_buffer_8bit = supported_8bit.storage_buffer8_bit_access == vk::TRUE;
+    let mut f8 = vk::PhysicalDevice8BitStorageFeatures::default().storage_buffer8_bit_access(true);
     // Dynamic rendering is core (and required) from Vulkan 1.3: the renderer needs it.
     let dynamic_rendering = core_sync2;
     f13 = f13.dynamic_rendering(dynamic_rendering);
@@ -392,6 +402,9 @@ fn create_device(
         dev_exts.push(ash::khr::synchronization2::NAME.as_ptr());
         info = info.push_next(&mut f_khr);
     }
+    if storage_buffer_8bit {
+        info = info.push_next(&mut f8);
+    }
     info = info.enabled_extension_names(&dev_exts);
     // SAFETY: `physical` comes from `instance`; all pointers in `info` outlive the call.
     let device = unsafe { instance.create_device(physical, &info, None) }?;
@@ -401,6 +414,7 @@ fn create_device(
             extended_storage_formats,
             fill_mode_non_solid,
             dynamic_rendering,
+            storage_buffer_8bit,
             calibrated,
         },
     ))
@@ -611,6 +625,7 @@ impl Gpu {
             extended_storage_formats: enabled.extended_storage_formats,
             dynamic_rendering: enabled.dynamic_rendering,
             fill_mode_non_solid: enabled.fill_mode_non_solid,
+            storage_buffer_8bit: enabled.storage_buffer_8bit,
             info,
         })
     }
@@ -659,6 +674,11 @@ impl Gpu {
     /// Whether wireframe (polygon mode LINE) is available.
     pub fn fill_mode_non_solid(&self) -> bool {
         self.fill_mode_non_solid
+    }
+
+    /// Whether storage buffers may hold byte-sized elements (`storageBuffer8BitAccess`).
+    pub fn storage_buffer_8bit(&self) -> bool {
+        self.storage_buffer_8bit
     }
 
     /// The raw command pool, for libraries that record their own uploads (imgui's font atlas).

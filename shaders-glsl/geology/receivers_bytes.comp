@@ -1,0 +1,6 @@
+#version 460
+// receivers.glsl with receivers a byte each (storageBuffer8BitAccess).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_8bit_storage : require
+#define GEOLOGY_RECEIVER_BYTES
+#include "receivers.glsl"
