@@ -134,3 +134,8 @@ pub const LIGHT_LEVELS: u32 = 1023;
 // receivers, a byte each, are written as one whole 32-byte sector.
 pub const GEOLOGY_GROUP_X: i32 = 32;
 pub const GEOLOGY_GROUP_Y: i32 = 8;
+
+// Smooth and contrast: most instances one pass applies (brush/smooth*.comp), each workgroup
+// reading its tile with this many texels of halo into shared memory (the 3x3 taps of each
+// instance reach one texel further).
+pub const SMOOTH_MAX_BATCH: i32 = 8;

@@ -266,6 +266,68 @@ fn input_rate_does_not_change_heights() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Smooth and contrast apply up to 8 instances a pass (shared-memory tiles with a halo, each
+/// instance over what the later ones read): strokes along the document's edge and through a
+/// page corner, dense and sparse, give the same heights bit for bit whatever the batch (1 is
+/// one instance a pass), on r32f and r16, and follow the twin.
+#[test]
+fn smooth_and_contrast_batches_equal_one_instance_a_pass_at_edges_and_seams() {
+    let gpu = gpu();
+    let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
+    // Along the top edge into the right one (off the document at times), then back through
+    // the corner of four pages.
+    let edge: Vec<StrokeSample> = (0..16)
+        .map(|i| {
+            let t = i as f32 / 15.0;
+            let (x, y) = if t < 0.5 {
+                (150.0 + 320.0 * t, 4.0 + 6.0 * (t * 11.0).sin())
+            } else {
+                (296.0 - 170.0 * (t - 0.5), 8.0 + 250.0 * (t - 0.5))
+            };
+            StrokeSample {
+                x,
+                y,
+                pressure: 1.0,
+                t,
+            }
+        })
+        .collect();
+    for (brush, strength) in [(BrushType::Smooth, 0.9), (BrushType::Contrast, 0.4)] {
+        for spacing in [0.1, 1.5] {
+            let b = BrushSettings {
+                radius: 12.0,
+                inner_radius: 2.0,
+                strength,
+                spacing,
+                ..BrushSettings::new(brush)
+            };
+            let strokes = vec![(b.clone(), edge.clone())];
+            for d in [doc(300, 260, 128), doc_r16(300, 260, 128)] {
+                let one = run_gpu(&gpu, d, 1, &strokes);
+                for batch in [3, 8, 16] {
+                    assert!(
+                        run_gpu(&gpu, d, batch, &strokes) == one,
+                        "{brush:?} spacing {spacing} {:?}: batch {batch} differs from 1",
+                        d.format
+                    );
+                }
+                if d.format == HeightFormat::R32f {
+                    let mut cpu = CpuTerrain::from_heights(d, &initial(&d), cpu_tables.clone());
+                    cpu.apply_stroke(&b, &stroke_instances(&b, &edge));
+                    let want = cpu.to_dense();
+                    let diff = max_diff(&one, &want);
+                    assert!(diff <= TOLERANCE, "{brush:?}: max |gpu - cpu| = {diff}");
+                    assert!(
+                        max_diff(&want, &initial(&d)) > 1e-3,
+                        "{brush:?} changed nothing"
+                    );
+                }
+            }
+        }
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn undo_and_redo_are_bit_exact_and_untouched_pages_are_shared() {
     let gpu = gpu();

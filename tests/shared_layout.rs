@@ -9,7 +9,7 @@ mod common;
 
 use bytemuck::Pod;
 use common::{assert_no_validation_messages, gpu};
-use scarp::brush::shared::{BrushPass, SmoothPass};
+use scarp::brush::shared::{BrushInstance, BrushPass, SmoothPass};
 use scarp::gpu::{
     shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, MemoryLocation,
     Recorder, Resource, Shader,
@@ -113,9 +113,28 @@ fn brush_pass_layout_matches_glsl() {
     check_push::<BrushPass>(&shaders::TEST_ECHO_BRUSH_PASS_COMP, "BrushPass");
 }
 
+/// SmoothPass as push constants, then a BrushInstance as the std430 buffer the brush kernels
+/// read their instances from.
 #[test]
 fn smooth_pass_and_instance_layout_match_glsl() {
-    check_push::<SmoothPass>(&shaders::TEST_ECHO_SMOOTH_PASS_COMP, "SmoothPass");
+    let gpu = gpu();
+    let pass: SmoothPass = distinct(1);
+    let instance: BrushInstance = distinct(2);
+    let buf = input(&gpu, "instance", &instance);
+    let mut expected = words_of(&pass);
+    expected.extend(words_of(&instance));
+    let echoed = echo(
+        &gpu,
+        &shaders::TEST_ECHO_SMOOTH_PASS_COMP,
+        &pass,
+        &[&buf],
+        expected.len(),
+    );
+    assert_eq!(
+        echoed, expected,
+        "a field of SmoothPass or BrushInstance sits at a different offset in GLSL"
+    );
+    assert_no_validation_messages(&gpu);
 }
 
 #[test]

@@ -71,7 +71,8 @@ struct BrushPass {
 
 // One smooth/contrast pass: one instance over one page, taps from the 3x3 neighbourhood of pages.
 struct SmoothPass {
-    BrushInstance instance;
+    uint first_instance; // instances [first_instance, + instance_count) of the stroke, in order
+    uint instance_count;
     ivec2 page_origin;   // document texel of this page's (0, 0)
     ivec2 self_size;     // this page's extent
     ivec2 doc_size;

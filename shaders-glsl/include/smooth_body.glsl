@@ -1,12 +1,19 @@
 // Body of brush/smooth*.comp (see there).
 #ifndef SCARP_SMOOTH_BODY_GLSL
 #define SCARP_SMOOTH_BODY_GLSL
-// Smooth (positive strength) and contrast (negative) brushes: one instance per pass, over one
-// page. Each texel moves toward (or away from) the 3x3 binomial average of its neighbourhood:
+// Smooth (positive strength) and contrast (negative) brushes: up to SMOOTH_MAX_BATCH instances
+// per pass, in order, over one page. Each texel moves toward (or away from) the 3x3 binomial
+// average of its neighbourhood:
 //   h' = h + clamp(strength x falloff, -1, 1) x (avg - h).
 // Taps beyond the page come from the neighbouring pages' front images (bindings 0..8, row-major
 // around this page, 4 = this page), so there are no seams; a neighbour that holds no memory reads
 // as the document's flat height, and taps beyond the document repeat its edge.
+// Several instances in one pass (temporal blocking): each workgroup reads its 16x16 texels and
+// `count` texels around them into shared memory, then applies the instances one after another
+// there, instance s over the texels within count-1-s of its own (what the later ones still
+// read), with the same arithmetic as one instance per pass. So a pass of n instances gives, bit
+// for bit, what n passes of one give; every page a batch reaches runs all of its instances
+// (one that misses the page may still move texels of the halo that a later one reads).
 
 #include "brush.glsl"
 #include "height_format.glsl"
@@ -23,6 +30,7 @@ layout(set = 0, binding = 6, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN6;
 layout(set = 0, binding = 7, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN7;
 layout(set = 0, binding = 8, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN8;
 layout(set = 0, binding = 9, HEIGHT_IMAGE_FORMAT) uniform writeonly image2D uBack;
+layout(set = 0, binding = 10, std430) readonly buffer Instances { BrushInstance instances[]; };
 
 layout(push_constant) uniform Push { SmoothPass pass; } pc;
 
@@ -56,34 +64,96 @@ float heightAt(ivec2 g) {
     return decodeHeight(neighbourLoad(n, c), pc.pass.height_min, pc.pass.height_range);
 }
 
+const int GX = int(BRUSH_GROUP_X);
+const int GY = int(BRUSH_GROUP_Y);
+const int HALO = SMOOTH_MAX_BATCH;
+// The tile: the group's texels and HALO around them.
+const int TX = GX + 2 * HALO;
+const int TY = GY + 2 * HALO;
+const int THREADS = GX * GY;
+
+// The tile's heights (world units), ping-ponged from one instance to the next; and what each of
+// the group's own texels stores after the instances so far.
+shared float tileHeights[2][TX * TY];
+shared float tileStored[GX * GY];
+
+// Document texel of tile cell (0, 0).
+ivec2 tileFirst;
+
+// Cell t of the tile is within `r` texels of the group's own texels.
+bool within(ivec2 t, int r) {
+    return all(greaterThanEqual(t, ivec2(HALO - r))) && all(lessThan(t, ivec2(GX + HALO + r, GY + HALO + r)));
+}
+
+bool inDocument(ivec2 g) {
+    return all(greaterThanEqual(g, ivec2(0))) && all(lessThan(g, pc.pass.doc_size));
+}
+
+// Height at document texel g (clamped into the document, as heightAt) from tile level `src`.
+float tileTap(int src, ivec2 g) {
+    ivec2 t = clamp(g, ivec2(0), pc.pass.doc_size - 1) - tileFirst;
+    return tileHeights[src][t.y * TX + t.x];
+}
+
 void main() {
+    uint lid = gl_LocalInvocationIndex;
+    ivec2 groupFirst = pc.pass.rect_min + ivec2(gl_WorkGroupID.xy) * ivec2(GX, GY);
+    tileFirst = pc.pass.page_origin + groupFirst - HALO;
+    int count = int(pc.pass.instance_count);
     ivec2 g = ivec2(gl_GlobalInvocationID.xy);
-    if (any(greaterThanEqual(g, pc.pass.rect_size))) {
-        return;
-    }
     ivec2 local = pc.pass.rect_min + g;
-    ivec2 doc = pc.pass.page_origin + local;
-    float stored = imageLoad(uN4, local).r;
-    float h = decodeHeight(stored, pc.pass.height_min, pc.pass.height_range);
-    BrushInstance b = pc.pass.instance;
-    float d = length(vec2(doc) - b.center);
-    if (d < b.radius) {
-        float sum = 0.0;
-        for (int y = -1; y <= 1; y++) {
-            for (int x = -1; x <= 1; x++) {
-                float w = float((2 - abs(x)) * (2 - abs(y)));
-                sum += w * heightAt(doc + ivec2(x, y));
-            }
-        }
-        float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
-        h += k * (sum * (1.0 / 16.0) - h);
-        h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
-        // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
-        if (!(isnan(h) || isinf(h))) {
-            stored = encodeHeight(h, pc.pass.height_min, pc.pass.height_range);
+    bool mine = all(lessThan(g, pc.pass.rect_size));
+    if (mine) {
+        tileStored[lid] = imageLoad(uN4, local).r;
+    }
+    for (int c = int(lid); c < TX * TY; c += THREADS) {
+        ivec2 t = ivec2(c % TX, c / TX);
+        ivec2 doc = tileFirst + t;
+        if (within(t, count) && inDocument(doc)) {
+            tileHeights[0][c] = heightAt(doc);
         }
     }
-    imageStore(uBack, local, vec4(stored));
+    barrier();
+    for (int s = 0; s < count; s++) {
+        BrushInstance b = instances[pc.pass.first_instance + uint(s)];
+        int src = s & 1;
+        for (int c = int(lid); c < TX * TY; c += THREADS) {
+            ivec2 t = ivec2(c % TX, c / TX);
+            ivec2 doc = tileFirst + t;
+            if (!within(t, count - 1 - s) || !inDocument(doc)) {
+                continue;
+            }
+            float h = tileHeights[src][c];
+            float d = length(vec2(doc) - b.center);
+            if (d < b.radius) {
+                float sum = 0.0;
+                for (int y = -1; y <= 1; y++) {
+                    for (int x = -1; x <= 1; x++) {
+                        float w = float((2 - abs(x)) * (2 - abs(y)));
+                        sum += w * tileTap(src, doc + ivec2(x, y));
+                    }
+                }
+                float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
+                float hn = h + k * (sum * (1.0 / 16.0) - h);
+                hn = quantizeHeight(hn, pc.pass.height_min, pc.pass.height_range);
+                // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
+                if (!(isnan(hn) || isinf(hn))) {
+                    float stored = encodeHeight(hn, pc.pass.height_min, pc.pass.height_range);
+                    // What the next instance would read back from the page.
+                    h = decodeHeight(stored, pc.pass.height_min, pc.pass.height_range);
+                    ivec2 own = t - HALO;
+                    if (all(greaterThanEqual(own, ivec2(0))) && all(lessThan(own, ivec2(GX, GY)))) {
+                        tileStored[own.y * GX + own.x] = stored;
+                    }
+                }
+            }
+            tileHeights[1 - src][c] = h;
+        }
+        barrier();
+    }
+    if (mine) {
+        imageStore(uBack, local, vec4(tileStored[lid]));
+    }
 }
 
 #endif

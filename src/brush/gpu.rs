@@ -34,6 +34,7 @@ use crate::noise::{GpuNoise, NoiseTables};
 use crate::pages::{
     DocumentDesc, Field, GpuPage, HeightFormat, PageError, PageId, PageStore, Rect,
 };
+use crate::shared_constants::SMOOTH_MAX_BATCH;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -55,6 +56,21 @@ const STROKE_BINDINGS: [BindingKind; 4] = [
     BindingKind::SampledImage,
     BindingKind::StorageBuffer,
     BindingKind::SampledImage,
+];
+
+/// The smooth kernels' set: the 3x3 pages' fronts, the back image written, the instances.
+const SMOOTH_BINDINGS: [BindingKind; 11] = [
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageBuffer,
 ];
 
 /// Set 2 of weighted kernels: the weight field's page.
@@ -578,7 +594,12 @@ impl BrushEngine {
         // A continuation writes in place into the versions its stroke already made (the undo
         // step holds the versions from before the stroke); other pages get new versions.
         field.begin_versions(ids, join);
-        let instance_buf = self.upload_instances(&flat_list)?;
+        // Multi-tap passes read the stroke's instances in stroke order; pointwise ones, per page.
+        let instance_buf = if brush.brush.is_multitap() {
+            self.upload_instances(&instances)?
+        } else {
+            self.upload_instances(&flat_list)?
+        };
         let stamp_image = match (&brush.brush, &brush.stamp) {
             (BrushType::Stamp, Some(stamp)) => Some(upload_stamp(&self.gpu, stamp)?),
             _ => None,
@@ -825,7 +846,7 @@ impl BrushEngine {
                     HeightFormat::R32f => &shaders::BRUSH_SMOOTH_COMP,
                     HeightFormat::R16 => &shaders::BRUSH_SMOOTH_R16_COMP,
                 },
-                &[BindingKind::StorageImage; 10],
+                &SMOOTH_BINDINGS,
                 &[],
             )?;
             self.smooth_kernels.insert(format, k);
@@ -833,8 +854,9 @@ impl BrushEngine {
         Ok(&self.smooth_kernels[&format])
     }
 
-    /// Records and runs a multi-tap brush (smooth/contrast): one instance per wave, each of its
-    /// pages reading the 3x3 neighbourhood of page fronts so taps cross page borders. Runs of
+    /// Records and runs a multi-tap brush (smooth/contrast): a wave per batch of up to
+    /// `min(batch, SMOOTH_MAX_BATCH)` consecutive instances, each of its pages reading the 3x3
+    /// neighbourhood of page fronts so taps cross page borders. Runs of
     /// instances whose pages (and neighbours) fit the GPU budget are brought onto the GPU and
     /// recorded together.
     fn record_multitap(
@@ -907,10 +929,12 @@ impl BrushEngine {
         run: std::ops::Range<usize>,
         index: &HashMap<PageId, usize>,
     ) -> Result<()> {
+        let batch = self.batch.min(SMOOTH_MAX_BATCH as usize);
         let ActiveStroke {
             brush,
             instances,
             stats,
+            instance_buf,
             ..
         } = stroke;
         let brush = &*brush;
@@ -918,7 +942,10 @@ impl BrushEngine {
         self.smooth_kernel(d.format)?;
         let kernel = &self.smooth_kernels[&d.format];
         let label = format!("brush {}", brush.brush.name());
-        let chunk = &instances[run];
+        let Some(instance_buf) = instance_buf.as_ref() else {
+            return Ok(());
+        };
+        let chunk = &instances[run.clone()];
         let mine: Vec<usize> = {
             let mut m: Vec<usize> = chunk
                 .iter()
@@ -938,13 +965,15 @@ impl BrushEngine {
             brush,
             index,
             desc: d,
+            instances: instance_buf,
             front: fresh.iter().map(|(&i, p)| (i, p.front_index())).collect(),
             stale: fresh.iter().map(|(&i, p)| (i, p.stale())).collect(),
             fresh,
         };
-        let plan = chunk
-            .iter()
-            .map(|b| planner.plan_wave(b))
+        let plan = run
+            .clone()
+            .step_by(batch)
+            .map(|first| planner.plan_wave(first, &instances[first..(first + batch).min(run.end)]))
             .collect::<Result<Vec<_>>>()?;
 
         let timer = self.submitter.timer()?;
@@ -952,7 +981,16 @@ impl BrushEngine {
         if let Some(t) = &timer {
             rec.reset_timer(t);
         }
-        record_smooth_waves(&mut rec, kernel, timer.as_ref(), &plan, &label, stats)?;
+        rec.buffer(instance_buf, Access::ComputeStorageRead);
+        record_smooth_waves(
+            &mut rec,
+            kernel,
+            timer.as_ref(),
+            &plan,
+            &label,
+            batch,
+            stats,
+        )?;
         let ticket = self.submitter.send(rec)?;
         for (i, page) in &planner.fresh {
             page.set_front(planner.front[i]);
@@ -1149,12 +1187,14 @@ impl PointwiseWaves<'_> {
     }
 }
 
-/// Plans the waves of a multi-tap run (one per instance): what each pass binds, following the
-/// fronts' flips on copies of the pages' state.
+/// Plans the waves of a multi-tap run (one per batch of instances): what each pass binds,
+/// following the fronts' flips on copies of the pages' state.
 struct SmoothPlanner<'a> {
     field: &'a Field,
     kernel: &'a ComputeKernel<SmoothPass>,
     brush: &'a BrushSettings,
+    /// The stroke's instances, in stroke order.
+    instances: &'a Buffer,
     /// Index of each of the field's working page ids.
     index: &'a HashMap<PageId, usize>,
     desc: DocumentDesc,
@@ -1167,22 +1207,24 @@ struct SmoothPlanner<'a> {
 }
 
 impl<'a> SmoothPlanner<'a> {
-    /// Plans the wave of instance `b`: a pass on every working page it reaches.
-    fn plan_wave(&mut self, b: &BrushInstance) -> Result<Vec<SmoothPlan<'a>>> {
-        let reach = reach(b);
+    /// Plans the wave of `batch`, the stroke's instances from `first`: a pass on every working
+    /// page one of them reaches, applying all of them.
+    fn plan_wave(&mut self, first: usize, batch: &[BrushInstance]) -> Result<Vec<SmoothPlan<'a>>> {
         let ids = self.field.versions().working().0;
-        let pages: Vec<usize> = self
-            .desc
-            .pages_in(&reach)
+        let pages: std::collections::BTreeSet<usize> = batch
             .iter()
-            .filter_map(|id| self.index.get(id).copied())
+            .flat_map(|b| self.desc.pages_in(&reach(b)))
+            .filter_map(|id| self.index.get(&id).copied())
             .collect();
         let mut wave = Vec::with_capacity(pages.len());
         let mut dirties = Vec::with_capacity(pages.len());
         for &i in &pages {
             let r = self.desc.page_rect(ids[i]);
-            let dirty = reach.intersect(&r).translate(-r.x0, -r.y0);
-            wave.push(self.plan_pass(b, i, dirty)?);
+            let dirty = batch
+                .iter()
+                .fold(Rect::EMPTY, |acc, b| acc.union(&reach(b).intersect(&r)))
+                .translate(-r.x0, -r.y0);
+            wave.push(self.plan_pass(first, batch.len(), i, dirty)?);
             dirties.push((i, dirty));
         }
         // Every page of the wave read the fronts as they were before it.
@@ -1193,9 +1235,16 @@ impl<'a> SmoothPlanner<'a> {
         Ok(wave)
     }
 
-    /// Plans the pass of instance `b` on working page `i`, whose page-local rectangle `dirty`
-    /// it changes: the images it binds, its set and its push constants.
-    fn plan_pass(&self, b: &BrushInstance, i: usize, dirty: Rect) -> Result<SmoothPlan<'a>> {
+    /// Plans the pass of the `count` instances from `first` on working page `i`, whose
+    /// page-local rectangle `dirty` they change: the images it binds, its set and its push
+    /// constants.
+    fn plan_pass(
+        &self,
+        first: usize,
+        count: usize,
+        i: usize,
+        dirty: Rect,
+    ) -> Result<SmoothPlan<'a>> {
         let d = &self.desc;
         let id = self.field.versions().working().0[i];
         let r = d.page_rect(id);
@@ -1206,10 +1255,12 @@ impl<'a> SmoothPlanner<'a> {
             .map(|&img| Resource::StorageImage(img))
             .collect();
         resources.push(Resource::StorageImage(back));
+        resources.push(Resource::StorageBuffer(self.instances));
         let set = self.kernel.bind(&resources)?;
         let write = dirty.union(&self.stale[&i]);
         let push = SmoothPass {
-            instance: *b,
+            first_instance: first as u32,
+            instance_count: count as u32,
             page_origin: [r.x0, r.y0],
             self_size: [r.width(), r.height()],
             doc_size: [d.width as i32, d.height as i32],
@@ -1284,6 +1335,7 @@ fn record_smooth_waves<'r>(
     timer: Option<&'r GpuTimer>,
     plan: &'r [Vec<SmoothPlan<'r>>],
     label: &str,
+    batch: usize,
     stats: &mut StrokeStats,
 ) -> Result<()> {
     for wave in plan {
@@ -1310,7 +1362,8 @@ fn record_smooth_waves<'r>(
         if let Some((t, q)) = query {
             rec.timer_end(t, q);
             let texels = wave.iter().map(|w| w.write.texels()).sum::<u64>();
-            t.note(q, wave_args(1, 1, wave.len(), texels));
+            let instances = wave.first().map_or(0, |w| w.push.instance_count);
+            t.note(q, wave_args(batch, instances, wave.len(), texels));
         }
         stats.passes += wave.len();
         stats.waves += 1;

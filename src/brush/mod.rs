@@ -151,7 +151,8 @@ impl BrushType {
         matches!(self, BrushType::Flatten | BrushType::Ramp)
     }
 
-    /// Whether the brush reads neighbouring texels (one instance per pass, page halos).
+    /// Whether the brush reads neighbouring texels (page halos; a pass applies its instances in
+    /// turn over shared-memory tiles).
     pub fn is_multitap(self) -> bool {
         matches!(self, BrushType::Smooth | BrushType::Contrast)
     }

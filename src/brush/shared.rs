@@ -46,11 +46,14 @@ pub struct BrushPass {
     pub falloff_power: f32,
 }
 
-/// Push constants of one smooth/contrast pass (see shared.glsl).
+/// Push constants of one smooth/contrast pass (see shared.glsl): instances
+/// `[first_instance, first_instance + instance_count)` of the stroke's instance buffer, in order,
+/// over one page (at most [`crate::shared_constants::SMOOTH_MAX_BATCH`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct SmoothPass {
-    pub instance: BrushInstance,
+    pub first_instance: u32,
+    pub instance_count: u32,
     pub page_origin: [i32; 2],
     pub self_size: [i32; 2],
     pub doc_size: [i32; 2],
@@ -102,7 +105,7 @@ const _: () = assert!(std::mem::size_of::<PathPush>() == 48);
 const _: () = assert!(std::mem::size_of::<PathSegment>() == 32);
 const _: () = assert!(std::mem::offset_of!(PathPush, rect_size) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(PathSegment, b) % 8 == 0);
-const _: () = assert!(std::mem::size_of::<SmoothPass>() == 100);
+const _: () = assert!(std::mem::size_of::<SmoothPass>() == 76);
 const _: () = assert!(std::mem::size_of::<BrushInstance>() == 32);
 const _: () = assert!(std::mem::size_of::<BrushPass>() == 128);
 // std430 aligns vec2 (and structs holding one) to 8 bytes; repr(C) aligns [f32; 2] to 4. Every
@@ -111,7 +114,6 @@ const _: () = assert!(std::mem::offset_of!(BrushPass, page_origin) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(BrushPass, noise) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(BrushInstance, center) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(BrushInstance, axis) % 8 == 0);
-const _: () = assert!(std::mem::offset_of!(SmoothPass, instance) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(SmoothPass, page_origin) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(SmoothPass, self_size) % 8 == 0);
 const _: () = assert!(std::mem::offset_of!(SmoothPass, doc_size) % 8 == 0);
