@@ -266,10 +266,11 @@ fn input_rate_does_not_change_heights() {
     assert_no_validation_messages(&gpu);
 }
 
-/// Smooth and contrast apply up to 8 instances a pass (shared-memory tiles with a halo, each
-/// instance over what the later ones read): strokes along the document's edge and through a
-/// page corner, dense and sparse, give the same heights bit for bit whatever the batch (1 is
-/// one instance a pass), on r32f and r16, and follow the twin.
+/// Smooth and contrast apply up to 8 small instances a pass (shared-memory tiles with a halo,
+/// each instance over what the later ones read): strokes along the document's edge and through
+/// a page corner, dense and sparse, give the same heights bit for bit whatever the batch (1 is
+/// one instance a pass), on r32f and r16, and follow the twin; so do large instances, which run
+/// one a pass.
 #[test]
 fn smooth_and_contrast_batches_equal_one_instance_a_pass_at_edges_and_seams() {
     let gpu = gpu();
@@ -292,10 +293,13 @@ fn smooth_and_contrast_batches_equal_one_instance_a_pass_at_edges_and_seams() {
             }
         })
         .collect();
+    // Radius 12 runs tiled, 140 one instance a pass.
+    let cases = [(12.0, 0.1), (12.0, 1.5), (140.0, 0.05)];
+    const { assert!(140.0 > scarp::brush::gpu::SMOOTH_TILED_MOST_RADIUS) };
     for (brush, strength) in [(BrushType::Smooth, 0.9), (BrushType::Contrast, 0.4)] {
-        for spacing in [0.1, 1.5] {
+        for (radius, spacing) in cases {
             let b = BrushSettings {
-                radius: 12.0,
+                radius,
                 inner_radius: 2.0,
                 strength,
                 spacing,
@@ -307,7 +311,7 @@ fn smooth_and_contrast_batches_equal_one_instance_a_pass_at_edges_and_seams() {
                 for batch in [3, 8, 16] {
                     assert!(
                         run_gpu(&gpu, d, batch, &strokes) == one,
-                        "{brush:?} spacing {spacing} {:?}: batch {batch} differs from 1",
+                        "{brush:?} r{radius} spacing {spacing} {:?}: batch {batch} differs from 1",
                         d.format
                     );
                 }

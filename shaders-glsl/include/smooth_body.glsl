@@ -1,14 +1,14 @@
 // Body of brush/smooth*.comp (see there).
 #ifndef SCARP_SMOOTH_BODY_GLSL
 #define SCARP_SMOOTH_BODY_GLSL
-// Smooth (positive strength) and contrast (negative) brushes: up to SMOOTH_MAX_BATCH instances
-// per pass, in order, over one page. Each texel moves toward (or away from) the 3x3 binomial
+// Smooth (positive strength) and contrast (negative) brushes over one page: one instance a pass,
+// or (SMOOTH_TILED) up to SMOOTH_MAX_BATCH instances a pass, in order. Each texel moves toward (or away from) the 3x3 binomial
 // average of its neighbourhood:
 //   h' = h + clamp(strength x falloff, -1, 1) x (avg - h).
 // Taps beyond the page come from the neighbouring pages' front images (bindings 0..8, row-major
 // around this page, 4 = this page), so there are no seams; a neighbour that holds no memory reads
 // as the document's flat height, and taps beyond the document repeat its edge.
-// Several instances in one pass (temporal blocking): each workgroup reads its 16x16 texels and
+// Several instances in one pass (SMOOTH_TILED, temporal blocking): each workgroup reads its 16x16 texels and
 // `count` texels around them into shared memory, then applies the instances one after another
 // there, instance s over the texels within count-1-s of its own (what the later ones still
 // read), with the same arithmetic as one instance per pass. So a pass of n instances gives, bit
@@ -64,6 +64,7 @@ float heightAt(ivec2 g) {
     return decodeHeight(neighbourLoad(n, c), pc.pass.height_min, pc.pass.height_range);
 }
 
+#ifdef SMOOTH_TILED
 const int GX = int(BRUSH_GROUP_X);
 const int GY = int(BRUSH_GROUP_Y);
 const int HALO = SMOOTH_MAX_BATCH;
@@ -155,5 +156,41 @@ void main() {
         imageStore(uBack, local, vec4(tileStored[lid]));
     }
 }
+
+#else
+
+// One instance a pass (instances whose squares are large: the tiles' extra work would cost
+// more than the waves they save).
+void main() {
+    ivec2 g = ivec2(gl_GlobalInvocationID.xy);
+    if (any(greaterThanEqual(g, pc.pass.rect_size))) {
+        return;
+    }
+    ivec2 local = pc.pass.rect_min + g;
+    ivec2 doc = pc.pass.page_origin + local;
+    float stored = imageLoad(uN4, local).r;
+    float h = decodeHeight(stored, pc.pass.height_min, pc.pass.height_range);
+    BrushInstance b = instances[pc.pass.first_instance];
+    float d = length(vec2(doc) - b.center);
+    if (d < b.radius) {
+        float sum = 0.0;
+        for (int y = -1; y <= 1; y++) {
+            for (int x = -1; x <= 1; x++) {
+                float w = float((2 - abs(x)) * (2 - abs(y)));
+                sum += w * heightAt(doc + ivec2(x, y));
+            }
+        }
+        float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
+        h += k * (sum * (1.0 / 16.0) - h);
+        h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
+        // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
+        if (!(isnan(h) || isinf(h))) {
+            stored = encodeHeight(h, pc.pass.height_min, pc.pass.height_range);
+        }
+    }
+    imageStore(uBack, local, vec4(stored));
+}
+
+#endif
 
 #endif

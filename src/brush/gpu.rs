@@ -202,8 +202,9 @@ fn pack16(x: i32, y: i32) -> u32 {
     x as u32 | (y as u32) << 16
 }
 
-/// One planned smooth pass: the images it binds, its set and push constants.
+/// One planned smooth pass: its kernel, the images it binds, its set and push constants.
 struct SmoothPlan<'p> {
+    kernel: &'p ComputeKernel<SmoothPass>,
     bound: Vec<&'p Image>,
     back: &'p Image,
     set: DescriptorSet,
@@ -284,7 +285,8 @@ pub struct BrushEngine {
     noise: GpuNoise,
     /// Pointwise kernels by (page format, brush, noise kind, tile culling, weighted).
     kernels: HashMap<KernelKey, ComputeKernel<BrushPass>>,
-    smooth_kernels: HashMap<HeightFormat, ComputeKernel<SmoothPass>>,
+    /// Per page format and tiling (see [`SMOOTH_TILED_MOST_RADIUS`]).
+    smooth_kernels: HashMap<(HeightFormat, bool), ComputeKernel<SmoothPass>>,
     batch: usize,
     /// Pointwise passes read and write the front image in place instead of ping-ponging.
     in_place: bool,
@@ -838,24 +840,28 @@ impl BrushEngine {
         Ok(())
     }
 
-    fn smooth_kernel(&mut self, format: HeightFormat) -> Result<&ComputeKernel<SmoothPass>> {
-        if !self.smooth_kernels.contains_key(&format) {
+    /// Makes the smooth kernel of `format`, tiled or one instance a pass, if not made yet.
+    fn smooth_kernel(&mut self, format: HeightFormat, tiled: bool) -> Result<()> {
+        if !self.smooth_kernels.contains_key(&(format, tiled)) {
             let k = ComputeKernel::new(
                 &self.gpu,
-                match format {
-                    HeightFormat::R32f => &shaders::BRUSH_SMOOTH_COMP,
-                    HeightFormat::R16 => &shaders::BRUSH_SMOOTH_R16_COMP,
+                match (format, tiled) {
+                    (HeightFormat::R32f, false) => &shaders::BRUSH_SMOOTH_COMP,
+                    (HeightFormat::R16, false) => &shaders::BRUSH_SMOOTH_R16_COMP,
+                    (HeightFormat::R32f, true) => &shaders::BRUSH_SMOOTH_TILED_COMP,
+                    (HeightFormat::R16, true) => &shaders::BRUSH_SMOOTH_TILED_R16_COMP,
                 },
                 &SMOOTH_BINDINGS,
                 &[],
             )?;
-            self.smooth_kernels.insert(format, k);
+            self.smooth_kernels.insert((format, tiled), k);
         }
-        Ok(&self.smooth_kernels[&format])
+        Ok(())
     }
 
     /// Records and runs a multi-tap brush (smooth/contrast): a wave per batch of up to
-    /// `min(batch, SMOOTH_MAX_BATCH)` consecutive instances, each of its pages reading the 3x3
+    /// `min(batch, SMOOTH_MAX_BATCH)` consecutive instances of at most
+    /// [`SMOOTH_TILED_MOST_RADIUS`] (tiled), or per larger instance, each of its pages reading the 3x3
     /// neighbourhood of page fronts so taps cross page borders. Runs of
     /// instances whose pages (and neighbours) fit the GPU budget are brought onto the GPU and
     /// recorded together.
@@ -939,8 +945,12 @@ impl BrushEngine {
         } = stroke;
         let brush = &*brush;
         let d = *field.desc();
-        self.smooth_kernel(d.format)?;
-        let kernel = &self.smooth_kernels[&d.format];
+        self.smooth_kernel(d.format, false)?;
+        self.smooth_kernel(d.format, true)?;
+        let kernels = [
+            &self.smooth_kernels[&(d.format, false)],
+            &self.smooth_kernels[&(d.format, true)],
+        ];
         let label = format!("brush {}", brush.brush.name());
         let Some(instance_buf) = instance_buf.as_ref() else {
             return Ok(());
@@ -961,7 +971,7 @@ impl BrushEngine {
         // the fronts' flips on copies of the pages' state.
         let mut planner = SmoothPlanner {
             field,
-            kernel,
+            kernels,
             brush,
             index,
             desc: d,
@@ -970,10 +980,9 @@ impl BrushEngine {
             stale: fresh.iter().map(|(&i, p)| (i, p.stale())).collect(),
             fresh,
         };
-        let plan = run
-            .clone()
-            .step_by(batch)
-            .map(|first| planner.plan_wave(first, &instances[first..(first + batch).min(run.end)]))
+        let plan = smooth_batches(instances, run, batch)
+            .into_iter()
+            .map(|(r, tiled)| planner.plan_wave(r.start, &instances[r], tiled))
             .collect::<Result<Vec<_>>>()?;
 
         let timer = self.submitter.timer()?;
@@ -982,15 +991,7 @@ impl BrushEngine {
             rec.reset_timer(t);
         }
         rec.buffer(instance_buf, Access::ComputeStorageRead);
-        record_smooth_waves(
-            &mut rec,
-            kernel,
-            timer.as_ref(),
-            &plan,
-            &label,
-            batch,
-            stats,
-        )?;
+        record_smooth_waves(&mut rec, timer.as_ref(), &plan, &label, batch, stats)?;
         let ticket = self.submitter.send(rec)?;
         for (i, page) in &planner.fresh {
             page.set_front(planner.front[i]);
@@ -1187,11 +1188,37 @@ impl PointwiseWaves<'_> {
     }
 }
 
+/// Instances of a smooth or contrast stroke with at most this radius run tiled, up to
+/// [`SMOOTH_MAX_BATCH`] a pass; larger ones one a pass. Measured (docs/PERF.md): at radius 64
+/// the tiles take 1.9 µs an instance against 5.7 for one a pass; at 256, 10.3 against 9.0.
+pub const SMOOTH_TILED_MOST_RADIUS: f32 = 128.0;
+
+/// The waves of smooth instances `run` (indices into `instances`): consecutive instances of at
+/// most [`SMOOTH_TILED_MOST_RADIUS`], up to `batch` together, are tiled (true); each larger one
+/// is a wave of its own. Each instance's kernel depends on the instance alone, so how a stroke
+/// is cut into runs and batches never changes a height.
+fn smooth_batches(
+    instances: &[BrushInstance],
+    run: std::ops::Range<usize>,
+    batch: usize,
+) -> Vec<(std::ops::Range<usize>, bool)> {
+    let mut out: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
+    for i in run {
+        let tiled = instances[i].radius <= SMOOTH_TILED_MOST_RADIUS;
+        match out.last_mut() {
+            Some((r, true)) if tiled && r.len() < batch => r.end = i + 1,
+            _ => out.push((i..i + 1, tiled)),
+        }
+    }
+    out
+}
+
 /// Plans the waves of a multi-tap run (one per batch of instances): what each pass binds,
 /// following the fronts' flips on copies of the pages' state.
 struct SmoothPlanner<'a> {
     field: &'a Field,
-    kernel: &'a ComputeKernel<SmoothPass>,
+    /// One instance a pass, and tiled.
+    kernels: [&'a ComputeKernel<SmoothPass>; 2],
     brush: &'a BrushSettings,
     /// The stroke's instances, in stroke order.
     instances: &'a Buffer,
@@ -1207,9 +1234,14 @@ struct SmoothPlanner<'a> {
 }
 
 impl<'a> SmoothPlanner<'a> {
-    /// Plans the wave of `batch`, the stroke's instances from `first`: a pass on every working
-    /// page one of them reaches, applying all of them.
-    fn plan_wave(&mut self, first: usize, batch: &[BrushInstance]) -> Result<Vec<SmoothPlan<'a>>> {
+    /// Plans the wave of `batch`, the stroke's instances from `first` (one unless `tiled`): a
+    /// pass on every working page one of them reaches, applying all of them.
+    fn plan_wave(
+        &mut self,
+        first: usize,
+        batch: &[BrushInstance],
+        tiled: bool,
+    ) -> Result<Vec<SmoothPlan<'a>>> {
         let ids = self.field.versions().working().0;
         let pages: std::collections::BTreeSet<usize> = batch
             .iter()
@@ -1224,7 +1256,7 @@ impl<'a> SmoothPlanner<'a> {
                 .iter()
                 .fold(Rect::EMPTY, |acc, b| acc.union(&reach(b).intersect(&r)))
                 .translate(-r.x0, -r.y0);
-            wave.push(self.plan_pass(first, batch.len(), i, dirty)?);
+            wave.push(self.plan_pass(first, batch.len(), tiled, i, dirty)?);
             dirties.push((i, dirty));
         }
         // Every page of the wave read the fronts as they were before it.
@@ -1242,9 +1274,11 @@ impl<'a> SmoothPlanner<'a> {
         &self,
         first: usize,
         count: usize,
+        tiled: bool,
         i: usize,
         dirty: Rect,
     ) -> Result<SmoothPlan<'a>> {
+        let kernel = self.kernels[usize::from(tiled)];
         let d = &self.desc;
         let id = self.field.versions().working().0[i];
         let r = d.page_rect(id);
@@ -1256,7 +1290,7 @@ impl<'a> SmoothPlanner<'a> {
             .collect();
         resources.push(Resource::StorageImage(back));
         resources.push(Resource::StorageBuffer(self.instances));
-        let set = self.kernel.bind(&resources)?;
+        let set = kernel.bind(&resources)?;
         let write = dirty.union(&self.stale[&i]);
         let push = SmoothPass {
             first_instance: first as u32,
@@ -1275,6 +1309,7 @@ impl<'a> SmoothPlanner<'a> {
             height_range: d.height_range(),
         };
         Ok(SmoothPlan {
+            kernel,
             bound,
             back,
             set,
@@ -1331,7 +1366,6 @@ impl<'a> SmoothPlanner<'a> {
 /// its passes, timed together; adds them to `stats`.
 fn record_smooth_waves<'r>(
     rec: &mut Recorder<'r>,
-    kernel: &'r ComputeKernel<SmoothPass>,
     timer: Option<&'r GpuTimer>,
     plan: &'r [Vec<SmoothPlan<'r>>],
     label: &str,
@@ -1357,7 +1391,7 @@ fn record_smooth_waves<'r>(
                 1,
             ];
             stats.texels_written += w.write.width() as u64 * w.write.height() as u64;
-            rec.pass(kernel, &w.set).push(&w.push).dispatch(groups)?;
+            rec.pass(w.kernel, &w.set).push(&w.push).dispatch(groups)?;
         }
         if let Some((t, q)) = query {
             rec.timer_end(t, q);
@@ -1417,4 +1451,39 @@ fn resident_pages<'f>(field: &'f Field, indices: &[usize]) -> Result<HashMap<usi
             Ok((i, page))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_smooth_instances_batch_and_large_ones_run_alone() {
+        let at = |radius: f32| BrushInstance {
+            center: [0.0, 0.0],
+            radius,
+            inner_radius: 0.0,
+            strength: 1.0,
+            direction: 0.0,
+            axis: [1.0, 0.0],
+        };
+        let small = SMOOTH_TILED_MOST_RADIUS;
+        let large = SMOOTH_TILED_MOST_RADIUS + 1.0;
+        let list: Vec<BrushInstance> = [small, small, small, large, large, small, small]
+            .into_iter()
+            .map(at)
+            .collect();
+        assert_eq!(
+            smooth_batches(&list, 0..7, 2),
+            vec![
+                (0..2, true),
+                (2..3, true),
+                (3..4, false),
+                (4..5, false),
+                (5..7, true)
+            ]
+        );
+        // A run starting mid-stroke batches from its own start.
+        assert_eq!(smooth_batches(&list, 1..3, 8), vec![(1..3, true)]);
+    }
 }

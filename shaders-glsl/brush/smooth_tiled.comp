@@ -1,0 +1,6 @@
+#version 460
+// Smooth and contrast brushes over r32f pages, up to SMOOTH_MAX_BATCH instances a pass; the kernel is
+// include/smooth_body.glsl.
+#extension GL_GOOGLE_include_directive : require
+#define SMOOTH_TILED
+#include "smooth_body.glsl"
