@@ -308,6 +308,17 @@ fn smooth_and_contrast_batches_equal_one_instance_a_pass_at_edges_and_seams() {
             let strokes = vec![(b.clone(), edge.clone())];
             for d in [doc(300, 260, 128), doc_r16(300, 260, 128)] {
                 let one = run_gpu(&gpu, d, 1, &strokes);
+                // Small instances share waves; large ones have one each.
+                let mut t =
+                    Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
+                t.brushes.set_batch(8).unwrap();
+                t.apply_stroke(&b, &stroke_instances(&b, &edge)).unwrap();
+                let st = &t.brushes.last_stroke;
+                if radius <= scarp::brush::gpu::SMOOTH_TILED_MOST_RADIUS {
+                    assert!(st.waves * 4 <= st.instances, "{} waves", st.waves);
+                } else {
+                    assert_eq!(st.waves, st.instances);
+                }
                 for batch in [3, 8, 16] {
                     assert!(
                         run_gpu(&gpu, d, batch, &strokes) == one,

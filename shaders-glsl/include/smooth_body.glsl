@@ -1,24 +1,23 @@
 // Body of brush/smooth*.comp (see there).
 #ifndef SCARP_SMOOTH_BODY_GLSL
 #define SCARP_SMOOTH_BODY_GLSL
-// Smooth (positive strength) and contrast (negative) brushes over one page: one instance a pass,
-// or (SMOOTH_TILED) up to SMOOTH_MAX_BATCH instances a pass, in order. Each texel moves toward (or away from) the 3x3 binomial
-// average of its neighbourhood:
+// Smooth (positive strength) and contrast (negative) brushes over one page: one instance a
+// pass, or (SMOOTH_TILED) up to SMOOTH_MAX_BATCH instances a pass, in order. Each texel moves
+// toward (or away from) the 3x3 binomial average of its neighbourhood:
 //   h' = h + clamp(strength x falloff, -1, 1) x (avg - h).
 // Taps beyond the page come from the neighbouring pages' front images (bindings 0..8, row-major
 // around this page, 4 = this page), so there are no seams; a neighbour that holds no memory reads
 // as the document's flat height, and taps beyond the document repeat its edge.
-// Several instances in one pass (SMOOTH_TILED, temporal blocking): each workgroup reads its 16x16 texels and
-// `count` texels around them into shared memory, then applies the instances one after another
-// there, instance s over the texels within count-1-s of its own (what the later ones still
-// read), with the same arithmetic as one instance per pass. So a pass of n instances gives, bit
-// for bit, what n passes of one give; every page a batch reaches runs all of its instances
-// (one that misses the page may still move texels of the halo that a later one reads).
+// Several instances in one pass (SMOOTH_TILED, temporal blocking): each workgroup, an invocation
+// a texel of its tile, reads its 16x16 texels and `count` texels around them into shared memory,
+// then applies the instances one after another there, instance s over the texels within
+// count-1-s of its own (what the later ones still read), with the same arithmetic as one
+// instance a pass. So a pass of n instances gives, bit for bit, what n passes of one give; every
+// page a batch reaches runs all of its instances (one that misses the page may still move texels
+// of the halo that a later one reads).
 
 #include "brush.glsl"
 #include "height_format.glsl"
-
-layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y, local_size_z = 1) in;
 
 layout(set = 0, binding = 0, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN0;
 layout(set = 0, binding = 1, HEIGHT_IMAGE_FORMAT) uniform readonly image2D uN1;
@@ -68,15 +67,15 @@ float heightAt(ivec2 g) {
 const int GX = int(BRUSH_GROUP_X);
 const int GY = int(BRUSH_GROUP_Y);
 const int HALO = SMOOTH_MAX_BATCH;
-// The tile: the group's texels and HALO around them.
+// The tile: the group's own GX x GY texels and HALO around them, one invocation a texel.
 const int TX = GX + 2 * HALO;
 const int TY = GY + 2 * HALO;
-const int THREADS = GX * GY;
+layout(local_size_x = TX, local_size_y = TY, local_size_z = 1) in;
 
-// The tile's heights (world units), ping-ponged from one instance to the next; and what each of
-// the group's own texels stores after the instances so far.
+// The tile's heights (world units), ping-ponged from one instance to the next.
 shared float tileHeights[2][TX * TY];
-shared float tileStored[GX * GY];
+// The pass's instances, read once (a read per instance would wait on memory between steps).
+shared BrushInstance passInstances[SMOOTH_MAX_BATCH];
 
 // Document texel of tile cell (0, 0).
 ivec2 tileFirst;
@@ -97,34 +96,34 @@ float tileTap(int src, ivec2 g) {
 }
 
 void main() {
-    uint lid = gl_LocalInvocationIndex;
+    ivec2 t = ivec2(gl_LocalInvocationID.xy);
+    int cell = t.y * TX + t.x;
     ivec2 groupFirst = pc.pass.rect_min + ivec2(gl_WorkGroupID.xy) * ivec2(GX, GY);
     tileFirst = pc.pass.page_origin + groupFirst - HALO;
+    ivec2 doc = tileFirst + t;
     int count = int(pc.pass.instance_count);
-    ivec2 g = ivec2(gl_GlobalInvocationID.xy);
-    ivec2 local = pc.pass.rect_min + g;
-    bool mine = all(lessThan(g, pc.pass.rect_size));
+    // This invocation's texel is one the pass writes.
+    ivec2 own = t - HALO;
+    ivec2 local = groupFirst + own;
+    bool mine = all(greaterThanEqual(own, ivec2(0))) && all(lessThan(own, ivec2(GX, GY)))
+        && all(lessThan(local - pc.pass.rect_min, pc.pass.rect_size));
+    float stored = 0.0;
     if (mine) {
-        tileStored[lid] = imageLoad(uN4, local).r;
+        stored = imageLoad(uN4, local).r;
     }
-    for (int c = int(lid); c < TX * TY; c += THREADS) {
-        ivec2 t = ivec2(c % TX, c / TX);
-        ivec2 doc = tileFirst + t;
-        if (within(t, count) && inDocument(doc)) {
-            tileHeights[0][c] = heightAt(doc);
-        }
+    if (cell < count) {
+        passInstances[cell] = instances[pc.pass.first_instance + uint(cell)];
+    }
+    bool inside = inDocument(doc);
+    if (inside && within(t, count)) {
+        tileHeights[0][cell] = heightAt(doc);
     }
     barrier();
     for (int s = 0; s < count; s++) {
-        BrushInstance b = instances[pc.pass.first_instance + uint(s)];
         int src = s & 1;
-        for (int c = int(lid); c < TX * TY; c += THREADS) {
-            ivec2 t = ivec2(c % TX, c / TX);
-            ivec2 doc = tileFirst + t;
-            if (!within(t, count - 1 - s) || !inDocument(doc)) {
-                continue;
-            }
-            float h = tileHeights[src][c];
+        if (inside && within(t, count - 1 - s)) {
+            BrushInstance b = passInstances[s];
+            float h = tileHeights[src][cell];
             float d = length(vec2(doc) - b.center);
             if (d < b.radius) {
                 float sum = 0.0;
@@ -139,25 +138,25 @@ void main() {
                 hn = quantizeHeight(hn, pc.pass.height_min, pc.pass.height_range);
                 // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
                 if (!(isnan(hn) || isinf(hn))) {
-                    float stored = encodeHeight(hn, pc.pass.height_min, pc.pass.height_range);
+                    float st = encodeHeight(hn, pc.pass.height_min, pc.pass.height_range);
                     // What the next instance would read back from the page.
-                    h = decodeHeight(stored, pc.pass.height_min, pc.pass.height_range);
-                    ivec2 own = t - HALO;
-                    if (all(greaterThanEqual(own, ivec2(0))) && all(lessThan(own, ivec2(GX, GY)))) {
-                        tileStored[own.y * GX + own.x] = stored;
+                    h = decodeHeight(st, pc.pass.height_min, pc.pass.height_range);
+                    if (mine) {
+                        stored = st;
                     }
                 }
             }
-            tileHeights[1 - src][c] = h;
+            tileHeights[1 - src][cell] = h;
         }
         barrier();
     }
     if (mine) {
-        imageStore(uBack, local, vec4(tileStored[lid]));
+        imageStore(uBack, local, vec4(stored));
     }
 }
 
 #else
+layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y, local_size_z = 1) in;
 
 // One instance a pass (instances whose squares are large: the tiles' extra work would cost
 // more than the waves they save).

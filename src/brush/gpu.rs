@@ -980,6 +980,9 @@ impl BrushEngine {
             stale: fresh.iter().map(|(&i, p)| (i, p.stale())).collect(),
             fresh,
         };
+        // The tiled kernel's workgroup is its whole tile (32x32 invocations).
+        let tiles = self.gpu.info().max_compute_workgroup_invocations >= SMOOTH_TILE_INVOCATIONS;
+        let batch = if tiles { batch } else { 0 };
         let plan = smooth_batches(instances, run, batch)
             .into_iter()
             .map(|(r, tiled)| planner.plan_wave(r.start, &instances[r], tiled))
@@ -1193,9 +1196,15 @@ impl PointwiseWaves<'_> {
 /// the tiles take 1.9 µs an instance against 5.7 for one a pass; at 256, 10.3 against 9.0.
 pub const SMOOTH_TILED_MOST_RADIUS: f32 = 128.0;
 
+/// Invocations of the tiled smooth kernel's workgroup: its 16x16 texels and a halo of
+/// [`SMOOTH_MAX_BATCH`] around them. Devices that allow fewer run every instance one a pass.
+const SMOOTH_TILE_INVOCATIONS: u32 = (crate::shared_constants::BRUSH_GROUP_X
+    + 2 * SMOOTH_MAX_BATCH as u32)
+    * (crate::shared_constants::BRUSH_GROUP_Y + 2 * SMOOTH_MAX_BATCH as u32);
+
 /// The waves of smooth instances `run` (indices into `instances`): consecutive instances of at
 /// most [`SMOOTH_TILED_MOST_RADIUS`], up to `batch` together, are tiled (true); each larger one
-/// is a wave of its own. Each instance's kernel depends on the instance alone, so how a stroke
+/// is a wave of its own, and so is every instance when `batch` is 0 (no tiles). Each instance's kernel depends on the instance alone, so how a stroke
 /// is cut into runs and batches never changes a height.
 fn smooth_batches(
     instances: &[BrushInstance],
@@ -1204,7 +1213,7 @@ fn smooth_batches(
 ) -> Vec<(std::ops::Range<usize>, bool)> {
     let mut out: Vec<(std::ops::Range<usize>, bool)> = Vec::new();
     for i in run {
-        let tiled = instances[i].radius <= SMOOTH_TILED_MOST_RADIUS;
+        let tiled = batch > 0 && instances[i].radius <= SMOOTH_TILED_MOST_RADIUS;
         match out.last_mut() {
             Some((r, true)) if tiled && r.len() < batch => r.end = i + 1,
             _ => out.push((i..i + 1, tiled)),
@@ -1485,5 +1494,10 @@ mod tests {
         );
         // A run starting mid-stroke batches from its own start.
         assert_eq!(smooth_batches(&list, 1..3, 8), vec![(1..3, true)]);
+        // No tiles: every instance alone.
+        assert_eq!(
+            smooth_batches(&list, 0..3, 0),
+            vec![(0..1, false), (1..2, false), (2..3, false)]
+        );
     }
 }

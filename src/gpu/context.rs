@@ -71,6 +71,8 @@ pub struct DeviceInfo {
     /// Valid bits of the queue's timestamps; 0 means no timestamps.
     pub timestamp_valid_bits: u32,
     pub max_compute_workgroups: [u32; 3],
+    /// Most invocations one workgroup may have.
+    pub max_compute_workgroup_invocations: u32,
     pub max_storage_buffer_range: u32,
     /// Storage images one shader stage may bind.
     pub max_per_stage_storage_images: u32,
@@ -522,6 +524,7 @@ fn device_info(instance: &ash::Instance, chosen: &Candidate, queue_family: u32) 
         timestamp_period_ns: f64::from(props.limits.timestamp_period),
         timestamp_valid_bits: families[queue_family as usize].timestamp_valid_bits,
         max_compute_workgroups: props.limits.max_compute_work_group_count,
+        max_compute_workgroup_invocations: props.limits.max_compute_work_group_invocations,
         max_storage_buffer_range: props.limits.max_storage_buffer_range,
         max_per_stage_storage_images: props.limits.max_per_stage_descriptor_storage_images,
         max_image_dimension_2d: props.limits.max_image_dimension2_d,
