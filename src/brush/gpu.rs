@@ -1192,8 +1192,9 @@ impl PointwiseWaves<'_> {
 }
 
 /// Instances of a smooth or contrast stroke with at most this radius run tiled, up to
-/// [`SMOOTH_MAX_BATCH`] a pass; larger ones one a pass. Measured (docs/PERF.md): at radius 64
-/// the tiles take 1.9 µs an instance against 5.7 for one a pass; at 256, 10.3 against 9.0.
+/// [`SMOOTH_MAX_BATCH`] a pass; larger ones one a pass. Measured on an H100 (docs/PERF.md), µs
+/// an instance, tiled at batch 1 / 16 against one a pass: radius 64, 4.97 / 1.34 against 5.65;
+/// radius 256, 12.6 / 8.7 against 9.2; radius 1024, 127 / 91 against 55.
 pub const SMOOTH_TILED_MOST_RADIUS: f32 = 128.0;
 
 /// Invocations of the tiled smooth kernel's workgroup: its 16x16 texels and a halo of
