@@ -63,6 +63,18 @@ float heightAt(ivec2 g) {
     return decodeHeight(neighbourLoad(n, c), pc.pass.height_min, pc.pass.height_range);
 }
 
+// The binomial weight of tap (x, y) of the 3x3 neighbourhood (the nine sum to 16).
+float tapWeight(int x, int y) {
+    return float((2 - abs(x)) * (2 - abs(y)));
+}
+
+// The height instance b gives a texel at distance d from its centre, of height h, whose taps'
+// weighted sum is `sum`, quantized as the pages hold it (both kernels).
+float smoothed(BrushInstance b, float d, float h, float sum) {
+    float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
+    return quantizeHeight(h + k * (sum * (1.0 / 16.0) - h), pc.pass.height_min, pc.pass.height_range);
+}
+
 #ifdef SMOOTH_TILED
 const int GX = int(BRUSH_GROUP_X);
 const int GY = int(BRUSH_GROUP_Y);
@@ -129,13 +141,10 @@ void main() {
                 float sum = 0.0;
                 for (int y = -1; y <= 1; y++) {
                     for (int x = -1; x <= 1; x++) {
-                        float w = float((2 - abs(x)) * (2 - abs(y)));
-                        sum += w * tileTap(src, doc + ivec2(x, y));
+                        sum += tapWeight(x, y) * tileTap(src, doc + ivec2(x, y));
                     }
                 }
-                float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
-                float hn = h + k * (sum * (1.0 / 16.0) - h);
-                hn = quantizeHeight(hn, pc.pass.height_min, pc.pass.height_range);
+                float hn = smoothed(b, d, h, sum);
                 // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
                 if (!(isnan(hn) || isinf(hn))) {
                     float st = encodeHeight(hn, pc.pass.height_min, pc.pass.height_range);
@@ -175,13 +184,10 @@ void main() {
         float sum = 0.0;
         for (int y = -1; y <= 1; y++) {
             for (int x = -1; x <= 1; x++) {
-                float w = float((2 - abs(x)) * (2 - abs(y)));
-                sum += w * heightAt(doc + ivec2(x, y));
+                sum += tapWeight(x, y) * heightAt(doc + ivec2(x, y));
             }
         }
-        float k = clamp(b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power), -1.0, 1.0);
-        h += k * (sum * (1.0 / 16.0) - h);
-        h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
+        h = smoothed(b, d, h, sum);
         // Never a non-finite height (CPU twin: brush/cpu.rs, the same rule).
         if (!(isnan(h) || isinf(h))) {
             stored = encodeHeight(h, pc.pass.height_min, pc.pass.height_range);

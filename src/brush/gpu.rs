@@ -945,12 +945,19 @@ impl BrushEngine {
         } = stroke;
         let brush = &*brush;
         let d = *field.desc();
+        // The tiled kernel's workgroup is its whole tile (32x32 invocations): on devices that
+        // allow fewer it is never made, and every instance runs one a pass.
+        let tiles = self.gpu.info().max_compute_workgroup_invocations >= SMOOTH_TILE_INVOCATIONS;
         self.smooth_kernel(d.format, false)?;
-        self.smooth_kernel(d.format, true)?;
-        let kernels = [
-            &self.smooth_kernels[&(d.format, false)],
-            &self.smooth_kernels[&(d.format, true)],
-        ];
+        if tiles {
+            self.smooth_kernel(d.format, true)?;
+        }
+        let single = &self.smooth_kernels[&(d.format, false)];
+        let tiled = match tiles {
+            true => &self.smooth_kernels[&(d.format, true)],
+            false => single,
+        };
+        let kernels = [single, tiled];
         let label = format!("brush {}", brush.brush.name());
         let Some(instance_buf) = instance_buf.as_ref() else {
             return Ok(());
@@ -980,8 +987,6 @@ impl BrushEngine {
             stale: fresh.iter().map(|(&i, p)| (i, p.stale())).collect(),
             fresh,
         };
-        // The tiled kernel's workgroup is its whole tile (32x32 invocations).
-        let tiles = self.gpu.info().max_compute_workgroup_invocations >= SMOOTH_TILE_INVOCATIONS;
         let batch = if tiles { batch } else { 0 };
         let plan = smooth_batches(instances, run, batch)
             .into_iter()
@@ -1193,8 +1198,8 @@ impl PointwiseWaves<'_> {
 
 /// Instances of a smooth or contrast stroke with at most this radius run tiled, up to
 /// [`SMOOTH_MAX_BATCH`] a pass; larger ones one a pass. Measured on an H100 (docs/PERF.md), µs
-/// an instance, tiled at batch 1 / 16 against one a pass: radius 64, 4.97 / 1.34 against 5.65;
-/// radius 256, 12.6 / 8.7 against 9.2; radius 1024, 127 / 91 against 55.
+/// an instance, tiled at batch 1 / 16 against one a pass: radius 64, about 5.0 / 1.35 against
+/// 5.65; radius 256, 12.6 / 8.7 against 9.2; radius 1024, 127 / 91 against 55.
 pub const SMOOTH_TILED_MOST_RADIUS: f32 = 128.0;
 
 /// Invocations of the tiled smooth kernel's workgroup: its 16x16 texels and a halo of
@@ -1227,7 +1232,8 @@ fn smooth_batches(
 /// following the fronts' flips on copies of the pages' state.
 struct SmoothPlanner<'a> {
     field: &'a Field,
-    /// One instance a pass, and tiled.
+    /// One instance a pass, and tiled (one instance a pass again where the device has no tiles:
+    /// then no wave is planned tiled).
     kernels: [&'a ComputeKernel<SmoothPass>; 2],
     brush: &'a BrushSettings,
     /// The stroke's instances, in stroke order.
