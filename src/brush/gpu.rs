@@ -783,6 +783,7 @@ impl BrushEngine {
         let Some(instance_buf) = stroke.instance_buf.as_ref() else {
             return Ok(());
         };
+        let bind = crate::profile::scope("brush: bind");
         let (perm, grad) = self.noise.tables();
         let stamp = stroke.stamp_image.as_ref().unwrap_or(&self.no_stamp);
         let stroke_set = kernel.bind_set(
@@ -818,8 +819,10 @@ impl BrushEngine {
             batch: self.batch,
             label: format!("brush {}", brush.brush.name()),
         };
+        drop(bind);
         let wave_ids: Vec<usize> = units.collect();
         for chunk in wave_ids.chunks(PASSES_PER_SUBMIT) {
+            let record = crate::profile::scope("brush: record");
             let timer = self.submitter.timer()?;
             let mut rec = Recorder::new(&self.gpu)?;
             if let Some(t) = &timer {
@@ -832,6 +835,8 @@ impl BrushEngine {
             for &wave in chunk {
                 waves.record(&mut rec, timer.as_ref(), wave, &mut stroke.stats)?;
             }
+            drop(record);
+            let _submit = crate::profile::scope("brush: submit");
             let ticket = self.submitter.send(rec)?;
             if let Some(times) = self.submitter.finish(ticket, timer, chunk.len())? {
                 stroke.stats.add_waves(&times);

@@ -466,6 +466,11 @@ impl Residency {
     }
 
     /// The version's GPU page, if it is on the GPU now.
+    /// The page of the live version keyed `key` (None once it is gone).
+    pub fn page_of(&self, key: u64) -> Option<PageId> {
+        self.slots.get(&key).map(|s| s.id)
+    }
+
     pub fn gpu_page(&self, v: &Version) -> Option<&GpuPage> {
         match &self.slots.get(&v.key)?.place {
             Place::Gpu(p) => Some(p),
@@ -557,6 +562,7 @@ impl Residency {
         pins: &[&Version],
         timer: Option<&GpuTimer>,
     ) -> Result<(Vec<u64>, f64)> {
+        let _p = crate::profile::scope("pages: ensure");
         self.collect_dropped();
         self.tick += 1;
         let mut pinned = HashSet::with_capacity(pins.len());
@@ -911,7 +917,10 @@ impl Residency {
             .iter()
             .map(|&k| self.source_of(k))
             .collect::<Result<_>>()?;
-        let pages = self.gpu_pages_for(keys)?;
+        let pages = {
+            let _p = crate::profile::scope("pages: images for versions");
+            self.gpu_pages_for(keys)?
+        };
         let any_upload = sources
             .iter()
             .any(|s| matches!(s, Source::Upload(_) | Source::Host(_)));
@@ -920,7 +929,10 @@ impl Residency {
         } else {
             Vec::new()
         };
-        let ns = self.fill(&sources, &pages, &mut staging, timer)?;
+        let ns = {
+            let _p = crate::profile::scope("pages: fill");
+            self.fill(&sources, &pages, &mut staging, timer)?
+        };
         for (page, source) in pages.iter().zip(&sources) {
             let stale = match source {
                 Source::Upload(_) | Source::Host(_) => {

@@ -86,16 +86,6 @@ impl Versions {
         self.pages.get(&id)
     }
 
-    /// [`Self::visible`] of every page that is not flat.
-    pub fn visible_all(&self) -> BTreeMap<PageId, &Rc<Version>> {
-        let mut visible: BTreeMap<PageId, &Rc<Version>> =
-            self.pages.iter().map(|(&id, v)| (id, v)).collect();
-        if let Some(w) = &self.working {
-            visible.extend(w.ids.iter().copied().zip(&w.versions));
-        }
-        visible
-    }
-
     /// Starts an edit of `ids`: each gets a working version, made (a copy of the current version
     /// or the flat value) when `places` first brings it onto the GPU. With `join` (the edit
     /// continues the last undo step) a page that step already replaced is taken over and
