@@ -914,6 +914,34 @@ fn the_file_browser_opens_a_stamp_and_exports_the_stamped_heights() {
     );
 }
 
+/// A key released while a file browser has the keyboard is let go: Ctrl+S held over the terrain
+/// opens the save browser, S comes up while the browser has the keyboard, and after Escape the
+/// camera stays where it was (S used to count as held, and the camera travelled on).
+#[test]
+fn a_key_released_while_a_browser_has_the_keyboard_does_not_keep_moving_the_camera() {
+    let _one = one_driven_at_a_time();
+    let x = Xvfb::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let flat = flat_journal(dir.path(), 512);
+    let mut e = probed_editor(&x, &state, &flat, dir.path(), "ui.jsonl");
+    e.frames(2);
+    let start = e.latest()["camera_target"].clone();
+    assert!(start.is_array(), "{start}");
+    xdotool(&x, &["keydown", "ctrl+s"]);
+    e.wait("the save browser", |v| v["browser"] == "Save the project");
+    e.frames(2);
+    xdotool(&x, &["keyup", "ctrl+s"]);
+    e.frames(2);
+    e.key("Escape");
+    e.wait("the browser closed", |v| v["browser"].is_null());
+    e.frames(20);
+    let end = e.latest()["camera_target"].clone();
+    e.child.kill().unwrap();
+    e.child.wait().unwrap();
+    assert_eq!(start, end, "the camera moved after the browser closed");
+}
+
 /// The path tool driven as a person would: P, clicks on the terrain place three control points,
 /// Enter carves; the untitled journal holds one path step with those points, and replaying it
 /// gives the exported heights bit for bit, lower along the path and nowhere higher.

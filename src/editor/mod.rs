@@ -932,20 +932,29 @@ impl Editor {
                 };
                 self.camera.zoom_toward(self.pick, 0.85f32.powf(lines));
             }
+            // A release always ends a hold, whoever had the keyboard when the key went down:
+            // Ctrl+S pressed over the terrain opens the save browser, which takes the
+            // keyboard, and S released then was left held, moving the camera on and on.
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Released => {
+                if let PhysicalKey::Code(code) = event.physical_key {
+                    self.input.keys.remove(&code);
+                }
+                if ui_keys {
+                    self.pacing.ui_input(Instant::now());
+                }
+            }
+            // Keys released while the window had no focus never arrive.
+            WindowEvent::Focused(false) => self.input.keys.clear(),
             WindowEvent::KeyboardInput { .. } | WindowEvent::Ime(_) if ui_keys => {
                 self.pacing.ui_input(Instant::now());
             }
             WindowEvent::KeyboardInput { event, .. } if !ui_keys => {
                 if let PhysicalKey::Code(code) = event.physical_key {
-                    if event.state == ElementState::Pressed {
-                        self.input.keys.insert(code);
-                        // Held brackets keep resizing; other keys act once per press.
-                        let resizes = matches!(code, KeyCode::BracketLeft | KeyCode::BracketRight);
-                        if !event.repeat || resizes {
-                            self.key_pressed(code)?;
-                        }
-                    } else {
-                        self.input.keys.remove(&code);
+                    self.input.keys.insert(code);
+                    // Held brackets keep resizing; other keys act once per press.
+                    let resizes = matches!(code, KeyCode::BracketLeft | KeyCode::BracketRight);
+                    if !event.repeat || resizes {
+                        self.key_pressed(code)?;
                     }
                 }
             }
@@ -2296,6 +2305,7 @@ impl Editor {
             layers: ui.layers.stack.layers.len(),
             steps: self.session.steps().len(),
             message: ui.message.clone(),
+            camera_target: self.camera.target.to_array(),
         }
     }
 

@@ -50,6 +50,8 @@ pub struct UiProbe {
     pub steps: usize,
     /// The status line.
     pub message: String,
+    /// The point the camera looks at (world units).
+    pub camera_target: [f32; 3],
 }
 
 /// The file the lines go to.
