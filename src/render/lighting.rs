@@ -605,6 +605,7 @@ impl Lighting {
             }
             self.shown = Some((*settings, desc));
         } else {
+            let _p = crate::profile::scope("lighting: note edits");
             self.note_edits(height, &settings.sun);
         }
         let finished = self.submitter.collect()?;
@@ -717,12 +718,19 @@ impl Lighting {
         jobs: &[(PageId, Rect)],
     ) -> Result<f64> {
         let height = store.height_mut();
-        height.refresh_coarse()?;
+        {
+            let _p = crate::profile::scope("lighting: coarse level");
+            height.refresh_coarse()?;
+        }
         let desc = *height.desc();
         let mut gpu_ns = 0.0;
         for chunk in jobs.chunks(PAGES_PER_SUBMIT) {
             let ids: Vec<PageId> = chunk.iter().map(|(id, _)| *id).collect();
-            make_room(store, &desc, &ids)?;
+            {
+                let _p = crate::profile::scope("lighting: pages in, versions");
+                make_room(store, &desc, &ids)?;
+            }
+            let plan = crate::profile::scope("lighting: plan and bind");
             self.grow_gathered(chunk.len(), 3 * desc.page_size)?;
             let work = plan_jobs(store, settings, chunk, &self.gathered, &self.dummy)?;
             let bind = |kernel: &ComputeKernel<LightPush>, images: &[&Image]| {
@@ -738,6 +746,8 @@ impl Lighting {
                     ))
                 })
                 .collect::<crate::gpu::Result<Vec<_>>>()?;
+            drop(plan);
+            let _run = crate::profile::scope("lighting: record and submit");
             let kernels = [&self.gather, &self.kernel];
             gpu_ns += run_jobs(&self.gpu, kernels, &mut self.submitter, &work, &sets)?;
             store
