@@ -6,6 +6,15 @@
 layout(set = 0, binding = 0, std430) readonly buffer Z { float z[]; };
 layout(set = 0, binding = 1, std430) writeonly buffer R { RECEIVER r[]; };
 
+// Neighbour k, at slope s, becomes the receiver if it is steeper than every one before it (on
+// equal slopes the lowest k stays).
+void keepSteepest(float s, int k, inout float steepest, inout int best) {
+    if (s > steepest) {
+        steepest = s;
+        best = k;
+    }
+}
+
 void main() {
     ivec2 p = ivec2(gl_GlobalInvocationID.xy);
     if (any(greaterThanEqual(p, pc.g.size))) {
@@ -18,10 +27,7 @@ void main() {
     if (interior(p)) {
         for (int k = 0; k < 8; k++) {
             precise float s = (zp - z[neighbourIndex(i, k)]) / delta(k);
-            if (s > steepest) {
-                steepest = s;
-                best = k;
-            }
+            keepSteepest(s, k, steepest, best);
         }
     } else {
         for (int k = 0; k < 8; k++) {
@@ -30,10 +36,7 @@ void main() {
                 continue;
             }
             precise float s = (zp - z[texelIndex(q)]) / delta(k);
-            if (s > steepest) {
-                steepest = s;
-                best = k;
-            }
+            keepSteepest(s, k, steepest, best);
         }
     }
     r[i] = RECEIVER(best);

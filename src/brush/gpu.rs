@@ -866,10 +866,9 @@ impl BrushEngine {
 
     /// Records and runs a multi-tap brush (smooth/contrast): a wave per batch of up to
     /// `min(batch, SMOOTH_MAX_BATCH)` consecutive instances of at most
-    /// [`SMOOTH_TILED_MOST_RADIUS`] (tiled), or per larger instance, each of its pages reading the 3x3
-    /// neighbourhood of page fronts so taps cross page borders. Runs of
-    /// instances whose pages (and neighbours) fit the GPU budget are brought onto the GPU and
-    /// recorded together.
+    /// [`SMOOTH_TILED_MOST_RADIUS`] (tiled), or per larger instance, each of its pages reading
+    /// the 3x3 neighbourhood of page fronts so taps cross page borders. Runs of instances whose
+    /// pages (and neighbours) fit the GPU budget are brought onto the GPU and recorded together.
     fn record_multitap(
         &mut self,
         field: &mut Field,
@@ -940,7 +939,13 @@ impl BrushEngine {
         run: std::ops::Range<usize>,
         index: &HashMap<PageId, usize>,
     ) -> Result<()> {
-        let batch = self.batch.min(SMOOTH_MAX_BATCH as usize);
+        // The tiled kernel's workgroup is its whole tile (32x32 invocations): on devices that
+        // allow fewer it is never made, and every instance runs one a pass (a batch of 0).
+        let tiles = self.gpu.info().max_compute_workgroup_invocations >= SMOOTH_TILE_INVOCATIONS;
+        let batch = match tiles {
+            true => self.batch.min(SMOOTH_MAX_BATCH as usize),
+            false => 0,
+        };
         let ActiveStroke {
             brush,
             instances,
@@ -950,9 +955,6 @@ impl BrushEngine {
         } = stroke;
         let brush = &*brush;
         let d = *field.desc();
-        // The tiled kernel's workgroup is its whole tile (32x32 invocations): on devices that
-        // allow fewer it is never made, and every instance runs one a pass.
-        let tiles = self.gpu.info().max_compute_workgroup_invocations >= SMOOTH_TILE_INVOCATIONS;
         self.smooth_kernel(d.format, false)?;
         if tiles {
             self.smooth_kernel(d.format, true)?;
@@ -992,7 +994,6 @@ impl BrushEngine {
             stale: fresh.iter().map(|(&i, p)| (i, p.stale())).collect(),
             fresh,
         };
-        let batch = if tiles { batch } else { 0 };
         let plan = smooth_batches(instances, run, batch)
             .into_iter()
             .map(|(r, tiled)| planner.plan_wave(r.start, &instances[r], tiled))
@@ -1215,8 +1216,9 @@ const SMOOTH_TILE_INVOCATIONS: u32 = (crate::shared_constants::BRUSH_GROUP_X
 
 /// The waves of smooth instances `run` (indices into `instances`): consecutive instances of at
 /// most [`SMOOTH_TILED_MOST_RADIUS`], up to `batch` together, are tiled (true); each larger one
-/// is a wave of its own, and so is every instance when `batch` is 0 (no tiles). Each instance's kernel depends on the instance alone, so how a stroke
-/// is cut into runs and batches never changes a height.
+/// is a wave of its own, and so is every instance when `batch` is 0 (no tiles). Each instance's
+/// kernel depends on the instance alone, so how a stroke is cut into runs and batches never
+/// changes a height.
 fn smooth_batches(
     instances: &[BrushInstance],
     run: std::ops::Range<usize>,

@@ -465,12 +465,12 @@ impl Residency {
         self.insert(id, Place::Disk(loc.clone()), Some(loc))
     }
 
-    /// The version's GPU page, if it is on the GPU now.
     /// The page of the live version keyed `key` (None once it is gone).
     pub fn page_of(&self, key: u64) -> Option<PageId> {
         self.slots.get(&key).map(|s| s.id)
     }
 
+    /// The version's GPU page, if it is on the GPU now.
     pub fn gpu_page(&self, v: &Version) -> Option<&GpuPage> {
         match &self.slots.get(&v.key)?.place {
             Place::Gpu(p) => Some(p),
