@@ -320,10 +320,150 @@ fn drainage_wetness_and_plan_overlays_tint_the_valley_floor() {
 /// the document as it is, keeps it while a stroke goes on, follows the heights once they have
 /// been still for half a second, goes with "none", and names why a document too large for it
 /// has none.
-#[test]
-fn the_editors_field_map_follows_the_heights_once_they_are_still() {
+/// Whether `got` is `want` within `tol` of its largest magnitude (at least 1) at every texel.
+fn close(got: &[f32], want: &[f32], tol: f32) -> Result<(), String> {
+    assert_eq!(got.len(), want.len());
+    let scale = want.iter().fold(1.0f32, |m, v| m.max(v.abs()));
+    match got
+        .iter()
+        .zip(want)
+        .enumerate()
+        .find(|(_, (g, w))| (*g - *w).abs() > tol * scale)
+    {
+        Some((i, (g, w))) => Err(format!("texel {i}: {g} against {w} (scale {scale})")),
+        None => Ok(()),
+    }
+}
+
+/// A raise dab at (`x`, `y`), applied.
+fn dab(d: &mut scarp::document::Document, x: f32, y: f32) {
     use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
+    let raise = BrushSettings {
+        radius: 40.0,
+        strength: 0.2,
+        ..BrushSettings::new(BrushType::Raise)
+    };
+    let at = StrokeSample {
+        x,
+        y,
+        pressure: 1.0,
+        t: 0.0,
+    };
+    d.apply_stroke(&raise, &stroke_instances(&raise, &[at]))
+        .unwrap();
+    d.pump(None).unwrap();
+}
+
+/// The surface maps as derived fields of the page store (issue 39): each page computed on the
+/// GPU from the nine height pages around it matches the CPU twin over the whole document (both
+/// height formats, across page seams and the document's edges); after an edit only the pages
+/// a texel from it are recomputed, and the field then equals, bit for bit, one computed afresh
+/// from the new heights; so it does after undo; and the page size changes nothing.
+#[test]
+fn surface_map_fields_match_the_twin_follow_edits_and_undo_and_ignore_the_page_size() {
+    use scarp::maps::field::{twin, SurfaceField, SurfaceMap};
+    use scarp::pages::geometry::HeightFormat;
+    let gpu = gpu();
+    let tables = scarp::noise::NoiseTables::new(1);
+    let (w, h) = (300u32, 200u32);
+    let heights = common::fbm_terrain(w, h, 3, 40.0, 5);
+    let whole = scarp::pages::geometry::Region::whole(w, h).rect();
+    let units = Units {
+        texel_size: Some(10.0),
+        height_unit: Some(400.0),
+        ..Default::default()
+    };
+    let maps = [
+        (Surface::Slope, None, 1e-4),
+        (Surface::Curvature, None, 1e-4),
+        (Surface::Profile, None, 1e-3),
+        (Surface::Plan, Some(0.01), 1e-4),
+    ];
+    let mut by_page_size = Vec::new();
+    for (format, page) in [
+        (HeightFormat::R32f, 128),
+        (HeightFormat::R16, 128),
+        (HeightFormat::R32f, 256),
+    ] {
+        let desc = DocumentDesc {
+            format,
+            units,
+            ..common::doc(w, h, page)
+        };
+        let mut d = scarp::document::Document::from_heights(&gpu, desc, &heights, &tables).unwrap();
+        let pages = desc.page_ids().count();
+        let mut fields = Vec::new();
+        for (i, &(surface, tint_full, tol)) in maps.iter().enumerate() {
+            let map = SurfaceMap { surface, tint_full };
+            let name = format!("map {i}");
+            let mut f = SurfaceField::new(&gpu, format, &name).unwrap();
+            assert_eq!(f.update(&mut d.store, map, None).unwrap(), pages);
+            let read = |d: &scarp::document::Document, name: &str| {
+                scarp::pages::rects::read(d.store.field(name).unwrap(), whole).unwrap()
+            };
+            let dense = d.to_dense().unwrap();
+            let got = read(&d, &name);
+            close(&got, &twin(&dense, &desc, map), tol)
+                .unwrap_or_else(|e| panic!("{surface:?} {format:?} against the twin: {e}"));
+            // An edit that ends on a page seam and one that begins on one: the pages within a
+            // texel of them (across the seam too, whose first or last column reads the edit's),
+            // not all of them.
+            let seams = [
+                scarp::pages::geometry::Rect::new(100, 20, 128, 60),
+                scarp::pages::geometry::Rect::new(128, 140, 160, 180),
+            ];
+            for (k, edit) in seams.into_iter().enumerate() {
+                let raised: Vec<f32> = d
+                    .base_rect(edit)
+                    .unwrap()
+                    .iter()
+                    .map(|v| v + 0.05)
+                    .collect();
+                d.write_base_rect(edit, &raised, k > 0).unwrap();
+            }
+            let n = f.update(&mut d.store, map, None).unwrap();
+            let want_n = if page == 128 { 4 } else { 1 };
+            assert_eq!(
+                n, want_n,
+                "pages recomputed after the edit ({pages} in all)"
+            );
+            let afresh = |d: &mut scarp::document::Document| {
+                let mut g = SurfaceField::new(&gpu, format, "afresh").unwrap();
+                g.update(&mut d.store, map, None).unwrap();
+                read(d, "afresh")
+            };
+            let after = read(&d, &name);
+            assert!(after != got, "{surface:?}: the edit changed nothing");
+            assert!(
+                after == afresh(&mut d),
+                "{surface:?}: not what a fresh map gives"
+            );
+            assert!(d.undo().unwrap());
+            f.update(&mut d.store, map, None).unwrap();
+            let undone = read(&d, &name);
+            assert!(undone == afresh(&mut d), "{surface:?}: undo not followed");
+            if format == HeightFormat::R32f {
+                assert!(undone == got, "{surface:?}: undo gave other values");
+            }
+            fields.push(got);
+        }
+        if format == HeightFormat::R32f {
+            by_page_size.push(fields);
+        }
+    }
+    assert!(
+        by_page_size[0] == by_page_size[1],
+        "the page size changed a map"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+/// The View panel's field maps: profile and plan curvature follow a dab at once (the pages
+/// near it recomputed on the GPU), a global map (drainage) waits while the heights move and
+/// follows them once they are still; a large document gets a surface map but not a global one.
+#[test]
+fn the_editors_field_maps_follow_the_heights() {
     use scarp::editor::field_map::{FieldMap, FIELD};
     use scarp::render::analysis::Overlay;
     use std::time::{Duration, Instant};
@@ -345,40 +485,40 @@ fn the_editors_field_map_follows_the_heights_once_they_are_still() {
     let t0 = Instant::now();
     let got = map.update(Some(Overlay::Plan), &mut d, t0).unwrap();
     assert_eq!(got, Some((FIELD, scarp::render::terrain::Overlay::Uplift)));
-    let plan = want(&mut d, Overlay::Plan);
-    assert!(field(&d) == plan);
-    // A dab: the map waits while the heights move, then follows them.
-    let raise = BrushSettings {
-        radius: 40.0,
-        strength: 0.2,
-        ..BrushSettings::new(BrushType::Raise)
-    };
-    let at = StrokeSample {
-        x: 150.0,
-        y: 100.0,
-        pressure: 1.0,
-        t: 0.0,
-    };
-    d.apply_stroke(&raise, &stroke_instances(&raise, &[at]))
-        .unwrap();
-    d.pump(None).unwrap();
+    assert_eq!(map.waiting(), 0, "six pages fit a frame");
+    let plan = field(&d);
+    close(&plan, &want(&mut d, Overlay::Plan), 1e-4).unwrap();
+    // A dab: the surface map follows it in the same frame.
+    dab(&mut d, 150.0, 100.0);
     map.update(Some(Overlay::Plan), &mut d, t0).unwrap();
-    assert!(field(&d) == plan, "recomputed while the heights moved");
-    let later = t0 + Duration::from_secs(1);
-    map.update(Some(Overlay::Plan), &mut d, later).unwrap();
-    let after = want(&mut d, Overlay::Plan);
-    assert!(
-        after != plan && field(&d) == after,
-        "the map did not follow the dab"
-    );
-    // Another map at once; then none.
-    let got = map.update(Some(Overlay::Drainage), &mut d, later).unwrap();
+    let after = field(&d);
+    assert!(after != plan, "the map did not follow the dab");
+    close(&after, &want(&mut d, Overlay::Plan), 1e-4).unwrap();
+    // A global map at once; it waits while the heights move, then follows them.
+    let got = map.update(Some(Overlay::Drainage), &mut d, t0).unwrap();
     assert_eq!(got, Some((FIELD, scarp::render::terrain::Overlay::Water)));
-    assert!(field(&d) == want(&mut d, Overlay::Drainage));
+    let drainage = want(&mut d, Overlay::Drainage);
+    assert!(field(&d) == drainage);
+    dab(&mut d, 60.0, 60.0);
+    map.update(Some(Overlay::Drainage), &mut d, t0).unwrap();
+    assert!(field(&d) == drainage, "recomputed while the heights moved");
+    let later = t0 + Duration::from_secs(1);
+    map.update(Some(Overlay::Drainage), &mut d, later).unwrap();
+    let moved = want(&mut d, Overlay::Drainage);
+    assert!(
+        moved != drainage && field(&d) == moved,
+        "drainage did not follow the dab"
+    );
+    // Back to a surface map: the heights as they are now.
+    map.update(Some(Overlay::Profile), &mut d, later).unwrap();
+    close(&field(&d), &want(&mut d, Overlay::Profile), 1e-3).unwrap();
     assert_eq!(map.update(None, &mut d, later).unwrap(), None);
-    // Past 4096² texels: the reason, no map.
+    // Past 4096² texels: a surface map a few pages a frame; a global map's reason, no map.
     let big = common::doc(8192, 4096, 512);
     let mut large = scarp::document::Document::new(&gpu, big, 0.0, &tables).unwrap();
+    dab(&mut large, 4000.0, 2000.0);
+    let got = map.update(Some(Overlay::Plan), &mut large, later).unwrap();
+    assert!(got.is_some());
     let e = map
         .update(Some(Overlay::Wetness), &mut large, later)
         .unwrap_err();

@@ -226,3 +226,12 @@ fn maps_push_layout_matches_glsl() {
     use scarp::maps::MapsPush;
     check_push::<MapsPush>(&shaders::TEST_ECHO_MAPS_PUSH_COMP, "MapsPush");
 }
+
+#[test]
+fn surface_page_push_layout_matches_glsl() {
+    use scarp::maps::SurfacePagePush;
+    check_push::<SurfacePagePush>(
+        &shaders::TEST_ECHO_SURFACE_PAGE_PUSH_COMP,
+        "SurfacePagePush",
+    );
+}

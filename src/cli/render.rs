@@ -579,9 +579,9 @@ fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
 }
 
 /// The tint field of a `--overlay drainage`, `wetness`, `profile`, `plan` or `erosion`
-/// (docs/maps.md): computed on the CPU from the document's heights (or its erosion's wear and
-/// deposits) into a field of the store, which the
-/// renderer tints with.
+/// (docs/maps.md), which the renderer tints with: profile and plan curvature computed on the
+/// GPU page by page ([`crate::maps::field::SurfaceField`]), the others on the CPU from the
+/// document's heights (or its erosion's wear and deposits).
 fn field_overlay(
     a: &RenderArgs,
     terrain: &mut Document,
@@ -592,6 +592,13 @@ fn field_overlay(
         return Ok(());
     };
     const FIELD: &str = "map overlay";
+    if let Some(map) = crate::maps::overlay::surface_map(kind) {
+        let desc = *terrain.desc();
+        let mut field = crate::maps::field::SurfaceField::new(terrain.gpu(), desc.format, FIELD)?;
+        field.update(&mut terrain.store, map, None)?;
+        renderer.set_overlay(Some((FIELD, crate::render::terrain::Overlay::Uplift)));
+        return Ok(());
+    }
     // Its pages on the GPU before the first frame (the renderer brings in the pages a frame
     // drew, for the next one: a single still would show none).
     let tint = terrain

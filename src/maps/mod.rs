@@ -6,8 +6,10 @@
 //! * [`gpu`]: the kernels over a region in storage buffers.
 //! * [`flow`]: drainage area and wetness (CPU), and their overlays' shades.
 //! * [`overlay`]: the maps an overlay tints the terrain with from a field.
+//! * [`field`]: a surface map as a derived field of the page store, following the heights.
 
 pub mod cpu;
+pub mod field;
 pub mod flow;
 pub mod gpu;
 pub mod materials;
@@ -26,7 +28,8 @@ pub struct Maps {
     pub surface: Vec<f32>,
 }
 
-/// The surface maps the weight kernel writes beside the weights, in their order per texel.
+/// The surface maps the weight kernel writes beside the weights, in their order per texel (the
+/// page kernel's `map` index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Surface {
     Slope,
@@ -101,6 +104,62 @@ impl MapsPush {
         Self {
             tau: [x as f32, y as f32],
             ..self
+        }
+    }
+}
+
+/// The surface page kernel's push constants (`shaders-glsl/maps/surface_page.comp`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct SurfacePagePush {
+    /// The page's first texel in the document, and the document's size (texels).
+    pub origin: [i32; 2],
+    pub doc: [i32; 2],
+    /// Metres between texels along x and along y, and metres per height unit.
+    pub tau: [f32; 2],
+    pub unit: f32,
+    /// Pages are `side` texels a side.
+    pub side: i32,
+    /// Bit (dy + 1)·3 + (dx + 1): the height page at (dx, dy) has an image.
+    pub present: u32,
+    /// Height of pages without images, and the r16 range.
+    pub flat_height: f32,
+    pub height_min: f32,
+    pub height_range: f32,
+    /// [`Surface`] as its index.
+    pub map: i32,
+    /// Above 0: the two-sided tint `1 − clamp(v / full, −1, 1)` instead of the value.
+    pub full: f32,
+    /// Texels of the page inside the document.
+    pub size: [i32; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<SurfacePagePush>() == 64);
+
+impl SurfacePagePush {
+    /// The push for page `id` of document `d` (its flat height `flat`; `present` as
+    /// [`crate::pages::field::neighbourhood`] gives it) and `map`.
+    pub fn of(
+        d: &crate::pages::DocumentDesc,
+        flat: f32,
+        id: crate::pages::geometry::PageId,
+        present: u32,
+        map: field::SurfaceMap,
+    ) -> Self {
+        let r = d.page_rect(id);
+        Self {
+            origin: [r.x0, r.y0],
+            doc: [d.width as i32, d.height as i32],
+            tau: [d.texel_size() as f32; 2],
+            unit: d.height_unit() as f32,
+            side: d.page_size as i32,
+            present,
+            flat_height: flat,
+            height_min: d.height_min,
+            height_range: d.height_range(),
+            map: map.surface as i32,
+            full: map.tint_full.unwrap_or(0.0),
+            size: [r.width(), r.height()],
         }
     }
 }

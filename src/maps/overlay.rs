@@ -1,9 +1,12 @@
 //! The maps an overlay tints the terrain with from a field (docs/maps.md, "In the viewport"):
-//! drainage, wetness, profile and plan curvature, computed on the CPU from the whole
-//! document's heights (a texel's drainage depends on everything upstream), and erosion's wear
-//! and deposits, as `scarp render --overlay` and the editor's View panel show them
-//! ([`crate::document::Document::write_field_map`] writes them into a tint field).
+//! drainage, wetness, profile and plan curvature computed on the CPU from the whole document's
+//! heights (a texel's drainage depends on everything upstream), and erosion's wear and
+//! deposits, as [`crate::document::Document::write_field_map`] writes them into a tint field.
+//! `scarp render --overlay` and the editor's View panel compute profile and plan curvature on
+//! the GPU page by page instead ([`surface_map`], [`crate::maps::field`]); these are their
+//! twins.
 
+use crate::maps::field::SurfaceMap;
 use crate::maps::Surface;
 use crate::pages::DocumentDesc;
 use crate::render::analysis::Overlay;
@@ -43,13 +46,6 @@ pub fn shades(kind: Overlay, heights: &[f32], d: &DocumentDesc) -> Option<(Vec<f
         crate::maps::cpu::maps_region(heights, &push)
     };
     let area = || crate::maps::flow::drainage(heights, [d.width, d.height], d);
-    let two_sided = |k: Surface| -> Vec<f32> {
-        let full = crate::render::analysis::DEFAULT_CURVATURE;
-        surface()
-            .surface(k)
-            .map(|c| 1.0 - (c / full).clamp(-1.0, 1.0))
-            .collect()
-    };
     Some(match kind {
         Overlay::Drainage => {
             let area: Vec<f32> = area().iter().map(|&a| a as f32).collect();
@@ -62,8 +58,10 @@ pub fn shades(kind: Overlay, heights: &[f32], d: &DocumentDesc) -> Option<(Vec<f
             let wet = crate::maps::flow::wetness(&area(), slope, d.texel_size());
             (crate::maps::flow::wetness_shades(&wet), Tint::Water)
         }
-        Overlay::Profile => (two_sided(Surface::Profile), Tint::Uplift),
-        Overlay::Plan => (two_sided(Surface::Plan), Tint::Uplift),
+        Overlay::Profile | Overlay::Plan => {
+            let map = surface_map(kind).expect("a surface map");
+            (crate::maps::field::twin(heights, d, map), Tint::Uplift)
+        }
         _ => return None,
     })
 }
@@ -78,6 +76,20 @@ pub fn erosion_shades(wear: &[f32], deposits: &[f32]) -> Vec<f32> {
         return vec![1.0; net.len()];
     }
     net.iter().map(|n| 1.0 + n / full).collect()
+}
+
+/// The surface map the overlay `kind` shows, as the overlay's two-sided tint; None for a
+/// global map.
+pub fn surface_map(kind: Overlay) -> Option<SurfaceMap> {
+    let surface = match kind {
+        Overlay::Profile => Surface::Profile,
+        Overlay::Plan => Surface::Plan,
+        _ => return None,
+    };
+    Some(SurfaceMap {
+        surface,
+        tint_full: Some(crate::render::analysis::DEFAULT_CURVATURE),
+    })
 }
 
 /// The View panel's name of field map `kind`.

@@ -13,7 +13,7 @@ pub use camera::Camera;
 pub mod analysis;
 pub mod lighting;
 pub mod look;
-mod placeholder;
+pub(crate) mod placeholder;
 pub mod saved_view;
 pub mod terrain;
 
