@@ -764,3 +764,64 @@ fn a_projects_erosion_wear_and_deposits_export_in_metres() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && e.contains("--maps wear"), "{e}");
 }
+
+/// A region of a large project exports by reading only the pages under it (issue 39: big
+/// documents exported page by page): a 65536² project with one page painted, whose heights
+/// whole would be 16 GiB, gives the Unreal export of its 1009² corner within 4 GB of address
+/// space (the export read the whole document before: the allocation failed there), the same
+/// heights and weights as the corner converted to a file first and exported.
+#[test]
+fn a_region_of_a_large_project_exports_without_reading_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let journal = r#"{"version": 2, "document": {"width": 65536, "height": 65536,
+        "page_size": 512, "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.0}},
+      "steps": [{"stroke": {"brush": {"type": "raise", "radius": 300, "inner_radius": 0,
+        "strength": 0.5, "spacing": 0.25, "falloff": "parabolic"},
+        "samples": [{"x": 500, "y": 500, "pressure": 1.0, "t": 0.0}]}}]}"#;
+    std::fs::write(d.join("big.json"), journal).unwrap();
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("big.json"),
+        "--out",
+        &p("big.scarp"),
+    ]);
+    let region = ["--region", "0,0,1009,1009", "--backend", "cpu"];
+    let limited = std::process::Command::new("bash")
+        .args(["-c", "ulimit -v 4000000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_scarp"))
+        .args(["export", "--heights", &p("big.scarp"), "--engine", "unreal"])
+        .args(["--out", &p("big")])
+        .args(region)
+        .output()
+        .unwrap();
+    assert!(limited.status.success(), "{}", stderr(&limited));
+    scarp_ok(&[
+        "convert",
+        &p("big.scarp"),
+        &p("corner.r32"),
+        "--region",
+        "0,0,1009,1009",
+    ]);
+    export(
+        &d.join("corner.r32"),
+        "unreal",
+        &d.join("corner"),
+        &["--backend", "cpu"],
+    );
+    for name in ["", "_rock", "_grass"] {
+        let (a, b) = (
+            png(&d.join(format!("big{name}.png"))),
+            png(&d.join(format!("corner{name}.png"))),
+        );
+        assert!(a == b, "big{name}.png differs from the converted corner's");
+    }
+    let heights = png(&d.join("big.png"));
+    assert_eq!(heights.width(), 1009);
+    let hill = heights
+        .as_luma16()
+        .is_some_and(|h| h.pixels().any(|v| v.0[0] > 0));
+    assert!(hill, "the painted hill is in the corner");
+}

@@ -5,11 +5,11 @@
 //! past one file's limit export as tiles.
 
 use super::args::{is_project, parse_region, parse_tiles, ProjectPart, ReadArgs};
+use super::project_input::{Part, Source};
 use super::{bar, read_input};
 use crate::pages::geometry::encode;
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::{DocumentDesc, PageId, Units};
-use crate::project::PagedHeights;
 use crate::terrain::export::check_writable;
 use crate::terrain::formats::{Heights, WriteOptions, WriteReport};
 use crate::terrain::tiles;
@@ -90,7 +90,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         false => None,
     };
     let source = if from_project {
-        project_source(a)?
+        Source::Project(super::project_input::open(&a.input, &a.part)?)
     } else {
         match a.tiles.filter(|_| pattern) {
             Some((cols, rows)) => {
@@ -141,7 +141,7 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         print_written(&a.input, out, &part, &report);
         Ok(())
     })?;
-    if let Source::Composite(d) = &source {
+    if let Source::Project(Part::Composite(d)) = &source {
         super::check_validation(d.gpu())?;
     }
     println!(
@@ -150,72 +150,6 @@ pub fn run(a: &ConvertArgs) -> Result<()> {
         t0.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
-}
-
-/// What is converted: a grid in memory, a project's pages read a region at a time, or a
-/// layered project's composite, folded on the GPU as the editor folds it.
-enum Source {
-    /// A height file's grid and units.
-    Dense(Heights, Units),
-    Paged(PagedHeights),
-    Composite(Box<crate::document::Document>),
-}
-
-/// The part of a project converted: the composite of a layered project (what the editor shows
-/// and exports) unless `--base` or `--layer` asks for another; a project without layers is its
-/// base.
-fn project_source(a: &ConvertArgs) -> Result<Source> {
-    Ok(match super::project_input::open(&a.input, &a.part)? {
-        super::project_input::Part::Paged(p) => Source::Paged(p),
-        super::project_input::Part::Composite(d) => Source::Composite(d),
-    })
-}
-
-impl Source {
-    /// The whole document's description (a height file's: its size and units).
-    fn desc(&self) -> DocumentDesc {
-        match self {
-            Source::Dense(g, units) => DocumentDesc {
-                units: *units,
-                ..DocumentDesc::for_heights(g.width, g.height)
-            },
-            Source::Paged(p) => *p.desc(),
-            Source::Composite(d) => *d.desc(),
-        }
-    }
-
-    fn size(&self) -> (u32, u32) {
-        match self {
-            Source::Dense(g, _) => (g.width, g.height),
-            Source::Paged(p) => p.size(),
-            Source::Composite(d) => (d.desc().width, d.desc().height),
-        }
-    }
-
-    fn region(&self, r: Region) -> Result<Heights> {
-        Ok(match self {
-            Source::Dense(g, _) if (r.x, r.y, r.width, r.height) == (0, 0, g.width, g.height) => {
-                g.clone()
-            }
-            Source::Dense(g, _) => tiles::crop(g, r).map_err(anyhow::Error::msg)?,
-            Source::Paged(p) => p.region(r)?,
-            Source::Composite(d) => Heights {
-                width: r.width,
-                height: r.height,
-                values: crate::pages::rects::read(d.height(), r.rect())?,
-            },
-        })
-    }
-
-    /// The whole input's height range (for integer tiles).
-    fn range(&self) -> Result<(f32, f32)> {
-        let (lo, hi) = match self {
-            Source::Dense(g, _) => crate::terrain::formats::min_max(&g.values),
-            Source::Paged(p) => p.min_max()?,
-            Source::Composite(d) => crate::terrain::formats::min_max(&d.height().to_dense()?),
-        };
-        Ok(crate::terrain::formats::default_range(&[lo, hi]))
-    }
 }
 
 /// Stitches the tiles a pattern names, read as the first tile's sidecar says under the flags

@@ -4,6 +4,7 @@
 //! flag is checked before any work; a failure removes what it wrote.
 
 use super::args::{is_project, parse_region, parse_tiles, Backend, ProjectPart, ReadArgs};
+use super::project_input::Source;
 use super::{check_validation, open_gpu, read_input};
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
@@ -90,16 +91,22 @@ pub fn run(a: &ExportArgs) -> Result<()> {
             anyhow::bail!("--mesh-error must be a finite number of metres at least 0, not {e}");
         }
     }
-    let (grid, units) = match is_project(&a.heights) {
-        true => super::project_input::heights(&a.heights, &a.part)?,
-        false => read_input(&a.heights, &a.read)?,
+    // A project is read a region at a time (only the pages the export touches); a height
+    // file whole.
+    let source = match is_project(&a.heights) {
+        true => Source::Project(super::project_input::open(&a.heights, &a.part)?),
+        false => {
+            let (grid, units) = read_input(&a.heights, &a.read)?;
+            Source::Dense(grid, units)
+        }
     };
+    let (width, height) = source.size();
     let whole = DocumentDesc {
-        units,
-        ..DocumentDesc::for_heights(grid.width, grid.height)
+        units: source.desc().units,
+        ..DocumentDesc::for_heights(width, height)
     };
-    let region = a.region.unwrap_or(Region::whole(grid.width, grid.height));
-    check_region(grid.width, grid.height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
+    let region = a.region.unwrap_or(Region::whole(width, height));
+    check_region(width, height, region).map_err(|e| anyhow::anyhow!("--region: {e}"))?;
     // Everything the engine's plan or the mesh refuses is refused before anything is written.
     if let Some(engine) = a.engine {
         let size = [region.width, region.height];
@@ -107,8 +114,16 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         Plan::tiled(engine, a.fit, a.resolution, size, whole.texel_size(), tiles)
             .map_err(anyhow::Error::msg)?;
     }
+    // The region and the texels around it in the document: the mesh's normals at its edges.
+    let around = grown(region, width, height);
+    let grid = source.into_region(around)?;
+    let inner = Region {
+        x: region.x - around.x,
+        y: region.y - around.y,
+        ..region
+    };
     let glb = match a.mesh {
-        true => Some(mesh(&grid, region, &whole, a)?),
+        true => Some(mesh(&grid, [around.x, around.y], inner, &whole, a)?),
         false => None,
     };
     // The mesh is written first; a failed engine export (which removes its own files) takes it
@@ -122,7 +137,12 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         glb_path = Some(path);
     }
     if let Some(engine) = a.engine {
-        if let Err(e) = for_engine(engine, &grid, region, &whole, &materials, a) {
+        let part = Heights {
+            width: region.width,
+            height: region.height,
+            values: inner.cut(&grid.values, grid.width),
+        };
+        if let Err(e) = for_engine(engine, &part, region, &whole, &materials, a) {
             if let Some(p) = &glb_path {
                 let _ = std::fs::remove_file(p);
             }
@@ -132,9 +152,22 @@ pub fn run(a: &ExportArgs) -> Result<()> {
     Ok(())
 }
 
-/// The glTF file of `region` and a line saying what it holds.
+/// `region` and a texel around it, inside a `width` x `height` document.
+fn grown(region: Region, width: u32, height: u32) -> Region {
+    let (x, y) = (region.x.saturating_sub(1), region.y.saturating_sub(1));
+    Region {
+        x,
+        y,
+        width: (region.x + region.width + 1).min(width) - x,
+        height: (region.y + region.height + 1).min(height) - y,
+    }
+}
+
+/// The glTF file of `region` (texels of `grid`, whose first value is document texel
+/// `origin`) and a line saying what it holds.
 fn mesh(
     grid: &Heights,
+    origin: [u32; 2],
     region: Region,
     desc: &DocumentDesc,
     a: &ExportArgs,
@@ -145,7 +178,7 @@ fn mesh(
         values: &grid.values,
         width: grid.width,
         height: grid.height,
-        origin: [0, 0],
+        origin,
     };
     let m = crate::mesh::build(grid, region, desc, bound)?;
     let name = a.out.file_name().unwrap_or_default().to_string_lossy();
@@ -202,18 +235,6 @@ fn for_engine(
     materials: &Materials,
     a: &ExportArgs,
 ) -> Result<()> {
-    let part;
-    let grid = match region == Region::whole(grid.width, grid.height) {
-        true => grid,
-        false => {
-            part = Heights {
-                width: region.width,
-                height: region.height,
-                values: region.cut(&grid.values, grid.width),
-            };
-            &part
-        }
-    };
     let doc = DocumentDesc {
         units: whole.units.from_texel(region.x, region.y),
         ..DocumentDesc::for_heights(grid.width, grid.height)

@@ -1,10 +1,12 @@
-//! A `.scarp` project as the commands read it (`convert`, `erode`, `render`): the composite of a
-//! layered project, folded on the GPU as the editor folds it, unless `--base` or `--layer`
-//! picks another part; a project without layers is its base.
+//! A `.scarp` project as the commands read it (`convert`, `export`, `erode`, `render`): the
+//! composite of a layered project, folded on the GPU as the editor folds it, unless `--base` or
+//! `--layer` picks another part; a project without layers is its base. [`Source`] is a height
+//! file's grid or a project's part, read a region at a time (`convert` and `export` read only
+//! the pages of the region they write).
 
 use super::args::ProjectPart;
 use crate::document::Document;
-use crate::pages::geometry::Region;
+use crate::pages::geometry::{DocumentDesc, Region};
 use crate::pages::Units;
 use crate::project::PagedHeights;
 use crate::terrain::formats::Heights;
@@ -37,25 +39,84 @@ pub fn open(path: &Path, part: &ProjectPart) -> Result<Part> {
 
 /// The whole of `part` of the project at `path` as a grid, and the document's units.
 pub fn heights(path: &Path, part: &ProjectPart) -> Result<(Heights, Units)> {
-    match open(path, part)? {
-        Part::Paged(p) => {
-            let (width, height) = p.size();
-            let whole = Region {
-                x: 0,
-                y: 0,
-                width,
-                height,
-            };
-            Ok((p.region(whole)?, p.desc().units))
+    let part = open(path, part)?;
+    let d = part.desc();
+    Ok((part.read(Region::whole(d.width, d.height))?, d.units))
+}
+
+impl Part {
+    /// The whole document's description.
+    pub fn desc(&self) -> DocumentDesc {
+        match self {
+            Part::Paged(p) => *p.desc(),
+            Part::Composite(d) => *d.desc(),
         }
-        Part::Composite(mut d) => {
-            let desc = *d.desc();
-            let grid = Heights {
-                width: desc.width,
-                height: desc.height,
-                values: d.to_dense()?,
-            };
-            Ok((grid, desc.units))
+    }
+
+    /// The heights of `region` (inside the document): only the pages it touches are read.
+    pub fn read(&self, region: Region) -> Result<Heights> {
+        Ok(match self {
+            Part::Paged(p) => p.region(region)?,
+            Part::Composite(d) => Heights {
+                width: region.width,
+                height: region.height,
+                values: crate::pages::rects::read(d.height(), region.rect())?,
+            },
+        })
+    }
+}
+
+/// What a command reads heights from: a height file's grid in memory, or a project's part read
+/// a region at a time.
+pub enum Source {
+    /// A height file's grid and units.
+    Dense(Heights, Units),
+    Project(Part),
+}
+
+impl Source {
+    /// The whole document's description (a height file's: its size and units).
+    pub fn desc(&self) -> DocumentDesc {
+        match self {
+            Source::Dense(g, units) => DocumentDesc {
+                units: *units,
+                ..DocumentDesc::for_heights(g.width, g.height)
+            },
+            Source::Project(p) => p.desc(),
         }
+    }
+
+    pub fn size(&self) -> (u32, u32) {
+        let d = self.desc();
+        (d.width, d.height)
+    }
+
+    /// The heights of `r` (inside the document).
+    pub fn region(&self, r: Region) -> Result<Heights> {
+        match self {
+            Source::Dense(g, _) if r == Region::whole(g.width, g.height) => Ok(g.clone()),
+            Source::Dense(g, _) => crate::terrain::tiles::crop(g, r).map_err(anyhow::Error::msg),
+            Source::Project(p) => p.read(r),
+        }
+    }
+
+    /// The heights of `r`, taking a height file's grid when `r` is all of it.
+    pub fn into_region(self, r: Region) -> Result<Heights> {
+        match self {
+            Source::Dense(g, _) if r == Region::whole(g.width, g.height) => Ok(g),
+            other => other.region(r),
+        }
+    }
+
+    /// The whole input's height range (for integer files).
+    pub fn range(&self) -> Result<(f32, f32)> {
+        let (lo, hi) = match self {
+            Source::Dense(g, _) => crate::terrain::formats::min_max(&g.values),
+            Source::Project(Part::Paged(p)) => p.min_max()?,
+            Source::Project(Part::Composite(d)) => {
+                crate::terrain::formats::min_max(&d.height().to_dense()?)
+            }
+        };
+        Ok(crate::terrain::formats::default_range(&[lo, hi]))
     }
 }
