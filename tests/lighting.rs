@@ -199,6 +199,47 @@ fn lighting_follows_edits_like_a_full_recomputation() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Issue 40's lighting that follows the screen, in its order: with the pages the renderer draws
+/// at page level named ([`Lighting::want_first`]), updates that light one page each light those
+/// first (the far corner of the document here, which the key order reaches last), say how many
+/// of them wait, and end with the field a full update gives, bit for bit.
+#[test]
+fn the_pages_in_view_are_lit_first_and_the_end_is_the_same() {
+    let gpu = gpu();
+    let d = doc(1024, 1024, 128);
+    let sun = settings(200.0, 25.0);
+    let heights = relief(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let view = [PageId { x: 7, y: 7 }, PageId { x: 6, y: 7 }];
+    let mut l = Lighting::new(&gpu, d.format).unwrap();
+    l.want_first(&view);
+    let lit = |t: &Document, id: PageId| {
+        t.store
+            .field(FIELD)
+            .is_some_and(|f| f.versions().page(id).is_some())
+    };
+    let first = l.update(&mut terrain.store, &sun, Some(0.0)).unwrap();
+    assert_eq!((first.pages, first.pending_in_view), (1, 1), "{first:?}");
+    assert!(lit(&terrain, view[0]) && !lit(&terrain, view[1]));
+    let second = l.update(&mut terrain.store, &sun, Some(0.0)).unwrap();
+    assert_eq!((second.pages, second.pending_in_view), (1, 0), "{second:?}");
+    assert!(lit(&terrain, view[1]) && !lit(&terrain, PageId { x: 0, y: 0 }));
+    let mut updates = 2;
+    while l.pending() > 0 {
+        l.update(&mut terrain.store, &sun, Some(0.0)).unwrap();
+        updates += 1;
+        assert!(updates <= 64, "one page an update");
+    }
+    let ordered = light_of(&terrain);
+    let mut fresh = Lighting::new(&gpu, d.format).unwrap();
+    fresh.update(&mut terrain.store, &sun, None).unwrap();
+    assert!(
+        ordered == light_of(&terrain),
+        "the order changed the lighting"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
 /// A cone steeper than the sun on flat ground, lit from the east at 30°: its shadow ends where
 /// the line from the apex at the sun's elevation meets the ground, within two texels (the GPU
 /// and the twin alike).

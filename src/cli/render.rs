@@ -569,12 +569,13 @@ fn print_frames(a: &RenderArgs, terrain: &Document, size: [u32; 2], log: &FrameL
 fn print_lighting(log: &[crate::render::lighting::LightStats], frames: usize) {
     let l = crate::render::frames::LightPerFrame::of(log, frames);
     println!(
-        "lighting per frame: GPU {:.3} ms, {:.2} Mtexels near edits, {:.2} strip pages; pages waiting: at most {}, {} after the last frame",
+        "lighting per frame: GPU {:.3} ms, {:.2} Mtexels near edits, {:.2} strip pages; pages waiting: at most {}, {} after the last frame ({} of them drawn at page level)",
         l.gpu_ms,
         l.near_texels * 1e-6,
         l.strip_pages,
         l.most_waiting,
-        l.last_waiting
+        l.last_waiting,
+        l.last_waiting_in_view
     );
 }
 

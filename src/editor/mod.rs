@@ -2595,7 +2595,8 @@ impl Editor {
     }
 
     /// Relights the texels near this frame's edits, then the strips farther away within the
-    /// shadow budget (submissions left running: frames are in flight).
+    /// shadow budget, the pages the view draws at page level first (submissions left running:
+    /// frames are in flight).
     fn relight(&mut self) -> Result<()> {
         let Some(sun) = self.ui.view.sun else {
             return Ok(());
@@ -2603,6 +2604,8 @@ impl Editor {
         let settings =
             LightSettings::for_view(sun, self.session.doc.desc(), self.ui.view.vertical_scale);
         self.lighting.set_detached(true);
+        // The view first: pages drawn at page level are lit before the rest of the document.
+        self.lighting.want_first(&self.renderer.pages_in_use());
         self.ui.profile.light = self.lighting.update(
             &mut self.session.doc.store,
             &settings,

@@ -8,7 +8,7 @@ use super::frame::{serve_requests, PAGE_INS_PER_FRAME};
 use super::offscreen::Offscreen;
 use super::terrain::{FrameResults, TerrainRenderer, ViewSettings};
 use crate::gpu::GpuError;
-use crate::pages::geometry::DocumentDesc;
+use crate::pages::geometry::{DocumentDesc, PageId};
 use crate::pages::{PageError, PageStore};
 use std::time::Instant;
 
@@ -20,6 +20,9 @@ pub trait FrameWork {
     fn store(&mut self) -> &mut PageStore;
     /// Runs frame `frame`'s work; returns its GPU time in ms.
     fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error>;
+    /// After frame `frame` was prepared and drawn: the pages it draws at page level, most
+    /// wanted first.
+    fn drawn(&mut self, _pages_in_use: &[PageId]) {}
     /// Finishes any work still queued once the frames are done.
     fn finish(&mut self) -> Result<(), Self::Error>;
     /// Units of work done (instances painted).
@@ -56,6 +59,13 @@ impl<W: FrameWork> FrameWork for WithLighting<'_, W> {
         Ok(ms)
     }
 
+    fn drawn(&mut self, pages_in_use: &[PageId]) {
+        self.work.drawn(pages_in_use);
+        if let Some((lighting, _)) = &mut self.lighting {
+            lighting.want_first(pages_in_use);
+        }
+    }
+
     fn finish(&mut self) -> Result<(), Self::Error> {
         self.work.finish()
     }
@@ -75,6 +85,8 @@ pub struct LightPerFrame {
     pub strip_pages: f64,
     pub most_waiting: usize,
     pub last_waiting: usize,
+    /// Of those after the last frame, pages the renderer draws at page level.
+    pub last_waiting_in_view: usize,
 }
 
 impl LightPerFrame {
@@ -89,6 +101,7 @@ impl LightPerFrame {
             strip_pages: mean(&|s| s.pages as f64),
             most_waiting: timed.iter().map(|s| s.pending).max().unwrap_or(0),
             last_waiting: timed.last().map_or(0, |s| s.pending),
+            last_waiting_in_view: timed.last().map_or(0, |s| s.pending_in_view),
         }
     }
 }
@@ -193,6 +206,7 @@ pub fn run_frames<W: FrameWork>(
         };
         let pump_ms = t0.elapsed().as_secs_f64() * 1e3;
         let done = target.draw(renderer, work.store(), camera, view)?;
+        work.drawn(&renderer.pages_in_use());
         serve_requests(renderer, work.store(), PAGE_INS_PER_FRAME)?;
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         if frame >= warmup {

@@ -488,6 +488,8 @@ pub struct LightStats {
     pub near_texels: u64,
     /// Pages still waiting (whole or in part).
     pub pending: usize,
+    /// Of those, pages the renderer draws at page level ([`Lighting::want_first`]).
+    pub pending_in_view: usize,
     /// GPU time of the lighting's submissions that finished since the last update, ms (0
     /// without timestamps).
     pub gpu_ms: f64,
@@ -513,6 +515,9 @@ pub struct Lighting {
     /// Pages to light whole as budgets allow: the strips an edit's shadows reach, every page
     /// after new settings.
     pending: BTreeSet<PageId>,
+    /// Pages the renderer draws at page level, most wanted first: of the pages waiting whole,
+    /// these are lit first (the view is lit before the rest of the document).
+    wanted: Vec<PageId>,
     /// Submits (detached with frames in flight) and measures GPU time per texel.
     submitter: Submitter,
     pub totals: LightStats,
@@ -539,6 +544,7 @@ impl Lighting {
             seen: 0,
             near: BTreeMap::new(),
             pending: BTreeSet::new(),
+            wanted: Vec::new(),
             submitter: Submitter::new(gpu),
             totals: LightStats::default(),
         })
@@ -547,6 +553,14 @@ impl Lighting {
     /// Pages waiting to be lit, whole or in part.
     pub fn pending(&self) -> usize {
         self.near.len() + self.pending.len()
+    }
+
+    /// Pages the renderer draws at page level (`TerrainRenderer::pages_in_use`), most wanted
+    /// first: later updates light those of them that wait whole before any other page waiting
+    /// whole. The order changes when pages are lit, not what they are lit to.
+    pub fn want_first(&mut self, pages: &[PageId]) {
+        self.wanted.clear();
+        self.wanted.extend_from_slice(pages);
     }
 
     /// With frames in flight, leaves the lighting's submissions running instead of waiting
@@ -625,6 +639,11 @@ impl Lighting {
             stats.gpu_ms += self.light(store, settings, &jobs)? * 1e-6;
         }
         stats.pending = self.pending();
+        stats.pending_in_view = self
+            .wanted
+            .iter()
+            .filter(|p| self.pending.contains(p) || self.near.contains_key(p))
+            .count();
         self.totals.pages += stats.pages;
         self.totals.near_texels += stats.near_texels;
         self.totals.gpu_ms += stats.gpu_ms;
@@ -678,9 +697,9 @@ impl Lighting {
             .retain(|p| self.near.get(p) != Some(&whole(*p)));
     }
 
-    /// The work of this update: every near rectangle (false), then pages waiting whole (true)
-    /// while their estimated GPU time fits `budget_ms` (all with None; one when nothing is
-    /// near and no estimate fits).
+    /// The work of this update: every near rectangle (false), then pages waiting whole (true),
+    /// those the renderer wants first, while their estimated GPU time fits `budget_ms` (all with
+    /// None; one when nothing is near and no estimate fits).
     fn take_jobs(
         &mut self,
         desc: &DocumentDesc,
@@ -693,7 +712,14 @@ impl Lighting {
         let per_texel = self.submitter.unit_ns;
         let cost = |texels: u64| per_texel.map_or(f64::INFINITY, |ns| ns * texels as f64 * 1e-6);
         let mut spent: f64 = jobs.iter().map(|((_, r), _)| cost(r.texels())).sum();
-        while let Some(&id) = self.pending.first() {
+        let mut wanted = self
+            .wanted
+            .iter()
+            .copied()
+            .filter(|p| self.pending.contains(p))
+            .collect::<Vec<_>>()
+            .into_iter();
+        while let Some(id) = wanted.next().or_else(|| self.pending.first().copied()) {
             let page = desc.page_rect(id);
             let c = cost(page.texels());
             let fits = !budget_ms.is_some_and(|b| spent + c > b);
