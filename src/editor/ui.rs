@@ -1030,6 +1030,15 @@ fn view_panel(ui: &Ui, s: &mut UiState) {
                 .display_format("%.2e")
                 .build(&mut v.fog);
             tip(ui, "Density of the distance haze");
+            if let Some(d) = &s.doc {
+                // The haze takes 1 − exp(−fog · distance), distance in texels.
+                let half = std::f64::consts::LN_2 / f64::from(v.fog) * d.desc.texel_size();
+                ui.text(match v.fog > 0.0 {
+                    true => format!("haze: half at {}", metres_text(half)),
+                    false => "haze: none".to_string(),
+                });
+                tip(ui, "How far off the haze hides half of the ground's colour, from the document's units");
+            }
             log_slider(ui, "brush budget (ms)", 0.25, 50.0, &mut s.budget_ms);
             tip(ui, "GPU time per frame for painting: strokes beyond it queue and finish later");
             log_slider(ui, "shadow budget (ms)", 0.1, 20.0, &mut s.light_budget_ms);
