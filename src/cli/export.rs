@@ -137,10 +137,14 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         glb_path = Some(path);
     }
     if let Some(engine) = a.engine {
-        let part = Heights {
-            width: region.width,
-            height: region.height,
-            values: inner.cut(&grid.values, grid.width),
+        // The region alone: the grid itself when it is the whole document (no copy).
+        let part = match inner == Region::whole(grid.width, grid.height) {
+            true => grid,
+            false => Heights {
+                width: region.width,
+                height: region.height,
+                values: inner.cut(&grid.values, grid.width),
+            },
         };
         if let Err(e) = for_engine(engine, &part, region, &whole, &materials, a) {
             if let Some(p) = &glb_path {

@@ -94,13 +94,12 @@ impl Source {
     /// The heights of `r` (inside the document).
     pub fn region(&self, r: Region) -> Result<Heights> {
         match self {
-            Source::Dense(g, _) if r == Region::whole(g.width, g.height) => Ok(g.clone()),
             Source::Dense(g, _) => crate::terrain::tiles::crop(g, r).map_err(anyhow::Error::msg),
             Source::Project(p) => p.read(r),
         }
     }
 
-    /// The heights of `r`, taking a height file's grid when `r` is all of it.
+    /// The heights of `r`, taking a height file's grid (no copy) when `r` is all of it.
     pub fn into_region(self, r: Region) -> Result<Heights> {
         match self {
             Source::Dense(g, _) if r == Region::whole(g.width, g.height) => Ok(g),

@@ -57,11 +57,15 @@ impl FieldMap {
                 doc.store.remove_field(FIELD);
             }
             let err = |e: &dyn std::fmt::Display| format!("{}: {e}", name(kind));
+            let format = doc.desc().format;
+            if self.surface.as_ref().is_some_and(|f| f.format() != format) {
+                self.surface = None;
+            }
             let field = match &mut self.surface {
                 Some(f) => f,
-                None => self.surface.insert(
-                    SurfaceField::new(doc.gpu(), doc.desc().format, FIELD).map_err(|e| err(&e))?,
-                ),
+                None => self
+                    .surface
+                    .insert(SurfaceField::new(doc.gpu(), format, FIELD).map_err(|e| err(&e))?),
             };
             field
                 .update(&mut doc.store, map, Some(PAGES_PER_FRAME))

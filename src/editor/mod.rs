@@ -1526,6 +1526,8 @@ impl Editor {
         let lighting = Lighting::new(&self.gpu, desc.format)?;
         self.renderer = renderer;
         self.lighting = lighting;
+        // The map overlay is made again for the new document (its format, its store).
+        self.field_map = Default::default();
         self.replay = None;
         self.ui.path.clear();
         if drop_untitled && self.session.untitled_with_changes() {

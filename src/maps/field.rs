@@ -6,8 +6,8 @@
 
 use super::{Surface, SurfacePagePush};
 use crate::gpu::{shaders, Access, BindingKind, ComputeKernel, Gpu, Image, Recorder, Resource};
-use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect, NEIGHBOURHOOD};
-use crate::pages::{field, Field, PageError, PageStore};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
+use crate::pages::{field, PageError, PageStore};
 use crate::shared_constants as k;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -47,6 +47,8 @@ impl SurfaceMap {
 /// Keeps the field `name` of a store holding [`SurfaceMap`] of its heights.
 pub struct SurfaceField {
     gpu: Arc<Gpu>,
+    /// The height format its kernel reads.
+    format: HeightFormat,
     kernel: ComputeKernel<SurfacePagePush>,
     /// Bound for neighbours without an image.
     dummy: Image,
@@ -55,7 +57,9 @@ pub struct SurfaceField {
     shown: Option<(SurfaceMap, DocumentDesc)>,
     /// The height field's epoch seen.
     seen: u64,
-    /// Pages to compute.
+    /// Pages to compute within a texel of an edit, before any other.
+    edited: BTreeSet<PageId>,
+    /// Pages of a new map still to compute.
     pending: BTreeSet<PageId>,
 }
 
@@ -68,24 +72,32 @@ impl SurfaceField {
         };
         Ok(Self {
             gpu: gpu.clone(),
+            format,
             kernel: ComputeKernel::new(gpu, shader, &[BindingKind::StorageImage; 10], &[])?,
             dummy: crate::render::placeholder::flat_page(gpu, format)?,
             name: name.to_string(),
             shown: None,
             seen: 0,
+            edited: BTreeSet::new(),
             pending: BTreeSet::new(),
         })
     }
 
+    /// The height format it reads (a document of another format needs another field).
+    pub fn format(&self) -> HeightFormat {
+        self.format
+    }
+
     /// Pages still to compute.
     pub fn pending(&self) -> usize {
-        self.pending.len()
+        self.edited.len() + self.pending.len()
     }
 
     /// Brings the field to `map` of the store's heights as they are now: after a new map or a
     /// new document every page the heights reach is to compute (the field reads as level
-    /// ground until then), after edits the pages their neighbourhoods reach. Computes at most
-    /// `most` pages of those waiting (all with None); returns how many it computed.
+    /// ground until then), after edits the pages their neighbourhoods reach, first. Computes at
+    /// most `most` pages of those waiting (all with None); returns how many it computed. A
+    /// failed computation leaves its pages waiting.
     pub fn update(
         &mut self,
         store: &mut PageStore,
@@ -96,14 +108,9 @@ impl SurfaceField {
         let fresh = self.shown != Some((map, desc)) || store.field(&self.name).is_none();
         if fresh {
             let height = store.height();
-            let f32_desc = crate::layers::composite::f32_desc(&desc);
-            let mut f = Field::new(&self.gpu, f32_desc, map.level())?;
-            f.set_budgets(height.places().budgets().clone());
-            f.set_frames_in_flight(height.places().detached);
-            if let Some(old) = store.field(&self.name) {
-                f.succeed(old);
-            }
+            let f = height.derived(map.level(), store.field(&self.name))?;
             self.seen = height.changes().epoch();
+            self.edited.clear();
             self.pending = height
                 .versions()
                 .by_page()
@@ -114,10 +121,15 @@ impl SurfaceField {
         } else {
             self.note_edits(store);
         }
-        let n = most.unwrap_or(usize::MAX).min(self.pending.len());
-        let ids: Vec<PageId> = (0..n).filter_map(|_| self.pending.pop_first()).collect();
-        for chunk in ids.chunks(PAGES_PER_SUBMIT) {
-            self.compute(store, map, chunk)?;
+        let n = most.unwrap_or(usize::MAX).min(self.pending());
+        let ids: Vec<PageId> = (0..n)
+            .filter_map(|_| self.edited.pop_first().or_else(|| self.pending.pop_first()))
+            .collect();
+        for (i, chunk) in ids.chunks(PAGES_PER_SUBMIT).enumerate() {
+            if let Err(e) = self.compute(store, map, chunk) {
+                self.edited.extend(&ids[i * PAGES_PER_SUBMIT..]);
+                return Err(e);
+            }
         }
         Ok(ids.len())
     }
@@ -126,46 +138,25 @@ impl SurfaceField {
     fn note_edits(&mut self, store: &PageStore) {
         let height = store.height();
         let desc = *height.desc();
-        let changes = height.changes();
-        let logged = changes.value_rects_since(self.seen).unwrap_or_else(|| {
-            changes
-                .values_changed_since(self.seen)
-                .into_iter()
-                .map(|id| {
-                    let r = desc.page_rect(id);
-                    (id, Rect::new(0, 0, r.width(), r.height()))
-                })
-                .collect()
-        });
-        self.seen = changes.epoch();
+        let logged = height.changes().rects_or_pages_since(self.seen, &desc);
+        self.seen = height.changes().epoch();
         for (id, local) in logged {
             let origin = desc.page_rect(id);
             let r = local.translate(origin.x0, origin.y0);
             let reach = Rect::new(r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1);
-            self.pending.extend(desc.pages_in(&reach));
+            for id in desc.pages_in(&reach) {
+                self.pending.remove(&id);
+                self.edited.insert(id);
+            }
         }
     }
 
     /// Computes pages `ids` of `map` now (one submission, waited for).
     fn compute(&mut self, store: &mut PageStore, map: SurfaceMap, ids: &[PageId]) -> Result<()> {
         let desc = *store.height().desc();
-        let around: Vec<PageId> = ids
-            .iter()
-            .flat_map(|&id| {
-                NEIGHBOURHOOD
-                    .into_iter()
-                    .filter_map(move |(dx, dy)| desc.neighbour(id, dx, dy))
-            })
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        store.height_mut().ensure_visible(&around)?;
+        store.prepare_derived(&self.name, ids)?;
         let name = self.name.clone();
         let no_field = || PageError::NoField(name.clone());
-        store
-            .field_mut(&name)
-            .ok_or_else(no_field)?
-            .overwrite_pages(ids)?;
         let (height, out) = (store.height(), store.field(&name).ok_or_else(no_field)?);
         let mut jobs = Vec::with_capacity(ids.len());
         for &id in ids {

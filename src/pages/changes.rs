@@ -2,7 +2,7 @@
 //! epoch and stamps the page; a reader keeps the epoch it has seen and asks what changed since,
 //! so any number of readers can follow one field through `&`.
 
-use super::geometry::{PageId, Rect};
+use super::geometry::{DocumentDesc, PageId, Rect};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Most entries of the log of changed rectangles ([`ChangeLog::value_rects_since`]).
@@ -24,6 +24,20 @@ pub struct ChangeLog {
 }
 
 impl ChangeLog {
+    /// Where values changed since epoch `seen`, as page-local rectangles of the grid `desc`:
+    /// the logged rectangles, or each changed page whole once the log no longer reaches back.
+    pub fn rects_or_pages_since(&self, seen: u64, desc: &DocumentDesc) -> Vec<(PageId, Rect)> {
+        self.value_rects_since(seen).unwrap_or_else(|| {
+            self.values_changed_since(seen)
+                .into_iter()
+                .map(|id| {
+                    let r = desc.page_rect(id);
+                    (id, Rect::new(0, 0, r.width(), r.height()))
+                })
+                .collect()
+        })
+    }
+
     /// The current change epoch (0: nothing ever changed).
     pub fn epoch(&self) -> u64 {
         self.epoch

@@ -48,6 +48,23 @@ pub struct Field {
 
 impl Field {
     /// A flat field at value `flat` (quantized to the format).
+    /// A derived r32f field over this field's grid (lighting, maps), reading `flat` where it
+    /// has no page, under this field's memory budgets and frames in flight; with `old` (the
+    /// field it replaces) its readers' epochs carry on and every page reads as changed.
+    pub fn derived(&self, flat: f32, old: Option<&Field>) -> Result<Self> {
+        let desc = DocumentDesc {
+            format: HeightFormat::R32f,
+            ..self.desc
+        };
+        let mut f = Field::new(&self.gpu, desc, flat)?;
+        f.set_budgets(self.places.budgets().clone());
+        f.set_frames_in_flight(self.places.detached);
+        if let Some(old) = old {
+            f.succeed(old);
+        }
+        Ok(f)
+    }
+
     pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, flat: f32) -> Result<Self> {
         desc.validate().map_err(PageError::Document)?;
         if desc.format == HeightFormat::R16 && !gpu.supports_storage_format(vk::Format::R16_UNORM) {

@@ -3,9 +3,9 @@
 
 use super::error::{PageError, Result};
 use super::field::Field;
-use super::geometry::DocumentDesc;
+use super::geometry::{DocumentDesc, PageId, NEIGHBOURHOOD};
 use crate::gpu::Gpu;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Name of the field every document has.
@@ -76,6 +76,26 @@ impl PageStore {
             return Err(PageError::FieldGrid(name.to_string()));
         }
         Ok(self.fields.insert(name.to_string(), field))
+    }
+
+    /// Before a derived field `name` is computed at pages `ids` from the heights around them:
+    /// brings the height pages around `ids` (their 3x3 neighbourhoods) onto the GPU, and gives
+    /// the field new versions of `ids` to write.
+    pub fn prepare_derived(&mut self, name: &str, ids: &[PageId]) -> Result<()> {
+        let desc = *self.height().desc();
+        let around: BTreeSet<PageId> = ids
+            .iter()
+            .flat_map(|&id| {
+                NEIGHBOURHOOD
+                    .into_iter()
+                    .filter_map(move |(dx, dy)| desc.neighbour(id, dx, dy))
+            })
+            .collect();
+        let around: Vec<PageId> = around.into_iter().collect();
+        self.height_mut().ensure_visible(&around)?;
+        self.field_mut(name)
+            .ok_or_else(|| PageError::NoField(name.to_string()))?
+            .overwrite_pages(ids)
     }
 
     /// Removes the field called `name` (never `height`).

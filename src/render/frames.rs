@@ -20,8 +20,7 @@ pub trait FrameWork {
     fn store(&mut self) -> &mut PageStore;
     /// Runs frame `frame`'s work; returns its GPU time in ms.
     fn before_frame(&mut self, frame: usize) -> Result<f64, Self::Error>;
-    /// After frame `frame` was prepared and drawn: the pages it draws at page level, most
-    /// wanted first.
+    /// After a frame was prepared and drawn: the pages it draws at page level.
     fn drawn(&mut self, _pages_in_use: &[PageId]) {}
     /// Finishes any work still queued once the frames are done.
     fn finish(&mut self) -> Result<(), Self::Error>;

@@ -31,7 +31,7 @@ use crate::gpu::{
     shaders, vk, Access, BindingKind, ComputeKernel, DescriptorSet, Gpu, Image, ImageDesc,
     Recorder, Resource, Submitter,
 };
-use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect, NEIGHBOURHOOD};
+use crate::pages::geometry::{DocumentDesc, HeightFormat, PageId, Rect};
 use crate::pages::{coarse, field, Field, PageError, PageStore, HEIGHT};
 use crate::shared_constants as k;
 use bytemuck::{Pod, Zeroable};
@@ -515,8 +515,8 @@ pub struct Lighting {
     /// Pages to light whole as budgets allow: the strips an edit's shadows reach, every page
     /// after new settings.
     pending: BTreeSet<PageId>,
-    /// Pages the renderer draws at page level, most wanted first: of the pages waiting whole,
-    /// these are lit first (the view is lit before the rest of the document).
+    /// Pages the renderer draws at page level: of the pages waiting whole, these are lit first
+    /// (the view is lit before the rest of the document).
     wanted: Vec<PageId>,
     /// Submits (detached with frames in flight) and measures GPU time per texel.
     submitter: Submitter,
@@ -555,9 +555,10 @@ impl Lighting {
         self.near.len() + self.pending.len()
     }
 
-    /// Pages the renderer draws at page level (`TerrainRenderer::pages_in_use`), most wanted
-    /// first: later updates light those of them that wait whole before any other page waiting
-    /// whole. The order changes when pages are lit, not what they are lit to.
+    /// Pages the renderer draws at page level (`TerrainRenderer::pages_in_use`, in page order):
+    /// later updates light those of them that wait whole, in this order, before any other page
+    /// waiting whole (except one relit near an edit in the same update). The order changes when
+    /// pages are lit, not what they are lit to.
     pub fn want_first(&mut self, pages: &[PageId]) {
         self.wanted.clear();
         self.wanted.extend_from_slice(pages);
@@ -586,13 +587,7 @@ impl Lighting {
         let height = store.height();
         let same_doc = self.shown.is_some_and(|(_, d)| d == desc);
         if !same_doc || store.field(FIELD).is_none() {
-            let f32_desc = crate::layers::composite::f32_desc(&desc);
-            let mut f = Field::new(&self.gpu, f32_desc, LIT)?;
-            f.set_budgets(height.places().budgets().clone());
-            f.set_frames_in_flight(height.places().detached);
-            if let Some(old) = store.field(FIELD) {
-                f.succeed(old);
-            }
+            let f = height.derived(LIT, store.field(FIELD))?;
             store.insert_field(FIELD, f)?;
             self.shown = None;
         }
@@ -659,17 +654,7 @@ impl Lighting {
             let r = desc.page_rect(id);
             Rect::new(0, 0, r.width(), r.height())
         };
-        let logged = height
-            .changes()
-            .value_rects_since(self.seen)
-            .unwrap_or_else(|| {
-                height
-                    .changes()
-                    .values_changed_since(self.seen)
-                    .into_iter()
-                    .map(|id| (id, whole(id)))
-                    .collect()
-            });
+        let logged = height.changes().rects_or_pages_since(self.seen, &desc);
         self.seen = height.changes().epoch();
         let mut changed: BTreeMap<PageId, Rect> = BTreeMap::new();
         for (id, r) in logged {
@@ -712,14 +697,20 @@ impl Lighting {
         let per_texel = self.submitter.unit_ns;
         let cost = |texels: u64| per_texel.map_or(f64::INFINITY, |ns| ns * texels as f64 * 1e-6);
         let mut spent: f64 = jobs.iter().map(|((_, r), _)| cost(r.texels())).sum();
+        // Pages in view first, but not those relit near an edit in this update (the page under
+        // a brush waits whole until the stroke has moved on, as it did before).
+        let near: BTreeSet<PageId> = jobs.iter().map(|((id, _), _)| *id).collect();
         let mut wanted = self
             .wanted
             .iter()
             .copied()
-            .filter(|p| self.pending.contains(p))
+            .filter(|p| self.pending.contains(p) && !near.contains(p))
             .collect::<Vec<_>>()
             .into_iter();
         while let Some(id) = wanted.next().or_else(|| self.pending.first().copied()) {
+            if !self.pending.contains(&id) {
+                continue; // named twice
+            }
             let page = desc.page_rect(id);
             let c = cost(page.texels());
             let fits = !budget_ms.is_some_and(|b| spent + c > b);
@@ -754,7 +745,7 @@ impl Lighting {
             let ids: Vec<PageId> = chunk.iter().map(|(id, _)| *id).collect();
             {
                 let _p = crate::profile::scope("lighting: pages in, versions");
-                make_room(store, &desc, &ids)?;
+                store.prepare_derived(FIELD, &ids)?;
             }
             let plan = crate::profile::scope("lighting: plan and bind");
             self.grow_gathered(chunk.len(), 3 * desc.page_size)?;
@@ -803,26 +794,6 @@ impl Lighting {
         }
         Ok(())
     }
-}
-
-/// Brings the heights around pages `ids` onto the GPU and gives the lighting field new versions
-/// of `ids` to write.
-fn make_room(store: &mut PageStore, desc: &DocumentDesc, ids: &[PageId]) -> Result<()> {
-    let mut around: BTreeSet<PageId> = BTreeSet::new();
-    for &id in ids {
-        around.extend(
-            NEIGHBOURHOOD
-                .into_iter()
-                .filter_map(|(dx, dy)| desc.neighbour(id, dx, dy)),
-        );
-    }
-    let around: Vec<PageId> = around.into_iter().collect();
-    store.height_mut().ensure_visible(&around)?;
-    store
-        .field_mut(FIELD)
-        .ok_or_else(|| PageError::NoField(FIELD.to_string()))?
-        .overwrite_pages(ids)?;
-    Ok(())
 }
 
 /// One lighting job: its push constants; the nine pages around it and the gathered image
