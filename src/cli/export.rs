@@ -115,13 +115,8 @@ pub fn run(a: &ExportArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?;
     }
     // The region and the texels around it in the document: the mesh's normals at its edges.
-    let around = grown(region, width, height);
+    let (around, inner) = crate::mesh::apron(region, [width, height]);
     let grid = source.into_region(around)?;
-    let inner = Region {
-        x: region.x - around.x,
-        y: region.y - around.y,
-        ..region
-    };
     let glb = match a.mesh {
         true => Some(mesh(&grid, [around.x, around.y], inner, &whole, a)?),
         false => None,
@@ -154,17 +149,6 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `region` and a texel around it, inside a `width` x `height` document.
-fn grown(region: Region, width: u32, height: u32) -> Region {
-    let (x, y) = (region.x.saturating_sub(1), region.y.saturating_sub(1));
-    Region {
-        x,
-        y,
-        width: (region.x + region.width + 1).min(width) - x,
-        height: (region.y + region.height + 1).min(height) - y,
-    }
 }
 
 /// The glTF file of `region` (texels of `grid`, whose first value is document texel

@@ -1674,21 +1674,13 @@ impl Editor {
         crate::pages::geometry::check_region(d.width, d.height, region)
             .map_err(|e| anyhow::anyhow!("region: {e}"))?;
         self.session.doc.pump(None)?;
-        // The region and the texels around it, for the normals at its edges.
-        let r = region.rect();
-        let around = crate::pages::geometry::Rect::new(r.x0 - 1, r.y0 - 1, r.x1 + 1, r.y1 + 1)
-            .intersect(&d.bounds());
-        let values = rects::read(self.session.doc.height(), around)?;
-        let inner = crate::pages::geometry::Region {
-            x: region.x - around.x0 as u32,
-            y: region.y - around.y0 as u32,
-            ..region
-        };
+        let (around, inner) = crate::mesh::apron(region, [d.width, d.height]);
+        let values = rects::read(self.session.doc.height(), around.rect())?;
         let grid = crate::mesh::Grid {
             values: &values,
-            width: around.width() as u32,
-            height: around.height() as u32,
-            origin: [around.x0 as u32, around.y0 as u32],
+            width: around.width,
+            height: around.height,
+            origin: [around.x, around.y],
         };
         let m = crate::mesh::build(grid, inner, &d, bound)?;
         let path = path.with_extension("glb");
@@ -2623,7 +2615,7 @@ impl Editor {
         let lighting = self.ui.view.sun.is_some() && self.lighting.pending() > 0;
         let painting =
             self.session.doc.brushes.pending_strokes() > 0 || !self.stroke_input.is_idle();
-        let settling = self.renderer.picture_changed();
+        let settling = self.renderer.picture_changed() || self.field_map.waiting() > 0;
         if self.replay.is_some() || painting || lighting || settling {
             self.idle_since = None;
             return false;
