@@ -117,6 +117,30 @@ impl State {
     }
 }
 
+/// How the texels still move one iteration on from `state` (z and A at the end of a run): of
+/// `|z′ − z| / steady_unit` over the texels that are not outlets, the median and the fraction
+/// above 0.01 (where the steady-state measure, their maximum, asks every texel to be).
+pub fn spread(state: &State, p: &GeologyPush) -> (f32, f64) {
+    let mut next = state.clone();
+    next.step(p);
+    let w = state.width;
+    let mut moved: Vec<f32> = state
+        .z
+        .iter()
+        .zip(&next.z)
+        .enumerate()
+        .filter(|&(i, (&z, _))| !outlet([(i % w) as i32, (i / w) as i32], p, z))
+        .map(|(_, (a, b))| (b - a).abs() / p.steady_unit)
+        .collect();
+    if moved.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = moved.len();
+    let above = moved.iter().filter(|&&m| m > 0.01).count() as f64 / n as f64;
+    moved.sort_by(f32::total_cmp);
+    (moved[n / 2], above)
+}
+
 /// `x^e` with the exponents the model is used with taken exactly (1: x, 0.5: the square root,
 /// 2: x·x), as the kernel's `spow` takes them; `powf` otherwise.
 pub fn spow(x: f32, e: f32) -> f32 {
@@ -206,4 +230,34 @@ pub fn d8_area(z: &[f32], p: &GeologyPush) -> Vec<f64> {
         }
     }
     area
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geology::GeologyParams;
+
+    /// Flat ground with uplift and no erosion: every texel off the border rises by one step of
+    /// uplift (median 1, all of them moving); without uplift nothing moves; the border's
+    /// outlets are not counted.
+    #[test]
+    fn the_spread_counts_texels_off_the_border_by_the_steps_of_uplift_they_move() {
+        let params = GeologyParams {
+            erodibility: 0.0,
+            diffusion: 0.0,
+            ..GeologyParams::default()
+        };
+        let p = params.push([6, 5], 1.0, None);
+        let flat = State::new(6, 5, vec![10.0; 30], None, p.a0);
+        let (median, moving) = spread(&flat, &p);
+        assert!(
+            (median - 1.0).abs() < 1e-3 && moving == 1.0,
+            "{median} {moving}"
+        );
+        let mut u = vec![1.0; 30];
+        u[2 * 6 + 2] = 0.0; // one of the 12 interior texels does not rise
+        let one_still = State::new(6, 5, vec![10.0; 30], Some(u), p.a0);
+        let (_, moving) = spread(&one_still, &p);
+        assert!((moving - 11.0 / 12.0).abs() < 1e-9, "{moving}");
+    }
 }

@@ -255,6 +255,14 @@ impl Runner {
         }
     }
 
+    /// The state the last level to end left: z (m) and A (m²) at that level, and its index (0:
+    /// the region itself). None before a level has ended.
+    pub fn ended(&self) -> Option<(&[f32], &[f32], usize)> {
+        self.carried
+            .as_ref()
+            .map(|(z, a, l)| (z.as_slice(), a.as_slice(), *l))
+    }
+
     /// Whether every level has run (or the run stopped where it was told to).
     pub fn complete(&self) -> bool {
         self.complete
