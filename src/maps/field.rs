@@ -27,12 +27,10 @@ pub struct SurfaceMap {
 }
 
 impl SurfaceMap {
-    /// The map of level ground: what a page far from any height reads.
+    /// The map of level ground (every surface map is 0 there): what a page far from any
+    /// height reads.
     pub fn level(&self) -> f32 {
-        match self.tint_full {
-            Some(_) => 1.0,
-            None => 0.0,
-        }
+        self.value(0.0)
     }
 
     /// Its value at a texel whose map value is `v`.

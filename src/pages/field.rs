@@ -47,7 +47,6 @@ pub struct Field {
 }
 
 impl Field {
-    /// A flat field at value `flat` (quantized to the format).
     /// A derived r32f field over this field's grid (lighting, maps), reading `flat` where it
     /// has no page, under this field's memory budgets and frames in flight; with `old` (the
     /// field it replaces) its readers' epochs carry on and every page reads as changed.
@@ -65,6 +64,7 @@ impl Field {
         Ok(f)
     }
 
+    /// A flat field at value `flat` (quantized to the format).
     pub fn new(gpu: &Arc<Gpu>, desc: DocumentDesc, flat: f32) -> Result<Self> {
         desc.validate().map_err(PageError::Document)?;
         if desc.format == HeightFormat::R16 && !gpu.supports_storage_format(vk::Format::R16_UNORM) {

@@ -3,7 +3,7 @@
 
 use super::error::{PageError, Result};
 use super::field::Field;
-use super::geometry::{DocumentDesc, PageId, NEIGHBOURHOOD};
+use super::geometry::{DocumentDesc, PageId};
 use crate::gpu::Gpu;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -83,14 +83,7 @@ impl PageStore {
     /// the field new versions of `ids` to write.
     pub fn prepare_derived(&mut self, name: &str, ids: &[PageId]) -> Result<()> {
         let desc = *self.height().desc();
-        let around: BTreeSet<PageId> = ids
-            .iter()
-            .flat_map(|&id| {
-                NEIGHBOURHOOD
-                    .into_iter()
-                    .filter_map(move |(dx, dy)| desc.neighbour(id, dx, dy))
-            })
-            .collect();
+        let around: BTreeSet<PageId> = ids.iter().flat_map(|&id| desc.neighbourhood(id)).collect();
         let around: Vec<PageId> = around.into_iter().collect();
         self.height_mut().ensure_visible(&around)?;
         self.field_mut(name)
