@@ -243,7 +243,7 @@ fn bad_flags_are_refused_by_name_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let (file, _) = input(dir.path());
     let out = dir.path().join("x");
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["--engine", "unity", "--resolution", "300"],
             "--resolution: unity takes 33, 65",
@@ -273,6 +273,21 @@ fn bad_flags_are_refused_by_name_before_anything_is_written() {
         (
             &["--engine", "unity", "--mesh", "--mesh-error", "nan"],
             "--mesh-error must be",
+        ),
+        // 24385² samples: drainage is made over the whole landscape at once.
+        (
+            &[
+                "--engine",
+                "unreal",
+                "--tiles",
+                "3x3",
+                "--resolution",
+                "8129",
+                "--maps",
+                "drainage",
+                "--mesh",
+            ],
+            "--maps drainage: a sample's area depends on everything upstream",
         ),
     ];
     for (more, says) in cases {
@@ -824,4 +839,108 @@ fn a_region_of_a_large_project_exports_without_reading_the_rest() {
         .as_luma16()
         .is_some_and(|h| h.pixels().any(|v| v.0[0] > 0));
     assert!(hill, "the painted hill is in the corner");
+}
+
+/// A whole large project exports as Unreal's World Partition tiles a band of rows at a time,
+/// each band read from the pages under it (issue 39: big documents exported page by page): a
+/// 32768² project (4 GiB of heights whole) with a hill painted gives its 2 x 2 tiles of 127
+/// within 4 GB of address space (the export read the whole document first before: the
+/// allocation failed there), their heights the plan's samples of the document within one 16-bit
+/// level, their range the document's samples'.
+#[test]
+fn a_whole_large_project_exports_as_tiles_a_band_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let journal = r#"{"version": 2, "document": {"width": 32768, "height": 32768,
+        "page_size": 512, "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.0}},
+      "steps": [{"stroke": {"brush": {"type": "raise", "radius": 2500, "inner_radius": 0,
+        "strength": 0.5, "spacing": 0.25, "falloff": "parabolic"},
+        "samples": [{"x": 20000, "y": 9000, "pressure": 1.0, "t": 0.0}]}}]}"#;
+    std::fs::write(d.join("big.json"), journal).unwrap();
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("big.json"),
+        "--out",
+        &p("big.scarp"),
+    ]);
+    let limited = std::process::Command::new("bash")
+        .args(["-c", "ulimit -v 4000000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_scarp"))
+        .args(["export", "--heights", &p("big.scarp"), "--engine", "unreal"])
+        .args(["--tiles", "2x2", "--resolution", "127", "--backend", "cpu"])
+        .args(["--out", &p("wp")])
+        .output()
+        .unwrap();
+    assert!(limited.status.success(), "{}", stderr(&limited));
+    // The hill and a page around it, read back from the project; the rest is flat at 0.
+    let hill = scarp::pages::geometry::Region {
+        x: 17000,
+        y: 6000,
+        width: 6000,
+        height: 6000,
+    };
+    scarp_ok(&[
+        "convert",
+        &p("big.scarp"),
+        &p("hill.r32"),
+        "--region",
+        "17000,6000,6000,6000",
+    ]);
+    let grid = read(&d.join("hill.r32"), &ReadOptions::default()).unwrap();
+    let document = |r: scarp::pages::geometry::Region| -> Result<Heights, ()> {
+        let values = (r.y..r.y + r.height)
+            .flat_map(|y| (r.x..r.x + r.width).map(move |x| (x, y)))
+            .map(|(x, y)| {
+                let inside = (hill.x..hill.x + hill.width).contains(&x)
+                    && (hill.y..hill.y + hill.height).contains(&y);
+                match inside {
+                    true => grid.values[((y - hill.y) * hill.width + x - hill.x) as usize],
+                    false => 0.0,
+                }
+            })
+            .collect();
+        Ok(Heights {
+            width: r.width,
+            height: r.height,
+            values,
+        })
+    };
+    let plan = Plan::tiled(
+        Engine::Unreal,
+        Fit::Resample,
+        Some(127),
+        [32768, 32768],
+        1.0,
+        (2, 2),
+    )
+    .unwrap();
+    assert_eq!(plan.size, [253, 253]);
+    // The plan's samples one at a time (each reads the 2 x 2 texels around it).
+    let want: Vec<f32> = (0..253 * 253)
+        .map(|i| {
+            let at = scarp::pages::geometry::Region {
+                x: i % 253,
+                y: i / 253,
+                width: 1,
+                height: 1,
+            };
+            plan.samples(at, document).unwrap().values[0]
+        })
+        .collect();
+    let (lo, hi) = scarp::terrain::formats::min_max(&want);
+    assert!(lo == 0.0 && hi > 0.1, "the hill shows: {hi}");
+    let level = (hi - lo) / 65535.0;
+    for (_, _, r) in plan.tile_regions() {
+        let name = format!("wp_x{}_y{}.png", r.x / 126, r.y / 126);
+        let img = png(&d.join(&name)).into_luma16();
+        assert_eq!(img.dimensions(), (127, 127), "{name}");
+        for (k, v) in img.as_raw().iter().enumerate() {
+            let (x, y) = (r.x + k as u32 % 127, r.y + k as u32 / 127);
+            let h = lo + f32::from(*v) / 65535.0 * (hi - lo);
+            let w = want[(y * 253 + x) as usize];
+            assert!((h - w).abs() <= level, "{name} ({x}, {y}): {h} vs {w}");
+        }
+    }
 }

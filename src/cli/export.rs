@@ -9,7 +9,7 @@ use super::{check_validation, open_gpu, read_input};
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
 use crate::render::look::Materials;
-use crate::terrain::engines::{export, Engine, Fit, MapKind, Plan, Request};
+use crate::terrain::engines::{export, Engine, Fit, Input, MapKind, Plan, Request};
 use crate::terrain::formats::Heights;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -115,10 +115,12 @@ pub fn run(a: &ExportArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)?;
     }
     // The region and the texels around it in the document: the mesh's normals at its edges.
-    let (around, inner) = crate::mesh::apron(region, [width, height]);
-    let grid = source.into_region(around)?;
     let glb = match a.mesh {
-        true => Some(mesh(&grid, [around.x, around.y], inner, &whole, a)?),
+        true => {
+            let (around, inner) = region.apron([width, height]);
+            let grid = source.region(around)?;
+            Some(mesh(&grid, [around.x, around.y], inner, &whole, a)?)
+        }
         false => None,
     };
     // The mesh is written first; a failed engine export (which removes its own files) takes it
@@ -132,16 +134,14 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         glb_path = Some(path);
     }
     if let Some(engine) = a.engine {
-        // The region alone: the grid itself when it is the whole document (no copy).
-        let part = match inner == Region::whole(grid.width, grid.height) {
-            true => grid,
-            false => Heights {
-                width: region.width,
-                height: region.height,
-                values: inner.cut(&grid.values, grid.width),
-            },
+        let mut area = Area {
+            source: &source,
+            region,
+            project: &a.heights,
+            opened: None,
+            fields: Vec::new(),
         };
-        if let Err(e) = for_engine(engine, &part, region, &whole, &materials, a) {
+        if let Err(e) = for_engine(engine, &mut area, &whole, &materials, a) {
             if let Some(p) = &glb_path {
                 let _ = std::fs::remove_file(p);
             }
@@ -149,6 +149,71 @@ pub fn run(a: &ExportArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The export's region of its input, read a window at a time (a project's pages under it and
+/// no others), and a project's stored maps (erosion's wear and deposits; 0 everywhere where it
+/// has none: never eroded).
+struct Area<'a> {
+    source: &'a Source,
+    region: Region,
+    project: &'a std::path::Path,
+    opened: Option<crate::project::Opened>,
+    fields: Vec<(MapKind, Option<crate::project::PagedHeights>)>,
+}
+
+impl Area<'_> {
+    /// `r` of the region as a region of the document.
+    fn in_document(&self, r: Region) -> Region {
+        Region {
+            x: self.region.x + r.x,
+            y: self.region.y + r.y,
+            ..r
+        }
+    }
+}
+
+impl Input for Area<'_> {
+    fn size(&self) -> [u32; 2] {
+        [self.region.width, self.region.height]
+    }
+
+    fn heights(&mut self, r: Region) -> std::result::Result<Heights, String> {
+        let r = self.in_document(r);
+        self.source.region(r).map_err(|e| format!("{e:#}"))
+    }
+
+    fn holds(&self, kind: MapKind) -> bool {
+        kind.stored() && matches!(self.source, Source::Project(_))
+    }
+
+    fn stored(&mut self, kind: MapKind, r: Region) -> std::result::Result<Heights, String> {
+        let field = kind.stored_field().expect("a stored map");
+        let at = self.in_document(r);
+        if !self.fields.iter().any(|(k, _)| *k == kind) {
+            let opened = match self.opened.take() {
+                Some(o) => o,
+                None => crate::project::open(self.project).map_err(|e| e.to_string())?,
+            };
+            let paged = crate::project::PagedHeights::open_field(self.project, &opened, field)
+                .map_err(|e| e.to_string())?;
+            self.opened = Some(opened);
+            self.fields.push((kind, paged));
+        }
+        let (_, paged) = self
+            .fields
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .expect("opened");
+        match paged {
+            Some(f) => f.region(at).map_err(|e| e.to_string()),
+            None => Ok(Heights {
+                width: r.width,
+                height: r.height,
+                values: vec![0.0; r.samples() as usize],
+            }),
+        }
+    }
 }
 
 /// The glTF file of `region` (texels of `grid`, whose first value is document texel
@@ -185,47 +250,18 @@ fn mesh(
     Ok((bytes, summary))
 }
 
-/// The grids over `region` of the stored maps `--maps` asks for (erosion's wear and deposits),
-/// read from the project (`run` refused other inputs); 0 everywhere where it has none (never
-/// eroded).
-fn stored_maps(a: &ExportArgs, region: Region) -> Result<Vec<(MapKind, Heights)>> {
-    let asked: Vec<(MapKind, &str)> = a
-        .maps
-        .iter()
-        .filter_map(|&k| Some((k, k.stored_field()?)))
-        .collect();
-    if asked.is_empty() {
-        return Ok(Vec::new());
-    }
-    let opened = crate::project::open(&a.heights)?;
-    let mut grids = Vec::new();
-    for (kind, name) in asked {
-        let values = match crate::project::PagedHeights::open_field(&a.heights, &opened, name)? {
-            Some(field) => field.region(region)?.values,
-            None => vec![0.0; region.width as usize * region.height as usize],
-        };
-        let grid = Heights {
-            width: region.width,
-            height: region.height,
-            values,
-        };
-        grids.push((kind, grid));
-    }
-    Ok(grids)
-}
-
-/// Writes the engine's files of `region` and prints them and its note.
+/// Writes the engine's files of the export's `area` and prints them and its note.
 fn for_engine(
     engine: Engine,
-    grid: &Heights,
-    region: Region,
+    area: &mut Area,
     whole: &DocumentDesc,
     materials: &Materials,
     a: &ExportArgs,
 ) -> Result<()> {
+    let [width, height] = area.size();
     let doc = DocumentDesc {
-        units: whole.units.from_texel(region.x, region.y),
-        ..DocumentDesc::for_heights(grid.width, grid.height)
+        units: whole.units.from_texel(area.region.x, area.region.y),
+        ..DocumentDesc::for_heights(width, height)
     };
     let req = Request {
         engine,
@@ -242,19 +278,24 @@ fn for_engine(
         }
         Backend::Cpu => None,
     };
-    let stored = stored_maps(a, region)?;
+    let bar = super::bar(&format!("exporting {}", a.out.display()));
     let written = export(
-        grid,
+        area,
         &doc,
         req,
         materials,
-        &stored,
         &a.out,
-        |h, push| match &gpu {
+        &mut |h, push| match &gpu {
             Some((g, k)) => k.run(g, h, push).map_err(|e| e.to_string()),
             None => Ok(crate::maps::cpu::maps_region(h, push)),
         },
-    )?;
+        &mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        },
+    );
+    bar.finish_and_clear();
+    let written = written?;
     if let Some((g, _)) = &gpu {
         check_validation(g)?;
     }

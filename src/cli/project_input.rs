@@ -99,14 +99,6 @@ impl Source {
         }
     }
 
-    /// The heights of `r`, taking a height file's grid (no copy) when `r` is all of it.
-    pub fn into_region(self, r: Region) -> Result<Heights> {
-        match self {
-            Source::Dense(g, _) if r == Region::whole(g.width, g.height) => Ok(g),
-            other => other.region(r),
-        }
-    }
-
     /// The whole input's height range (for integer files).
     pub fn range(&self) -> Result<(f32, f32)> {
         let (lo, hi) = match self {

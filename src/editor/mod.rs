@@ -1637,13 +1637,32 @@ impl Editor {
         path: &Path,
         engine: crate::terrain::engines::Engine,
     ) -> Result<String> {
-        use crate::terrain::engines::{export, Request};
+        use crate::pages::geometry::Region;
+        use crate::terrain::engines::{export, Input, MapKind, Request};
+        use crate::terrain::formats::Heights;
+        /// The document read a window at a time (a large one is never made whole).
+        struct Doc<'a>(&'a crate::pages::Field, [u32; 2]);
+        impl Input for Doc<'_> {
+            fn size(&self) -> [u32; 2] {
+                self.1
+            }
+            fn heights(&mut self, r: Region) -> std::result::Result<Heights, String> {
+                let values = rects::read(self.0, r.rect()).map_err(|e| e.to_string())?;
+                Ok(Heights {
+                    width: r.width,
+                    height: r.height,
+                    values,
+                })
+            }
+            fn holds(&self, _: MapKind) -> bool {
+                false
+            }
+            fn stored(&mut self, k: MapKind, _: Region) -> std::result::Result<Heights, String> {
+                Err(format!("{}: not exported from the editor", k.name()))
+            }
+        }
         let d = *self.session.doc.desc();
-        let grid = crate::terrain::formats::Heights {
-            width: d.width,
-            height: d.height,
-            values: self.session.doc.to_dense()?,
-        };
+        self.session.doc.pump(None)?;
         let materials = self.ui.view.look.map(|l| l.materials).unwrap_or_default();
         let req = Request {
             engine,
@@ -1655,9 +1674,16 @@ impl Editor {
         let gpu = self.gpu.clone();
         let kernels = crate::maps::gpu::Kernels::new(&gpu)?;
         let out = path.with_extension("");
-        let written = export(&grid, &d, req, &materials, &[], &out, |h, push| {
-            kernels.run(&gpu, h, push).map_err(|e| e.to_string())
-        })?;
+        let mut doc = Doc(self.session.doc.height(), [d.width, d.height]);
+        let written = export(
+            &mut doc,
+            &d,
+            req,
+            &materials,
+            &out,
+            &mut |h, push| kernels.run(&gpu, h, push).map_err(|e| e.to_string()),
+            &mut |_, _| {},
+        )?;
         Ok(format!(
             "exported for {}: {} files and {} (what to enter in the engine)",
             engine.name(),
@@ -1674,7 +1700,7 @@ impl Editor {
         crate::pages::geometry::check_region(d.width, d.height, region)
             .map_err(|e| anyhow::anyhow!("region: {e}"))?;
         self.session.doc.pump(None)?;
-        let (around, inner) = crate::mesh::apron(region, [d.width, d.height]);
+        let (around, inner) = region.apron([d.width, d.height]);
         let values = rects::read(self.session.doc.height(), around.rect())?;
         let grid = crate::mesh::Grid {
             values: &values,

@@ -77,24 +77,6 @@ pub struct Grid<'a> {
     pub origin: [u32; 2],
 }
 
-/// What a mesh of `region` of a `width` x `height` document reads: the region and a texel
-/// around it inside the document (the normals at its edges), and the region within that.
-pub fn apron(region: Region, [width, height]: [u32; 2]) -> (Region, Region) {
-    let (x, y) = (region.x.saturating_sub(1), region.y.saturating_sub(1));
-    let around = Region {
-        x,
-        y,
-        width: (region.x + region.width + 1).min(width) - x,
-        height: (region.y + region.height + 1).min(height) - y,
-    };
-    let inner = Region {
-        x: region.x - x,
-        y: region.y - y,
-        ..region
-    };
-    (around, inner)
-}
-
 /// The mesh of `region` (texels of `grid`) in the heights of document `desc`, within `bound_m`
 /// metres of the heights at every texel (0: every texel a vertex). The texels around the
 /// region in `grid` give the normals at its edges.

@@ -390,23 +390,3 @@ fn glb_has_its_header_chunks_and_lengths() {
     assert_eq!(doc["accessors"][0]["count"], m.positions.len());
     assert_eq!(doc["accessors"][3]["count"], m.indices.len());
 }
-
-/// The apron a mesh reads: a texel around the region, cut at the document's edges, and the
-/// region's place within it.
-#[test]
-fn the_apron_is_a_texel_around_the_region_inside_the_document() {
-    let r = |x, y, width, height| Region {
-        x,
-        y,
-        width,
-        height,
-    };
-    assert_eq!(
-        apron(r(10, 20, 30, 40), [100, 100]),
-        (r(9, 19, 32, 42), r(1, 1, 30, 40))
-    );
-    assert_eq!(
-        apron(r(0, 0, 100, 50), [100, 60]),
-        (r(0, 0, 100, 51), r(0, 0, 100, 50))
-    );
-}

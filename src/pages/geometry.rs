@@ -202,14 +202,43 @@ impl Region {
         }
     }
 
+    /// Its texels.
+    pub fn samples(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.height)
+    }
+
     /// This region's values of the `width`-wide row-major `grid`, row-major.
     pub fn cut(&self, grid: &[f32], width: u32) -> Vec<f32> {
-        (self.y..self.y + self.height)
+        self.cut_channels(grid, width, 1)
+    }
+
+    /// The same of a grid of `channels` interleaved values a texel.
+    pub fn cut_channels(&self, grid: &[f32], width: u32, channels: usize) -> Vec<f32> {
+        let row = self.width as usize * channels;
+        (self.y as usize..(self.y + self.height) as usize)
             .flat_map(|y| {
-                let start = (y * width + self.x) as usize;
-                grid[start..start + self.width as usize].iter().copied()
+                let start = (y * width as usize + self.x as usize) * channels;
+                grid[start..start + row].iter().copied()
             })
             .collect()
+    }
+
+    /// This region and a texel around it inside a `width` x `height` grid (what a texel's
+    /// neighbours reach: a mesh's normals, a map's slopes), and this region within that.
+    pub fn apron(&self, [width, height]: [u32; 2]) -> (Region, Region) {
+        let (x, y) = (self.x.saturating_sub(1), self.y.saturating_sub(1));
+        let around = Region {
+            x,
+            y,
+            width: (self.x + self.width + 1).min(width) - x,
+            height: (self.y + self.height + 1).min(height) - y,
+        };
+        let inner = Region {
+            x: self.x - x,
+            y: self.y - y,
+            ..*self
+        };
+        (around, inner)
     }
 
     /// Writes `values` (this region's, row-major) into the `width`-wide row-major `grid`.
@@ -653,5 +682,25 @@ mod tests {
         let mut d = desc(5, 5, 512);
         d.height_min = 2.0;
         assert!(d.validate().unwrap_err().contains("height_min"));
+    }
+
+    /// The apron a mesh or a map reads: a texel around the region, cut at the document's edges, and the
+    /// region's place within it.
+    #[test]
+    fn the_apron_is_a_texel_around_the_region_inside_the_document() {
+        let r = |x, y, width, height| Region {
+            x,
+            y,
+            width,
+            height,
+        };
+        assert_eq!(
+            r(10, 20, 30, 40).apron([100, 100]),
+            (r(9, 19, 32, 42), r(1, 1, 30, 40))
+        );
+        assert_eq!(
+            r(0, 0, 100, 50).apron([100, 60]),
+            (r(0, 0, 100, 51), r(0, 0, 100, 50))
+        );
     }
 }

@@ -37,10 +37,6 @@ pub enum Fit {
 /// "Recommended Landscape Sizes").
 pub const UNREAL_SIZES: [u32; 7] = [127, 253, 505, 1009, 2017, 4033, 8129];
 
-/// The most samples a tiled export makes: its heights, weights and levels are in memory at once
-/// (about 28 bytes a sample, 7.5 GB here; 4 x 4 tiles of 4033 fit).
-pub const MAX_TILED_SAMPLES: u64 = 1 << 28;
-
 /// Unity's heightmap resolutions: 2^n + 1 from 33 to 4097 (TerrainData.heightmapResolution).
 pub const UNITY_SIZES: [u32; 8] = [33, 65, 129, 257, 513, 1025, 2049, 4097];
 
@@ -277,17 +273,39 @@ impl Plan {
 
     /// The plan's heights from the whole document's `grid`.
     pub fn heights(&self, grid: &Heights) -> Heights {
-        let src = self.source.cut(&grid.values, grid.width);
+        let whole = Region::whole(self.size[0], self.size[1]);
+        self.samples(whole, |r| super::tiles::crop(grid, r))
+            .expect("the plan's source lies in its document")
+    }
+
+    /// The plan's samples `out` (of its `size`), from the document's texels `read` gives for a
+    /// region (the heights, or a stored map): the source window those samples need, and no
+    /// more, resampled as [`resample`] does the whole, bit for bit.
+    pub fn samples<E>(
+        &self,
+        out: Region,
+        read: impl FnOnce(Region) -> Result<Heights, E>,
+    ) -> Result<Heights, E> {
         let from = [self.source.width, self.source.height];
-        let values = match from == self.size {
-            true => src,
-            false => resample(&src, from, self.size),
+        let window = match from == self.size {
+            true => out,
+            false => resample_source(from, self.size, out),
         };
-        Heights {
-            width: self.size[0],
-            height: self.size[1],
+        let at = Region {
+            x: self.source.x + window.x,
+            y: self.source.y + window.y,
+            ..window
+        };
+        let src = read(at)?;
+        let values = match from == self.size {
+            true => src.values,
+            false => resample_window(&src.values, window, from, self.size, out),
+        };
+        Ok(Heights {
+            width: out.width,
+            height: out.height,
             values,
-        }
+        })
     }
 }
 
@@ -353,42 +371,72 @@ fn tiled_size(
         }
     };
     let total = [cols * (s - 1) + 1, rows * (s - 1) + 1];
-    if u64::from(total[0]) * u64::from(total[1]) > MAX_TILED_SAMPLES {
-        return Err(format!(
-            "--tiles: {cols}x{rows} tiles of {s} make a {}x{} landscape, past the {} samples an \
-             export holds in memory: fewer or smaller tiles",
-            total[0], total[1], MAX_TILED_SAMPLES
-        ));
-    }
     Ok(total)
+}
+
+/// Where sample `i` of `n` falls among `m` source samples (corner samples kept: at
+/// i·(m − 1)/(n − 1)): the source sample before it and the fraction of the way to the next.
+fn resample_axis(i: usize, n: usize, m: usize) -> (usize, f32) {
+    let c = match n > 1 {
+        true => i as f64 * (m - 1) as f64 / (n - 1) as f64,
+        false => 0.0,
+    };
+    let i0 = (c.floor() as usize).min(m.saturating_sub(2));
+    (i0, (c - i0 as f64) as f32)
 }
 
 /// `v` (`from`, row-major) resampled bilinearly to `to`, corner samples kept (sample i of n lies
 /// at i·(m − 1)/(n − 1) of the m source samples).
 pub fn resample(v: &[f32], from: [u32; 2], to: [u32; 2]) -> Vec<f32> {
+    let whole = |[w, h]: [u32; 2]| Region::whole(w, h);
+    resample_window(v, whole(from), from, to, whole(to))
+}
+
+/// The source samples (of `from`) that the samples `out` of a resampling to `to` read: the
+/// window [`resample_window`] takes.
+pub fn resample_source(from: [u32; 2], to: [u32; 2], out: Region) -> Region {
+    let span = |first: u32, count: u32, n: u32, m: u32| {
+        let (a, _) = resample_axis(first as usize, n as usize, m as usize);
+        let (b, _) = resample_axis((first + count - 1) as usize, n as usize, m as usize);
+        let last = (b + 1).min(m as usize - 1);
+        (a as u32, (last - a + 1) as u32)
+    };
+    let (x, width) = span(out.x, out.width, to[0], from[0]);
+    let (y, height) = span(out.y, out.height, to[1], from[1]);
+    Region {
+        x,
+        y,
+        width,
+        height,
+    }
+}
+
+/// The samples `out` of `from` resampled to `to` as [`resample`] makes them, bit for bit, from
+/// the source samples `at` only (`v`, row-major: at least [`resample_source`]'s window).
+pub fn resample_window(
+    v: &[f32],
+    at: Region,
+    from: [u32; 2],
+    to: [u32; 2],
+    out: Region,
+) -> Vec<f32> {
     let [fw, fh] = from.map(|s| s as usize);
     let [tw, th] = to.map(|s| s as usize);
-    let coord = |i: usize, n: usize, m: usize| -> (usize, f32) {
-        let c = match n > 1 {
-            true => i as f64 * (m - 1) as f64 / (n - 1) as f64,
-            false => 0.0,
-        };
-        let i0 = (c.floor() as usize).min(m.saturating_sub(2));
-        (i0, (c - i0 as f64) as f32)
-    };
-    let mut out = Vec::with_capacity(tw * th);
-    for y in 0..th {
-        let (y0, fy) = coord(y, th, fh);
+    let (aw, ax, ay) = (at.width as usize, at.x as usize, at.y as usize);
+    let src = |x: usize, y: usize| v[(y - ay) * aw + (x - ax)];
+    let mut values = Vec::with_capacity(out.width as usize * out.height as usize);
+    for y in out.y as usize..(out.y + out.height) as usize {
+        let (y0, fy) = resample_axis(y, th, fh);
         let y1 = (y0 + 1).min(fh - 1);
-        for x in 0..tw {
-            let (x0, fx) = coord(x, tw, fw);
+        for x in out.x as usize..(out.x + out.width) as usize {
+            let (x0, fx) = resample_axis(x, tw, fw);
             let x1 = (x0 + 1).min(fw - 1);
-            let top = v[y0 * fw + x0] + (v[y0 * fw + x1] - v[y0 * fw + x0]) * fx;
-            let bottom = v[y1 * fw + x0] + (v[y1 * fw + x1] - v[y1 * fw + x0]) * fx;
-            out.push(top + (bottom - top) * fy);
+            let top = src(x0, y0) + (src(x1, y0) - src(x0, y0)) * fx;
+            let bottom = src(x0, y1) + (src(x1, y1) - src(x0, y1)) * fx;
+            values.push(top + (bottom - top) * fy);
         }
     }
-    out
+    values
 }
 
 /// Interleaved `channels` (`from`, row-major) resampled as [`resample`] does, channel by
@@ -431,6 +479,9 @@ pub enum ExportError {
     /// The material weights could not be computed.
     #[error("material weights: {0}")]
     Weights(String),
+    /// The heights or a stored map could not be read.
+    #[error("{0}")]
+    Read(String),
     #[error(transparent)]
     File(#[from] FileError),
 }
@@ -495,6 +546,11 @@ impl MapKind {
     pub fn stored(self) -> bool {
         self.stored_field().is_some()
     }
+
+    /// Whether a sample's value depends on the whole landscape (everything upstream of it).
+    pub fn global(self) -> bool {
+        matches!(self, MapKind::Drainage | MapKind::Wetness)
+    }
 }
 
 /// What an engine export asks for.
@@ -510,22 +566,76 @@ pub struct Request {
     pub tiles: Option<(u32, u32)>,
 }
 
-/// Exports the whole `grid` of document `desc` for `req.engine` to files named after `out`
-/// (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
+/// The weight kernel or its twin ([`crate::maps`]): a region's heights and push constants
+/// in, its weights and surface maps out.
+pub type Weigh<'a> =
+    dyn FnMut(&[f32], &crate::maps::MapsPush) -> Result<crate::maps::Maps, String> + 'a;
+
+/// What an export reads: windows of the exported area, its texel (0, 0) the area's first, so
+/// that a project is read a window at a time and never whole.
+pub trait Input {
+    /// The area's texels along x and y.
+    fn size(&self) -> [u32; 2];
+    /// Its heights over `r`.
+    fn heights(&mut self, r: Region) -> Result<Heights, String>;
+    /// Whether it holds stored map `kind` ([`MapKind::stored`]: a project's wear and deposits).
+    fn holds(&self, kind: MapKind) -> bool;
+    /// Stored map `kind` over `r`.
+    fn stored(&mut self, kind: MapKind, r: Region) -> Result<Heights, String>;
+}
+
+/// A grid held whole (a height file, the editor's document): no stored maps.
+pub struct Held<'a>(pub &'a Heights);
+
+impl Input for Held<'_> {
+    fn size(&self) -> [u32; 2] {
+        [self.0.width, self.0.height]
+    }
+
+    fn heights(&mut self, r: Region) -> Result<Heights, String> {
+        super::tiles::crop(self.0, r)
+    }
+
+    fn holds(&self, _: MapKind) -> bool {
+        false
+    }
+
+    fn stored(&mut self, kind: MapKind, _: Region) -> Result<Heights, String> {
+        Err(format!(
+            "--maps {}: only a .scarp project holds it",
+            kind.name()
+        ))
+    }
+}
+
+/// The most samples of a map that needs the whole landscape at once (drainage and wetness: a
+/// sample's area depends on everything upstream), with its heights, weights and surface maps
+/// in memory (about 48 bytes a sample, 13 GB here; 4 x 4 tiles of 4033 fit).
+pub const MAX_GLOBAL_SAMPLES: u64 = 1 << 28;
+
+/// Output samples an Unreal export computes at a time (a band of a tile's rows): their heights,
+/// weights and surface maps are about 40 bytes a sample. A band reads at most 4 times as many
+/// source texels (where the plan shrinks the document, a band of one row may read more: the
+/// rows its samples fall between).
+const BAND_SAMPLES: u64 = 1 << 22;
+
+/// Exports the area `input` gives, of document `desc`, for `req.engine` to files named after
+/// `out` (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
 /// viewport anchors them on the document's) computed by `weigh` (the GPU kernel or its twin,
-/// [`crate::maps`]). `stored` holds the grids of the stored maps asked for
-/// ([`MapKind::stored`]), of `grid`'s size; one asked for and not given is refused before
-/// anything is written.
+/// [`crate::maps`]). Unreal's files are made a band of rows at a time, read from the window of
+/// the area under it: a project of any size exports in the memory of one band. `progress` is
+/// told the samples made and how many there are to make (an Unreal export makes each twice:
+/// first for the heights' range).
 pub fn export(
-    grid: &Heights,
+    input: &mut dyn Input,
     desc: &DocumentDesc,
     req: Request,
     materials: &crate::render::look::Materials,
-    stored: &[(MapKind, Heights)],
     out: &Path,
-    weigh: impl FnOnce(&[f32], &crate::maps::MapsPush) -> Result<crate::maps::Maps, String>,
+    weigh: &mut Weigh,
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Written, ExportError> {
-    let size = [grid.width, grid.height];
+    let size = input.size();
     let plan = Plan::tiled(
         req.engine,
         req.fit,
@@ -535,43 +645,375 @@ pub fn export(
         req.tiles.unwrap_or((1, 1)),
     )
     .map_err(ExportError::Plan)?;
-    if let Some(k) = req
-        .maps
-        .iter()
-        .find(|k| k.stored() && !stored.iter().any(|(s, _)| s == *k))
-    {
+    if let Some(k) = req.maps.iter().find(|k| k.stored() && !input.holds(**k)) {
         return Err(ExportError::Plan(format!(
             "--maps {}: only a .scarp project holds it",
             k.name()
         )));
     }
+    let samples = u64::from(plan.size[0]) * u64::from(plan.size[1]);
+    if let Some(k) = req.maps.iter().find(|k| k.global()) {
+        if samples > MAX_GLOBAL_SAMPLES {
+            return Err(ExportError::Plan(format!(
+                "--maps {}: a sample's area depends on everything upstream, so the whole {}x{} \
+                 landscape is made in memory, past the {MAX_GLOBAL_SAMPLES} samples it may hold: \
+                 a smaller size or region",
+                k.name(),
+                plan.size[0],
+                plan.size[1]
+            )));
+        }
+    }
     let out_desc = plan.desc(desc);
-    let heights = plan.heights(grid);
-    let range = super::formats::min_max(&heights.values);
+    let whole = Region::whole(plan.size[0], plan.size[1]);
+    let tiles = plan.tile_regions();
+    let total = samples
+        + match plan.engine {
+            Engine::Unreal => tiles.iter().map(|(_, _, r)| r.samples()).sum(),
+            _ => 0,
+        };
+    let mut done = 0;
+    let mut step = |n: u64| {
+        done += n;
+        progress(done, total)
+    };
+    // Other engines' files, and the maps whose every sample needs the whole landscape, are
+    // made from the whole; Unreal's range then comes from it.
+    let global = match req.maps.iter().any(|k| k.global()) || plan.engine != Engine::Unreal {
+        true => {
+            let heights = plan
+                .samples(whole, |s| input.heights(s))
+                .map_err(ExportError::Read)?;
+            step(samples);
+            Some(heights)
+        }
+        false => None,
+    };
+    let range = match &global {
+        Some(h) => super::formats::min_max(&h.values),
+        None => unreal_range(&plan, input, BAND_SAMPLES, &mut step)?,
+    };
     // Anchored as the viewport anchors them: on the document's own units.
     let m = materials.on_document(desc, range);
-    let push =
-        crate::maps::MapsPush::new(&out_desc, plan.size, [0, 0], range, &m).spaced(plan.spacing_m);
-    let maps = weigh(&heights.values, &push).map_err(ExportError::Weights)?;
-    // Drainage and wetness share one D8 accumulation.
-    let area = std::cell::OnceCell::new();
-    let extra: Vec<(MapKind, Vec<f32>)> = req
-        .maps
-        .iter()
-        .map(|&k| match stored.iter().find(|(s, _)| *s == k) {
-            Some((_, g)) => (k, plan.heights(g).values),
-            None => (k, derived(k, &heights, &out_desc, &maps, &area)),
-        })
-        .collect();
-    let o = Outputs {
-        plan: &plan,
-        desc: &out_desc,
-        grid: &heights,
-        weights: &maps.weights,
-        extra: &extra,
-        doc_size: size,
+    let push = |r: Region| {
+        crate::maps::MapsPush::new(&out_desc, [r.width, r.height], [r.x, r.y], range, &m)
+            .spaced(plan.spacing_m)
     };
-    Ok(write(&o, out)?)
+    let global_maps = match &global {
+        Some(h) => {
+            let maps = weigh(&h.values, &push(whole)).map_err(ExportError::Weights)?;
+            let area = std::cell::OnceCell::new();
+            let extra: Vec<(MapKind, Vec<f32>)> = req
+                .maps
+                .iter()
+                .filter(|k| plan.engine != Engine::Unreal || k.global())
+                .map(|&k| {
+                    let values = match k.stored() {
+                        true => {
+                            plan.samples(whole, |r| input.stored(k, r))
+                                .map_err(ExportError::Read)?
+                                .values
+                        }
+                        false => derived(k, h, &out_desc, &maps, &area),
+                    };
+                    Ok((k, values))
+                })
+                .collect::<Result<_, ExportError>>()?;
+            Some((maps, extra))
+        }
+        None => None,
+    };
+    let mut written = Written::default();
+    let result = match (plan.engine, &global, &global_maps) {
+        (Engine::Unreal, _, _) => {
+            let globals = global_maps
+                .as_ref()
+                .map(|(_, e)| e.as_slice())
+                .unwrap_or(&[]);
+            let mut tile = |r: Region| {
+                let bands = bands(&plan, r, BAND_SAMPLES);
+                unreal_tile(
+                    &plan, input, r, bands, &req.maps, globals, &push, weigh, &mut step,
+                )
+            };
+            let u = Unreal {
+                plan: &plan,
+                desc: &out_desc,
+                range,
+                doc_size: size,
+                maps: &req.maps,
+            };
+            write_unreal(&u, &tiles, &mut tile, out, &mut written)
+        }
+        (_, Some(heights), Some((maps, extra))) => {
+            let o = Outputs {
+                plan: &plan,
+                desc: &out_desc,
+                grid: heights,
+                weights: &maps.weights,
+                extra,
+                doc_size: size,
+            };
+            write_files(&o, out, &mut written)
+        }
+        _ => unreachable!("other engines' exports are made whole"),
+    };
+    if result.is_err() {
+        for f in written.files.iter().chain([&written.note]) {
+            let _ = std::fs::remove_file(f);
+            let _ = std::fs::remove_file(super::sidecar::path_of(f));
+        }
+    }
+    result.map(|()| written)
+}
+
+/// The bands of rows `r` is made in: as many rows as keep a band within `samples` and its
+/// source window within 4 times that, at least one ([`BAND_SAMPLES`]: what an export takes).
+fn bands(plan: &Plan, r: Region, samples: u64) -> impl Iterator<Item = Region> {
+    let texels_a_row = u64::from(r.width)
+        * u64::from(plan.source.width.div_ceil(plan.size[0]).max(1))
+        * u64::from(plan.source.height.div_ceil(plan.size[1]).max(1));
+    let rows = (samples / u64::from(r.width))
+        .min(4 * samples / texels_a_row)
+        .clamp(1, u64::from(r.height)) as u32;
+    (0..r.height.div_ceil(rows)).map(move |b| {
+        let y = r.y + b * rows;
+        Region {
+            y,
+            height: rows.min(r.y + r.height - y),
+            ..r
+        }
+    })
+}
+
+/// The range of an Unreal export's heights, its samples made band by band (the 16-bit levels
+/// and the materials' altitudes span it, so it is known before any file is written).
+fn unreal_range(
+    plan: &Plan,
+    input: &mut dyn Input,
+    band: u64,
+    step: &mut dyn FnMut(u64),
+) -> Result<(f32, f32), ExportError> {
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    // Edge samples shared by two tiles are made once: the plan's rows, a band at a time.
+    for band in bands(plan, Region::whole(plan.size[0], plan.size[1]), band) {
+        let h = plan
+            .samples(band, |s| input.heights(s))
+            .map_err(ExportError::Read)?;
+        for &v in h.values.iter().filter(|v| !v.is_nan()) {
+            (lo, hi) = (lo.min(v), hi.max(v));
+        }
+        step(band.samples());
+    }
+    // As `min_max` has it for the whole: (0, 0) where there is no number.
+    Ok(match lo > hi {
+        true => (0.0, 0.0),
+        false => (lo, hi),
+    })
+}
+
+/// One tile of an Unreal export: its heights, the materials' 8-bit levels (5 a sample) and the
+/// maps asked for.
+struct UnrealTile {
+    heights: Heights,
+    levels: Vec<u8>,
+    extra: Vec<(MapKind, Vec<f32>)>,
+}
+
+/// Tile `r` of `plan`, in `bands` of its rows: each band's heights with a sample around it (the weights'
+/// and surface maps' neighbours, so a band's samples are those of the whole), its weights by
+/// `weigh` at the band's place (the materials' breakup noise follows the sample), and the maps
+/// `kinds` (the whole landscape's `globals` cut to the tile).
+#[allow(clippy::too_many_arguments)]
+fn unreal_tile(
+    plan: &Plan,
+    input: &mut dyn Input,
+    r: Region,
+    bands: impl Iterator<Item = Region>,
+    kinds: &[MapKind],
+    globals: &[(MapKind, Vec<f32>)],
+    push: &dyn Fn(Region) -> crate::maps::MapsPush,
+    weigh: &mut Weigh,
+    step: &mut dyn FnMut(u64),
+) -> Result<UnrealTile, ExportError> {
+    let n = r.width as usize * r.height as usize;
+    let mut tile = UnrealTile {
+        heights: Heights {
+            width: r.width,
+            height: r.height,
+            values: Vec::with_capacity(n),
+        },
+        levels: Vec::with_capacity(n * 5),
+        extra: kinds.iter().map(|&k| (k, Vec::with_capacity(n))).collect(),
+    };
+    for band in bands {
+        let (outer, inner) = band.apron(plan.size);
+        let h = plan
+            .samples(outer, |s| input.heights(s))
+            .map_err(ExportError::Read)?;
+        let maps = weigh(&h.values, &push(outer)).map_err(ExportError::Weights)?;
+        tile.heights
+            .values
+            .extend(inner.cut(&h.values, outer.width));
+        let weights = inner.cut_channels(&maps.weights, outer.width, 5);
+        tile.levels.extend(weights.chunks(5).flat_map(to_levels));
+        for (k, values) in &mut tile.extra {
+            use crate::maps::Surface;
+            let surface = |s: Surface| {
+                let all: Vec<f32> = maps.surface(s).collect();
+                inner.cut(&all, outer.width)
+            };
+            match *k {
+                MapKind::Slope => values.extend(surface(Surface::Slope)),
+                MapKind::Curvature => values.extend(surface(Surface::Curvature)),
+                MapKind::Profile => values.extend(surface(Surface::Profile)),
+                MapKind::Plan => values.extend(surface(Surface::Plan)),
+                MapKind::Wear | MapKind::Deposits => values.extend(
+                    plan.samples(band, |s| input.stored(*k, s))
+                        .map_err(ExportError::Read)?
+                        .values,
+                ),
+                MapKind::Drainage | MapKind::Wetness => {
+                    let (_, all) = globals.iter().find(|(g, _)| g == k).expect("made whole");
+                    values.extend(band.cut(all, plan.size[0]));
+                }
+            }
+        }
+        step(band.samples());
+    }
+    Ok(tile)
+}
+
+/// What an Unreal export's files and note are made of, besides its tiles.
+struct Unreal<'a> {
+    plan: &'a Plan,
+    /// The exported heights' document (the plan's spacing).
+    desc: &'a DocumentDesc,
+    /// The heights' range: the 16-bit levels span it.
+    range: (f32, f32),
+    /// The whole document's size (for the note).
+    doc_size: [u32; 2],
+    maps: &'a [MapKind],
+}
+
+/// Writes an Unreal export: the heights of each of `tiles` (one, or Unreal's World Partition
+/// tiles named `NAME_x{i}_y{j}`), one 8-bit weight map per material and each map asked for,
+/// tile by tile as `tile` makes them, and `NAME.txt`. What it wrote is in `written`.
+fn write_unreal(
+    u: &Unreal,
+    tiles: &[(u32, u32, Region)],
+    tile: &mut dyn FnMut(Region) -> Result<UnrealTile, ExportError>,
+    out: &Path,
+    written: &mut Written,
+) -> Result<(), ExportError> {
+    let (plan, desc) = (u.plan, u.desc);
+    let [w, h] = plan.size;
+    let (lo, hi) = super::formats::spanning(u.range);
+    let (z0, z1) = (desc.metres(lo), desc.metres(hi));
+    let opts = WriteOptions {
+        range: Some((lo, hi)),
+        bits: Some(16),
+        ..WriteOptions::default()
+    };
+    let tiled = plan.tiles != (1, 1);
+    // One file, or tiles named NAME_x{i}_y{j}: Unreal finds a tile set by that suffix.
+    let suffix = |i: u32, j: u32| match tiled {
+        true => format!("_x{i}_y{j}"),
+        false => String::new(),
+    };
+    for &(i, j, r) in tiles {
+        let t = tile(r)?;
+        let path = with_suffix(out, &format!("{}.png", suffix(i, j)));
+        written.files.push(path.clone());
+        super::export::write_with_sidecar(
+            &path,
+            &t.heights,
+            desc,
+            (r.x, r.y),
+            &opts,
+            &mut |_, _| {},
+        )?;
+        // The five weight maps are encoded side by side (PNG's deflate is one thread a file).
+        use rayon::prelude::*;
+        let maps: Vec<(PathBuf, Result<Vec<u8>, FileError>)> = NAMES
+            .par_iter()
+            .enumerate()
+            .map(|(k, m)| {
+                let p = with_suffix(out, &format!("_{m}{}.png", suffix(i, j)));
+                let gray: Vec<u8> = t.levels.iter().skip(k).step_by(5).copied().collect();
+                let png = png_bytes(&p, image::GrayImage::from_raw(r.width, r.height, gray));
+                (p, png)
+            })
+            .collect();
+        for (p, png) in maps {
+            written.files.push(p.clone());
+            crate::atomic_file::write_bytes_atomic(&p, &png?)?;
+        }
+        for (kind, values) in t.extra {
+            let p = with_suffix(out, &format!("_{}{}.exr", kind.name(), suffix(i, j)));
+            let m = Heights {
+                width: r.width,
+                height: r.height,
+                values,
+            };
+            written.files.push(p.clone());
+            super::formats::write(&p, &m, &WriteOptions::default())?;
+        }
+    }
+    let name = |suffix: &str| file_name(&with_suffix(out, suffix));
+    let first = name(&format!("{}.png", suffix(0, 0)));
+    let mut note = vec![
+        format!("Scarp export for {}", plan.engine.name()),
+        format!("Source: {}", plan.describe(u.doc_size)),
+        format!("Heights: {z0:.3} m to {z1:.3} m"),
+        "Landscape mode > Manage > New > Import from File:".into(),
+    ];
+    match tiled {
+        true => {
+            let (c, r) = plan.tiles;
+            let s = tiles[0].2.width;
+            note.push(format!(
+                "  Heightmap File: {first} - the first of {c} x {r} tiles of {s} x {s} (16-bit PNG, \
+                 neighbouring tiles share their edge samples: {w} x {h} in all; the \
+                 importer finds the others by their _x{{i}}_y{{j}} names)"
+            ));
+            note.push(
+                "  World Partition: on (Enable World Partition in the New Landscape panel)".into(),
+            );
+        }
+        false => note.push(format!("  Heightmap File: {first} ({w} x {h}, 16-bit PNG)")),
+    }
+    note.push(format!(
+        "  Location: X 0  Y 0  Z {:.3}",
+        0.5 * (z0 + z1) * 100.0
+    ));
+    note.push(format!(
+        "  Scale: X {:.4}  Y {:.4}  Z {:.4}",
+        plan.spacing_m[0] * 100.0,
+        plan.spacing_m[1] * 100.0,
+        (z1 - z0) * 100.0 / 512.0
+    ));
+    note.push("  Layers (weight-blended; Import Layers, one file each):".into());
+    for m in NAMES {
+        note.push(format!(
+            "    {m}: {}",
+            name(&format!("_{m}{}.png", suffix(0, 0)))
+        ));
+    }
+    if !u.maps.is_empty() {
+        let each = match tiled {
+            true => "each tile's, ",
+            false => "",
+        };
+        note.push(format!(
+            "Maps ({each}32-bit EXR, rows north first, as the PNG heights'):"
+        ));
+    }
+    for kind in u.maps {
+        let p = name(&format!("_{}{}.exr", kind.name(), suffix(0, 0)));
+        note.push(format!("  {}: {p} ({})", kind.name(), kind.unit()));
+    }
+    write_note(out, &note, written)
 }
 
 /// Map `kind` of the exported `heights` (of `desc`) from the kernel's `maps`; `area` keeps the
@@ -609,7 +1051,7 @@ pub struct Written {
     pub note: PathBuf,
 }
 
-/// What an export writes.
+/// What a Unity or Godot export writes: one file of each, made whole.
 pub struct Outputs<'a> {
     pub plan: &'a Plan,
     /// The exported heights (the plan's), of document `desc` (the plan's spacing).
@@ -623,27 +1065,33 @@ pub struct Outputs<'a> {
     pub doc_size: [u32; 2],
 }
 
-/// Writes `o` to files named after `out` (`DIR/NAME`): the heights, the maps and `NAME.txt`.
-/// A failure removes what it wrote.
-pub fn write(o: &Outputs, out: &Path) -> Result<Written, FileError> {
-    let mut written = Written::default();
-    let result = write_files(o, out, &mut written);
-    if result.is_err() {
-        for f in written.files.iter().chain([&written.note]) {
-            let _ = std::fs::remove_file(f);
-            let _ = std::fs::remove_file(super::sidecar::path_of(f));
-        }
-    }
-    result.map(|()| written)
-}
-
 fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
     name.push(suffix);
     out.with_file_name(name)
 }
 
-fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), FileError> {
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Writes `NAME.txt`, the `note`'s lines.
+fn write_note(out: &Path, note: &[String], written: &mut Written) -> Result<(), ExportError> {
+    let path = out.with_file_name(format!("{}.txt", file_name(out)));
+    written.note = path.clone();
+    let text = note.join("\n") + "\n";
+    Ok(crate::atomic_file::write_bytes_atomic(
+        &path,
+        text.as_bytes(),
+    )?)
+}
+
+/// Writes a Unity or Godot export to files named after `out` (`DIR/NAME`): the heights, the
+/// maps and `NAME.txt`. What it wrote is in `written`.
+fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), ExportError> {
     let &Outputs {
         plan,
         desc,
@@ -653,97 +1101,17 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
         doc_size,
     } = o;
     let [w, h] = plan.size;
-    let levels: Vec<u8> = weights.chunks(5).flat_map(to_levels).collect();
     // A flat document still gets a range (one height unit) its integer values span.
     let (lo, hi) = super::formats::default_range(&grid.values);
     let (z0, z1) = (desc.metres(lo), desc.metres(hi));
-    let name = |p: &Path| {
-        p.file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned()
-    };
+    let name = |p: &Path| file_name(p);
     let mut note = vec![
         format!("Scarp export for {}", plan.engine.name()),
         format!("Source: {}", plan.describe(doc_size)),
         format!("Heights: {z0:.3} m to {z1:.3} m"),
     ];
     match plan.engine {
-        Engine::Unreal => {
-            let opts = WriteOptions {
-                range: Some((lo, hi)),
-                bits: Some(16),
-                ..WriteOptions::default()
-            };
-            let tiled = plan.tiles != (1, 1);
-            // One file, or tiles named NAME_x{i}_y{j}: Unreal finds a tile set by that suffix.
-            let tile = |i: u32, j: u32| match tiled {
-                true => format!("_x{i}_y{j}"),
-                false => String::new(),
-            };
-            let regions = plan.tile_regions();
-            for &(i, j, r) in &regions {
-                let path = with_suffix(out, &format!("{}.png", tile(i, j)));
-                let part = super::tiles::crop(grid, r).expect("a tile inside the plan");
-                super::export::write_with_sidecar(
-                    &path,
-                    &part,
-                    desc,
-                    (r.x, r.y),
-                    &opts,
-                    &mut |_, _| {},
-                )?;
-                written.files.push(path);
-            }
-            let z = (z1 - z0) * 100.0 / 512.0;
-            note.push("Landscape mode > Manage > New > Import from File:".into());
-            let first = with_suffix(out, &format!("{}.png", tile(0, 0)));
-            match tiled {
-                true => {
-                    let (c, r) = plan.tiles;
-                    let s = regions[0].2.width;
-                    note.push(format!(
-                        "  Heightmap File: {} - the first of {c} x {r} tiles of {s} x {s} (16-bit PNG, \
-                         neighbouring tiles share their edge samples: {w} x {h} in all; the \
-                         importer finds the others by their _x{{i}}_y{{j}} names)",
-                        name(&first)
-                    ));
-                    note.push(
-                        "  World Partition: on (Enable World Partition in the New Landscape panel)"
-                            .into(),
-                    );
-                }
-                false => note.push(format!(
-                    "  Heightmap File: {} ({w} x {h}, 16-bit PNG)",
-                    name(&first)
-                )),
-            }
-            note.push(format!(
-                "  Location: X 0  Y 0  Z {:.3}",
-                0.5 * (z0 + z1) * 100.0
-            ));
-            note.push(format!(
-                "  Scale: X {:.4}  Y {:.4}  Z {z:.4}",
-                plan.spacing_m[0] * 100.0,
-                plan.spacing_m[1] * 100.0
-            ));
-            note.push("  Layers (weight-blended; Import Layers, one file each):".into());
-            for (k, m) in NAMES.iter().enumerate() {
-                for &(i, j, r) in &regions {
-                    let p = with_suffix(out, &format!("_{m}{}.png", tile(i, j)));
-                    let gray: Vec<u8> = (r.y..r.y + r.height)
-                        .flat_map(|y| {
-                            (r.x..r.x + r.width).map(move |x| y as usize * w as usize + x as usize)
-                        })
-                        .map(|t| levels[t * 5 + k])
-                        .collect();
-                    write_image(&p, image::GrayImage::from_raw(r.width, r.height, gray))?;
-                    written.files.push(p);
-                }
-                let p = with_suffix(out, &format!("_{m}{}.png", tile(0, 0)));
-                note.push(format!("    {m}: {}", name(&p)));
-            }
-        }
+        Engine::Unreal => unreachable!("Unreal's exports are written tile by tile"),
         Engine::Unity => {
             // Rows south first, as Unity's RAW import fills the terrain from z = 0.
             let flipped: Vec<f32> = grid
@@ -847,7 +1215,7 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
     }
     if !extra.is_empty() {
         note.push(format!(
-            "Maps ({w} x {h}, 32-bit EXR, rows north first, as the PNG heights'):"
+            "Maps ({w} x {h}, 32-bit EXR, rows north first, as the heights'):"
         ));
     }
     for (kind, values) in extra {
@@ -856,21 +1224,25 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Fil
             values: values.clone(),
             ..*grid
         };
+        written.files.push(p.clone());
         super::formats::write(&p, &m, &WriteOptions::default())?;
         note.push(format!("  {}: {} ({})", kind.name(), name(&p), kind.unit()));
-        written.files.push(p);
     }
-    let notep = out.with_file_name(format!("{}.txt", name(out)));
-    let text = note.join("\n") + "\n";
-    crate::atomic_file::write_bytes_atomic(&notep, text.as_bytes())?;
-    written.note = notep;
-    Ok(())
+    write_note(out, &note, written)
 }
 
 fn write_image<P: image::Pixel<Subpixel = u8> + image::PixelWithColorType>(
     path: &Path,
     img: Option<image::ImageBuffer<P, Vec<u8>>>,
 ) -> Result<(), FileError> {
+    crate::atomic_file::write_bytes_atomic(path, &png_bytes(path, img)?)
+}
+
+/// `img` as PNG file bytes (`path` names it in an error).
+fn png_bytes<P: image::Pixel<Subpixel = u8> + image::PixelWithColorType>(
+    path: &Path,
+    img: Option<image::ImageBuffer<P, Vec<u8>>>,
+) -> Result<Vec<u8>, FileError> {
     let img = img.expect("a buffer of the plan's size");
     let mut bytes = Vec::new();
     img.write_to(
@@ -878,7 +1250,7 @@ fn write_image<P: image::Pixel<Subpixel = u8> + image::PixelWithColorType>(
         image::ImageFormat::Png,
     )
     .map_err(|e| FileError::invalid(path, e.to_string()))?;
-    crate::atomic_file::write_bytes_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -1045,6 +1417,130 @@ mod tests {
             for x in 0..13 {
                 let want = x as f32 * 0.5 * 2.0 + y as f32 * 0.5;
                 assert!((r[y * 13 + x] - want).abs() < 1e-5);
+            }
+        }
+    }
+
+    /// A rough terrain of `w` x `h` (no two texels alike).
+    fn rough(w: u32, h: u32) -> Heights {
+        let values = (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                (x * 0.071).sin() * 40.0 + (y * 0.053).cos() * 30.0 + (x * y * 0.0007).sin() * 9.0
+            })
+            .collect();
+        Heights {
+            width: w,
+            height: h,
+            values,
+        }
+    }
+
+    /// Any window of a resampling, made from its source window alone, is the whole's window bit
+    /// for bit, growing and shrinking.
+    #[test]
+    fn resampled_windows_are_the_wholes() {
+        let g = rough(37, 23);
+        for to in [[101, 61], [13, 9], [37, 5], [2, 2]] {
+            let whole = resample(&g.values, [37, 23], to);
+            for out in [
+                Region::whole(to[0], to[1]),
+                Region {
+                    x: 1,
+                    y: 0,
+                    width: 1,
+                    height: 1,
+                },
+                Region {
+                    x: to[0] / 2,
+                    y: to[1] / 3,
+                    width: to[0] - to[0] / 2,
+                    height: to[1] / 2,
+                },
+                Region {
+                    x: to[0] - 1,
+                    y: to[1] - 1,
+                    width: 1,
+                    height: 1,
+                },
+            ] {
+                let src = resample_source([37, 23], to, out);
+                assert!(
+                    src.x + src.width <= 37 && src.y + src.height <= 23,
+                    "{src:?}"
+                );
+                let v = super::super::tiles::crop(&g, src).unwrap().values;
+                let got = resample_window(&v, src, [37, 23], to, out);
+                assert_eq!(got, out.cut(&whole, to[0]), "{to:?} {out:?}");
+            }
+        }
+    }
+
+    /// An Unreal export made tile by tile in bands of a few rows, each from its own window of the
+    /// document, has the heights, the material levels and the surface maps of the export made
+    /// whole, bit for bit (the bands' apron gives their edge samples their neighbours), and the
+    /// same range; resampled (grown) and cropped.
+    #[test]
+    fn unreal_tiles_made_in_bands_are_the_whole_exports() {
+        let grid = rough(300, 200);
+        let desc = DocumentDesc {
+            units: Units::metres(5.0),
+            ..DocumentDesc::for_heights(300, 200)
+        };
+        for (fit, tiles) in [
+            (Fit::Resample, (2, 1)),
+            (Fit::Crop, (1, 1)),
+            (Fit::Resample, (1, 1)),
+        ] {
+            let plan = Plan::tiled(Engine::Unreal, fit, Some(127), [300, 200], 5.0, tiles).unwrap();
+            let whole = plan.heights(&grid);
+            let range = super::super::formats::min_max(&whole.values);
+            let mut input = Held(&grid);
+            let mut steps = 0;
+            let got = unreal_range(&plan, &mut input, 3 * 127, &mut |n| steps += n).unwrap();
+            assert_eq!(got, range);
+            assert_eq!(steps, u64::from(plan.size[0] * plan.size[1]));
+            let m = crate::render::look::Materials::default().on_document(&desc, range);
+            let out_desc = plan.desc(&desc);
+            let push = |r: Region| {
+                crate::maps::MapsPush::new(&out_desc, [r.width, r.height], [r.x, r.y], range, &m)
+                    .spaced(plan.spacing_m)
+            };
+            let all = crate::maps::cpu::maps_region(
+                &whole.values,
+                &push(Region::whole(plan.size[0], plan.size[1])),
+            );
+            let levels: Vec<u8> = all.weights.chunks(5).flat_map(to_levels).collect();
+            let slope: Vec<f32> = all.surface(crate::maps::Surface::Slope).collect();
+            let plan_c: Vec<f32> = all.surface(crate::maps::Surface::Plan).collect();
+            for (_, _, r) in plan.tile_regions() {
+                let bands = bands(&plan, r, 3 * u64::from(r.width));
+                let t = unreal_tile(
+                    &plan,
+                    &mut input,
+                    r,
+                    bands,
+                    &[MapKind::Slope, MapKind::Plan],
+                    &[],
+                    &push,
+                    &mut |h, p| Ok(crate::maps::cpu::maps_region(h, p)),
+                    &mut |_| {},
+                )
+                .unwrap();
+                assert_eq!(
+                    t.heights.values,
+                    r.cut(&whole.values, plan.size[0]),
+                    "{fit:?} {r:?}"
+                );
+                let want: Vec<u8> = (r.y..r.y + r.height)
+                    .flat_map(|y| {
+                        let at = (y * plan.size[0] + r.x) as usize * 5;
+                        levels[at..at + r.width as usize * 5].to_vec()
+                    })
+                    .collect();
+                assert!(t.levels == want, "{fit:?} {r:?}: levels");
+                assert_eq!(t.extra[0].1, r.cut(&slope, plan.size[0]));
+                assert_eq!(t.extra[1].1, r.cut(&plan_c, plan.size[0]));
             }
         }
     }

@@ -892,7 +892,12 @@ fn write_tiff<W: Write + Seek>(
 /// The range integer formats map onto when none is given: the heights' own min..max (an
 /// interval even for a constant grid).
 pub fn default_range(heights: &[f32]) -> (f32, f32) {
-    let (lo, hi) = min_max(heights);
+    spanning(min_max(heights))
+}
+
+/// The range `(lo, hi)` as [`default_range`] makes it from the heights' min and max: one height
+/// unit from `lo` where they are equal.
+pub fn spanning((lo, hi): (f32, f32)) -> (f32, f32) {
     if lo < hi {
         (lo, hi)
     } else {
