@@ -69,6 +69,30 @@ fn material_weights_on_the_gpu_match_the_twin_within_an_8_bit_level() {
     assert_no_validation_messages(&gpu);
 }
 
+/// A region past what the device binds at once runs in bands of rows with a row around each:
+/// the weights and surface maps of one run, bit for bit (bands of 5 rows here, and of 1).
+#[test]
+fn map_regions_run_in_bands_give_the_maps_of_one_run() {
+    let gpu = gpu();
+    let kernels = Kernels::new(&gpu).unwrap();
+    let (w, h) = (300u32, 200u32);
+    let heights = common::fbm_terrain(w, h, 7, 40.0, 6);
+    let desc = DocumentDesc {
+        units: Units::metres(3.0),
+        ..common::doc(w, h, 128)
+    };
+    let (lo, hi) = scarp::terrain::formats::min_max(&heights);
+    let p = MapsPush::new(&desc, [w, h], [17, 5], (lo, hi), &PRESETS[0].1);
+    let whole = kernels.run(&gpu, &heights, &p).unwrap();
+    for rows in [5u64, 1] {
+        let banded = kernels
+            .run_within(&gpu, &heights, &p, u64::from(w) * (rows + 2))
+            .unwrap();
+        assert!(banded == whole, "bands of {rows} rows differ from one run");
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn slope_and_curvature_maps_are_true_degrees_and_per_metre_on_the_gpu_as_in_the_twin() {
     let gpu = gpu();
@@ -480,7 +504,9 @@ fn the_editors_field_maps_follow_the_heights() {
     };
     let want = |d: &mut scarp::document::Document, kind| {
         let now = d.to_dense().unwrap();
-        scarp::maps::overlay::shades(kind, &now, &desc).unwrap().0
+        let twins = &mut scarp::maps::kernels::Cpu;
+        let shaded = scarp::maps::overlay::shades(kind, &now, &desc, twins);
+        shaded.unwrap().unwrap().0
     };
     let mut map = FieldMap::default();
     let t0 = Instant::now();
@@ -514,8 +540,8 @@ fn the_editors_field_maps_follow_the_heights() {
     map.update(Some(Overlay::Profile), &mut d, later).unwrap();
     close(&field(&d), &want(&mut d, Overlay::Profile), 1e-4).unwrap();
     assert_eq!(map.update(None, &mut d, later).unwrap(), None);
-    // Past 4096² texels: a surface map a few pages a frame; a global map's reason, no map.
-    let big = common::doc(8192, 4096, 512);
+    // Past 8192² texels: a surface map a few pages a frame; a global map's reason, no map.
+    let big = common::doc(16384, 8192, 512);
     let mut large = scarp::document::Document::new(&gpu, big, 0.0, &tables).unwrap();
     dab(&mut large, 4000.0, 2000.0);
     let got = map.update(Some(Overlay::Plan), &mut large, later).unwrap();
@@ -538,16 +564,16 @@ fn the_editors_field_maps_follow_the_heights() {
     map.update(Some(Overlay::Plan), &mut other, later).unwrap();
     let want_r16 = {
         let now = other.to_dense().unwrap();
-        scarp::maps::overlay::shades(Overlay::Plan, &now, &r16)
-            .unwrap()
-            .0
+        let twins = &mut scarp::maps::kernels::Cpu;
+        let shaded = scarp::maps::overlay::shades(Overlay::Plan, &now, &r16, twins);
+        shaded.unwrap().unwrap().0
     };
     close(&field(&other), &want_r16, 1e-4).unwrap();
     let e = map
         .update(Some(Overlay::Wetness), &mut large, later)
         .unwrap_err();
     assert!(
-        e.contains("8192x4096") && e.contains("scarp export --maps"),
+        e.contains("16384x8192") && e.contains("scarp export --maps"),
         "{e}"
     );
     assert_no_validation_messages(&gpu);
@@ -624,4 +650,54 @@ fn the_erosion_overlay_tints_where_a_run_wore_and_laid_down() {
         "{e}"
     );
     assert!(!d.join("no.png").exists());
+}
+
+/// D8 drainage on the GPU (pointer doubling, integer atomics) counts exactly what its twin and
+/// geology's accumulation count: on fbm ground with pits, on a valley whose river runs the
+/// length of the region, on a ramp of one row (a river through every texel) and on one texel;
+/// run twice, the same counts (the atomics' order does not show).
+#[test]
+fn drainage_counts_on_the_gpu_are_the_twins_and_geologys() {
+    use scarp::maps::drainage::{areas, twin, Kernels as Drainage};
+    let gpu = gpu();
+    let k = Drainage::new(&gpu).unwrap();
+    let (w, h) = (300u32, 200u32);
+    let fbm: Vec<f32> = common::fbm_terrain(w, h, 5, 40.0, 6)
+        .iter()
+        .map(|v| v * 300.0)
+        .collect();
+    // A valley falling along x to the left edge, its sides falling to it: one river drains
+    // nearly all of it, 299 texels long.
+    let valley: Vec<f32> = (0..w * h)
+        .map(|i| {
+            let (x, y) = ((i % w) as f32, (i / w) as f32);
+            x * 0.5 + (y - 100.0).abs() * 2.0
+        })
+        .collect();
+    // A ramp of one row: its river is as long as a river can be (256 steps, so one round
+    // fewer would leave the last texel out).
+    let row: Vec<f32> = (0..257).map(|x| x as f32).collect();
+    for (name, z, size, tau) in [
+        ("fbm", fbm, [w, h], 4.0f32),
+        ("valley", valley, [w, h], 1.0),
+        ("row", row, [257, 1], 2.0),
+        ("texel", vec![3.0], [1, 1], 1.0),
+    ] {
+        let on_gpu = k.counts(&gpu, &z, size, tau, None).unwrap();
+        let again = k.counts(&gpu, &z, size, tau, None).unwrap();
+        let want = twin(&z, size, tau);
+        assert!(
+            on_gpu == want,
+            "{name}: the GPU's counts differ from the twin's"
+        );
+        assert!(again == on_gpu, "{name}: a second run differs");
+        let push = scarp::maps::drainage::push(size, tau);
+        let exact = scarp::geology::cpu::d8_area(&z, &push);
+        assert_eq!(areas(&on_gpu, f64::from(tau)), exact, "{name}");
+        if name == "valley" {
+            let most = *on_gpu.iter().max().unwrap();
+            assert!(most > w * h * 9 / 10, "one river drains the valley: {most}");
+        }
+    }
+    assert_no_validation_messages(&gpu);
 }

@@ -33,6 +33,23 @@ pub struct GeologyRow {
     pub gpu_over_cpu: Option<f64>,
 }
 
+/// D8 drainage counted on the GPU by pointer doubling (docs/maps.md) against geology's exact
+/// accumulation on the CPU, on the same heights: the same areas, bit for bit (checked).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DrainageRow {
+    pub name: String,
+    pub side: u32,
+    pub rounds: u32,
+    /// Wall clock of one count: the heights up, the passes, the counts back (median).
+    pub gpu_wall_ms: f64,
+    /// GPU time of the passes alone (median).
+    pub gpu_ms: f64,
+    /// `geology::cpu::d8_area` (receivers on all cores, the sort and sum on one), wall clock.
+    pub cpu_ms: f64,
+    pub cpu_over_gpu_wall: f64,
+}
+
 /// The default run to steady state on a terrain, and its statistics before and after.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +83,9 @@ pub struct GeologyResult {
     /// ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<ChannelAgreement>,
+    /// The maps' D8 drainage on the GPU and the CPU (absent from earlier reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drainage: Vec<DrainageRow>,
 }
 
 fn sides(quick: bool) -> &'static [u32] {
@@ -92,12 +112,77 @@ fn realism_cases(quick: bool) -> &'static [(&'static str, u32)] {
     }
 }
 
+fn drainage_sides(quick: bool) -> &'static [u32] {
+    if quick {
+        &[128]
+    } else {
+        &[1024, 4096]
+    }
+}
+
+fn drainage_name(side: u32) -> String {
+    format!("geology/drainage/{side}")
+}
+
 pub(super) fn names(quick: bool) -> Vec<String> {
     sides(quick)
         .iter()
         .map(|&s| name(s))
         .chain(realism_cases(quick).iter().map(|(n, _)| n.to_string()))
+        .chain(drainage_sides(quick).iter().map(|&s| drainage_name(s)))
         .collect()
+}
+
+/// The drainage rows `o` selects.
+fn measure_drainage(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Result<Vec<DrainageRow>> {
+    use crate::maps::drainage::{push, rounds, Kernels as Drainage};
+    let mut rows = Vec::new();
+    let wanted = drainage_sides(o.quick)
+        .iter()
+        .filter(|&&s| o.wants(&drainage_name(s)));
+    for &side in wanted {
+        let k = Drainage::new(gpu)?;
+        let z = super::erosion::terrain(side);
+        let size = [side, side];
+        let t = timer(gpu, 1)?;
+        k.counts(gpu, &z, size, 1.0, None)?;
+        let (mut wall, mut passes) = (Vec::new(), Vec::new());
+        let mut counts = Vec::new();
+        for _ in 0..o.repeats {
+            heater.heat(HEAT_SHORT_MS)?;
+            let t0 = Instant::now();
+            counts = k.counts(gpu, &z, size, 1.0, Some(&t))?;
+            wall.push(t0.elapsed().as_secs_f64() * 1e3);
+            passes.push(t.results()?.iter().map(|p| p.gpu_ns).sum::<f64>() * 1e-6);
+        }
+        let t0 = Instant::now();
+        let exact = crate::geology::cpu::d8_area(&z, &push(size, 1.0));
+        let cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
+        if crate::maps::drainage::areas(&counts, 1.0) != exact {
+            anyhow::bail!(
+                "{}: the GPU's drainage differs from the CPU's",
+                drainage_name(side)
+            );
+        }
+        let (gpu_wall_ms, gpu_ms) = (median(&wall), median(&passes));
+        let n = u64::from(side) * u64::from(side);
+        eprintln!(
+            "{}: {} rounds, GPU {gpu_ms:.2} ms of passes, {gpu_wall_ms:.1} ms wall with transfers; CPU {cpu_ms:.1} ms ({:.1}x the GPU's wall)",
+            drainage_name(side),
+            rounds(n),
+            cpu_ms / gpu_wall_ms
+        );
+        rows.push(DrainageRow {
+            name: drainage_name(side),
+            side,
+            rounds: rounds(n),
+            gpu_wall_ms,
+            gpu_ms,
+            cpu_ms,
+            cpu_over_gpu_wall: cpu_ms / gpu_wall_ms,
+        });
+    }
+    Ok(rows)
 }
 
 pub(super) fn measure(
@@ -117,7 +202,10 @@ pub(super) fn measure(
         .copied()
         .filter(|(n, _)| o.wants(n))
         .collect();
-    if wanted.is_empty() && realism_wanted.is_empty() {
+    let drainage_wanted = drainage_sides(o.quick)
+        .iter()
+        .any(|&s| o.wants(&drainage_name(s)));
+    if wanted.is_empty() && realism_wanted.is_empty() && !drainage_wanted {
         return Ok(None);
     }
     heater.heat(HEAT_LONG_MS)?;
@@ -207,11 +295,13 @@ pub(super) fn measure(
         }
         _ => None,
     };
+    let drainage = measure_drainage(gpu, o, heater)?;
     Ok(Some(GeologyResult {
         rows,
         cpu_threads: rayon::current_num_threads(),
         realism,
         resolution,
+        drainage,
     }))
 }
 

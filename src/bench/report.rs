@@ -398,6 +398,31 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
             row.gpu_over_cpu.map_or("—".into(), num)
         );
     }
+    if !g.drainage.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nThe maps' D8 drainage of the same terrains on the GPU by pointer doubling \
+             (docs/maps.md; passes alone, and wall clock with the heights up and the counts \
+             back, medians) against geology's exact accumulation on the CPU (`d8_area`): the \
+             same areas, bit for bit (checked).\n"
+        );
+        let _ = writeln!(
+            o,
+            "| size | rounds | GPU ms (passes) | GPU ms (wall) | CPU ms | CPU/GPU wall |\n|---:|---:|---:|---:|---:|---:|"
+        );
+        for d in &g.drainage {
+            let _ = writeln!(
+                o,
+                "| {}² | {} | {} | {} | {} | {} |",
+                d.side,
+                d.rounds,
+                num(d.gpu_ms),
+                num(d.gpu_wall_ms),
+                num(d.cpu_ms),
+                num(d.cpu_over_gpu_wall)
+            );
+        }
+    }
     if g.realism.is_empty() {
         return;
     }

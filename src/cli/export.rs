@@ -6,6 +6,7 @@
 use super::args::{is_project, parse_region, parse_tiles, Backend, ProjectPart, ReadArgs};
 use super::project_input::Source;
 use super::{check_validation, open_gpu, read_input};
+use crate::maps::kernels::{Cpu, MapKernels, OnGpu};
 use crate::pages::geometry::{check_region, Region};
 use crate::pages::DocumentDesc;
 use crate::render::look::Materials;
@@ -271,12 +272,12 @@ fn for_engine(
         tiles: a.tiles,
     };
     let gpu = match a.backend {
-        Backend::Gpu => {
-            let gpu = open_gpu()?;
-            let k = crate::maps::gpu::Kernels::new(&gpu).context("map kernels")?;
-            Some((gpu, k))
-        }
+        Backend::Gpu => Some(open_gpu()?),
         Backend::Cpu => None,
+    };
+    let mut kernels: Box<dyn MapKernels> = match &gpu {
+        Some(g) => Box::new(OnGpu::new(g).context("map kernels")?),
+        None => Box::new(Cpu),
     };
     let bar = super::bar(&format!("exporting {}", a.out.display()));
     let written = export(
@@ -285,10 +286,7 @@ fn for_engine(
         req,
         materials,
         &a.out,
-        &mut |h, push| match &gpu {
-            Some((g, k)) => k.run(g, h, push).map_err(|e| e.to_string()),
-            None => Ok(crate::maps::cpu::maps_region(h, push)),
-        },
+        kernels.as_mut(),
         &mut |done, total| {
             bar.set_length(total);
             bar.set_position(done);
@@ -296,7 +294,7 @@ fn for_engine(
     );
     bar.finish_and_clear();
     let written = written?;
-    if let Some((g, _)) = &gpu {
+    if let Some(g) = &gpu {
         check_validation(g)?;
     }
     for f in &written.files {

@@ -25,7 +25,8 @@ impl Document {
             ))
         } else {
             let heights = self.to_dense()?;
-            crate::maps::overlay::shades(kind, &heights, &d)
+            let mut kernels = crate::maps::kernels::OnGpu::new(self.gpu())?;
+            crate::maps::overlay::shades(kind, &heights, &d, &mut kernels)?
         };
         let Some((values, tint)) = shaded else {
             return Ok(None);

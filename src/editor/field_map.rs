@@ -2,8 +2,9 @@
 //! deposits; docs/maps.md): a tint field of the store. Profile and plan curvature are computed
 //! on the GPU page by page and follow every edit at once ([`SurfaceField`], pages near the edit
 //! only, at most [`PAGES_PER_FRAME`] a frame); the others are global (a texel's drainage depends
-//! on everything upstream) and computed on the CPU from the whole document, again after an edit
-//! once the heights have been still for a moment (a stroke is not recomputed every frame).
+//! on everything upstream) and computed from the whole document (drainage counted on the GPU),
+//! again after an edit once the heights have been still for a moment (a stroke is not
+//! recomputed every frame).
 
 use crate::document::Document;
 use crate::maps::field::SurfaceField;
@@ -76,7 +77,7 @@ impl FieldMap {
         if u64::from(d.width) * u64::from(d.height) > EDITOR_MOST_TEXELS {
             self.shown = None;
             return Err(format!(
-                "a {}x{} document is past what the editor maps as it is edited (4096x4096): \
+                "a {}x{} document is past what the editor maps as it is edited (8192x8192): \
                  `scarp export --maps` or `scarp render --overlay` map it",
                 d.width, d.height
             ));

@@ -1671,8 +1671,7 @@ impl Editor {
             maps: Vec::new(),
             tiles: None,
         };
-        let gpu = self.gpu.clone();
-        let kernels = crate::maps::gpu::Kernels::new(&gpu)?;
+        let mut kernels = crate::maps::kernels::OnGpu::new(&self.gpu)?;
         let out = path.with_extension("");
         let mut doc = Doc(self.session.doc.height(), [d.width, d.height]);
         let written = export(
@@ -1681,7 +1680,7 @@ impl Editor {
             req,
             &materials,
             &out,
-            &mut |h, push| kernels.run(&gpu, h, push).map_err(|e| e.to_string()),
+            &mut kernels,
             &mut |_, _| {},
         )?;
         Ok(format!(

@@ -1,16 +1,22 @@
 //! The flow maps (docs/maps.md): D8 drainage area as geology routes it, topographic wetness
-//! ln(a / tan β), and the shades their overlays draw (0..1, log-scaled). CPU only.
+//! ln(a / tan β), and the shades their overlays draw (0..1, log-scaled). The drainage here is
+//! the CPU's; [`super::drainage`] counts it on the GPU.
 
 use crate::pages::DocumentDesc;
 
 /// D8 drainage area (m²) of every texel of `heights` (height units of document `desc`, `size`
 /// texels), as geology routes it (`geology::cpu::d8_area`): from the texel itself, τ² at a
 /// ridge; pits are not filled.
+/// The GPU's counts ([`super::drainage`]) times τ² are the same areas, bit for bit.
 pub fn drainage(heights: &[f32], size: [u32; 2], desc: &DocumentDesc) -> Vec<f64> {
     let tau = desc.texel_size() as f32;
-    let z: Vec<f32> = heights.iter().map(|&h| desc.metres(h) as f32).collect();
-    let push = crate::geology::GeologyParams::default().push(size, tau, None);
-    crate::geology::cpu::d8_area(&z, &push)
+    let push = super::drainage::push(size, tau);
+    crate::geology::cpu::d8_area(&metres(heights, desc), &push)
+}
+
+/// `heights` (height units of `desc`) in metres, as the drainage routes them.
+pub fn metres(heights: &[f32], desc: &DocumentDesc) -> Vec<f32> {
+    heights.iter().map(|&h| desc.metres(h) as f32).collect()
 }
 
 /// Topographic wetness ln(a / tan β) of drainage `area` (m²) and `slope` (degrees) on texels of
@@ -43,12 +49,20 @@ pub fn drainage_shade(a: f32, a0: f32, most: f32) -> f32 {
 /// The wetness overlay's values of `wetness`: 0 at its median (half the ground drier), 1 at its
 /// largest.
 pub fn wetness_shades(wetness: &[f32]) -> Vec<f32> {
-    let mut sorted = wetness.to_vec();
-    sorted.sort_by(f32::total_cmp);
-    let Some(&most) = sorted.last() else {
+    if wetness.is_empty() {
         return Vec::new();
-    };
-    let median = sorted[sorted.len() / 2];
+    }
+    // The median and the largest by selection, not a sort (a large document's texels).
+    let mut values = wetness.to_vec();
+    let half = values.len() / 2;
+    let (_, &mut median, above) = values.select_nth_unstable_by(half, f32::total_cmp);
+    let most = above
+        .iter()
+        .copied()
+        .fold(median, |m, v| match v.total_cmp(&m) {
+            std::cmp::Ordering::Greater => v,
+            _ => m,
+        });
     let span = (most - median).max(1e-6);
     wetness
         .iter()

@@ -5,6 +5,7 @@ use crate::gpu::{
     shaders, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, GpuError, Recorder,
     Resource, Result,
 };
+use crate::pages::geometry::Region;
 use std::sync::Arc;
 
 /// The weight-map pipeline.
@@ -33,15 +34,57 @@ impl Kernels {
     }
 
     /// The material weights and the surface maps (slope and curvatures) of the region of heights
-    /// `h`.
+    /// `h`. A region past what the device binds at once runs in bands of rows, each with a row
+    /// around it (its texels' neighbours): the same maps as one run, bit for bit.
     pub fn run(&self, gpu: &Arc<Gpu>, h: &[f32], p: &MapsPush) -> Result<super::Maps> {
-        let n = (p.size[0] as u64) * (p.size[1] as u64);
-        if n > Self::max_texels(gpu) {
+        self.run_within(gpu, h, p, Self::max_texels(gpu))
+    }
+
+    /// [`Self::run`] with at most `most` texels a run (at most what `gpu` binds).
+    pub fn run_within(
+        &self,
+        gpu: &Arc<Gpu>,
+        h: &[f32],
+        p: &MapsPush,
+        most: u64,
+    ) -> Result<super::Maps> {
+        let [w, ht] = p.size.map(|v| v as u32);
+        let most = most.min(Self::max_texels(gpu));
+        if u64::from(w) * u64::from(ht) <= most {
+            return self.run_whole(gpu, h, p);
+        }
+        let rows = (most / u64::from(w)).saturating_sub(2).min(u64::from(ht)) as u32;
+        if rows == 0 {
             return Err(GpuError::Unsupported(format!(
-                "a {n}-texel map region is past what {} binds at once",
+                "a map region {w} texels wide is past what {} binds at once",
                 gpu.info().name
             )));
         }
+        let mut maps = super::Maps::default();
+        for y in (0..ht).step_by(rows as usize) {
+            let band = Region {
+                x: 0,
+                y,
+                width: w,
+                height: rows.min(ht - y),
+            };
+            let (outer, inner) = band.apron([w, ht]);
+            let push = MapsPush {
+                size: [w as i32, outer.height as i32],
+                origin: [p.origin[0], p.origin[1] + outer.y as i32],
+                ..*p
+            };
+            let part = self.run_whole(gpu, &outer.cut(h, w), &push)?;
+            maps.weights.extend(inner.cut_channels(&part.weights, w, 5));
+            let surface = super::Surface::COUNT;
+            maps.surface
+                .extend(inner.cut_channels(&part.surface, w, surface));
+        }
+        Ok(maps)
+    }
+
+    fn run_whole(&self, gpu: &Arc<Gpu>, h: &[f32], p: &MapsPush) -> Result<super::Maps> {
+        let n = (p.size[0] as u64) * (p.size[1] as u64);
         let (hb, wb, fb) = (n * 4, n * 20, n * 4 * super::Surface::COUNT as u64);
         let heights = Buffer::new(gpu, "maps heights", BufferDesc::storage_copyable(hb))?;
         let out = Buffer::new(gpu, "maps weights", BufferDesc::storage_copyable(wb))?;

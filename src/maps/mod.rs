@@ -4,14 +4,18 @@
 //! * [`materials`]: the rule function's CPU twin and the 8-bit levels that sum to 255.
 //! * [`cpu`]: a region's maps on the CPU (the twin of the kernels).
 //! * [`gpu`]: the kernels over a region in storage buffers.
-//! * [`flow`]: drainage area and wetness (CPU), and their overlays' shades.
+//! * [`kernels`]: the kernels a job runs, the GPU's or the twins (`--backend`).
+//! * [`drainage`]: D8 drainage counts on the GPU by pointer doubling, and their twin.
+//! * [`flow`]: drainage area and wetness, and their overlays' shades.
 //! * [`overlay`]: the maps an overlay tints the terrain with from a field.
 //! * [`field`]: a surface map as a derived field of the page store, following the heights.
 
 pub mod cpu;
+pub mod drainage;
 pub mod field;
 pub mod flow;
 pub mod gpu;
+pub mod kernels;
 pub mod materials;
 pub mod overlay;
 

@@ -1,12 +1,14 @@
 //! The maps an overlay tints the terrain with from a field (docs/maps.md, "In the viewport"):
-//! drainage, wetness, profile and plan curvature computed on the CPU from the whole document's
-//! heights (a texel's drainage depends on everything upstream), and erosion's wear and
+//! drainage and wetness computed from the whole document's heights (a texel's drainage depends
+//! on everything upstream; on the GPU by pointer doubling), profile and plan curvature, and
+//! erosion's wear and
 //! deposits, as [`crate::document::Document::write_field_map`] writes them into a tint field.
 //! `scarp render --overlay` and the editor's View panel compute profile and plan curvature on
 //! the GPU page by page instead ([`surface_map`], [`crate::maps::field`]); these are their
 //! twins.
 
 use crate::maps::field::SurfaceMap;
+use crate::maps::kernels::MapKernels;
 use crate::maps::Surface;
 use crate::pages::DocumentDesc;
 use crate::render::analysis::Overlay;
@@ -21,49 +23,46 @@ pub const FIELD_MAPS: [Overlay; 5] = [
     Overlay::Erosion,
 ];
 
-/// Most texels a document may have for the editor to compute a field map as it is edited (a
-/// 4096² document takes about a second on two cores).
-pub const EDITOR_MOST_TEXELS: u64 = 4096 * 4096;
+/// Most texels a document may have for the editor to compute a global field map (drainage,
+/// wetness, erosion) as it is edited: the whole document is read to the host, its drainage
+/// counted on the GPU, tinted and written back each time.
+pub const EDITOR_MOST_TEXELS: u64 = 8192 * 8192;
 
 /// The tint values of field map `kind` over `heights` (the whole document `d`, row-major) and
-/// how they tint: drainage and wetness blue (0..1), profile and plan curvature two-sided around
-/// 1 (teal below: concave or converging; orange above; full at
-/// [`crate::render::analysis::DEFAULT_CURVATURE`]). None for an overlay that is no field map.
-pub fn shades(kind: Overlay, heights: &[f32], d: &DocumentDesc) -> Option<(Vec<f32>, Tint)> {
-    let range = heights
-        .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
-            (lo.min(h), hi.max(h))
-        });
-    let surface = || {
-        let push = crate::maps::MapsPush::new(
-            d,
-            [d.width, d.height],
-            [0, 0],
-            range,
-            &crate::render::look::Materials::default(),
-        );
-        crate::maps::cpu::maps_region(heights, &push)
-    };
-    let area = || crate::maps::flow::drainage(heights, [d.width, d.height], d);
-    Some(match kind {
+/// how they tint: drainage and wetness blue (0..1), computed by `kernels`; profile and plan
+/// curvature two-sided around 1 (teal below: concave or converging; orange above; full at
+/// [`crate::render::analysis::DEFAULT_CURVATURE`]), the page field's twin. None for an overlay
+/// that is no field map.
+pub fn shades(
+    kind: Overlay,
+    heights: &[f32],
+    d: &DocumentDesc,
+    kernels: &mut dyn MapKernels,
+) -> crate::gpu::Result<Option<(Vec<f32>, Tint)>> {
+    let size = [d.width, d.height];
+    Ok(Some(match kind {
         Overlay::Drainage => {
-            let area: Vec<f32> = area().iter().map(|&a| a as f32).collect();
+            let area = kernels.drainage(heights, size, d)?;
+            let area: Vec<f32> = area.iter().map(|&a| a as f32).collect();
             let a0 = (d.texel_size() * d.texel_size()) as f32;
             (crate::maps::flow::drainage_shades(&area, a0), Tint::Water)
         }
         Overlay::Wetness => {
-            let maps = surface();
+            let range = crate::terrain::formats::min_max(heights);
+            let m = crate::render::look::Materials::default();
+            let push = crate::maps::MapsPush::new(d, size, [0, 0], range, &m);
+            let maps = kernels.maps(heights, &push)?;
             let slope = maps.surface(Surface::Slope);
-            let wet = crate::maps::flow::wetness(&area(), slope, d.texel_size());
+            let area = kernels.drainage(heights, size, d)?;
+            let wet = crate::maps::flow::wetness(&area, slope, d.texel_size());
             (crate::maps::flow::wetness_shades(&wet), Tint::Water)
         }
         Overlay::Profile | Overlay::Plan => {
             let map = surface_map(kind).expect("a surface map");
             (crate::maps::field::twin(heights, d, map), Tint::Uplift)
         }
-        _ => return None,
-    })
+        _ => return Ok(None),
+    }))
 }
 
 /// The two-sided tint of erosion's net change, metres worn less metres laid down: above 1

@@ -5,6 +5,7 @@
 
 use super::formats::{Heights, WriteOptions};
 use crate::atomic_file::FileError;
+use crate::maps::kernels::MapKernels;
 use crate::maps::materials::{to_levels, NAMES};
 use crate::pages::geometry::Region;
 use crate::pages::{DocumentDesc, Units};
@@ -479,6 +480,9 @@ pub enum ExportError {
     /// The material weights could not be computed.
     #[error("material weights: {0}")]
     Weights(String),
+    /// The drainage could not be computed.
+    #[error("drainage: {0}")]
+    Drainage(String),
     /// The heights or a stored map could not be read.
     #[error("{0}")]
     Read(String),
@@ -566,11 +570,6 @@ pub struct Request {
     pub tiles: Option<(u32, u32)>,
 }
 
-/// The weight kernel or its twin ([`crate::maps`]): a region's heights and push constants
-/// in, its weights and surface maps out.
-pub type Weigh<'a> =
-    dyn FnMut(&[f32], &crate::maps::MapsPush) -> Result<crate::maps::Maps, String> + 'a;
-
 /// What an export reads: windows of the exported area, its texel (0, 0) the area's first, so
 /// that a project is read a window at a time and never whole.
 pub trait Input {
@@ -621,8 +620,7 @@ const BAND_SAMPLES: u64 = 1 << 22;
 
 /// Exports the area `input` gives, of document `desc`, for `req.engine` to files named after
 /// `out` (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
-/// viewport anchors them on the document's) computed by `weigh` (the GPU kernel or its twin,
-/// [`crate::maps`]). Unreal's files are made a band of rows at a time, read from the window of
+/// viewport anchors them on the document's) computed by `kernels` (the GPU's or their twins). Unreal's files are made a band of rows at a time, read from the window of
 /// the area under it: a project of any size exports in the memory of one band. `progress` is
 /// told the samples made and how many there are to make (an Unreal export makes each twice:
 /// first for the heights' range).
@@ -632,7 +630,7 @@ pub fn export(
     req: Request,
     materials: &crate::render::look::Materials,
     out: &Path,
-    weigh: &mut Weigh,
+    kernels: &mut dyn MapKernels,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Written, ExportError> {
     let size = input.size();
@@ -701,8 +699,18 @@ pub fn export(
     };
     let global_maps = match &global {
         Some(h) => {
-            let maps = weigh(&h.values, &push(whole)).map_err(ExportError::Weights)?;
-            let area = std::cell::OnceCell::new();
+            let maps = kernels
+                .maps(&h.values, &push(whole))
+                .map_err(|e| ExportError::Weights(e.to_string()))?;
+            // Drainage and wetness share one D8 accumulation.
+            let area = match req.maps.iter().any(|k| k.global()) {
+                true => Some(
+                    kernels
+                        .drainage(&h.values, plan.size, &out_desc)
+                        .map_err(|e| ExportError::Drainage(e.to_string()))?,
+                ),
+                false => None,
+            };
             let extra: Vec<(MapKind, Vec<f32>)> = req
                 .maps
                 .iter()
@@ -714,7 +722,7 @@ pub fn export(
                                 .map_err(ExportError::Read)?
                                 .values
                         }
-                        false => derived(k, h, &out_desc, &maps, &area),
+                        false => derived(k, &out_desc, &maps, area.as_deref()),
                     };
                     Ok((k, values))
                 })
@@ -733,7 +741,7 @@ pub fn export(
             let mut tile = |r: Region| {
                 let bands = bands(&plan, r, BAND_SAMPLES);
                 unreal_tile(
-                    &plan, input, r, bands, &req.maps, globals, &push, weigh, &mut step,
+                    &plan, input, r, bands, &req.maps, globals, &push, kernels, &mut step,
                 )
             };
             let u = Unreal {
@@ -822,7 +830,7 @@ struct UnrealTile {
 
 /// Tile `r` of `plan`, in `bands` of its rows: each band's heights with a sample around it (the weights'
 /// and surface maps' neighbours, so a band's samples are those of the whole), its weights by
-/// `weigh` at the band's place (the materials' breakup noise follows the sample), and the maps
+/// `kernels` at the band's place (the materials' breakup noise follows the sample), and the maps
 /// `kinds` (the whole landscape's `globals` cut to the tile).
 #[allow(clippy::too_many_arguments)]
 fn unreal_tile(
@@ -833,7 +841,7 @@ fn unreal_tile(
     kinds: &[MapKind],
     globals: &[(MapKind, Vec<f32>)],
     push: &dyn Fn(Region) -> crate::maps::MapsPush,
-    weigh: &mut Weigh,
+    kernels: &mut dyn MapKernels,
     step: &mut dyn FnMut(u64),
 ) -> Result<UnrealTile, ExportError> {
     let n = r.width as usize * r.height as usize;
@@ -851,7 +859,9 @@ fn unreal_tile(
         let h = plan
             .samples(outer, |s| input.heights(s))
             .map_err(ExportError::Read)?;
-        let maps = weigh(&h.values, &push(outer)).map_err(ExportError::Weights)?;
+        let maps = kernels
+            .maps(&h.values, &push(outer))
+            .map_err(|e| ExportError::Weights(e.to_string()))?;
         tile.heights
             .values
             .extend(inner.cut(&h.values, outer.width));
@@ -1016,22 +1026,17 @@ fn write_unreal(
     write_note(out, &note, written)
 }
 
-/// Map `kind` of the exported `heights` (of `desc`) from the kernel's `maps`; `area` keeps the
-/// D8 drainage area (m²) once made.
+/// Map `kind` of the exported heights (of `desc`) from the kernel's `maps` and, for drainage
+/// and wetness, the D8 drainage `area` (m²).
 fn derived(
     kind: MapKind,
-    heights: &Heights,
     desc: &DocumentDesc,
     maps: &crate::maps::Maps,
-    area: &std::cell::OnceCell<Vec<f64>>,
+    area: Option<&[f64]>,
 ) -> Vec<f32> {
     use crate::maps::Surface;
     let slope = || maps.surface(Surface::Slope);
-    let area = || {
-        area.get_or_init(|| {
-            crate::maps::flow::drainage(&heights.values, [heights.width, heights.height], desc)
-        })
-    };
+    let area = || area.expect("made for drainage and wetness");
     match kind {
         MapKind::Slope => slope().collect(),
         MapKind::Curvature => maps.surface(Surface::Curvature).collect(),
@@ -1523,7 +1528,7 @@ mod tests {
                     &[MapKind::Slope, MapKind::Plan],
                     &[],
                     &push,
-                    &mut |h, p| Ok(crate::maps::cpu::maps_region(h, p)),
+                    &mut crate::maps::kernels::Cpu,
                     &mut |_| {},
                 )
                 .unwrap();
