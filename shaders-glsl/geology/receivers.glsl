@@ -26,7 +26,7 @@ void main() {
     float steepest = 0.0;
     if (interior(p)) {
         for (int k = 0; k < 8; k++) {
-            precise float s = (zp - z[neighbourIndex(i, k)]) / delta(k);
+            precise float s = (zp - z[neighbourIndex(i, k)]) * invDelta(k);
             keepSteepest(s, k, steepest, best);
         }
     } else {
@@ -35,7 +35,7 @@ void main() {
             if (!inRegion(q)) {
                 continue;
             }
-            precise float s = (zp - z[texelIndex(q)]) / delta(k);
+            precise float s = (zp - z[texelIndex(q)]) * invDelta(k);
             keepSteepest(s, k, steepest, best);
         }
     }

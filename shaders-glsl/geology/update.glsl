@@ -49,7 +49,7 @@ void main() {
             precise float e = 0.0;
             if (k != NO_RECEIVER) {
                 zq = z[texelIndex(p + OFFSETS[k])];
-                precise float s = (zp - zq) / delta(k);
+                precise float s = (zp - zq) * invDelta(k);
                 e = (pc.g.erodibility * spow(area, pc.g.m)) * spow(s, pc.g.n);
             }
             precise float lap = ((((z[texelIndex(p + ivec2(1, 0))] + z[texelIndex(p - ivec2(1, 0))])

@@ -21,6 +21,8 @@ struct GeologyPush {
     int measure;         // 1: fold max |z' - z| / steady_unit into the statistics buffer
     float steady_unit;   // dt * U (dt where U = 0)
     int uniform_uplift;  // 1: u is 1 everywhere, and the update does not read it
+    float inv_tau;       // 1 / tau and 1 / diag, rounded once on the host: slopes are drops
+    float inv_diag;      // times these (a division may differ from the CPU's in the last bit)
 };
 
 // The receivers' element: a byte where the device has storageBuffer8BitAccess (the
@@ -60,8 +62,9 @@ int neighbourIndex(int i, int k) {
     return i + OFFSETS[k].y * pc.g.size.x + OFFSETS[k].x;
 }
 
-float delta(int k) {
-    return (k & 1) == 1 ? pc.g.diag : pc.g.tau;
+// 1 / delta_k, as the host rounded it: s_k = drop * invDelta(k) on the GPU and in the twin.
+float invDelta(int k) {
+    return (k & 1) == 1 ? pc.g.inv_diag : pc.g.inv_tau;
 }
 
 // x^e with the exponents the model is used with taken exactly (1: x, 0.5: sqrt, 2: x*x), as the

@@ -14,5 +14,6 @@ void main() {
     putI2(pc.p.size); putF(pc.p.tau); putF(pc.p.diag); putF(pc.p.tau2); putF(pc.p.a0);
     putF(pc.p.erodibility); putF(pc.p.m); putF(pc.p.n); putF(pc.p.diffusion); putF(pc.p.dt);
     putF(pc.p.uplift); putF(pc.p.base_level); putI(pc.p.has_base); putI(pc.p.measure);
-    putF(pc.p.steady_unit); putI(pc.p.uniform_uplift);
+    putF(pc.p.steady_unit); putI(pc.p.uniform_uplift); putF(pc.p.inv_tau);
+    putF(pc.p.inv_diag);
 }

@@ -48,6 +48,8 @@ pub struct DrainageRow {
     /// `geology::cpu::d8_area` (receivers on all cores, the sort and sum on one), wall clock.
     pub cpu_ms: f64,
     pub cpu_over_gpu_wall: f64,
+    /// Texels whose areas differ between the two (0: the same, bit for bit).
+    pub differing_texels: u64,
 }
 
 /// The default run to steady state on a terrain, and its statistics before and after.
@@ -158,16 +160,12 @@ fn measure_drainage(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Result
         let t0 = Instant::now();
         let exact = crate::geology::cpu::d8_area(&z, &push(size, 1.0));
         let cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if crate::maps::drainage::areas(&counts, 1.0) != exact {
-            anyhow::bail!(
-                "{}: the GPU's drainage differs from the CPU's",
-                drainage_name(side)
-            );
-        }
+        let on_gpu = crate::maps::drainage::areas(&counts, 1.0);
+        let differing = on_gpu.iter().zip(&exact).filter(|(a, b)| a != b).count() as u64;
         let (gpu_wall_ms, gpu_ms) = (median(&wall), median(&passes));
         let n = u64::from(side) * u64::from(side);
         eprintln!(
-            "{}: {} rounds, GPU {gpu_ms:.2} ms of passes, {gpu_wall_ms:.1} ms wall with transfers; CPU {cpu_ms:.1} ms ({:.1}x the GPU's wall)",
+            "{}: {} rounds, GPU {gpu_ms:.2} ms of passes, {gpu_wall_ms:.1} ms wall with transfers; CPU {cpu_ms:.1} ms ({:.1}x the GPU's wall); {differing} texels differ",
             drainage_name(side),
             rounds(n),
             cpu_ms / gpu_wall_ms
@@ -180,6 +178,7 @@ fn measure_drainage(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Result
             gpu_ms,
             cpu_ms,
             cpu_over_gpu_wall: cpu_ms / gpu_wall_ms,
+            differing_texels: differing,
         });
     }
     Ok(rows)

@@ -171,6 +171,9 @@ pub struct NoiseResult {
     /// GPU rate / the SIMD peer's rate on all cores (0 in reports made before it was measured).
     #[serde(default)]
     pub gpu_over_simd_peer_all_cores: f64,
+    /// GPU rate / FastNoise2's on all cores (where the bench was built with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_over_fastnoise2_all_cores: Option<f64>,
     /// Output bytes (4 per sample) per second.
     pub gpu_write_gb_s: f64,
     pub fraction_of_copy: f64,
@@ -193,6 +196,9 @@ pub struct NoiseSection {
     /// The strongest CPU peer: SIMD fBm (absent from reports made before it was measured).
     #[serde(default)]
     pub simd_peer: Option<PeerBaseline>,
+    /// FastNoise2's fBm, where the bench was built with the `fastnoise2` feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fastnoise2_peer: Option<PeerBaseline>,
     pub kinds: Vec<NoiseResult>,
 }
 

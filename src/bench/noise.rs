@@ -130,6 +130,66 @@ fn simd_peer(o: &BenchOptions, width: u32, height: u32, settings: &NoiseSettings
     }
 }
 
+/// FastNoise2's fBm of Perlin noise (C++, SIMD with runtime dispatch; the `fastnoise2` feature)
+/// over the same grid, the same octaves, lacunarity and gain: one thread on a sixteenth of the
+/// rows, then all cores on stripes of 64 rows. None without the feature.
+#[cfg(feature = "fastnoise2")]
+fn fastnoise2_peer(
+    o: &BenchOptions,
+    width: u32,
+    height: u32,
+    settings: &NoiseSettings,
+) -> Option<PeerBaseline> {
+    use fastnoise2::generator::prelude::*;
+    let node = perlin()
+        .fbm(settings.gain, 0.0, settings.octaves, settings.lacunarity)
+        .build();
+    let step = settings.scale;
+    let fbm = |node: &fastnoise2::generator::GeneratorWrapper<fastnoise2::SafeNode>,
+               y0: u32,
+               rows: u32| {
+        let mut out = vec![0.0f32; width as usize * rows as usize];
+        node.gen_uniform_grid_2d(
+            &mut out,
+            0.0,
+            y0 as f32 * step,
+            width as i32,
+            rows as i32,
+            step,
+            step,
+            settings.seed,
+        );
+        out
+    };
+    let rows_1t = (height / 16).max(1);
+    let one = median_seconds(o, || {
+        std::hint::black_box(fbm(&node, 0, rows_1t));
+    });
+    let all = median_seconds(o, || {
+        let stripes: Vec<u32> = (0..height).step_by(64).collect();
+        let v: Vec<Vec<f32>> = stripes
+            .par_iter()
+            .map_init(|| node.clone(), |n, &y| fbm(n, y, 64.min(height - y)))
+            .collect();
+        std::hint::black_box(v);
+    });
+    Some(PeerBaseline {
+        implementation: format!(
+            "FastNoise2 0.4 FractalFBm(Perlin) (f32 SIMD, runtime dispatch, FastSIMD level {})",
+            node.get_simd_level()
+        ),
+        octaves: settings.octaves as u32,
+        one_thread_msamples_s: ratio(f64::from(rows_1t) * f64::from(width), one * 1e6),
+        all_cores_msamples_s: ratio(f64::from(width) * f64::from(height), all * 1e6),
+        threads: rayon::current_num_threads(),
+    })
+}
+
+#[cfg(not(feature = "fastnoise2"))]
+fn fastnoise2_peer(_: &BenchOptions, _: u32, _: u32, _: &NoiseSettings) -> Option<PeerBaseline> {
+    None
+}
+
 /// Every noise measurement.
 pub(super) fn names() -> Vec<String> {
     NoiseKind::ALL
@@ -155,7 +215,8 @@ pub(super) fn measure(
     let side: u32 = if o.quick { 1024 } else { 4096 };
     let peer = peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
     let simd = simd_peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
-    for p in [&peer, &simd] {
+    let fast = fastnoise2_peer(o, side, side, &NoiseSettings::new(NoiseKind::Fbm));
+    for p in [&peer, &simd].into_iter().chain(fast.as_ref()) {
         eprintln!(
             "noise: peer {}: {:.1} Msamples/s on 1 thread, {:.1} on {}",
             p.implementation, p.one_thread_msamples_s, p.all_cores_msamples_s, p.threads
@@ -170,6 +231,7 @@ pub(super) fn measure(
         cpu: CpuTables::new(tables),
         peer: &peer,
         simd: &simd,
+        fast: fast.as_ref(),
     };
     let mut results = Vec::new();
     for kind in kinds {
@@ -182,6 +244,7 @@ pub(super) fn measure(
         height: side,
         peer,
         simd_peer: Some(simd),
+        fastnoise2_peer: fast,
         kinds: results,
     }))
 }
@@ -196,6 +259,8 @@ struct NoiseBench<'a> {
     cpu: CpuTables,
     peer: &'a PeerBaseline,
     simd: &'a PeerBaseline,
+    /// FastNoise2, where built with it.
+    fast: Option<&'a PeerBaseline>,
 }
 
 /// The times of one noise kind, and how far the GPU's heights are from the CPU twin's.
@@ -290,6 +355,9 @@ impl NoiseBench<'_> {
             gpu_over_peer_all_cores: ratio(gpu_msps, peer.all_cores_msamples_s),
             cpu_twin_over_peer_all_cores: ratio(cpu_msps, peer.all_cores_msamples_s),
             gpu_over_simd_peer_all_cores: ratio(gpu_msps, simd.all_cores_msamples_s),
+            gpu_over_fastnoise2_all_cores: self
+                .fast
+                .map(|f| ratio(gpu_msps, f.all_cores_msamples_s)),
             gpu_write_gb_s: write_gb_s,
             fraction_of_copy: ratio(write_gb_s, ceilings.copy_image.gb_s),
             flops_per_sample: flops,
@@ -299,7 +367,7 @@ impl NoiseBench<'_> {
             max_rel_diff_vs_cpu_twin: t.diff,
         };
         eprintln!(
-            "{}: GPU {:.3} ms ({:.0} Msamples/s, {:.1}% of FMA), CPU twin {:.1} Msamples/s, GPU/twin {:.2}x, GPU/peer {:.2}x, GPU/SIMD peer {:.2}x",
+            "{}: GPU {:.3} ms ({:.0} Msamples/s, {:.1}% of FMA), CPU twin {:.1} Msamples/s, GPU/twin {:.2}x, GPU/peer {:.2}x, GPU/SIMD peer {:.2}x{}",
             r.name,
             r.gpu_ms,
             r.gpu_msamples_s,
@@ -307,7 +375,9 @@ impl NoiseBench<'_> {
             r.cpu_twin_msamples_s,
             r.gpu_over_cpu_twin,
             r.gpu_over_peer_all_cores,
-            r.gpu_over_simd_peer_all_cores
+            r.gpu_over_simd_peer_all_cores,
+            r.gpu_over_fastnoise2_all_cores
+                .map_or(String::new(), |f| format!(", GPU/FastNoise2 {f:.2}x"))
         );
         r
     }

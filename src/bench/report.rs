@@ -109,6 +109,20 @@ pub fn markdown(r: &Report) -> String {
                 p.threads
             );
         }
+        if let Some(p) = &n.fastnoise2_peer {
+            let fbm = n.kinds.iter().find(|k| k.kind == "fbm");
+            let _ = writeln!(
+                o,
+                "The C++ peer: {} with {} octaves: {} Msamples/s on one thread, {} on {} threads{}.\n",
+                p.implementation,
+                p.octaves,
+                num(p.one_thread_msamples_s),
+                num(p.all_cores_msamples_s),
+                p.threads,
+                fbm.and_then(|k| k.gpu_over_fastnoise2_all_cores)
+                    .map_or(String::new(), |r| format!("; GPU fbm over it: **{}×**", num(r)))
+            );
+        }
         let _ = writeln!(o, "| kind | octaves | GPU ms | GPU ms, gradients in shared memory | shared-memory gain | GPU Msamples/s | CPU twin Msamples/s | GPU / twin | GPU / peer | GPU / SIMD peer | twin / peer | GB/s written (of copy) | GFLOP/s (of FMA) | G table lookups/s | max rel. diff |");
         let _ = writeln!(
             o,
@@ -403,23 +417,24 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
             o,
             "\nThe maps' D8 drainage of the same terrains on the GPU by pointer doubling \
              (docs/maps.md; passes alone, and wall clock with the heights up and the counts \
-             back, medians) against geology's exact accumulation on the CPU (`d8_area`): the \
-             same areas, bit for bit (checked).\n"
+             back, medians) against geology's exact accumulation on the CPU (`d8_area`), and \
+             the texels whose areas differ (0: the same, bit for bit).\n"
         );
         let _ = writeln!(
             o,
-            "| size | rounds | GPU ms (passes) | GPU ms (wall) | CPU ms | CPU/GPU wall |\n|---:|---:|---:|---:|---:|---:|"
+            "| size | rounds | GPU ms (passes) | GPU ms (wall) | CPU ms | CPU/GPU wall | texels differing |\n|---:|---:|---:|---:|---:|---:|---:|"
         );
         for d in &g.drainage {
             let _ = writeln!(
                 o,
-                "| {}² | {} | {} | {} | {} | {} |",
+                "| {}² | {} | {} | {} | {} | {} | {} |",
                 d.side,
                 d.rounds,
                 num(d.gpu_ms),
                 num(d.gpu_wall_ms),
                 num(d.cpu_ms),
-                num(d.cpu_over_gpu_wall)
+                num(d.cpu_over_gpu_wall),
+                d.differing_texels
             );
         }
     }

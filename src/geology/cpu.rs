@@ -102,7 +102,7 @@ impl State {
         if k != NO_RECEIVER {
             let [dx, dy] = OFFSETS[k as usize];
             zq = at(x + dx, y + dy);
-            let s = (zp - zq) / delta(p, k as usize);
+            let s = (zp - zq) * inv_delta(p, k as usize);
             e = (p.erodibility * spow(area, p.m)) * spow(s, p.n);
         }
         let lap =
@@ -166,12 +166,13 @@ fn inside(x: i32, y: i32, w: i32, h: i32) -> bool {
     x >= 0 && y >= 0 && x < w && y < h
 }
 
-/// δ_k: τ for the axis neighbours (even k), τ·√2 for the diagonal ones.
-fn delta(p: &GeologyPush, k: usize) -> f32 {
+/// 1/δ_k as the host rounded it: 1/τ for the axis neighbours (even k), 1/(τ·√2) for the
+/// diagonal ones. Slopes are drops times it, as on the GPU.
+fn inv_delta(p: &GeologyPush, k: usize) -> f32 {
     if k & 1 == 1 {
-        p.diag
+        p.inv_diag
     } else {
-        p.tau
+        p.inv_tau
     }
 }
 
@@ -203,7 +204,7 @@ pub fn receiver(z: &[f32], p: &GeologyPush, x: i32, y: i32) -> i32 {
         if !inside(qx, qy, w, h) {
             continue;
         }
-        let s = (zp - z[(qy * w + qx) as usize]) / delta(p, k);
+        let s = (zp - z[(qy * w + qx) as usize]) * inv_delta(p, k);
         if s > steepest {
             steepest = s;
             best = k as i32;

@@ -141,6 +141,8 @@ impl GeologyParams {
             size: [size[0] as i32, size[1] as i32],
             tau,
             diag: tau * std::f32::consts::SQRT_2,
+            inv_tau: 1.0 / tau,
+            inv_diag: 1.0 / (tau * std::f32::consts::SQRT_2),
             tau2: tau * tau,
             a0: tau * tau,
             erodibility: self.erodibility,

@@ -33,6 +33,11 @@ pub struct GeologyPush {
     /// 1: the uplift map is 1 everywhere and the GPU's update does not read it (the same
     /// arithmetic: `Δt·U·1` is `Δt·U`). Set by the GPU state from its map; the twin ignores it.
     pub uniform_uplift: i32,
+    /// 1/τ and 1/(τ·√2), rounded once here: slopes are drops times these on both sides. A GPU's
+    /// division may differ from the CPU's in the last bit (Vulkan allows 2.5 ULP), a
+    /// multiplication may not, so the GPU and the twin pick the same receivers.
+    pub inv_tau: f32,
+    pub inv_diag: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<GeologyPush>() == 68);
+const _: () = assert!(std::mem::size_of::<GeologyPush>() == 76);

@@ -424,19 +424,24 @@ pub fn resample_window(
     let [fw, fh] = from.map(|s| s as usize);
     let [tw, th] = to.map(|s| s as usize);
     let (aw, ax, ay) = (at.width as usize, at.x as usize, at.y as usize);
+    use rayon::prelude::*;
     let src = |x: usize, y: usize| v[(y - ay) * aw + (x - ax)];
-    let mut values = Vec::with_capacity(out.width as usize * out.height as usize);
-    for y in out.y as usize..(out.y + out.height) as usize {
-        let (y0, fy) = resample_axis(y, th, fh);
-        let y1 = (y0 + 1).min(fh - 1);
-        for x in out.x as usize..(out.x + out.width) as usize {
-            let (x0, fx) = resample_axis(x, tw, fw);
-            let x1 = (x0 + 1).min(fw - 1);
-            let top = src(x0, y0) + (src(x1, y0) - src(x0, y0)) * fx;
-            let bottom = src(x0, y1) + (src(x1, y1) - src(x0, y1)) * fx;
-            values.push(top + (bottom - top) * fy);
-        }
-    }
+    let mut values = vec![0.0; out.width as usize * out.height as usize];
+    // Rows on every core: each sample's arithmetic is its own, so the result is the same.
+    values
+        .par_chunks_mut(out.width as usize)
+        .enumerate()
+        .for_each(|(row, line)| {
+            let (y0, fy) = resample_axis(out.y as usize + row, th, fh);
+            let y1 = (y0 + 1).min(fh - 1);
+            for (i, value) in line.iter_mut().enumerate() {
+                let (x0, fx) = resample_axis(out.x as usize + i, tw, fw);
+                let x1 = (x0 + 1).min(fw - 1);
+                let top = src(x0, y0) + (src(x1, y0) - src(x0, y0)) * fx;
+                let bottom = src(x0, y1) + (src(x1, y1) - src(x0, y1)) * fx;
+                *value = top + (bottom - top) * fy;
+            }
+        });
     values
 }
 
@@ -866,7 +871,9 @@ fn unreal_tile(
             .values
             .extend(inner.cut(&h.values, outer.width));
         let weights = inner.cut_channels(&maps.weights, outer.width, 5);
-        tile.levels.extend(weights.chunks(5).flat_map(to_levels));
+        use rayon::prelude::*;
+        let levels: Vec<u8> = weights.par_chunks(5).flat_map_iter(to_levels).collect();
+        tile.levels.extend(levels);
         for (k, values) in &mut tile.extra {
             use crate::maps::Surface;
             let surface = |s: Surface| {
