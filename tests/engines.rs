@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{scarp, scarp_ok, stderr};
+use common::{assert_no_validation_messages, scarp, scarp_ok, stderr};
 use scarp::terrain::engines::{Engine, Fit, Plan};
 use scarp::terrain::formats::{read, Heights, ReadOptions};
 
@@ -943,4 +943,79 @@ fn a_whole_large_project_exports_as_tiles_a_band_at_a_time() {
             assert!((h - w).abs() <= level, "{name} ({x}, {y}): {h} vs {w}");
         }
     }
+}
+
+/// The editor's engine export reads the open document a window at a time, its heights and
+/// erosion's wear and deposits (`Document` as an export `Input`): the same files as `scarp
+/// export` of the project the same journal saves, with the maps the Export dialog ticks.
+#[test]
+fn the_open_document_exports_as_its_project_does_with_its_maps() {
+    use scarp::terrain::engines::{export as engine_export, Engine, Fit, MapKind, Request};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let (_, eroded) = common::hill_journals(d, r#"{"texel_size": 2.0, "height_unit": 300.0}"#);
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("eroded.json"),
+        "--out",
+        &p("job.scarp"),
+    ]);
+    let maps = "slope,drainage,wear,deposits";
+    export(
+        &d.join("job.scarp"),
+        "unreal",
+        &d.join("cli"),
+        &["--maps", maps, "--backend", "cpu"],
+    );
+    let gpu = common::gpu();
+    let tables = scarp::noise::NoiseTables::default();
+    let mut doc = scarp::session::replay_journal(&gpu, &eroded, &tables).unwrap();
+    doc.pump(None).unwrap();
+    let desc = *doc.desc();
+    let req = Request {
+        engine: Engine::Unreal,
+        fit: Fit::Resample,
+        resolution: None,
+        maps: vec![
+            MapKind::Slope,
+            MapKind::Drainage,
+            MapKind::Wear,
+            MapKind::Deposits,
+        ],
+        tiles: None,
+    };
+    let written = engine_export(
+        &mut doc,
+        &desc,
+        req,
+        &scarp::render::look::Materials::default(),
+        &d.join("ed"),
+        &mut scarp::maps::kernels::Cpu,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(written.files.len(), 1 + 5 + 4, "{:?}", written.files);
+    for suffix in ["", "_rock", "_grass", "_snow"] {
+        let (a, b) = (
+            png(&d.join(format!("ed{suffix}.png"))),
+            png(&d.join(format!("cli{suffix}.png"))),
+        );
+        assert!(a == b, "ed{suffix}.png differs from the project's export");
+    }
+    let opts = ReadOptions::default();
+    for map in ["slope", "drainage", "wear", "deposits"] {
+        let a = read(&d.join(format!("ed_{map}.exr")), &opts)
+            .unwrap()
+            .values;
+        let b = read(&d.join(format!("cli_{map}.exr")), &opts)
+            .unwrap()
+            .values;
+        assert!(a == b, "ed_{map}.exr differs from the project's export");
+        if map == "wear" {
+            assert!(a.iter().any(|&m| m > 0.0), "the run wore the hill");
+        }
+    }
+    assert_no_validation_messages(&gpu);
 }

@@ -12,6 +12,7 @@
 //! * `log.rs`: the undo log (which fields each step wrote an undo step in).
 //! * `routing.rs`: which fields a stroke paints on the selection, and with what.
 
+mod export_input;
 mod field_maps;
 mod log;
 mod routing;

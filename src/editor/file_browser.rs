@@ -3,6 +3,7 @@
 //! folder listing and what a typed name means are plain functions (tested); the window only
 //! draws them. A typed name may be a whole path (`~/` is the home folder).
 
+use crate::terrain::engines::MapKind;
 use imgui::{Condition, Key, Ui};
 use std::path::{Path, PathBuf};
 
@@ -191,6 +192,19 @@ pub struct ExportOptions {
     /// A glTF mesh of the region within this many metres of the heights (docs/engines.md, "A
     /// mesh"), instead of heights; None: heights.
     pub mesh: Option<f32>,
+    /// The maps written beside an engine's files, as [`MapKind::ALL`] lists them.
+    pub maps: [bool; MapKind::ALL.len()],
+}
+
+impl ExportOptions {
+    /// The maps asked for.
+    pub fn map_kinds(&self) -> Vec<MapKind> {
+        MapKind::ALL
+            .into_iter()
+            .zip(self.maps)
+            .filter_map(|(k, on)| on.then_some(k))
+            .collect()
+    }
 }
 
 /// The browser window's state.
@@ -460,6 +474,22 @@ impl FileBrowser {
     }
 }
 
+/// What map `kind` holds, in words (docs/maps.md).
+fn map_tip(kind: MapKind) -> &'static str {
+    match kind {
+        MapKind::Slope => "NAME_slope.exr: the slope in degrees",
+        MapKind::Curvature => {
+            "NAME_curvature.exr: the Laplacian of the heights, 1/m, concave above 0"
+        }
+        MapKind::Profile => "NAME_profile.exr: profile curvature, 1/m (along the steepest slope)",
+        MapKind::Plan => "NAME_plan.exr: plan curvature, 1/m (of the contour lines)",
+        MapKind::Drainage => "NAME_drainage.exr: D8 drainage area, m² (counted on the GPU)",
+        MapKind::Wetness => "NAME_wetness.exr: topographic wetness, ln(a / tan slope)",
+        MapKind::Wear => "NAME_wear.exr: metres of ground erosion removed (0 where none ran)",
+        MapKind::Deposits => "NAME_deposits.exr: metres erosion laid down (0 where none ran)",
+    }
+}
+
 /// The export's engine preset, region and tiles.
 fn export_options(ui: &Ui, e: &mut ExportOptions) {
     use crate::terrain::engines::{Engine, Fit};
@@ -508,6 +538,15 @@ fn export_options(ui: &Ui, e: &mut ExportOptions) {
         let mut crop = e.fit == Fit::Crop;
         if ui.checkbox("crop (else resample)", &mut crop) {
             e.fit = if crop { Fit::Crop } else { Fit::Resample };
+        }
+        // Four a row: the dialog is narrower than the eight.
+        for (i, kind) in MapKind::ALL.into_iter().enumerate() {
+            if i % 4 == 0 {
+                ui.text(if i == 0 { "maps:" } else { "     " });
+            }
+            ui.same_line();
+            ui.checkbox(kind.name(), &mut e.maps[i]);
+            super::widgets::tip(ui, map_tip(kind));
         }
         return;
     }

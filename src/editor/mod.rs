@@ -1631,36 +1631,14 @@ impl Editor {
 
     /// Writes the whole document (the layers' composite) for `engine` to files named after
     /// `path` without its extension (docs/engines.md), the weight maps by the look's materials
-    /// (what the viewport shows; the default materials where the look is off).
+    /// (what the viewport shows; the default materials where the look is off), and the maps the
+    /// dialog ticks; read from the pages a window at a time.
     fn export_for_engine(
         &mut self,
         path: &Path,
         engine: crate::terrain::engines::Engine,
     ) -> Result<String> {
-        use crate::pages::geometry::Region;
-        use crate::terrain::engines::{export, Input, MapKind, Request};
-        use crate::terrain::formats::Heights;
-        /// The document read a window at a time (a large one is never made whole).
-        struct Doc<'a>(&'a crate::pages::Field, [u32; 2]);
-        impl Input for Doc<'_> {
-            fn size(&self) -> [u32; 2] {
-                self.1
-            }
-            fn heights(&mut self, r: Region) -> std::result::Result<Heights, String> {
-                let values = rects::read(self.0, r.rect()).map_err(|e| e.to_string())?;
-                Ok(Heights {
-                    width: r.width,
-                    height: r.height,
-                    values,
-                })
-            }
-            fn holds(&self, _: MapKind) -> bool {
-                false
-            }
-            fn stored(&mut self, k: MapKind, _: Region) -> std::result::Result<Heights, String> {
-                Err(format!("{}: not exported from the editor", k.name()))
-            }
-        }
+        use crate::terrain::engines::{export, Request};
         let d = *self.session.doc.desc();
         self.session.doc.pump(None)?;
         let materials = self.ui.view.look.map(|l| l.materials).unwrap_or_default();
@@ -1668,14 +1646,13 @@ impl Editor {
             engine,
             fit: self.ui.export.fit,
             resolution: None,
-            maps: Vec::new(),
+            maps: self.ui.export.map_kinds(),
             tiles: None,
         };
         let mut kernels = crate::maps::kernels::OnGpu::new(&self.gpu)?;
         let out = path.with_extension("");
-        let mut doc = Doc(self.session.doc.height(), [d.width, d.height]);
         let written = export(
-            &mut doc,
+            &mut self.session.doc,
             &d,
             req,
             &materials,

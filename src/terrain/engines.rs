@@ -518,6 +518,18 @@ pub enum MapKind {
 }
 
 impl MapKind {
+    /// Every map, in the order the flags and the editor's Export dialog list them.
+    pub const ALL: [MapKind; 8] = [
+        MapKind::Slope,
+        MapKind::Curvature,
+        MapKind::Profile,
+        MapKind::Plan,
+        MapKind::Drainage,
+        MapKind::Wetness,
+        MapKind::Wear,
+        MapKind::Deposits,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             MapKind::Slope => "slope",
