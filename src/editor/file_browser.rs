@@ -192,9 +192,12 @@ pub struct ExportOptions {
     /// A glTF mesh of the region within this many metres of the heights (docs/engines.md, "A
     /// mesh"), instead of heights; None: heights.
     pub mesh: Option<f32>,
-    /// The maps written beside an engine's files, as [`MapKind::ALL`] lists them.
-    pub maps: [bool; MapKind::ALL.len()],
+    /// The maps written beside an engine's files, as [`MapKind::ALL`] lists them (the length
+    /// spelled out: a constant expression there made the compiler fail on a struct update).
+    pub maps: [bool; 8],
 }
+
+const _: () = assert!(MapKind::COUNT == 8);
 
 impl ExportOptions {
     /// The maps asked for.

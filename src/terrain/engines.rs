@@ -518,8 +518,11 @@ pub enum MapKind {
 }
 
 impl MapKind {
+    /// How many there are.
+    pub const COUNT: usize = 8;
+
     /// Every map, in the order the flags and the editor's Export dialog list them.
-    pub const ALL: [MapKind; 8] = [
+    pub const ALL: [MapKind; MapKind::COUNT] = [
         MapKind::Slope,
         MapKind::Curvature,
         MapKind::Profile,
