@@ -780,6 +780,40 @@ fn a_projects_erosion_wear_and_deposits_export_in_metres() {
     assert!(!out.status.success() && e.contains("--maps wear"), "{e}");
 }
 
+/// `DIR/big.scarp`: a `side`² project of 512² pages, flat at 0 but for one raise dab of
+/// `radius` at `at`.
+fn dabbed_project(d: &std::path::Path, side: u32, radius: u32, at: [u32; 2]) {
+    let journal = format!(
+        r#"{{"version": 2, "document": {{"width": {side}, "height": {side},
+        "page_size": 512, "height_min": 0.0, "height_max": 1.0, "initial": {{"flat": 0.0}}}},
+      "steps": [{{"stroke": {{"brush": {{"type": "raise", "radius": {radius}, "inner_radius": 0,
+        "strength": 0.5, "spacing": 0.25, "falloff": "parabolic"}},
+        "samples": [{{"x": {}, "y": {}, "pressure": 1.0, "t": 0.0}}]}}}}]}}"#,
+        at[0], at[1]
+    );
+    let json = d.join("big.json");
+    std::fs::write(&json, journal).unwrap();
+    let out = d.join("big.scarp");
+    scarp_ok(&[
+        "apply",
+        "--journal",
+        json.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+}
+
+/// `scarp export ARGS` within 4 GB of address space (`ulimit -v`).
+fn export_within_4gb(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("bash")
+        .args(["-c", "ulimit -v 4000000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_scarp"))
+        .arg("export")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// A region of a large project exports by reading only the pages under it (issue 39: big
 /// documents exported page by page): a 65536² project with one page painted, whose heights
 /// whole would be 16 GiB, gives the Unreal export of its 1009² corner within 4 GB of address
@@ -790,28 +824,19 @@ fn a_region_of_a_large_project_exports_without_reading_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let p = |n: &str| d.join(n).to_str().unwrap().to_string();
-    let journal = r#"{"version": 2, "document": {"width": 65536, "height": 65536,
-        "page_size": 512, "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.0}},
-      "steps": [{"stroke": {"brush": {"type": "raise", "radius": 300, "inner_radius": 0,
-        "strength": 0.5, "spacing": 0.25, "falloff": "parabolic"},
-        "samples": [{"x": 500, "y": 500, "pressure": 1.0, "t": 0.0}]}}]}"#;
-    std::fs::write(d.join("big.json"), journal).unwrap();
-    scarp_ok(&[
-        "apply",
-        "--journal",
-        &p("big.json"),
-        "--out",
+    dabbed_project(d, 65536, 300, [500, 500]);
+    let limited = export_within_4gb(&[
+        "--heights",
         &p("big.scarp"),
+        "--engine",
+        "unreal",
+        "--out",
+        &p("big"),
+        "--region",
+        "0,0,1009,1009",
+        "--backend",
+        "cpu",
     ]);
-    let region = ["--region", "0,0,1009,1009", "--backend", "cpu"];
-    let limited = std::process::Command::new("bash")
-        .args(["-c", "ulimit -v 4000000 && exec \"$0\" \"$@\""])
-        .arg(env!("CARGO_BIN_EXE_scarp"))
-        .args(["export", "--heights", &p("big.scarp"), "--engine", "unreal"])
-        .args(["--out", &p("big")])
-        .args(region)
-        .output()
-        .unwrap();
     assert!(limited.status.success(), "{}", stderr(&limited));
     scarp_ok(&[
         "convert",
@@ -852,27 +877,21 @@ fn a_whole_large_project_exports_as_tiles_a_band_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let p = |n: &str| d.join(n).to_str().unwrap().to_string();
-    let journal = r#"{"version": 2, "document": {"width": 32768, "height": 32768,
-        "page_size": 512, "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.0}},
-      "steps": [{"stroke": {"brush": {"type": "raise", "radius": 2500, "inner_radius": 0,
-        "strength": 0.5, "spacing": 0.25, "falloff": "parabolic"},
-        "samples": [{"x": 20000, "y": 9000, "pressure": 1.0, "t": 0.0}]}}]}"#;
-    std::fs::write(d.join("big.json"), journal).unwrap();
-    scarp_ok(&[
-        "apply",
-        "--journal",
-        &p("big.json"),
-        "--out",
+    dabbed_project(d, 32768, 2500, [20000, 9000]);
+    let limited = export_within_4gb(&[
+        "--heights",
         &p("big.scarp"),
+        "--engine",
+        "unreal",
+        "--tiles",
+        "2x2",
+        "--resolution",
+        "127",
+        "--backend",
+        "cpu",
+        "--out",
+        &p("wp"),
     ]);
-    let limited = std::process::Command::new("bash")
-        .args(["-c", "ulimit -v 4000000 && exec \"$0\" \"$@\""])
-        .arg(env!("CARGO_BIN_EXE_scarp"))
-        .args(["export", "--heights", &p("big.scarp"), "--engine", "unreal"])
-        .args(["--tiles", "2x2", "--resolution", "127", "--backend", "cpu"])
-        .args(["--out", &p("wp")])
-        .output()
-        .unwrap();
     assert!(limited.status.success(), "{}", stderr(&limited));
     // The hill and a page around it, read back from the project; the rest is flat at 0.
     let hill = scarp::pages::geometry::Region {
