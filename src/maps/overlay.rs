@@ -48,7 +48,11 @@ pub fn shades(
             (crate::maps::flow::drainage_shades(&area, a0), Tint::Water)
         }
         Overlay::Wetness => {
-            let range = crate::terrain::formats::min_max(heights);
+            let range = heights
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
+                    (lo.min(h), hi.max(h))
+                });
             let m = crate::render::look::Materials::default();
             let push = crate::maps::MapsPush::new(d, size, [0, 0], range, &m);
             let maps = kernels.maps(heights, &push)?;
