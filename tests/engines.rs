@@ -1038,3 +1038,34 @@ fn the_open_document_exports_as_its_project_does_with_its_maps() {
     }
     assert_no_validation_messages(&gpu);
 }
+
+/// What an export makes whole is refused past 2^28 samples before anything is read or written,
+/// naming why: Godot's one file of a 16400² project (Unreal's, made a band at a time, is not).
+#[test]
+fn a_whole_made_file_past_its_limit_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    dabbed_project(d, 16400, 10, [100, 100]);
+    let big = d.join("big.scarp");
+    let out = scarp(&[
+        "export",
+        "--heights",
+        big.to_str().unwrap(),
+        "--engine",
+        "godot",
+        "--out",
+        d.join("g").to_str().unwrap(),
+    ]);
+    let e = stderr(&out);
+    assert!(
+        !out.status.success() && e.contains("godot: its one 16400x16400 file is made in memory"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('g'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

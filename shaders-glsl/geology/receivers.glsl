@@ -1,5 +1,6 @@
 // Stream power, step 1: the receiver of every texel of R — the in-R neighbour with the steepest
-// descent s_k = (z_p - z_q) / delta_k > 0, the lowest k on equal slopes; NO_RECEIVER for a pit.
+// descent s_k = (z_p - z_q) / delta_k > 0 (computed as the drop times 1 / delta_k rounded on the
+// host, as the twin does), the lowest k on equal slopes; NO_RECEIVER for a pit.
 // CPU twin: geology::cpu::receiver.
 #include "geology_shared.glsl"
 

@@ -160,7 +160,7 @@ fn measure_drainage(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Result
         let t0 = Instant::now();
         let exact = crate::geology::cpu::d8_area(&z, &push(size, 1.0));
         let cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
-        let on_gpu = crate::maps::drainage::areas(&counts, 1.0);
+        let on_gpu = crate::maps::drainage::areas(&counts, push(size, 1.0).a0);
         let differing = on_gpu.iter().zip(&exact).filter(|(a, b)| a != b).count() as u64;
         let (gpu_wall_ms, gpu_ms) = (median(&wall), median(&passes));
         let n = u64::from(side) * u64::from(side);

@@ -112,8 +112,9 @@ pub fn run(a: &ExportArgs) -> Result<()> {
     if let Some(engine) = a.engine {
         let size = [region.width, region.height];
         let tiles = a.tiles.unwrap_or((1, 1));
-        Plan::tiled(engine, a.fit, a.resolution, size, whole.texel_size(), tiles)
+        let plan = Plan::tiled(engine, a.fit, a.resolution, size, whole.texel_size(), tiles)
             .map_err(anyhow::Error::msg)?;
+        crate::terrain::engines::check(&plan, &a.maps).map_err(anyhow::Error::msg)?;
     }
     // The region and the texels around it in the document: the mesh's normals at its edges.
     let glb = match a.mesh {

@@ -1,7 +1,7 @@
 //! The document as an engine export reads it ([`crate::terrain::engines::Input`], docs/engines.md):
 //! windows of its heights (the layers' composite) and of erosion's wear and deposits, read from
-//! the pages, so that a large document is never made whole. The heights are those of the pages
-//! as they are: pump the queued strokes first.
+//! the pages, so that a large document is never made whole. Each read first applies the queued
+//! strokes.
 
 use super::Document;
 use crate::pages::geometry::Region;
@@ -14,6 +14,7 @@ impl Input for Document {
     }
 
     fn heights(&mut self, r: Region) -> Result<Heights, String> {
+        self.pump(None).map_err(|e| e.to_string())?;
         let values =
             crate::pages::rects::read(self.height(), r.rect()).map_err(|e| e.to_string())?;
         Ok(Heights {
@@ -29,6 +30,7 @@ impl Input for Document {
     }
 
     fn stored(&mut self, kind: MapKind, r: Region) -> Result<Heights, String> {
+        self.pump(None).map_err(|e| e.to_string())?;
         let values = self
             .wear_rect(r.rect(), kind == MapKind::Deposits)
             .map_err(|e| e.to_string())?

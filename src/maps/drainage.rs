@@ -179,10 +179,14 @@ pub fn twin(z: &[f32], size: [u32; 2], tau: f32) -> Vec<u32> {
     v
 }
 
-/// Drainage areas (m²) of `counts` on texels of `tau` metres: each count times τ².
-pub fn areas(counts: &[u32], tau: f64) -> Vec<f64> {
-    let a0 = tau * tau;
-    counts.iter().map(|&c| f64::from(c) * a0).collect()
+/// Drainage areas (m²) of `counts` on texels of area `a0` (the push's: τ² rounded to f32, as
+/// geology's accumulation adds it): each count times a0. Exactly `d8_area`'s sums while a count
+/// is below 2^29 (a0's 24 bits and the count's fit f64's 53).
+pub fn areas(counts: &[u32], a0: f32) -> Vec<f64> {
+    counts
+        .iter()
+        .map(|&c| f64::from(c) * f64::from(a0))
+        .collect()
 }
 
 #[cfg(test)]
@@ -222,7 +226,7 @@ mod tests {
         for (name, z) in [("rough", rough), ("plane", plane), ("snake", snake)] {
             let counts = twin(&z, [w, h], 2.0);
             let want = crate::geology::cpu::d8_area(&z, &push([w, h], 2.0));
-            assert_eq!(areas(&counts, 2.0), want, "{name}");
+            assert_eq!(areas(&counts, 4.0), want, "{name}");
         }
     }
 }

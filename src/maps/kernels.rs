@@ -59,6 +59,6 @@ impl MapKernels for OnGpu {
         let z = flow::metres(h, desc);
         let tau = desc.texel_size() as f32;
         let counts = self.drainage.counts(&self.gpu, &z, size, tau, None)?;
-        Ok(drainage::areas(&counts, desc.texel_size()))
+        Ok(drainage::areas(&counts, drainage::push(size, tau).a0))
     }
 }

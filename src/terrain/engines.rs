@@ -571,6 +571,18 @@ impl MapKind {
         self.stored_field().is_some()
     }
 
+    /// The weight kernel's surface map it is, if it is one.
+    pub fn surface(self) -> Option<crate::maps::Surface> {
+        use crate::maps::Surface;
+        match self {
+            MapKind::Slope => Some(Surface::Slope),
+            MapKind::Curvature => Some(Surface::Curvature),
+            MapKind::Profile => Some(Surface::Profile),
+            MapKind::Plan => Some(Surface::Plan),
+            _ => None,
+        }
+    }
+
     /// Whether a sample's value depends on the whole landscape (everything upstream of it).
     pub fn global(self) -> bool {
         matches!(self, MapKind::Drainage | MapKind::Wetness)
@@ -603,7 +615,7 @@ pub trait Input {
     fn stored(&mut self, kind: MapKind, r: Region) -> Result<Heights, String>;
 }
 
-/// A grid held whole (a height file, the editor's document): no stored maps.
+/// A grid held whole: no stored maps (the unit tests' input, and any caller's with a grid).
 pub struct Held<'a>(pub &'a Heights);
 
 impl Input for Held<'_> {
@@ -627,9 +639,11 @@ impl Input for Held<'_> {
     }
 }
 
-/// The most samples of a map that needs the whole landscape at once (drainage and wetness: a
-/// sample's area depends on everything upstream), with its heights, weights and surface maps
-/// in memory (about 48 bytes a sample, 13 GB here; 4 x 4 tiles of 4033 fit).
+/// The most samples an export makes whole: a map that needs the whole landscape at once
+/// (drainage and wetness: a sample's area depends on everything upstream), and the one file of
+/// Unity (at most 4097² anyway) or Godot, with its heights, weights, surface maps and drainage
+/// in memory (about 60 bytes a sample, 16 GB here; 4 x 4 tiles of 4033 fit). Unreal's files
+/// are made a band at a time and have no such limit.
 pub const MAX_GLOBAL_SAMPLES: u64 = 1 << 28;
 
 /// Output samples an Unreal export computes at a time (a band of a tile's rows): their heights,
@@ -640,10 +654,12 @@ const BAND_SAMPLES: u64 = 1 << 22;
 
 /// Exports the area `input` gives, of document `desc`, for `req.engine` to files named after
 /// `out` (`DIR/NAME`), the weight maps by `materials` (anchored on the exported heights as the
-/// viewport anchors them on the document's) computed by `kernels` (the GPU's or their twins). Unreal's files are made a band of rows at a time, read from the window of
-/// the area under it: a project of any size exports in the memory of one band. `progress` is
-/// told the samples made and how many there are to make (an Unreal export makes each twice:
-/// first for the heights' range).
+/// viewport anchors them on the document's) computed by `kernels` (the GPU's or their twins).
+/// Unreal's files are made a band of rows at a time, each from the window of the area under it:
+/// a project of any size exports in the memory of one tile's images. Other engines' one file,
+/// and drainage and wetness, are made whole (at most [`MAX_GLOBAL_SAMPLES`]), their heights
+/// still read a band at a time. `progress` is told the samples made and how many there are to
+/// make (an Unreal export makes each twice: first for the heights' range).
 pub fn export(
     input: &mut dyn Input,
     desc: &DocumentDesc,
@@ -669,19 +685,8 @@ pub fn export(
             k.name()
         )));
     }
+    check(&plan, &req.maps).map_err(ExportError::Plan)?;
     let samples = u64::from(plan.size[0]) * u64::from(plan.size[1]);
-    if let Some(k) = req.maps.iter().find(|k| k.global()) {
-        if samples > MAX_GLOBAL_SAMPLES {
-            return Err(ExportError::Plan(format!(
-                "--maps {}: a sample's area depends on everything upstream, so the whole {}x{} \
-                 landscape is made in memory, past the {MAX_GLOBAL_SAMPLES} samples it may hold: \
-                 a smaller size or region",
-                k.name(),
-                plan.size[0],
-                plan.size[1]
-            )));
-        }
-    }
     let out_desc = plan.desc(desc);
     let whole = Region::whole(plan.size[0], plan.size[1]);
     let tiles = plan.tile_regions();
@@ -695,19 +700,16 @@ pub fn export(
         done += n;
         progress(done, total)
     };
+    let unreal = plan.engine == Engine::Unreal;
+    let global = req.maps.iter().any(|k| k.global());
     // Other engines' files, and the maps whose every sample needs the whole landscape, are
-    // made from the whole; Unreal's range then comes from it.
-    let global = match req.maps.iter().any(|k| k.global()) || plan.engine != Engine::Unreal {
-        true => {
-            let heights = plan
-                .samples(whole, |s| input.heights(s))
-                .map_err(ExportError::Read)?;
-            step(samples);
-            Some(heights)
-        }
+    // made from the whole landscape's heights (made band by band: the source is read a window
+    // at a time); Unreal's range then comes from them.
+    let heights = match global || !unreal {
+        true => Some(whole_samples(&plan, input, &mut step)?),
         false => None,
     };
-    let range = match &global {
+    let range = match &heights {
         Some(h) => super::formats::min_max(&h.values),
         None => unreal_range(&plan, input, BAND_SAMPLES, &mut step)?,
     };
@@ -717,47 +719,55 @@ pub fn export(
         crate::maps::MapsPush::new(&out_desc, [r.width, r.height], [r.x, r.y], range, &m)
             .spaced(plan.spacing_m)
     };
-    let global_maps = match &global {
-        Some(h) => {
-            let maps = kernels
+    // Drainage and wetness share one D8 accumulation.
+    let area = match (&heights, global) {
+        (Some(h), true) => Some(
+            kernels
+                .drainage(&h.values, plan.size, &out_desc)
+                .map_err(|e| ExportError::Drainage(e.to_string()))?,
+        ),
+        _ => None,
+    };
+    // The weights and surface maps of the whole: other engines' files; for Unreal, the slope
+    // its wetness needs (its tiles make their own weights).
+    let wet = req.maps.contains(&MapKind::Wetness);
+    let maps = match &heights {
+        Some(h) if !unreal || wet => Some(
+            kernels
                 .maps(&h.values, &push(whole))
-                .map_err(|e| ExportError::Weights(e.to_string()))?;
-            // Drainage and wetness share one D8 accumulation.
-            let area = match req.maps.iter().any(|k| k.global()) {
-                true => Some(
-                    kernels
-                        .drainage(&h.values, plan.size, &out_desc)
-                        .map_err(|e| ExportError::Drainage(e.to_string()))?,
-                ),
-                false => None,
-            };
-            let extra: Vec<(MapKind, Vec<f32>)> = req
-                .maps
-                .iter()
-                .filter(|k| plan.engine != Engine::Unreal || k.global())
-                .map(|&k| {
-                    let values = match k.stored() {
-                        true => {
-                            plan.samples(whole, |r| input.stored(k, r))
-                                .map_err(ExportError::Read)?
-                                .values
-                        }
-                        false => derived(k, &out_desc, &maps, area.as_deref()),
-                    };
-                    Ok((k, values))
-                })
-                .collect::<Result<_, ExportError>>()?;
-            Some((maps, extra))
-        }
-        None => None,
+                .map_err(|e| ExportError::Weights(e.to_string()))?,
+        ),
+        _ => None,
+    };
+    let extra: Vec<(MapKind, Vec<f32>)> = match &maps {
+        Some(maps) => req
+            .maps
+            .iter()
+            .filter(|k| !unreal || k.global())
+            .map(|&k| {
+                let values = match k.stored() {
+                    true => {
+                        plan.samples(whole, |r| input.stored(k, r))
+                            .map_err(ExportError::Read)?
+                            .values
+                    }
+                    false => derived(k, &out_desc, maps, area.as_deref()),
+                };
+                Ok((k, values))
+            })
+            .collect::<Result<_, ExportError>>()?,
+        // Unreal with drainage alone.
+        None => match &area {
+            Some(a) => vec![(MapKind::Drainage, a.iter().map(|&v| v as f32).collect())],
+            None => Vec::new(),
+        },
     };
     let mut written = Written::default();
-    let result = match (plan.engine, &global, &global_maps) {
-        (Engine::Unreal, _, _) => {
-            let globals = global_maps
-                .as_ref()
-                .map(|(_, e)| e.as_slice())
-                .unwrap_or(&[]);
+    let result = match (unreal, heights, &maps) {
+        (true, _, _) => {
+            // The whole landscape's heights, weights and area are not needed past here.
+            drop((maps, area));
+            let globals = extra.as_slice();
             let mut tile = |r: Region| {
                 let bands = bands(&plan, r, BAND_SAMPLES);
                 unreal_tile(
@@ -773,13 +783,13 @@ pub fn export(
             };
             write_unreal(&u, &tiles, &mut tile, out, &mut written)
         }
-        (_, Some(heights), Some((maps, extra))) => {
+        (false, Some(heights), Some(maps)) => {
             let o = Outputs {
                 plan: &plan,
                 desc: &out_desc,
-                grid: heights,
+                grid: &heights,
                 weights: &maps.weights,
-                extra,
+                extra: &extra,
                 doc_size: size,
             };
             write_files(&o, out, &mut written)
@@ -793,6 +803,56 @@ pub fn export(
         }
     }
     result.map(|()| written)
+}
+
+/// Refuses, by name, an export that would hold too much in memory at once: a map whose every
+/// sample needs the whole landscape (drainage, wetness), or one file of an engine other than
+/// Unreal (made whole), past [`MAX_GLOBAL_SAMPLES`]. `scarp export` asks before any work.
+pub fn check(plan: &Plan, maps: &[MapKind]) -> Result<(), String> {
+    let samples = u64::from(plan.size[0]) * u64::from(plan.size[1]);
+    if samples <= MAX_GLOBAL_SAMPLES {
+        return Ok(());
+    }
+    let [w, h] = plan.size;
+    if let Some(k) = maps.iter().find(|k| k.global()) {
+        return Err(format!(
+            "--maps {}: a sample's area depends on everything upstream, so the whole {w}x{h} \
+             landscape is made in memory, past the {MAX_GLOBAL_SAMPLES} samples it may hold: a \
+             smaller size or region",
+            k.name()
+        ));
+    }
+    match plan.engine {
+        Engine::Unreal => Ok(()),
+        e => Err(format!(
+            "{}: its one {w}x{h} file is made in memory, past the {MAX_GLOBAL_SAMPLES} samples \
+             it may hold: export a --region at a time",
+            e.name()
+        )),
+    }
+}
+
+/// All of `plan`'s samples, made a band of rows at a time (each from its window of the source:
+/// the same values as one call over the whole, and the source never read whole).
+fn whole_samples(
+    plan: &Plan,
+    input: &mut dyn Input,
+    step: &mut dyn FnMut(u64),
+) -> Result<Heights, ExportError> {
+    let whole = Region::whole(plan.size[0], plan.size[1]);
+    let mut values = Vec::with_capacity(whole.samples() as usize);
+    for band in bands(plan, whole, BAND_SAMPLES) {
+        let h = plan
+            .samples(band, |s| input.heights(s))
+            .map_err(ExportError::Read)?;
+        values.extend(h.values);
+        step(band.samples());
+    }
+    Ok(Heights {
+        width: plan.size[0],
+        height: plan.size[1],
+        values,
+    })
 }
 
 /// The bands of rows `r` is made in: as many rows as keep a band within `samples` and its
@@ -819,12 +879,12 @@ fn bands(plan: &Plan, r: Region, samples: u64) -> impl Iterator<Item = Region> {
 fn unreal_range(
     plan: &Plan,
     input: &mut dyn Input,
-    band: u64,
+    budget: u64,
     step: &mut dyn FnMut(u64),
 ) -> Result<(f32, f32), ExportError> {
     let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
     // Edge samples shared by two tiles are made once: the plan's rows, a band at a time.
-    for band in bands(plan, Region::whole(plan.size[0], plan.size[1]), band) {
+    for band in bands(plan, Region::whole(plan.size[0], plan.size[1]), budget) {
         let h = plan
             .samples(band, |s| input.heights(s))
             .map_err(ExportError::Read)?;
@@ -890,22 +950,18 @@ fn unreal_tile(
         let levels: Vec<u8> = weights.par_chunks(5).flat_map_iter(to_levels).collect();
         tile.levels.extend(levels);
         for (k, values) in &mut tile.extra {
-            use crate::maps::Surface;
-            let surface = |s: Surface| {
+            if let Some(s) = k.surface() {
                 let all: Vec<f32> = maps.surface(s).collect();
-                inner.cut(&all, outer.width)
-            };
+                values.extend(inner.cut(&all, outer.width));
+                continue;
+            }
             match *k {
-                MapKind::Slope => values.extend(surface(Surface::Slope)),
-                MapKind::Curvature => values.extend(surface(Surface::Curvature)),
-                MapKind::Profile => values.extend(surface(Surface::Profile)),
-                MapKind::Plan => values.extend(surface(Surface::Plan)),
                 MapKind::Wear | MapKind::Deposits => values.extend(
                     plan.samples(band, |s| input.stored(*k, s))
                         .map_err(ExportError::Read)?
                         .values,
                 ),
-                MapKind::Drainage | MapKind::Wetness => {
+                _ => {
                     let (_, all) = globals.iter().find(|(g, _)| g == k).expect("made whole");
                     values.extend(band.cut(all, plan.size[0]));
                 }
@@ -956,7 +1012,6 @@ fn write_unreal(
     for &(i, j, r) in tiles {
         let t = tile(r)?;
         let path = with_suffix(out, &format!("{}.png", suffix(i, j)));
-        written.files.push(path.clone());
         super::export::write_with_sidecar(
             &path,
             &t.heights,
@@ -965,6 +1020,7 @@ fn write_unreal(
             &opts,
             &mut |_, _| {},
         )?;
+        written.files.push(path);
         // The five weight maps are encoded side by side (PNG's deflate is one thread a file).
         use rayon::prelude::*;
         let maps: Vec<(PathBuf, Result<Vec<u8>, FileError>)> = NAMES
@@ -978,8 +1034,8 @@ fn write_unreal(
             })
             .collect();
         for (p, png) in maps {
-            written.files.push(p.clone());
             crate::atomic_file::write_bytes_atomic(&p, &png?)?;
+            written.files.push(p);
         }
         for (kind, values) in t.extra {
             let p = with_suffix(out, &format!("_{}{}.exr", kind.name(), suffix(i, j)));
@@ -988,8 +1044,8 @@ fn write_unreal(
                 height: r.height,
                 values,
             };
-            written.files.push(p.clone());
             super::formats::write(&p, &m, &WriteOptions::default())?;
+            written.files.push(p);
         }
     }
     let name = |suffix: &str| file_name(&with_suffix(out, suffix));
@@ -1056,17 +1112,15 @@ fn derived(
     maps: &crate::maps::Maps,
     area: Option<&[f64]>,
 ) -> Vec<f32> {
-    use crate::maps::Surface;
-    let slope = || maps.surface(Surface::Slope);
+    if let Some(s) = kind.surface() {
+        return maps.surface(s).collect();
+    }
+    let slope = || maps.surface(crate::maps::Surface::Slope);
     let area = || area.expect("made for drainage and wetness");
     match kind {
-        MapKind::Slope => slope().collect(),
-        MapKind::Curvature => maps.surface(Surface::Curvature).collect(),
-        MapKind::Profile => maps.surface(Surface::Profile).collect(),
-        MapKind::Plan => maps.surface(Surface::Plan).collect(),
         MapKind::Drainage => area().iter().map(|&a| a as f32).collect(),
         MapKind::Wetness => crate::maps::flow::wetness(area(), slope(), desc.texel_size()),
-        MapKind::Wear | MapKind::Deposits => unreachable!("stored maps are given, not derived"),
+        _ => unreachable!("surface maps above; stored maps are given, not derived"),
     }
 }
 
@@ -1108,12 +1162,10 @@ fn file_name(p: &Path) -> String {
 /// Writes `NAME.txt`, the `note`'s lines.
 fn write_note(out: &Path, note: &[String], written: &mut Written) -> Result<(), ExportError> {
     let path = out.with_file_name(format!("{}.txt", file_name(out)));
-    written.note = path.clone();
     let text = note.join("\n") + "\n";
-    Ok(crate::atomic_file::write_bytes_atomic(
-        &path,
-        text.as_bytes(),
-    )?)
+    crate::atomic_file::write_bytes_atomic(&path, text.as_bytes())?;
+    written.note = path;
+    Ok(())
 }
 
 /// Writes a Unity or Godot export to files named after `out` (`DIR/NAME`): the heights, the
@@ -1251,9 +1303,9 @@ fn write_files(o: &Outputs, out: &Path, written: &mut Written) -> Result<(), Exp
             values: values.clone(),
             ..*grid
         };
-        written.files.push(p.clone());
         super::formats::write(&p, &m, &WriteOptions::default())?;
         note.push(format!("  {}: {} ({})", kind.name(), name(&p), kind.unit()));
+        written.files.push(p);
     }
     write_note(out, &note, written)
 }
