@@ -708,3 +708,41 @@ fn drainage_counts_on_the_gpu_are_the_twins_and_geologys() {
     }
     assert_no_validation_messages(&gpu);
 }
+
+/// `scarp render --overlay drainage` of a document past 2^28 texels is refused in one line
+/// naming why (the whole document would be read and mapped at once), and writes no image.
+#[test]
+fn a_global_overlay_of_a_document_too_large_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    let journal = r#"{"version": 2, "document": {"width": 16400, "height": 16400,
+        "page_size": 512, "height_min": 0.0, "height_max": 1.0, "initial": {"flat": 0.0}},
+      "steps": []}"#;
+    std::fs::write(d.join("big.json"), journal).unwrap();
+    common::scarp_ok(&[
+        "apply",
+        "--journal",
+        &p("big.json"),
+        "--out",
+        &p("big.scarp"),
+    ]);
+    let out = common::scarp(&[
+        "render",
+        "--heights",
+        &p("big.scarp"),
+        "--overlay",
+        "wetness",
+        "--image",
+        "64x64",
+        "--out",
+        &p("x.png"),
+    ]);
+    let e = common::stderr(&out);
+    let line = e.lines().find(|l| l.contains("error")).unwrap_or_default();
+    assert!(
+        !out.status.success() && line.contains("--overlay wetness: a 16400x16400 document is past"),
+        "{e}"
+    );
+    assert!(!d.join("x.png").exists(), "no image");
+}

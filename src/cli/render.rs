@@ -600,6 +600,18 @@ fn field_overlay(
         renderer.set_overlay(Some((FIELD, crate::render::terrain::Overlay::Uplift)));
         return Ok(());
     }
+    let d = *terrain.desc();
+    if u64::from(d.width) * u64::from(d.height) > crate::maps::overlay::MOST_TEXELS {
+        bail!(
+            "--overlay {}: a {}x{} document is past the {} texels a global map is made over at \
+             once: render a region of it (`scarp convert --region`), or export the map at an \
+             engine's size (`scarp export --maps`)",
+            crate::maps::overlay::name(kind),
+            d.width,
+            d.height,
+            crate::maps::overlay::MOST_TEXELS
+        );
+    }
     // Its pages on the GPU before the first frame (the renderer brings in the pages a frame
     // drew, for the next one: a single still would show none).
     let tint = terrain

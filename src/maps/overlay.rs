@@ -23,6 +23,10 @@ pub const FIELD_MAPS: [Overlay; 5] = [
     Overlay::Erosion,
 ];
 
+/// Most texels a document may have for `scarp render` to compute a global field map (drainage,
+/// wetness, erosion): the whole document is read to the host and mapped at once (2^28, 16384²).
+pub const MOST_TEXELS: u64 = 1 << 28;
+
 /// Most texels a document may have for the editor to compute a global field map (drainage,
 /// wetness, erosion) as it is edited: the whole document is read to the host, its drainage
 /// counted on the GPU, tinted and written back each time.
