@@ -139,11 +139,16 @@ pub(super) fn names(quick: bool) -> Vec<String> {
 fn measure_drainage(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Result<Vec<DrainageRow>> {
     use crate::maps::drainage::{push, rounds, Kernels as Drainage};
     let mut rows = Vec::new();
-    let wanted = drainage_sides(o.quick)
+    let wanted: Vec<u32> = drainage_sides(o.quick)
         .iter()
-        .filter(|&&s| o.wants(&drainage_name(s)));
-    for &side in wanted {
-        let k = Drainage::new(gpu)?;
+        .copied()
+        .filter(|&s| o.wants(&drainage_name(s)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(rows);
+    }
+    let k = Drainage::new(gpu)?;
+    for side in wanted {
         let z = super::erosion::terrain(side);
         let size = [side, side];
         let t = timer(gpu, 1)?;

@@ -193,13 +193,12 @@ impl Input for Area<'_> {
         let field = kind.stored_field().expect("a stored map");
         let at = self.in_document(r);
         if !self.fields.iter().any(|(k, _)| *k == kind) {
-            let opened = match self.opened.take() {
-                Some(o) => o,
-                None => crate::project::open(self.project).map_err(|e| e.to_string())?,
-            };
-            let paged = crate::project::PagedHeights::open_field(self.project, &opened, field)
+            if self.opened.is_none() {
+                self.opened = Some(crate::project::open(self.project).map_err(|e| e.to_string())?);
+            }
+            let opened = self.opened.as_ref().expect("opened above");
+            let paged = crate::project::PagedHeights::open_field(self.project, opened, field)
                 .map_err(|e| e.to_string())?;
-            self.opened = Some(opened);
             self.fields.push((kind, paged));
         }
         let (_, paged) = self

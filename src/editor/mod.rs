@@ -1640,7 +1640,6 @@ impl Editor {
     ) -> Result<String> {
         use crate::terrain::engines::{export, Request};
         let d = *self.session.doc.desc();
-        self.session.doc.pump(None)?;
         let materials = self.ui.view.look.map(|l| l.materials).unwrap_or_default();
         let req = Request {
             engine,

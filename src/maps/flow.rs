@@ -7,7 +7,8 @@ use crate::pages::DocumentDesc;
 /// D8 drainage area (m²) of every texel of `heights` (height units of document `desc`, `size`
 /// texels), as geology routes it (`geology::cpu::d8_area`): from the texel itself, τ² at a
 /// ridge; pits are not filled.
-/// The GPU's counts ([`super::drainage`]) times τ² are the same areas, bit for bit.
+/// The GPU's counts ([`super::drainage`]) times the push's texel area are the same areas, bit
+/// for bit.
 pub fn drainage(heights: &[f32], size: [u32; 2], desc: &DocumentDesc) -> Vec<f64> {
     let tau = desc.texel_size() as f32;
     let push = super::drainage::push(size, tau);
