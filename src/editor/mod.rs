@@ -240,14 +240,17 @@ struct Input {
 
 impl Input {
     /// Moves `camera` by the keys held (WASD, Q and E; none while Ctrl is held, which makes
-    /// them shortcuts), `dt` seconds' worth, flying or orbiting.
-    fn steer(&self, camera: &mut Camera, fly: bool, dt: f32) {
+    /// them shortcuts, nor while the interface has the keyboard: `ui_keys`), `dt` seconds'
+    /// worth, flying or orbiting.
+    fn steer(&self, camera: &mut Camera, fly: bool, ui_keys: bool, dt: f32) {
         camera.set_mode(if fly {
             CameraMode::Fly
         } else {
             CameraMode::Orbit
         });
-        if self.modifiers.control_key() {
+        // A key pressed for a shortcut may go up after the browser it opened took the keyboard,
+        // and Ctrl before it: Ctrl+S's S would move the camera in between.
+        if self.modifiers.control_key() || ui_keys {
             return;
         }
         let speed = camera.eye().distance(camera.target).max(200.0) * 0.8 * dt;
@@ -2173,7 +2176,8 @@ impl Editor {
             .io_mut()
             .update_delta_time(std::time::Duration::from_secs_f32(dt.max(1e-4)));
         self.follow_map_view();
-        self.input.steer(&mut self.camera, self.ui.fly, dt);
+        let ui_keys = self.imgui.io().want_capture_keyboard;
+        self.input.steer(&mut self.camera, self.ui.fly, ui_keys, dt);
         let report = self.paint_and_pump()?;
         let water = self.erosion.is_some() && self.ui.erosion.show_water;
         let mask = self
