@@ -127,6 +127,9 @@ pub const LIGHT_FINE: i32 = 128;
 /// Reach of the ambient-occlusion horizons, texels (within a page's neighbours: pages are at
 /// least 128 texels).
 pub const AO_RADIUS: i32 = 48;
+/// The far level's sun march (render/lighting_far.comp) starts this far, texels, and steps an
+/// eighth of the distance, at least this much.
+pub const LIGHT_FAR_STEP: i32 = 16;
 /// Levels per quantity in the lighting field's packing (sun + 1024 x occlusion).
 pub const LIGHT_LEVELS: u32 = 1023;
 

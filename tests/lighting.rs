@@ -8,9 +8,10 @@ use scarp::brush::stroke::{stroke_instances, StrokeSample};
 use scarp::brush::{BrushSettings, BrushType};
 use scarp::document::Document;
 use scarp::noise::NoiseTables;
+use scarp::pages::coarse;
 use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use scarp::render::lighting::{
-    affected_by, cpu_lighting, unpack, LightSettings, Lighting, Sun, FIELD,
+    affected_by, cpu_far_lighting, cpu_lighting, unpack, LightSettings, Lighting, Sun, FIELD,
 };
 use std::collections::BTreeSet;
 
@@ -28,6 +29,31 @@ fn relief(w: u32, h: u32) -> Vec<f32> {
                 + 4.0 * (x * 0.21 + y * 0.13).sin()
         })
         .collect()
+}
+
+/// Mountains at the far level's scale (a 64² block spans a fraction of a slope): big bumps and
+/// long ridges, hundreds of texels across.
+fn ranges(w: u32, h: u32) -> Vec<f32> {
+    (0..w * h)
+        .map(|i| {
+            let (x, y) = ((i % w) as f32, (i / w) as f32);
+            let bump = |cx: f32, cy: f32, r: f32, a: f32| {
+                a * (-((x - cx).powi(2) + (y - cy).powi(2)) / (r * r)).exp()
+            };
+            bump(500.0, 400.0, 260.0, 420.0)
+                + bump(1400.0, 900.0, 180.0, 300.0)
+                + 90.0 * (x * 0.011).sin() * (y * 0.008).cos()
+        })
+        .collect()
+}
+
+/// The lighting field's coarse level as the shading pass reads it (each block's fourth value),
+/// brought up to date as the renderer does before a frame.
+fn far_of(d: &mut Document) -> Vec<f32> {
+    let f = d.store.field_mut(FIELD).expect("lit");
+    f.refresh_coarse().unwrap();
+    let level = f.coarse_level().expect("a coarse level").read().unwrap();
+    level.iter().map(|t| t[3]).collect()
 }
 
 fn light_of(d: &Document) -> Vec<f32> {
@@ -236,6 +262,194 @@ fn the_pages_in_view_are_lit_first_and_the_end_is_the_same() {
     assert!(
         ordered == light_of(&terrain),
         "the order changed the lighting"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+/// The far level (the lighting of the surface coarse nodes draw, one texel per 64² block) equals
+/// its CPU twin to one level of the packing, on nearly every texel exactly, in both height
+/// formats; it has sun, shadow and occlusion; after a stroke, the update relights only the
+/// far texels the stroke can reach, and the level equals the twin of the new heights.
+#[test]
+fn the_far_level_matches_its_cpu_twin_and_follows_edits() {
+    let gpu = gpu();
+    for (sun, format) in [
+        (settings(250.0, 20.0), HeightFormat::R32f),
+        (settings(40.0, 12.0), HeightFormat::R16),
+    ] {
+        let mut d = doc(2048, 1536, 256);
+        if format == HeightFormat::R16 {
+            (d.format, d.height_min, d.height_max) = (format, -100.0, 700.0);
+        }
+        let mut terrain =
+            Document::from_heights(&gpu, d, &ranges(d.width, d.height), &NoiseTables::new(2009))
+                .unwrap();
+        let mut l = Lighting::new(&gpu, d.format).unwrap();
+        // Following a view that draws nothing at page level: the far level alone.
+        l.follow_view(true);
+        let stats = l.update(&mut terrain.store, &sun, None).unwrap();
+        let [cw, ch] = coarse::size_of(&d);
+        let blocks = (cw * ch) as usize;
+        assert_eq!(
+            (stats.pages, stats.far_texels),
+            (0, blocks as u64),
+            "{stats:?}"
+        );
+        assert_eq!(l.pending(), 0);
+        let lit_pages = terrain
+            .store
+            .field(FIELD)
+            .unwrap()
+            .versions()
+            .by_page()
+            .count();
+        assert_eq!(lit_pages, 0, "no page is lit at full resolution");
+        let tol = 1.0 / 1023.0 + 1e-6;
+        let check = |terrain: &mut Document, what: &str| {
+            let heights = terrain.store.height().to_dense().unwrap();
+            let level = coarse::dense_level(&d, &heights);
+            let cpu = cpu_far_lighting(&d, &level, &sun);
+            let gpu_far = far_of(terrain);
+            let (ds, da, n) = compare(&gpu_far, &cpu);
+            assert!(
+                ds <= tol && da <= tol,
+                "{what}: sun {ds}, occlusion {da} apart"
+            );
+            assert!(n * 100 <= blocks, "{what}: {n} of {blocks} texels differ");
+            gpu_far
+        };
+        let before = check(&mut terrain, "opened");
+        let suns: Vec<f32> = before.iter().map(|&v| unpack(v).0).collect();
+        let shadowed = suns.iter().filter(|&&s| s < 0.5).count();
+        let sunny = suns.iter().filter(|&&s| s == 1.0).count();
+        assert!(
+            shadowed >= 20 && sunny >= 100,
+            "{shadowed} shadowed, {sunny} in the sun"
+        );
+        assert!(
+            before.iter().any(|&v| unpack(v).1 < 0.95),
+            "no occlusion anywhere"
+        );
+        // A wide stroke across the big bump.
+        let mut b = BrushSettings::new(BrushType::Raise);
+        b.radius = 120.0;
+        b.strength = 150.0;
+        let samples: Vec<StrokeSample> = (0..5)
+            .map(|i| StrokeSample {
+                x: 300.0 + 100.0 * i as f32,
+                y: 700.0,
+                pressure: 1.0,
+                t: 0.0,
+            })
+            .collect();
+        terrain
+            .apply_stroke(&b, &stroke_instances(&b, &samples))
+            .unwrap();
+        let stats = l.update(&mut terrain.store, &sun, None).unwrap();
+        assert!(
+            stats.far_texels > 0 && stats.far_texels < blocks as u64,
+            "the stroke relit {} far texels of {blocks}",
+            stats.far_texels
+        );
+        let lit_pages = terrain
+            .store
+            .field(FIELD)
+            .unwrap()
+            .versions()
+            .by_page()
+            .count();
+        assert_eq!(lit_pages, 0, "a page drawn coarse was lit near the stroke");
+        let after = check(&mut terrain, "after a stroke");
+        assert!(after != before, "the stroke changed nothing far");
+    }
+    assert_no_validation_messages(&gpu);
+}
+
+/// Following the view ([`Lighting::follow_view`]): only the pages the renderer draws at page
+/// level are lit, to the values lighting the whole document gives them, bit for bit; the
+/// lighting field's coarse level holds their corners where they are lit and the far level
+/// elsewhere; pages leaving the view are kept within the bytes allowed and beyond that
+/// dropped, their blocks back to the far level; a new sun relights only the view.
+#[test]
+fn following_the_view_lights_its_pages_alone_and_the_far_level_elsewhere() {
+    let gpu = gpu();
+    let d = doc(1024, 1024, 128);
+    let sun = settings(200.0, 25.0);
+    let heights = relief(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut whole = Lighting::new(&gpu, d.format).unwrap();
+    whole.update(&mut terrain.store, &sun, None).unwrap();
+    let full = light_of(&terrain);
+    terrain.store.remove_field(FIELD);
+
+    let mut l = Lighting::new(&gpu, d.format).unwrap();
+    l.follow_view(true);
+    let first = l.update(&mut terrain.store, &sun, None).unwrap();
+    assert_eq!(first.pages, 0, "{first:?}");
+    let far = far_of(&mut terrain);
+    let view = [PageId { x: 2, y: 3 }, PageId { x: 3, y: 3 }];
+    l.want_first(&view);
+    let s = l.update(&mut terrain.store, &sun, None).unwrap();
+    assert_eq!((s.pages, s.pending, s.pending_in_view), (2, 0, 0), "{s:?}");
+    let held = |t: &Document| -> BTreeSet<PageId> {
+        t.store
+            .field(FIELD)
+            .unwrap()
+            .versions()
+            .by_page()
+            .map(|(id, _)| id)
+            .collect()
+    };
+    assert_eq!(held(&terrain), view.into_iter().collect());
+    let lit = light_of(&terrain);
+    for id in view {
+        assert!(
+            page_values(&d, &lit, id) == page_values(&d, &full, id),
+            "page {id:?} differs from the whole document's lighting"
+        );
+    }
+    // The coarse level: corners of the lit pages, the far level elsewhere.
+    let [cw, _] = coarse::size_of(&d);
+    let corners = |terrain: &mut Document, field: &[f32]| {
+        let levels = far_of(terrain);
+        let lit = held(terrain);
+        for (i, &v) in levels.iter().enumerate() {
+            let (bx, by) = (i as u32 % cw, i as u32 / cw);
+            let (x, y) = (bx * 64, by * 64);
+            let page = PageId {
+                x: x / d.page_size,
+                y: y / d.page_size,
+            };
+            let want = match lit.contains(&page) {
+                true => field[(y * d.width + x) as usize],
+                false => far[i],
+            };
+            assert_eq!(v, want, "block ({bx}, {by}) of page {page:?}");
+        }
+    };
+    corners(&mut terrain, &full);
+    // The view moves on: with room for one page beyond it, the page wanted longest ago goes.
+    l.keep_beyond_view(128 * 128 * 4);
+    l.want_first(&[PageId { x: 3, y: 3 }, PageId { x: 4, y: 3 }]);
+    l.update(&mut terrain.store, &sun, None).unwrap();
+    l.want_first(&[PageId { x: 5, y: 5 }]);
+    l.update(&mut terrain.store, &sun, None).unwrap();
+    let kept: BTreeSet<PageId> = [(3, 3), (4, 3), (5, 5)]
+        .map(|(x, y)| PageId { x, y })
+        .into_iter()
+        .collect();
+    assert_eq!(held(&terrain).len(), 2, "{:?}", held(&terrain));
+    assert!(held(&terrain).is_subset(&kept) && held(&terrain).contains(&PageId { x: 5, y: 5 }));
+    // The dropped pages' blocks read the far level again after the next update.
+    l.update(&mut terrain.store, &sun, None).unwrap();
+    corners(&mut terrain, &full);
+    // A new sun: the view relit, every other page dropped.
+    let low = settings(120.0, 15.0);
+    let s = l.update(&mut terrain.store, &low, None).unwrap();
+    assert_eq!(s.pages, 1, "{s:?}");
+    assert_eq!(
+        held(&terrain),
+        [PageId { x: 5, y: 5 }].into_iter().collect()
     );
     assert_no_validation_messages(&gpu);
 }

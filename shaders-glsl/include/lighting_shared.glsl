@@ -27,6 +27,12 @@ struct LightPush {
     ivec2 gather_size;   // texels gathered (inside the page and its neighbours)
 };
 
+// The occlusion horizons' directions, and their taps (d += max(1, d / 2) up to AO_RADIUS).
+const ivec2 AO_DIRS[8] = ivec2[8](ivec2(1, 0), ivec2(1, 1), ivec2(0, 1), ivec2(-1, 1),
+                                  ivec2(-1, 0), ivec2(-1, -1), ivec2(0, -1), ivec2(1, -1));
+#define AO_TAPS 10
+const int AO_D[AO_TAPS] = int[AO_TAPS](1, 2, 3, 4, 6, 9, 13, 19, 28, 42);
+
 // Sun visibility and occlusion of a packed texel.
 vec2 unpackLight(float v) {
     uint u = uint(v);

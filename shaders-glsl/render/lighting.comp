@@ -151,11 +151,6 @@ float sunAt(ivec2 t, float b0, float top) {
     return clamp(v, 0.0, 1.0);
 }
 
-const ivec2 AO_DIRS[8] = ivec2[8](ivec2(1, 0), ivec2(1, 1), ivec2(0, 1), ivec2(-1, 1),
-                                  ivec2(-1, 0), ivec2(-1, -1), ivec2(0, -1), ivec2(1, -1));
-// The occlusion horizons' taps (d += max(1, d / 2) up to AO_RADIUS).
-#define AO_TAPS 10
-const int AO_D[AO_TAPS] = int[AO_TAPS](1, 2, 3, 4, 6, 9, 13, 19, 28, 42);
 
 // Ambient occlusion at texel t of world height b0: 1 - the mean sine of the horizon's
 // elevation over eight directions (the open sky seen from the texel). A direction's taps are

@@ -2,7 +2,7 @@
 // Shading, deferred: one invocation per pixel turns the terrain's G-buffer (render/terrain.frag)
 // and depth into the encoded colour the target shows. Plain colours or the look (materials,
 // sky, haze, tone map), the lighting field (sun visibility and occlusion, read from the light
-// atlas the renderer keeps of the pages drawn at page level, or from the field's coarse level),
+// atlas the renderer keeps of the pages drawn at page level, or from the far level),
 // the overlays (mask or water tint, material weights, curvature and slope maps, contours), the
 // brush cursor, LOD colours and wireframe, then the rivers' water (read like the lighting, from
 // its own atlas and coarse level) and the sea over it all. Screen-space derivatives come from the neighbouring
@@ -21,10 +21,13 @@ layout(set = 0, binding = 2) uniform sampler2D surface_image;
 // The node: level | GBUF_COARSE.
 layout(set = 0, binding = 3) uniform usampler2D node_image;
 // Lighting pages drawn at page level, side by side (light_cols of them a row), and per page of
-// the document its slot there (or ATLAS_FLAT: fully lit, ATLAS_COARSE).
+// the document its slot there (or ATLAS_FLAT: not lit at full resolution, ATLAS_COARSE: not in
+// the atlas; both read the far level).
 layout(set = 0, binding = 4, r32f) uniform readonly image2D light_atlas;
 layout(set = 0, binding = 5, std430) readonly buffer LightTable { int light_table[]; };
-// The lighting field's coarse level (its first value per block: the lighting at the corner).
+// The lighting field's coarse level: the far level, lit from the heights' coarse level
+// (render/lighting_far.comp: the lighting at each block's corner of the surface coarse nodes
+// draw).
 layout(set = 0, binding = 6, rgba32f) uniform readonly image2D light_coarse;
 layout(set = 0, binding = 7, rgba8) uniform writeonly image2D out_image;
 // The rivers' water surfaces (height units; far below any ground where none) as the lighting:
@@ -74,7 +77,7 @@ vec3 pixelStep(ivec2 p, ivec2 axis, float d, vec3 world) {
     return vec3(0.0);
 }
 
-// Lighting of coarse block corners, bilinear at texel position xz.
+// The far level's lighting of block corners, bilinear at texel position xz.
 vec2 coarseLight(vec2 xz) {
     vec2 c = xz / float(COARSE_FACTOR);
     ivec2 i = ivec2(floor(c));
@@ -97,9 +100,8 @@ vec2 lightTexel(ivec2 g) {
         ivec2 at = ivec2(slot % pc.light_cols, slot / pc.light_cols) * size + (g - page * size);
         return unpackLight(imageLoad(light_atlas, at).r);
     }
-    if (slot == ATLAS_FLAT) {
-        return vec2(1.0);
-    }
+    // A page with no lighting (flat: not lit at full resolution) is shaded from the far level,
+    // as one the atlas had no room for.
     return coarseLight(vec2(g));
 }
 

@@ -201,6 +201,8 @@ pub(super) fn paint_frames_lit(
             sun: l.sun,
             vertical_scale: vs,
         };
+        // As in the editor: the far level now, the view's pages as the frames draw them.
+        l.lighting.follow_view(true);
         l.lighting.set_detached(false);
         l.lighting.update(work.store(), &settings, None)?;
         // Frames are in flight: the lighting's submissions are not waited for either.

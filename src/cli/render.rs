@@ -161,9 +161,6 @@ pub fn run(a: &RenderArgs) -> Result<()> {
     let gpu = open_gpu()?;
     println!("device: {}", gpu.info());
     let mut scene = Scene::new(a, &gpu, materials)?;
-    if !a.no_lighting {
-        scene.light(a)?;
-    }
     if a.frames > 0 {
         scene.time_frames(a, &gpu)?;
     }
@@ -255,7 +252,9 @@ impl Scene {
             );
         }
         let target = Offscreen::new(gpu, [size[0], strip_rows(a)])?;
-        let lighting = Lighting::new(gpu, desc.format)?;
+        let mut lighting = Lighting::new(gpu, desc.format)?;
+        // Full resolution where the final frame draws at page level; the far level elsewhere.
+        lighting.follow_view(true);
         let light = LightSettings::for_view(a.sun, &desc, view.vertical_scale);
         Ok(Self {
             light,
@@ -269,21 +268,38 @@ impl Scene {
         })
     }
 
-    /// Lights the whole terrain and prints what it took.
-    fn light(&mut self, a: &RenderArgs) -> Result<()> {
+    /// One frame waited for, read back with `read_pixels`.
+    fn draw(&mut self, read_pixels: bool) -> Result<OffscreenFrame> {
+        let (renderer, store) = (&mut self.renderer, &mut self.terrain.store);
+        Ok(self
+            .target
+            .render(renderer, store, &self.camera, &self.view, read_pixels, None)?)
+    }
+
+    /// Lights what the last frame drew: the far level (once, and where edits reach it) and
+    /// the pages it drew at page level; prints what it took when it lit anything. Returns
+    /// whether it did (the frame is drawn again).
+    fn light_view(&mut self, a: &RenderArgs) -> Result<bool> {
         let t0 = std::time::Instant::now();
+        let in_view = self.renderer.pages_in_use();
+        self.lighting.want_first(&in_view);
         let s = self
             .lighting
             .update(&mut self.terrain.store, &self.light, None)?;
+        if s.pages == 0 && s.near_texels == 0 && s.far_texels == 0 {
+            return Ok(false);
+        }
         println!(
-            "lighting: {} pages in {:.1} ms, GPU {:.2} ms (sun {}, {})",
+            "lighting: {} pages of the {} drawn at page level, {} far-level texels, in {:.1} ms, GPU {:.2} ms (sun {}, {})",
             s.pages,
+            in_view.len(),
+            s.far_texels,
             t0.elapsed().as_secs_f64() * 1e3,
             s.gpu_ms,
             a.sun.azimuth,
             a.sun.elevation
         );
-        Ok(())
+        Ok(true)
     }
 
     /// `--frames`: times the frames (painting with `--paint`, tracing with `--trace`) and
@@ -333,24 +349,30 @@ impl Scene {
     /// a frame that counts covered pixels, when nothing was timed and the triangle budget is
     /// on); with `--capture`, drawn once more inside a RenderDoc capture.
     fn final_frame(&mut self, a: &RenderArgs) -> Result<OffscreenFrame> {
-        let (renderer, store) = (&mut self.renderer, &mut self.terrain.store);
-        let (camera, view) = (&self.camera, &self.view);
-        if a.frames == 0 && view.max_triangles_per_pixel > 0.0 {
+        if a.frames == 0 && self.view.max_triangles_per_pixel > 0.0 {
             // The triangle budget needs a covered-pixel count: one frame measures it.
-            self.target
-                .render(renderer, store, camera, view, false, None)?;
+            self.draw(false)?;
         }
         // Frames until every page the view wants is on the GPU (or the budget holds no more).
-        let mut f =
-            self.target
-                .render_settled(renderer, store, camera, view, true, None, SETTLE_ROUNDS)?;
+        let (renderer, store) = (&mut self.renderer, &mut self.terrain.store);
+        let mut f = self.target.render_settled(
+            renderer,
+            store,
+            &self.camera,
+            &self.view,
+            true,
+            None,
+            SETTLE_ROUNDS,
+        )?;
+        // Then lit as far as it is drawn at page level, and drawn lit.
+        if !a.no_lighting && self.light_view(a)? {
+            f = self.draw(true)?;
+        }
         if a.capture {
             // The final frame again, inside a RenderDoc capture.
             let mut capture = crate::gpu::Capture::new();
             capture.start();
-            f = self
-                .target
-                .render(renderer, store, camera, view, true, None)?;
+            f = self.draw(true)?;
             println!("{}", capture.end());
         }
         Ok(f)

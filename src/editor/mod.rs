@@ -2593,9 +2593,9 @@ impl Editor {
         Ok(take_shot.then_some(viewport))
     }
 
-    /// Relights the texels near this frame's edits, then the strips farther away within the
-    /// shadow budget, the pages the view draws at page level first (submissions left running:
-    /// frames are in flight).
+    /// Relights the far level where this frame's edits reach it, the texels near the edits,
+    /// then the strips farther away that the view draws at page level within the shadow budget
+    /// (submissions left running: frames are in flight).
     fn relight(&mut self) -> Result<()> {
         let Some(sun) = self.ui.view.sun else {
             return Ok(());
@@ -2603,7 +2603,9 @@ impl Editor {
         let settings =
             LightSettings::for_view(sun, self.session.doc.desc(), self.ui.view.vertical_scale);
         self.lighting.set_detached(true);
-        // The view first: pages drawn at page level are lit before the rest of the document.
+        // Only what the view draws at page level is lit at full resolution; the rest is shaded
+        // from the far level.
+        self.lighting.follow_view(true);
         self.lighting.want_first(&self.renderer.pages_in_use());
         self.ui.profile.light = self.lighting.update(
             &mut self.session.doc.store,

@@ -402,6 +402,11 @@ impl CoarseLevel {
         }
     }
 
+    /// Keeps waiting only the pages `keep` says.
+    pub fn keep_pending(&mut self, keep: impl Fn(PageId) -> bool) {
+        self.pending.retain(|&id, _| keep(id));
+    }
+
     /// Pages waiting to be reduced.
     pub fn pending(&self) -> Vec<PageId> {
         self.pending.keys().copied().collect()

@@ -43,6 +43,9 @@ pub struct Field {
     /// The coarse level, made when first read (None before, and for documents past its largest
     /// size).
     coarse: Option<CoarseLevel>,
+    /// Whether the coarse level reduces only the pages that hold values, the blocks of flat
+    /// pages being the owner's to write ([`Self::own_flat_blocks`]).
+    flat_blocks_owned: bool,
     log: ChangeLog,
 }
 
@@ -81,6 +84,7 @@ impl Field {
         let places = Residency::new(gpu, desc, format, clear, encode(&desc, &[flat]));
         Ok(Self {
             coarse: None,
+            flat_blocks_owned: false,
             gpu: gpu.clone(),
             desc,
             flat,
@@ -310,7 +314,9 @@ impl Field {
     pub fn mark_changed(&mut self, ids: impl IntoIterator<Item = PageId>) {
         let ids: Vec<PageId> = ids.into_iter().collect();
         if let Some(c) = &mut self.coarse {
-            c.note(ids.iter().copied());
+            let held =
+                |id: &&PageId| !self.flat_blocks_owned || self.versions.visible(**id).is_some();
+            c.note(ids.iter().filter(held).copied());
         }
         let whole: Vec<(PageId, Rect)> = ids
             .iter()
@@ -327,7 +333,11 @@ impl Field {
     /// `rects` (readers follow the pages; the coarse level reduces those rectangles).
     pub fn mark_changed_in(&mut self, ids: Vec<PageId>, rects: &[(PageId, Rect)]) {
         if let Some(c) = &mut self.coarse {
-            c.note_rects(rects);
+            let held = |(id, _): &&(PageId, Rect)| {
+                !self.flat_blocks_owned || self.versions.visible(*id).is_some()
+            };
+            let rects: Vec<(PageId, Rect)> = rects.iter().filter(held).copied().collect();
+            c.note_rects(&rects);
         }
         self.log.values(&ids, rects);
         self.log.moved(ids);
@@ -337,6 +347,46 @@ impl Field {
     /// None before its first refresh and past its largest size.
     pub fn coarse_level(&self) -> Option<&CoarseLevel> {
         self.coarse.as_ref()
+    }
+
+    /// The coarse level's image, made if need be (None past its largest size), whose blocks
+    /// over flat pages are from now on the owner's to write: the level reduces only the pages
+    /// that hold values (the lighting: its far level where a page is not lit at full
+    /// resolution, [`crate::render::lighting`]). Those blocks' values are undefined until the
+    /// owner writes them; after each write, [`Self::wrote_flat_blocks`]. The pyramid above the
+    /// level is not kept.
+    pub fn own_flat_blocks(&mut self) -> Result<Option<&Image>> {
+        if self.coarse.is_none() {
+            self.coarse = CoarseLevel::new(&self.gpu, self.desc)?;
+        }
+        if !self.flat_blocks_owned {
+            self.flat_blocks_owned = true;
+            let versions = &self.versions;
+            if let Some(c) = &mut self.coarse {
+                c.keep_pending(|id| versions.visible(id).is_some());
+            }
+        }
+        Ok(self.coarse.as_ref().map(CoarseLevel::image))
+    }
+
+    /// Notes that the owner wrote the coarse level's texels `rect` (coarse texels, all of them):
+    /// the pages holding values under them are reduced again at the next refresh, and readers
+    /// draw again (a new epoch).
+    pub fn wrote_flat_blocks(&mut self, rect: Rect) {
+        let f = super::coarse::FACTOR as i32;
+        let texels = Rect::new(rect.x0 * f, rect.y0 * f, rect.x1 * f, rect.y1 * f).intersect(
+            &Rect::new(0, 0, self.desc.width as i32, self.desc.height as i32),
+        );
+        let held: Vec<PageId> = self
+            .desc
+            .pages_in(&texels)
+            .into_iter()
+            .filter(|&id| self.versions.visible(id).is_some())
+            .collect();
+        if let Some(c) = &mut self.coarse {
+            c.note(held);
+        }
+        self.log.moved([]);
     }
 
     /// The coarse level, brought up to date with every change (None for documents past its

@@ -36,7 +36,7 @@ use crate::pages::{coarse, field, Field, PageError, PageStore, HEIGHT};
 use crate::shared_constants as k;
 use bytemuck::{Pod, Zeroable};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 type Result<T, E = PageError> = std::result::Result<T, E>;
@@ -54,6 +54,11 @@ const LEVELS: u32 = k::LIGHT_LEVELS;
 pub const LIT: f32 = (LEVELS + 1024 * LEVELS) as f32;
 /// Pages lit per submission (each binds its own set).
 const PAGES_PER_SUBMIT: usize = 16;
+/// Most bytes of lit pages kept beyond those the renderer draws at page level while following
+/// the view ([`Lighting::follow_view`]).
+pub const KEPT_BEYOND_VIEW: u64 = 256 << 20;
+/// Workgroup side of `render/lighting_far.comp`.
+const FAR_GROUP: u32 = 8;
 /// GPU time per frame the editor and the frame loops give the strips far from an edit (and a
 /// new sun's relighting) unless told otherwise, ms: the texels near an edit are lit at once.
 pub const DEFAULT_BUDGET_MS: f64 = 0.6;
@@ -150,6 +155,33 @@ impl LightSettings {
     }
 }
 
+/// The far level's coarse texels whose lighting a change of the heights in `changed` (document
+/// texels) can reach: the corners in it move the surface a block around them; a texel's march
+/// reads that surface up to [`MAX_DIST`] toward the sun, its horizons [`AO_RADIUS`] around.
+pub fn far_region(desc: &DocumentDesc, sun: &Sun, changed: Rect) -> Rect {
+    let f = k::COARSE_FACTOR;
+    let surface = Rect::new(
+        changed.x0 - f,
+        changed.y0 - f,
+        changed.x1 + f,
+        changed.y1 + f,
+    );
+    let [dx, dy] = sun.dir();
+    let reach = MAX_DIST as f32;
+    let (bx, by) = ((-dx * reach).round() as i32, (-dy * reach).round() as i32);
+    let swept = surface.union(&surface.translate(bx, by));
+    let m = AO_RADIUS + 1;
+    let texels = Rect::new(swept.x0 - m, swept.y0 - m, swept.x1 + m, swept.y1 + m);
+    let [cw, ch] = coarse::size_of(desc);
+    Rect::new(
+        texels.x0.div_euclid(f),
+        texels.y0.div_euclid(f),
+        texels.x1.div_euclid(f) + 1,
+        texels.y1.div_euclid(f) + 1,
+    )
+    .intersect(&Rect::new(0, 0, cw as i32, ch as i32))
+}
+
 /// Push constants of `render/lighting.comp` and `render/light_gather.comp`
 /// (`lighting_shared.glsl`).
 #[repr(C)]
@@ -207,6 +239,17 @@ impl LightPush {
             unused: 0,
             gather_first: [0, 0],
             gather_size: [0, 0],
+        }
+    }
+
+    /// The push constants of the far level's coarse texels `rect` (`render/lighting_far.comp`).
+    pub fn far(desc: &DocumentDesc, settings: &LightSettings, rect: Rect) -> Self {
+        Self {
+            origin: [0, 0],
+            first: [rect.x0, rect.y0],
+            size: [rect.width(), rect.height()],
+            side: 0,
+            ..Self::of(desc, settings, PageId { x: 0, y: 0 }, 0.0)
         }
     }
 
@@ -356,7 +399,79 @@ pub fn light_texel(
         d += d >> 4;
     }
     let sun = ((p.tan_hi - tmax) / (p.tan_hi - p.tan_lo)).clamp(0.0, 1.0);
-    // Occlusion.
+    let ao = occlusion(p, x, y, &|gx, gy| world(gx, gy) - b0);
+    pack(sun, ao)
+}
+
+/// The fine march's tap at distance `d`: the texel offset nearest `sun_dir` x `d` (the same
+/// for every texel, growing with `d` on both axes).
+pub fn fine_offset(sun_dir: [f32; 2], d: i32) -> [i32; 2] {
+    sun_dir.map(|c| (c * d as f32 + 0.5).floor() as i32)
+}
+
+/// The CPU twin of `render/lighting_far.comp`: the far level's texel at coarse texel (cx, cy)
+/// (the corner of block (cx, cy), document texel (64·cx, 64·cy)), `p` from [`LightPush::far`],
+/// `top` the document's highest world height; `corner` gives a coarse texel's first height
+/// (decoded; the twin clamps the indices into the level). The same model as [`light_texel`] on
+/// the surface coarse nodes draw (corners, bilinear between): a march toward the sun from
+/// [`k::LIGHT_FAR_STEP`] texels in steps of an eighth of the distance (at least that), and the
+/// occlusion's horizons at the same taps.
+pub fn far_texel(
+    p: &LightPush,
+    top: f32,
+    corner: &impl Fn(i32, i32) -> f32,
+    cx: i32,
+    cy: i32,
+) -> f32 {
+    let vs = p.vertical_scale;
+    let f = k::COARSE_FACTOR;
+    let at = |ix: i32, iy: i32| {
+        corner(
+            ix.clamp(0, p.coarse_size[0] - 1),
+            iy.clamp(0, p.coarse_size[1] - 1),
+        ) * vs
+    };
+    let surface = |qx: f32, qy: f32| {
+        let inv = 1.0 / f as f32;
+        let (ux, uy) = (qx * inv, qy * inv);
+        let (fx, fy) = (ux.floor(), uy.floor());
+        let (ix, iy) = (fx as i32, fy as i32);
+        let (tx, ty) = (ux - fx, uy - fy);
+        let a = at(ix, iy);
+        let b = at(ix + 1, iy);
+        let e = at(ix, iy + 1);
+        let g = at(ix + 1, iy + 1);
+        let north = a + tx * (b - a);
+        let south = e + tx * (g - e);
+        north + ty * (south - north)
+    };
+    let (x, y) = (cx * f, cy * f);
+    let b0 = at(cx, cy);
+    let exits = |tmax: f32, d: i32| {
+        tmax >= p.tan_hi || top - b0 <= p.tan_lo.max(tmax) * d as f32 * (1.0 - 1e-6)
+    };
+    let mut tmax = -1e30f32;
+    let mut d = k::LIGHT_FAR_STEP;
+    while d <= p.max_dist {
+        let qx = x as f32 + p.sun_dir[0] * d as f32;
+        let qy = y as f32 + p.sun_dir[1] * d as f32;
+        if qx < 0.0 || qy < 0.0 || qx > (p.doc[0] - 1) as f32 || qy > (p.doc[1] - 1) as f32 {
+            break;
+        }
+        tmax = tmax.max((surface(qx, qy) - b0) / d as f32);
+        if exits(tmax, d) {
+            break;
+        }
+        d += (d >> 3).max(k::LIGHT_FAR_STEP);
+    }
+    let sun = ((p.tan_hi - tmax) / (p.tan_hi - p.tan_lo)).clamp(0.0, 1.0);
+    let ao = occlusion(p, x, y, &|gx, gy| surface(gx as f32, gy as f32) - b0);
+    pack(sun, ao)
+}
+
+/// Ambient occlusion at texel (x, y): 1 - the mean over eight directions of the sine of the
+/// horizon's elevation, `rise` giving a texel's world height above (x, y)'s.
+fn occlusion(p: &LightPush, x: i32, y: i32, rise: &impl Fn(i32, i32) -> f32) -> f32 {
     const DIRS: [(i32, i32); 8] = [
         (1, 0),
         (1, 1),
@@ -381,19 +496,29 @@ pub fn light_texel(
             if gx < 0 || gy < 0 || gx >= p.doc[0] || gy >= p.doc[1] {
                 break;
             }
-            t = t.max((world(gx, gy) - b0) / (d as f32 * len));
+            t = t.max(rise(gx, gy) / (d as f32 * len));
             d += (d >> 1).max(1);
         }
         occluded += t / (1.0 + t * t).sqrt();
     }
-    let ao = 1.0 - occluded * 0.125;
-    pack(sun, ao)
+    1.0 - occluded * 0.125
 }
 
-/// The fine march's tap at distance `d`: the texel offset nearest `sun_dir` x `d` (the same
-/// for every texel, growing with `d` on both axes).
-pub fn fine_offset(sun_dir: [f32; 2], d: i32) -> [i32; 2] {
-    sun_dir.map(|c| (c * d as f32 + 0.5).floor() as i32)
+/// The far level of a document whose heights' coarse level is `level` (row-major, as
+/// [`coarse::dense_level`] makes it), on the CPU: the twin of [`Lighting`]'s far pass.
+pub fn cpu_far_lighting(
+    desc: &DocumentDesc,
+    level: &[[f32; 4]],
+    settings: &LightSettings,
+) -> Vec<f32> {
+    let [cw, ch] = coarse::size_of(desc);
+    let top = level.iter().map(|t| t[1]).fold(f32::MIN, f32::max) * settings.vertical_scale;
+    let corner = |cx: i32, cy: i32| level[cy as usize * cw as usize + cx as usize][3];
+    let p = LightPush::far(desc, settings, Rect::new(0, 0, cw as i32, ch as i32));
+    (0..cw * ch)
+        .into_par_iter()
+        .map(|i| far_texel(&p, top, &corner, (i % cw) as i32, (i / cw) as i32))
+        .collect()
 }
 
 /// The lighting of a whole document holding `heights` (row-major, decoded), on the CPU: the
@@ -486,6 +611,8 @@ pub struct LightStats {
     pub pages: usize,
     /// Texels lit near edits.
     pub near_texels: u64,
+    /// Texels of the far level lit ([`Lighting::update`]).
+    pub far_texels: u64,
     /// Pages still waiting (whole or in part).
     pub pending: usize,
     /// Of those, pages the renderer draws at page level ([`Lighting::want_first`]).
@@ -501,6 +628,8 @@ pub struct Lighting {
     kernel: ComputeKernel<LightPush>,
     /// Gathers a job's world heights from the nine pages into `gathered`.
     gather: ComputeKernel<LightPush>,
+    /// Lights the far level (`render/lighting_far.comp`).
+    far_kernel: ComputeKernel<LightPush>,
     /// Three pages square of world heights (r32f) per job of a submission, made for the page
     /// size in use.
     gathered: Vec<Image>,
@@ -516,8 +645,20 @@ pub struct Lighting {
     /// after new settings.
     pending: BTreeSet<PageId>,
     /// Pages the renderer draws at page level: of the pages waiting whole, these are lit first
-    /// (the view is lit before the rest of the document).
+    /// (the view is lit before the rest of the document), and only these while following the
+    /// view.
     wanted: Vec<PageId>,
+    /// Whether only the pages the renderer draws at page level are lit ([`Self::follow_view`]).
+    following: bool,
+    /// While following the view: per page, the last update that wanted it (the pages kept
+    /// lit beyond the view are those wanted last).
+    last_wanted: HashMap<PageId, u64>,
+    /// Updates so far.
+    updates: u64,
+    /// Coarse texels of the far level to light at the next update.
+    far: Option<Rect>,
+    /// Most bytes of lit pages kept beyond the view while following it.
+    kept_beyond_view: u64,
     /// Submits (detached with frames in flight) and measures GPU time per texel.
     submitter: Submitter,
     pub totals: LightStats,
@@ -538,6 +679,12 @@ impl Lighting {
                 &[],
             )?,
             gather: ComputeKernel::new(gpu, gather, &[BindingKind::StorageImage; 10], &[])?,
+            far_kernel: ComputeKernel::new(
+                gpu,
+                &shaders::RENDER_LIGHTING_FAR_COMP,
+                &[BindingKind::StorageImage; 3],
+                &[],
+            )?,
             gathered: Vec::new(),
             dummy: super::placeholder::flat_page(gpu, format)?,
             shown: None,
@@ -545,14 +692,48 @@ impl Lighting {
             near: BTreeMap::new(),
             pending: BTreeSet::new(),
             wanted: Vec::new(),
+            following: false,
+            last_wanted: HashMap::new(),
+            updates: 0,
+            far: None,
+            kept_beyond_view: KEPT_BEYOND_VIEW,
             submitter: Submitter::new(gpu),
             totals: LightStats::default(),
         })
     }
 
-    /// Pages waiting to be lit, whole or in part.
+    /// Pages waiting to be lit, whole or in part (while following the view, of those the
+    /// renderer draws at page level), and 1 while the far level waits.
     pub fn pending(&self) -> usize {
-        self.near.len() + self.pending.len()
+        let whole = match self.following {
+            true => self.wanted_pending(),
+            false => self.pending.len(),
+        };
+        self.near.len() + whole + usize::from(self.far.is_some())
+    }
+
+    /// Of the pages the renderer draws at page level, those waiting whole or in part.
+    fn wanted_pending(&self) -> usize {
+        self.wanted
+            .iter()
+            .filter(|p| self.pending.contains(p) || self.near.contains_key(p))
+            .count()
+    }
+
+    /// Lights at full resolution only the pages the renderer draws at page level (named by
+    /// [`Self::want_first`] after each frame), as the editor and `scarp render` do: what is
+    /// drawn coarse, and pages not lit yet, are shaded from the far level. Pages lit and no
+    /// longer drawn are kept up to [`Self::keep_beyond_view`]'s bytes (those wanted last), and
+    /// dropped, to be lit again when drawn, once an edit or new settings make them stale.
+    /// Off (the default): every page the heights can shadow or occlude is lit.
+    pub fn follow_view(&mut self, on: bool) {
+        self.following = on;
+    }
+
+    /// Keeps at most `bytes` of lit pages beyond the view while following it (default
+    /// [`KEPT_BEYOND_VIEW`]).
+    pub fn keep_beyond_view(&mut self, bytes: u64) {
+        self.kept_beyond_view = bytes;
     }
 
     /// Pages the renderer draws at page level (`TerrainRenderer::pages_in_use`, in page order):
@@ -562,6 +743,9 @@ impl Lighting {
     pub fn want_first(&mut self, pages: &[PageId]) {
         self.wanted.clear();
         self.wanted.extend_from_slice(pages);
+        for &p in pages {
+            self.last_wanted.insert(p, self.updates);
+        }
     }
 
     /// With frames in flight, leaves the lighting's submissions running instead of waiting
@@ -602,6 +786,8 @@ impl Lighting {
             for id in held {
                 self.pending.extend(affected_by(&desc, &settings.sun, id));
             }
+            let [cw, ch] = coarse::size_of(&desc);
+            self.far = Some(Rect::new(0, 0, cw as i32, ch as i32));
             let light = store.field_mut(FIELD).expect("made above");
             let stale: Vec<PageId> = light
                 .versions()
@@ -617,30 +803,35 @@ impl Lighting {
             let _p = crate::profile::scope("lighting: note edits");
             self.note_edits(height, &settings.sun);
         }
+        self.updates += 1;
         let finished = self.submitter.collect()?;
-        let jobs = self.take_jobs(&desc, budget_ms);
         let mut stats = LightStats {
-            pages: jobs.iter().filter(|(_, whole)| *whole).count(),
-            near_texels: jobs
-                .iter()
-                .filter(|(_, whole)| !*whole)
-                .map(|((_, r), _)| r.texels())
-                .sum(),
-            gpu_ms: finished.work_ns * 1e-6,
+            gpu_ms: (finished.work_ns + finished.copy_ns) * 1e-6,
             ..LightStats::default()
         };
+        if let Some(rect) = self.far.take() {
+            stats.far_texels = rect.texels();
+            stats.gpu_ms += self.light_far(store, settings, rect)? * 1e-6;
+        }
+        let jobs = self.take_jobs(&desc, budget_ms);
+        stats.pages = jobs.iter().filter(|(_, whole)| *whole).count();
+        stats.near_texels = jobs
+            .iter()
+            .filter(|(_, whole)| !*whole)
+            .map(|((_, r), _)| r.texels())
+            .sum();
         if !jobs.is_empty() {
             let jobs: Vec<(PageId, Rect)> = jobs.into_iter().map(|(j, _)| j).collect();
             stats.gpu_ms += self.light(store, settings, &jobs)? * 1e-6;
         }
+        if self.following {
+            self.drop_beyond_view(store);
+        }
         stats.pending = self.pending();
-        stats.pending_in_view = self
-            .wanted
-            .iter()
-            .filter(|p| self.pending.contains(p) || self.near.contains_key(p))
-            .count();
+        stats.pending_in_view = self.wanted_pending();
         self.totals.pages += stats.pages;
         self.totals.near_texels += stats.near_texels;
+        self.totals.far_texels += stats.far_texels;
         self.totals.gpu_ms += stats.gpu_ms;
         self.totals.pending = stats.pending;
         Ok(stats)
@@ -664,6 +855,8 @@ impl Lighting {
         for (id, local) in changed {
             let origin = desc.page_rect(id);
             let rect = local.translate(origin.x0, origin.y0);
+            let far = far_region(&desc, sun, rect);
+            self.far = Some(self.far.map_or(far, |f| f.union(&far)));
             let near = near_region(&desc, sun, rect);
             for p in desc.pages_in(&near) {
                 let page = desc.page_rect(p);
@@ -690,10 +883,18 @@ impl Lighting {
         desc: &DocumentDesc,
         budget_ms: Option<f64>,
     ) -> Vec<((PageId, Rect), bool)> {
-        let mut jobs: Vec<((PageId, Rect), bool)> = std::mem::take(&mut self.near)
-            .into_iter()
-            .map(|j| (j, false))
-            .collect();
+        let following = self.following;
+        // While following the view, a page not drawn at page level is not lit near an edit: it
+        // waits whole (dropped if lit, [`Self::drop_beyond_view`]) until it is drawn.
+        let mut jobs: Vec<((PageId, Rect), bool)> = Vec::new();
+        for (p, r) in std::mem::take(&mut self.near) {
+            match !following || self.wanted.contains(&p) {
+                true => jobs.push(((p, r), false)),
+                false => {
+                    self.pending.insert(p);
+                }
+            }
+        }
         let per_texel = self.submitter.unit_ns;
         let cost = |texels: u64| per_texel.map_or(f64::INFINITY, |ns| ns * texels as f64 * 1e-6);
         let mut spent: f64 = jobs.iter().map(|((_, r), _)| cost(r.texels())).sum();
@@ -707,7 +908,11 @@ impl Lighting {
             .filter(|p| self.pending.contains(p) && !near.contains(p))
             .collect::<Vec<_>>()
             .into_iter();
-        while let Some(id) = wanted.next().or_else(|| self.pending.first().copied()) {
+        let rest = |pending: &BTreeSet<PageId>| match following {
+            true => None,
+            false => pending.first().copied(),
+        };
+        while let Some(id) = wanted.next().or_else(|| rest(&self.pending)) {
             if !self.pending.contains(&id) {
                 continue; // named twice
             }
@@ -773,6 +978,103 @@ impl Lighting {
                 .mark_changed(ids);
         }
         Ok(gpu_ns)
+    }
+
+    /// Lights the far level's coarse texels `rect` now, into the lighting field's coarse level
+    /// ([`Field::own_flat_blocks`]: the blocks of pages lit at full resolution are reduced from
+    /// them again at the renderer's next refresh); returns their GPU time when waited for (ns).
+    fn light_far(
+        &mut self,
+        store: &mut PageStore,
+        settings: &LightSettings,
+        rect: Rect,
+    ) -> Result<f64> {
+        let _p = crate::profile::scope("lighting: far level");
+        store.height_mut().refresh_coarse()?;
+        let desc = *store.height().desc();
+        let [cw, ch] = coarse::size_of(&desc);
+        let rect = rect.intersect(&Rect::new(0, 0, cw as i32, ch as i32));
+        let light = store.field_mut(FIELD).expect("made by update");
+        if rect.is_empty() || light.own_flat_blocks()?.is_none() {
+            return Ok(0.0);
+        }
+        let (height, light) = (store.height(), store.field(FIELD).expect("made by update"));
+        let coarse = height
+            .coarse_level()
+            .ok_or_else(|| PageError::NoField(format!("{HEIGHT} coarse level")))?;
+        let top = coarse.pyramid().last().unwrap_or(coarse.image());
+        let target = light.coarse_level().expect("owned above").image();
+        let set = self.far_kernel.bind(&[
+            Resource::StorageImage(coarse.image()),
+            Resource::StorageImage(top),
+            Resource::StorageImage(target),
+        ])?;
+        let push = LightPush::far(&desc, settings, rect);
+        let timer = self.submitter.timer()?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.image(coarse.image(), Access::ComputeStorageRead);
+        rec.image(top, Access::ComputeStorageRead);
+        rec.image(target, Access::ComputeStorageWrite);
+        rec.flush_barriers();
+        let query = match &timer {
+            Some(t) => {
+                rec.reset_timer(t);
+                Some((t, rec.timer_begin(t, "lighting: far level")?))
+            }
+            None => None,
+        };
+        let [w, h] = push.size.map(|v| (v as u32).div_ceil(FAR_GROUP));
+        rec.pass(&self.far_kernel, &set)
+            .push(&push)
+            .dispatch([w, h, 1])?;
+        if let Some((t, q)) = query {
+            rec.timer_end(t, q);
+        }
+        let ticket = self.submitter.send(rec)?;
+        // No units of work: the far level's time does not pace the pages'.
+        let times = self.submitter.finish(ticket, timer, 0)?;
+        store
+            .field_mut(FIELD)
+            .expect("made by update")
+            .wrote_flat_blocks(rect);
+        Ok(times.map_or(0.0, |t| t.iter().map(|p| p.gpu_ns).sum()))
+    }
+
+    /// While following the view: drops the lit pages the renderer does not draw at page level
+    /// that wait to be lit again (they read as the far level until drawn), and beyond
+    /// [`KEPT_BEYOND_VIEW`] those wanted longest ago (they wait to be lit again).
+    fn drop_beyond_view(&mut self, store: &mut PageStore) {
+        let Some(light) = store.field_mut(FIELD) else {
+            return;
+        };
+        let wanted: BTreeSet<PageId> = self.wanted.iter().copied().collect();
+        let (mut drop, mut kept): (Vec<PageId>, Vec<PageId>) = light
+            .versions()
+            .by_page()
+            .map(|(id, _)| id)
+            .filter(|id| !wanted.contains(id))
+            .partition(|id| self.pending.contains(id));
+        let page_bytes = u64::from(light.desc().page_size).pow(2) * 4;
+        let most = (self.kept_beyond_view / page_bytes) as usize;
+        if kept.len() > most {
+            kept.sort_by_key(|id| self.last_wanted.get(id).copied().unwrap_or(0));
+            for &id in &kept[..kept.len() - most] {
+                self.pending.insert(id);
+                drop.push(id);
+            }
+        }
+        let desc = *light.desc();
+        let f = k::COARSE_FACTOR;
+        for id in &drop {
+            self.near.remove(id);
+            // Its blocks read the far level again.
+            let r = desc.page_rect(*id);
+            let blocks = Rect::new(r.x0 / f, r.y0 / f, (r.x1 + f - 1) / f, (r.y1 + f - 1) / f);
+            self.far = Some(self.far.map_or(blocks, |b| b.union(&blocks)));
+        }
+        if !drop.is_empty() {
+            light.drop_pages(&drop);
+        }
     }
 
     /// At least `n` gathered-heights images, `side` texels a side (smaller ones are remade).
