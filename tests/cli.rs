@@ -394,6 +394,72 @@ fn render_writes_an_image_of_the_requested_size_from_a_journal_or_heights() {
     );
 }
 
+/// `scarp render` lights what its final frame draws at page level, not the whole document:
+/// a close-up of one corner of a 2048 x 1024 relief (32 pages of 256) lights only the pages
+/// it draws there, and the image shows their shadows (darker than the same view unlit).
+#[test]
+fn render_lights_only_the_pages_the_view_draws_at_page_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let heights = dir.path().join("ridges.r32");
+    let (w, h) = (2048u32, 1024u32);
+    let bytes: Vec<u8> = (0..w * h)
+        .flat_map(|i| {
+            let (x, y) = ((i % w) as f32, (i / w) as f32);
+            (40.0 * (x * 0.05).sin() * (y * 0.03).cos() + 40.0).to_le_bytes()
+        })
+        .collect();
+    std::fs::write(&heights, bytes).unwrap();
+    let render = |out: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "render",
+            "--heights",
+            heights.to_str().unwrap(),
+            "--size",
+            "2048x1024",
+            "--vertical-scale",
+            "1",
+            "--camera",
+            "-40,160,-40,200,0,200",
+            "--sun",
+            "250,15",
+            "--image",
+            "160x120",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let said = String::from_utf8_lossy(&scarp_ok(&args).stdout).into_owned();
+        (said, image::open(&out).unwrap().to_rgba8())
+    };
+    let (said, lit) = render("lit.png", &[]);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("lighting: "))
+        .unwrap_or_else(|| panic!("no lighting line: {said}"));
+    let numbers: Vec<usize> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (pages, drawn) = (numbers[0], numbers[1]);
+    assert!(
+        pages > 0 && pages == drawn && drawn < 32,
+        "{line}: the view draws {drawn} of 32 pages at page level"
+    );
+    let (_, unlit) = render("unlit.png", &["--no-lighting"]);
+    let darker = lit
+        .pixels()
+        .zip(unlit.pixels())
+        .filter(|(a, b)| {
+            (0..3)
+                .map(|c| i32::from(b.0[c]) - i32::from(a.0[c]))
+                .sum::<i32>()
+                > 60
+        })
+        .count();
+    assert!(darker > 300, "only {darker} pixels in shadow");
+}
+
 /// An image drawn in strips (each a window of the whole view, written band by band) is the
 /// image drawn whole: the same nodes, the same pixels but for rounding at triangle edges.
 #[test]
