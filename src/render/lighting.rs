@@ -26,6 +26,12 @@
 //! * ambient occlusion: 1 - the mean over eight directions of the sine of the horizon's
 //!   elevation within [`AO_RADIUS`] texels (taps at 1, 2, 3, 4, 6, 9, 13, 19, 28, 42).
 //! * both quantized to 1/1023 and packed as `sun + 1024 · ao` (exact in an f32; [`pack`]).
+//!
+//! **The far level.** The field's coarse level holds, over pages not lit at full resolution,
+//! the lighting of the surface coarse nodes draw (block corners, bilinear), by the same model
+//! from the height's coarse level alone (`render/lighting_far.comp`, twin [`far_texel`]); over
+//! lit pages, their corner texels. [`Lighting::follow_view`] lights at full resolution only the
+//! pages the renderer draws at page level, so a large world is lit as far as it is drawn fine.
 
 use crate::gpu::{
     shaders, vk, Access, BindingKind, ComputeKernel, DescriptorSet, Gpu, Image, ImageDesc,
@@ -628,8 +634,10 @@ pub struct Lighting {
     kernel: ComputeKernel<LightPush>,
     /// Gathers a job's world heights from the nine pages into `gathered`.
     gather: ComputeKernel<LightPush>,
-    /// Lights the far level (`render/lighting_far.comp`).
+    /// Lights the far level (`render/lighting_far.comp`), with the set last bound (kept while
+    /// it binds the same images).
     far_kernel: ComputeKernel<LightPush>,
+    far_set: Option<([vk::ImageView; 3], DescriptorSet)>,
     /// Three pages square of world heights (r32f) per job of a submission, made for the page
     /// size in use.
     gathered: Vec<Image>,
@@ -696,6 +704,7 @@ impl Lighting {
             last_wanted: HashMap::new(),
             updates: 0,
             far: None,
+            far_set: None,
             kept_beyond_view: KEPT_BEYOND_VIEW,
             submitter: Submitter::new(gpu),
             totals: LightStats::default(),
@@ -1004,11 +1013,16 @@ impl Lighting {
             .ok_or_else(|| PageError::NoField(format!("{HEIGHT} coarse level")))?;
         let top = coarse.pyramid().last().unwrap_or(coarse.image());
         let target = light.coarse_level().expect("owned above").image();
-        let set = self.far_kernel.bind(&[
-            Resource::StorageImage(coarse.image()),
-            Resource::StorageImage(top),
-            Resource::StorageImage(target),
-        ])?;
+        let views = [coarse.image().view, top.view, target.view];
+        if !self.far_set.as_ref().is_some_and(|(v, _)| *v == views) {
+            let set = self.far_kernel.bind(&[
+                Resource::StorageImage(coarse.image()),
+                Resource::StorageImage(top),
+                Resource::StorageImage(target),
+            ])?;
+            self.far_set = Some((views, set));
+        }
+        let (_, set) = self.far_set.as_ref().expect("bound above");
         let push = LightPush::far(&desc, settings, rect);
         let timer = self.submitter.timer()?;
         let mut rec = Recorder::new(&self.gpu)?;
@@ -1024,7 +1038,7 @@ impl Lighting {
             None => None,
         };
         let [w, h] = push.size.map(|v| (v as u32).div_ceil(FAR_GROUP));
-        rec.pass(&self.far_kernel, &set)
+        rec.pass(&self.far_kernel, set)
             .push(&push)
             .dispatch([w, h, 1])?;
         if let Some((t, q)) = query {
