@@ -440,13 +440,27 @@ fn following_the_view_lights_its_pages_alone_and_the_far_level_elsewhere() {
         .collect();
     assert_eq!(held(&terrain).len(), 2, "{:?}", held(&terrain));
     assert!(held(&terrain).is_subset(&kept) && held(&terrain).contains(&PageId { x: 5, y: 5 }));
-    // The dropped pages' blocks read the far level again after the next update.
+    // The dropped pages' blocks read the far level again (relit in the update that drops them).
     l.update(&mut terrain.store, &sun, None).unwrap();
     corners(&mut terrain, &full);
     // A new sun: the view relit, every other page dropped.
     let low = settings(120.0, 15.0);
     let s = l.update(&mut terrain.store, &low, None).unwrap();
     assert_eq!(s.pages, 1, "{s:?}");
+    assert_eq!(
+        held(&terrain),
+        [PageId { x: 5, y: 5 }].into_iter().collect()
+    );
+    // A page kept beyond the view that a stroke makes stale is dropped, not relit.
+    l.keep_beyond_view(u64::MAX);
+    l.want_first(&[PageId { x: 2, y: 2 }]);
+    l.update(&mut terrain.store, &low, None).unwrap();
+    l.want_first(&[PageId { x: 5, y: 5 }]);
+    l.update(&mut terrain.store, &low, None).unwrap();
+    assert_eq!(held(&terrain).len(), 2);
+    raise(&mut terrain, 300.0, 300.0, 340.0, 340.0);
+    let s = l.update(&mut terrain.store, &low, None).unwrap();
+    assert_eq!((s.pages, s.pending), (0, 0), "{s:?}");
     assert_eq!(
         held(&terrain),
         [PageId { x: 5, y: 5 }].into_iter().collect()

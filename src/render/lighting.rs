@@ -63,6 +63,14 @@ const PAGES_PER_SUBMIT: usize = 16;
 /// Most bytes of lit pages kept beyond those the renderer draws at page level while following
 /// the view ([`Lighting::follow_view`]).
 pub const KEPT_BEYOND_VIEW: u64 = 256 << 20;
+/// The pages the lighting field holds (lit at full resolution, whole or near an edit).
+fn lit_pages(store: &PageStore) -> BTreeSet<PageId> {
+    store
+        .field(FIELD)
+        .map(|f| f.versions().by_page().map(|(id, _)| id).collect())
+        .unwrap_or_default()
+}
+
 /// Workgroup side of `render/lighting_far.comp`.
 const FAR_GROUP: u32 = 8;
 /// GPU time per frame the editor and the frame loops give the strips far from an edit (and a
@@ -663,6 +671,8 @@ pub struct Lighting {
     last_wanted: HashMap<PageId, u64>,
     /// Updates so far.
     updates: u64,
+    /// Of the pages the renderer draws at page level, those waiting after the last update.
+    waiting_in_view: usize,
     /// Coarse texels of the far level to light at the next update.
     far: Option<Rect>,
     /// Most bytes of lit pages kept beyond the view while following it.
@@ -703,6 +713,7 @@ impl Lighting {
             following: false,
             last_wanted: HashMap::new(),
             updates: 0,
+            waiting_in_view: 0,
             far: None,
             far_set: None,
             kept_beyond_view: KEPT_BEYOND_VIEW,
@@ -715,17 +726,22 @@ impl Lighting {
     /// renderer draws at page level), and 1 while the far level waits.
     pub fn pending(&self) -> usize {
         let whole = match self.following {
-            true => self.wanted_pending(),
+            true => self.waiting_in_view,
             false => self.pending.len(),
         };
         self.near.len() + whole + usize::from(self.far.is_some())
     }
 
-    /// Of the pages the renderer draws at page level, those waiting whole or in part.
-    fn wanted_pending(&self) -> usize {
+    /// Of the pages the renderer draws at page level, those waiting whole or in part (while
+    /// following the view, also those not lit yet), `lit` the pages the field holds.
+    fn waiting_in_view(&self, lit: &BTreeSet<PageId>) -> usize {
         self.wanted
             .iter()
-            .filter(|p| self.pending.contains(p) || self.near.contains_key(p))
+            .filter(|p| {
+                self.pending.contains(p)
+                    || self.near.contains_key(p)
+                    || (self.following && !lit.contains(p))
+            })
             .count()
     }
 
@@ -785,15 +801,25 @@ impl Lighting {
             self.shown = None;
         }
         let height = store.height();
+        // The pages lit, which following the view needs (without it, none is read).
+        let lit = match self.following {
+            true => lit_pages(store),
+            false => BTreeSet::new(),
+        };
         if self.shown != Some((*settings, desc)) {
             // Everything the heights can shadow or occlude, relit in place (the old lighting
-            // shows until then); pages that can no longer be either read as fully lit.
-            let held: Vec<PageId> = height.versions().by_page().map(|(id, _)| id).collect();
+            // shows until then); pages that can no longer be either read as fully lit. While
+            // following the view: every lit page (those not drawn are dropped below).
             self.seen = height.changes().epoch();
             self.near.clear();
             self.pending.clear();
-            for id in held {
-                self.pending.extend(affected_by(&desc, &settings.sun, id));
+            match self.following {
+                true => self.pending.extend(lit.iter().copied()),
+                false => {
+                    for (id, _) in height.versions().by_page() {
+                        self.pending.extend(affected_by(&desc, &settings.sun, id));
+                    }
+                }
             }
             let [cw, ch] = coarse::size_of(&desc);
             self.far = Some(Rect::new(0, 0, cw as i32, ch as i32));
@@ -810,7 +836,7 @@ impl Lighting {
             self.shown = Some((*settings, desc));
         } else {
             let _p = crate::profile::scope("lighting: note edits");
-            self.note_edits(height, &settings.sun);
+            self.note_edits(height, &lit, &settings.sun);
         }
         self.updates += 1;
         let finished = self.submitter.collect()?;
@@ -818,11 +844,7 @@ impl Lighting {
             gpu_ms: (finished.work_ns + finished.copy_ns) * 1e-6,
             ..LightStats::default()
         };
-        if let Some(rect) = self.far.take() {
-            stats.far_texels = rect.texels();
-            stats.gpu_ms += self.light_far(store, settings, rect)? * 1e-6;
-        }
-        let jobs = self.take_jobs(&desc, budget_ms);
+        let jobs = self.take_jobs(&desc, &lit, budget_ms);
         stats.pages = jobs.iter().filter(|(_, whole)| *whole).count();
         stats.near_texels = jobs
             .iter()
@@ -836,8 +858,18 @@ impl Lighting {
         if self.following {
             self.drop_beyond_view(store);
         }
+        // The far level where edits reach it, and over pages dropped just now.
+        if let Some(rect) = self.far.take() {
+            stats.far_texels = rect.texels();
+            stats.gpu_ms += self.light_far(store, settings, rect)? * 1e-6;
+        }
+        let lit = match self.following {
+            true => lit_pages(store),
+            false => lit,
+        };
+        self.waiting_in_view = self.waiting_in_view(&lit);
         stats.pending = self.pending();
-        stats.pending_in_view = self.wanted_pending();
+        stats.pending_in_view = self.waiting_in_view;
         self.totals.pages += stats.pages;
         self.totals.near_texels += stats.near_texels;
         self.totals.far_texels += stats.far_texels;
@@ -848,7 +880,7 @@ impl Lighting {
 
     /// Notes the height field's changes since the last call: the texels near them to light at
     /// once, the pages farther along their strips to light whole.
-    fn note_edits(&mut self, height: &Field, sun: &Sun) {
+    fn note_edits(&mut self, height: &Field, lit: &BTreeSet<PageId>, sun: &Sun) {
         let desc = *height.desc();
         let whole = |id: PageId| {
             let r = desc.page_rect(id);
@@ -874,7 +906,9 @@ impl Lighting {
                 *e = e.union(&local);
             }
             for p in affected_by_rect(&desc, sun, rect) {
-                if self.near.get(&p) != Some(&whole(p)) {
+                // While following the view, a page not lit yet is lit when drawn anyway.
+                let stale = !self.following || lit.contains(&p);
+                if stale && self.near.get(&p) != Some(&whole(p)) {
                     self.pending.insert(p);
                 }
             }
@@ -890,6 +924,7 @@ impl Lighting {
     fn take_jobs(
         &mut self,
         desc: &DocumentDesc,
+        lit: &BTreeSet<PageId>,
         budget_ms: Option<f64>,
     ) -> Vec<((PageId, Rect), bool)> {
         let following = self.following;
@@ -899,9 +934,10 @@ impl Lighting {
         for (p, r) in std::mem::take(&mut self.near) {
             match !following || self.wanted.contains(&p) {
                 true => jobs.push(((p, r), false)),
-                false => {
+                false if lit.contains(&p) => {
                     self.pending.insert(p);
                 }
+                false => {}
             }
         }
         let per_texel = self.submitter.unit_ns;
@@ -910,19 +946,23 @@ impl Lighting {
         // Pages in view first, but not those relit near an edit in this update (the page under
         // a brush waits whole until the stroke has moved on, as it did before).
         let near: BTreeSet<PageId> = jobs.iter().map(|((id, _), _)| *id).collect();
+        // While following the view, pages drawn that were never lit wait too.
+        let waits = |p: &PageId| self.pending.contains(p) || (following && !lit.contains(p));
         let mut wanted = self
             .wanted
             .iter()
             .copied()
-            .filter(|p| self.pending.contains(p) && !near.contains(p))
+            .filter(|p| waits(p) && !near.contains(p))
             .collect::<Vec<_>>()
             .into_iter();
         let rest = |pending: &BTreeSet<PageId>| match following {
             true => None,
             false => pending.first().copied(),
         };
+        let mut taken = BTreeSet::new();
         while let Some(id) = wanted.next().or_else(|| rest(&self.pending)) {
-            if !self.pending.contains(&id) {
+            let waits = self.pending.contains(&id) || (following && !lit.contains(&id));
+            if !waits || !taken.insert(id) {
                 continue; // named twice
             }
             let page = desc.page_rect(id);
