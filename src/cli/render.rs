@@ -24,8 +24,9 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Most frames `scarp render` draws while the pages its view wants come onto the GPU.
-const SETTLE_ROUNDS: usize = 16;
+/// Most frames `scarp render` draws while the pages its view wants come onto the GPU (64 MiB of
+/// page-ins each: 16 GiB at most; it stops sooner once nothing more comes).
+const SETTLE_ROUNDS: usize = 256;
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["journal", "heights"])))]
