@@ -429,20 +429,20 @@ fn following_the_view_lights_its_pages_alone_and_the_far_level_elsewhere() {
     };
     corners(&mut terrain, &full);
     // The view moves on: with room for one page beyond it, the page wanted longest ago goes.
-    l.keep_beyond_view(128 * 128 * 4);
+    l.keep_beyond_view(128 * 128 * 4 * 2); // one page: a front and a back image
     l.want_first(&[PageId { x: 3, y: 3 }, PageId { x: 4, y: 3 }]);
     l.update(&mut terrain.store, &sun, None).unwrap();
     l.want_first(&[PageId { x: 5, y: 5 }]);
-    l.update(&mut terrain.store, &sun, None).unwrap();
+    let s = l.update(&mut terrain.store, &sun, None).unwrap();
+    // The dropped pages' blocks read the far level again, relit in the update that drops them.
+    assert!(s.far_texels > 0, "{s:?}");
+    corners(&mut terrain, &full);
     let kept: BTreeSet<PageId> = [(3, 3), (4, 3), (5, 5)]
         .map(|(x, y)| PageId { x, y })
         .into_iter()
         .collect();
     assert_eq!(held(&terrain).len(), 2, "{:?}", held(&terrain));
     assert!(held(&terrain).is_subset(&kept) && held(&terrain).contains(&PageId { x: 5, y: 5 }));
-    // The dropped pages' blocks read the far level again (relit in the update that drops them).
-    l.update(&mut terrain.store, &sun, None).unwrap();
-    corners(&mut terrain, &full);
     // A new sun: the view relit, every other page dropped.
     let low = settings(120.0, 15.0);
     let s = l.update(&mut terrain.store, &low, None).unwrap();
@@ -464,6 +464,35 @@ fn following_the_view_lights_its_pages_alone_and_the_far_level_elsewhere() {
     assert_eq!(
         held(&terrain),
         [PageId { x: 5, y: 5 }].into_iter().collect()
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+/// Following the view, a page drawn at page level that a stroke reaches before it was ever lit
+/// is lit whole (not only near the stroke, the rest reading as fully lit), to the lighting of
+/// the whole document after the stroke, bit for bit.
+#[test]
+fn a_page_in_view_painted_before_it_is_lit_is_lit_whole() {
+    let gpu = gpu();
+    let d = doc(1024, 1024, 128);
+    let sun = settings(200.0, 25.0);
+    let heights = relief(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut l = Lighting::new(&gpu, d.format).unwrap();
+    l.follow_view(true);
+    l.update(&mut terrain.store, &sun, Some(0.0)).unwrap();
+    let page = PageId { x: 3, y: 3 };
+    l.want_first(&[page]);
+    raise(&mut terrain, 440.0, 440.0, 470.0, 470.0);
+    let s = l.update(&mut terrain.store, &sun, Some(0.0)).unwrap();
+    assert_eq!((s.pages, s.pending), (1, 0), "{s:?}");
+    let followed = page_values(&d, &light_of(&terrain), page);
+    terrain.store.remove_field(FIELD);
+    let mut whole = Lighting::new(&gpu, d.format).unwrap();
+    whole.update(&mut terrain.store, &sun, None).unwrap();
+    assert!(
+        followed == page_values(&d, &light_of(&terrain), page),
+        "the page differs from the whole document's lighting"
     );
     assert_no_validation_messages(&gpu);
 }

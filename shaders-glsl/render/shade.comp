@@ -22,7 +22,7 @@ layout(set = 0, binding = 2) uniform sampler2D surface_image;
 layout(set = 0, binding = 3) uniform usampler2D node_image;
 // Lighting pages drawn at page level, side by side (light_cols of them a row), and per page of
 // the document its slot there (or ATLAS_FLAT: not lit at full resolution, ATLAS_COARSE: not in
-// the atlas; both read the far level).
+// the atlas; both read the coarse level: a lit page's corners, the far level elsewhere).
 layout(set = 0, binding = 4, r32f) uniform readonly image2D light_atlas;
 layout(set = 0, binding = 5, std430) readonly buffer LightTable { int light_table[]; };
 // The lighting field's coarse level: the far level, lit from the heights' coarse level

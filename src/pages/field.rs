@@ -314,9 +314,13 @@ impl Field {
     pub fn mark_changed(&mut self, ids: impl IntoIterator<Item = PageId>) {
         let ids: Vec<PageId> = ids.into_iter().collect();
         if let Some(c) = &mut self.coarse {
-            let held =
-                |id: &&PageId| !self.flat_blocks_owned || self.versions.visible(**id).is_some();
-            c.note(ids.iter().filter(held).copied());
+            let versions = &self.versions;
+            let held = |id: PageId| !self.flat_blocks_owned || versions.visible(id).is_some();
+            c.note(ids.iter().copied().filter(|&id| held(id)));
+            if self.flat_blocks_owned {
+                // A page that holds no values any more is the owner's: not reduced as flat.
+                c.keep_pending(held);
+            }
         }
         let whole: Vec<(PageId, Rect)> = ids
             .iter()

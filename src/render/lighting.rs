@@ -61,7 +61,7 @@ pub const LIT: f32 = (LEVELS + 1024 * LEVELS) as f32;
 /// Pages lit per submission (each binds its own set).
 const PAGES_PER_SUBMIT: usize = 16;
 /// Most bytes of lit pages kept beyond those the renderer draws at page level while following
-/// the view ([`Lighting::follow_view`]).
+/// the view ([`Lighting::follow_view`]), as GPU pages (a front and a back image each).
 pub const KEPT_BEYOND_VIEW: u64 = 256 << 20;
 /// The pages the lighting field holds (lit at full resolution, whole or near an edit).
 fn lit_pages(store: &PageStore) -> BTreeSet<PageId> {
@@ -752,6 +752,10 @@ impl Lighting {
     /// dropped, to be lit again when drawn, once an edit or new settings make them stale.
     /// Off (the default): every page the heights can shadow or occlude is lit.
     pub fn follow_view(&mut self, on: bool) {
+        if self.following != on {
+            // What waits depends on the mode: the next update starts afresh.
+            self.shown = None;
+        }
         self.following = on;
     }
 
@@ -783,8 +787,9 @@ impl Lighting {
     /// ([`near_region`]) always, then pages waiting whole (the strips an edit's shadows reach,
     /// [`affected_by_rect`]; every page the heights can shadow or occlude after new settings or
     /// a new document) while their estimated GPU time fits `budget_ms` with the near texels'
-    /// (all with None; at least one page when there is nothing near). The result equals
-    /// lighting every page afresh once nothing waits.
+    /// (all with None; at least one page when there is nothing near); then the far level
+    /// where edits reach it. The result equals lighting every page afresh once nothing waits;
+    /// while following the view ([`Self::follow_view`]), on the pages drawn at page level.
     pub fn update(
         &mut self,
         store: &mut PageStore,
@@ -799,6 +804,8 @@ impl Lighting {
             let f = height.derived(LIT, store.field(FIELD))?;
             store.insert_field(FIELD, f)?;
             self.shown = None;
+            // Its coarse level is another image (a handle may be reused).
+            self.far_set = None;
         }
         let height = store.height();
         // The pages lit, which following the view needs (without it, none is read).
@@ -930,14 +937,17 @@ impl Lighting {
         let following = self.following;
         // While following the view, a page not drawn at page level is not lit near an edit: it
         // waits whole (dropped if lit, [`Self::drop_beyond_view`]) until it is drawn.
+        // While following the view, a page drawn at page level that was never lit is lit whole
+        // (below), not near the edit: a page lit in part would count as lit.
         let mut jobs: Vec<((PageId, Rect), bool)> = Vec::new();
         for (p, r) in std::mem::take(&mut self.near) {
-            match !following || self.wanted.contains(&p) {
-                true => jobs.push(((p, r), false)),
-                false if lit.contains(&p) => {
+            let (drawn, held) = (self.wanted.contains(&p), lit.contains(&p));
+            match (following, drawn, held) {
+                (false, _, _) | (true, true, true) => jobs.push(((p, r), false)),
+                (true, false, true) => {
                     self.pending.insert(p);
                 }
-                false => {}
+                (true, _, false) => {}
             }
         }
         let per_texel = self.submitter.unit_ns;
@@ -1108,7 +1118,8 @@ impl Lighting {
             .map(|(id, _)| id)
             .filter(|id| !wanted.contains(id))
             .partition(|id| self.pending.contains(id));
-        let page_bytes = u64::from(light.desc().page_size).pow(2) * 4;
+        // A page on the GPU is a front and a back image.
+        let page_bytes = u64::from(light.desc().page_size).pow(2) * 4 * 2;
         let most = (self.kept_beyond_view / page_bytes) as usize;
         if kept.len() > most {
             kept.sort_by_key(|id| self.last_wanted.get(id).copied().unwrap_or(0));

@@ -64,10 +64,13 @@ impl TerrainRenderer {
             }
         }
         // The lighting's and rivers' pages the last frame wanted in their atlases come onto
-        // the GPU (the atlases copy them once there); their coarse levels come up to date.
-        for shaded in [&self.light, &self.rivers].into_iter().filter(|s| s.on) {
+        // the GPU (the atlases copy them once there); their coarse levels come up to date, also
+        // for a field the last frame did not shade with (the first frame lit after it appears).
+        for shaded in [&self.light, &self.rivers] {
             if let Some(field) = store.field_mut(shaded.name) {
-                field.ensure_visible(&self.atlas_wanted)?;
+                if shaded.on {
+                    field.ensure_visible(&self.atlas_wanted)?;
+                }
                 field.refresh_coarse()?;
             }
         }
