@@ -56,6 +56,14 @@ fn far_of(d: &mut Document) -> Vec<f32> {
     level.iter().map(|t| t[3]).collect()
 }
 
+/// The ridges and bumps of [`relief`] over a 1024² document of 128² pages.
+fn relief_document(gpu: &std::sync::Arc<scarp::gpu::Gpu>) -> (DocumentDesc, Document) {
+    let d = doc(1024, 1024, 128);
+    let heights = relief(d.width, d.height);
+    let terrain = Document::from_heights(gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    (d, terrain)
+}
+
 fn light_of(d: &Document) -> Vec<f32> {
     d.store.field(FIELD).expect("lit").to_dense().unwrap()
 }
@@ -124,9 +132,16 @@ fn lighting_matches_the_cpu_twin() {
 }
 
 fn raise(terrain: &mut Document, x0: f32, y0: f32, x1: f32, y1: f32) {
+    raise_with(terrain, 30.0, 40.0, [x0, y0], [x1, y1]);
+}
+
+/// A raise stroke of `radius` and `strength` from `a` to `b`, six samples.
+fn raise_with(terrain: &mut Document, radius: f32, strength: f32, a: [f32; 2], b: [f32; 2]) {
+    let [x0, y0] = a;
+    let [x1, y1] = b;
     let mut b = BrushSettings::new(BrushType::Raise);
-    b.radius = 30.0;
-    b.strength = 40.0;
+    b.radius = radius;
+    b.strength = strength;
     let samples: Vec<StrokeSample> = (0..6)
         .map(|i| StrokeSample {
             x: x0 + (x1 - x0) * i as f32 / 5.0,
@@ -331,20 +346,7 @@ fn the_far_level_matches_its_cpu_twin_and_follows_edits() {
             "no occlusion anywhere"
         );
         // A wide stroke across the big bump.
-        let mut b = BrushSettings::new(BrushType::Raise);
-        b.radius = 120.0;
-        b.strength = 150.0;
-        let samples: Vec<StrokeSample> = (0..5)
-            .map(|i| StrokeSample {
-                x: 300.0 + 100.0 * i as f32,
-                y: 700.0,
-                pressure: 1.0,
-                t: 0.0,
-            })
-            .collect();
-        terrain
-            .apply_stroke(&b, &stroke_instances(&b, &samples))
-            .unwrap();
+        raise_with(&mut terrain, 120.0, 150.0, [300.0, 700.0], [700.0, 700.0]);
         let stats = l.update(&mut terrain.store, &sun, None).unwrap();
         assert!(
             stats.far_texels > 0 && stats.far_texels < blocks as u64,
@@ -373,10 +375,8 @@ fn the_far_level_matches_its_cpu_twin_and_follows_edits() {
 #[test]
 fn following_the_view_lights_its_pages_alone_and_the_far_level_elsewhere() {
     let gpu = gpu();
-    let d = doc(1024, 1024, 128);
+    let (d, mut terrain) = relief_document(&gpu);
     let sun = settings(200.0, 25.0);
-    let heights = relief(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut whole = Lighting::new(&gpu, d.format).unwrap();
     whole.update(&mut terrain.store, &sun, None).unwrap();
     let full = light_of(&terrain);
@@ -474,10 +474,8 @@ fn following_the_view_lights_its_pages_alone_and_the_far_level_elsewhere() {
 #[test]
 fn a_page_in_view_painted_before_it_is_lit_is_lit_whole() {
     let gpu = gpu();
-    let d = doc(1024, 1024, 128);
+    let (d, mut terrain) = relief_document(&gpu);
     let sun = settings(200.0, 25.0);
-    let heights = relief(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
     let mut l = Lighting::new(&gpu, d.format).unwrap();
     l.follow_view(true);
     l.update(&mut terrain.store, &sun, Some(0.0)).unwrap();

@@ -357,17 +357,7 @@ pub fn light_texel(
     };
     let coarse_at = |qx: f32, qy: f32| {
         let inv = 1.0 / f as f32;
-        let (cx, cy) = (qx * inv - 0.5, qy * inv - 0.5);
-        let (fx, fy) = (cx.floor(), cy.floor());
-        let (ix, iy) = (fx as i32, fy as i32);
-        let (tx, ty) = (cx - fx, cy - fy);
-        let a = mean(ix, iy);
-        let b = mean(ix + 1, iy);
-        let e = mean(ix, iy + 1);
-        let g = mean(ix + 1, iy + 1);
-        let north = a + tx * (b - a);
-        let south = e + tx * (g - e);
-        north + ty * (south - north)
+        bilinear(&mean, qx * inv - 0.5, qy * inv - 0.5)
     };
     let b0 = world(x, y);
     let inside = |gx: i32, gy: i32| gx >= 0 && gy >= 0 && gx < p.doc[0] && gy < p.doc[1];
@@ -417,6 +407,21 @@ pub fn light_texel(
     pack(sun, ao)
 }
 
+/// `value` of the grid interpolated at grid position (u, v): along rows, then between them (the
+/// shaders' order).
+fn bilinear(value: &impl Fn(i32, i32) -> f32, u: f32, v: f32) -> f32 {
+    let (fx, fy) = (u.floor(), v.floor());
+    let (ix, iy) = (fx as i32, fy as i32);
+    let (tx, ty) = (u - fx, v - fy);
+    let a = value(ix, iy);
+    let b = value(ix + 1, iy);
+    let e = value(ix, iy + 1);
+    let g = value(ix + 1, iy + 1);
+    let north = a + tx * (b - a);
+    let south = e + tx * (g - e);
+    north + ty * (south - north)
+}
+
 /// The fine march's tap at distance `d`: the texel offset nearest `sun_dir` x `d` (the same
 /// for every texel, growing with `d` on both axes).
 pub fn fine_offset(sun_dir: [f32; 2], d: i32) -> [i32; 2] {
@@ -447,17 +452,7 @@ pub fn far_texel(
     };
     let surface = |qx: f32, qy: f32| {
         let inv = 1.0 / f as f32;
-        let (ux, uy) = (qx * inv, qy * inv);
-        let (fx, fy) = (ux.floor(), uy.floor());
-        let (ix, iy) = (fx as i32, fy as i32);
-        let (tx, ty) = (ux - fx, uy - fy);
-        let a = at(ix, iy);
-        let b = at(ix + 1, iy);
-        let e = at(ix, iy + 1);
-        let g = at(ix + 1, iy + 1);
-        let north = a + tx * (b - a);
-        let south = e + tx * (g - e);
-        north + ty * (south - north)
+        bilinear(&at, qx * inv, qy * inv)
     };
     let (x, y) = (cx * f, cy * f);
     let b0 = at(cx, cy);
