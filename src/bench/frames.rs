@@ -171,6 +171,9 @@ pub(super) struct Lit<'a> {
     pub lighting: &'a mut Lighting,
     pub sun: Sun,
     pub budget_ms: f64,
+    /// Light as the editor does, following the view (else every page the heights can shadow,
+    /// as a document lit whole before the frames keeps it).
+    pub follow: bool,
 }
 
 /// [`paint_frames`], with `lit` the lighting caught up first and then updated every frame as
@@ -201,14 +204,19 @@ pub(super) fn paint_frames_lit(
             sun: l.sun,
             vertical_scale: vs,
         };
-        // As in the editor: the far level now, the view's pages as the frames draw them.
-        l.lighting.follow_view(true);
+        view.sun = Some(l.sun);
+        view.look = Some(Look::default());
+        // Caught up before the frames: following the view (as in the editor), the far level
+        // and the pages a first frame draws at page level; else every page.
+        l.lighting.follow_view(l.follow);
         l.lighting.set_detached(false);
+        if l.follow {
+            target.render(&mut renderer, work.store(), &camera, &view, false, None)?;
+            l.lighting.want_first(&renderer.pages_in_use());
+        }
         l.lighting.update(work.store(), &settings, None)?;
         // Frames are in flight: the lighting's submissions are not waited for either.
         l.lighting.set_detached(true);
-        view.sun = Some(l.sun);
-        view.look = Some(Look::default());
         work.lighting = Some((l.lighting, settings));
         work.budget_ms = Some(l.budget_ms);
     }

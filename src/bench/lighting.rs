@@ -100,21 +100,25 @@ pub(super) fn measure(
     heater.heat(HEAT_LONG_MS)?;
     let whole = lighting.update(&mut doc.store, &settings, None)?;
     let texels = f64::from(desc.width) * f64::from(desc.height);
-    let lit = |lighting, budget_ms| {
+    // The near run keeps the document lit whole (what is relit near one instance); the lit run
+    // follows the view as the editor does.
+    let lit = |lighting, budget_ms, follow| {
         Some(Lit {
             lighting,
             sun,
             budget_ms,
+            follow,
         })
     };
     let run = c.run;
     let one = Painting { rate: 1, ..run };
-    let (_, near_log) = paint_frames_lit(gpu, &mut doc, &one, heater, lit(&mut lighting, 0.0))?;
+    let (_, near_log) =
+        paint_frames_lit(gpu, &mut doc, &one, heater, lit(&mut lighting, 0.0, false))?;
     let near = LightPerFrame::of(&near_log, run.frames);
     drop(doc);
     let plain = paint_frames(gpu, &mut fresh()?, &run, heater)?;
     let mut lighting = Lighting::new(gpu, desc.format)?;
-    let lit_run = lit(&mut lighting, DEFAULT_BUDGET_MS);
+    let lit_run = lit(&mut lighting, DEFAULT_BUDGET_MS, true);
     let (lit_log, light_log) = paint_frames_lit(gpu, &mut fresh()?, &run, heater, lit_run)?;
     let per_frame = LightPerFrame::of(&light_log, run.frames);
     let (frame_plain_ms, frame_lit_ms) =
