@@ -611,15 +611,27 @@ impl CoarseLevel {
     pub fn read(&self) -> Result<Vec<[f32; 4]>> {
         read_texels(&self.gpu, &self.image)
     }
+
+    /// The coarse texels of `rect` (coarse texels, inside the level), row-major (read back,
+    /// waited for).
+    pub fn read_rect(&self, rect: Rect) -> Result<Vec<[f32; 4]>> {
+        read_texels_in(&self.gpu, &self.image, rect)
+    }
 }
 
 /// The RGBA32F texels of `image`, row-major.
 fn read_texels(gpu: &Arc<Gpu>, image: &Image) -> Result<Vec<[f32; 4]>> {
     let (w, h) = (image.desc.extent.width, image.desc.extent.height);
+    read_texels_in(gpu, image, Rect::new(0, 0, w as i32, h as i32))
+}
+
+/// The RGBA32F texels of `rect` of `image`, row-major.
+fn read_texels_in(gpu: &Arc<Gpu>, image: &Image, rect: Rect) -> Result<Vec<[f32; 4]>> {
+    let (w, h) = (rect.width() as u32, rect.height() as u32);
     let bytes = u64::from(w) * u64::from(h) * 16;
     let readback = Buffer::new(gpu, "coarse readback", BufferDesc::readback(bytes))?;
     let mut rec = Recorder::new(gpu)?;
-    rec.copy_image_to_buffer(image, &readback);
+    rec.copy_image_region_to_buffer(image, [rect.x0, rect.y0], [w, h], &readback, 0);
     rec.buffer(&readback, Access::HostRead);
     rec.submit_and_wait()?;
     let data: &[f32] = bytemuck::cast_slice(readback.mapped(bytes as usize)?);

@@ -10,7 +10,7 @@ use super::blocks::Blocks;
 use super::TerrainRenderer;
 use crate::gpu::{Access, GpuError, GpuTimer, Recorder, Result};
 use crate::pages::coarse::CoarseLevel;
-use crate::pages::geometry::PageId;
+use crate::pages::geometry::{PageId, Rect};
 use crate::pages::{Field, PageError, PageStore};
 use crate::render::lod::{TileBounds, LEVELS};
 use crate::render::quadtree::NodeBounds;
@@ -215,14 +215,24 @@ impl TerrainRenderer {
             });
         }
         if !estimated.is_empty() {
-            let texels = coarse.read()?;
             let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
+            // Only the coarse texels the estimated tiles lie in are read back.
+            let mut tiles = [u32::MAX, u32::MAX, 0, 0];
+            for &(id, r) in estimated {
+                let [x0, y0] = [id.x * tpp + r[0], id.y * tpp + r[1]];
+                tiles = union(tiles, [x0, y0, id.x * tpp + r[2], id.y * tpp + r[3]]);
+            }
+            let (x0, y0) = (tiles[0], tiles[1]);
+            let (x1, y1) = ((tiles[2] + 1).min(cw), (tiles[3] + 1).min(ch));
+            let rect = Rect::new(x0 as i32, y0 as i32, x1 as i32, y1 as i32);
+            let texels = coarse.read_rect(rect)?;
+            let w = x1 - x0;
             let estimate = |tx: u32, ty: u32| {
                 // The tile's 65 x 65 texels lie in coarse texels (tx..=tx+1, ty..=ty+1).
                 let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
                 for y in ty..(ty + 2).min(ch) {
                     for x in tx..(tx + 2).min(cw) {
-                        let t = texels[(y * cw + x) as usize];
+                        let t = texels[((y - y0) * w + (x - x0)) as usize];
                         lo = lo.min(t[0]);
                         hi = hi.max(t[1]);
                     }
