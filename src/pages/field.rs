@@ -314,13 +314,7 @@ impl Field {
     pub fn mark_changed(&mut self, ids: impl IntoIterator<Item = PageId>) {
         let ids: Vec<PageId> = ids.into_iter().collect();
         if let Some(c) = &mut self.coarse {
-            let versions = &self.versions;
-            let held = |id: PageId| !self.flat_blocks_owned || versions.visible(id).is_some();
-            c.note(ids.iter().copied().filter(|&id| held(id)));
-            if self.flat_blocks_owned {
-                // A page that holds no values any more is the owner's: not reduced as flat.
-                c.keep_pending(held);
-            }
+            c.note(ids.iter().copied());
         }
         let whole: Vec<(PageId, Rect)> = ids
             .iter()
@@ -337,11 +331,7 @@ impl Field {
     /// `rects` (readers follow the pages; the coarse level reduces those rectangles).
     pub fn mark_changed_in(&mut self, ids: Vec<PageId>, rects: &[(PageId, Rect)]) {
         if let Some(c) = &mut self.coarse {
-            let held = |(id, _): &&(PageId, Rect)| {
-                !self.flat_blocks_owned || self.versions.visible(*id).is_some()
-            };
-            let rects: Vec<(PageId, Rect)> = rects.iter().filter(held).copied().collect();
-            c.note_rects(&rects);
+            c.note_rects(rects);
         }
         self.log.values(&ids, rects);
         self.log.moved(ids);
@@ -363,13 +353,7 @@ impl Field {
         if self.coarse.is_none() {
             self.coarse = CoarseLevel::new(&self.gpu, self.desc)?;
         }
-        if !self.flat_blocks_owned {
-            self.flat_blocks_owned = true;
-            let versions = &self.versions;
-            if let Some(c) = &mut self.coarse {
-                c.keep_pending(|id| versions.visible(id).is_some());
-            }
-        }
+        self.flat_blocks_owned = true;
         Ok(self.coarse.as_ref().map(CoarseLevel::image))
     }
 
@@ -381,14 +365,8 @@ impl Field {
         let texels = Rect::new(rect.x0 * f, rect.y0 * f, rect.x1 * f, rect.y1 * f).intersect(
             &Rect::new(0, 0, self.desc.width as i32, self.desc.height as i32),
         );
-        let held: Vec<PageId> = self
-            .desc
-            .pages_in(&texels)
-            .into_iter()
-            .filter(|&id| self.versions.visible(id).is_some())
-            .collect();
         if let Some(c) = &mut self.coarse {
-            c.note(held);
+            c.note(self.desc.pages_in(&texels));
         }
         self.log.moved([]);
     }
@@ -417,6 +395,11 @@ impl Field {
         let Some(mut coarse) = made else {
             return Ok(());
         };
+        if self.flat_blocks_owned {
+            // Flat pages' blocks are the owner's: only pages holding values are reduced.
+            let versions = &self.versions;
+            coarse.keep_pending(|id| versions.visible(id).is_some());
+        }
         let result = coarse.refresh_from(&self.desc, self.flat, &self.versions, &self.places);
         self.coarse = Some(coarse);
         result

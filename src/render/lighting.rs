@@ -63,14 +63,6 @@ const PAGES_PER_SUBMIT: usize = 16;
 /// Most bytes of lit pages kept beyond those the renderer draws at page level while following
 /// the view ([`Lighting::follow_view`]), as GPU pages (a front and a back image each).
 pub const KEPT_BEYOND_VIEW: u64 = 256 << 20;
-/// The pages the lighting field holds (lit at full resolution, whole or near an edit).
-fn lit_pages(store: &PageStore) -> BTreeSet<PageId> {
-    store
-        .field(FIELD)
-        .map(|f| f.versions().by_page().map(|(id, _)| id).collect())
-        .unwrap_or_default()
-}
-
 /// Workgroup side of `render/lighting_far.comp`.
 const FAR_GROUP: u32 = 8;
 /// GPU time per frame the editor and the frame loops give the strips far from an edit (and a
@@ -732,10 +724,8 @@ impl Lighting {
     fn waiting_in_view(&self, lit: &BTreeSet<PageId>) -> usize {
         self.wanted
             .iter()
-            .filter(|p| {
-                self.pending.contains(p)
-                    || self.near.contains_key(p)
-                    || (self.following && !lit.contains(p))
+            .filter(|&&p| {
+                waits_whole(&self.pending, lit, self.following, p) || self.near.contains_key(&p)
             })
             .count()
     }
@@ -898,8 +888,7 @@ impl Lighting {
         for (id, local) in changed {
             let origin = desc.page_rect(id);
             let rect = local.translate(origin.x0, origin.y0);
-            let far = far_region(&desc, sun, rect);
-            self.far = Some(self.far.map_or(far, |f| f.union(&far)));
+            self.relight_far(far_region(&desc, sun, rect));
             let near = near_region(&desc, sun, rect);
             for p in desc.pages_in(&near) {
                 let page = desc.page_rect(p);
@@ -930,10 +919,9 @@ impl Lighting {
         budget_ms: Option<f64>,
     ) -> Vec<((PageId, Rect), bool)> {
         let following = self.following;
-        // While following the view, a page not drawn at page level is not lit near an edit: it
-        // waits whole (dropped if lit, [`Self::drop_beyond_view`]) until it is drawn.
-        // While following the view, a page drawn at page level that was never lit is lit whole
-        // (below), not near the edit: a page lit in part would count as lit.
+        // While following the view, only lit pages drawn at page level are lit near an edit. A
+        // lit page not drawn waits whole (and is dropped, [`Self::drop_beyond_view`]); a drawn
+        // page never lit is lit whole below (a page lit in part would count as lit).
         let mut jobs: Vec<((PageId, Rect), bool)> = Vec::new();
         for (p, r) in std::mem::take(&mut self.near) {
             let (drawn, held) = (self.wanted.contains(&p), lit.contains(&p));
@@ -951,13 +939,11 @@ impl Lighting {
         // Pages in view first, but not those relit near an edit in this update (the page under
         // a brush waits whole until the stroke has moved on, as it did before).
         let near: BTreeSet<PageId> = jobs.iter().map(|((id, _), _)| *id).collect();
-        // While following the view, pages drawn that were never lit wait too.
-        let waits = |p: &PageId| self.pending.contains(p) || (following && !lit.contains(p));
         let mut wanted = self
             .wanted
             .iter()
             .copied()
-            .filter(|p| waits(p) && !near.contains(p))
+            .filter(|&p| waits_whole(&self.pending, lit, following, p) && !near.contains(&p))
             .collect::<Vec<_>>()
             .into_iter();
         let rest = |pending: &BTreeSet<PageId>| match following {
@@ -966,8 +952,7 @@ impl Lighting {
         };
         let mut taken = BTreeSet::new();
         while let Some(id) = wanted.next().or_else(|| rest(&self.pending)) {
-            let waits = self.pending.contains(&id) || (following && !lit.contains(&id));
-            if !waits || !taken.insert(id) {
+            if !waits_whole(&self.pending, lit, following, id) || !taken.insert(id) {
                 continue; // named twice
             }
             let page = desc.page_rect(id);
@@ -1074,21 +1059,14 @@ impl Lighting {
         rec.image(coarse.image(), Access::ComputeStorageRead);
         rec.image(top, Access::ComputeStorageRead);
         rec.image(target, Access::ComputeStorageWrite);
-        rec.flush_barriers();
-        let query = match &timer {
-            Some(t) => {
-                rec.reset_timer(t);
-                Some((t, rec.timer_begin(t, "lighting: far level")?))
-            }
-            None => None,
-        };
+        if let Some(t) = &timer {
+            rec.reset_timer(t);
+        }
         let [w, h] = push.size.map(|v| (v as u32).div_ceil(FAR_GROUP));
         rec.pass(&self.far_kernel, set)
             .push(&push)
+            .timed(timer.as_ref(), "lighting: far level")
             .dispatch([w, h, 1])?;
-        if let Some((t, q)) = query {
-            rec.timer_end(t, q);
-        }
         let ticket = self.submitter.send(rec)?;
         // No units of work: the far level's time does not pace the pages'.
         let times = self.submitter.finish(ticket, timer, 0)?;
@@ -1100,8 +1078,9 @@ impl Lighting {
     }
 
     /// While following the view: drops the lit pages the renderer does not draw at page level
-    /// that wait to be lit again (they read as the far level until drawn), and beyond
-    /// [`KEPT_BEYOND_VIEW`] those wanted longest ago (they wait to be lit again).
+    /// that wait to be lit again, and beyond [`Self::keep_beyond_view`] those wanted longest
+    /// ago. They read as the far level, and are lit whole when drawn (so `pending` holds lit
+    /// pages only while following).
     fn drop_beyond_view(&mut self, store: &mut PageStore) {
         let Some(light) = store.field_mut(FIELD) else {
             return;
@@ -1118,23 +1097,25 @@ impl Lighting {
         let most = (self.kept_beyond_view / page_bytes) as usize;
         if kept.len() > most {
             kept.sort_by_key(|id| self.last_wanted.get(id).copied().unwrap_or(0));
-            for &id in &kept[..kept.len() - most] {
-                self.pending.insert(id);
-                drop.push(id);
-            }
+            drop.extend_from_slice(&kept[..kept.len() - most]);
         }
         let desc = *light.desc();
         let f = k::COARSE_FACTOR;
         for id in &drop {
-            self.near.remove(id);
-            // Its blocks read the far level again.
+            // Not lit any more: lit whole when drawn; its blocks read the far level again.
+            self.pending.remove(id);
             let r = desc.page_rect(*id);
             let blocks = Rect::new(r.x0 / f, r.y0 / f, (r.x1 + f - 1) / f, (r.y1 + f - 1) / f);
-            self.far = Some(self.far.map_or(blocks, |b| b.union(&blocks)));
+            self.relight_far(blocks);
         }
         if !drop.is_empty() {
             light.drop_pages(&drop);
         }
+    }
+
+    /// Notes the far level's coarse texels `rect` for the next far pass.
+    fn relight_far(&mut self, rect: Rect) {
+        self.far = Some(self.far.map_or(rect, |f| f.union(&rect)));
     }
 
     /// At least `n` gathered-heights images, `side` texels a side (smaller ones are remade).
@@ -1156,6 +1137,24 @@ impl Lighting {
         }
         Ok(())
     }
+}
+
+/// The pages the lighting field holds (lit at full resolution, whole or near an edit).
+fn lit_pages(store: &PageStore) -> BTreeSet<PageId> {
+    store
+        .field(FIELD)
+        .map(|f| f.versions().by_page().map(|(id, _)| id).collect())
+        .unwrap_or_default()
+}
+
+/// Whether page `id` waits to be lit whole: `pending`, or, `following` the view, not `lit` yet.
+fn waits_whole(
+    pending: &BTreeSet<PageId>,
+    lit: &BTreeSet<PageId>,
+    following: bool,
+    id: PageId,
+) -> bool {
+    pending.contains(&id) || (following && !lit.contains(&id))
 }
 
 /// One lighting job: its push constants; the nine pages around it and the gathered image

@@ -217,11 +217,11 @@ impl TerrainRenderer {
         if !estimated.is_empty() {
             let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
             // Only the coarse texels the estimated tiles lie in are read back.
-            let mut tiles = [u32::MAX, u32::MAX, 0, 0];
-            for &(id, r) in estimated {
-                let [x0, y0] = [id.x * tpp + r[0], id.y * tpp + r[1]];
-                tiles = union(tiles, [x0, y0, id.x * tpp + r[2], id.y * tpp + r[3]]);
-            }
+            let tiles = estimated
+                .iter()
+                .fold([u32::MAX, u32::MAX, 0, 0], |t, &(id, r)| {
+                    union(t, document_tiles(tpp, id, r))
+                });
             let (x0, y0) = (tiles[0], tiles[1]);
             let (x1, y1) = ((tiles[2] + 1).min(cw), (tiles[3] + 1).min(ch));
             let rect = Rect::new(x0 as i32, y0 as i32, x1 as i32, y1 as i32);
@@ -429,7 +429,11 @@ fn set_tiles(
             nodes.set_tile(grid.index(tx, ty), b(tx, ty));
         }
     }
-    let (x0, y0) = (id.x * tpp + r[0], id.y * tpp + r[1]);
-    let (x1, y1) = (id.x * tpp + r[2], id.y * tpp + r[3]);
-    *touched = union(*touched, [x0, y0, x1, y1]);
+    *touched = union(*touched, document_tiles(tpp, id, r));
+}
+
+/// The document's tiles [x0, x1) x [y0, y1) of page `id`'s local tile rectangle `r`.
+fn document_tiles(tpp: u32, id: PageId, r: [u32; 4]) -> [u32; 4] {
+    let (x, y) = (id.x * tpp, id.y * tpp);
+    [x + r[0], y + r[1], x + r[2], y + r[3]]
 }
