@@ -231,12 +231,34 @@ impl LodView {
     }
 }
 
-/// Pixels per height unit of error for a tile with box (lo, hi): its nearest point's distance
-/// from the eye decides.
+/// Pixels per height unit of error for a node with box (lo, hi): the most that a vertical
+/// error anywhere in the box can be seen to move on screen.
+///
+/// A vertical segment of length δ at a point a distance d from the eye, h of it horizontal and v
+/// vertical, subtends δ·sin φ / d = δ·h/d² radians, φ being the angle between the view ray and
+/// the vertical: looked at from above, a vertical error moves the surface along the ray, and
+/// less of it shows. Over the box, h and v lie in their ranges; h/(h² + v²) is largest at the
+/// least v and at h = v clamped into h's range. That is never more than 1/d at the box's nearest
+/// point, the bound used until 2026-11-27, and equal to it when the eye is level with the box.
 pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
-    let nearest = view.eye.clamp(lo, hi);
-    let distance = (view.eye - nearest).length().max(1e-3);
-    view.pixels_per_unit() * view.vertical_scale.abs() / distance
+    let e = view.eye;
+    let away = |c: f32, a: f32, b: f32| (c - c.clamp(a, b)).abs();
+    let farthest = |c: f32, a: f32, b: f32| (c - a).abs().max((c - b).abs());
+    let h_min = away(e.x, lo.x, hi.x).hypot(away(e.z, lo.z, hi.z));
+    let h_max = farthest(e.x, lo.x, hi.x).hypot(farthest(e.z, lo.z, hi.z));
+    let v = away(e.y, lo.y, hi.y);
+    let nearest = h_min.hypot(v).max(1e-3);
+    let h = v.clamp(h_min, h_max);
+    let d2 = h * h + v * v;
+    let angular = if d2 > 0.0 { h / d2 } else { f32::INFINITY };
+    view.pixels_per_unit() * view.vertical_scale.abs() * angular.min(1.0 / nearest)
+}
+
+/// Pixels per world unit across the view at the box's nearest point: what a horizontal length
+/// in the box spans on screen at most (foreshortening aside).
+pub fn spacing_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
+    let distance = (view.eye - view.eye.clamp(lo, hi)).length().max(1e-3);
+    view.pixels_per_unit() / distance
 }
 
 /// The side and near planes of a reverse-Z view-projection (the far plane is at infinity), each
@@ -378,5 +400,61 @@ mod tests {
             Vec3::new(100.0, 0.0, -10.0) - unit,
             Vec3::new(100.0, 0.0, -10.0) + unit
         ));
+    }
+    /// The error factor bounds what a small vertical error anywhere in the box subtends (the
+    /// angle between the rays to its two ends, sampled over the box), never exceeds the nearest
+    /// point's 1/d and meets it when the eye is level with the box.
+    #[test]
+    fn error_factor_bounds_the_angle_a_vertical_error_subtends() {
+        let view = |eye: Vec3| LodView {
+            eye,
+            viewport_height: 1000,
+            fov_y: 1.0,
+            vertical_scale: 1.0,
+            pixel_error: 2.0,
+        };
+        let (lo, hi) = (Vec3::new(100.0, 0.0, 40.0), Vec3::new(164.0, 30.0, 104.0));
+        let eyes = [
+            Vec3::new(130.0, 400.0, 70.0),
+            Vec3::new(0.0, 200.0, 0.0),
+            Vec3::new(-500.0, 60.0, 90.0),
+            Vec3::new(140.0, 35.0, 300.0),
+            Vec3::new(20.0, 10.0, 70.0),
+        ];
+        let delta = 1e-3f64;
+        let mut gains = Vec::new();
+        for eye in eyes {
+            let v = view(eye);
+            let f = error_factor(&v, lo, hi);
+            let mut worst = 0.0f32;
+            for i in 0..=20 {
+                for j in 0..=20 {
+                    for k in 0..=10 {
+                        let t = Vec3::new(i as f32 / 20.0, k as f32 / 10.0, j as f32 / 20.0);
+                        let p = lo + (hi - lo) * t;
+                        let a = (p - eye).as_dvec3();
+                        let b = a + glam::DVec3::Y * delta;
+                        // The angle from its sine, in f64: the rays are nearly parallel.
+                        let sine = a.cross(b).length() / (a.length() * b.length());
+                        worst = worst.max((sine.asin() / delta) as f32);
+                    }
+                }
+            }
+            let worst = worst * v.pixels_per_unit();
+            let nearest = (eye - eye.clamp(lo, hi)).length();
+            let old = v.pixels_per_unit() / nearest;
+            assert!(
+                f >= worst * 0.999,
+                "eye {eye}: factor {f} under the sampled {worst}"
+            );
+            assert!(
+                f <= old * 1.0001,
+                "eye {eye}: factor {f} over the nearest point's {old}"
+            );
+            gains.push(old / f);
+        }
+        // Far above the box, the vertical error shows little; level with it, all of it.
+        assert!(gains[0] > 4.0, "{gains:?}");
+        assert!((gains[4] - 1.0).abs() < 1e-4, "{gains:?}");
     }
 }

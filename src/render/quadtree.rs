@@ -24,7 +24,8 @@
 //! are added (their neighbours' parents, going up), then a top-down pass keeps a split only where
 //! every same-level neighbour exists, so nothing can break it.
 
-use super::lod::{box_visible, error_factor, LodView, TileBounds, TileGrid, LEVELS};
+use super::lod::LEVELS;
+use super::lod::{box_visible, error_factor, spacing_factor, LodView, TileBounds, TileGrid};
 use super::lod::{EAST, NORTH, SOUTH, WEST};
 use crate::render::shared::TILE_QUADS;
 use ahash::{AHashMap, AHashSet};
@@ -402,7 +403,14 @@ impl Selector<'_> {
                 continue;
             }
             let (lo, hi) = b.node_box(level, x, y, self.view.lod.vertical_scale);
-            let projected = b.node(level, x, y).2 * error_factor(&self.view.lod, lo, hi);
+            let mut projected = b.node(level, x, y).2 * error_factor(&self.view.lod, lo, hi);
+            if level >= COARSE_LEVEL {
+                // A coarse node's surface (normal, curvature, lighting) is the coarse level's,
+                // sampled at its vertices, where a page node's is read per pixel: its vertex
+                // spacing on screen counts as error too.
+                let spacing = (1u32 << level) as f32;
+                projected = projected.max(spacing * spacing_factor(&self.view.lod, lo, hi));
+            }
             let wants = match self.view.force {
                 Some(_) => self.force_wants(level, x, y),
                 None => projected > self.view.tau,

@@ -954,7 +954,7 @@ impl TerrainRenderer {
         self.record_atlas_copies(rec, store);
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         self.tint.declare(rec, store, self.blocks, &blocks);
-        self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
+        self.declare_blocks(rec, terrain, blocks, Access::DrawStorageRead);
         rec.image(coarse.image(), Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);
         let query = match timer {
@@ -1153,7 +1153,7 @@ fn make_pipelines(
     let frame = SetLayout::new(
         gpu,
         &[
-            LayoutBinding::new(K::UniformBuffer, vertex),
+            LayoutBinding::new(K::UniformBuffer, vertex | fragment),
             LayoutBinding::new(K::StorageBuffer, vertex),
             LayoutBinding::new(K::StorageImage, vertex),
         ],
@@ -1161,9 +1161,12 @@ fn make_pipelines(
     let page = SetLayout::new(
         gpu,
         &[
-            LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
-                .array(PAGE_SLOTS as u32),
-            LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
+            LayoutBinding::new(
+                K::StorageImage,
+                vertex | fragment | vk::ShaderStageFlags::COMPUTE,
+            )
+            .array(PAGE_SLOTS as u32),
+            LayoutBinding::new(K::StorageImage, fragment).array(OVERLAY_SLOTS as u32),
         ],
     )?;
     let out = SetLayout::new(
@@ -1177,7 +1180,7 @@ fn make_pipelines(
     let draw = PipelineLayout::new(
         gpu,
         &[&frame, &page],
-        vertex,
+        vertex | fragment,
         std::mem::size_of::<PagePush>() as u32,
     )?;
     let bounds = PipelineLayout::new(
@@ -1187,13 +1190,15 @@ fn make_pipelines(
         std::mem::size_of::<BoundsPush>() as u32,
     )?;
     let compose_layout = PipelineLayout::new(gpu, &[&compose_set], fragment, 0)?;
-    let (vert_shader, bounds_shader) = match desc.format {
+    let (vert_shader, frag_shader, bounds_shader) = match desc.format {
         HeightFormat::R32f => (
             &shaders::RENDER_TERRAIN_VERT,
+            &shaders::RENDER_TERRAIN_FRAG,
             &shaders::RENDER_TILE_BOUNDS_COMP,
         ),
         HeightFormat::R16 => (
             &shaders::RENDER_TERRAIN_R16_VERT,
+            &shaders::RENDER_TERRAIN_R16_FRAG,
             &shaders::RENDER_TILE_BOUNDS_R16_COMP,
         ),
     };
@@ -1205,7 +1210,7 @@ fn make_pipelines(
             &GraphicsDesc {
                 name,
                 vertex: vert_shader,
-                fragment: &shaders::RENDER_TERRAIN_FRAG,
+                fragment: frag_shader,
                 color_formats: &gbuffer,
                 // Reverse-Z: nearer is larger.
                 depth: Some((DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL)),
