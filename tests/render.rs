@@ -811,12 +811,13 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
     assert_no_validation_messages(&gpu);
 }
 
-/// An overlay is read at its own texels on both sides of a block's edge (issue 36 item 8, the
-/// water sheet's straight dotted line): a one-texel line of water on the first column of the
-/// second block (x = 512, pages of 128) tints as much as the same line inside that block
+/// An overlay is read at each vertex's own texel on both sides of a block's edge (issue 36 item
+/// 8, the water sheet's straight dotted line): a one-texel line of water on the first column of
+/// the second block (x = 512, pages of 128) tints as much as the same line inside that block
 /// (x = 640). The edge vertices a block shares with the next read the block's last texel
-/// before, so the line on the edge showed on one side only: half as many pixels. (Since
-/// 2026-11-27 the overlay is read per pixel, by the fragment stage, from the same pages.)
+/// before, so the line on the edge showed on one side only: half as many pixels. (Until
+/// 2026-11-27 this view drew coarser nodes, whose wider cells spread the line over two or three
+/// pixels a row; a node's vertex spacing on screen now counts as error, so it is one.)
 #[test]
 fn an_overlay_line_on_a_block_edge_tints_as_one_inside_a_block() {
     use scarp::pages::Field;

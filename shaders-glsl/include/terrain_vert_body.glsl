@@ -1,13 +1,12 @@
 // Terrain vertex shader: one shared 65x65 grid (the vertex index is the grid position), per-node
 // instance data (render/quadtree.rs). Page nodes read heights from the page images of the bound
 // block; coarse nodes (spacing 64 and up) from the coarse level's first heights, which are the
-// page texels at block corners, so both kinds meet exactly. Page nodes leave the shading
-// surface (normal, curvature, overlay) to the fragment stage, per pixel
-// (terrain_frag_body.glsl); coarse nodes give theirs per vertex.
+// page texels at block corners, so both kinds meet exactly.
 #extension GL_GOOGLE_include_directive : require
 #include "render_shared.glsl"
 #include "height_format.glsl"
 #define PAGE_SET 1
+#define PAGE_OVERLAY
 #include "page_fetch.glsl"
 
 layout(set = 0, binding = 0, std140) uniform Frame { FrameData frame; };
@@ -23,8 +22,6 @@ layout(location = 1) flat out uint out_node;
 layout(location = 2) out float out_overlay;
 // The Laplacian of the world heights (world units per texel²; positive: concave, a gully).
 layout(location = 3) out float out_curvature;
-// The document texel under the vertex (page nodes: the fragment stage reads the surface there).
-layout(location = 4) out vec2 out_texel;
 
 // First height of the coarse block at texel g (g clamped into the document).
 float coarseHeight(ivec2 g) {
@@ -56,6 +53,8 @@ void main() {
     ivec2 g = min(t.origin + local * int(t.scale), frame.doc.xy - 1);
     float vs = frame.eye.w;
     float h;
+    float hx;
+    float hz;
     bool overlay = (uint(frame.doc.w) & VIEW_OVERLAY) != 0u;
     // Coarse nodes (far away) show the overlay's flat value.
     out_overlay = overlay ? frame.heights.w : 1.0;
@@ -65,18 +64,25 @@ void main() {
         const int s = COARSE_FACTOR;
         float e = coarseMesh(g + ivec2(s, 0)), w = coarseMesh(g - ivec2(s, 0));
         float n = coarseMesh(g - ivec2(0, s)), so = coarseMesh(g + ivec2(0, s));
-        float hx = (e - w) / float(s);
-        float hz = (so - n) / float(s);
+        hx = (e - w) / float(s);
+        hz = (so - n) / float(s);
         out_curvature = (e + w + n + so - 4.0 * h) * vs / float(s * s);
-        out_normal = normalize(vec3(-0.5 * hx * vs, 1.0, -0.5 * hz * vs));
     } else {
         PageView v = PageView(pc.block_origin, frame.doc.z, pc.present, frame.doc.xy,
                               frame.heights.x, frame.heights.y, frame.heights.z);
         h = pageHeight(v, g);
-        out_normal = vec3(0.0, 1.0, 0.0);
-        out_curvature = 0.0;
+        if (overlay) {
+            out_overlay = pageOverlay(v, g, frame.heights.w);
+        }
+        // Normal from central differences (one-sided at the document's edges, where clamping
+        // repeats the edge texel), the same at every level so shading does not pop.
+        float e = pageHeight(v, g + ivec2(1, 0)), w = pageHeight(v, g - ivec2(1, 0));
+        float n = pageHeight(v, g - ivec2(0, 1)), so = pageHeight(v, g + ivec2(0, 1));
+        hx = e - w;
+        hz = so - n;
+        out_curvature = (e + w + n + so - 4.0 * h) * vs;
     }
-    out_texel = vec2(g);
+    out_normal = normalize(vec3(-0.5 * hx * vs, 1.0, -0.5 * hz * vs));
     out_node = ((t.flags >> TILE_LEVEL_SHIFT) & 31u)
              | ((t.flags & TILE_COARSE) != 0u ? GBUF_COARSE : 0u);
     gl_Position = frame.view_proj * vec4(float(g.x), h * vs, float(g.y), 1.0);

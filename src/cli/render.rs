@@ -109,7 +109,7 @@ pub struct RenderArgs {
     /// Largest screen-space geometric error of the LOD selection, pixels.
     #[arg(long, default_value_t = 2.0)]
     pixel_error: f32,
-    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off. Default 2
+    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off. Default 1
     /// for an image drawn whole; off for one drawn in strips (a strip does not see the whole
     /// image's pixels).
     #[arg(long)]
@@ -426,9 +426,6 @@ fn whole_only(a: &RenderArgs) -> Option<&'static str> {
     }
 }
 
-/// The triangle budget of an image drawn whole, per covered pixel.
-const DEFAULT_TRIANGLES_PER_PIXEL: f32 = 2.0;
-
 /// Largest side of an image drawn whole (its targets, readback and PNG near 1.5 GB).
 const MAX_WHOLE_SIDE: u32 = 8192;
 
@@ -556,7 +553,7 @@ fn camera_and_view(
     view.max_triangles_per_pixel = match a.max_triangles_per_pixel {
         Some(t) => t,
         None if strip_rows(a) < a.image.1 => 0.0,
-        None => DEFAULT_TRIANGLES_PER_PIXEL,
+        None => crate::render::terrain::DEFAULT_TRIANGLES_PER_PIXEL,
     };
     view.sun = (!a.no_lighting).then_some(a.sun);
     view.sea_level = a.sea_level;

@@ -29,8 +29,6 @@ pub enum Access {
     VertexStorageRead,
     /// Storage image or buffer read in a fragment shader.
     FragmentStorageRead,
-    /// Storage image or buffer read in both the vertex and the fragment shader of a draw.
-    DrawStorageRead,
     /// Sampled (texelFetch/texture) in a fragment shader.
     FragmentSampledRead,
     /// Index buffer read by indexed draws.
@@ -58,9 +56,6 @@ impl Access {
             Access::FragmentStorageRead | Access::FragmentSampledRead => {
                 vk::PipelineStageFlags2::FRAGMENT_SHADER
             }
-            Access::DrawStorageRead => {
-                vk::PipelineStageFlags2::VERTEX_SHADER | vk::PipelineStageFlags2::FRAGMENT_SHADER
-            }
             Access::IndexRead => vk::PipelineStageFlags2::INDEX_INPUT,
             Access::ColorAttachment => vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT,
             Access::DepthAttachment => {
@@ -87,7 +82,7 @@ impl Access {
             }
             Access::HostRead => vk::AccessFlags2::HOST_READ,
             Access::HostWrite => vk::AccessFlags2::HOST_WRITE,
-            Access::VertexStorageRead | Access::FragmentStorageRead | Access::DrawStorageRead => {
+            Access::VertexStorageRead | Access::FragmentStorageRead => {
                 vk::AccessFlags2::SHADER_STORAGE_READ
             }
             Access::IndexRead => vk::AccessFlags2::INDEX_READ,

@@ -403,14 +403,12 @@ impl Selector<'_> {
                 continue;
             }
             let (lo, hi) = b.node_box(level, x, y, self.view.lod.vertical_scale);
-            let mut projected = b.node(level, x, y).2 * error_factor(&self.view.lod, lo, hi);
-            if level >= COARSE_LEVEL {
-                // A coarse node's surface (normal, curvature, lighting) is the coarse level's,
-                // sampled at its vertices, where a page node's is read per pixel: its vertex
-                // spacing on screen counts as error too.
-                let spacing = (1u32 << level) as f32;
-                projected = projected.max(spacing * spacing_factor(&self.view.lod, lo, hi));
-            }
+            let lod = &self.view.lod;
+            // Where the surface lies, and how it is shaded: the normal, curvature and overlay
+            // (and a coarse node's lighting) are sampled at the vertices, so their spacing on
+            // screen counts as error too.
+            let spacing = (1u32 << level) as f32 * spacing_factor(lod, lo, hi);
+            let projected = (b.node(level, x, y).2 * error_factor(lod, lo, hi)).max(spacing);
             let wants = match self.view.force {
                 Some(_) => self.force_wants(level, x, y),
                 None => projected > self.view.tau,

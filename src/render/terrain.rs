@@ -86,6 +86,11 @@ pub struct CursorRing {
     pub inner_radius: f32,
 }
 
+/// The triangle budget of the editor, `scarp render` and the benchmarks, per covered pixel:
+/// with the error seen from the eye ([`super::lod::error_factor`]) it keeps a tighter bound
+/// than 2 did under the old one, at half the triangles (docs/PERF.md, "Fewer triangles").
+pub const DEFAULT_TRIANGLES_PER_PIXEL: f32 = 1.0;
+
 /// How the terrain is shown.
 #[derive(Clone, Copy, Debug)]
 pub struct ViewSettings {
@@ -954,7 +959,7 @@ impl TerrainRenderer {
         self.record_atlas_copies(rec, store);
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         self.tint.declare(rec, store, self.blocks, &blocks);
-        self.declare_blocks(rec, terrain, blocks, Access::DrawStorageRead);
+        self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
         rec.image(coarse.image(), Access::VertexStorageRead);
         rec.buffer(&self.index_buffer, Access::IndexRead);
         let query = match timer {
@@ -1153,7 +1158,7 @@ fn make_pipelines(
     let frame = SetLayout::new(
         gpu,
         &[
-            LayoutBinding::new(K::UniformBuffer, vertex | fragment),
+            LayoutBinding::new(K::UniformBuffer, vertex),
             LayoutBinding::new(K::StorageBuffer, vertex),
             LayoutBinding::new(K::StorageImage, vertex),
         ],
@@ -1161,12 +1166,9 @@ fn make_pipelines(
     let page = SetLayout::new(
         gpu,
         &[
-            LayoutBinding::new(
-                K::StorageImage,
-                vertex | fragment | vk::ShaderStageFlags::COMPUTE,
-            )
-            .array(PAGE_SLOTS as u32),
-            LayoutBinding::new(K::StorageImage, fragment).array(OVERLAY_SLOTS as u32),
+            LayoutBinding::new(K::StorageImage, vertex | vk::ShaderStageFlags::COMPUTE)
+                .array(PAGE_SLOTS as u32),
+            LayoutBinding::new(K::StorageImage, vertex).array(OVERLAY_SLOTS as u32),
         ],
     )?;
     let out = SetLayout::new(
@@ -1180,7 +1182,7 @@ fn make_pipelines(
     let draw = PipelineLayout::new(
         gpu,
         &[&frame, &page],
-        vertex | fragment,
+        vertex,
         std::mem::size_of::<PagePush>() as u32,
     )?;
     let bounds = PipelineLayout::new(
@@ -1190,15 +1192,13 @@ fn make_pipelines(
         std::mem::size_of::<BoundsPush>() as u32,
     )?;
     let compose_layout = PipelineLayout::new(gpu, &[&compose_set], fragment, 0)?;
-    let (vert_shader, frag_shader, bounds_shader) = match desc.format {
+    let (vert_shader, bounds_shader) = match desc.format {
         HeightFormat::R32f => (
             &shaders::RENDER_TERRAIN_VERT,
-            &shaders::RENDER_TERRAIN_FRAG,
             &shaders::RENDER_TILE_BOUNDS_COMP,
         ),
         HeightFormat::R16 => (
             &shaders::RENDER_TERRAIN_R16_VERT,
-            &shaders::RENDER_TERRAIN_R16_FRAG,
             &shaders::RENDER_TILE_BOUNDS_R16_COMP,
         ),
     };
@@ -1210,7 +1210,7 @@ fn make_pipelines(
             &GraphicsDesc {
                 name,
                 vertex: vert_shader,
-                fragment: frag_shader,
+                fragment: &shaders::RENDER_TERRAIN_FRAG,
                 color_formats: &gbuffer,
                 // Reverse-Z: nearer is larger.
                 depth: Some((DEPTH_FORMAT, vk::CompareOp::GREATER_OR_EQUAL)),

@@ -79,14 +79,14 @@ impl Tint {
         blocks: Blocks,
         drawn: &BTreeSet<PageId>,
     ) {
-        rec.image(&self.placeholder, Access::FragmentStorageRead);
+        rec.image(&self.placeholder, Access::VertexStorageRead);
         let Some(field) = self.field(store) else {
             return;
         };
         for &b in drawn {
             for (_, id) in blocks.overlay_pages(b) {
                 if let Some(img) = field.visible_image(id) {
-                    rec.image(img, Access::FragmentStorageRead);
+                    rec.image(img, Access::VertexStorageRead);
                 }
             }
         }
