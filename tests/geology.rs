@@ -209,6 +209,7 @@ fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
             diffusion: 0.0,
             time_step: 10.0,
             base_level: None,
+            fill_depressions: None,
         };
         let spec = RunSpec {
             params,
@@ -336,6 +337,80 @@ fn outlets_never_move_and_flat_ground_without_uplift_stays_flat() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Depressions filled before the first iteration (docs/geology.md): the run starts from the
+/// priority-flood of the region's metres (texels the flood left alone keep their stored heights
+/// bit for bit), the start drains (no pits off the outlets), and the GPU follows the twin from
+/// there.
+#[test]
+fn a_run_with_depressions_filled_starts_from_the_flood_on_both_backends() {
+    use scarp::geology::cpu::receiver;
+    use scarp::geology::fill::priority_flood;
+    use scarp::geology::run::Runner;
+    let gpu = gpu();
+    let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let (w, h) = (96u32, 80u32);
+    // Rough ground with pits dug in it.
+    let mut heights = common::fbm_terrain(w, h, 7, 12.0, 5);
+    for i in (0..heights.len()).step_by(37) {
+        heights[i] -= 0.3;
+    }
+    let (tau, unit) = (4.0f32, 100.0f32);
+    let spec = RunSpec {
+        params: GeologyParams {
+            fill_depressions: Some(1e-3),
+            ..GeologyParams::default()
+        },
+        tau,
+        height_unit: unit,
+        base_z: None,
+        iterations: 100,
+        until: None,
+        coarse: 0,
+        stop_after: None,
+    };
+    let push = spec.params.push([w, h], tau, None);
+    let metres: Vec<f32> = heights.iter().map(|v| v * unit).collect();
+    let mut flood = metres.clone();
+    let raised = priority_flood(&mut flood, &push, 1e-3);
+    let pits = |z: &[f32]| {
+        (0..z.len())
+            .filter(|&i| {
+                let (x, y) = ((i as u32 % w) as i32, (i as u32 / w) as i32);
+                let border = x == 0 || y == 0 || x == w as i32 - 1 || y == h as i32 - 1;
+                !border && receiver(z, &push, x, y) == NO_RECEIVER
+            })
+            .count()
+    };
+    assert!(
+        raised > 100 && pits(&metres) > 20,
+        "{raised} raised, {} pits",
+        pits(&metres)
+    );
+    let start = Runner::new(None, &heights, [w, h], None, &spec)
+        .heights_now(&heights)
+        .unwrap();
+    for i in 0..heights.len() {
+        let want = match flood[i] == metres[i] {
+            true => heights[i],
+            false => flood[i] / unit,
+        };
+        assert_eq!(start[i].to_bits(), want.to_bits(), "texel {i}");
+    }
+    let start_m: Vec<f32> = start.iter().map(|v| v * unit).collect();
+    assert_eq!(pits(&start_m), 0);
+    let mut on_gpu = heights.clone();
+    let mut on_cpu = heights.clone();
+    let backends = [(Some((&gpu, &kernels)), &mut on_gpu), (None, &mut on_cpu)];
+    for (backend, out) in backends {
+        run(backend, out, [w, h], None, &spec, None, |_, _, _| {}).unwrap();
+    }
+    let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
+    let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+    assert!(diff <= 1e-5, "GPU and twin differ by {diff} of the relief");
+    assert!(on_cpu != start, "the run moved the filled ground");
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -363,8 +438,9 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
             .chain(extra.iter().map(|e| e.to_string()))
             .collect()
     };
-    let bad: [(&[&str], &str); 7] = [
+    let bad: [(&[&str], &str); 8] = [
         (&["--erodibility=-1e-5"], "--erodibility"),
+        (&["--fill-depressions=-0.01"], "--fill-depressions"),
         (&["--area-exponent", "0"], "--area-exponent"),
         (&["--slope-exponent", "-1"], "--slope-exponent"),
         (&["--time-step", "0"], "--time-step"),

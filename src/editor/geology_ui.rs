@@ -92,6 +92,15 @@ pub fn geology_panel(
                 ui.input_float("base level (m)", &mut g.base_level).build();
             }
             tip(ui, "Ground at or below this elevation drains out, like the border");
+            let p = &mut g.run.params;
+            let mut fill = p.fill_depressions.is_some();
+            if ui.checkbox("fill depressions first", &mut fill) {
+                p.fill_depressions = fill.then_some(1e-3);
+            }
+            if let Some(eps) = &mut p.fill_depressions {
+                log_slider(ui, "fill slope (m/m)", 1e-6, 0.1, eps);
+            }
+            tip(ui, "Before the first iteration, pits and lakes are filled to their spill height, each filled texel this slope above the next one down, so every texel drains to an outlet");
             let mut it = g.run.iterations as i32;
             if ui
                 .slider_config("iterations", 1, MAX_ITERATIONS as i32)

@@ -6,11 +6,13 @@
 //! * [`params`]: the model's parameters, their defaults and checks.
 //! * [`shared`]: the kernels' push constants.
 //! * [`cpu`]: the twin, one Jacobi iteration texel by texel, and the exact D8 accumulation.
+//! * [`fill`]: depression filling before the first iteration (priority-flood with an ε step).
 //! * [`gpu`]: a region's state in storage buffers and the two kernels that iterate it.
 //! * [`run`]: a whole run over a height grid, coarse to fine, either backend.
 //! * [`stats`]: the drainage statistics that say whether a landscape is drained.
 
 pub mod cpu;
+pub mod fill;
 pub mod gpu;
 pub mod params;
 pub mod run;

@@ -33,6 +33,12 @@ pub struct GeologyParams {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_level: Option<f32>,
+    /// Fill depressions before the first iteration, every filled texel at least this slope
+    /// (m/m, 0 for flat fills) above the one that drains it: priority-flood with an ε step
+    /// (Barnes, Lehman & Mulla 2014) [default: no filling].
+    #[arg(long, value_name = "SLOPE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_depressions: Option<f32>,
 }
 
 /// The documented defaults (docs/geology.md): 1 mm a year of uplift against an erodibility that
@@ -51,6 +57,7 @@ pub const DEFAULTS: GeologyParams = GeologyParams {
     diffusion: 0.002,
     time_step: 5.0,
     base_level: None,
+    fill_depressions: None,
 };
 
 impl Default for GeologyParams {
@@ -65,6 +72,7 @@ pub const MAX_UPLIFT_RATE: f32 = 1.0; // m/yr
 pub const MAX_ERODIBILITY: f32 = 1.0;
 pub const MAX_EXPONENT: f32 = 4.0;
 pub const MAX_TIME_STEP: f32 = 1.0e6; // yr
+pub const MAX_FILL_SLOPE: f32 = 1.0; // m/m
 
 /// Checks an uplift map (row-major, `width` texels a row): every value finite and 0 or more
 /// (it multiplies the uplift rate). The error names the first texel that is not, at `origin`
@@ -113,6 +121,9 @@ impl GeologyParams {
             if !b.is_finite() {
                 return Err(format!("--base-level must be finite, got {b}"));
             }
+        }
+        if let Some(e) = self.fill_depressions {
+            within("fill-depressions", e, false, 0.0, MAX_FILL_SLOPE)?;
         }
         Ok(())
     }
@@ -295,6 +306,20 @@ mod tests {
                     ..DEFAULTS
                 },
                 "--diffusion",
+            ),
+            (
+                GeologyParams {
+                    fill_depressions: Some(-1e-3),
+                    ..DEFAULTS
+                },
+                "--fill-depressions",
+            ),
+            (
+                GeologyParams {
+                    fill_depressions: Some(f32::INFINITY),
+                    ..DEFAULTS
+                },
+                "--fill-depressions",
             ),
             (
                 GeologyParams {

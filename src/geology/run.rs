@@ -2,7 +2,8 @@
 //! `z = h · height_unit`, the region is iterated coarse to fine — downsampled by 2^k, iterated,
 //! carried up a level (z and A bilinear, the outlets back at their own heights), iterated again —
 //! on the GPU or the CPU twin, and heights leave as `h = z / height_unit`. The finest level runs
-//! the model exactly; a texel the run left unchanged keeps its height bit for bit.
+//! the model exactly; a texel the run left unchanged keeps its height bit for bit. Depressions
+//! are filled first when asked ([`super::fill`]), on the region before any level is made.
 
 use super::cpu::{outlet, State};
 use super::gpu::{GpuGeology, Kernels, ITERATIONS_PER_SUBMIT};
@@ -212,8 +213,12 @@ pub struct Runner {
     spec: RunSpec,
     /// The region's size and its levels', finest first.
     sizes: Vec<[u32; 2]>,
-    /// The original heights (m) and uplift at every level, finest first.
+    /// The heights (m) the iterations begin from (depressions filled, when asked) and the
+    /// uplift at every level, finest first.
     zs: Vec<Vec<f32>>,
+    /// The region's heights (m) before filling, where a fill changed any: what a texel must
+    /// still hold at the end to keep its stored height bit for bit.
+    unfilled: Option<Vec<f32>>,
     us: Vec<Vec<f32>>,
     level: Option<Level>,
     /// z and A of the last level ended, and its index.
@@ -236,6 +241,14 @@ impl Runner {
         let sizes = level_sizes(size, spec.coarse);
         let unit = spec.height_unit;
         let mut zs = vec![heights.iter().map(|h| h * unit).collect::<Vec<f32>>()];
+        let mut unfilled = None;
+        if let Some(eps) = spec.params.fill_depressions {
+            let mut z = zs[0].clone();
+            let push = spec.params.push(size, spec.tau, spec.base_z);
+            if super::fill::priority_flood(&mut z, &push, eps) > 0 {
+                unfilled = Some(std::mem::replace(&mut zs[0], z));
+            }
+        }
         let mut us = vec![uplift.map_or_else(|| vec![1.0; heights.len()], <[f32]>::to_vec)];
         for l in 1..sizes.len() {
             zs.push(downsample(&zs[l - 1], sizes[l - 1]));
@@ -246,6 +259,7 @@ impl Runner {
             spec: *spec,
             sizes,
             zs,
+            unfilled,
             us,
             level: None,
             carried: None,
@@ -455,7 +469,8 @@ impl Runner {
     /// their value bit for bit, without the round trip through metres.
     fn to_heights(&self, z: &[f32], heights: &mut [f32]) {
         let unit = self.spec.height_unit;
-        for ((dst, z), z0) in heights.iter_mut().zip(z).zip(&self.zs[0]) {
+        let start = self.unfilled.as_ref().unwrap_or(&self.zs[0]);
+        for ((dst, z), z0) in heights.iter_mut().zip(z).zip(start) {
             if z != z0 {
                 *dst = z / unit;
             }

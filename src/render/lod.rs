@@ -242,13 +242,14 @@ impl LodView {
 /// point, the bound used until 2026-11-27, and equal to it when the eye is level with the box.
 pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
     let e = view.eye;
-    let away = |c: f32, a: f32, b: f32| (c - c.clamp(a, b)).abs();
+    // max/min rather than clamp: a NaN bound (NaN heights) must not panic the selection.
+    let away = |c: f32, a: f32, b: f32| (c - c.max(a).min(b)).abs();
     let farthest = |c: f32, a: f32, b: f32| (c - a).abs().max((c - b).abs());
     let h_min = away(e.x, lo.x, hi.x).hypot(away(e.z, lo.z, hi.z));
     let h_max = farthest(e.x, lo.x, hi.x).hypot(farthest(e.z, lo.z, hi.z));
     let v = away(e.y, lo.y, hi.y);
     let nearest = h_min.hypot(v).max(1e-3);
-    let h = v.clamp(h_min, h_max);
+    let h = v.max(h_min).min(h_max);
     let d2 = h * h + v * v;
     let angular = if d2 > 0.0 { h / d2 } else { f32::INFINITY };
     view.pixels_per_unit() * view.vertical_scale.abs() * angular.min(1.0 / nearest)
@@ -420,6 +421,8 @@ mod tests {
             Vec3::new(-500.0, 60.0, 90.0),
             Vec3::new(140.0, 35.0, 300.0),
             Vec3::new(20.0, 10.0, 70.0),
+            Vec3::new(300.0, -200.0, 90.0),
+            Vec3::new(120.0, 15.0, 60.0),
         ];
         let delta = 1e-3f64;
         let mut gains = Vec::new();
