@@ -210,6 +210,7 @@ fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
             time_step: 10.0,
             base_level: None,
             fill_depressions: None,
+            multi_flow: None,
         };
         let spec = RunSpec {
             params,
@@ -411,6 +412,117 @@ fn a_run_with_depressions_filled_starts_from_the_flood_on_both_backends() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The exact multi-flow accumulation (in f64): every texel, highest first, hands its area to
+/// its lower in-region neighbours in shares of `slope^e` (slopes as the model computes them).
+fn multi_flow_area(z: &[f32], w: u32, h: u32, tau: f32, e: f64, a0: f64) -> Vec<f64> {
+    let mut area = vec![a0; z.len()];
+    let mut order: Vec<usize> = (0..z.len()).collect();
+    order.sort_by(|&i, &j| z[j].total_cmp(&z[i]));
+    let (w, h) = (w as i32, h as i32);
+    for i in order {
+        let (x, y) = (i as i32 % w, i as i32 / w);
+        let lower: Vec<(usize, f64)> = OFFSETS
+            .iter()
+            .filter_map(|[dx, dy]| {
+                let (qx, qy) = (x + dx, y + dy);
+                if qx < 0 || qy < 0 || qx >= w || qy >= h {
+                    return None;
+                }
+                let j = (qy * w + qx) as usize;
+                let d = f64::from(tau) * f64::from(dx * dx + dy * dy).sqrt();
+                let s = f64::from(z[i] - z[j]) / d;
+                (s > 0.0).then(|| (j, s.powf(e)))
+            })
+            .collect();
+        let sum: f64 = lower.iter().map(|l| l.1).sum();
+        for (j, wgt) in lower {
+            area[j] += area[i] * wgt / sum;
+        }
+    }
+    area
+}
+
+/// Multi-flow routing (the second option): with the heights held still (no uplift,
+/// erosion or creep), the Jacobi areas of the twin and the GPU reach the exact multi-flow
+/// accumulation; with the model running, the GPU follows the twin.
+#[test]
+fn multi_flow_area_matches_the_exact_accumulation_and_the_gpu_follows_the_twin() {
+    let gpu = gpu();
+    let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let (w, h) = (48u32, 40u32);
+    let heights = common::fbm_terrain(w, h, 3, 25.0, 4);
+    let (tau, unit) = (10.0f32, 100.0f32);
+    let still = RunSpec {
+        params: GeologyParams {
+            uplift_rate: 0.0,
+            erodibility: 0.0,
+            diffusion: 0.0,
+            multi_flow: Some(1.1),
+            ..GeologyParams::default()
+        },
+        tau,
+        height_unit: unit,
+        base_z: None,
+        iterations: 3000,
+        until: None,
+        coarse: 0,
+        stop_after: None,
+    };
+    let metres: Vec<f32> = heights.iter().map(|v| v * unit).collect();
+    let want = multi_flow_area(&metres, w, h, tau, 1.1, f64::from(tau * tau));
+    for backend in [Some((&gpu, &kernels)), None] {
+        let mut z = heights.clone();
+        let out = run(backend, &mut z, [w, h], None, &still, None, |_, _, _| {}).unwrap();
+        assert!(z == heights, "held heights moved");
+        let worst = out
+            .area
+            .iter()
+            .zip(&want)
+            .map(|(&a, &b)| (f64::from(a) - b).abs() / b)
+            .fold(0.0, f64::max);
+        assert!(
+            worst < 1e-4,
+            "gpu {}: off by {worst} of the area",
+            backend.is_some()
+        );
+        // Not D8's: some texel's area differs from the steepest-descent accumulation.
+        let d8 = d8_area(&metres, &still.params.push([w, h], tau, None));
+        let apart = out
+            .area
+            .iter()
+            .zip(&d8)
+            .filter(|(&a, &b)| (f64::from(a) - b).abs() > 0.01 * b)
+            .count();
+        assert!(apart > 100, "{apart} texels apart from D8");
+    }
+    let moving = RunSpec {
+        params: GeologyParams {
+            time_step: 20.0,
+            multi_flow: Some(1.0),
+            ..GeologyParams::default()
+        },
+        iterations: 200,
+        ..still
+    };
+    let (mut on_gpu, mut on_cpu) = (heights.clone(), heights.clone());
+    run(
+        Some((&gpu, &kernels)),
+        &mut on_gpu,
+        [w, h],
+        None,
+        &moving,
+        None,
+        |_, _, _| {},
+    )
+    .unwrap();
+    run(None, &mut on_cpu, [w, h], None, &moving, None, |_, _, _| {}).unwrap();
+    let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
+    let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+    assert!(diff <= 1e-5, "GPU and twin differ by {diff} of the relief");
+    assert!(on_cpu != heights, "the run moved the ground");
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -438,8 +550,9 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
             .chain(extra.iter().map(|e| e.to_string()))
             .collect()
     };
-    let bad: [(&[&str], &str); 8] = [
+    let bad: [(&[&str], &str); 9] = [
         (&["--erodibility=-1e-5"], "--erodibility"),
+        (&["--multi-flow", "0"], "--multi-flow"),
         (&["--fill-depressions=-0.01"], "--fill-depressions"),
         (&["--area-exponent", "0"], "--area-exponent"),
         (&["--slope-exponent", "-1"], "--slope-exponent"),

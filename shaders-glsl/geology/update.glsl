@@ -1,5 +1,7 @@
 // Stream power, steps 2 and 3 (Jacobi: reads z and A, writes z' and A'): the drainage area
-// A' = a0 + the areas of the neighbours that drain here, then for a texel that is not an outlet
+// A' = a0 + the areas of the neighbours that drain here (with multi-flow routing, each
+// neighbour's area times its weight toward here, slope^flow_exponent over the sum of its
+// lower neighbours'), then for a texel that is not an outlet
 // z* = z - dt (K A'^m S^n - kappa L), held at or above its receiver, plus dt U u. A height that
 // would not be finite stays as it was. CPU twin: geology::cpu::State::step.
 #include "geology_shared.glsl"
@@ -11,6 +13,7 @@ layout(set = 0, binding = 3, std430) readonly buffer R { RECEIVER r[]; };
 layout(set = 0, binding = 4, std430) writeonly buffer ZOut { float z_out[]; };
 layout(set = 0, binding = 5, std430) writeonly buffer AOut { float a_out[]; };
 layout(set = 0, binding = 6, std430) buffer Stats { uint steady_bits; };
+layout(set = 0, binding = 7, std430) readonly buffer W { float inv_weights[]; };
 
 // A power of two (the tree below halves it).
 const uint GROUP = uint(GEOLOGY_GROUP_X * GEOLOGY_GROUP_Y);
@@ -23,7 +26,21 @@ void main() {
         int i = texelIndex(p);
         float zp = z[i];
         precise float area = pc.g.a0;
-        if (interior(p)) {
+        if (pc.g.multi_flow == 1) {
+            for (int k = 0; k < 8; k++) {
+                ivec2 q = p + OFFSETS[k];
+                if (!inRegion(q)) {
+                    continue;
+                }
+                int j = texelIndex(q);
+                // q's slope toward p: the same distance as p's toward q.
+                precise float s = (z[j] - zp) * invDelta(k);
+                if (s > 0.0) {
+                    precise float share = (a[j] * spow(s, pc.g.flow_exponent)) * inv_weights[j];
+                    area = area + share;
+                }
+            }
+        } else if (interior(p)) {
             // Every neighbour's area is loaded (independent loads, no branch); a neighbour that
             // does not drain here adds 0, which leaves the sum as it is.
             for (int k = 0; k < 8; k++) {

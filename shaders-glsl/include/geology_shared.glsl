@@ -23,6 +23,8 @@ struct GeologyPush {
     int uniform_uplift;  // 1: u is 1 everywhere, and the update does not read it
     float inv_tau;       // 1 / tau and 1 / diag, rounded once on the host: slopes are drops
     float inv_diag;      // times these (a division may differ from the CPU's in the last bit)
+    int multi_flow;      // 1: area to every lower neighbour by slope^flow_exponent; 0: D8
+    float flow_exponent;
 };
 
 // The receivers' element: a byte where the device has storageBuffer8BitAccess (the

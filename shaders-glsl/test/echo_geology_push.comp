@@ -15,5 +15,5 @@ void main() {
     putF(pc.p.erodibility); putF(pc.p.m); putF(pc.p.n); putF(pc.p.diffusion); putF(pc.p.dt);
     putF(pc.p.uplift); putF(pc.p.base_level); putI(pc.p.has_base); putI(pc.p.measure);
     putF(pc.p.steady_unit); putI(pc.p.uniform_uplift); putF(pc.p.inv_tau);
-    putF(pc.p.inv_diag);
+    putF(pc.p.inv_diag); putI(pc.p.multi_flow); putF(pc.p.flow_exponent);
 }

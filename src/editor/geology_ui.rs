@@ -101,6 +101,14 @@ pub fn geology_panel(
                 log_slider(ui, "fill slope (m/m)", 1e-6, 0.1, eps);
             }
             tip(ui, "Before the first iteration, pits and lakes are filled to their spill height, each filled texel this slope above the next one down, so every texel drains to an outlet");
+            let mut multi = p.multi_flow.is_some();
+            if ui.checkbox("multi-flow area", &mut multi) {
+                p.multi_flow = multi.then_some(1.1);
+            }
+            if let Some(e) = &mut p.multi_flow {
+                ui.slider("flow exponent", 0.5, 4.0, e);
+            }
+            tip(ui, "Drainage area shared among every lower neighbour by slope to this power, not all sent down the steepest: smoother valley floors");
             let mut it = g.run.iterations as i32;
             if ui
                 .slider_config("iterations", 1, MAX_ITERATIONS as i32)

@@ -51,6 +51,7 @@ impl State {
     pub fn step(&mut self, p: &GeologyPush) -> f32 {
         use rayon::prelude::*;
         let r = receivers(&self.z, p);
+        let weights = (p.multi_flow == 1).then(|| flow_weights(&self.z, p));
         let (w, h) = (self.width as i32, self.height as i32);
         let mut z_out = vec![0.0f32; self.z.len()];
         let mut a_out = vec![0.0f32; self.a.len()];
@@ -67,11 +68,20 @@ impl State {
                     let mut area = p.a0;
                     for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
                         let (qx, qy) = (x + dx, y + dy);
-                        if inside(qx, qy, w, h) {
-                            let j = (qy * w + qx) as usize;
-                            if r[j] == ((k + 4) % 8) as i32 {
-                                area += this.a[j];
+                        if !inside(qx, qy, w, h) {
+                            continue;
+                        }
+                        let j = (qy * w + qx) as usize;
+                        match &weights {
+                            // q's slope toward p: the same distance as p's toward q.
+                            Some(inv) => {
+                                let s = (this.z[j] - this.z[i]) * inv_delta(p, k);
+                                if s > 0.0 {
+                                    area += (this.a[j] * spow(s, p.flow_exponent)) * inv[j];
+                                }
                             }
+                            None if r[j] == ((k + 4) % 8) as i32 => area += this.a[j],
+                            None => {}
                         }
                     }
                     a_row[x as usize] = area;
@@ -190,6 +200,36 @@ pub fn receivers(z: &[f32], p: &GeologyPush) -> Vec<i32> {
             }
         });
     r
+}
+
+/// Multi-flow routing's denominators: for every texel of `z`, 1 / the sum of `s_k^p` over its
+/// lower in-region neighbours (p = `flow_exponent`), 0 for a pit. A texel's area goes to each
+/// lower neighbour in the share `s_k^p` times this.
+pub fn flow_weights(z: &[f32], p: &GeologyPush) -> Vec<f32> {
+    use rayon::prelude::*;
+    let [w, h] = p.size;
+    let mut out = vec![0.0f32; z.len()];
+    out.par_chunks_mut(w as usize)
+        .enumerate()
+        .for_each(|(y, row)| {
+            let y = y as i32;
+            for (x, v) in row.iter_mut().enumerate() {
+                let x = x as i32;
+                let zp = z[(y * w + x) as usize];
+                let mut sum = 0.0f32;
+                for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+                    let (qx, qy) = (x + dx, y + dy);
+                    if inside(qx, qy, w, h) {
+                        let s = (zp - z[(qy * w + qx) as usize]) * inv_delta(p, k);
+                        if s > 0.0 {
+                            sum += spow(s, p.flow_exponent);
+                        }
+                    }
+                }
+                *v = if sum > 0.0 { 1.0 / sum } else { 0.0 };
+            }
+        });
+    out
 }
 
 /// The receiver of texel (`x`, `y`): the in-region neighbour of steepest descent, the lowest k

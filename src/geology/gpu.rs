@@ -51,8 +51,8 @@ impl Kernels {
             (r, &shaders::GEOLOGY_UPDATE_COMP, 4)
         };
         Ok(Self {
-            receivers: k(receivers, 2)?,
-            update: k(update, 7)?,
+            receivers: k(receivers, 3)?,
+            update: k(update, 8)?,
             receiver_bytes,
         })
     }
@@ -66,6 +66,8 @@ pub struct GpuGeology {
     a: [Buffer; 2],
     u: Buffer,
     r: Buffer,
+    /// 1 / the sum of the flow weights of each texel (multi-flow routing only).
+    w: Buffer,
     stats: Buffer,
     readback: Buffer,
     kernels: Arc<Kernels>,
@@ -114,11 +116,12 @@ impl GpuGeology {
         // Rounded up to whole words: a storage buffer's range is a multiple of 4 on some devices.
         let r_bytes = (n * kernels.receiver_bytes).next_multiple_of(4);
         let r = storage(gpu, "geology receivers", r_bytes)?;
+        let w = storage(gpu, "geology flow weights", bytes)?;
         let stats = storage(gpu, "geology steady measure", 4)?;
         let sb = Resource::StorageBuffer;
         let receivers = [
-            kernels.receivers.bind(&[sb(&z[0]), sb(&r)])?,
-            kernels.receivers.bind(&[sb(&z[1]), sb(&r)])?,
+            kernels.receivers.bind(&[sb(&z[0]), sb(&r), sb(&w)])?,
+            kernels.receivers.bind(&[sb(&z[1]), sb(&r), sb(&w)])?,
         ];
         let update = |c: usize| {
             kernels.update.bind(&[
@@ -129,6 +132,7 @@ impl GpuGeology {
                 sb(&z[1 - c]),
                 sb(&a[1 - c]),
                 sb(&stats),
+                sb(&w),
             ])
         };
         let update = [update(0)?, update(1)?];
@@ -140,6 +144,7 @@ impl GpuGeology {
             a,
             u,
             r,
+            w,
             stats,
             readback,
             kernels: kernels.clone(),
@@ -165,7 +170,7 @@ impl GpuGeology {
     }
 
     /// Bytes an iteration reads and writes per texel if neighbour reads hit the caches (the
-    /// bench's cost model): `receivers` reads z and writes the receiver (4 + r); `update` reads
+    /// bench's cost model, D8 routing): `receivers` reads z and writes the receiver (4 + r); `update` reads
     /// z, A, the receiver and, unless it is 1 everywhere, u, and writes z' and A' (16 + r, + 4),
     /// with r the receiver's bytes (1, or 4 without byte storage).
     pub fn bytes_per_texel(&self) -> u64 {
@@ -236,6 +241,7 @@ impl GpuGeology {
             rec.pass(&k.receivers, &self.receivers[c])
                 .read_buffer(&self.z[c])
                 .write_buffer(&self.r)
+                .write_buffer(&self.w)
                 .push(&push)
                 .dispatch(groups)?;
             rec.pass(&k.update, &self.update[c])
@@ -246,6 +252,7 @@ impl GpuGeology {
                 .write_buffer(&self.z[1 - c])
                 .write_buffer(&self.a[1 - c])
                 .read_write_buffer(&self.stats)
+                .read_buffer(&self.w)
                 .push(&push)
                 .dispatch(groups)?;
             c = 1 - c;

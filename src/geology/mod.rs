@@ -5,7 +5,8 @@
 //!
 //! * [`params`]: the model's parameters, their defaults and checks.
 //! * [`shared`]: the kernels' push constants.
-//! * [`cpu`]: the twin, one Jacobi iteration texel by texel, and the exact D8 accumulation.
+//! * [`cpu`]: the twin, one Jacobi iteration texel by texel (D8 or multi-flow area), and the
+//!   exact D8 accumulation.
 //! * [`fill`]: depression filling before the first iteration (priority-flood with an ε step).
 //! * [`gpu`]: a region's state in storage buffers and the two kernels that iterate it.
 //! * [`run`]: a whole run over a height grid, coarse to fine, either backend.

@@ -39,6 +39,11 @@ pub struct GeologyParams {
     #[arg(long, value_name = "SLOPE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fill_depressions: Option<f32>,
+    /// Route the drainage area to every lower neighbour, each in the share of its slope to this
+    /// power (multi-flow; Freeman 1991 takes 1.1) [default: D8, all of it to the receiver].
+    #[arg(long, value_name = "EXPONENT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multi_flow: Option<f32>,
 }
 
 /// The documented defaults (docs/geology.md): 1 mm a year of uplift against an erodibility that
@@ -58,6 +63,7 @@ pub const DEFAULTS: GeologyParams = GeologyParams {
     time_step: 5.0,
     base_level: None,
     fill_depressions: None,
+    multi_flow: None,
 };
 
 impl Default for GeologyParams {
@@ -125,6 +131,9 @@ impl GeologyParams {
         if let Some(e) = self.fill_depressions {
             within("fill-depressions", e, false, 0.0, MAX_FILL_SLOPE)?;
         }
+        if let Some(e) = self.multi_flow {
+            within("multi-flow", e, true, 0.0, MAX_EXPONENT)?;
+        }
         Ok(())
     }
 
@@ -167,6 +176,8 @@ impl GeologyParams {
             measure: 0,
             steady_unit: if steady > 0.0 { steady } else { self.time_step },
             uniform_uplift: 0,
+            multi_flow: i32::from(self.multi_flow.is_some()),
+            flow_exponent: self.multi_flow.unwrap_or(1.0),
         }
     }
 }
@@ -320,6 +331,13 @@ mod tests {
                     ..DEFAULTS
                 },
                 "--fill-depressions",
+            ),
+            (
+                GeologyParams {
+                    multi_flow: Some(0.0),
+                    ..DEFAULTS
+                },
+                "--multi-flow",
             ),
             (
                 GeologyParams {

@@ -38,6 +38,10 @@ pub struct GeologyPush {
     /// multiplication may not, so the GPU and the twin pick the same receivers.
     pub inv_tau: f32,
     pub inv_diag: f32,
+    /// 1: the drainage area is routed to every lower neighbour, weighted by its slope to the
+    /// power `flow_exponent` (multi-flow); 0: all of it to the receiver (D8).
+    pub multi_flow: i32,
+    pub flow_exponent: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<GeologyPush>() == 76);
+const _: () = assert!(std::mem::size_of::<GeologyPush>() == 84);

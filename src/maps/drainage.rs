@@ -40,7 +40,7 @@ impl Kernels {
             ComputeKernel::new(gpu, shader, &vec![BindingKind::StorageBuffer; n], &[])
         };
         Ok(Self {
-            receivers: k(&shaders::GEOLOGY_RECEIVERS_COMP, 2)?,
+            receivers: k(&shaders::GEOLOGY_RECEIVERS_COMP, 3)?,
             init: k(&shaders::MAPS_DRAINAGE_INIT_COMP, 3)?,
             jump: k(&shaders::MAPS_DRAINAGE_JUMP_COMP, 4)?,
         })
@@ -76,6 +76,12 @@ impl Kernels {
         let storage = |name| Buffer::new(gpu, name, BufferDesc::storage_copyable(bytes));
         let zb = storage("drainage z")?;
         let r = storage("drainage receivers")?;
+        // Geology's multi-flow weights: D8 here, so never written.
+        let w = Buffer::new(
+            gpu,
+            "drainage flow weights",
+            BufferDesc::storage_copyable(4),
+        )?;
         let j = [
             storage("drainage pointers 0")?,
             storage("drainage pointers 1")?,
@@ -85,7 +91,7 @@ impl Kernels {
         let readback = Buffer::new(gpu, "drainage readback", BufferDesc::readback(bytes))?;
         upload.write(z)?;
         let sb = Resource::StorageBuffer;
-        let receivers = self.receivers.bind(&[sb(&zb), sb(&r)])?;
+        let receivers = self.receivers.bind(&[sb(&zb), sb(&r), sb(&w)])?;
         let init = self.init.bind(&[sb(&r), sb(&j[0]), sb(&v[0])])?;
         let jump = [
             self.jump
@@ -112,6 +118,7 @@ impl Kernels {
         rec.pass(&self.receivers, &receivers)
             .read_buffer(&zb)
             .write_buffer(&r)
+            .write_buffer(&w)
             .push(&p)
             .dispatch(groups)?;
         rec.pass(&self.init, &init)
