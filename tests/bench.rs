@@ -150,6 +150,8 @@ fn quick_bench_writes_a_complete_report() {
     for f in frames {
         assert!(f.mean_ms > 0.0 && f.p99_ms >= f.mean_ms * 0.5, "{}", f.name);
         assert!(f.gpu_draw_ms > 0.0 && f.triangles > 0.0, "{}", f.name);
+        // The bound the selection used: the asked 2 px, or above it where the budget raised it.
+        assert!(f.error_bound_px >= 2.0, "{}: {}", f.name, f.error_bound_px);
     }
     // Lighting: the document lit, and texels relit near the edits in both frame runs.
     let l = report.lighting.as_ref().expect("lighting section");

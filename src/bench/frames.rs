@@ -114,6 +114,11 @@ pub(super) fn measure(
             } else {
                 mean(&log.triangles_per_pixel)
             },
+            error_bound_px: if log.error_bound_px.is_empty() {
+                0.0
+            } else {
+                mean(&log.error_bound_px)
+            },
         };
         eprintln!(
             "{}: {}x{} at {}x{}, r{} Jordan painting: {:.2} ms mean, {:.2} p99 ({:.0} fps); GPU draw {:.2}, shading {:.2}, tile bounds {:.2}, brush {:.2}; CPU prepare {:.2}",

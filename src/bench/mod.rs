@@ -317,6 +317,9 @@ pub struct FrameResult {
     pub refresh_wall_ms: f64,
     pub triangles: f64,
     pub triangles_per_pixel: f64,
+    /// Mean screen-space error bound the LOD selection used, px (0 in older reports).
+    #[serde(default)]
+    pub error_bound_px: f64,
 }
 
 /// A whole run. Sections left out by `--filter` are null.

@@ -159,15 +159,15 @@ pub fn markdown(r: &Report) -> String {
 
     if let Some(frames) = &r.frames {
         let _ = writeln!(o, "\n## Editor frames while a brush paints\n");
-        let _ = writeln!(o, "| terrain | image | brush | frame mean / p99 ms | fps | GPU draw | GPU shading | GPU tile bounds | GPU brush | CPU LOD + draw prep | pump (wall) | bounds refresh (wall) | triangles | per covered pixel |");
+        let _ = writeln!(o, "| terrain | image | brush | frame mean / p99 ms | fps | GPU draw | GPU shading | GPU tile bounds | GPU brush | CPU LOD + draw prep | pump (wall) | bounds refresh (wall) | triangles | per covered pixel | error bound px |");
         let _ = writeln!(
             o,
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for f in frames {
             let _ = writeln!(
                 o,
-                "| {}² ({}) | {}×{} | r{} {}, {}/frame | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {}² ({}) | {}×{} | r{} {}, {}/frame | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 f.terrain[0],
                 f.journal,
                 f.image[0],
@@ -186,7 +186,8 @@ pub fn markdown(r: &Report) -> String {
                 num(f.pump_wall_ms),
                 num(f.refresh_wall_ms),
                 num(f.triangles),
-                num(f.triangles_per_pixel)
+                num(f.triangles_per_pixel),
+                num(f.error_bound_px)
             );
         }
     }

@@ -119,6 +119,8 @@ pub struct FrameLog {
     pub triangles: Vec<u64>,
     /// Triangles per covered pixel (covered pixels counted on the GPU each frame).
     pub triangles_per_pixel: Vec<f64>,
+    /// The screen-space error bound the LOD selection used (raised by the triangle budget), px.
+    pub error_bound_px: Vec<f64>,
     /// CPU time of LOD selection and draw preparation, ms.
     pub prepare_cpu_ms: Vec<f64>,
     /// Wall-clock time of queueing and pumping the brush work (its submissions waited for), ms.
@@ -190,6 +192,8 @@ pub fn run_frames<W: FrameWork>(
             log.triangles.push(done.stats.triangles);
             log.triangles_per_pixel
                 .push(done.stats.triangles as f64 / done.covered_pixels.max(1) as f64);
+            log.error_bound_px
+                .push(f64::from(done.stats.pixel_error_used));
         }
         retired += 1;
     };
