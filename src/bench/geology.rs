@@ -221,7 +221,7 @@ pub(super) fn measure(
         let z = super::erosion::terrain(side);
         let push = params.push([side, side], 1.0, None);
         let state = State::new(side as usize, side as usize, z, None, push.a0);
-        let mut g = GpuGeology::new(gpu, &kernels, &state)?;
+        let mut g = GpuGeology::new(gpu, &kernels, &state, false)?;
         let t = timer(gpu, 1)?;
         g.run(
             &push,

@@ -172,7 +172,8 @@ pub fn outlet([x, y]: [i32; 2], p: &GeologyPush, z: f32) -> bool {
     x == 0 || y == 0 || x == w - 1 || y == h - 1 || (p.has_base == 1 && z <= p.base_level)
 }
 
-fn inside(x: i32, y: i32, w: i32, h: i32) -> bool {
+/// Whether (x, y) lies in a `w` x `h` grid.
+pub(super) fn inside(x: i32, y: i32, w: i32, h: i32) -> bool {
     x >= 0 && y >= 0 && x < w && y < h
 }
 

@@ -6,7 +6,7 @@
 //! row-major index, so the result does not depend on how the queue is built. CPU only: the
 //! flood is one ordered sweep, run once before the iterations on either backend.
 
-use super::cpu::{outlet, OFFSETS};
+use super::cpu::{inside, outlet, OFFSETS};
 use super::shared::GeologyPush;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -56,13 +56,10 @@ pub fn priority_flood(z: &mut [f32], p: &GeologyPush, eps: f32) -> usize {
         let (x, y) = (i as i32 % w, i as i32 / w);
         for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
             let (qx, qy) = (x + dx, y + dy);
-            if qx < 0 || qy < 0 || qx >= w || qy >= h {
+            if !inside(qx, qy, w, h) || visited[(qy * w + qx) as usize] {
                 continue;
             }
             let q = (qy * w + qx) as usize;
-            if visited[q] {
-                continue;
-            }
             visited[q] = true;
             let floor = zp + raise_step(p, eps, k);
             if z[q] < floor {
@@ -122,7 +119,7 @@ mod tests {
             let (x, y) = (i as i32 % w, i as i32 / w);
             for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
                 let (qx, qy) = (x + dx, y + dy);
-                if qx < 0 || qy < 0 || qx >= w || qy >= h || visited[(qy * w + qx) as usize] {
+                if !inside(qx, qy, w, h) || visited[(qy * w + qx) as usize] {
                     continue;
                 }
                 let q = (qy * w + qx) as usize;
@@ -151,7 +148,7 @@ mod tests {
                     .iter()
                     .filter_map(|[dx, dy]| {
                         let (qx, qy) = (x + dx, y + dy);
-                        (qx >= 0 && qy >= 0 && qx < w && qy < h).then(|| s[(qy * w + qx) as usize])
+                        inside(qx, qy, w, h).then(|| s[(qy * w + qx) as usize])
                     })
                     .fold(f32::INFINITY, f32::min);
                 let v = z[i].max(lowest);

@@ -66,8 +66,11 @@ pub struct GpuGeology {
     a: [Buffer; 2],
     u: Buffer,
     r: Buffer,
-    /// 1 / the sum of the flow weights of each texel (multi-flow routing only).
+    /// 1 / the sum of the flow weights of each texel: a texel each with multi-flow routing, one
+    /// word (never written) with D8.
     w: Buffer,
+    /// Made for multi-flow routing (`GeologyPush::multi_flow`).
+    multi_flow: bool,
     stats: Buffer,
     readback: Buffer,
     kernels: Arc<Kernels>,
@@ -92,8 +95,14 @@ impl GpuGeology {
         u64::from(gpu.info().max_storage_buffer_range) / 4
     }
 
-    /// The region of `state` on the GPU, with pipelines made before.
-    pub fn new(gpu: &Arc<Gpu>, kernels: &Arc<Kernels>, state: &State) -> Result<Self> {
+    /// The region of `state` on the GPU, with pipelines made before, for `multi_flow` routing
+    /// or D8 (the weights' buffer is only allocated for the first).
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        kernels: &Arc<Kernels>,
+        state: &State,
+        multi_flow: bool,
+    ) -> Result<Self> {
         let size = [state.width as u32, state.height as u32];
         let n = (state.width * state.height).max(1) as u64;
         if n > Self::max_texels(gpu) {
@@ -116,7 +125,11 @@ impl GpuGeology {
         // Rounded up to whole words: a storage buffer's range is a multiple of 4 on some devices.
         let r_bytes = (n * kernels.receiver_bytes).next_multiple_of(4);
         let r = storage(gpu, "geology receivers", r_bytes)?;
-        let w = storage(gpu, "geology flow weights", bytes)?;
+        let w = storage(
+            gpu,
+            "geology flow weights",
+            if multi_flow { bytes } else { 4 },
+        )?;
         let stats = storage(gpu, "geology steady measure", 4)?;
         let sb = Resource::StorageBuffer;
         let receivers = [
@@ -145,6 +158,7 @@ impl GpuGeology {
             u,
             r,
             w,
+            multi_flow,
             stats,
             readback,
             kernels: kernels.clone(),
@@ -169,8 +183,8 @@ impl GpuGeology {
         self.size
     }
 
-    /// Bytes an iteration reads and writes per texel if neighbour reads hit the caches (the
-    /// bench's cost model, D8 routing): `receivers` reads z and writes the receiver (4 + r); `update` reads
+    /// Bytes a D8 iteration reads and writes per texel if neighbour reads hit the caches (the
+    /// bench's cost model): `receivers` reads z and writes the receiver (4 + r); `update` reads
     /// z, A, the receiver and, unless it is 1 everywhere, u, and writes z' and A' (16 + r, + 4),
     /// with r the receiver's bytes (1, or 4 without byte storage).
     pub fn bytes_per_texel(&self) -> u64 {
@@ -212,6 +226,11 @@ impl GpuGeology {
 
     /// Records and waits for `n` iterations in one submission; returns the last one's measure.
     fn submit(&mut self, push: &GeologyPush, n: usize, timer: Option<&GpuTimer>) -> Result<f32> {
+        if push.multi_flow == 1 && !self.multi_flow {
+            return Err(GpuError::usage(
+                "a multi-flow iteration on a geology region made for D8",
+            ));
+        }
         let gpu = self.gpu.clone();
         let mut rec = Recorder::new(&gpu)?;
         let query = match timer {

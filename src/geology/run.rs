@@ -403,7 +403,10 @@ impl Runner {
             state.a = upsample(&a, self.sizes[from], lsize);
         }
         let sim = match &self.gpu {
-            Some((gpu, kernels)) => Sim::Gpu(Box::new(GpuGeology::new(gpu, kernels, &state)?)),
+            Some((gpu, kernels)) => {
+                let multi_flow = push.multi_flow == 1;
+                Sim::Gpu(Box::new(GpuGeology::new(gpu, kernels, &state, multi_flow)?))
+            }
             None => Sim::Twin(state),
         };
         Ok(Level {

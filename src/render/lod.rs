@@ -242,12 +242,9 @@ impl LodView {
 /// point, the bound used until 2026-11-27, and equal to it when the eye is level with the box.
 pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
     let e = view.eye;
-    // max/min rather than clamp: a NaN bound (NaN heights) must not panic the selection.
-    let away = |c: f32, a: f32, b: f32| (c - c.max(a).min(b)).abs();
     let farthest = |c: f32, a: f32, b: f32| (c - a).abs().max((c - b).abs());
-    let h_min = away(e.x, lo.x, hi.x).hypot(away(e.z, lo.z, hi.z));
+    let [h_min, v] = nearest_offsets(e, lo, hi);
     let h_max = farthest(e.x, lo.x, hi.x).hypot(farthest(e.z, lo.z, hi.z));
-    let v = away(e.y, lo.y, hi.y);
     let nearest = h_min.hypot(v).max(1e-3);
     let h = v.max(h_min).min(h_max);
     let d2 = h * h + v * v;
@@ -258,8 +255,16 @@ pub fn error_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
 /// Pixels per world unit across the view at the box's nearest point: what a horizontal length
 /// in the box spans on screen at most (foreshortening aside).
 pub fn spacing_factor(view: &LodView, lo: Vec3, hi: Vec3) -> f32 {
-    let distance = (view.eye - view.eye.clamp(lo, hi)).length().max(1e-3);
-    view.pixels_per_unit() / distance
+    let [h, v] = nearest_offsets(view.eye, lo, hi);
+    view.pixels_per_unit() / h.hypot(v).max(1e-3)
+}
+
+/// The horizontal and vertical distances from `eye` to the nearest point of the box (lo, hi).
+/// max/min rather than clamp: a NaN bound (NaN heights) must not panic the selection.
+fn nearest_offsets(eye: Vec3, lo: Vec3, hi: Vec3) -> [f32; 2] {
+    let away = |c: f32, a: f32, b: f32| (c - c.max(a).min(b)).abs();
+    let h = away(eye.x, lo.x, hi.x).hypot(away(eye.z, lo.z, hi.z));
+    [h, away(eye.y, lo.y, hi.y)]
 }
 
 /// The side and near planes of a reverse-Z view-projection (the far plane is at infinity), each
@@ -402,6 +407,7 @@ mod tests {
             Vec3::new(100.0, 0.0, -10.0) + unit
         ));
     }
+
     /// The error factor bounds what a small vertical error anywhere in the box subtends (the
     /// angle between the rays to its two ends, sampled over the box), never exceeds the nearest
     /// point's 1/d and meets it when the eye is level with the box.
