@@ -192,6 +192,14 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
 
     let copies = Copies::new(gpu, side)?;
     let (image_ms, buffer_ms) = copies.time(gpu, passes, warmup)?;
+    let image_texels = copies.texels();
+    let buffer_elements = copies.buffer_bytes / 4;
+    drop(copies);
+    // One radius-1024 wave's square (2048², 512² quick), each pass waiting on the one before.
+    let wave = Copies::new(gpu, if o.quick { 512 } else { 2048 })?;
+    let (wave_ms, _) = wave.time(gpu, passes, warmup)?;
+    let wave_texels = wave.texels();
+    drop(wave);
     let fma = measure_fma(gpu, o, passes, warmup)?;
 
     let copy = |elements: u64, ms: f64| CopyCeiling {
@@ -201,8 +209,9 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
         gb_s: super::ratio(elements as f64 * 8.0, ms * 1e6),
     };
     Ok(Ceilings {
-        copy_image: copy(copies.texels(), image_ms),
-        copy_buffer: copy(copies.buffer_bytes / 4, buffer_ms),
+        copy_image: copy(image_texels, image_ms),
+        copy_buffer: copy(buffer_elements, buffer_ms),
+        copy_image_wave: Some(copy(wave_texels, wave_ms)),
         fma,
     })
 }

@@ -131,6 +131,11 @@ pub struct Ceilings {
     pub copy_image: CopyCeiling,
     /// The same bytes between storage buffers (vec4 per invocation), for comparison.
     pub copy_buffer: CopyCeiling,
+    /// The image copy at the size of one radius-1024 brush wave (2048², 512² with `--quick`),
+    /// each pass behind a barrier on the one before, as a stroke's waves are: what a wave of
+    /// that size can reach (absent in reports before 2026-11-27).
+    #[serde(default)]
+    pub copy_image_wave: Option<CopyCeiling>,
     pub fma: FmaCeiling,
 }
 
@@ -466,8 +471,11 @@ pub fn run(gpu: &Arc<Gpu>, options: &BenchOptions) -> Result<Report> {
     let heater = ceilings::Heater::new(gpu)?;
     let ceilings = ceilings::measure(gpu, options, &heater)?;
     eprintln!(
-        "ceilings: copy image {:.1} GB/s, copy buffer {:.1} GB/s, FMA {:.1} GFLOP/s",
-        ceilings.copy_image.gb_s, ceilings.copy_buffer.gb_s, ceilings.fma.gflop_s
+        "ceilings: copy image {:.1} GB/s, copy buffer {:.1} GB/s, FMA {:.1} GFLOP/s, copy image a wave's size {:.1} GB/s",
+        ceilings.copy_image.gb_s,
+        ceilings.copy_buffer.gb_s,
+        ceilings.fma.gflop_s,
+        ceilings.copy_image_wave.as_ref().map_or(0.0, |c| c.gb_s)
     );
     let tables = NoiseTables::new(options.table_seed);
     let noise = noise::measure(gpu, options, &ceilings, &tables, &heater)?;
