@@ -110,7 +110,10 @@ fn quick_bench_writes_a_complete_report() {
         assert!(v.is_finite() && v > 0.0, "{name} ceiling {v}");
     }
     // The copy at one brush wave's size: 512² with --quick, read and written.
-    let wave = c.copy_image_wave.as_ref().expect("the wave-size copy ceiling");
+    let wave = c
+        .copy_image_wave
+        .as_ref()
+        .expect("the wave-size copy ceiling");
     assert_eq!((wave.elements, wave.bytes), (512 * 512, 512 * 512 * 8));
     assert!(wave.gb_s.is_finite() && wave.gb_s > 0.0 && wave.median_ms > 0.0);
     for k in &noise.kinds {

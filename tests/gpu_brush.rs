@@ -1025,6 +1025,88 @@ fn stamps_land_texel_for_texel_and_rotate() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Stamps of radius 256 and more paint four texels an invocation (brush::gpu); heights are the
+/// CPU twin's and do not depend on batching, paging, culling or the in-place path, in both
+/// formats, across rectangles whose heights are no multiple of the 64-row tile.
+#[test]
+fn large_stamps_paint_as_the_twin_at_every_batch_and_page_size() {
+    let gpu = gpu();
+    let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
+    let stamp = Stamp {
+        width: 37,
+        height: 29,
+        values: (0..37 * 29)
+            .map(|i| ((i * 7919) % 97) as f32 / 96.0)
+            .collect(),
+        source: None,
+    };
+    let b = BrushSettings {
+        radius: 260.0,
+        inner_radius: 40.0,
+        strength: 0.3,
+        spacing: 0.2,
+        stamp: Some(Arc::new(stamp)),
+        stamp_scale: 0.9,
+        dir_angle_deg: 20.0,
+        ..BrushSettings::new(BrushType::Stamp)
+    };
+    let samples: Vec<StrokeSample> = (0..6)
+        .map(|i| {
+            let t = i as f32 / 5.0;
+            StrokeSample {
+                x: 230.0 + 250.0 * t,
+                y: 250.0 + 90.0 * t,
+                pressure: 0.5 + 0.5 * t,
+                t,
+            }
+        })
+        .collect();
+    let instances = stroke_instances(&b, &samples);
+    for d in [doc(730, 610, 128), doc_r16(730, 610, 128)] {
+        let run = |d: DocumentDesc, batch: usize, in_place: bool| {
+            let mut t =
+                Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
+            t.brushes.set_batch(batch).unwrap();
+            t.brushes.set_in_place(in_place);
+            t.apply_stroke(&b, &instances).unwrap();
+            t.to_dense().unwrap()
+        };
+        let got = run(d, 16, false);
+        let one_page = DocumentDesc {
+            page_size: 1024,
+            ..d
+        };
+        for (other, label) in [
+            (run(d, 1, false), "batch 1"),
+            (run(d, 16, true), "in place"),
+            (run(one_page, 16, false), "one page"),
+        ] {
+            assert_eq!(other, got, "{:?}: {label}", d.format);
+        }
+        let mut cpu = CpuTerrain::from_heights(d, &initial(&d), cpu_tables.clone());
+        cpu.apply_stroke(&b, &instances);
+        let want = cpu.to_dense();
+        let diff = max_diff(&got, &want);
+        // r16: one level of the range, as the twins' other r16 tests.
+        let tolerance = if d.format == HeightFormat::R16 {
+            (d.height_max - d.height_min) / 65535.0 * 1.01
+        } else {
+            TOLERANCE
+        };
+        assert!(
+            diff <= tolerance,
+            "{:?}: max |gpu - cpu| = {diff}",
+            d.format
+        );
+        assert!(
+            max_diff(&got, &initial(&d)) > 1e-3,
+            "{:?}: the stroke changed nothing",
+            d.format
+        );
+    }
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn a_stroke_painted_live_equals_the_same_stroke_replayed_and_undoes_in_one_step() {
     use scarp::journal::Step;

@@ -47,6 +47,20 @@ const GROUP: [u32; 2] = [
     crate::shared_constants::BRUSH_GROUP_X,
     crate::shared_constants::BRUSH_GROUP_Y,
 ];
+/// Texels an invocation of the pointwise kernel paints for `brush`, one below the other: 4 for
+/// stamps of radius 256 and more (brush/pointwise_rows*.comp), 1 elsewhere. Measured on an H200 (docs/PERF.md, "Pointwise
+/// brushes at radius 1024"), stamps, µs an instance, one texel against four, batch 1 / 16,
+/// pages of 512: radius 1024, 40.3 / 17.2 against 27.9 / 14.6; radius 256, 4.33 / 1.65 against
+/// 3.74 / 1.55; but radius 64, 3.11 / 0.54 against 3.98 / 0.96 (a short rectangle leaves most
+/// of a 16 x 64 tile idle), and other brushes lose at batch 16.
+fn rows_per_invocation(brush: &BrushSettings) -> u32 {
+    if brush.brush == BrushType::Stamp && brush.radius >= 256.0 {
+        4
+    } else {
+        1
+    }
+}
+
 /// Timed waves per submission.
 const PASSES_PER_SUBMIT: usize = 1024;
 
@@ -77,7 +91,8 @@ const SMOOTH_BINDINGS: [BindingKind; 11] = [
 const WEIGHT_BINDINGS: [BindingKind; 1] = [BindingKind::StorageImage];
 
 /// (page format, brush, noise kind, tile culling, weighted) of a pointwise kernel.
-type KernelKey = (HeightFormat, i32, i32, bool, bool);
+/// (page format, brush, noise kind, tile culling, weighted, texels an invocation).
+type KernelKey = (HeightFormat, i32, i32, bool, bool, u32);
 
 /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
 type PageBatches = Vec<Vec<(u32, u32, Rect)>>;
@@ -381,13 +396,28 @@ impl BrushEngine {
     fn kernel_key(&self, format: HeightFormat, brush: &BrushSettings, weighted: bool) -> KernelKey {
         // Raise and lower share a pipeline; the noise kind only matters to noise brushes.
         let (brush_index, kind_index) = brush.brush.kernel_key(brush.noise.kind);
-        (format, brush_index, kind_index, self.culls(), weighted)
+        // Weighted strokes (level brushes) have one kernel, one texel an invocation.
+        let rows = if weighted {
+            1
+        } else {
+            rows_per_invocation(brush)
+        };
+        (
+            format,
+            brush_index,
+            kind_index,
+            self.culls(),
+            weighted,
+            rows,
+        )
     }
 
     fn kernel(&mut self, key: KernelKey) -> Result<&ComputeKernel<BrushPass>> {
         if !self.kernels.contains_key(&key) {
-            let (format, brush, kind, cull, weighted) = key;
+            let (format, brush, kind, cull, weighted, rows) = key;
             let shader = match (format, weighted) {
+                (HeightFormat::R32f, false) if rows > 1 => &shaders::BRUSH_POINTWISE_ROWS_COMP,
+                (HeightFormat::R16, false) if rows > 1 => &shaders::BRUSH_POINTWISE_ROWS_R16_COMP,
                 (HeightFormat::R32f, false) => &shaders::BRUSH_POINTWISE_COMP,
                 (HeightFormat::R16, false) => &shaders::BRUSH_POINTWISE_R16_COMP,
                 (HeightFormat::R32f, true) => &shaders::BRUSH_POINTWISE_WEIGHTED_COMP,
@@ -807,6 +837,7 @@ impl BrushEngine {
         };
         let waves = PointwiseWaves {
             kernel,
+            rows: key.5,
             stroke_set,
             base: pointwise_base(&brush, stroke.level_target, &desc),
             desc,
@@ -1068,6 +1099,8 @@ fn weight_sets<'a>(
 /// What the waves of a pointwise stroke over one group of working pages bind and read.
 struct PointwiseWaves<'a> {
     kernel: &'a ComputeKernel<BrushPass>,
+    /// Texels an invocation of the kernel paints ([`rows_per_invocation`]).
+    rows: u32,
     /// Set 1: the noise tables, the instances and the stamp.
     stroke_set: DescriptorSet,
     /// Push constants every pass shares.
@@ -1167,7 +1200,7 @@ impl PointwiseWaves<'_> {
         };
         let groups = [
             (write.width() as u32).div_ceil(GROUP[0]),
-            (write.height() as u32).div_ceil(GROUP[1]),
+            (write.height() as u32).div_ceil(GROUP[1] * self.rows),
             1,
         ];
         let texels = write.width() as u64 * write.height() as u64;
