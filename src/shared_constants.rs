@@ -44,6 +44,8 @@ pub const FOLD_STORE: i32 = 2;
 /// Brush kernels (pointwise and smooth): a 16x16 tile of texels per workgroup.
 pub const BRUSH_GROUP_X: u32 = 16;
 pub const BRUSH_GROUP_Y: u32 = 16;
+/// Texels an invocation of the wide stamp kernels paints, one below the other (brush/pointwise_rows*.comp).
+pub const BRUSH_STAMP_ROWS: i32 = 4;
 /// Noise generation: 64x4 texels per workgroup.
 pub const NOISE_GROUP_X: u32 = 64;
 pub const NOISE_GROUP_Y: u32 = 4;

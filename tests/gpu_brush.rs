@@ -1025,9 +1025,10 @@ fn stamps_land_texel_for_texel_and_rotate() {
     assert_no_validation_messages(&gpu);
 }
 
-/// Stamps of radius 256 and more paint four texels an invocation (brush::gpu); heights are the
-/// CPU twin's and do not depend on batching, paging, culling or the in-place path, in both
-/// formats, across rectangles whose heights are no multiple of the 64-row tile.
+/// Stamps of radius 256 and more paint four texels an invocation (brush::gpu): heights equal
+/// one texel an invocation's bit for bit, and the CPU twin's, and do not depend on batching,
+/// paging, culling or the in-place path, in both formats (rectangles of any height: their last
+/// 64-row tiles are cut short).
 #[test]
 fn large_stamps_paint_as_the_twin_at_every_batch_and_page_size() {
     let gpu = gpu();
@@ -1063,23 +1064,26 @@ fn large_stamps_paint_as_the_twin_at_every_batch_and_page_size() {
         .collect();
     let instances = stroke_instances(&b, &samples);
     for d in [doc(730, 610, 128), doc_r16(730, 610, 128)] {
-        let run = |d: DocumentDesc, batch: usize, in_place: bool| {
+        let run = |d: DocumentDesc, batch: usize, in_place: bool, wide: bool| {
             let mut t =
                 Document::from_heights(&gpu, d, &initial(&d), &NoiseTables::default()).unwrap();
             t.brushes.set_batch(batch).unwrap();
             t.brushes.set_in_place(in_place);
+            t.brushes.set_wide_stamps(wide);
             t.apply_stroke(&b, &instances).unwrap();
             t.to_dense().unwrap()
         };
-        let got = run(d, 16, false);
+        let got = run(d, 16, false, true);
         let one_page = DocumentDesc {
             page_size: 1024,
             ..d
         };
         for (other, label) in [
-            (run(d, 1, false), "batch 1"),
-            (run(d, 16, true), "in place"),
-            (run(one_page, 16, false), "one page"),
+            (run(d, 16, false, false), "one texel an invocation"),
+            (run(d, 1, false, false), "one texel an invocation, batch 1"),
+            (run(d, 1, false, true), "batch 1"),
+            (run(d, 16, true, true), "in place"),
+            (run(one_page, 16, false, true), "one page"),
         ] {
             assert_eq!(other, got, "{:?}: {label}", d.format);
         }

@@ -1,7 +1,7 @@
 #version 460
-// Batched pointwise brushes over r16 pages, four texels an invocation (stamps of radius 256 and
+// Batched pointwise brushes over r16 pages, BRUSH_STAMP_ROWS texels an invocation (stamps of radius 256 and
 // more, src/brush/gpu.rs); the kernel is include/pointwise_body.glsl.
 #extension GL_GOOGLE_include_directive : require
 #define HEIGHT_R16
-#define ROWS 4
+#define ROWS BRUSH_STAMP_ROWS
 #include "pointwise_body.glsl"

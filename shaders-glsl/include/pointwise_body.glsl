@@ -15,7 +15,7 @@ layout(local_size_x = BRUSH_GROUP_X, local_size_y = BRUSH_GROUP_Y, local_size_z 
 
 layout(constant_id = 0) const int BRUSH_TYPE = BRUSH_RAISE;
 layout(constant_id = 1) const int NOISE_KIND = NOISE_FBM;
-// Tile culling: each workgroup first marks the batch's instances whose circle reaches its 16x16
+// Tile culling: each workgroup first marks the batch's instances whose circle reaches its
 // tile, and texels skip the others without loading them. Exact: a skipped instance is at least
 // its radius (plus a texel of margin) from every texel of the tile, so it changes none of them.
 layout(constant_id = 2) const bool TILE_CULL = false;
@@ -84,54 +84,11 @@ float terraceTarget(float h, float step, float sharpness) {
 #ifdef ROWS
 // Instance `index` of the stroke's list on one texel: the texel at p (page-local `local`) holds
 // h; m is the noise or stamp value where the brush uses one, have_m whether the texel's noise is
-// evaluated yet (it does not depend on the instance: at most once per texel). paintOne writes the
-// same work out inline: keep the two in step.
+// evaluated yet (it does not depend on the instance: at most once per texel).
 void applyInstance(uint index, vec2 p, ivec2 local, inout float h, inout float m,
                    inout bool have_m, inout bool changed) {
     BrushInstance b = instances[index];
-    float d = length(p - b.center);
-    if (d < b.radius) {
-        float before = h;
-        if (!have_m) {
-            precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
-            m = noiseAt(NOISE_KIND, pc.pass.noise, q);
-            have_m = true;
-        }
-        if (BRUSH_TYPE == BRUSH_STAMP) {
-            m = stampSample(stampPosition(p, b.center, b.axis, b.radius * pc.pass.brush_param));
-        }
-        if (BRUSH_TYPE == BRUSH_DIRECTIONAL) {
-            // Each instance has its own input transform: no sharing between instances.
-            vec2 t = directionalInput(p, b.center, b.axis, pc.pass.brush_param);
-            precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * t;
-            m = noiseAt(NOISE_KIND, pc.pass.noise, q);
-        }
-        float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power);
-#ifdef WEIGHTED
-        w *= imageLoad(uWeight, local).r;
-#endif
-        if (BRUSH_TYPE == BRUSH_LEVEL) {
-            h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
-        } else if (BRUSH_TYPE == BRUSH_TERRACE) {
-            // brush_param: the step height; level_target: the sharpness.
-            float target = terraceTarget(h, pc.pass.brush_param, pc.pass.level_target);
-            h += clamp(w, 0.0, 1.0) * (target - h);
-        } else if (BRUSH_TYPE == BRUSH_PLANE) {
-            // Flatten and ramp: the plane's height at the document's origin in level_target,
-            // its gradient in the instance's axis (CPU twin: brush::Plane::at).
-            precise float target = pc.pass.level_target + (p.x * b.axis.x + p.y * b.axis.y);
-            h += clamp(w, 0.0, 1.0) * (target - h);
-        } else {
-            h += w * m;
-        }
-        h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
-        // A result that is not finite (a brush overflowing f32) leaves the texel as it was:
-        // the engine never stores NaN or Inf (CPU twin: brush/cpu.rs, the same rule).
-        if (isnan(h) || isinf(h)) {
-            h = before;
-        }
-        changed = true;
-    }
+#include "pointwise_instance.glsl"
 }
 
 // Tile culling: marks the batch's instances whose circle reaches the workgroup's tile, texels
@@ -201,10 +158,7 @@ void main() {
     paintRows(rect_min, rect_size);
 }
 #else
-// One texel an invocation: a workgroup's tile is 16 x 16. The instance's work is written out here
-// as well as in applyInstance (keep the two in step): written once, through the function, the
-// one-texel kernel compiled differently and ran raise 5 % slower at batch 16 on NVIDIA H100 and
-// H200.
+// One texel an invocation: a workgroup's tile is 16 x 16.
 void main() {
     ivec2 g = ivec2(gl_GlobalInvocationID.xy);
     ivec2 rect_size = ivec2(pc.pass.rect_size_packed & 0xFFFFu, pc.pass.rect_size_packed >> 16);
@@ -236,49 +190,7 @@ void main() {
             continue;
         }
         BrushInstance b = instances[pc.pass.first_instance + i];
-        float d = length(p - b.center);
-        if (d < b.radius) {
-            float before = h;
-            if (!have_m) {
-                precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
-                m = noiseAt(NOISE_KIND, pc.pass.noise, q);
-                have_m = true;
-            }
-            if (BRUSH_TYPE == BRUSH_STAMP) {
-                m = stampSample(stampPosition(p, b.center, b.axis, b.radius * pc.pass.brush_param));
-            }
-            if (BRUSH_TYPE == BRUSH_DIRECTIONAL) {
-                // Each instance has its own input transform: no sharing between instances.
-                vec2 t = directionalInput(p, b.center, b.axis, pc.pass.brush_param);
-                precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * t;
-                m = noiseAt(NOISE_KIND, pc.pass.noise, q);
-            }
-            float w = b.strength * brushFalloff(d, b.radius, b.inner_radius, pc.pass.falloff, pc.pass.falloff_power);
-#ifdef WEIGHTED
-            w *= imageLoad(uWeight, local).r;
-#endif
-            if (BRUSH_TYPE == BRUSH_LEVEL) {
-                h += clamp(w, 0.0, 1.0) * (pc.pass.level_target - h);
-            } else if (BRUSH_TYPE == BRUSH_TERRACE) {
-                // brush_param: the step height; level_target: the sharpness.
-                float target = terraceTarget(h, pc.pass.brush_param, pc.pass.level_target);
-                h += clamp(w, 0.0, 1.0) * (target - h);
-            } else if (BRUSH_TYPE == BRUSH_PLANE) {
-                // Flatten and ramp: the plane's height at the document's origin in level_target,
-                // its gradient in the instance's axis (CPU twin: brush::Plane::at).
-                precise float target = pc.pass.level_target + (p.x * b.axis.x + p.y * b.axis.y);
-                h += clamp(w, 0.0, 1.0) * (target - h);
-            } else {
-                h += w * m;
-            }
-            h = quantizeHeight(h, pc.pass.height_min, pc.pass.height_range);
-            // A result that is not finite (a brush overflowing f32) leaves the texel as it was:
-            // the engine never stores NaN or Inf (CPU twin: brush/cpu.rs, the same rule).
-            if (isnan(h) || isinf(h)) {
-                h = before;
-            }
-            changed = true;
-        }
+#include "pointwise_instance.glsl"
     }
     imageStore(uBack, local, vec4(changed ? encodeHeight(h, pc.pass.height_min, pc.pass.height_range) : stored));
 }

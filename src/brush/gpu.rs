@@ -34,7 +34,7 @@ use crate::noise::{GpuNoise, NoiseTables};
 use crate::pages::{
     DocumentDesc, Field, GpuPage, HeightFormat, PageError, PageId, PageStore, Rect,
 };
-use crate::shared_constants::SMOOTH_MAX_BATCH;
+use crate::shared_constants::{BRUSH_STAMP_ROWS, SMOOTH_MAX_BATCH};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -47,15 +47,15 @@ const GROUP: [u32; 2] = [
     crate::shared_constants::BRUSH_GROUP_X,
     crate::shared_constants::BRUSH_GROUP_Y,
 ];
-/// Texels an invocation of the pointwise kernel paints for `brush`, one below the other: 4 for
-/// stamps of radius 256 and more (brush/pointwise_rows*.comp), 1 elsewhere. Measured on an H200 (docs/PERF.md, "Pointwise
-/// brushes at radius 1024"), stamps, µs an instance, one texel against four, batch 1 / 16,
-/// pages of 512: radius 1024, 40.3 / 17.2 against 27.9 / 14.6; radius 256, 4.33 / 1.65 against
-/// 3.74 / 1.55; but radius 64, 3.11 / 0.54 against 3.98 / 0.96 (a short rectangle leaves most
-/// of a 16 x 64 tile idle), and other brushes lose at batch 16.
-fn rows_per_invocation(brush: &BrushSettings) -> u32 {
-    if brush.brush == BrushType::Stamp && brush.radius >= 256.0 {
-        4
+/// Texels an invocation of the pointwise kernel paints for `brush`, one below the other:
+/// [`BRUSH_STAMP_ROWS`] for stamps of radius 256 and more (brush/pointwise_rows*.comp, when
+/// `wide`), 1 elsewhere. Measured on an H200 (docs/PERF.md, "Pointwise brushes at radius 1024"),
+/// stamps, µs an instance at batch 1 / 16, pages of 512, one texel against four: radius 1024,
+/// 40.9 / 17.2 against 28.3 / 14.6; radius 256, 4.34 / 1.66 against 3.71 / 1.58; but radius 64,
+/// 3.11 / 0.54 against 3.98 / 0.96 (a short rectangle leaves most of a 16 x 64 tile idle).
+fn rows_per_invocation(brush: &BrushSettings, wide: bool) -> u32 {
+    if wide && brush.brush == BrushType::Stamp && brush.radius >= 256.0 {
+        BRUSH_STAMP_ROWS as u32
     } else {
         1
     }
@@ -305,8 +305,10 @@ pub struct BrushEngine {
     batch: usize,
     /// Pointwise passes read and write the front image in place instead of ping-ponging.
     in_place: bool,
-    /// Pointwise kernels cull the batch's instances per 16x16 tile.
+    /// Pointwise kernels cull the batch's instances per tile.
     tile_culling: bool,
+    /// Stamps of radius 256 and more paint [`BRUSH_STAMP_ROWS`] texels an invocation.
+    wide_stamps: bool,
     /// Times the page copies `Field::ensure_working` makes (waited for).
     timer: Option<GpuTimer>,
     /// Submits waves and uploads: waited for, or left running with frames in flight.
@@ -342,6 +344,7 @@ impl BrushEngine {
             batch: DEFAULT_BATCH,
             in_place: false,
             tile_culling: true,
+            wide_stamps: true,
             timer: GpuTimer::new(gpu, PASSES_PER_SUBMIT as u32)?,
             submitter: Submitter::new(gpu),
             last_stroke: StrokeStats::default(),
@@ -379,11 +382,18 @@ impl BrushEngine {
         self.in_place = on;
     }
 
-    /// Tile culling in pointwise kernels (on by default, used from batch 8 up): each 16x16
+    /// Tile culling in pointwise kernels (on by default, used from batch 8 up): each
     /// workgroup first marks the batch's instances that reach it, and its texels test only
     /// those. Results are identical; off is kept for `scarp bench`'s comparison.
     pub fn set_tile_culling(&mut self, on: bool) {
         self.tile_culling = on;
+    }
+
+    /// Stamps of radius 256 and more paint [`BRUSH_STAMP_ROWS`] texels an invocation (on by
+    /// default: faster, docs/PERF.md); off paints them one a texel. Results are identical;
+    /// off is kept for the tests' comparison.
+    pub fn set_wide_stamps(&mut self, on: bool) {
+        self.wide_stamps = on;
     }
 
     /// Whether pointwise passes cull per tile now. Below batch 8 the marking pass and its
@@ -400,7 +410,7 @@ impl BrushEngine {
         let rows = if weighted {
             1
         } else {
-            rows_per_invocation(brush)
+            rows_per_invocation(brush, self.wide_stamps)
         };
         (
             format,
@@ -415,9 +425,10 @@ impl BrushEngine {
     fn kernel(&mut self, key: KernelKey) -> Result<&ComputeKernel<BrushPass>> {
         if !self.kernels.contains_key(&key) {
             let (format, brush, kind, cull, weighted, rows) = key;
+            let wide = rows == BRUSH_STAMP_ROWS as u32;
             let shader = match (format, weighted) {
-                (HeightFormat::R32f, false) if rows > 1 => &shaders::BRUSH_POINTWISE_ROWS_COMP,
-                (HeightFormat::R16, false) if rows > 1 => &shaders::BRUSH_POINTWISE_ROWS_R16_COMP,
+                (HeightFormat::R32f, false) if wide => &shaders::BRUSH_POINTWISE_ROWS_COMP,
+                (HeightFormat::R16, false) if wide => &shaders::BRUSH_POINTWISE_ROWS_R16_COMP,
                 (HeightFormat::R32f, false) => &shaders::BRUSH_POINTWISE_COMP,
                 (HeightFormat::R16, false) => &shaders::BRUSH_POINTWISE_R16_COMP,
                 (HeightFormat::R32f, true) => &shaders::BRUSH_POINTWISE_WEIGHTED_COMP,

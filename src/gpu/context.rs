@@ -375,14 +375,9 @@ fn create_device(
     let supported = unsafe { instance.get_physical_device_features(physical) };
     let extended_storage_formats = supported.shader_storage_image_extended_formats == vk::TRUE;
     let fill_mode_non_solid = supported.fill_mode_non_solid == vk::TRUE;
-    // Arrays of storage images indexed by a dynamically uniform value: the renderer's page
-    // slots (shaders-glsl/include/page_fetch.glsl). Every desktop driver has it; without it
-    // enabled that indexing is undefined behaviour the validation layer does not catch.
-    let image_array_indexing = supported.shader_storage_image_array_dynamic_indexing == vk::TRUE;
     let features = vk::PhysicalDeviceFeatures::default()
         .shader_storage_image_extended_formats(extended_storage_formats)
-        .fill_mode_non_solid(fill_mode_non_solid)
-        .shader_storage_image_array_dynamic_indexing(image_array_indexing);
+        .fill_mode_non_solid(fill_mode_non_solid);
     let mut supported_8bit = vk::PhysicalDevice8BitStorageFeatures::default();
     let mut supported2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut supported_8bit);
     // SAFETY: `physical` comes from `instance`, a Vulkan 1.2 device (`enumerate` checks).
