@@ -90,8 +90,8 @@ const SMOOTH_BINDINGS: [BindingKind; 11] = [
 /// Set 2 of weighted kernels: the weight field's page.
 const WEIGHT_BINDINGS: [BindingKind; 1] = [BindingKind::StorageImage];
 
-/// (page format, brush, noise kind, tile culling, weighted) of a pointwise kernel.
-/// (page format, brush, noise kind, tile culling, weighted, texels an invocation).
+/// (page format, brush, noise kind, tile culling, weighted, texels an invocation) of a pointwise
+/// kernel.
 type KernelKey = (HeightFormat, i32, i32, bool, bool, u32);
 
 /// Per page: (first instance in the buffer, count, page-local dirty rectangle) of each batch.
