@@ -1033,23 +1033,15 @@ fn stamps_land_texel_for_texel_and_rotate() {
 fn large_stamps_paint_as_the_twin_at_every_batch_and_page_size() {
     let gpu = gpu();
     let cpu_tables = Arc::new(CpuTables::new(&NoiseTables::default()));
-    let stamp = Stamp {
-        width: 37,
-        height: 29,
-        values: (0..37 * 29)
-            .map(|i| ((i * 7919) % 97) as f32 / 96.0)
-            .collect(),
-        source: None,
-    };
+    // The stamp of brushes(), at a radius that takes the wide kernel.
+    let stamp = brushes()
+        .into_iter()
+        .find(|b| b.brush == BrushType::Stamp)
+        .expect("a stamp brush");
     let b = BrushSettings {
         radius: 260.0,
         inner_radius: 40.0,
-        strength: 0.3,
-        spacing: 0.2,
-        stamp: Some(Arc::new(stamp)),
-        stamp_scale: 0.9,
-        dir_angle_deg: 20.0,
-        ..BrushSettings::new(BrushType::Stamp)
+        ..stamp
     };
     let samples: Vec<StrokeSample> = (0..6)
         .map(|i| {

@@ -91,25 +91,16 @@ void applyInstance(uint index, vec2 p, ivec2 local, inout float h, inout float m
 #include "pointwise_instance.glsl"
 }
 
-// Tile culling: marks the batch's instances whose circle reaches the workgroup's tile, texels
-// tile_min..tile_max of the document (whether or not they fall inside the rectangle).
-void markReaching(vec2 tile_min, vec2 tile_max) {
-    for (uint i = gl_LocalInvocationIndex; i < pc.pass.instance_count; i += gl_WorkGroupSize.x * gl_WorkGroupSize.y) {
-        BrushInstance b = instances[pc.pass.first_instance + i];
-        vec2 nearest = clamp(b.center, tile_min, tile_max);
-        sReaches[i] = length(nearest - b.center) < b.radius + 1.0;
-    }
-    barrier();
-}
-
 // ROWS texels an invocation, a column of them gl_WorkGroupSize.y rows apart: a workgroup's tile
 // is 16 x (16 ROWS), its loads in flight together.
 void paintRows(ivec2 rect_min, ivec2 rect_size) {
     ivec2 tile_size = ivec2(gl_WorkGroupSize.x, gl_WorkGroupSize.y * ROWS);
     ivec2 tile_origin = ivec2(gl_WorkGroupID.xy) * tile_size;
     if (TILE_CULL) {
+        // The tile's texel positions, whether or not they fall inside the rectangle.
         vec2 tile_min = vec2(pc.pass.page_origin + rect_min + tile_origin);
-        markReaching(tile_min, tile_min + vec2(tile_size - 1));
+        vec2 tile_max = tile_min + vec2(tile_size - 1);
+#include "pointwise_cull.glsl"
     }
     ivec2 g0 = tile_origin + ivec2(gl_LocalInvocationID.xy);
     // Rows only grow: a first texel outside the rectangle has every other one outside too.
@@ -167,12 +158,7 @@ void main() {
         // The tile's texel positions, whether or not they fall inside the rectangle.
         vec2 tile_min = vec2(pc.pass.page_origin + rect_min + ivec2(gl_WorkGroupID.xy * gl_WorkGroupSize.xy));
         vec2 tile_max = tile_min + vec2(gl_WorkGroupSize.xy - 1u);
-        for (uint i = gl_LocalInvocationIndex; i < pc.pass.instance_count; i += gl_WorkGroupSize.x * gl_WorkGroupSize.y) {
-            BrushInstance b = instances[pc.pass.first_instance + i];
-            vec2 nearest = clamp(b.center, tile_min, tile_max);
-            sReaches[i] = length(nearest - b.center) < b.radius + 1.0;
-        }
-        barrier();
+#include "pointwise_cull.glsl"
     }
     if (any(greaterThanEqual(g, rect_size))) {
         return;

@@ -191,13 +191,14 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
     let passes = warmup + repeats;
 
     let copies = Copies::new(gpu, side)?;
-    let (image_ms, buffer_ms) = copies.time(gpu, passes, warmup)?;
+    let image_ms = copies.time_images(gpu, passes, warmup)?;
+    let buffer_ms = copies.time_buffers(gpu, passes, warmup)?;
     let image_texels = copies.texels();
     let buffer_elements = copies.buffer_bytes / 4;
     drop(copies);
     // One radius-1024 wave's square (2048², 512² quick), each pass waiting on the one before.
     let wave = Copies::new(gpu, if o.quick { 512 } else { 2048 })?;
-    let (wave_ms, _) = wave.time(gpu, passes, warmup)?;
+    let wave_ms = wave.time_images(gpu, passes, warmup)?;
     let wave_texels = wave.texels();
     drop(wave);
     let fma = measure_fma(gpu, o, passes, warmup)?;
@@ -331,23 +332,29 @@ impl Copies {
         rec.submit_and_wait()
     }
 
-    /// Median GPU times (ms) of copying image to image, then buffer to buffer, `passes` times
-    /// each (the first `warmup` not counted).
-    fn time(&self, gpu: &Arc<Gpu>, passes: usize, warmup: usize) -> Result<(f64, f64)> {
-        let (images, buffers) = (&self.images, &self.buffers);
+    /// Median GPU time (ms) of copying image to image, `passes` times (the first `warmup` not
+    /// counted).
+    fn time_images(&self, gpu: &Arc<Gpu>, passes: usize, warmup: usize) -> Result<f64> {
+        let images = &self.images;
         let image_groups = self.image_groups();
         let image_timer = timer(gpu, passes)?;
-        let image_ms = time_passes(gpu, &image_timer, passes, warmup, |rec, i| {
+        time_passes(gpu, &image_timer, passes, warmup, |rec, i| {
             rec.pass(&self.kernel, &self.sets[i % 2])
                 .read_storage_image(&images[i % 2])
                 .write_image(&images[1 - i % 2])
                 .push(&CopyImagePush { mode: 1 })
                 .timed(Some(&image_timer), "copy image")
                 .dispatch(image_groups)
-        })?;
+        })
+    }
+
+    /// Median GPU time (ms) of copying buffer to buffer, `passes` times (the first `warmup` not
+    /// counted).
+    fn time_buffers(&self, gpu: &Arc<Gpu>, passes: usize, warmup: usize) -> Result<f64> {
+        let buffers = &self.buffers;
         let vec4s = self.buffer_bytes / 16;
         let buffer_timer = timer(gpu, passes)?;
-        let buffer_ms = time_passes(gpu, &buffer_timer, passes, warmup, |rec, i| {
+        time_passes(gpu, &buffer_timer, passes, warmup, |rec, i| {
             rec.pass(&self.buffer_kernel, &self.buffer_sets[i % 2])
                 .read_buffer(&buffers[i % 2])
                 .write_buffer(&buffers[1 - i % 2])
@@ -356,8 +363,7 @@ impl Copies {
                 })
                 .timed(Some(&buffer_timer), "copy buffer")
                 .dispatch(groups_for(vec4s))
-        })?;
-        Ok((image_ms, buffer_ms))
+        })
     }
 }
 
