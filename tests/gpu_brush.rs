@@ -1276,6 +1276,22 @@ fn every_brush_undo_and_redo_under_a_budget_of_a_few_pages_equal_the_unlimited_r
     );
     assert_eq!(m.budgets, budgets);
     assert_no_validation_messages(&gpu);
+
+    // With frames in flight, page-ins are submitted detached (not waited for), their staging
+    // parts busy until they finish: every step equals the unlimited run's all the same, and
+    // synchronization validation stays clean.
+    let mut detached =
+        Document::from_heights_within(&gpu, d, &initial(&d), budgets.clone(), &tables).unwrap();
+    detached.set_frames_in_flight(true);
+    let got = brushes_undo_redo(&mut detached);
+    for (step, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!(g == w, "step {step}: heights differ with detached page-ins");
+    }
+    let m = detached.memory();
+    assert!(m.peak_gpu_bytes <= 16 * pair, "{}", m.line());
+    assert!(m.traffic.page_ins > 0, "{}", m.line());
+    detached.set_frames_in_flight(false);
+    assert_no_validation_messages(&gpu);
 }
 
 #[test]

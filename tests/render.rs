@@ -811,6 +811,79 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Tiles whose pages are partly off the GPU take their bounds from the coarse level. With frames
+/// in flight the coarse texels are read back by the frame's own submission (the refresh does not
+/// wait for the frames the GPU is drawing) and taken when the frame is retired: then every tile
+/// equals what a renderer that waits for each frame computed at once, edit after edit.
+#[test]
+fn coarse_estimates_read_back_by_frames_in_flight_equal_the_waited_ones() {
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    use scarp::brush::{BrushSettings, BrushType};
+    let gpu = gpu();
+    let d = doc(512, 384, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut live = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let mut waited = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let mut off = Offscreen::new(&gpu, [160, 120]).unwrap();
+    let mut cam = Camera::default();
+    cam.frame_all(d.width, d.height, 0.0, 110.0);
+    let view = ViewSettings::default();
+    off.draw(&mut live, &mut terrain.store, &cam, &view)
+        .unwrap();
+    off.render(&mut waited, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    // Two pages on the GPU at most: each stroke's page comes in, its neighbours stay out.
+    terrain.set_budgets(Budgets {
+        gpu: Some(2 * 128 * 128 * 4 * 2),
+        ..Budgets::default()
+    });
+    let mut b = BrushSettings::new(BrushType::Raise);
+    b.radius = 20.0;
+    b.strength = 30.0;
+    let mut estimated = [0, 0];
+    for f in 0..6 {
+        let (x, y) = (70.0 + 80.0 * f as f32, 60.0 + 50.0 * (f % 4) as f32);
+        let samples: Vec<StrokeSample> = (0..3)
+            .map(|i| StrokeSample {
+                x: x + 5.0 * i as f32,
+                y,
+                pressure: 1.0,
+                t: 0.0,
+            })
+            .collect();
+        terrain
+            .apply_stroke(&b, &stroke_instances(&b, &samples))
+            .unwrap();
+        terrain.store.height_mut().bring_in(&[], &[], 0).unwrap();
+        off.draw(&mut live, &mut terrain.store, &cam, &view)
+            .unwrap();
+        estimated[0] += live.stats.estimated_pages;
+        off.render(&mut waited, &mut terrain.store, &cam, &view, true, None)
+            .unwrap();
+        estimated[1] += waited.stats.estimated_pages;
+    }
+    assert!(
+        estimated[0] > 0 && estimated[1] > 0,
+        "edited pages beside pages off the GPU: {estimated:?}"
+    );
+    live.finish_frames().unwrap();
+    // Both catch up with what the other's frames brought in, then compare.
+    off.render(&mut live, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    off.render(&mut waited, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    let grid = TileGrid::new(d.width, d.height);
+    let mut differ = 0;
+    for (a, w) in live.nodes().tiles().iter().zip(waited.nodes().tiles()) {
+        if (a.min, a.max, a.error) != (w.min, w.max, w.error) {
+            differ += 1;
+        }
+    }
+    assert_eq!(differ, 0, "of {} tiles", grid.tiles_x * grid.tiles_y);
+    assert_no_validation_messages(&gpu);
+}
+
 /// An overlay is read at each vertex's own texel on both sides of a block's edge (issue 36 item
 /// 8, the water sheet's straight dotted line): a one-texel line of water on the first column of
 /// the second block (x = 512, pages of 128) tints as much as the same line inside that block

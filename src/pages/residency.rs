@@ -18,12 +18,12 @@
 //! ([`PageError::BudgetTooSmall`]). Dropping the last holder of a version frees its place at the
 //! next call that changes residency.
 
-use super::disk::{DiskLoc, SpillFile};
+use super::disk::{DiskLoc, DiskRange, SpillFile};
 use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, PageId, Rect};
 use super::page::GpuPage;
 use crate::gpu::{
-    vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, InFlight, Recorder,
+    vk, Access, Buffer, BufferDesc, Gpu, GpuTimer, Image, ImageDesc, InFlight, Recorder, Ticket,
 };
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -48,6 +48,9 @@ const RECYCLED_HOST_BYTES: u64 = 512 << 20;
 /// 2048² r32f pages (16 MiB) use 128 MiB.
 const STAGING_BYTES: u64 = 64 << 20;
 const STAGING_PARTS: usize = 8;
+/// Sets of [`STAGING_PARTS`] made at most: with frames in flight, page-ins are not waited for
+/// and their parts stay busy until their submissions finish (about one set a frame in flight).
+const STAGING_SETS: usize = 3;
 /// Bytes each thread copies at a time between host pages and staging memory.
 const COPY_SLICE: usize = 256 << 10;
 
@@ -337,8 +340,12 @@ pub struct Residency {
     /// slow, so host pages live in pageable memory and are copied through these, in parallel,
     /// one part while the GPU transfers another.
     staging: Vec<Buffer>,
-    /// Frames are in flight: copies and clears that make versions (copy-on-write, no upload)
-    /// are submitted without waiting, so they never wait for the frame the GPU draws.
+    /// Staging parts detached page-ins still read, with their submissions: free again once
+    /// those finished.
+    staging_busy: Vec<(Ticket, Buffer)>,
+    /// Frames are in flight: the submissions that make versions (uploads, and copies and clears
+    /// for copy-on-write) are not waited for, so a page-in never waits for the frame the GPU
+    /// draws; work recorded later orders after them on the queue.
     pub detached: bool,
 }
 
@@ -372,6 +379,7 @@ impl Residency {
             host_free: Vec::new(),
             host_free_bytes: 0,
             staging: Vec::new(),
+            staging_busy: Vec::new(),
             detached: false,
         }
     }
@@ -429,16 +437,41 @@ impl Residency {
         Vec::with_capacity(bytes as usize)
     }
 
-    /// The staging buffers, taken out (give them back with `self.staging = ..`).
+    /// At least [`STAGING_PARTS`] staging buffers, taken out (give them back with
+    /// `self.staging = ..`, or to `staging_busy` while a detached submission reads them): the
+    /// free ones, those whose detached page-ins finished, and new ones up to [`STAGING_SETS`]
+    /// sets; past that it waits for the oldest busy ones.
     fn take_staging(&mut self) -> Result<Vec<Buffer>> {
-        if !self.staging.is_empty() {
-            return Ok(std::mem::take(&mut self.staging));
+        let gpu = self.gpu.clone();
+        let mut parts = std::mem::take(&mut self.staging);
+        loop {
+            let mut i = 0;
+            while i < self.staging_busy.len() {
+                if gpu.finished(self.staging_busy[i].0)? {
+                    parts.push(self.staging_busy.swap_remove(i).1);
+                } else {
+                    i += 1;
+                }
+            }
+            let made = parts.len() + self.staging_busy.len();
+            if parts.len() >= STAGING_PARTS || made < STAGING_SETS * STAGING_PARTS {
+                break;
+            }
+            let oldest = self
+                .staging_busy
+                .iter()
+                .map(|b| b.0)
+                .min()
+                .expect("every set is busy");
+            let _w = crate::profile::scope("page-in: staging wait");
+            gpu.wait_for(oldest)?;
         }
         let desc = BufferDesc::readback(self.part_bytes())
             .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST);
-        (0..STAGING_PARTS)
-            .map(|_| Ok(Buffer::new(&self.gpu, "page staging", desc)?))
-            .collect()
+        while parts.len() < STAGING_PARTS {
+            parts.push(Buffer::new(&self.gpu, "page staging", desc)?);
+        }
+        Ok(parts)
     }
 
     /// Size of one staging buffer: an eighth of 64 MiB, or one page if larger.
@@ -883,14 +916,41 @@ impl Residency {
 
     /// How version `key` is made on the GPU, from wherever it (or its source) lies now.
     fn source_of(&self, key: u64) -> Result<Source> {
-        let key = self.origin(key);
-        let slot = &self.slots[&key];
-        Ok(match &slot.place {
-            Place::Gpu(_) => Source::Copy(key),
-            Place::Host(_) => Source::Host(key),
-            Place::Disk(loc) => Source::Upload(loc.read(&self.page_name(slot.id))?),
-            Place::Pending(_) => Source::Clear,
-        })
+        Ok(self.sources_of(&[key])?.remove(0))
+    }
+
+    /// [`Self::source_of`] each of `keys`; texels on disk are read (and checked) in parallel.
+    fn sources_of(&self, keys: &[u64]) -> Result<Vec<Source>> {
+        let _p = crate::profile::scope("page-in: read");
+        let origins: Vec<u64> = keys.iter().map(|&k| self.origin(k)).collect();
+        let reads: Vec<(usize, DiskRange, String)> = origins
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| match &self.slots[k].place {
+                Place::Disk(loc) => Some((i, loc.range(), self.page_name(self.slots[k].id))),
+                _ => None,
+            })
+            .collect();
+        let mut read: Vec<Option<Vec<u8>>> = reads
+            .par_iter()
+            .map(|(_, range, name)| range.read(name).map(Some))
+            .collect::<Result<_>>()?;
+        let mut at = vec![None; keys.len()];
+        for (j, (i, _, _)) in reads.iter().enumerate() {
+            at[*i] = Some(j);
+        }
+        Ok(origins
+            .iter()
+            .zip(at)
+            .map(|(&k, j)| match &self.slots[&k].place {
+                Place::Gpu(_) => Source::Copy(k),
+                Place::Host(_) => Source::Host(k),
+                Place::Disk(_) => {
+                    Source::Upload(read[j.expect("read above")].take().expect("each read once"))
+                }
+                Place::Pending(_) => Source::Clear,
+            })
+            .collect())
     }
 
     /// The version whose place version `key` is made from: itself, or the end of its chain of
@@ -913,10 +973,7 @@ impl Residency {
             return Ok(0.0);
         }
         let started = std::time::Instant::now();
-        let sources: Vec<Source> = keys
-            .iter()
-            .map(|&k| self.source_of(k))
-            .collect::<Result<_>>()?;
+        let sources = self.sources_of(keys)?;
         let pages = {
             let _p = crate::profile::scope("pages: images for versions");
             self.gpu_pages_for(keys)?
@@ -929,10 +986,14 @@ impl Residency {
         } else {
             Vec::new()
         };
-        let ns = {
+        let (ns, in_flight) = {
             let _p = crate::profile::scope("pages: fill");
             self.fill(&sources, &pages, &mut staging, timer)?
         };
+        // The first parts, read by detached uploads, are busy until those finish.
+        for (buf, ticket) in staging.drain(..in_flight.len()).zip(in_flight) {
+            self.staging_busy.push((ticket, buf));
+        }
         for (page, source) in pages.iter().zip(&sources) {
             let stale = match source {
                 Source::Upload(_) | Source::Host(_) => {
@@ -972,17 +1033,19 @@ impl Residency {
         Ok(pages)
     }
 
-    /// Fills `pages` from their `sources` and waits: texels from host memory or disk go through
-    /// the staging parts (the host copies into one, in parallel, while the GPU copies the
-    /// previous one into its images), then the copies and clears on the GPU. Returns the GPU
-    /// time when timed (ns).
+    /// Fills `pages` from their `sources`: texels from host memory or disk go through the
+    /// staging parts (the host copies into one, in parallel, while the GPU copies the previous
+    /// one into its images), then the copies and clears on the GPU. Waits for them, or, when
+    /// [`Self::detached`], submits them detached and untimed. Returns the GPU time when timed
+    /// (ns), and the tickets of detached uploads: one per staging part used, in order (the
+    /// host must not touch those parts until they finish).
     fn fill(
         &self,
         sources: &[Source],
         pages: &[GpuPage],
         staging: &mut [Buffer],
         timer: Option<&GpuTimer>,
-    ) -> Result<f64> {
+    ) -> Result<(f64, Vec<Ticket>)> {
         let uploads: Vec<(usize, &[u8])> = sources
             .iter()
             .enumerate()
@@ -1003,13 +1066,15 @@ impl Residency {
         let has_on_gpu = sources
             .iter()
             .any(|s| matches!(s, Source::Copy(_) | Source::Clear));
+        let detach = self.detached;
         let mut timing = BatchTiming {
-            timer,
+            timer: if detach { None } else { timer },
             query: None,
             last: parts.len() + usize::from(has_on_gpu) - 1,
             n: 0,
         };
         let mut flights = Vec::new();
+        let mut tickets = Vec::new();
         for (part, buf) in parts.iter().zip(staging.iter_mut()) {
             copy_into_staging(buf, part, &uploads)?;
             let buf: &Buffer = buf;
@@ -1025,13 +1090,14 @@ impl Residency {
                 rec.copy_buffer_to_image_at(buf, offset, &page.images[0]);
             }
             timing.end(&mut rec);
-            // SAFETY: kept in `flights`, all waited below (or dropped on an error).
-            flights.push(unsafe { rec.submit()? });
-        }
-        // Copies and clears alone, with frames in flight: not waited for (nor timed).
-        let detach = self.detached && flights.is_empty();
-        if detach {
-            timing.timer = None;
+            if detach {
+                // SAFETY: the caller keeps `buf` busy (untouched by the host) until the ticket
+                // has finished; images dropped meanwhile are released after it (gpu::retire).
+                tickets.push(unsafe { rec.submit_detached(None, None)? });
+            } else {
+                // SAFETY: kept in `flights`, all waited below (or dropped on an error).
+                flights.push(unsafe { rec.submit()? });
+            }
         }
         if let Some(flight) = self.copy_and_clear(sources, pages, &mut timing, detach)? {
             flights.push(flight);
@@ -1040,10 +1106,11 @@ impl Residency {
         for f in flights {
             f.wait()?;
         }
-        match timing.timer {
-            Some(t) => Ok(t.results()?.iter().map(|p| p.gpu_ns).sum()),
-            None => Ok(0.0),
-        }
+        let ns = match timing.timer {
+            Some(t) => t.results()?.iter().map(|p| p.gpu_ns).sum(),
+            None => 0.0,
+        };
+        Ok((ns, tickets))
     }
 
     /// Records the pages made by copying a GPU version or clearing, and submits them: in flight

@@ -182,6 +182,9 @@ pub struct FrameStats {
     /// Pages whose tile bounds the last refresh recomputed on the GPU, and its GPU time.
     pub bounds_pages: u32,
     pub bounds_gpu_ms: f64,
+    /// Pages whose tile bounds the last refresh took from the coarse level (some of the pages
+    /// their tiles reach are off the GPU).
+    pub estimated_pages: u32,
     /// The error bound the selection used (above the asked one when the budget bit).
     pub pixel_error_used: f32,
     /// Covered pixels the budget was computed from (previous frame), if known.
@@ -790,6 +793,7 @@ impl TerrainRenderer {
         let _phase = crate::profile::scope("prepare: group");
         let mut stats = FrameStats {
             bounds_pages: self.stats.bounds_pages,
+            estimated_pages: self.stats.estimated_pages,
             bounds_gpu_ms: self.stats.bounds_gpu_ms,
             refresh_ms: self.stats.refresh_ms,
             pixel_error_used: tau,

@@ -4,11 +4,13 @@
 //! Tile bounds of pages on the GPU come from `tile_bounds.comp`, recorded into the frame's own
 //! submission when a frame is in flight ([`BoundsJob`]s, read back when the frame is retired,
 //! a frame or two later; until then the tiles keep their previous bounds), else computed and read
-//! back at once (the first frame, single offscreen renders: nothing to overlap with).
+//! back at once (the first frame, single offscreen renders: nothing to overlap with). Tiles
+//! estimated from the coarse level follow the same rule: with a frame in flight the frame copies
+//! their coarse texels back (`FrameSlot::estimates`), else they are read at once.
 
 use super::blocks::Blocks;
 use super::TerrainRenderer;
-use crate::gpu::{Access, GpuError, GpuTimer, Recorder, Result};
+use crate::gpu::{Access, Buffer, BufferDesc, GpuError, GpuTimer, Recorder, Result};
 use crate::pages::coarse::CoarseLevel;
 use crate::pages::geometry::{PageId, Rect};
 use crate::pages::{Field, PageError, PageStore};
@@ -49,7 +51,11 @@ impl TerrainRenderer {
     pub fn refresh(&mut self, store: &mut PageStore) -> Result<(), PageError> {
         let t0 = std::time::Instant::now();
         let _p = crate::profile::scope("render: refresh");
-        store.height_mut().refresh_coarse()?;
+        {
+            let _c = crate::profile::scope("render: refresh: coarse level");
+            store.height_mut().refresh_coarse()?;
+        }
+        let _t = crate::profile::scope("render: refresh: tint");
         let drawn: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         for c in self.tint.catch_up(store, self.blocks, &drawn)? {
             // The blocks whose overlay pages hold c: its own, and those west, north and
@@ -63,6 +69,8 @@ impl TerrainRenderer {
                 }
             }
         }
+        drop(_t);
+        let _f = crate::profile::scope("render: refresh: shaded fields");
         // The lighting's and rivers' pages the last frame wanted in their atlases come onto
         // the GPU (the atlases copy them once there); their coarse levels come up to date, also
         // for a field the last frame did not shade with (the first frame lit after it appears).
@@ -74,6 +82,7 @@ impl TerrainRenderer {
                 field.refresh_coarse()?;
             }
         }
+        drop(_f);
         let terrain = store.height();
         let coarse = terrain
             .coarse_level()
@@ -88,7 +97,10 @@ impl TerrainRenderer {
         self.seen_epoch = epoch;
         let first = !self.initialized;
         self.initialized = true;
-        let dirty = self.dirty_tiles(terrain, &changed, first);
+        let dirty = {
+            let _d = crate::profile::scope("render: refresh: dirty tiles");
+            self.dirty_tiles(terrain, &changed, first)
+        };
         // Where each dirty page's tiles get their bounds: the pages its tiles reach into.
         let blocks = self.blocks;
         let reach = |id: PageId| {
@@ -108,7 +120,10 @@ impl TerrainRenderer {
                 estimated.push((id, r));
             }
         }
-        self.settle_tiles(terrain.flat(), coarse, &flat, &estimated)?;
+        {
+            let _s = crate::profile::scope("render: refresh: settle tiles");
+            self.settle_tiles(terrain.flat(), coarse, &flat, &estimated)?;
+        }
         let r = self.submit_bounds(store, jobs);
         self.stats.refresh_ms = t0.elapsed().as_secs_f64() * 1e3;
         r
@@ -158,12 +173,23 @@ impl TerrainRenderer {
                 }
             }
         }
-        // Pages whose tiles hold coarse estimates are redone once their pages are all back.
+        // Pages whose tiles hold coarse estimates are redone once their pages are all back. A
+        // page comes back as a change (its image moved onto the GPU, or new values), so only the
+        // estimated pages whose tiles reach into a changed one can have become complete: those
+        // are checked, not every estimated page (all of a reopened project's at first).
         if !changed.is_empty() {
-            let back: Vec<PageId> = self
-                .estimated
+            let blocks = self.blocks;
+            let reaching: BTreeSet<PageId> = changed
                 .iter()
-                .copied()
+                .flat_map(|&c| {
+                    [(0, 0), (-1, 0), (0, -1), (-1, -1)]
+                        .into_iter()
+                        .filter_map(move |(dx, dy)| blocks.neighbour(c, dx, dy))
+                })
+                .filter(|id| self.estimated.contains(id))
+                .collect();
+            let back: Vec<PageId> = reaching
+                .into_iter()
                 .filter(|&id| {
                     [(0, 0), (1, 0), (0, 1), (1, 1)]
                         .into_iter()
@@ -193,7 +219,8 @@ impl TerrainRenderer {
 
     /// Sets the bounds of tiles that need no GPU work: `flat` ones (every page they reach is
     /// flat at `level`) and `estimated` ones (taken from the `coarse` level until their pages
-    /// come), then the node bounds above them.
+    /// come: read back by this frame when frames are in flight, else at once), then the node
+    /// bounds above them.
     fn settle_tiles(
         &mut self,
         level: f32,
@@ -203,6 +230,7 @@ impl TerrainRenderer {
     ) -> Result<(), PageError> {
         let tpp = self.desc.page_size / TILE_QUADS;
         let mut touched = [u32::MAX, u32::MAX, 0, 0];
+        self.stats.estimated_pages = estimated.len() as u32;
         for &(id, r) in flat {
             self.bounds_pending.remove(&id);
             self.estimated.remove(&id);
@@ -215,38 +243,44 @@ impl TerrainRenderer {
             });
         }
         if !estimated.is_empty() {
-            let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
             // Only the coarse texels the estimated tiles lie in are read back.
+            let [cw, ch] = crate::pages::coarse::size_of(&self.desc);
             let tiles = estimated
                 .iter()
                 .fold([u32::MAX, u32::MAX, 0, 0], |t, &(id, r)| {
                     union(t, document_tiles(tpp, id, r))
                 });
-            let (x0, y0) = (tiles[0], tiles[1]);
             let (x1, y1) = ((tiles[2] + 1).min(cw), (tiles[3] + 1).min(ch));
-            let rect = Rect::new(x0 as i32, y0 as i32, x1 as i32, y1 as i32);
-            let texels = coarse.read_rect(rect)?;
-            let w = x1 - x0;
-            let estimate = |tx: u32, ty: u32| {
-                // The tile's 65 x 65 texels lie in coarse texels (tx..=tx+1, ty..=ty+1).
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                for y in ty..(ty + 2).min(ch) {
-                    for x in tx..(tx + 2).min(cw) {
-                        let t = texels[((y - y0) * w + (x - x0)) as usize];
-                        lo = lo.min(t[0]);
-                        hi = hi.max(t[1]);
-                    }
+            let rect = Rect::new(tiles[0] as i32, tiles[1] as i32, x1 as i32, y1 as i32);
+            if self.frames_in_flight() {
+                // Read back by this frame's submission, taken when it is retired (until then
+                // the tiles keep their bounds): no wait here for the frames in flight.
+                let jobs: Vec<BoundsJob> = estimated
+                    .iter()
+                    .map(|&(page, rect)| {
+                        self.bounds_seq += 1;
+                        self.bounds_pending.insert(page, (rect, self.bounds_seq));
+                        self.estimated.insert(page);
+                        BoundsJob {
+                            page,
+                            rect,
+                            seq: self.bounds_seq,
+                        }
+                    })
+                    .collect();
+                self.reserve_estimates(rect)?;
+                let slot = &mut self.slots[self.slot];
+                slot.estimate_jobs = jobs;
+                slot.estimate_rect = rect;
+            } else {
+                let texels = coarse.read_rect(rect)?;
+                for &(id, r) in estimated {
+                    self.bounds_pending.remove(&id);
+                    self.estimated.insert(id);
+                    set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &|tx, ty| {
+                        estimate(&texels, rect, [cw, ch], tx, ty)
+                    });
                 }
-                TileBounds {
-                    min: lo,
-                    max: hi,
-                    error: [hi - lo; LEVELS - 1],
-                }
-            };
-            for &(id, r) in estimated {
-                self.bounds_pending.remove(&id);
-                self.estimated.insert(id);
-                set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &estimate);
             }
         }
         if touched[0] < touched[2] {
@@ -376,7 +410,77 @@ impl TerrainRenderer {
         terrain: &'a Field,
         timer: Option<&'a GpuTimer>,
     ) -> Result<()> {
-        self.record_bounds(rec, terrain, &self.slots[self.slot].bounds_jobs, timer)
+        let slot = &self.slots[self.slot];
+        if let (false, Some(buf), Some(coarse)) = (
+            slot.estimate_jobs.is_empty(),
+            &slot.estimates,
+            terrain.coarse_level(),
+        ) {
+            let r = slot.estimate_rect;
+            let size = [r.width() as u32, r.height() as u32];
+            rec.copy_image_region_to_buffer(coarse.image(), [r.x0, r.y0], size, buf, 0);
+            rec.buffer(buf, Access::HostRead);
+        }
+        self.record_bounds(rec, terrain, &slot.bounds_jobs, timer)
+    }
+
+    /// Makes the current slot's estimate readback hold the coarse texels of `rect`.
+    fn reserve_estimates(&mut self, rect: Rect) -> Result<()> {
+        let bytes = (rect.width() * rect.height()) as u64 * 16;
+        let slot = &mut self.slots[self.slot];
+        if slot
+            .estimates
+            .as_ref()
+            .map_or(true, |b| b.desc.size < bytes)
+        {
+            let size = bytes.next_power_of_two();
+            slot.estimates = Some(Buffer::new(
+                &self.gpu,
+                "tile estimates readback",
+                BufferDesc::readback(size),
+            )?);
+        }
+        Ok(())
+    }
+
+    /// Takes the coarse texels slot `i`'s submission read back for `jobs` (finished) as their
+    /// tiles' bounds, skipping jobs a newer one superseded.
+    pub(super) fn apply_estimates(&mut self, i: usize, jobs: &[BoundsJob]) -> Result<()> {
+        let Some(buf) = &self.slots[i].estimates else {
+            return Ok(());
+        };
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let rect = self.slots[i].estimate_rect;
+        let n = (rect.width() * rect.height()) as usize;
+        let floats: &[f32] = bytemuck::cast_slice(buf.mapped(n * 16)?);
+        let texels: Vec<[f32; 4]> = floats
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        let cwh = crate::pages::coarse::size_of(&self.desc);
+        let tpp = self.desc.page_size / TILE_QUADS;
+        let mut touched = [u32::MAX, u32::MAX, 0, 0];
+        for job in jobs {
+            if self.bounds_pending.get(&job.page).map(|p| p.1) != Some(job.seq) {
+                continue;
+            }
+            self.bounds_pending.remove(&job.page);
+            set_tiles(
+                &mut self.nodes,
+                &mut touched,
+                tpp,
+                job.page,
+                job.rect,
+                &|tx, ty| estimate(&texels, rect, cwh, tx, ty),
+            );
+        }
+        if touched[0] < touched[2] {
+            let _n = crate::profile::scope("render: node bounds");
+            self.nodes.update(touched);
+        }
+        Ok(())
     }
 
     /// Takes the tile bounds slot `i`'s submission computed for `jobs` (finished) into the
@@ -409,6 +513,26 @@ impl TerrainRenderer {
             self.nodes.update(touched);
         }
         Ok(())
+    }
+}
+
+/// The bounds of document tile (tx, ty) estimated from the coarse level (`size` texels; `texels`
+/// holds its rectangle `rect`, row-major, [min, max, ..] each): the tile's 65 x 65 texels lie in
+/// coarse texels (tx..=tx+1, ty..=ty+1).
+fn estimate(texels: &[[f32; 4]], rect: Rect, size: [u32; 2], tx: u32, ty: u32) -> TileBounds {
+    let (x0, y0, w) = (rect.x0 as u32, rect.y0 as u32, rect.width() as u32);
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    for y in ty..(ty + 2).min(size[1]) {
+        for x in tx..(tx + 2).min(size[0]) {
+            let t = texels[((y - y0) * w + (x - x0)) as usize];
+            lo = lo.min(t[0]);
+            hi = hi.max(t[1]);
+        }
+    }
+    TileBounds {
+        min: lo,
+        max: hi,
+        error: [hi - lo; LEVELS - 1],
     }
 }
 

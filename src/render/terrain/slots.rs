@@ -9,6 +9,7 @@ use crate::gpu::{
     vk, Bound, Buffer, BufferDesc, DescriptorSet, Gpu, GpuTimer, Image, MemoryLocation, PassTime,
     Resource, Result, SetHandle, SetPool, Ticket,
 };
+use crate::pages::geometry::Rect;
 use crate::render::shared::{FrameData, TileDraw};
 use glam::{Mat4, Vec3};
 use std::sync::Arc;
@@ -79,6 +80,11 @@ pub(crate) struct FrameSlot {
     pub bounds: Buffer,
     pub bounds_set: SetHandle,
     pub(super) bounds_jobs: Vec<BoundsJob>,
+    /// Tiles the frame's refresh estimated from the coarse level, and the coarse texels they lie
+    /// in, copied into `estimates` by the frame (taken when it is retired).
+    pub(super) estimate_jobs: Vec<BoundsJob>,
+    pub(super) estimate_rect: Rect,
+    pub(super) estimates: Option<Buffer>,
     pub coverage: Buffer,
     /// The coverage kernel's set for the depth target of that view.
     pub coverage_set: Option<(vk::ImageView, DescriptorSet)>,
@@ -143,6 +149,9 @@ impl FrameSlot {
             bounds,
             bounds_set,
             bounds_jobs: Vec::new(),
+            estimate_jobs: Vec::new(),
+            estimate_rect: Rect::EMPTY,
+            estimates: None,
             coverage: Buffer::new(
                 gpu,
                 "covered pixels",
@@ -252,8 +261,10 @@ impl TerrainRenderer {
         // Bounds computed in the frame, beside any computed at once by its refresh.
         stats.bounds_gpu_ms += pass_ms(&times, "tile bounds");
         let jobs = std::mem::take(&mut slot.bounds_jobs);
+        let estimates = std::mem::take(&mut slot.estimate_jobs);
         self.covered_pixels = Some(covered);
         self.apply_bounds(i, &jobs)?;
+        self.apply_estimates(i, &estimates)?;
         Ok(Some(FrameResults {
             stats,
             covered_pixels: covered,
