@@ -1294,6 +1294,65 @@ fn every_brush_undo_and_redo_under_a_budget_of_a_few_pages_equal_the_unlimited_r
     assert_no_validation_messages(&gpu);
 }
 
+/// With frames in flight the image pairs of new pages are made ahead, on a thread of their own:
+/// once the first stroke has created pairs on the painting thread, the next strokes' new pages
+/// take pairs made ahead and create none there, and the heights equal those of a document
+/// without frames in flight bit for bit.
+#[test]
+fn pairs_made_ahead_serve_new_pages_with_frames_in_flight() {
+    let gpu = gpu();
+    // 16 x 4 pages of 128 KiB pairs: 16 pairs are made ahead at a time.
+    let d = doc(2048, 512, 128);
+    let tables = NoiseTables::default();
+    let mut b = BrushSettings::new(BrushType::Raise);
+    b.radius = 40.0;
+    b.strength = 0.5;
+    let stroke = |t: &mut Document, x: f32| {
+        let samples: Vec<StrokeSample> = (0..4)
+            .map(|i| StrokeSample {
+                x: x + 10.0 * i as f32,
+                y: 250.0,
+                pressure: 1.0,
+                t: i as f32,
+            })
+            .collect();
+        t.apply_stroke(&b, &stroke_instances(&b, &samples)).unwrap();
+    };
+    let xs = [200.0, 700.0, 1200.0, 1700.0];
+    let mut plain = Document::new(&gpu, d, 0.0, &tables).unwrap();
+    for x in xs {
+        stroke(&mut plain, x);
+    }
+    let mut live = Document::new(&gpu, d, 0.0, &tables).unwrap();
+    live.set_frames_in_flight(true);
+    stroke(&mut live, xs[0]);
+    let first = live.memory().traffic;
+    assert!(first.pairs_made > 0, "{first:?}");
+    // Wait for the pairs asked for (an empty page-in takes what the thread has made).
+    let start = std::time::Instant::now();
+    while live.memory().traffic.pairs_made_ahead < 16 {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{:?}",
+            live.memory().traffic
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        live.store.height_mut().bring_in(&[], &[], 0).unwrap();
+    }
+    for &x in &xs[1..] {
+        stroke(&mut live, x);
+    }
+    let after = live.memory().traffic;
+    assert_eq!(
+        after.pairs_made, first.pairs_made,
+        "later strokes' new pages took pairs made ahead: {after:?}"
+    );
+    live.set_frames_in_flight(false);
+    assert!(live.to_dense().unwrap() == plain.to_dense().unwrap());
+    drop(live);
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn a_budget_smaller_than_one_wave_is_a_clear_error() {
     let gpu = gpu();

@@ -378,8 +378,9 @@ impl Field {
         Ok(self.coarse.as_ref())
     }
 
-    /// With frames in flight, the copies and clears that make page versions (copy-on-write) are
-    /// not waited for ([`Residency::detached`]).
+    /// With frames in flight, the submissions that make page versions (uploads from host memory
+    /// or disk, copies and clears for copy-on-write) are not waited for, and image pairs are
+    /// made ahead on a thread ([`Residency::detached`]).
     pub fn set_frames_in_flight(&mut self, on: bool) {
         self.places.detached = on;
     }

@@ -15,9 +15,11 @@
 //! * [`rects`]: a rectangle of a field read, written, or edited on the GPU, as one undo step.
 //! * [`coarse`]: a field's coarse level (min, max, sum per 64² texels), always on the GPU.
 //! * [`residency`]: where versions live (GPU, host, disk) under memory budgets; [`disk`]: page
-//!   bytes in files (saved projects, the spill file).
+//!   bytes in files (saved projects, the spill file); [`ahead`]: image pairs made on a thread
+//!   ahead of page-ins.
 //! * [`store`]: the fields by name ([`PageStore`]).
 
+pub mod ahead;
 pub mod changes;
 pub mod coarse;
 pub mod disk;

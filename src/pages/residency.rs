@@ -18,6 +18,7 @@
 //! ([`PageError::BudgetTooSmall`]). Dropping the last holder of a version frees its place at the
 //! next call that changes residency.
 
+use super::ahead::PairsAhead;
 use super::disk::{DiskLoc, DiskRange, SpillFile};
 use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, PageId, Rect};
@@ -45,12 +46,17 @@ const RECYCLED: usize = 64;
 const RECYCLED_HOST_BYTES: u64 = 512 << 20;
 /// Pinned memory pages move through, in [`STAGING_PARTS`] buffers: the host copies into (or out
 /// of) one while the GPU copies another. Each part holds at least one page, so documents of
-/// 2048² r32f pages (16 MiB) use 128 MiB.
+/// 2048² r32f pages (16 MiB) use 128 MiB a set ([`STAGING_SETS`] sets while frames are in
+/// flight).
 const STAGING_BYTES: u64 = 64 << 20;
 const STAGING_PARTS: usize = 8;
 /// Sets of [`STAGING_PARTS`] made at most: with frames in flight, page-ins are not waited for
 /// and their parts stay busy until their submissions finish (about one set a frame in flight).
 const STAGING_SETS: usize = 3;
+/// Image pairs made ahead of need with frames in flight ([`PairsAhead`]): as many as fit in
+/// this many bytes, between 1 and [`AHEAD_PAIRS`].
+const AHEAD_BYTES: u64 = 32 << 20;
+const AHEAD_PAIRS: u64 = 16;
 /// Bytes each thread copies at a time between host pages and staging memory.
 const COPY_SLICE: usize = 256 << 10;
 
@@ -169,6 +175,10 @@ pub struct Traffic {
     /// them off (host copies and GPU transfers).
     pub in_seconds: f64,
     pub out_seconds: f64,
+    /// Image pairs created for versions made on the GPU: by the caller (on the frame's thread
+    /// when frames are in flight), and made ahead on the maker thread and taken.
+    pub pairs_made: u64,
+    pub pairs_made_ahead: u64,
 }
 
 /// Where a field's page versions are now.
@@ -343,9 +353,13 @@ pub struct Residency {
     /// Staging parts detached page-ins still read, with their submissions: free again once
     /// those finished.
     staging_busy: Vec<(Ticket, Buffer)>,
+    /// Pairs of whole pages made on a thread ahead of need (started by the first page-in that
+    /// made a pair with frames in flight); taken into `spare` as they come.
+    ahead: Option<PairsAhead>,
     /// Frames are in flight: the submissions that make versions (uploads, and copies and clears
-    /// for copy-on-write) are not waited for, so a page-in never waits for the frame the GPU
-    /// draws; work recorded later orders after them on the queue.
+    /// for copy-on-write) are not waited for, so a page-in does not wait for the frames the GPU
+    /// draws (only, past [`STAGING_SETS`] sets of staging in use, for the oldest upload); work
+    /// recorded later orders after them on the queue.
     pub detached: bool,
 }
 
@@ -380,6 +394,7 @@ impl Residency {
             host_free_bytes: 0,
             staging: Vec::new(),
             staging_busy: Vec::new(),
+            ahead: None,
             detached: false,
         }
     }
@@ -453,8 +468,10 @@ impl Residency {
                     i += 1;
                 }
             }
-            let made = parts.len() + self.staging_busy.len();
-            if parts.len() >= STAGING_PARTS || made < STAGING_SETS * STAGING_PARTS {
+            // Topped up to one set, the parts made stay within STAGING_SETS sets.
+            let busy = self.staging_busy.len();
+            if parts.len() >= STAGING_PARTS || busy + STAGING_PARTS <= STAGING_SETS * STAGING_PARTS
+            {
                 break;
             }
             let oldest = self
@@ -597,6 +614,7 @@ impl Residency {
     ) -> Result<(Vec<u64>, f64)> {
         let _p = crate::profile::scope("pages: ensure");
         self.collect_dropped();
+        self.take_pairs_ahead();
         self.tick += 1;
         let mut pinned = HashSet::with_capacity(pins.len());
         let mut wanted = 0u64;
@@ -921,7 +939,6 @@ impl Residency {
 
     /// [`Self::source_of`] each of `keys`; texels on disk are read (and checked) in parallel.
     fn sources_of(&self, keys: &[u64]) -> Result<Vec<Source>> {
-        let _p = crate::profile::scope("page-in: read");
         let origins: Vec<u64> = keys.iter().map(|&k| self.origin(k)).collect();
         let reads: Vec<(usize, DiskRange, String)> = origins
             .iter()
@@ -973,7 +990,10 @@ impl Residency {
             return Ok(0.0);
         }
         let started = std::time::Instant::now();
-        let sources = self.sources_of(keys)?;
+        let sources = {
+            let _p = crate::profile::scope("page-in: read");
+            self.sources_of(keys)?
+        };
         let pages = {
             let _p = crate::profile::scope("pages: images for versions");
             self.gpu_pages_for(keys)?
@@ -1016,6 +1036,7 @@ impl Residency {
     /// A GPU page for each of `keys`' versions: a spare one of the right extent, else a new one.
     fn gpu_pages_for(&mut self, keys: &[u64]) -> Result<Vec<GpuPage>> {
         let mut pages: Vec<GpuPage> = Vec::with_capacity(keys.len());
+        let mut made = false;
         for k in keys {
             let id = self.slots[k].id;
             let r = self.desc.page_rect(id);
@@ -1025,12 +1046,69 @@ impl Residency {
                 None => {
                     let page = self.new_page(id)?;
                     self.gpu_bytes += page.bytes();
+                    self.traffic.pairs_made += 1;
+                    made = true;
                     page
                 }
             };
             pages.push(page);
         }
+        self.ask_pairs_ahead(made);
         Ok(pages)
+    }
+
+    /// With frames in flight, keeps whole-page pairs coming ahead of the page-ins once they
+    /// grow the field (`made`: pairs were just created here, or were made ahead before): asks
+    /// for more when fewer than half of the pairs wanted ([`AHEAD_BYTES`] of them, 1 to
+    /// [`AHEAD_PAIRS`]) are spare or coming, where the GPU budget leaves room for them. Pairs
+    /// asked for count in `gpu_bytes` from then.
+    fn ask_pairs_ahead(&mut self, made: bool) {
+        if !self.detached || !(made || self.ahead.is_some()) {
+            return;
+        }
+        let whole = PageId { x: 0, y: 0 };
+        let r = self.desc.page_rect(whole);
+        let extent = [r.width() as u32, r.height() as u32];
+        let pair = self.pair_bytes(whole);
+        let want = (AHEAD_BYTES / pair).clamp(1, AHEAD_PAIRS) as usize;
+        let spare = self.spare.iter().filter(|p| p.extent() == extent).count();
+        let desc = self.page_desc(extent);
+        if self.ahead.is_none() {
+            self.ahead = PairsAhead::new(&self.gpu).ok();
+        }
+        let Some(ahead) = &mut self.ahead else {
+            return;
+        };
+        let have = spare + ahead.pending();
+        if 2 * have >= want {
+            return;
+        }
+        let more = want - have;
+        let bytes = more as u64 * pair;
+        if self.budgets.gpu.is_some_and(|b| self.gpu_bytes + bytes > b) {
+            return;
+        }
+        if ahead.ask(more, desc, "page made ahead") {
+            self.gpu_bytes += bytes;
+            self.peak_gpu_bytes = self.peak_gpu_bytes.max(self.gpu_bytes);
+        }
+    }
+
+    /// Puts the pairs made ahead since the last call with the spare ones (counted in
+    /// `gpu_bytes` since they were asked for; those that failed no longer).
+    fn take_pairs_ahead(&mut self) {
+        let Some(ahead) = &mut self.ahead else {
+            return;
+        };
+        let (made, failed) = ahead.take();
+        let pair = self.pair_bytes(PageId { x: 0, y: 0 });
+        self.gpu_bytes -= failed as u64 * pair;
+        for images in made {
+            let [w, h] = [images[0].desc.extent.width, images[0].desc.extent.height];
+            let page = GpuPage::new(images, Rect::new(0, 0, w as i32, h as i32));
+            self.traffic.pairs_made_ahead += 1;
+            self.spare.push(page);
+        }
     }
 
     /// Fills `pages` from their `sources`: texels from host memory or disk go through the
@@ -1181,17 +1259,22 @@ impl Residency {
     /// A new GPU page for `id`, both images undefined.
     fn new_page(&self, id: PageId) -> Result<GpuPage> {
         let r = self.desc.page_rect(id);
-        let desc = ImageDesc::new_2d(self.format, [r.width() as u32, r.height() as u32]).usage(
-            vk::ImageUsageFlags::STORAGE
-                | vk::ImageUsageFlags::TRANSFER_SRC
-                | vk::ImageUsageFlags::TRANSFER_DST,
-        );
+        let desc = self.page_desc([r.width() as u32, r.height() as u32]);
         let name = self.page_name(id);
         let images = [
             Image::new(&self.gpu, &name, desc)?,
             Image::new(&self.gpu, &name, desc)?,
         ];
         Ok(GpuPage::new(images, Rect::new(0, 0, r.width(), r.height())))
+    }
+
+    /// The images of a page of `extent`.
+    fn page_desc(&self, extent: [u32; 2]) -> ImageDesc {
+        ImageDesc::new_2d(self.format, extent).usage(
+            vk::ImageUsageFlags::STORAGE
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST,
+        )
     }
 
     /// The texels of each version, as stored: GPU versions read back (one submission per

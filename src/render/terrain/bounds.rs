@@ -254,21 +254,25 @@ impl TerrainRenderer {
             let rect = Rect::new(tiles[0] as i32, tiles[1] as i32, x1 as i32, y1 as i32);
             if self.frames_in_flight() {
                 // Read back by this frame's submission, taken when it is retired (until then
-                // the tiles keep their bounds): no wait here for the frames in flight.
-                let jobs: Vec<BoundsJob> = estimated
-                    .iter()
-                    .map(|&(page, rect)| {
-                        self.bounds_seq += 1;
-                        self.bounds_pending.insert(page, (rect, self.bounds_seq));
-                        self.estimated.insert(page);
-                        BoundsJob {
-                            page,
-                            rect,
-                            seq: self.bounds_seq,
-                        }
-                    })
-                    .collect();
+                // the tiles keep their bounds): no wait here for the frames in flight. Jobs a
+                // frame begun on this slot left unsubmitted stay, with their texels.
+                let left = &self.slots[self.slot];
+                let rect = match left.estimate_jobs.is_empty() {
+                    true => rect,
+                    false => left.estimate_rect.union(&rect),
+                };
                 self.reserve_estimates(rect)?;
+                let mut jobs = std::mem::take(&mut self.slots[self.slot].estimate_jobs);
+                for &(page, tiles) in estimated {
+                    self.bounds_seq += 1;
+                    self.bounds_pending.insert(page, (tiles, self.bounds_seq));
+                    self.estimated.insert(page);
+                    jobs.push(BoundsJob {
+                        page,
+                        rect: tiles,
+                        seq: self.bounds_seq,
+                    });
+                }
                 let slot = &mut self.slots[self.slot];
                 slot.estimate_jobs = jobs;
                 slot.estimate_rect = rect;
@@ -322,12 +326,16 @@ impl TerrainRenderer {
             self.update_set(store, b)?;
         }
         drop(sets);
-        self.reserve_bounds(jobs.len())?;
         if self.frames_in_flight() {
-            // Recorded into this frame's submission, taken when the frame is retired.
-            self.slots[self.slot].bounds_jobs = jobs;
+            // Recorded into this frame's submission, taken when the frame is retired; after
+            // any that a frame begun on this slot left unsubmitted.
+            let mut all = std::mem::take(&mut self.slots[self.slot].bounds_jobs);
+            all.extend(jobs);
+            self.reserve_bounds(all.len())?;
+            self.slots[self.slot].bounds_jobs = all;
             return Ok(());
         }
+        self.reserve_bounds(jobs.len())?;
         let this = &*self;
         let mut rec = Recorder::new(&this.gpu)?;
         let timer = this.slots[this.slot].timer.as_ref();
