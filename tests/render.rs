@@ -701,6 +701,28 @@ fn triangle_budget_caps_triangles_per_covered_pixel() {
     assert_no_validation_messages(&gpu);
 }
 
+/// A stroke of three samples `step` apart eastwards from (`x`, `y`), applied at once.
+fn short_stroke(
+    terrain: &mut Document,
+    b: &scarp::brush::BrushSettings,
+    x: f32,
+    y: f32,
+    step: f32,
+) {
+    use scarp::brush::stroke::{stroke_instances, StrokeSample};
+    let samples: Vec<StrokeSample> = (0..3)
+        .map(|i| StrokeSample {
+            x: x + step * i as f32,
+            y,
+            pressure: 1.0,
+            t: 0.0,
+        })
+        .collect();
+    terrain
+        .apply_stroke(b, &stroke_instances(b, &samples))
+        .unwrap();
+}
+
 /// Two frames in flight while strokes and an undo change the pages every frame: results come
 /// back two frames late and in order, and the tile bounds recorded into the frames reach the CPU
 /// twin once the frames are finished. Then frames in flight under a tiny GPU budget that pages
@@ -709,7 +731,6 @@ fn triangle_budget_caps_triangles_per_covered_pixel() {
 /// renderer's.
 #[test]
 fn frames_in_flight_follow_edits_with_validation_clean() {
-    use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
     use scarp::render::SLOTS;
     let gpu = gpu();
@@ -727,17 +748,7 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
     b.strength = 4.0;
     let stroke = |terrain: &mut Document, f: usize| {
         let (x, y) = (60.0 + 45.0 * (f % 9) as f32, 60.0 + 30.0 * (f % 10) as f32);
-        let samples: Vec<StrokeSample> = (0..3)
-            .map(|i| StrokeSample {
-                x: x + 6.0 * i as f32,
-                y,
-                pressure: 1.0,
-                t: 0.0,
-            })
-            .collect();
-        terrain
-            .apply_stroke(&b, &stroke_instances(&b, &samples))
-            .unwrap();
+        short_stroke(terrain, &b, x, y, 6.0);
     };
     let frames = 8;
     let mut retired = Vec::new();
@@ -817,7 +828,6 @@ fn frames_in_flight_follow_edits_with_validation_clean() {
 /// equals what a renderer that waits for each frame computed at once, edit after edit.
 #[test]
 fn coarse_estimates_read_back_by_frames_in_flight_equal_the_waited_ones() {
-    use scarp::brush::stroke::{stroke_instances, StrokeSample};
     use scarp::brush::{BrushSettings, BrushType};
     let gpu = gpu();
     let d = doc(512, 384, 128);
@@ -844,17 +854,7 @@ fn coarse_estimates_read_back_by_frames_in_flight_equal_the_waited_ones() {
     let mut estimated = [0, 0];
     for f in 0..6 {
         let (x, y) = (70.0 + 80.0 * f as f32, 60.0 + 50.0 * (f % 4) as f32);
-        let samples: Vec<StrokeSample> = (0..3)
-            .map(|i| StrokeSample {
-                x: x + 5.0 * i as f32,
-                y,
-                pressure: 1.0,
-                t: 0.0,
-            })
-            .collect();
-        terrain
-            .apply_stroke(&b, &stroke_instances(&b, &samples))
-            .unwrap();
+        short_stroke(&mut terrain, &b, x, y, 5.0);
         terrain.store.height_mut().bring_in(&[], &[], 0).unwrap();
         off.draw(&mut live, &mut terrain.store, &cam, &view)
             .unwrap();
