@@ -657,3 +657,55 @@ fn the_view_is_saved_in_the_project_and_a_journals_view_opens_with_it() {
     assert!(e.contains("view.sun") && e.contains("elevation"), "{e}");
     assert_no_validation_messages(&gpu);
 }
+
+/// With frames in flight, the saved pages next to those a stroke's waves bring in are read ahead
+/// of need, off the painting thread: a second stroke into them reads nothing from the file, and
+/// the heights equal those of the same strokes with every page read when it is wanted.
+#[test]
+fn saved_pages_next_to_a_stroke_are_read_ahead_with_frames_in_flight() {
+    let gpu = gpu();
+    let tables = NoiseTables::new(2009);
+    let dir = tempfile::tempdir().unwrap();
+    // 8 x 4 pages of 128.
+    let d = DocumentDesc {
+        width: 1024,
+        height: 512,
+        ..doc(HeightFormat::R32f)
+    };
+    let mut t = Document::from_heights(&gpu, d, &hills(&d), &tables).unwrap();
+    let path = dir.path().join("near.scarp");
+    save_whole(&mut t, &path);
+    // The first stroke lies in page (2, 1), the second in the next one east.
+    let first = [(300.0, 200.0), (320.0, 200.0)];
+    let second = [(420.0, 200.0), (440.0, 200.0)];
+    let mut plain = reopen(&gpu, &path);
+    dab(&mut plain, &first, 30.0);
+    dab(&mut plain, &second, 30.0);
+    let mut live = reopen(&gpu, &path);
+    live.set_frames_in_flight(true);
+    dab(&mut live, &first, 30.0);
+    // Wait for the reads (a call that changes residency takes those that arrived).
+    let start = std::time::Instant::now();
+    loop {
+        live.store.height_mut().bring_in(&[], &[], 0).unwrap();
+        if live.store.height().places().reading_ahead() == 0 {
+            break;
+        }
+        assert!(start.elapsed().as_secs() < 60, "reads ahead never arrived");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let before = live.memory().traffic;
+    assert!(
+        before.pages_read > 0 && before.pages_read_ahead > 0,
+        "{before:?}"
+    );
+    dab(&mut live, &second, 30.0);
+    let after = live.memory().traffic;
+    assert_eq!(
+        after.pages_read, before.pages_read,
+        "the second stroke's page was read ahead: {after:?}"
+    );
+    live.set_frames_in_flight(false);
+    assert!(live.to_dense().unwrap() == plain.to_dense().unwrap());
+    assert_no_validation_messages(&gpu);
+}

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// An open file that page bytes are read from (and, for a spill file, written to).
 pub struct PageFile {
@@ -44,7 +44,7 @@ impl PageFile {
 /// `checksum`.
 #[derive(Clone)]
 pub struct DiskLoc {
-    pub file: Rc<PageFile>,
+    pub file: Arc<PageFile>,
     pub offset: u64,
     pub len: u64,
     pub checksum: u32,
@@ -68,7 +68,7 @@ impl DiskLoc {
 
     /// Whether two locations are the same bytes of the same open file.
     pub fn same(&self, other: &DiskLoc) -> bool {
-        Rc::ptr_eq(&self.file, &other.file) && self.offset == other.offset
+        Arc::ptr_eq(&self.file, &other.file) && self.offset == other.offset
     }
 }
 
@@ -106,7 +106,7 @@ impl DiskRange<'_> {
 /// The page file of pages past the host budget: an unlinked temporary file in a folder (next to
 /// the project, or the system's temporary folder), whose freed ranges are reused.
 pub struct SpillFile {
-    file: Rc<PageFile>,
+    file: Arc<PageFile>,
     end: u64,
     /// Free ranges by length.
     free: BTreeMap<u64, Vec<u64>>,
@@ -121,7 +121,7 @@ impl SpillFile {
             problem: format!("cannot make a page file there: {e}"),
         })?;
         Ok(Self {
-            file: Rc::new(PageFile {
+            file: Arc::new(PageFile {
                 path: dir.join("(scarp page file)"),
                 file,
             }),
@@ -160,7 +160,7 @@ impl SpillFile {
 
     /// Gives back `loc`'s range if it lies in this file (other locations are left alone).
     pub fn release(&mut self, loc: &DiskLoc) {
-        if Rc::ptr_eq(&loc.file, &self.file) {
+        if Arc::ptr_eq(&loc.file, &self.file) {
             self.free.entry(loc.len).or_default().push(loc.offset);
             self.used -= loc.len;
         }

@@ -276,7 +276,8 @@ impl Field {
 
     /// Brings working versions `indices` and the committed versions of `neighbours` (pages the
     /// wave reads; working ones and flat ones are skipped) onto the GPU. With `timer`, returns
-    /// the GPU time of the transfers.
+    /// the GPU time of the transfers. With frames in flight, then starts reading the saved pages
+    /// around them ahead of need.
     pub fn ensure_working(
         &mut self,
         indices: &[usize],
@@ -288,18 +289,50 @@ impl Field {
             return Ok(0.0);
         }
         let mut pins: Vec<Rc<Version>> = indices.iter().map(|&i| versions[i].clone()).collect();
+        let mut wave: Vec<PageId> = indices.iter().map(|&i| ids[i]).collect();
         for id in neighbours {
             if !ids.contains(id) {
                 pins.extend(self.versions.pages.get(id).cloned());
+                wave.push(*id);
             }
         }
-        ensure(
+        let ns = ensure(
             &mut self.places,
             &self.versions,
             &mut self.log,
             &pins,
             timer,
-        )
+        )?;
+        if self.places.detached {
+            self.read_ahead_around(&wave);
+        }
+        Ok(ns)
+    }
+
+    /// Starts reading, off the frame's thread, the saved pages next to `pages` (a stroke's next
+    /// waves likely reach them), so their page-ins copy from host memory instead of reading the
+    /// file ([`Residency::read_ahead`]).
+    fn read_ahead_around(&mut self, pages: &[PageId]) {
+        let (px, py) = (self.desc.pages_x() as i64, self.desc.pages_y() as i64);
+        let ring: std::collections::BTreeSet<PageId> = pages
+            .iter()
+            .flat_map(|p| {
+                (-1..=1).flat_map(move |dy| {
+                    (-1..=1).map(move |dx| (i64::from(p.x) + dx, i64::from(p.y) + dy))
+                })
+            })
+            .filter(|&(x, y)| x >= 0 && y >= 0 && x < px && y < py)
+            .map(|(x, y)| PageId {
+                x: x as u32,
+                y: y as u32,
+            })
+            .collect();
+        let versions: Vec<Rc<Version>> = ring
+            .iter()
+            .filter_map(|&id| self.versions.visible(id).cloned())
+            .collect();
+        let refs: Vec<&Version> = versions.iter().map(|v| &**v).collect();
+        self.places.read_ahead(&refs);
     }
 
     /// The image holding page `id`'s values as they should be shown now: its working version if
@@ -379,8 +412,9 @@ impl Field {
     }
 
     /// With frames in flight, the submissions that make page versions (uploads from host memory
-    /// or disk, copies and clears for copy-on-write) are not waited for, and image pairs are
-    /// made ahead on a thread ([`Residency::detached`]).
+    /// or disk, copies and clears for copy-on-write) are not waited for, image pairs are made
+    /// ahead on a thread, and the saved pages around a wave's are read ahead
+    /// ([`Residency::detached`], [`Self::ensure_working`]).
     pub fn set_frames_in_flight(&mut self, on: bool) {
         self.places.detached = on;
     }

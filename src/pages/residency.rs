@@ -32,6 +32,7 @@ use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
 /// Pages moved through host memory per submission.
@@ -59,6 +60,9 @@ const AHEAD_BYTES: u64 = 32 << 20;
 const AHEAD_PAIRS: u64 = 16;
 /// Bytes each thread copies at a time between host pages and staging memory.
 const COPY_SLICE: usize = 256 << 10;
+
+/// A saved page read ahead of need: its version's key, the offset it was read from, its bytes.
+type ReadAhead = (u64, u64, Result<Vec<u8>>);
 
 /// Memory the pages of a document may use; `None`: no limit.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -179,6 +183,10 @@ pub struct Traffic {
     /// when frames are in flight), and made ahead on the maker thread and taken.
     pub pairs_made: u64,
     pub pairs_made_ahead: u64,
+    /// Saved pages read from the project file by a page-in, and read ahead of need (off the
+    /// frame's thread) and taken into host memory.
+    pub pages_read: u64,
+    pub pages_read_ahead: u64,
 }
 
 /// Where a field's page versions are now.
@@ -356,6 +364,10 @@ pub struct Residency {
     /// Pairs of whole pages made on a thread ahead of need (started by the first page-in that
     /// made a pair with frames in flight); taken into `spare` as they come.
     ahead: Option<PairsAhead>,
+    /// Saved pages being read ahead of need on rayon's threads ([`Self::read_ahead`]): their
+    /// keys and offsets, and where the reads arrive (taken into host memory as they come).
+    reading: HashMap<u64, u64>,
+    reads: (Sender<ReadAhead>, Receiver<ReadAhead>),
     /// Frames are in flight: the submissions that make versions (uploads, and copies and clears
     /// for copy-on-write) are not waited for, so a page-in does not wait for the frames the GPU
     /// draws (only, past [`STAGING_SETS`] sets of staging in use, for the oldest upload); work
@@ -395,6 +407,8 @@ impl Residency {
             staging: Vec::new(),
             staging_busy: Vec::new(),
             ahead: None,
+            reading: HashMap::new(),
+            reads: channel(),
             detached: false,
         }
     }
@@ -615,6 +629,7 @@ impl Residency {
         let _p = crate::profile::scope("pages: ensure");
         self.collect_dropped();
         self.take_pairs_ahead();
+        self.take_read_ahead()?;
         self.tick += 1;
         let mut pinned = HashSet::with_capacity(pins.len());
         let mut wanted = 0u64;
@@ -994,6 +1009,10 @@ impl Residency {
             let _p = crate::profile::scope("page-in: read");
             self.sources_of(keys)?
         };
+        self.traffic.pages_read += sources
+            .iter()
+            .filter(|s| matches!(s, Source::Upload(_)))
+            .count() as u64;
         let pages = {
             let _p = crate::profile::scope("pages: images for versions");
             self.gpu_pages_for(keys)?
@@ -1109,6 +1128,76 @@ impl Residency {
             self.traffic.pairs_made_ahead += 1;
             self.spare.push(page);
         }
+    }
+
+    /// Starts reading the saved bytes of `versions` that lie only in the saved project, on
+    /// rayon's threads, within the host budget: a page-in that wants them later copies them from
+    /// host memory instead of reading the file. Reads that find their version changed or gone
+    /// are dropped; a failed read is left to the page-in, which reports it.
+    pub fn read_ahead(&mut self, versions: &[&Version]) {
+        let mut bytes: u64 = self.reading.len() as u64 * self.page_bytes();
+        for v in versions {
+            let key = self.origin(v.key);
+            if self.reading.contains_key(&key) {
+                continue;
+            }
+            let slot = &self.slots[&key];
+            let (Place::Disk(loc), Some(saved)) = (&slot.place, &slot.saved) else {
+                continue;
+            };
+            if !loc.same(saved) {
+                continue;
+            }
+            bytes += loc.len;
+            if self
+                .budgets
+                .host
+                .is_some_and(|b| self.host_bytes + bytes > b)
+            {
+                return;
+            }
+            let (loc, name, send) = (loc.clone(), self.page_name(slot.id), self.reads.0.clone());
+            self.reading.insert(key, loc.offset);
+            rayon::spawn(move || {
+                let _ = send.send((key, loc.offset, loc.read(&name)));
+            });
+        }
+    }
+
+    /// Puts the saved pages read ahead since the last call in host memory, where their versions
+    /// still lie only in the saved project.
+    fn take_read_ahead(&mut self) -> Result<()> {
+        let mut took = false;
+        while let Ok((key, offset, read)) = self.reads.1.try_recv() {
+            self.reading.remove(&key);
+            let (Some(slot), Ok(bytes)) = (self.slots.get_mut(&key), read) else {
+                continue;
+            };
+            if !matches!(&slot.place, Place::Disk(loc) if loc.offset == offset
+                && slot.saved.as_ref().is_some_and(|s| s.same(loc)))
+            {
+                continue;
+            }
+            self.host_bytes += bytes.capacity() as u64;
+            slot.place = Place::Host(bytes);
+            self.traffic.pages_read_ahead += 1;
+            took = true;
+        }
+        if took {
+            self.meet_host_budget()?;
+        }
+        Ok(())
+    }
+
+    /// Saved pages being read ahead whose bytes have not been taken yet (the next call that
+    /// changes residency takes those that arrived).
+    pub fn reading_ahead(&self) -> usize {
+        self.reading.len()
+    }
+
+    /// Bytes of one whole page's texels.
+    fn page_bytes(&self) -> u64 {
+        self.pair_bytes(PageId { x: 0, y: 0 }) / 2
     }
 
     /// Fills `pages` from their `sources`: texels from host memory or disk go through the

@@ -47,7 +47,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub const VERSION: u32 = 2;
 /// Where page records start.
@@ -143,7 +143,7 @@ pub struct FieldToSave {
 /// are read through.
 pub struct SparseProject {
     pub path: PathBuf,
-    pub file: Rc<PageFile>,
+    pub file: Arc<PageFile>,
     pub meta: Meta,
     /// The stored pages, in page order.
     pub pages: Vec<(PageId, DiskLoc)>,
@@ -404,7 +404,7 @@ pub fn open(path: &Path) -> Result<SparseProject, FileError> {
             index.meta.flat
         )));
     }
-    let file = Rc::new(PageFile::from_file(path, file));
+    let file = Arc::new(PageFile::from_file(path, file));
     let pages = located_checked(path, &d, d.texel_bytes(), &index.pages, &file, &sb, "")?;
     let mut fields: Vec<StoredField> = Vec::with_capacity(index.fields.len());
     for f in &index.fields {
@@ -477,7 +477,7 @@ fn located_checked(
     d: &DocumentDesc,
     texel: u64,
     listed: &[(u32, u32, u64, u64, u32)],
-    file: &Rc<PageFile>,
+    file: &Arc<PageFile>,
     sb: &Superblock,
     at: &str,
 ) -> Result<Vec<(PageId, DiskLoc)>, FileError> {
@@ -581,7 +581,7 @@ pub fn save(
         let reused: u64 = to_write
             .all_pages()
             .filter_map(|(_, p)| p.saved.as_ref())
-            .filter(|l| Rc::ptr_eq(&l.file, &prev.file))
+            .filter(|l| Arc::ptr_eq(&l.file, &prev.file))
             .map(|l| l.len)
             .sum::<u64>()
             + kept_chunks;
@@ -864,8 +864,13 @@ fn append(
         end += b.len() as u64;
         Ok(end - b.len() as u64)
     };
-    let (placement, written) =
-        write_pages(path, w, |l| Rc::ptr_eq(&l.file, &prev.file), read, &mut put)?;
+    let (placement, written) = write_pages(
+        path,
+        w,
+        |l| Arc::ptr_eq(&l.file, &prev.file),
+        read,
+        &mut put,
+    )?;
     let (chunks, chunks_written) = write_chunks(w, Some(prev), &mut put)?;
     let index = index_bytes(w, &placement, &chunks).map_err(|e| FileError::invalid(path, e))?;
     let index_offset = end;
@@ -909,7 +914,7 @@ fn append(
 fn located(
     pages: &[PageToSave],
     placement: &Placement,
-    file: &Rc<PageFile>,
+    file: &Arc<PageFile>,
 ) -> Vec<(PageId, DiskLoc)> {
     pages
         .iter()
@@ -929,7 +934,7 @@ fn located(
         .collect()
 }
 
-fn stored_fields(w: &Writing, placements: &[Placement], file: &Rc<PageFile>) -> Vec<StoredField> {
+fn stored_fields(w: &Writing, placements: &[Placement], file: &Arc<PageFile>) -> Vec<StoredField> {
     w.extra
         .iter()
         .zip(&placements[1..])
@@ -941,7 +946,7 @@ fn stored_fields(w: &Writing, placements: &[Placement], file: &Rc<PageFile>) -> 
         .collect()
 }
 
-fn located_chunks(chunks: &ChunkPlacement, file: &Rc<PageFile>) -> Vec<([u32; 2], DiskLoc)> {
+fn located_chunks(chunks: &ChunkPlacement, file: &Arc<PageFile>) -> Vec<([u32; 2], DiskLoc)> {
     chunks
         .iter()
         .map(|&(c, offset, len, checksum)| {
@@ -994,7 +999,7 @@ fn whole(
         Ok::<(), FileError>(())
     })?;
     let (placement, written, chunks, chunks_written, sb) = result.expect("set by the body");
-    let file = Rc::new(PageFile::open(path).map_err(FileError::io(path))?);
+    let file = Arc::new(PageFile::open(path).map_err(FileError::io(path))?);
     let saved = SparseProject {
         path: path.to_path_buf(),
         file: file.clone(),
