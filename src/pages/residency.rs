@@ -61,8 +61,8 @@ const AHEAD_PAIRS: u64 = 16;
 /// Bytes each thread copies at a time between host pages and staging memory.
 const COPY_SLICE: usize = 256 << 10;
 
-/// A saved page read ahead of need: its version's key, the offset it was read from, its bytes.
-type ReadAhead = (u64, u64, Result<Vec<u8>>);
+/// A saved page read ahead of need: its version's key, where it was read from, its bytes.
+type ReadAhead = (u64, DiskLoc, Result<Vec<u8>>);
 
 /// Memory the pages of a document may use; `None`: no limit.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -365,8 +365,8 @@ pub struct Residency {
     /// made a pair with frames in flight); taken into `spare` as they come.
     ahead: Option<PairsAhead>,
     /// Saved pages being read ahead of need on rayon's threads ([`Self::read_ahead`]): their
-    /// keys and offsets, and where the reads arrive (taken into host memory as they come).
-    reading: HashMap<u64, u64>,
+    /// keys, and where the reads arrive (taken into host memory as they come).
+    reading: HashSet<u64>,
     reads: (Sender<ReadAhead>, Receiver<ReadAhead>),
     /// Frames are in flight: the submissions that make versions (uploads, and copies and clears
     /// for copy-on-write) are not waited for, so a page-in does not wait for the frames the GPU
@@ -407,7 +407,7 @@ impl Residency {
             staging: Vec::new(),
             staging_busy: Vec::new(),
             ahead: None,
-            reading: HashMap::new(),
+            reading: HashSet::new(),
             reads: channel(),
             detached: false,
         }
@@ -1138,7 +1138,7 @@ impl Residency {
         let mut bytes: u64 = self.reading.len() as u64 * self.page_bytes();
         for v in versions {
             let key = self.origin(v.key);
-            if self.reading.contains_key(&key) {
+            if self.reading.contains(&key) {
                 continue;
             }
             let slot = &self.slots[&key];
@@ -1157,9 +1157,10 @@ impl Residency {
                 return;
             }
             let (loc, name, send) = (loc.clone(), self.page_name(slot.id), self.reads.0.clone());
-            self.reading.insert(key, loc.offset);
+            self.reading.insert(key);
             rayon::spawn(move || {
-                let _ = send.send((key, loc.offset, loc.read(&name)));
+                let read = loc.read(&name);
+                let _ = send.send((key, loc, read));
             });
         }
     }
@@ -1168,13 +1169,15 @@ impl Residency {
     /// still lie only in the saved project.
     fn take_read_ahead(&mut self) -> Result<()> {
         let mut took = false;
-        while let Ok((key, offset, read)) = self.reads.1.try_recv() {
+        while let Ok((key, from, read)) = self.reads.1.try_recv() {
             self.reading.remove(&key);
             let (Some(slot), Ok(bytes)) = (self.slots.get_mut(&key), read) else {
                 continue;
             };
-            if !matches!(&slot.place, Place::Disk(loc) if loc.offset == offset
-                && slot.saved.as_ref().is_some_and(|s| s.same(loc)))
+            // Still the very bytes read: the same range of the same open file, same checksum.
+            let same = |l: &DiskLoc| l.same(&from) && l.checksum == from.checksum;
+            if !matches!(&slot.place, Place::Disk(loc) if same(loc))
+                || !slot.saved.as_ref().is_some_and(same)
             {
                 continue;
             }
