@@ -1329,16 +1329,10 @@ fn pairs_made_ahead_serve_new_pages_with_frames_in_flight() {
     let first = live.memory().traffic;
     assert!(first.pairs_made > 0, "{first:?}");
     // Wait for the pairs asked for (an empty page-in takes what the thread has made).
-    let start = std::time::Instant::now();
-    while live.memory().traffic.pairs_made_ahead < 16 {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "{:?}",
-            live.memory().traffic
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
+    common::poll_until("16 pairs made ahead", || {
         live.store.height_mut().bring_in(&[], &[], 0).unwrap();
-    }
+        live.memory().traffic.pairs_made_ahead >= 16
+    });
     for &x in &xs[1..] {
         stroke(&mut live, x);
     }

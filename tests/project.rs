@@ -685,15 +685,10 @@ fn saved_pages_next_to_a_stroke_are_read_ahead_with_frames_in_flight() {
     live.set_frames_in_flight(true);
     dab(&mut live, &first, 30.0);
     // Wait for the reads (a call that changes residency takes those that arrived).
-    let start = std::time::Instant::now();
-    loop {
+    common::poll_until("the reads ahead", || {
         live.store.height_mut().bring_in(&[], &[], 0).unwrap();
-        if live.store.height().places().reading_ahead() == 0 {
-            break;
-        }
-        assert!(start.elapsed().as_secs() < 60, "reads ahead never arrived");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+        live.store.height().places().reading_ahead() == 0
+    });
     let before = live.memory().traffic;
     assert!(
         before.pages_read > 0 && before.pages_read_ahead > 0,

@@ -73,6 +73,19 @@ impl Rng {
 }
 
 /// An r32f document of `width` x `height` texels, pages of `page_size`, range 0..1.
+/// Calls `step` every few milliseconds until it returns true (work that lands on another
+/// thread: pairs made ahead, pages read ahead); fails naming `what` after a minute.
+pub fn poll_until(what: &str, mut step: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !step() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{what}: not within a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 pub fn doc(width: u32, height: u32, page_size: u32) -> DocumentDesc {
     DocumentDesc {
         page_size,
