@@ -51,39 +51,8 @@ pub struct DiskLoc {
 }
 
 impl DiskLoc {
-    /// The bytes, checked against the checksum; errors name the file and the page.
-    pub fn read(&self, what: &str) -> Result<Vec<u8>> {
-        self.range().read(what)
-    }
-
-    /// The same range, without the shared handle: it can be read from any thread.
-    pub fn range(&self) -> DiskRange<'_> {
-        DiskRange {
-            file: &self.file,
-            offset: self.offset,
-            len: self.len,
-            checksum: self.checksum,
-        }
-    }
-
-    /// Whether two locations are the same bytes of the same open file.
-    pub fn same(&self, other: &DiskLoc) -> bool {
-        Arc::ptr_eq(&self.file, &other.file) && self.offset == other.offset
-    }
-}
-
-/// A [`DiskLoc`]'s range, borrowed: what reading it needs, sendable to other threads (reads at
-/// offsets share the open file).
-#[derive(Clone, Copy)]
-pub struct DiskRange<'a> {
-    file: &'a PageFile,
-    offset: u64,
-    len: u64,
-    checksum: u32,
-}
-
-impl DiskRange<'_> {
-    /// The bytes, checked against the checksum; errors name the file and the page.
+    /// The bytes, checked against the checksum; errors name the file and the page. Reads at
+    /// offsets share the open file, so any thread may read.
     pub fn read(&self, what: &str) -> Result<Vec<u8>> {
         let mut bytes = vec![0u8; self.len as usize];
         self.file
@@ -100,6 +69,11 @@ impl DiskRange<'_> {
             });
         }
         Ok(bytes)
+    }
+
+    /// Whether two locations are the same bytes of the same open file.
+    pub fn same(&self, other: &DiskLoc) -> bool {
+        Arc::ptr_eq(&self.file, &other.file) && self.offset == other.offset
     }
 }
 

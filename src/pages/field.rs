@@ -313,19 +313,9 @@ impl Field {
     /// waves likely reach them), so their page-ins copy from host memory instead of reading the
     /// file ([`Residency::read_ahead`]).
     fn read_ahead_around(&mut self, pages: &[PageId]) {
-        let (px, py) = (self.desc.pages_x() as i64, self.desc.pages_y() as i64);
         let ring: std::collections::BTreeSet<PageId> = pages
             .iter()
-            .flat_map(|p| {
-                (-1..=1).flat_map(move |dy| {
-                    (-1..=1).map(move |dx| (i64::from(p.x) + dx, i64::from(p.y) + dy))
-                })
-            })
-            .filter(|&(x, y)| x >= 0 && y >= 0 && x < px && y < py)
-            .map(|(x, y)| PageId {
-                x: x as u32,
-                y: y as u32,
-            })
+            .flat_map(|&p| self.desc.neighbourhood(p))
             .collect();
         let versions: Vec<Rc<Version>> = ring
             .iter()

@@ -19,7 +19,7 @@
 //! next call that changes residency.
 
 use super::ahead::PairsAhead;
-use super::disk::{DiskLoc, DiskRange, SpillFile};
+use super::disk::{DiskLoc, SpillFile};
 use super::error::{PageError, Result};
 use super::geometry::{DocumentDesc, PageId, Rect};
 use super::page::GpuPage;
@@ -365,8 +365,8 @@ pub struct Residency {
     /// made a pair with frames in flight); taken into `spare` as they come.
     ahead: Option<PairsAhead>,
     /// Saved pages being read ahead of need on rayon's threads ([`Self::read_ahead`]): their
-    /// keys, and where the reads arrive (taken into host memory as they come).
-    reading: HashSet<u64>,
+    /// keys and lengths, and where the reads arrive (taken into host memory as they come).
+    reading: HashMap<u64, u64>,
     reads: (Sender<ReadAhead>, Receiver<ReadAhead>),
     /// Frames are in flight: the submissions that make versions (uploads, and copies and clears
     /// for copy-on-write) are not waited for, so a page-in does not wait for the frames the GPU
@@ -407,7 +407,7 @@ impl Residency {
             staging: Vec::new(),
             staging_busy: Vec::new(),
             ahead: None,
-            reading: HashSet::new(),
+            reading: HashMap::new(),
             reads: channel(),
             detached: false,
         }
@@ -955,31 +955,25 @@ impl Residency {
     /// [`Self::source_of`] each of `keys`; texels on disk are read (and checked) in parallel.
     fn sources_of(&self, keys: &[u64]) -> Result<Vec<Source>> {
         let origins: Vec<u64> = keys.iter().map(|&k| self.origin(k)).collect();
-        let reads: Vec<(usize, DiskRange, String)> = origins
+        let reads: Vec<(usize, &DiskLoc, String)> = origins
             .iter()
             .enumerate()
             .filter_map(|(i, k)| match &self.slots[k].place {
-                Place::Disk(loc) => Some((i, loc.range(), self.page_name(self.slots[k].id))),
+                Place::Disk(loc) => Some((i, loc, self.page_name(self.slots[k].id))),
                 _ => None,
             })
             .collect();
-        let mut read: Vec<Option<Vec<u8>>> = reads
+        let mut read: HashMap<usize, Vec<u8>> = reads
             .par_iter()
-            .map(|(_, range, name)| range.read(name).map(Some))
+            .map(|(i, loc, name)| Ok((*i, loc.read(name)?)))
             .collect::<Result<_>>()?;
-        let mut at = vec![None; keys.len()];
-        for (j, (i, _, _)) in reads.iter().enumerate() {
-            at[*i] = Some(j);
-        }
         Ok(origins
             .iter()
-            .zip(at)
-            .map(|(&k, j)| match &self.slots[&k].place {
+            .enumerate()
+            .map(|(i, &k)| match &self.slots[&k].place {
                 Place::Gpu(_) => Source::Copy(k),
                 Place::Host(_) => Source::Host(k),
-                Place::Disk(_) => {
-                    Source::Upload(read[j.expect("read above")].take().expect("each read once"))
-                }
+                Place::Disk(_) => Source::Upload(read.remove(&i).expect("read above")),
                 Place::Pending(_) => Source::Clear,
             })
             .collect())
@@ -1135,10 +1129,10 @@ impl Residency {
     /// host memory instead of reading the file. Reads that find their version changed or gone
     /// are dropped; a failed read is left to the page-in, which reports it.
     pub fn read_ahead(&mut self, versions: &[&Version]) {
-        let mut bytes: u64 = self.reading.len() as u64 * self.page_bytes();
+        let mut bytes: u64 = self.reading.values().sum();
         for v in versions {
             let key = self.origin(v.key);
-            if self.reading.contains(&key) {
+            if self.reading.contains_key(&key) {
                 continue;
             }
             let slot = &self.slots[&key];
@@ -1157,7 +1151,7 @@ impl Residency {
                 return;
             }
             let (loc, name, send) = (loc.clone(), self.page_name(slot.id), self.reads.0.clone());
-            self.reading.insert(key);
+            self.reading.insert(key, loc.len);
             rayon::spawn(move || {
                 let read = loc.read(&name);
                 let _ = send.send((key, loc, read));
@@ -1196,11 +1190,6 @@ impl Residency {
     /// changes residency takes those that arrived).
     pub fn reading_ahead(&self) -> usize {
         self.reading.len()
-    }
-
-    /// Bytes of one whole page's texels.
-    fn page_bytes(&self) -> u64 {
-        self.pair_bytes(PageId { x: 0, y: 0 }) / 2
     }
 
     /// Fills `pages` from their `sources`: texels from host memory or disk go through the

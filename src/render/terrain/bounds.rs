@@ -17,7 +17,7 @@ use crate::pages::{Field, PageError, PageStore};
 use crate::render::lod::{TileBounds, LEVELS};
 use crate::render::quadtree::NodeBounds;
 use crate::render::shared::{BoundsPush, TILE_QUADS};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Tile bounds to compute on the GPU: tiles `rect` ([x0, y0, x1, y1), page-local) of `page`.
 /// A job's results apply only while it is its page's newest (`seq`).
@@ -55,7 +55,6 @@ impl TerrainRenderer {
             let _c = crate::profile::scope("render: refresh: coarse level");
             store.height_mut().refresh_coarse()?;
         }
-        let _t = crate::profile::scope("render: refresh: tint");
         let drawn: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         for c in self.tint.catch_up(store, self.blocks, &drawn)? {
             // The blocks whose overlay pages hold c: its own, and those west, north and
@@ -69,8 +68,6 @@ impl TerrainRenderer {
                 }
             }
         }
-        drop(_t);
-        let _f = crate::profile::scope("render: refresh: shaded fields");
         // The lighting's and rivers' pages the last frame wanted in their atlases come onto
         // the GPU (the atlases copy them once there); their coarse levels come up to date, also
         // for a field the last frame did not shade with (the first frame lit after it appears).
@@ -82,7 +79,6 @@ impl TerrainRenderer {
                 field.refresh_coarse()?;
             }
         }
-        drop(_f);
         let terrain = store.height();
         let coarse = terrain
             .coarse_level()
@@ -454,40 +450,21 @@ impl TerrainRenderer {
     /// Takes the coarse texels slot `i`'s submission read back for `jobs` (finished) as their
     /// tiles' bounds, skipping jobs a newer one superseded.
     pub(super) fn apply_estimates(&mut self, i: usize, jobs: &[BoundsJob]) -> Result<()> {
-        let Some(buf) = &self.slots[i].estimates else {
+        let (Some(buf), false) = (&self.slots[i].estimates, jobs.is_empty()) else {
             return Ok(());
         };
-        if jobs.is_empty() {
-            return Ok(());
-        }
         let rect = self.slots[i].estimate_rect;
         let n = (rect.width() * rect.height()) as usize;
-        let floats: &[f32] = bytemuck::cast_slice(buf.mapped(n * 16)?);
-        let texels: Vec<[f32; 4]> = floats
-            .chunks_exact(4)
-            .map(|c| [c[0], c[1], c[2], c[3]])
-            .collect();
-        let cwh = crate::pages::coarse::size_of(&self.desc);
+        let texels: &[[f32; 4]] = bytemuck::cast_slice(buf.mapped(n * 16)?);
+        let size = crate::pages::coarse::size_of(&self.desc);
         let tpp = self.desc.page_size / TILE_QUADS;
-        let mut touched = [u32::MAX, u32::MAX, 0, 0];
-        for job in jobs {
-            if self.bounds_pending.get(&job.page).map(|p| p.1) != Some(job.seq) {
-                continue;
-            }
-            self.bounds_pending.remove(&job.page);
-            set_tiles(
-                &mut self.nodes,
-                &mut touched,
-                tpp,
-                job.page,
-                job.rect,
-                &|tx, ty| estimate(&texels, rect, cwh, tx, ty),
-            );
-        }
-        if touched[0] < touched[2] {
-            let _n = crate::profile::scope("render: node bounds");
-            self.nodes.update(touched);
-        }
+        take_jobs(
+            &mut self.nodes,
+            &mut self.bounds_pending,
+            tpp,
+            jobs,
+            &|_, tx, ty| estimate(texels, rect, size, tx, ty),
+        );
         Ok(())
     }
 
@@ -503,24 +480,43 @@ impl TerrainRenderer {
         let slot = &self.slots[i];
         let mapped = slot.bounds.mapped(slot.bounds.desc.size as usize)?;
         let all: &[TileBounds] = bytemuck::cast_slice(mapped);
-        let mut touched = [u32::MAX, u32::MAX, 0, 0];
-        for (k, job) in jobs.iter().enumerate() {
-            if self.bounds_pending.get(&job.page).map(|p| p.1) != Some(job.seq) {
-                continue;
-            }
-            self.bounds_pending.remove(&job.page);
-            let base = k * stride_tiles;
-            let (id, r) = (job.page, job.rect);
-            set_tiles(&mut self.nodes, &mut touched, tpp, id, r, &|tx, ty| {
+        take_jobs(
+            &mut self.nodes,
+            &mut self.bounds_pending,
+            tpp,
+            jobs,
+            &|k, tx, ty| {
+                let id = jobs[k].page;
                 let (lx, ly) = (tx - id.x * tpp, ty - id.y * tpp);
-                all[base + (ly * tpp + lx) as usize]
-            });
-        }
-        if touched[0] < touched[2] {
-            let _n = crate::profile::scope("render: node bounds");
-            self.nodes.update(touched);
-        }
+                all[k * stride_tiles + (ly * tpp + lx) as usize]
+            },
+        );
         Ok(())
+    }
+}
+
+/// Sets the tiles of each of `jobs` that is still its page's newest (`pending`, which it leaves)
+/// to `bounds(k, tx, ty)` for job k (tiles per page side `tpp`), then the node bounds above them.
+fn take_jobs(
+    nodes: &mut NodeBounds,
+    pending: &mut HashMap<PageId, ([u32; 4], u64)>,
+    tpp: u32,
+    jobs: &[BoundsJob],
+    bounds: &dyn Fn(usize, u32, u32) -> TileBounds,
+) {
+    let mut touched = [u32::MAX, u32::MAX, 0, 0];
+    for (k, job) in jobs.iter().enumerate() {
+        if pending.get(&job.page).map(|p| p.1) != Some(job.seq) {
+            continue;
+        }
+        pending.remove(&job.page);
+        set_tiles(nodes, &mut touched, tpp, job.page, job.rect, &|tx, ty| {
+            bounds(k, tx, ty)
+        });
+    }
+    if touched[0] < touched[2] {
+        let _n = crate::profile::scope("render: node bounds");
+        nodes.update(touched);
     }
 }
 
