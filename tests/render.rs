@@ -604,6 +604,49 @@ fn picking_returns_the_terrain_point_under_the_pixel() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Only the side of the surface that faces the eye is drawn (back faces are culled): the same
+/// point picks the terrain from above and shows the sky from below.
+#[test]
+fn the_terrain_is_drawn_from_above_and_not_from_below() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let size = [160, 120];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    let view = ViewSettings {
+        force_levels: Some(|_, _| 0),
+        ..ViewSettings::default()
+    };
+    let target = Vec3::new(128.0, 20.0, 128.0);
+    let mut picked = Vec::new();
+    for eye_y in [400.0, -400.0] {
+        let cam = Camera::look_at(Vec3::new(100.0, eye_y, 90.0), target);
+        let f = off
+            .render(
+                &mut r,
+                &mut terrain.store,
+                &cam,
+                &view,
+                false,
+                Some([80, 60]),
+            )
+            .unwrap();
+        picked.push(f.picked);
+    }
+    let above = picked[0].expect("from above, the middle pixel shows the terrain");
+    assert!(
+        (above.x - target.x).abs() < 32.0 && (above.z - target.z).abs() < 32.0,
+        "from above: picked {above}, looking at {target}"
+    );
+    assert_eq!(
+        picked[1], None,
+        "from below, the terrain's underside was drawn"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn tile_bounds_follow_edits_incrementally() {
     use scarp::brush::stroke::{stroke_instances, StrokeSample};

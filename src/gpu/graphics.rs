@@ -359,6 +359,9 @@ pub struct GraphicsDesc<'a> {
     /// The depth target's format and the test (and write) comparison; None: no depth target.
     pub depth: Option<(vk::Format, vk::CompareOp)>,
     pub polygon_mode: vk::PolygonMode,
+    /// Some(front): triangles wound `front` on screen face the eye and the others are culled;
+    /// None: none is culled.
+    pub cull: Option<vk::FrontFace>,
 }
 
 /// A graphics pipeline for dynamic rendering.
@@ -389,8 +392,11 @@ impl GraphicsPipeline {
             .scissor_count(1);
         let raster = vk::PipelineRasterizationStateCreateInfo::default()
             .polygon_mode(d.polygon_mode)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .cull_mode(match d.cull {
+                Some(_) => vk::CullModeFlags::BACK,
+                None => vk::CullModeFlags::NONE,
+            })
+            .front_face(d.cull.unwrap_or(vk::FrontFace::COUNTER_CLOCKWISE))
             .line_width(1.0);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default()
             .rasterization_samples(vk::SampleCountFlags::TYPE_1);
