@@ -12,9 +12,10 @@
 
 use super::debug::{messenger_info, MessageCounter};
 use super::error::{GpuError, Result};
-use super::retire::Retirement;
+use super::retire::{PoolSizes, Retirement, SPARE_POOLS_PER_SIZES};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -137,6 +138,9 @@ pub struct Gpu {
     fences: Mutex<Vec<vk::Fence>>,
     /// Detached submissions and the resources dropped while they may run.
     retirement: Mutex<Retirement>,
+    /// Descriptor pools of released sets, reset, by their sizes: the next set of the same sizes
+    /// reuses one instead of making a pool.
+    spare_pools: Mutex<HashMap<PoolSizes, Vec<vk::DescriptorPool>>>,
     nearest_sampler: vk::Sampler,
     info: DeviceInfo,
     /// `shaderStorageImageExtendedFormats` was enabled (r16 storage images, among others).
@@ -624,6 +628,7 @@ impl Gpu {
             command_pool: Mutex::new(made.command_pool),
             fences: Mutex::new(Vec::new()),
             retirement: Mutex::new(Retirement::default()),
+            spare_pools: Mutex::new(HashMap::new()),
             nearest_sampler: made.nearest_sampler,
             extended_storage_formats: enabled.extended_storage_formats,
             dynamic_rendering: enabled.dynamic_rendering,
@@ -661,6 +666,39 @@ impl Gpu {
                 .push(fence),
             // SAFETY: as above.
             Err(_) => unsafe { self.device.destroy_fence(fence, None) },
+        }
+    }
+
+    /// A reset descriptor pool made with `sizes` (one set), if one was given back.
+    pub(crate) fn take_spare_pool(&self, sizes: &PoolSizes) -> Option<vk::DescriptorPool> {
+        self.spare_pools
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(sizes)
+            .and_then(Vec::pop)
+    }
+
+    /// How many reset descriptor pools wait to be reused (all sizes).
+    pub fn spare_descriptor_pools(&self) -> usize {
+        let spare = self.spare_pools.lock().unwrap_or_else(|p| p.into_inner());
+        spare.values().map(Vec::len).sum()
+    }
+
+    /// Gives back the pool of a released set (no pending submission may use the set): reset
+    /// and kept for [`Self::take_spare_pool`], or destroyed beyond [`SPARE_POOLS_PER_SIZES`].
+    pub(crate) fn keep_spare_pool(&self, pool: vk::DescriptorPool, sizes: PoolSizes) {
+        let mut spare = self.spare_pools.lock().unwrap_or_else(|p| p.into_inner());
+        let kept = spare.entry(sizes).or_default();
+        // SAFETY: no pending submission uses a set of the pool (the caller's promise).
+        let reset = unsafe {
+            self.device
+                .reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())
+        };
+        if reset.is_ok() && kept.len() < SPARE_POOLS_PER_SIZES {
+            kept.push(pool);
+        } else {
+            // SAFETY: as above.
+            unsafe { self.device.destroy_descriptor_pool(pool, None) };
         }
     }
 
@@ -886,6 +924,14 @@ impl Drop for Gpu {
         unsafe {
             let _ = self.device.device_wait_idle();
             self.retire_all_idle();
+            let spare = std::mem::take(
+                self.spare_pools
+                    .get_mut()
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+            for pool in spare.into_values().flatten() {
+                self.device.destroy_descriptor_pool(pool, None);
+            }
             self.device.destroy_sampler(self.nearest_sampler, None);
             for &f in self.fences.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                 self.device.destroy_fence(f, None);

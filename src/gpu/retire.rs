@@ -30,11 +30,20 @@ pub(crate) enum Garbage {
     },
     /// A descriptor pool (and every set allocated from it).
     DescriptorPool(vk::DescriptorPool),
+    /// A one-set descriptor pool made with these sizes: reset and kept for the next set of the
+    /// same sizes ([`super::context::Gpu::keep_spare_pool`]).
+    SparePool(vk::DescriptorPool, PoolSizes),
     /// A graphics or compute pipeline.
     Pipeline(vk::Pipeline),
     /// A timestamp query pool.
     QueryPool(vk::QueryPool),
 }
+
+/// The descriptor counts of a one-set pool, by type (sorted): which spare pools a set can take.
+pub(crate) type PoolSizes = Vec<(i32, u32)>;
+
+/// Spare descriptor pools kept per [`PoolSizes`] at most; more are destroyed.
+pub(crate) const SPARE_POOLS_PER_SIZES: usize = 256;
 
 /// Detached submissions not known to be finished, and garbage waiting for them.
 #[derive(Default)]
@@ -183,6 +192,7 @@ impl Gpu {
                 // SAFETY: as above.
                 unsafe { device.destroy_buffer(raw, None) };
             }
+            Garbage::SparePool(pool, sizes) => self.keep_spare_pool(pool, sizes),
             // SAFETY (these three): no submission that may use it is pending.
             Garbage::DescriptorPool(pool) => unsafe { device.destroy_descriptor_pool(pool, None) },
             Garbage::Pipeline(p) => unsafe { device.destroy_pipeline(p, None) },
