@@ -6,7 +6,10 @@
         float d = length(p - b.center);
         if (d < b.radius) {
             float before = h;
-            if (!have_m) {
+            // Tested on the specialization constant first: through have_m alone (true for every
+            // other brush) NVIDIA's compiler kept the noise code live in raise's kernel, and raise
+            // ran 1.46x slower than level (docs/PERF.md, "Raise as fast as level").
+            if (BRUSH_TYPE == BRUSH_NOISE && !have_m) {
                 precise vec2 q = pc.pass.noise.offset + pc.pass.noise.scale * p;
                 m = noiseAt(NOISE_KIND, pc.pass.noise, q);
                 have_m = true;
