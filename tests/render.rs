@@ -647,6 +647,51 @@ fn the_terrain_is_drawn_from_above_and_not_from_below() {
     assert_no_validation_messages(&gpu);
 }
 
+/// A view from below covers no pixel (every triangle faces away): the triangle budget then
+/// counts the whole image, so the bound does not climb to its cap and is back where it was
+/// within a few frames of the view from above.
+#[test]
+fn the_triangle_budget_comes_back_after_a_view_from_below() {
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let heights = hills(d.width, d.height);
+    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let mut off = Offscreen::new(&gpu, [160, 120]).unwrap();
+    let view = ViewSettings {
+        pixel_error: 0.5,
+        max_triangles_per_pixel: 1.0,
+        ..ViewSettings::default()
+    };
+    let target = Vec3::new(128.0, 20.0, 128.0);
+    let above = Camera::look_at(Vec3::new(100.0, 250.0, 90.0), target);
+    let below = Camera::look_at(Vec3::new(100.0, -250.0, 90.0), target);
+    let mut bound = |cam: &Camera, frames: usize| {
+        for _ in 0..frames {
+            off.render(&mut r, &mut terrain.store, cam, &view, false, None)
+                .unwrap();
+        }
+        (r.stats.pixel_error_used, r.covered_pixels())
+    };
+    let (settled, covered) = bound(&above, 6);
+    assert!(
+        covered.is_some_and(|c| c > 0),
+        "from above nothing was covered"
+    );
+    assert!(
+        settled > 0.5,
+        "the budget never bound (bound {settled} px): the test shows nothing"
+    );
+    let (_, covered) = bound(&below, 6);
+    assert_eq!(covered, Some(0), "from below some pixel was covered");
+    let (back, _) = bound(&above, 6);
+    assert!(
+        back <= 1.5 * settled,
+        "six frames after the view from below the bound is {back} px, {settled} px before it"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
 #[test]
 fn tile_bounds_follow_edits_incrementally() {
     use scarp::brush::stroke::{stroke_instances, StrokeSample};

@@ -84,7 +84,7 @@ float terraceTarget(float h, float step, float sharpness) {
 // What a texel stores: its new height where an instance changed it, else what it held. For r32f
 // that is always h (decoding is the identity, so an unchanged h is the very value loaded): no
 // select, and the loaded value need not stay live through the instance loop (raise and level
-// 1.10-1.12x faster at radius 1024, docs/PERF.md). For r16 the value loaded is kept as it was.
+// 1.09-1.12x faster at radius 1024, docs/PERF.md). For r16 the value loaded is kept as it was.
 float storedResult(bool changed, float h, float stored) {
 #ifdef HEIGHT_R16
     return changed ? encodeHeight(h, pc.pass.height_min, pc.pass.height_range) : stored;

@@ -651,7 +651,8 @@ impl TerrainRenderer {
             vertical_scale: view.vertical_scale,
             pixel_error: view.pixel_error.max(0.01),
         };
-        let (sel, tau) = self.select_nodes(terrain, lod, frustum_planes(&whole), view);
+        let pixels = u64::from(viewport[0]) * u64::from(viewport[1]);
+        let (sel, tau) = self.select_nodes(terrain, lod, frustum_planes(&whole), view, pixels);
         let (mut stats, draws) = self.group_draws(&sel, tau, terrain);
         let _phase = crate::profile::scope("prepare: sets and uploads");
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
@@ -733,6 +734,7 @@ impl TerrainRenderer {
         lod: LodView,
         planes: [glam::Vec4; 5],
         view: &ViewSettings,
+        pixels: u64,
     ) -> (Selection, f32) {
         let _phase = crate::profile::scope("prepare: select");
         let desc = self.desc;
@@ -749,7 +751,11 @@ impl TerrainRenderer {
                 drawable[i] == 1
             })
         };
-        let budget = match self.covered_pixels {
+        // A frame that covered no pixel (only sky, or the terrain from below, where every
+        // triangle faces away and is culled) budgets as if all `pixels` were covered: with a
+        // budget of 0 the bound would climb to its cap, and take hundreds of frames to come back.
+        let covered = self.covered_pixels.map(|c| if c == 0 { pixels } else { c });
+        let budget = match covered {
             Some(c) if view.max_triangles_per_pixel > 0.0 && view.force_levels.is_none() => {
                 Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
             }
