@@ -6,8 +6,9 @@ mod common;
 use common::{assert_no_validation_messages, doc, gpu};
 use glam::Vec3;
 use scarp::document::Document;
+use scarp::gpu::Gpu;
 use scarp::noise::NoiseTables;
-use scarp::pages::geometry::PageId;
+use scarp::pages::geometry::{DocumentDesc, PageId};
 use scarp::pages::Budgets;
 use scarp::render::camera::{pixel_ray, screen_point, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
@@ -15,6 +16,7 @@ use scarp::render::offscreen::{offscreen_options, Offscreen};
 use scarp::render::terrain::Overlay;
 use scarp::render::{TerrainRenderer, ViewSettings};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Hills: a few Gaussian bumps and ripples, heights in texel units.
 fn hills(w: u32, h: u32) -> Vec<f32> {
@@ -37,6 +39,14 @@ fn hills(w: u32, h: u32) -> Vec<f32> {
             ) + (x * 0.05).sin() * (y * 0.07).cos() * 3.0
         })
         .collect()
+}
+
+/// A document of `d` holding [`hills`], and a renderer for it with the offscreen options.
+fn hills_scene(gpu: &Arc<Gpu>, d: DocumentDesc) -> (Document, TerrainRenderer) {
+    let heights = hills(d.width, d.height);
+    let terrain = Document::from_heights(gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
+    let renderer = TerrainRenderer::new(gpu, d, offscreen_options()).unwrap();
+    (terrain, renderer)
 }
 
 #[test]
@@ -73,9 +83,7 @@ fn tile_bounds_match_the_cpu_twin() {
 fn renders_offscreen_with_validation_clean() {
     let gpu = gpu();
     let d = doc(512, 512, 256);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, d);
     let mut off = Offscreen::new(&gpu, [320, 240]).unwrap();
     let mut cam = Camera::default();
     cam.frame_all(d.width, d.height, 0.0, 110.0);
@@ -216,10 +224,7 @@ fn a_tiny_page_budget_draws_coarse_first_then_the_same_image() {
 #[test]
 fn golden_image_of_a_fixed_scene() {
     let gpu = gpu();
-    let d = doc(384, 256, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, doc(384, 256, 128));
     let size = [256, 160];
     let mut off = Offscreen::new(&gpu, size).unwrap();
     let cam = Camera::look_at(
@@ -250,9 +255,7 @@ fn golden_image_with_sun_shadows_occlusion_and_materials() {
     use scarp::render::look::Look;
     let gpu = gpu();
     let d = doc(384, 256, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, d);
     let sun = Sun {
         azimuth: 260.0,
         elevation: 12.0,
@@ -474,9 +477,7 @@ fn mesh_height(h: &[f32], w: u32, x: f32, z: f32) -> f32 {
 fn a_kept_picture_is_shown_and_picked_as_drawn_and_changes_are_noticed() {
     let gpu = gpu();
     let d = doc(256, 256, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, d);
     let size = [160, 120];
     let mut off = Offscreen::new(&gpu, size).unwrap();
     let cam = Camera::look_at(
@@ -609,10 +610,7 @@ fn picking_returns_the_terrain_point_under_the_pixel() {
 #[test]
 fn the_terrain_is_drawn_from_above_and_not_from_below() {
     let gpu = gpu();
-    let d = doc(256, 256, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, doc(256, 256, 128));
     let size = [160, 120];
     let mut off = Offscreen::new(&gpu, size).unwrap();
     let view = ViewSettings {
@@ -653,10 +651,7 @@ fn the_terrain_is_drawn_from_above_and_not_from_below() {
 #[test]
 fn the_triangle_budget_comes_back_after_a_view_from_below() {
     let gpu = gpu();
-    let d = doc(256, 256, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, doc(256, 256, 128));
     let mut off = Offscreen::new(&gpu, [160, 120]).unwrap();
     let view = ViewSettings {
         pixel_error: 0.5,
@@ -699,9 +694,7 @@ fn tile_bounds_follow_edits_incrementally() {
     let gpu = gpu();
     // 6x3 pages of 128: two blocks of 4x4 pages side by side.
     let d = doc(700, 300, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+    let (mut terrain, mut r) = hills_scene(&gpu, d);
     r.refresh(&mut terrain.store).unwrap();
     let grid = TileGrid::new(d.width, d.height);
     // Strokes over the corner of four pages (of two blocks) and along a page's west edge, then

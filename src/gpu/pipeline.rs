@@ -268,7 +268,7 @@ impl DescriptorSet {
 
 impl Drop for DescriptorSet {
     fn drop(&mut self) {
-        // Destroyed once no detached submission that may bind it is pending.
+        // Reset and kept for reuse once no detached submission that may bind it is pending.
         let sizes = std::mem::take(&mut self.sizes);
         self.gpu.release(Garbage::SparePool(self.pool, sizes));
     }
