@@ -116,6 +116,13 @@ fn quick_bench_writes_a_complete_report() {
         .expect("the wave-size copy ceiling");
     assert_eq!((wave.elements, wave.bytes), (512 * 512, 512 * 512 * 8));
     assert!(wave.gb_s.is_finite() && wave.gb_s > 0.0 && wave.median_ms > 0.0);
+    // The same square in 16 pages of 128², a dispatch a page.
+    let paged = c
+        .copy_image_wave_pages
+        .as_ref()
+        .expect("the paged wave-size copy ceiling");
+    assert_eq!((paged.elements, paged.bytes), (512 * 512, 512 * 512 * 8));
+    assert!(paged.gb_s.is_finite() && paged.gb_s > 0.0 && paged.median_ms > 0.0);
     for k in &noise.kinds {
         assert!(k.gpu_ms > 0.0 && k.cpu_twin_ms > 0.0, "{}", k.name);
         assert!(

@@ -3,8 +3,8 @@
 
 use super::{median, BenchOptions, Ceilings, CopyCeiling, FmaCeiling};
 use crate::gpu::{
-    shaders, vk, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, GpuError,
-    GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu,
+    GpuError, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
 };
 use bytemuck::{Pod, Zeroable};
 use std::sync::Arc;
@@ -197,10 +197,16 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
     let buffer_elements = copies.buffer_bytes / 4;
     drop(copies);
     // One radius-1024 wave's square (2048², 512² quick), each pass waiting on the one before.
-    let wave = Copies::new(gpu, if o.quick { 512 } else { 2048 })?;
+    let (wave_side, wave_page) = if o.quick { (512, 128) } else { (2048, 512) };
+    let wave = Copies::new(gpu, wave_side)?;
     let wave_ms = wave.time_images(gpu, passes, warmup)?;
     let wave_texels = wave.texels();
     drop(wave);
+    // The same square in pages, a dispatch a page as a brush's wave runs: what the pass
+    // structure alone allows.
+    let paged = PagedCopies::new(gpu, wave_side, wave_page)?;
+    let paged_ms = paged.time(gpu, passes, warmup)?;
+    drop(paged);
     let fma = measure_fma(gpu, o, passes, warmup)?;
 
     let copy = |elements: u64, ms: f64| CopyCeiling {
@@ -213,6 +219,7 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
         copy_image: copy(image_texels, image_ms),
         copy_buffer: copy(buffer_elements, buffer_ms),
         copy_image_wave: Some(copy(wave_texels, wave_ms)),
+        copy_image_wave_pages: Some(copy(wave_texels, paged_ms)),
         fma,
     })
 }
@@ -364,6 +371,92 @@ impl Copies {
                 .timed(Some(&buffer_timer), "copy buffer")
                 .dispatch(groups_for(vec4s))
         })
+    }
+}
+
+/// The wave-size copy split into pages: `(side / page)²` pairs of R32F storage images of `page`²
+/// texels, the copy kernel's sets over each pair both ways, every image a filled.
+struct PagedCopies {
+    page: u32,
+    sets: Vec<[DescriptorSet; 2]>,
+    kernel: ComputeKernel<CopyImagePush>,
+    images: Vec<[Image; 2]>,
+}
+
+impl PagedCopies {
+    fn new(gpu: &Arc<Gpu>, side: u32, page: u32) -> Result<Self> {
+        let desc = ImageDesc::new_2d(vk::Format::R32_SFLOAT, [page, page])
+            .usage(vk::ImageUsageFlags::STORAGE);
+        let pages = (side / page).pow(2);
+        let images = (0..pages)
+            .map(|_| {
+                Ok([
+                    Image::new(gpu, "paged copy ceiling a", desc)?,
+                    Image::new(gpu, "paged copy ceiling b", desc)?,
+                ])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let kernel = ComputeKernel::<CopyImagePush>::new(
+            gpu,
+            &shaders::BENCH_COPY_IMAGE_COMP,
+            &[BindingKind::StorageImage, BindingKind::StorageImage],
+            &[],
+        )?;
+        let sets = images
+            .iter()
+            .map(|[a, b]| {
+                Ok([
+                    kernel.bind(&[Resource::StorageImage(a), Resource::StorageImage(b)])?,
+                    kernel.bind(&[Resource::StorageImage(b), Resource::StorageImage(a)])?,
+                ])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let paged = Self {
+            page,
+            sets,
+            kernel,
+            images,
+        };
+        let mut rec = Recorder::new(gpu)?;
+        for ([a, b], [_, b_to_a]) in paged.images.iter().zip(&paged.sets) {
+            // Mode 0 only writes `dst`, but `src` is bound (and declared read) too.
+            rec.pass(&paged.kernel, b_to_a)
+                .read_storage_image(b)
+                .write_image(a)
+                .push(&CopyImagePush { mode: 0 })
+                .dispatch(paged.groups())?;
+        }
+        rec.submit_and_wait()?;
+        Ok(paged)
+    }
+
+    fn groups(&self) -> [u32; 3] {
+        [self.page.div_ceil(16), self.page.div_ceil(16), 1]
+    }
+
+    /// Median GPU time (ms) of a pass copying every page one way, `passes` times alternating
+    /// (the first `warmup` not counted): one barrier before a pass, then a dispatch a page.
+    fn time(&self, gpu: &Arc<Gpu>, passes: usize, warmup: usize) -> Result<f64> {
+        let timer = timer(gpu, passes)?;
+        let mut rec = Recorder::new(gpu)?;
+        rec.reset_timer(&timer);
+        for i in 0..passes {
+            let (from, to) = (i % 2, 1 - i % 2);
+            for pair in &self.images {
+                rec.image(&pair[from], Access::ComputeStorageRead);
+                rec.image(&pair[to], Access::ComputeStorageWrite);
+            }
+            rec.flush_barriers();
+            let q = rec.timer_begin(&timer, "copy image pages")?;
+            for sets in &self.sets {
+                rec.pass(&self.kernel, &sets[from])
+                    .push(&CopyImagePush { mode: 1 })
+                    .dispatch(self.groups())?;
+            }
+            rec.timer_end(&timer, q);
+        }
+        rec.submit_and_wait()?;
+        timed_median(&timer, warmup)
     }
 }
 

@@ -90,6 +90,14 @@ fn quantities(r: &Report) -> Vec<Quantity> {
     if let Some(w) = &c.copy_image_wave {
         q.push(("ceiling/copy_image_wave gb_s".into(), w.gb_s, true, 0.0));
     }
+    if let Some(w) = &c.copy_image_wave_pages {
+        q.push((
+            "ceiling/copy_image_wave_pages gb_s".into(),
+            w.gb_s,
+            true,
+            0.0,
+        ));
+    }
     q.push(("ceiling/fma gflop_s".into(), c.fma.gflop_s, true, 0.0));
     if let Some(n) = &r.noise {
         for k in &n.kinds {

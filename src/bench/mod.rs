@@ -136,6 +136,11 @@ pub struct Ceilings {
     /// that size can reach (absent in reports before 2026-11-27).
     #[serde(default)]
     pub copy_image_wave: Option<CopyCeiling>,
+    /// The same square in pages of 512 (128 with `--quick`), a dispatch a page behind one
+    /// barrier a pass, as a brush's wave runs: what the pass structure alone allows (absent in
+    /// reports before 2026-11-28).
+    #[serde(default)]
+    pub copy_image_wave_pages: Option<CopyCeiling>,
     pub fma: FmaCeiling,
 }
 

@@ -80,6 +80,17 @@ pub fn markdown(r: &Report) -> String {
             num(super::ratio(w.gb_s, c.copy_image.gb_s))
         );
     }
+    if let Some(w) = &c.copy_image_wave_pages {
+        let _ = writeln!(
+            o,
+            "| copy, the same in pages (512², 128² with --quick), a dispatch a page, each pass after the last | {} texels, {} MiB read + written | {} | {} GB/s ({}× the image copy) |",
+            w.elements,
+            w.bytes >> 20,
+            num(w.median_ms),
+            num(w.gb_s),
+            num(super::ratio(w.gb_s, c.copy_image.gb_s))
+        );
+    }
     let _ = writeln!(
         o,
         "| copy, storage buffers (vec4) | {} floats, {} MiB read + written | {} | {} GB/s ({}× the image copy) |",
