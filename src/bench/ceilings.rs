@@ -206,6 +206,7 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
     // structure alone allows.
     let paged = PagedCopies::new(gpu, wave_side, wave_page)?;
     let paged_ms = paged.time(gpu, passes, warmup)?;
+    let paged_texels = paged.texels();
     drop(paged);
     let fma = measure_fma(gpu, o, passes, warmup)?;
 
@@ -219,9 +220,19 @@ pub(super) fn measure(gpu: &Arc<Gpu>, o: &BenchOptions, heater: &Heater) -> Resu
         copy_image: copy(image_texels, image_ms),
         copy_buffer: copy(buffer_elements, buffer_ms),
         copy_image_wave: Some(copy(wave_texels, wave_ms)),
-        copy_image_wave_pages: Some(copy(wave_texels, paged_ms)),
+        copy_image_wave_pages: Some(copy(paged_texels, paged_ms)),
         fma,
     })
+}
+
+/// The image copy kernel (bench/copy_image.comp): set 0 reads image 0, writes image 1.
+fn copy_image_kernel(gpu: &Arc<Gpu>) -> Result<ComputeKernel<CopyImagePush>> {
+    ComputeKernel::new(
+        gpu,
+        &shaders::BENCH_COPY_IMAGE_COMP,
+        &[BindingKind::StorageImage, BindingKind::StorageImage],
+        &[],
+    )
 }
 
 /// What the copy ceilings copy: two R32F storage images of `side`² texels and two storage
@@ -249,12 +260,7 @@ impl Copies {
             Image::new(gpu, "copy ceiling a", desc)?,
             Image::new(gpu, "copy ceiling b", desc)?,
         ];
-        let kernel = ComputeKernel::<CopyImagePush>::new(
-            gpu,
-            &shaders::BENCH_COPY_IMAGE_COMP,
-            &[BindingKind::StorageImage, BindingKind::StorageImage],
-            &[],
-        )?;
+        let kernel = copy_image_kernel(gpu)?;
         let sets = [
             kernel.bind(&[
                 Resource::StorageImage(&images[0]),
@@ -374,8 +380,10 @@ impl Copies {
     }
 }
 
-/// The wave-size copy split into pages: `(side / page)²` pairs of R32F storage images of `page`²
-/// texels, the copy kernel's sets over each pair both ways, every image a filled.
+/// The wave-size copy split into pages: `(side / page)²` pairs (a, b) of R32F storage images of
+/// `page`² texels, the copy kernel's sets over each pair both ways, image a of every pair filled
+/// with a hash pattern. (Fields drop in this order: sets before the kernel, the kernel before
+/// the images.)
 struct PagedCopies {
     page: u32,
     sets: Vec<[DescriptorSet; 2]>,
@@ -384,7 +392,9 @@ struct PagedCopies {
 }
 
 impl PagedCopies {
+    /// `side` a multiple of `page`.
     fn new(gpu: &Arc<Gpu>, side: u32, page: u32) -> Result<Self> {
+        debug_assert_eq!(side % page, 0, "whole pages");
         let desc = ImageDesc::new_2d(vk::Format::R32_SFLOAT, [page, page])
             .usage(vk::ImageUsageFlags::STORAGE);
         let pages = (side / page).pow(2);
@@ -396,12 +406,7 @@ impl PagedCopies {
                 ])
             })
             .collect::<Result<Vec<_>>>()?;
-        let kernel = ComputeKernel::<CopyImagePush>::new(
-            gpu,
-            &shaders::BENCH_COPY_IMAGE_COMP,
-            &[BindingKind::StorageImage, BindingKind::StorageImage],
-            &[],
-        )?;
+        let kernel = copy_image_kernel(gpu)?;
         let sets = images
             .iter()
             .map(|[a, b]| {
@@ -432,6 +437,11 @@ impl PagedCopies {
 
     fn groups(&self) -> [u32; 3] {
         [self.page.div_ceil(16), self.page.div_ceil(16), 1]
+    }
+
+    /// Texels copied a pass, over all pages.
+    fn texels(&self) -> u64 {
+        self.images.len() as u64 * u64::from(self.page).pow(2)
     }
 
     /// Median GPU time (ms) of a pass copying every page one way, `passes` times alternating
