@@ -109,20 +109,23 @@ fn quick_bench_writes_a_complete_report() {
     ] {
         assert!(v.is_finite() && v > 0.0, "{name} ceiling {v}");
     }
-    // The copy at one brush wave's size: 512² with --quick, read and written.
-    let wave = c
-        .copy_image_wave
-        .as_ref()
-        .expect("the wave-size copy ceiling");
-    assert_eq!((wave.elements, wave.bytes), (512 * 512, 512 * 512 * 8));
-    assert!(wave.gb_s.is_finite() && wave.gb_s > 0.0 && wave.median_ms > 0.0);
-    // The same square in 16 pages of 128², a dispatch a page.
-    let paged = c
-        .copy_image_wave_pages
-        .as_ref()
-        .expect("the paged wave-size copy ceiling");
-    assert_eq!((paged.elements, paged.bytes), (512 * 512, 512 * 512 * 8));
-    assert!(paged.gb_s.is_finite() && paged.gb_s > 0.0 && paged.median_ms > 0.0);
+    // The copy at one brush wave's size (512² with --quick, read and written), as one image and
+    // as 16 pages of 128², a dispatch a page.
+    for (name, ceiling) in [
+        ("wave-size", &c.copy_image_wave),
+        ("paged wave-size", &c.copy_image_wave_pages),
+    ] {
+        let w = ceiling
+            .as_ref()
+            .unwrap_or_else(|| panic!("the {name} copy ceiling"));
+        assert_eq!((w.elements, w.bytes), (512 * 512, 512 * 512 * 8), "{name}");
+        assert!(
+            w.gb_s.is_finite() && w.gb_s > 0.0 && w.median_ms > 0.0,
+            "{name} ceiling {} GB/s in {} ms",
+            w.gb_s,
+            w.median_ms
+        );
+    }
     for k in &noise.kinds {
         assert!(k.gpu_ms > 0.0 && k.cpu_twin_ms > 0.0, "{}", k.name);
         assert!(
