@@ -8,7 +8,7 @@ use glam::Vec3;
 use scarp::document::Document;
 use scarp::gpu::Gpu;
 use scarp::noise::NoiseTables;
-use scarp::pages::geometry::{DocumentDesc, PageId};
+use scarp::pages::geometry::{DocumentDesc, HeightFormat, PageId};
 use scarp::pages::Budgets;
 use scarp::render::camera::{pixel_ray, screen_point, Camera};
 use scarp::render::lod::{tile_bounds, TileGrid};
@@ -52,27 +52,35 @@ fn hills_scene(gpu: &Arc<Gpu>, d: DocumentDesc) -> (Document, TerrainRenderer) {
 #[test]
 fn tile_bounds_match_the_cpu_twin() {
     let gpu = gpu();
-    let d = doc(300, 200, 128);
-    let heights = hills(d.width, d.height);
-    let mut terrain = Document::from_heights(&gpu, d, &heights, &NoiseTables::new(2009)).unwrap();
-    let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
-    r.refresh(&mut terrain.store).unwrap();
-    let grid = TileGrid::new(d.width, d.height);
-    assert_eq!(r.nodes().tiles().len(), grid.count());
-    for ty in 0..grid.tiles_y {
-        for tx in 0..grid.tiles_x {
-            let cpu = tile_bounds(&heights, &grid, tx, ty);
-            let g = r.nodes().tiles()[grid.index(tx, ty)];
-            assert_eq!(g.min, cpu.min, "tile {tx},{ty}");
-            assert_eq!(g.max, cpu.max, "tile {tx},{ty}");
-            for l in 0..6 {
-                assert!(
-                    (g.error[l] - cpu.error[l]).abs() <= 1e-4 * cpu.error[l].max(1.0),
-                    "tile {tx},{ty} level {}: {} vs {}",
-                    l + 1,
-                    g.error[l],
-                    cpu.error[l]
-                );
+    for format in [HeightFormat::R32f, HeightFormat::R16] {
+        let d = DocumentDesc {
+            format,
+            ..doc(300, 200, 128)
+        };
+        let mut terrain =
+            Document::from_heights(&gpu, d, &hills(d.width, d.height), &NoiseTables::new(2009))
+                .unwrap();
+        // The heights as stored (r16 quantizes them), which the GPU reads.
+        let heights = terrain.to_dense().unwrap();
+        let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+        r.refresh(&mut terrain.store).unwrap();
+        let grid = TileGrid::new(d.width, d.height);
+        assert_eq!(r.nodes().tiles().len(), grid.count());
+        for ty in 0..grid.tiles_y {
+            for tx in 0..grid.tiles_x {
+                let cpu = tile_bounds(&heights, &grid, tx, ty);
+                let g = r.nodes().tiles()[grid.index(tx, ty)];
+                assert_eq!(g.min, cpu.min, "{format:?} tile {tx},{ty}");
+                assert_eq!(g.max, cpu.max, "{format:?} tile {tx},{ty}");
+                for l in 0..6 {
+                    assert!(
+                        (g.error[l] - cpu.error[l]).abs() <= 1e-4 * cpu.error[l].max(1.0),
+                        "{format:?} tile {tx},{ty} level {}: {} vs {}",
+                        l + 1,
+                        g.error[l],
+                        cpu.error[l]
+                    );
+                }
             }
         }
     }
