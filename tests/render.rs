@@ -53,15 +53,28 @@ fn hills_scene(gpu: &Arc<Gpu>, d: DocumentDesc) -> (Document, TerrainRenderer) {
 fn tile_bounds_match_the_cpu_twin() {
     let gpu = gpu();
     for format in [HeightFormat::R32f, HeightFormat::R16] {
+        // A range that holds the hills (about -3 to 63), so r16 quantizes them and clamps none.
         let d = DocumentDesc {
             format,
+            height_min: -5.0,
+            height_max: 70.0,
             ..doc(300, 200, 128)
         };
-        let mut terrain =
-            Document::from_heights(&gpu, d, &hills(d.width, d.height), &NoiseTables::new(2009))
-                .unwrap();
-        // The heights as stored (r16 quantizes them), which the GPU reads.
+        let input = hills(d.width, d.height);
+        assert!(input
+            .iter()
+            .all(|h| (d.height_min..=d.height_max).contains(h)));
+        let mut terrain = Document::from_heights(&gpu, d, &input, &NoiseTables::new(2009)).unwrap();
+        // The heights as stored, which the GPU reads.
         let heights = terrain.to_dense().unwrap();
+        if format == HeightFormat::R16 {
+            let quantized = heights.iter().zip(&input).filter(|(s, h)| s != h).count();
+            assert!(
+                quantized > heights.len() / 2,
+                "r16 should quantize most heights: {quantized} of {} differ",
+                heights.len()
+            );
+        }
         let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
         r.refresh(&mut terrain.store).unwrap();
         let grid = TileGrid::new(d.width, d.height);
