@@ -58,8 +58,11 @@ const STAGING_SETS: usize = 3;
 /// this many bytes, between 1 and [`AHEAD_PAIRS`].
 const AHEAD_BYTES: u64 = 32 << 20;
 const AHEAD_PAIRS: u64 = 16;
-/// Bytes each thread copies at a time between host pages and staging memory.
-const COPY_SLICE: usize = 256 << 10;
+/// Bytes each thread copies at a time between host pages and staging memory: a page of 512² r32f
+/// in 16 slices. One thread copies about 2 GB/s into staging on an H200's host; 16 slices took a
+/// page-in's copy from 0.24-0.26 ms (4 slices) to 0.19-0.21 (docs/PERF.md, "Page-ins' host
+/// copies").
+const COPY_SLICE: usize = 64 << 10;
 
 /// A saved page read ahead of need: its version's key, where it was read from, its bytes.
 type ReadAhead = (u64, DiskLoc, Result<Vec<u8>>);
