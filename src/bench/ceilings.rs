@@ -448,9 +448,7 @@ impl PagedCopies {
     /// (the first `warmup` not counted): one barrier before a pass, then a dispatch a page.
     fn time(&self, gpu: &Arc<Gpu>, passes: usize, warmup: usize) -> Result<f64> {
         let timer = timer(gpu, passes)?;
-        let mut rec = Recorder::new(gpu)?;
-        rec.reset_timer(&timer);
-        for i in 0..passes {
+        time_passes(gpu, &timer, passes, warmup, |rec, i| {
             let (from, to) = (i % 2, 1 - i % 2);
             for pair in &self.images {
                 rec.image(&pair[from], Access::ComputeStorageRead);
@@ -464,9 +462,8 @@ impl PagedCopies {
                     .dispatch(self.groups())?;
             }
             rec.timer_end(&timer, q);
-        }
-        rec.submit_and_wait()?;
-        timed_median(&timer, warmup)
+            Ok(())
+        })
     }
 }
 
