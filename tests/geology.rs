@@ -211,6 +211,7 @@ fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
             base_level: None,
             fill_depressions: None,
             multi_flow: None,
+            critical_slope: None,
         };
         let spec = RunSpec {
             params,
@@ -335,6 +336,145 @@ fn outlets_never_move_and_flat_ground_without_uplift_stays_flat() {
         assert!(g == flat, "flat ground moved");
         assert_eq!(out.measure(), 0.0);
     }
+    assert_no_validation_messages(&gpu);
+}
+
+/// The threshold hillslope (`--critical-slope`, docs/geology.md): with no erosion, creep or
+/// uplift one iteration cuts each texel down to its lowest `z_q + tan θ·δ_q`, exactly as an
+/// independent reference computes it, on the GPU and in the twin; with the model running the
+/// GPU follows the twin; and a run until steady ends with no texel steeper than θ above a
+/// neighbour, where the same run without the threshold leaves steeper ground.
+#[test]
+fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
+    let gpu = gpu();
+    let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let (w, h) = (96u32, 80u32);
+    let (tau, unit, degrees) = (4.0f32, 100.0f32, 30.0f32);
+    let heights = common::fbm_terrain(w, h, 4, 30.0, 5);
+    let spec =
+        |params: GeologyParams, iterations: usize, until: Option<f32>, coarse: u32| RunSpec {
+            params,
+            tau,
+            height_unit: unit,
+            base_z: None,
+            iterations,
+            until,
+            coarse,
+            stop_after: None,
+        };
+    let tan = f64::from(degrees).to_radians().tan();
+    let rise = |k: usize| {
+        let d = if k & 1 == 1 {
+            tau * std::f32::consts::SQRT_2
+        } else {
+            tau
+        };
+        (tan * f64::from(d)) as f32
+    };
+
+    // Talus alone: z' = min(z, min_q z_q + rise_q) over the interior, in metres.
+    let talus = GeologyParams {
+        uplift_rate: 0.0,
+        erodibility: 0.0,
+        diffusion: 0.0,
+        critical_slope: Some(degrees),
+        ..GeologyParams::default()
+    };
+    let z: Vec<f32> = heights.iter().map(|v| v * unit).collect();
+    let mut want = z.clone();
+    let mut cut = 0;
+    for y in 1..h as i32 - 1 {
+        for x in 1..w as i32 - 1 {
+            let i = (y * w as i32 + x) as usize;
+            for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+                let j = ((y + dy) * w as i32 + x + dx) as usize;
+                want[i] = want[i].min(z[j] + rise(k));
+            }
+            cut += usize::from(want[i] < z[i]);
+        }
+    }
+    assert!(cut > 100, "{cut} texels steeper than {degrees}° to cut");
+    for backend in [Some((&gpu, &kernels)), None] {
+        let mut g = heights.clone();
+        run(
+            backend,
+            &mut g,
+            [w, h],
+            None,
+            &spec(talus, 1, None, 0),
+            None,
+            |_, _, _| {},
+        )
+        .unwrap();
+        for (i, &got) in g.iter().enumerate() {
+            // A texel the run changed leaves as z / unit; the others keep their heights.
+            let expect = if want[i] == z[i] {
+                heights[i]
+            } else {
+                want[i] / unit
+            };
+            assert_eq!(got, expect, "texel {i}, on the GPU: {}", backend.is_some());
+        }
+    }
+
+    // The model with the threshold: the GPU follows the twin.
+    let model = GeologyParams {
+        time_step: 100.0,
+        critical_slope: Some(degrees),
+        ..GeologyParams::default()
+    };
+    let mut on_gpu = heights.clone();
+    let mut on_cpu = heights.clone();
+    for (backend, g) in [(Some((&gpu, &kernels)), &mut on_gpu), (None, &mut on_cpu)] {
+        run(
+            backend,
+            g,
+            [w, h],
+            None,
+            &spec(model, 200, None, 0),
+            None,
+            |_, _, _| {},
+        )
+        .unwrap();
+    }
+    let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
+    let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+    assert!(diff <= 1e-5, "GPU and twin differ by {diff} of the relief");
+    assert!(on_cpu != heights);
+
+    // Until steady, coarse to fine: no texel more than θ above a neighbour (within what the
+    // last iteration may still move: 1 % of a step's uplift); without the threshold, steeper.
+    let steepest = |with: Option<f32>, until: Option<f32>| {
+        let params = GeologyParams {
+            critical_slope: with,
+            ..model
+        };
+        let mut g = heights.clone();
+        let s = spec(params, 20_000, until, 2);
+        let out = run(None, &mut g, [w, h], None, &s, None, |_, _, _| {}).unwrap();
+        let z: Vec<f32> = g.iter().map(|v| v * unit).collect();
+        let slack = 0.01 * params.time_step * params.uplift_rate;
+        let mut most = 0.0f64;
+        for y in 1..h as i32 - 1 {
+            for x in 1..w as i32 - 1 {
+                let i = (y * w as i32 + x) as usize;
+                for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+                    let j = ((y + dy) * w as i32 + x + dx) as usize;
+                    let over = f64::from(z[i] - z[j] - rise(k) - slack);
+                    most = most.max(over);
+                }
+            }
+        }
+        (out.measure(), most)
+    };
+    let (measure, over) = steepest(Some(degrees), Some(0.01));
+    assert!(measure <= 0.01, "not steady: {measure}");
+    assert!(over <= 1e-4, "a texel stands {over} m above its talus");
+    let (_, over) = steepest(None, None);
+    assert!(
+        over > 1.0,
+        "without the threshold the steepest texel is only {over} m over"
+    );
     assert_no_validation_messages(&gpu);
 }
 

@@ -2,8 +2,9 @@
 // A' = a0 + the areas of the neighbours that drain here (with multi-flow routing, each
 // neighbour's area times its weight toward here, slope^flow_exponent over the sum of its
 // lower neighbours'), then for a texel that is not an outlet
-// z* = z - dt (K A'^m S^n - kappa L), held at or above its receiver, plus dt U u. A height that
-// would not be finite stays as it was. CPU twin: geology::cpu::State::step.
+// z* = z - dt (K A'^m S^n - kappa L), held at or above its receiver, plus dt U u; with the
+// threshold hillslope, then at most min over the neighbours of z_q + tan(theta) delta_q. A height
+// that would not be finite stays as it was. CPU twin: geology::cpu::State::step.
 #include "geology_shared.glsl"
 
 layout(set = 0, binding = 0, std430) readonly buffer Z { float z[]; };
@@ -82,6 +83,14 @@ void main() {
                 up = u[i];
             }
             precise float zu = zs + (pc.g.dt * pc.g.uplift) * up;
+            if (pc.g.critical == 1 && !isinf(zu) && !isnan(zu)) {
+                // The threshold hillslope: at most each neighbour's height plus its rise (a texel
+                // that is not an outlet is interior: every neighbour is in the region).
+                for (int k = 0; k < 8; k++) {
+                    precise float cap = z[neighbourIndex(i, k)] + ((k & 1) == 1 ? pc.g.rise_diag : pc.g.rise_axis);
+                    zu = min(zu, cap);
+                }
+            }
             if (!isinf(zu) && !isnan(zu)) {
                 zn = zu;
             }

@@ -25,6 +25,9 @@ struct GeologyPush {
     float inv_diag;      // times these (a division may differ from the CPU's in the last bit)
     int multi_flow;      // 1: area to every lower neighbour by slope^flow_exponent; 0: D8
     float flow_exponent;
+    int critical;        // 1: no texel ends above a neighbour q by more than its rise:
+    float rise_axis;     // tan(critical slope) * tau for the axis neighbours,
+    float rise_diag;     // tan(critical slope) * tau * sqrt(2) for the diagonal ones
 };
 
 // The receivers' element: a byte where the device has storageBuffer8BitAccess (the

@@ -16,4 +16,5 @@ void main() {
     putF(pc.p.uplift); putF(pc.p.base_level); putI(pc.p.has_base); putI(pc.p.measure);
     putF(pc.p.steady_unit); putI(pc.p.uniform_uplift); putF(pc.p.inv_tau);
     putF(pc.p.inv_diag); putI(pc.p.multi_flow); putF(pc.p.flow_exponent);
+    putI(pc.p.critical); putF(pc.p.rise_axis); putF(pc.p.rise_diag);
 }

@@ -62,6 +62,10 @@ pub struct Realism {
     pub side: u32,
     pub texel_size_m: f32,
     pub coarse_levels: u32,
+    /// The threshold hillslope's angle, degrees; absent: the model alone (and in
+    /// earlier reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_slope_deg: Option<f32>,
     pub iterations: usize,
     pub years: f64,
     pub gpu_s: f64,
@@ -85,6 +89,10 @@ pub struct GeologyResult {
     /// ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<ChannelAgreement>,
+    /// The same with the threshold hillslope at the bench's critical slope (absent from
+    /// earlier reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_critical: Option<ChannelAgreement>,
     /// The maps' D8 drainage on the GPU and the CPU (absent from earlier reports).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drainage: Vec<DrainageRow>,
@@ -102,14 +110,20 @@ fn name(side: u32) -> String {
     format!("geology/{side}")
 }
 
-/// The realism cases: (name, side).
-fn realism_cases(quick: bool) -> &'static [(&'static str, u32)] {
+/// The critical slope of the realism cases run with the threshold hillslope, degrees.
+const CRITICAL_SLOPE: f32 = 35.0;
+
+/// The realism cases: (name, side, critical slope): the default model, and the default with the
+/// threshold hillslope (docs/geology.md, "The critical slope").
+fn realism_cases(quick: bool) -> &'static [(&'static str, u32, Option<f32>)] {
     if quick {
-        &[("geology/realism/128", 128)]
+        &[("geology/realism/128", 128, None)]
     } else {
         &[
-            ("geology/realism/1024", 1024),
-            ("geology/realism/4096", 4096),
+            ("geology/realism/1024", 1024, None),
+            ("geology/realism/4096", 4096, None),
+            ("geology/critical-slope/1024", 1024, Some(CRITICAL_SLOPE)),
+            ("geology/critical-slope/4096", 4096, Some(CRITICAL_SLOPE)),
         ]
     }
 }
@@ -130,7 +144,7 @@ pub(super) fn names(quick: bool) -> Vec<String> {
     sides(quick)
         .iter()
         .map(|&s| name(s))
-        .chain(realism_cases(quick).iter().map(|(n, _)| n.to_string()))
+        .chain(realism_cases(quick).iter().map(|(n, _, _)| n.to_string()))
         .chain(drainage_sides(quick).iter().map(|&s| drainage_name(s)))
         .collect()
 }
@@ -201,10 +215,10 @@ pub(super) fn measure(
         .copied()
         .filter(|&s| o.wants(&name(s)))
         .collect();
-    let realism_wanted: Vec<(&str, u32)> = realism_cases(o.quick)
+    let realism_wanted: Vec<(&str, u32, Option<f32>)> = realism_cases(o.quick)
         .iter()
         .copied()
-        .filter(|(n, _)| o.wants(n))
+        .filter(|(n, _, _)| o.wants(n))
         .collect();
     let drainage_wanted = drainage_sides(o.quick)
         .iter()
@@ -272,39 +286,52 @@ pub(super) fn measure(
     }
     let mut realism = Vec::new();
     let mut areas = Vec::new();
-    for (case, side) in realism_wanted {
-        let (r, area) = measure_realism(gpu, &kernels, tables, case, side, o.quick)?;
-        areas.push((side, area));
+    for (case, side, critical) in realism_wanted {
+        let (r, area) = measure_realism(gpu, &kernels, tables, case, side, critical, o.quick)?;
+        areas.push((side, critical, area));
         realism.push(r);
     }
-    let resolution = match (o.quick, areas.as_slice()) {
-        (false, [(cs, coarse), (fs, fine)]) => {
-            let a = channel_agreement(
-                coarse,
-                *cs as usize,
-                fine,
-                *fs as usize,
-                4096.0 * 4096.0,
-                CHANNEL_FRACTION,
-                CHANNEL_TOLERANCE,
-            );
-            eprintln!(
-                "geology/realism: channels draining ≥ {}% of the region, {cs}² and {fs}² runs: {:.1}% of the {fs}² run's within {} texels of the {cs}²'s channels, {:.1}% the other way",
-                CHANNEL_FRACTION * 100.0,
-                a.fine_on_coarse * 100.0,
-                CHANNEL_TOLERANCE,
-                a.coarse_on_fine * 100.0
-            );
-            Some(a)
+    // The 1024² and 4096² runs of one model, when both ran.
+    let agreement = |critical: Option<f32>| {
+        let runs: Vec<(u32, &Vec<f64>)> = areas
+            .iter()
+            .filter(|(_, c, _)| *c == critical)
+            .map(|(s, _, a)| (*s, a))
+            .collect();
+        let [(cs, coarse), (fs, fine)] = runs.as_slice() else {
+            return None;
+        };
+        if o.quick {
+            return None;
         }
-        _ => None,
+        let a = channel_agreement(
+            coarse,
+            *cs as usize,
+            fine,
+            *fs as usize,
+            4096.0 * 4096.0,
+            CHANNEL_FRACTION,
+            CHANNEL_TOLERANCE,
+        );
+        eprintln!(
+            "geology/realism{}: channels draining ≥ {}% of the region, {cs}² and {fs}² runs: {:.1}% of the {fs}² run's within {} texels of the {cs}²'s channels, {:.1}% the other way",
+            critical.map_or(String::new(), |d| format!(" (critical slope {d}°)")),
+            CHANNEL_FRACTION * 100.0,
+            a.fine_on_coarse * 100.0,
+            CHANNEL_TOLERANCE,
+            a.coarse_on_fine * 100.0
+        );
+        Some(a)
     };
+    let resolution = agreement(None);
+    let resolution_critical = agreement(Some(CRITICAL_SLOPE));
     let drainage = measure_drainage(gpu, o, heater)?;
     Ok(Some(GeologyResult {
         rows,
         cpu_threads: rayon::current_num_threads(),
         realism,
         resolution,
+        resolution_critical,
         drainage,
     }))
 }
@@ -316,7 +343,7 @@ const CHANNEL_TOLERANCE: f64 = 4.0;
 
 /// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
 /// 4.1 km (box means; quick: the erosion section's small terrain over 4.1 km instead), run with
-/// the default parameters until steady (measure ≤ 0.01) coarse to fine; its statistics before
+/// the default parameters (and the threshold hillslope at `critical_slope`, if given) until steady (measure ≤ 0.01) coarse to fine; its statistics before
 /// and after, and the drainage area (m²) at the end.
 fn measure_realism(
     gpu: &Arc<Gpu>,
@@ -324,6 +351,7 @@ fn measure_realism(
     tables: &crate::noise::NoiseTables,
     case: &str,
     side: u32,
+    critical_slope: Option<f32>,
     quick: bool,
 ) -> Result<(Realism, Vec<f64>)> {
     let (h, texel, unit, terrain) = if quick {
@@ -353,7 +381,10 @@ fn measure_realism(
     };
     let coarse = crate::geology::run::auto_coarse([side, side]);
     let run = GeologyRun {
-        params: GeologyParams::default(),
+        params: GeologyParams {
+            critical_slope,
+            ..GeologyParams::default()
+        },
         iterations: if quick { 256 } else { 50_000 },
         until_steady: Some(0.01),
         coarse,
@@ -403,6 +434,7 @@ fn measure_realism(
         side,
         texel_size_m: texel,
         coarse_levels: coarse,
+        critical_slope_deg: critical_slope,
         iterations,
         years: out.years(run.params.time_step),
         gpu_s: out.gpu_ms * 1e-3,

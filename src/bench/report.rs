@@ -466,8 +466,9 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
     }
     let _ = writeln!(
         o,
-        "\nThe default parameters run coarse to fine until the steady-state measure is at most \
-         0.01 (or the cap); drainage statistics (docs/bench.md) before → after.\n"
+        "\nThe default parameters (and with the threshold hillslope where a critical slope is \
+         named) run coarse to fine until the steady-state measure is at most 0.01 (or the cap); \
+         drainage statistics (docs/bench.md) before → after.\n"
     );
     let _ = writeln!(
         o,
@@ -478,7 +479,10 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
         let _ = writeln!(
             o,
             "| {} | {} | {:.3e} | {} | {} | {:.3} → **{:.3}** | {:.2} % → **{:.2} %** | {:.0}/{:.0}/{:.0} → {:.0}/{:.0}/{:.0} |",
-            x.terrain,
+            match x.critical_slope_deg {
+                Some(d) => format!("{}, critical slope {d}°", x.terrain),
+                None => x.terrain.clone(),
+            },
             x.iterations,
             x.years,
             num(x.gpu_s),

@@ -109,6 +109,14 @@ pub fn geology_panel(
                 ui.slider("flow exponent", 0.5, 4.0, e);
             }
             tip(ui, "Drainage area shared among every lower neighbour by slope to this power, not all sent down the steepest: smoother valley floors");
+            let mut critical = p.critical_slope.is_some();
+            if ui.checkbox("critical slope", &mut critical) {
+                p.critical_slope = critical.then_some(35.0);
+            }
+            if let Some(deg) = &mut p.critical_slope {
+                ui.slider("critical slope (°)", 5.0, 60.0, deg);
+            }
+            tip(ui, "Threshold hillslope: no ground stands steeper than this angle above a neighbour, as rock sheds past its talus angle. Ridges stay as steep as rock stands at any resolution, and large regions reach steady state sooner. Off: the stream-power model alone");
             let mut it = g.run.iterations as i32;
             if ui
                 .slider_config("iterations", 1, MAX_ITERATIONS as i32)

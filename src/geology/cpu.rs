@@ -122,7 +122,15 @@ impl State {
         if k != NO_RECEIVER {
             zs = zs.max(zq);
         }
-        let zu = zs + (p.dt * p.uplift) * self.u[(y * w + x) as usize];
+        let mut zu = zs + (p.dt * p.uplift) * self.u[(y * w + x) as usize];
+        if p.critical == 1 && zu.is_finite() {
+            // The threshold hillslope: at most each neighbour's height plus its rise. An interior
+            // texel's neighbours are all in the region.
+            for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
+                let rise = if k & 1 == 1 { p.rise_diag } else { p.rise_axis };
+                zu = zu.min(at(x + dx, y + dy) + rise);
+            }
+        }
         zu.is_finite().then_some(zu)
     }
 }

@@ -44,6 +44,13 @@ pub struct GeologyParams {
     #[arg(long, value_name = "EXPONENT")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multi_flow: Option<f32>,
+    /// Threshold hillslope, degrees: after each iteration no texel stands above any neighbour
+    /// by more than this angle (it is cut down to that height, as a talus sheds), at every
+    /// level of the run. Not part of the model, which is the default [default: no
+    /// threshold].
+    #[arg(long, value_name = "DEGREES")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_slope: Option<f32>,
 }
 
 /// The documented defaults (docs/geology.md): 1 mm a year of uplift against an erodibility that
@@ -64,6 +71,7 @@ pub const DEFAULTS: GeologyParams = GeologyParams {
     base_level: None,
     fill_depressions: None,
     multi_flow: None,
+    critical_slope: None,
 };
 
 impl Default for GeologyParams {
@@ -79,6 +87,8 @@ pub const MAX_ERODIBILITY: f32 = 1.0;
 pub const MAX_EXPONENT: f32 = 4.0;
 pub const MAX_TIME_STEP: f32 = 1.0e6; // yr
 pub const MAX_FILL_SLOPE: f32 = 1.0; // m/m
+/// The critical slope's range, degrees: above 0 (a flat landscape) and below 90 (no bound).
+pub const MAX_CRITICAL_SLOPE: f32 = 89.0;
 
 /// Checks an uplift map (row-major, `width` texels a row): every value finite and 0 or more
 /// (it multiplies the uplift rate). The error names the first texel that is not, at `origin`
@@ -134,6 +144,9 @@ impl GeologyParams {
         if let Some(e) = self.multi_flow {
             within("multi-flow", e, true, 0.0, MAX_EXPONENT)?;
         }
+        if let Some(deg) = self.critical_slope {
+            within("critical-slope", deg, true, 0.0, MAX_CRITICAL_SLOPE)?;
+        }
         Ok(())
     }
 
@@ -157,12 +170,17 @@ impl GeologyParams {
     /// as z (m above the document's height origin).
     pub fn push(&self, size: [u32; 2], tau: f32, base_z: Option<f32>) -> GeologyPush {
         let steady = self.time_step * self.uplift_rate;
+        // tan θ in f64, then each neighbour distance's rise, rounded once here for both sides.
+        let tan = self
+            .critical_slope
+            .map_or(0.0, |deg| f64::from(deg).to_radians().tan());
+        let diag = tau * std::f32::consts::SQRT_2;
         GeologyPush {
             size: [size[0] as i32, size[1] as i32],
             tau,
-            diag: tau * std::f32::consts::SQRT_2,
+            diag,
             inv_tau: 1.0 / tau,
-            inv_diag: 1.0 / (tau * std::f32::consts::SQRT_2),
+            inv_diag: 1.0 / diag,
             tau2: tau * tau,
             a0: tau * tau,
             erodibility: self.erodibility,
@@ -178,6 +196,9 @@ impl GeologyParams {
             uniform_uplift: 0,
             multi_flow: i32::from(self.multi_flow.is_some()),
             flow_exponent: self.multi_flow.unwrap_or(1.0),
+            critical: i32::from(self.critical_slope.is_some()),
+            rise_axis: (tan * f64::from(tau)) as f32,
+            rise_diag: (tan * f64::from(diag)) as f32,
         }
     }
 }
@@ -338,6 +359,20 @@ mod tests {
                     ..DEFAULTS
                 },
                 "--multi-flow",
+            ),
+            (
+                GeologyParams {
+                    critical_slope: Some(90.0),
+                    ..DEFAULTS
+                },
+                "--critical-slope",
+            ),
+            (
+                GeologyParams {
+                    critical_slope: Some(0.0),
+                    ..DEFAULTS
+                },
+                "--critical-slope",
             ),
             (
                 GeologyParams {

@@ -42,6 +42,12 @@ pub struct GeologyPush {
     /// power `flow_exponent` (multi-flow); 0: all of it to the receiver (D8).
     pub multi_flow: i32,
     pub flow_exponent: f32,
+    /// 1: the threshold hillslope — after uplift a texel is lowered to at most its lowest
+    /// `z_q + rise` over its neighbours, `rise_axis` (tan θ·τ) for the axis neighbours and
+    /// `rise_diag` (tan θ·τ√2) for the diagonal ones; 0: no threshold (the model).
+    pub critical: i32,
+    pub rise_axis: f32,
+    pub rise_diag: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<GeologyPush>() == 84);
+const _: () = assert!(std::mem::size_of::<GeologyPush>() == 96);

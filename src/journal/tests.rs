@@ -429,6 +429,10 @@ fn geology_steps_are_checked_field_by_field() {
         (r#"{"iterations": 0}"#, "geology.iterations must be"),
         (r#"{"region": [60, 0, 8, 8]}"#, "geology.region"),
         (r#"{"time_step": 100000, "diffusion": 1}"#, "unstable"),
+        (
+            r#"{"critical_slope": 90}"#,
+            "geology.critical_slope must be",
+        ),
     ] {
         let e = parse(&with(step)).unwrap_err();
         assert!(e.contains(want), "{step}: {e}");
