@@ -75,6 +75,10 @@ pub struct Realism {
     /// are not outlets: its median, and the fraction of texels above 0.01.
     pub still_moving_median: f32,
     pub still_moving_fraction: f64,
+    /// Of them, the fraction that move by more than one f32 step of their height (absent from
+    /// earlier reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_moving_beyond_one_step: Option<f64>,
     pub before: Drainage,
     pub after: Drainage,
 }
@@ -415,17 +419,19 @@ fn measure_realism(
         a: a.to_vec(),
         u: vec![1.0; z.len()],
     };
-    let (still, moving) = crate::geology::cpu::spread(&state, &push);
+    let still = crate::geology::cpu::spread(&state, &push);
     let out = runner.finish(&mut after_h)?;
     let after = drainage(&z_of(&after_h), [side, side], texel);
     let iterations = out.levels.iter().map(|l| l.iterations).sum();
     eprintln!(
-        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {still:.3}, {:.1}% above 0.01); before: {before}; after: {after}",
+        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% of them by more than one f32 step); before: {before}; after: {after}",
         out.levels.len(),
         out.years(run.params.time_step),
         out.gpu_ms * 1e-3,
         out.measure(),
-        moving * 100.0
+        still.median,
+        still.above * 100.0,
+        still.above_one_step * 100.0
     );
     let area = out.area.iter().map(|&a| f64::from(a)).collect();
     let r = Realism {
@@ -439,8 +445,9 @@ fn measure_realism(
         years: out.years(run.params.time_step),
         gpu_s: out.gpu_ms * 1e-3,
         measure: out.measure(),
-        still_moving_median: still,
-        still_moving_fraction: moving,
+        still_moving_median: still.median,
+        still_moving_fraction: still.above,
+        still_moving_beyond_one_step: Some(still.above_one_step),
         before,
         after,
     };

@@ -135,28 +135,54 @@ impl State {
     }
 }
 
-/// How the texels still move one iteration on from `state` (z and A at the end of a run): of
-/// `|z′ − z| / steady_unit` over the texels that are not outlets, the median and the fraction
-/// above 0.01 (where the steady-state measure, their maximum, asks every texel to be).
-pub fn spread(state: &State, p: &GeologyPush) -> (f32, f64) {
+/// How the texels that are not outlets still move one iteration on from a state: each texel's
+/// `|z′ − z| / steady_unit`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    /// Its median.
+    pub median: f32,
+    /// The fraction of texels above 0.01 (where the steady-state measure, their maximum, asks
+    /// every texel to be).
+    pub above: f64,
+    /// The fraction above 0.01 that also move by more than one f32 step of their height (the
+    /// spacing of f32 values at |z|): a texel moving by one step may change by far less in
+    /// exact arithmetic, and on high ground one step can exceed 0.01 of a step's uplift.
+    pub above_one_step: f64,
+}
+
+/// [`Spread`] one iteration on from `state` (z and A at the end of a run).
+pub fn spread(state: &State, p: &GeologyPush) -> Spread {
     let mut next = state.clone();
     next.step(p);
     let w = state.width;
-    let mut moved: Vec<f32> = state
+    let moves: Vec<(f32, bool)> = state
         .z
         .iter()
         .zip(&next.z)
         .enumerate()
         .filter(|&(i, (&z, _))| !outlet([(i % w) as i32, (i / w) as i32], p, z))
-        .map(|(_, (a, b))| (b - a).abs() / p.steady_unit)
+        .map(|(_, (&a, &b))| {
+            let step = f32::from_bits(a.abs().to_bits() + 1) - a.abs();
+            ((b - a).abs() / p.steady_unit, (b - a).abs() > step)
+        })
         .collect();
-    if moved.is_empty() {
-        return (0.0, 0.0);
+    if moves.is_empty() {
+        return Spread {
+            median: 0.0,
+            above: 0.0,
+            above_one_step: 0.0,
+        };
     }
-    let n = moved.len();
-    let above = moved.iter().filter(|&&m| m > 0.01).count() as f64 / n as f64;
+    let n = moves.len() as f64;
+    let above = moves.iter().filter(|m| m.0 > 0.01).count() as f64 / n;
+    let above_one_step = moves.iter().filter(|m| m.0 > 0.01 && m.1).count() as f64 / n;
+    let mut moved: Vec<f32> = moves.iter().map(|m| m.0).collect();
     moved.sort_by(f32::total_cmp);
-    (moved[n / 2], above)
+    Spread {
+        median: moved[moved.len() / 2],
+        above,
+        above_one_step,
+    }
 }
 
 /// `x^e` with the exponents the model is used with taken exactly (1: x, 0.5: the square root,
@@ -299,15 +325,28 @@ mod tests {
         };
         let p = params.push([6, 5], 1.0, None);
         let flat = State::new(6, 5, vec![10.0; 30], None, p.a0);
-        let (median, moving) = spread(&flat, &p);
+        let s = spread(&flat, &p);
         assert!(
-            (median - 1.0).abs() < 1e-3 && moving == 1.0,
-            "{median} {moving}"
+            (s.median - 1.0).abs() < 1e-3 && s.above == 1.0 && s.above_one_step == 1.0,
+            "{s:?}"
         );
         let mut u = vec![1.0; 30];
         u[2 * 6 + 2] = 0.0; // one of the 12 interior texels does not rise
         let one_still = State::new(6, 5, vec![10.0; 30], Some(u), p.a0);
-        let (_, moving) = spread(&one_still, &p);
-        assert!((moving - 11.0 / 12.0).abs() < 1e-9, "{moving}");
+        let s = spread(&one_still, &p);
+        assert!((s.above - 11.0 / 12.0).abs() < 1e-9, "{s:?}");
+        // At 1,000 m a step of uplift of 5e-5 m is less than one f32 step (6.1e-5 m): every
+        // texel rises by exactly one step, above 0.01 of the unit but not beyond one step.
+        let slow = GeologyParams {
+            uplift_rate: 1e-5,
+            ..params
+        };
+        let p = slow.push([6, 5], 1.0, None);
+        let high = State::new(6, 5, vec![1000.0; 30], None, p.a0);
+        let s = spread(&high, &p);
+        assert!(
+            s.above == 1.0 && s.above_one_step == 0.0 && s.median > 1.0,
+            "{s:?}"
+        );
     }
 }
