@@ -79,6 +79,10 @@ pub struct Realism {
     /// earlier reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub still_moving_beyond_one_step: Option<f64>,
+    /// Of them, the fraction that the iteration after moves the other way (absent from earlier
+    /// reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub still_moving_turning: Option<f64>,
     pub before: Drainage,
     pub after: Drainage,
 }
@@ -424,14 +428,15 @@ fn measure_realism(
     let after = drainage(&z_of(&after_h), [side, side], texel);
     let iterations = out.levels.iter().map(|l| l.iterations).sum();
     eprintln!(
-        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% of them by more than one f32 step); before: {before}; after: {after}",
+        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% of them by more than one f32 step, {:.2}% turning back the next iteration); before: {before}; after: {after}",
         out.levels.len(),
         out.years(run.params.time_step),
         out.gpu_ms * 1e-3,
         out.measure(),
         still.median,
         still.above * 100.0,
-        still.above_one_step * 100.0
+        still.above_one_step * 100.0,
+        still.above_turning * 100.0
     );
     let area = out.area.iter().map(|&a| f64::from(a)).collect();
     let r = Realism {
@@ -448,6 +453,7 @@ fn measure_realism(
         still_moving_median: still.median,
         still_moving_fraction: still.above,
         still_moving_beyond_one_step: Some(still.above_one_step),
+        still_moving_turning: Some(still.above_turning),
         before,
         after,
     };

@@ -148,22 +148,27 @@ pub struct Spread {
     /// spacing of f32 values at |z|): a texel moving by one step may change by far less in
     /// exact arithmetic, and on high ground one step can exceed 0.01 of a step's uplift.
     pub above_one_step: f64,
+    /// The fraction above 0.01 whose next iteration moves them the other way (an oscillation,
+    /// where a texel settling toward its steady height keeps its direction).
+    pub above_turning: f64,
 }
 
-/// [`Spread`] one iteration on from `state` (z and A at the end of a run).
+/// [`Spread`] one iteration on from `state` (z and A at the end of a run), and a second
+/// iteration for the turning texels.
 pub fn spread(state: &State, p: &GeologyPush) -> Spread {
     let mut next = state.clone();
     next.step(p);
+    let mut after = next.clone();
+    after.step(p);
     let w = state.width;
-    let moves: Vec<(f32, bool)> = state
-        .z
-        .iter()
-        .zip(&next.z)
-        .enumerate()
-        .filter(|&(i, (&z, _))| !outlet([(i % w) as i32, (i / w) as i32], p, z))
-        .map(|(_, (&a, &b))| {
+    // (|z′ − z| / unit, beyond one f32 step, turning)
+    let moves: Vec<(f32, bool, bool)> = (0..state.z.len())
+        .filter(|&i| !outlet([(i % w) as i32, (i / w) as i32], p, state.z[i]))
+        .map(|i| {
+            let (a, b, c) = (state.z[i], next.z[i], after.z[i]);
             let step = f32::from_bits(a.abs().to_bits() + 1) - a.abs();
-            ((b - a).abs() / p.steady_unit, (b - a).abs() > step)
+            let turning = (b - a) * (c - b) < 0.0;
+            ((b - a).abs() / p.steady_unit, (b - a).abs() > step, turning)
         })
         .collect();
     if moves.is_empty() {
@@ -171,17 +176,20 @@ pub fn spread(state: &State, p: &GeologyPush) -> Spread {
             median: 0.0,
             above: 0.0,
             above_one_step: 0.0,
+            above_turning: 0.0,
         };
     }
     let n = moves.len() as f64;
-    let above = moves.iter().filter(|m| m.0 > 0.01).count() as f64 / n;
-    let above_one_step = moves.iter().filter(|m| m.0 > 0.01 && m.1).count() as f64 / n;
+    let count = |f: &dyn Fn(&(f32, bool, bool)) -> bool| {
+        moves.iter().filter(|m| m.0 > 0.01 && f(m)).count() as f64 / n
+    };
     let mut moved: Vec<f32> = moves.iter().map(|m| m.0).collect();
     moved.sort_by(f32::total_cmp);
     Spread {
         median: moved[moved.len() / 2],
-        above,
-        above_one_step,
+        above: count(&|_| true),
+        above_one_step: count(&|m| m.1),
+        above_turning: count(&|m| m.2),
     }
 }
 
@@ -330,6 +338,8 @@ mod tests {
             (s.median - 1.0).abs() < 1e-3 && s.above == 1.0 && s.above_one_step == 1.0,
             "{s:?}"
         );
+        // Rising steadily: none turns.
+        assert_eq!(s.above_turning, 0.0, "{s:?}");
         let mut u = vec![1.0; 30];
         u[2 * 6 + 2] = 0.0; // one of the 12 interior texels does not rise
         let one_still = State::new(6, 5, vec![10.0; 30], Some(u), p.a0);
@@ -348,5 +358,20 @@ mod tests {
             s.above == 1.0 && s.above_one_step == 0.0 && s.median > 1.0,
             "{s:?}"
         );
+        // Creep at its stability limit (Δt·κ/τ² = 1/4) on a checkerboard: each iteration turns
+        // the interior's bumps into dips and back.
+        let creep = GeologyParams {
+            uplift_rate: 0.0,
+            erodibility: 0.0,
+            diffusion: 0.25,
+            time_step: 1.0,
+            ..GeologyParams::default()
+        };
+        let p = creep.push([12, 12], 1.0, None);
+        let board = (0..144)
+            .map(|i| 10.0 + if (i % 12 + i / 12) % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let s = spread(&State::new(12, 12, board, None, p.a0), &p);
+        assert!(s.above_turning > 0.5, "{s:?}");
     }
 }
