@@ -369,7 +369,13 @@ mod tests {
         };
         let p = creep.push([12, 12], 1.0, None);
         let board = (0..144)
-            .map(|i| 10.0 + if (i % 12 + i / 12) % 2 == 0 { 1.0 } else { -1.0 })
+            .map(|i| {
+                10.0 + if (i % 12 + i / 12) % 2 == 0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
             .collect();
         let s = spread(&State::new(12, 12, board, None, p.a0), &p);
         assert!(s.above_turning > 0.5, "{s:?}");

@@ -67,6 +67,22 @@ const COPY_SLICE: usize = 64 << 10;
 /// A saved page read ahead of need: its version's key, where it was read from, its bytes.
 type ReadAhead = (u64, DiskLoc, Result<Vec<u8>>);
 
+/// Threads reading saved pages ahead of need: a pool of their own, so a read (a page from the
+/// file and its checksum) never holds a thread of rayon's global pool that a page-in's parallel
+/// copy into staging, on the frame's thread, is waiting for.
+const READ_THREADS: usize = 4;
+
+fn read_pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(READ_THREADS)
+            .thread_name(|i| format!("scarp page reads {i}"))
+            .build()
+            .expect("the page-reading threads start")
+    })
+}
+
 /// Memory the pages of a document may use; `None`: no limit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Budgets {
@@ -367,7 +383,7 @@ pub struct Residency {
     /// Pairs of whole pages made on a thread ahead of need (started by the first page-in that
     /// made a pair with frames in flight); taken into `spare` as they come.
     ahead: Option<PairsAhead>,
-    /// Saved pages being read ahead of need on rayon's threads ([`Self::read_ahead`]): their
+    /// Saved pages being read ahead of need on the page-reading threads ([`Self::read_ahead`]): their
     /// keys and lengths, and where the reads arrive (taken into host memory as they come).
     reading: HashMap<u64, u64>,
     reads: (Sender<ReadAhead>, Receiver<ReadAhead>),
@@ -1128,7 +1144,7 @@ impl Residency {
     }
 
     /// Starts reading the saved bytes of `versions` that lie only in the saved project, on
-    /// rayon's threads, within the host budget: a page-in that wants them later copies them from
+    /// the page-reading threads ([`read_pool`]), within the host budget: a page-in that wants them later copies them from
     /// host memory instead of reading the file. Reads that find their version changed or gone
     /// are dropped; a failed read is left to the page-in, which reports it.
     pub fn read_ahead(&mut self, versions: &[&Version]) {
@@ -1155,7 +1171,7 @@ impl Residency {
             }
             let (loc, name, send) = (loc.clone(), self.page_name(slot.id), self.reads.0.clone());
             self.reading.insert(key, loc.len);
-            rayon::spawn(move || {
+            read_pool().spawn(move || {
                 let read = loc.read(&name);
                 let _ = send.send((key, loc, read));
             });
