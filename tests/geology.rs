@@ -362,6 +362,9 @@ fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
             coarse,
             stop_after: None,
         };
+    let run_on = |backend, g: &mut Vec<f32>, s: &RunSpec| {
+        run(backend, g, [w, h], None, s, None, |_, _, _| {}).unwrap();
+    };
     let tan = f64::from(degrees).to_radians().tan();
     let rise = |k: usize| {
         let d = if k & 1 == 1 {
@@ -396,16 +399,7 @@ fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
     assert!(cut > 100, "{cut} texels steeper than {degrees}° to cut");
     for backend in [Some((&gpu, &kernels)), None] {
         let mut g = heights.clone();
-        run(
-            backend,
-            &mut g,
-            [w, h],
-            None,
-            &spec(talus, 1, None, 0),
-            None,
-            |_, _, _| {},
-        )
-        .unwrap();
+        run_on(backend, &mut g, &spec(talus, 1, None, 0));
         for (i, &got) in g.iter().enumerate() {
             // A texel the run changed leaves as z / unit; the others keep their heights.
             let expect = if want[i] == z[i] {
@@ -426,16 +420,7 @@ fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
     let mut on_gpu = heights.clone();
     let mut on_cpu = heights.clone();
     for (backend, g) in [(Some((&gpu, &kernels)), &mut on_gpu), (None, &mut on_cpu)] {
-        run(
-            backend,
-            g,
-            [w, h],
-            None,
-            &spec(model, 200, None, 0),
-            None,
-            |_, _, _| {},
-        )
-        .unwrap();
+        run_on(backend, g, &spec(model, 200, None, 0));
     }
     let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
     let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);

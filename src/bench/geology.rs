@@ -75,12 +75,12 @@ pub struct Realism {
     /// are not outlets: its median, and the fraction of texels above 0.01.
     pub still_moving_median: f32,
     pub still_moving_fraction: f64,
-    /// Of them, the fraction that move by more than one f32 step of their height (absent from
-    /// earlier reports).
+    /// The fraction of the texels that are not outlets above 0.01 and moving by more than one
+    /// f32 step of their height (absent from earlier reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub still_moving_beyond_one_step: Option<f64>,
-    /// Of them, the fraction that the iteration after moves the other way (absent from earlier
-    /// reports).
+    /// The fraction of the texels that are not outlets above 0.01 and moved the other way by the
+    /// iteration after (absent from earlier reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub still_moving_turning: Option<f64>,
     pub before: Drainage,
@@ -428,7 +428,7 @@ fn measure_realism(
     let after = drainage(&z_of(&after_h), [side, side], texel);
     let iterations = out.levels.iter().map(|l| l.iterations).sum();
     eprintln!(
-        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% of them by more than one f32 step, {:.2}% turning back the next iteration); before: {before}; after: {after}",
+        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% above it and by more than one f32 step, {:.2}% above it and turning back the next iteration); before: {before}; after: {after}",
         out.levels.len(),
         out.years(run.params.time_step),
         out.gpu_ms * 1e-3,

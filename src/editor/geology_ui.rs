@@ -114,9 +114,11 @@ pub fn geology_panel(
                 p.critical_slope = critical.then_some(35.0);
             }
             if let Some(deg) = &mut p.critical_slope {
-                ui.slider("critical slope (°)", 5.0, 60.0, deg);
+                ui.slider_config("critical slope (°)", 5.0, 60.0)
+                    .flags(imgui::SliderFlags::ALWAYS_CLAMP)
+                    .build(deg);
             }
-            tip(ui, "Threshold hillslope: no ground stands steeper than this angle above a neighbour, as rock sheds past its talus angle. Ridges stay as steep as rock stands at any resolution, and large regions reach steady state sooner. Off: the stream-power model alone");
+            tip(ui, "Threshold hillslope: no ground stands steeper than this angle above a neighbour, as rock sheds past its talus angle. Ridges stay as steep as rock stands at any resolution, and the relief stays bounded. Off: the stream-power model alone");
             let mut it = g.run.iterations as i32;
             if ui
                 .slider_config("iterations", 1, MAX_ITERATIONS as i32)

@@ -144,12 +144,12 @@ pub struct Spread {
     /// The fraction of texels above 0.01 (where the steady-state measure, their maximum, asks
     /// every texel to be).
     pub above: f64,
-    /// The fraction above 0.01 that also move by more than one f32 step of their height (the
-    /// spacing of f32 values at |z|): a texel moving by one step may change by far less in
-    /// exact arithmetic, and on high ground one step can exceed 0.01 of a step's uplift.
+    /// The fraction of texels above 0.01 that also move by more than one f32 step of their
+    /// height (the spacing of f32 values at |z|): a texel moving by one step may change by far
+    /// less in exact arithmetic, and on high ground one step can exceed 0.01 of a step's uplift.
     pub above_one_step: f64,
-    /// The fraction above 0.01 whose next iteration moves them the other way (an oscillation,
-    /// where a texel settling toward its steady height keeps its direction).
+    /// The fraction of texels above 0.01 whose next iteration moves them the other way (an
+    /// oscillation, where a texel settling toward its steady height keeps its direction).
     pub above_turning: f64,
 }
 

@@ -87,7 +87,9 @@ pub const MAX_ERODIBILITY: f32 = 1.0;
 pub const MAX_EXPONENT: f32 = 4.0;
 pub const MAX_TIME_STEP: f32 = 1.0e6; // yr
 pub const MAX_FILL_SLOPE: f32 = 1.0; // m/m
-/// The critical slope's range, degrees: above 0 (a flat landscape) and below 90 (no bound).
+/// The critical slope's range, degrees. Below 1° a neighbour's rise can be less than the spacing
+/// of f32 heights (0.06 mm under 1,024 m), and the cap would make flats; 90° bounds nothing.
+pub const MIN_CRITICAL_SLOPE: f32 = 1.0;
 pub const MAX_CRITICAL_SLOPE: f32 = 89.0;
 
 /// Checks an uplift map (row-major, `width` texels a row): every value finite and 0 or more
@@ -145,7 +147,13 @@ impl GeologyParams {
             within("multi-flow", e, true, 0.0, MAX_EXPONENT)?;
         }
         if let Some(deg) = self.critical_slope {
-            within("critical-slope", deg, true, 0.0, MAX_CRITICAL_SLOPE)?;
+            within(
+                "critical-slope",
+                deg,
+                false,
+                MIN_CRITICAL_SLOPE,
+                MAX_CRITICAL_SLOPE,
+            )?;
         }
         Ok(())
     }
@@ -369,7 +377,7 @@ mod tests {
             ),
             (
                 GeologyParams {
-                    critical_slope: Some(0.0),
+                    critical_slope: Some(0.5),
                     ..DEFAULTS
                 },
                 "--critical-slope",

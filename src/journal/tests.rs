@@ -433,6 +433,7 @@ fn geology_steps_are_checked_field_by_field() {
             r#"{"critical_slope": 90}"#,
             "geology.critical_slope must be",
         ),
+        (r#"{"critical_slope": 0}"#, "geology.critical_slope must be"),
     ] {
         let e = parse(&with(step)).unwrap_err();
         assert!(e.contains(want), "{step}: {e}");
