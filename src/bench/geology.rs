@@ -351,8 +351,9 @@ const CHANNEL_TOLERANCE: f64 = 4.0;
 
 /// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
 /// 4.1 km (box means; quick: the erosion section's small terrain over 4.1 km instead), run with
-/// the default parameters (and the threshold hillslope at `critical_slope`, if given) until steady (measure ≤ 0.01) coarse to fine; its statistics before
-/// and after, and the drainage area (m²) at the end.
+/// the default parameters (and the threshold hillslope at `critical_slope`, if given) until
+/// steady (measure ≤ 0.01) coarse to fine; its statistics before and after, and the drainage
+/// area (m²) at the end.
 fn measure_realism(
     gpu: &Arc<Gpu>,
     kernels: &Arc<Kernels>,

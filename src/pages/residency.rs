@@ -383,8 +383,8 @@ pub struct Residency {
     /// Pairs of whole pages made on a thread ahead of need (started by the first page-in that
     /// made a pair with frames in flight); taken into `spare` as they come.
     ahead: Option<PairsAhead>,
-    /// Saved pages being read ahead of need on the page-reading threads ([`Self::read_ahead`]): their
-    /// keys and lengths, and where the reads arrive (taken into host memory as they come).
+    /// Saved pages being read ahead of need on the page-reading threads ([`Self::read_ahead`]):
+    /// their keys and lengths, and where the reads arrive (taken into host memory as they come).
     reading: HashMap<u64, u64>,
     reads: (Sender<ReadAhead>, Receiver<ReadAhead>),
     /// Frames are in flight: the submissions that make versions (uploads, and copies and clears
@@ -1144,8 +1144,8 @@ impl Residency {
     }
 
     /// Starts reading the saved bytes of `versions` that lie only in the saved project, on
-    /// the page-reading threads ([`read_pool`]), within the host budget: a page-in that wants them later copies them from
-    /// host memory instead of reading the file. Reads that find their version changed or gone
+    /// the page-reading threads ([`read_pool`]), within the host budget: a page-in that wants
+    /// them later copies them from host memory instead of reading the file. Reads that find their version changed or gone
     /// are dropped; a failed read is left to the page-in, which reports it.
     pub fn read_ahead(&mut self, versions: &[&Version]) {
         let mut bytes: u64 = self.reading.values().sum();
