@@ -339,6 +339,19 @@ fn outlets_never_move_and_flat_ground_without_uplift_stays_flat() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Every interior texel of a `w` x `h` grid with each neighbour: (its index, k, the neighbour's
+/// index), k in the model's order.
+fn interior_neighbours(w: u32, h: u32) -> impl Iterator<Item = (usize, usize, usize)> {
+    let (w, h) = (w as i32, h as i32);
+    (1..h - 1).flat_map(move |y| {
+        (1..w - 1).flat_map(move |x| {
+            OFFSETS.iter().enumerate().map(move |(k, [dx, dy])| {
+                ((y * w + x) as usize, k, ((y + dy) * w + x + dx) as usize)
+            })
+        })
+    })
+}
+
 /// The threshold hillslope (`--critical-slope`, docs/geology.md): with no erosion, creep or
 /// uplift one iteration cuts each texel down to its lowest `z_q + tan θ·δ_q`, exactly as an
 /// independent reference computes it, on the GPU and in the twin; with the model running the
@@ -385,17 +398,10 @@ fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
     };
     let z: Vec<f32> = heights.iter().map(|v| v * unit).collect();
     let mut want = z.clone();
-    let mut cut = 0;
-    for y in 1..h as i32 - 1 {
-        for x in 1..w as i32 - 1 {
-            let i = (y * w as i32 + x) as usize;
-            for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
-                let j = ((y + dy) * w as i32 + x + dx) as usize;
-                want[i] = want[i].min(z[j] + rise(k));
-            }
-            cut += usize::from(want[i] < z[i]);
-        }
+    for (i, k, j) in interior_neighbours(w, h) {
+        want[i] = want[i].min(z[j] + rise(k));
     }
+    let cut = want.iter().zip(&z).filter(|(w, z)| w < z).count();
     assert!(cut > 100, "{cut} texels steeper than {degrees}° to cut");
     for backend in [Some((&gpu, &kernels)), None] {
         let mut g = heights.clone();
@@ -439,17 +445,9 @@ fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
         let out = run(None, &mut g, [w, h], None, &s, None, |_, _, _| {}).unwrap();
         let z: Vec<f32> = g.iter().map(|v| v * unit).collect();
         let slack = 0.01 * params.time_step * params.uplift_rate;
-        let mut most = 0.0f64;
-        for y in 1..h as i32 - 1 {
-            for x in 1..w as i32 - 1 {
-                let i = (y * w as i32 + x) as usize;
-                for (k, [dx, dy]) in OFFSETS.iter().enumerate() {
-                    let j = ((y + dy) * w as i32 + x + dx) as usize;
-                    let over = f64::from(z[i] - z[j] - rise(k) - slack);
-                    most = most.max(over);
-                }
-            }
-        }
+        let most = interior_neighbours(w, h)
+            .map(|(i, k, j)| f64::from(z[i] - z[j] - rise(k) - slack))
+            .fold(0.0f64, f64::max);
         (out.measure(), most)
     };
     let (measure, over) = steepest(Some(degrees), Some(0.01));
