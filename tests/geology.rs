@@ -53,6 +53,7 @@ fn run_200() -> (Region, GeologyRun) {
         params,
         iterations: 200,
         until_steady: None,
+        solve_steady: false,
         coarse: 0,
         stop_after: None,
     };
@@ -196,11 +197,14 @@ fn slopes(z: &[f32], spec: &RunSpec, size: [u32; 2]) -> Vec<(usize, f64)> {
 
 /// Steady state under uniform uplift without diffusion: every channel texel satisfies
 /// K·A^m·S^n = U, so log S against log A is a line of slope −m/n through log((U/K)^(1/n));
-/// and A is the exact D8 accumulation of the final heights.
+/// and A is the exact D8 accumulation of the final heights. The same holds where the run
+/// solves for the steady state between measured iterations, which gets there in a fifth of the
+/// iterations or fewer.
 #[test]
 fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
     let (w, h) = (48u32, 48u32);
-    for (m, n) in [(0.5f32, 1.0f32), (0.8, 2.0)] {
+    let mut stepped_iterations = std::collections::HashMap::new();
+    for (m, n, solve) in [(0.5f32, 1.0f32, false), (0.8, 2.0, false), (0.5, 1.0, true)] {
         let params = GeologyParams {
             uplift_rate: 1e-3,
             erodibility: 1e-4,
@@ -220,6 +224,7 @@ fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
             base_z: None,
             iterations: 200_000,
             until: Some(1e-4),
+            solve_steady: solve,
             coarse: 0,
             stop_after: None,
         };
@@ -227,9 +232,19 @@ fn at_steady_state_channels_follow_the_slope_area_law_and_drain_exactly() {
         let out = run(None, &mut heights, [w, h], None, &spec, None, |_, _, _| {}).unwrap();
         assert!(
             out.measure() <= 1e-4,
-            "not steady: measure {}",
+            "solve {solve}: not steady, measure {}",
             out.measure()
         );
+        let stepped = *stepped_iterations
+            .entry((m.to_bits(), n.to_bits()))
+            .or_insert(out.levels[0].iterations);
+        if solve {
+            assert!(
+                out.levels[0].iterations * 5 <= stepped,
+                "m={m} n={n}: solved in {} iterations, stepped in {stepped}",
+                out.levels[0].iterations
+            );
+        }
         let z: Vec<f32> = heights.iter().map(|h| h * spec.height_unit).collect();
         let a0 = spec.tau * spec.tau;
         // Channels: 20 texels of area or more, slopes far above the receiver clamp's Δt·U/τ.
@@ -294,6 +309,7 @@ fn outlets_never_move_and_flat_ground_without_uplift_stays_flat() {
         base_z: Some(base),
         iterations: 300,
         until: None,
+        solve_steady: false,
         coarse: 2,
         stop_after: None,
     };
@@ -372,6 +388,7 @@ fn the_critical_slope_cuts_to_the_talus_exactly_and_bounds_the_steady_state() {
             base_z: None,
             iterations,
             until,
+            solve_steady: false,
             coarse,
             stop_after: None,
         };
@@ -489,6 +506,7 @@ fn a_run_with_depressions_filled_starts_from_the_flood_on_both_backends() {
         base_z: None,
         iterations: 100,
         until: None,
+        solve_steady: false,
         coarse: 0,
         stop_after: None,
     };
@@ -588,6 +606,7 @@ fn multi_flow_area_matches_the_exact_accumulation_and_the_gpu_follows_the_twin()
         base_z: None,
         iterations: 3000,
         until: None,
+        solve_steady: false,
         coarse: 0,
         stop_after: None,
     };
@@ -673,7 +692,7 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
             .chain(extra.iter().map(|e| e.to_string()))
             .collect()
     };
-    let bad: [(&[&str], &str); 9] = [
+    let bad: [(&[&str], &str); 11] = [
         (&["--erodibility=-1e-5"], "--erodibility"),
         (&["--multi-flow", "0"], "--multi-flow"),
         (&["--fill-depressions=-0.01"], "--fill-depressions"),
@@ -683,6 +702,11 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
         (&["--region", "40,40,32,32"], "--region"),
         (&["--iterations", "0"], "--iterations"),
         (&["--time-step", "100000", "--diffusion", "1"], "unstable"),
+        (&["--solve-steady"], "--solve-steady needs --until-steady"),
+        (
+            &["--solve-steady", "--until-steady", "--slope-exponent", "2"],
+            "--solve-steady needs --slope-exponent 1",
+        ),
     ];
     for (extra, name) in bad {
         let args = with(extra);
@@ -718,6 +742,79 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
     assert!(most > 100.0 * 900.0, "the largest basin drains {most} m²");
 }
 
+/// Solving for the steady state (`solve_steady`): the GPU's stationary sweeps follow the twin's,
+/// with an uplift map and coarse to fine, and they are not the model's time steps (the same
+/// iterations stepped in time end elsewhere). Run to a measure, the end is the model's steady
+/// state: one more iteration of the model moves no texel by more than the tolerance.
+#[test]
+fn solving_for_the_steady_state_on_the_gpu_follows_the_twin() {
+    let gpu = gpu();
+    let kernels = Arc::new(Kernels::new(&gpu).unwrap());
+    let (w, h) = (96u32, 80u32);
+    let heights = common::fbm_terrain(w, h, 6, 25.0, 4);
+    let u: Vec<f32> = (0..w * h)
+        .map(|i| 0.5 + (i % w) as f32 / w as f32)
+        .collect();
+    let spec = RunSpec {
+        params: GeologyParams::default(),
+        tau: 10.0,
+        height_unit: 100.0,
+        base_z: None,
+        iterations: 200,
+        until: None,
+        solve_steady: true,
+        coarse: 1,
+        stop_after: None,
+    };
+    let on = |backend: Option<(&Arc<scarp::gpu::Gpu>, &Arc<Kernels>)>, spec: &RunSpec| {
+        let mut z = heights.clone();
+        run(backend, &mut z, [w, h], Some(&u), spec, None, |_, _, _| {}).unwrap();
+        z
+    };
+    let on_gpu = on(Some((&gpu, &kernels)), &spec);
+    let on_cpu = on(None, &spec);
+    let (lo, hi) = scarp::terrain::formats::min_max(&on_cpu);
+    let diff = max_diff(&on_gpu, &on_cpu) / (hi - lo);
+    assert!(diff <= 1e-5, "GPU and twin differ by {diff} of the relief");
+    let stepped = on(
+        None,
+        &RunSpec {
+            solve_steady: false,
+            ..spec
+        },
+    );
+    let apart = max_diff(&stepped, &on_cpu) / (hi - lo);
+    assert!(apart > 1e-2, "solved and stepped differ by only {apart}");
+    // To a measure: the model's own iteration from the end barely moves.
+    let until = RunSpec {
+        iterations: 20_000,
+        until: Some(0.01),
+        ..spec
+    };
+    let mut runner = scarp::geology::run::Runner::new(
+        Some((&gpu, &kernels)),
+        &heights,
+        [w, h],
+        Some(&u),
+        &until,
+    );
+    while !runner.advance(64, None).unwrap() {}
+    let measure = runner.progress().measure;
+    assert!(measure <= 0.01, "measure {measure}");
+    let (z, a, level) = runner.ended().unwrap();
+    assert_eq!(level, 0);
+    let p = until.params.push([w, h], until.tau, None);
+    let mut state =
+        scarp::geology::cpu::State::new(w as usize, h as usize, z.to_vec(), Some(u.clone()), p.a0);
+    state.a = a.to_vec();
+    let moved = state.step(&p);
+    assert!(
+        moved <= 0.01,
+        "the model still moves texels by {moved} of a step's uplift"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
 /// An uplift map (the kernel reads it only when it holds anything but 1): the GPU follows the
 /// twin, and ground under twice the uplift ends higher than under none. The kernels with
 /// receivers an int each (devices without byte storage) give the same heights, bit for bit, as
@@ -740,6 +837,7 @@ fn an_uplift_map_raises_what_it_marks_on_the_gpu_as_in_the_twin() {
         base_z: None,
         iterations: 150,
         until: None,
+        solve_steady: false,
         coarse: 1,
         stop_after: None,
     };
@@ -868,6 +966,7 @@ fn a_painted_uplift_map_drives_geology_undoes_and_is_saved_with_the_project() {
         },
         iterations: 20,
         until_steady: None,
+        solve_steady: false,
         coarse: 0,
         stop_after: None,
     };
@@ -980,6 +1079,7 @@ fn a_live_run_stopped_by_hand_replays_bit_for_bit_and_a_cancel_restores_the_regi
         },
         iterations: 150,
         until_steady: Some(UNTIL),
+        solve_steady: false,
         coarse: 2,
         stop_after: None,
     };

@@ -20,6 +20,29 @@ layout(set = 0, binding = 7, std430) readonly buffer W { float inv_weights[]; };
 const uint GROUP = uint(GEOLOGY_GROUP_X * GEOLOGY_GROUP_Y);
 shared float group_max[GROUP];
 
+// The height of a texel that is not an outlet solving its steady-state equation, its neighbours
+// held (one Jacobi sweep of the stationary model, GeologyPush::stationary): K A^m S = U u +
+// kappa L (n = 1, which the host checks) with the stream-power term f (z - zq), f = K A^m /
+// delta, so z = (f zq + U u + c sum) / (f + 4c), c = kappa / tau^2, at least zq + dt U u
+// (the receiver clamp's steady state); a pit solves U u + kappa L = 0, or rises a step of uplift
+// without creep. CPU twin: geology::cpu::stationary.
+float stationary(float zp, float area, int k, float zq, float sum, float up) {
+    precise float c = pc.g.diffusion / pc.g.tau2;
+    precise float source = pc.g.uplift * up;
+    precise float lift = (pc.g.dt * pc.g.uplift) * up;
+    if (k != NO_RECEIVER) {
+        precise float f = (pc.g.erodibility * spow(area, pc.g.m)) * invDelta(k);
+        precise float zs = ((f * zq + source) + c * sum) / (f + 4.0 * c);
+        return max(zs, zq + lift);
+    }
+    if (c > 0.0) {
+        precise float zs = (source + c * sum) / (4.0 * c);
+        return zs;
+    }
+    precise float zs = zp + lift;
+    return zs;
+}
+
 void main() {
     ivec2 p = ivec2(gl_GlobalInvocationID.xy);
     float change = 0.0;
@@ -64,25 +87,34 @@ void main() {
         if (!outlet) {
             int k = int(r[i]);
             float zq = 0.0;
-            precise float e = 0.0;
+            precise float s = 0.0;
             if (k != NO_RECEIVER) {
                 zq = z[texelIndex(p + OFFSETS[k])];
-                precise float s = (zp - zq) * invDelta(k);
-                e = (pc.g.erodibility * spow(area, pc.g.m)) * spow(s, pc.g.n);
+                s = (zp - zq) * invDelta(k);
             }
-            precise float lap = ((((z[texelIndex(p + ivec2(1, 0))] + z[texelIndex(p - ivec2(1, 0))])
-                                   + z[texelIndex(p + ivec2(0, 1))]) + z[texelIndex(p - ivec2(0, 1))])
-                                 - 4.0 * zp) / pc.g.tau2;
-            precise float rate = e - pc.g.diffusion * lap;
-            precise float zs = zp - pc.g.dt * rate;
-            if (k != NO_RECEIVER) {
-                zs = max(zs, zq);
-            }
+            precise float sum = ((z[texelIndex(p + ivec2(1, 0))] + z[texelIndex(p - ivec2(1, 0))])
+                                 + z[texelIndex(p + ivec2(0, 1))]) + z[texelIndex(p - ivec2(0, 1))];
             float up = 1.0;
             if (pc.g.uniform_uplift != 1) {
                 up = u[i];
             }
-            precise float zu = zs + (pc.g.dt * pc.g.uplift) * up;
+            precise float zu;
+            if (pc.g.stationary == 1) {
+                precise float solved = stationary(zp, area, k, zq, sum, up);
+                zu = zp + pc.g.relaxation * (solved - zp);
+            } else {
+                precise float e = 0.0;
+                if (k != NO_RECEIVER) {
+                    e = (pc.g.erodibility * spow(area, pc.g.m)) * spow(s, pc.g.n);
+                }
+                precise float lap = (sum - 4.0 * zp) / pc.g.tau2;
+                precise float rate = e - pc.g.diffusion * lap;
+                precise float zs = zp - pc.g.dt * rate;
+                if (k != NO_RECEIVER) {
+                    zs = max(zs, zq);
+                }
+                zu = zs + (pc.g.dt * pc.g.uplift) * up;
+            }
             if (pc.g.critical == 1 && !isinf(zu) && !isnan(zu)) {
                 // The threshold hillslope: at most each neighbour's height plus its rise (a texel
                 // that is not an outlet is interior: every neighbour is in the region).

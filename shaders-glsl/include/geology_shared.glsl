@@ -28,6 +28,8 @@ struct GeologyPush {
     int critical;        // 1: no texel ends above a neighbour q by more than its rise:
     float rise_axis;     // tan(critical slope) * tau for the axis neighbours,
     float rise_diag;     // tan(critical slope) * tau * sqrt(2) for the diagonal ones
+    int stationary;      // 1: solve each texel's steady-state equation (Jacobi); 0: step dt
+    float relaxation;    // stationary: z + relaxation * (solved - z) (damped Jacobi)
 };
 
 // The receivers' element: a byte where the device has storageBuffer8BitAccess (the

@@ -66,6 +66,10 @@ pub struct Realism {
     /// earlier reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_slope_deg: Option<f32>,
+    /// Solved for its steady state between measured iterations (`--solve-steady`); false in
+    /// earlier reports.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub solved: bool,
     pub iterations: usize,
     pub years: f64,
     pub gpu_s: f64,
@@ -97,6 +101,9 @@ pub struct GeologyResult {
     /// ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<ChannelAgreement>,
+    /// The same for the runs solved for their steady state (absent from earlier reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_solved: Option<ChannelAgreement>,
     /// The same with the threshold hillslope at the bench's critical slope (absent from
     /// earlier reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,18 +128,55 @@ fn name(side: u32) -> String {
 /// The critical slope of the realism cases run with the threshold hillslope, degrees.
 const CRITICAL_SLOPE: f32 = 35.0;
 
-/// The realism cases: (name, side, critical slope): the default model, and the default with the
-/// threshold hillslope (docs/geology.md, "The critical slope").
-fn realism_cases(quick: bool) -> &'static [(&'static str, u32, Option<f32>)] {
+/// A realism case: the default terrain at `side`², run until steady with the default
+/// parameters, the threshold hillslope at `critical` degrees if given, solving for the steady
+/// state between measured iterations if `solve` (docs/geology.md).
+#[derive(Clone, Copy, Debug)]
+struct RealismCase {
+    name: &'static str,
+    side: u32,
+    critical: Option<f32>,
+    solve: bool,
+}
+
+const fn case(name: &'static str, side: u32, critical: Option<f32>, solve: bool) -> RealismCase {
+    RealismCase {
+        name,
+        side,
+        critical,
+        solve,
+    }
+}
+
+/// The realism cases: the default model stepped in time, the same solved for its steady state,
+/// and the default with the threshold hillslope (docs/geology.md, "The critical slope").
+fn realism_cases(quick: bool) -> &'static [RealismCase] {
+    const QUICK: [RealismCase; 2] = [
+        case("geology/realism/128", 128, None, false),
+        case("geology/solved/128", 128, None, true),
+    ];
+    const FULL: [RealismCase; 6] = [
+        case("geology/realism/1024", 1024, None, false),
+        case("geology/realism/4096", 4096, None, false),
+        case("geology/solved/1024", 1024, None, true),
+        case("geology/solved/4096", 4096, None, true),
+        case(
+            "geology/critical-slope/1024",
+            1024,
+            Some(CRITICAL_SLOPE),
+            false,
+        ),
+        case(
+            "geology/critical-slope/4096",
+            4096,
+            Some(CRITICAL_SLOPE),
+            false,
+        ),
+    ];
     if quick {
-        &[("geology/realism/128", 128, None)]
+        &QUICK
     } else {
-        &[
-            ("geology/realism/1024", 1024, None),
-            ("geology/realism/4096", 4096, None),
-            ("geology/critical-slope/1024", 1024, Some(CRITICAL_SLOPE)),
-            ("geology/critical-slope/4096", 4096, Some(CRITICAL_SLOPE)),
-        ]
+        &FULL
     }
 }
 
@@ -152,7 +196,7 @@ pub(super) fn names(quick: bool) -> Vec<String> {
     sides(quick)
         .iter()
         .map(|&s| name(s))
-        .chain(realism_cases(quick).iter().map(|(n, _, _)| n.to_string()))
+        .chain(realism_cases(quick).iter().map(|c| c.name.to_string()))
         .chain(drainage_sides(quick).iter().map(|&s| drainage_name(s)))
         .collect()
 }
@@ -223,10 +267,10 @@ pub(super) fn measure(
         .copied()
         .filter(|&s| o.wants(&name(s)))
         .collect();
-    let realism_wanted: Vec<(&str, u32, Option<f32>)> = realism_cases(o.quick)
+    let realism_wanted: Vec<RealismCase> = realism_cases(o.quick)
         .iter()
         .copied()
-        .filter(|(n, _, _)| o.wants(n))
+        .filter(|c| o.wants(c.name))
         .collect();
     let drainage_wanted = drainage_sides(o.quick)
         .iter()
@@ -248,6 +292,7 @@ pub(super) fn measure(
         g.run(
             &push,
             ITERATIONS_PER_SUBMIT * o.warmup.max(1),
+            0,
             None,
             None,
             |_, _| {},
@@ -257,7 +302,7 @@ pub(super) fn measure(
         for _ in 0..o.repeats {
             heater.heat(HEAT_SHORT_MS)?;
             let before = g.gpu_ms();
-            g.run(&push, ITERATIONS_PER_SUBMIT, None, Some(&t), |_, _| {})?;
+            g.run(&push, ITERATIONS_PER_SUBMIT, 0, None, Some(&t), |_, _| {})?;
             per_iteration.push((g.gpu_ms() - before) / ITERATIONS_PER_SUBMIT as f64);
         }
         drop(g);
@@ -294,17 +339,17 @@ pub(super) fn measure(
     }
     let mut realism = Vec::new();
     let mut areas = Vec::new();
-    for (case, side, critical) in realism_wanted {
-        let (r, area) = measure_realism(gpu, &kernels, tables, case, side, critical, o.quick)?;
-        areas.push((side, critical, area));
+    for c in realism_wanted {
+        let (r, area) = measure_realism(gpu, &kernels, tables, c, o.quick)?;
+        areas.push((c, area));
         realism.push(r);
     }
     // The 1024² and 4096² runs of one model, when both ran.
-    let agreement = |critical: Option<f32>| {
+    let agreement = |critical: Option<f32>, solve: bool| {
         let runs: Vec<(u32, &Vec<f64>)> = areas
             .iter()
-            .filter(|(_, c, _)| *c == critical)
-            .map(|(s, _, a)| (*s, a))
+            .filter(|(c, _)| c.critical == critical && c.solve == solve)
+            .map(|(c, a)| (c.side, a))
             .collect();
         let [(cs, coarse), (fs, fine)] = runs.as_slice() else {
             return None;
@@ -322,7 +367,8 @@ pub(super) fn measure(
             CHANNEL_TOLERANCE,
         );
         eprintln!(
-            "geology/realism{}: channels draining ≥ {}% of the region, {cs}² and {fs}² runs: {:.1}% of the {fs}² run's within {} texels of the {cs}²'s channels, {:.1}% the other way",
+            "geology/{}{}: channels draining ≥ {}% of the region, {cs}² and {fs}² runs: {:.1}% of the {fs}² run's within {} texels of the {cs}²'s channels, {:.1}% the other way",
+            if solve { "solved" } else { "realism" },
             critical.map_or(String::new(), |d| format!(" (critical slope {d}°)")),
             CHANNEL_FRACTION * 100.0,
             a.fine_on_coarse * 100.0,
@@ -331,14 +377,16 @@ pub(super) fn measure(
         );
         Some(a)
     };
-    let resolution = agreement(None);
-    let resolution_critical = agreement(Some(CRITICAL_SLOPE));
+    let resolution = agreement(None, false);
+    let resolution_solved = agreement(None, true);
+    let resolution_critical = agreement(Some(CRITICAL_SLOPE), false);
     let drainage = measure_drainage(gpu, o, heater)?;
     Ok(Some(GeologyResult {
         rows,
         cpu_threads: rayon::current_num_threads(),
         realism,
         resolution,
+        resolution_solved,
         resolution_critical,
         drainage,
     }))
@@ -349,20 +397,19 @@ const CHANNEL_FRACTION: f64 = 0.01;
 /// And coincide within this many texels of the coarse run.
 const CHANNEL_TOLERANCE: f64 = 4.0;
 
-/// The default terrain (assets/journals/default.json, 4096² at 1 m) at `side`² over the same
+/// The default terrain (assets/journals/default.json, 4096² at 1 m) at `c.side`² over the same
 /// 4.1 km (box means; quick: the erosion section's small terrain over 4.1 km instead), run with
-/// the default parameters (and the threshold hillslope at `critical_slope`, if given) until
-/// steady (measure ≤ 0.01) coarse to fine; its statistics before and after, and the drainage
-/// area (m²) at the end.
+/// the default parameters (and the threshold hillslope, if the case has one) until steady
+/// (measure ≤ 0.01) coarse to fine, stepping time or solving for the steady state; its
+/// statistics before and after, and the drainage area (m²) at the end.
 fn measure_realism(
     gpu: &Arc<Gpu>,
     kernels: &Arc<Kernels>,
     tables: &crate::noise::NoiseTables,
-    case: &str,
-    side: u32,
-    critical_slope: Option<f32>,
+    c: RealismCase,
     quick: bool,
 ) -> Result<(Realism, Vec<f64>)> {
+    let (case, side, critical_slope) = (c.name, c.side, c.critical);
     let (h, texel, unit, terrain) = if quick {
         // Over 4.1 km like the default terrain, so Hack's fit (channels of 1 ha at least) has
         // channels to fit: heights in texels of 32 m.
@@ -396,6 +443,7 @@ fn measure_realism(
         },
         iterations: if quick { 256 } else { 50_000 },
         until_steady: Some(0.01),
+        solve_steady: c.solve,
         coarse,
         stop_after: None,
     };
@@ -447,6 +495,7 @@ fn measure_realism(
         texel_size_m: texel,
         coarse_levels: coarse,
         critical_slope_deg: critical_slope,
+        solved: c.solve,
         iterations,
         years: out.years(run.params.time_step),
         gpu_s: out.gpu_ms * 1e-3,

@@ -479,9 +479,10 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
         let _ = writeln!(
             o,
             "| {} | {} | {:.3e} | {} | {} | {:.3} → **{:.3}** | {:.2} % → **{:.2} %** | {:.0}/{:.0}/{:.0} → {:.0}/{:.0}/{:.0} |",
-            match x.critical_slope_deg {
-                Some(d) => format!("{}, critical slope {d}°", x.terrain),
-                None => x.terrain.clone(),
+            match (x.critical_slope_deg, x.solved) {
+                (Some(d), _) => format!("{}, critical slope {d}°", x.terrain),
+                (None, true) => format!("{}, solved for the steady state", x.terrain),
+                (None, false) => x.terrain.clone(),
             },
             x.iterations,
             x.years,

@@ -50,6 +50,11 @@ pub struct GeologyArgs {
     /// fraction; 0.01 without a value).
     #[arg(long, num_args = 0..=1, default_missing_value = "0.01")]
     until_steady: Option<f32>,
+    /// Between the measured iterations, solve each texel's steady-state equation for its height
+    /// (Jacobi) instead of stepping Δt: the same steady state in far fewer iterations, with no
+    /// years between (needs --until-steady).
+    #[arg(long)]
+    solve_steady: bool,
     /// Coarse levels iterated first, each half the size of the one above [default: 0, or with
     /// --until-steady as many as keep the coarsest at least 64 texels a side].
     #[arg(long)]
@@ -181,6 +186,7 @@ fn check_flags(a: &GeologyArgs) -> Result<GeologyRun> {
         params: a.params,
         iterations: a.iterations,
         until_steady: a.until_steady,
+        solve_steady: a.solve_steady,
         coarse: a.coarse.unwrap_or(0),
         stop_after: a.stop_after,
     };

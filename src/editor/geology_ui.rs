@@ -132,6 +132,12 @@ pub fn geology_panel(
                 g.run.until_steady = steady.then_some(0.01);
             }
             tip(ui, "Stop once no texel moves by more than 1 % of a step's uplift");
+            if g.run.until_steady.is_some() {
+                ui.checkbox("solve for the steady state", &mut g.run.solve_steady);
+                tip(ui, "Between measured iterations, set each texel to the height that balances uplift, erosion and creep instead of stepping time: the same steady state in far fewer iterations, with no years between (slope exponent 1 only)");
+            } else {
+                g.run.solve_steady = false;
+            }
             let mut coarse = g.run.coarse as i32;
             if ui.slider("coarse levels", 0, MAX_COARSE_LEVELS as i32, &mut coarse) {
                 g.run.coarse = coarse.clamp(0, MAX_COARSE_LEVELS as i32) as u32;

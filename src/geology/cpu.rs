@@ -102,27 +102,38 @@ impl State {
     }
 
     /// Step 3 for the interior texel (`x`, `y`) of area `area` and receiver `k`: its new height,
-    /// None where it would not be finite (it then stays).
+    /// None where it would not be finite (it then stays). With `p.stationary`, the height that
+    /// solves the texel's steady-state equation instead ([`stationary`]).
     fn texel(&self, p: &GeologyPush, x: i32, y: i32, area: f32, k: i32) -> Option<f32> {
         let w = self.width as i32;
         let at = |x: i32, y: i32| self.z[(y * w + x) as usize];
         let zp = at(x, y);
+        let u = self.u[(y * w + x) as usize];
         let mut zq = 0.0;
-        let mut e = 0.0f32;
+        let mut s = 0.0f32;
         if k != NO_RECEIVER {
             let [dx, dy] = OFFSETS[k as usize];
             zq = at(x + dx, y + dy);
-            let s = (zp - zq) * inv_delta(p, k as usize);
-            e = (p.erodibility * spow(area, p.m)) * spow(s, p.n);
+            s = (zp - zq) * inv_delta(p, k as usize);
         }
-        let lap =
-            ((((at(x + 1, y) + at(x - 1, y)) + at(x, y + 1)) + at(x, y - 1)) - 4.0 * zp) / p.tau2;
-        let rate = e - p.diffusion * lap;
-        let mut zs = zp - p.dt * rate;
-        if k != NO_RECEIVER {
-            zs = zs.max(zq);
-        }
-        let mut zu = zs + (p.dt * p.uplift) * self.u[(y * w + x) as usize];
+        let sum = ((at(x + 1, y) + at(x - 1, y)) + at(x, y + 1)) + at(x, y - 1);
+        let mut zu = if p.stationary == 1 {
+            let receiver = (k != NO_RECEIVER).then(|| (zq, inv_delta(p, k as usize)));
+            let zs = stationary(p, zp, area, receiver, sum, u);
+            zp + p.relaxation * (zs - zp)
+        } else {
+            let mut e = 0.0f32;
+            if k != NO_RECEIVER {
+                e = (p.erodibility * spow(area, p.m)) * spow(s, p.n);
+            }
+            let lap = (sum - 4.0 * zp) / p.tau2;
+            let rate = e - p.diffusion * lap;
+            let mut zs = zp - p.dt * rate;
+            if k != NO_RECEIVER {
+                zs = zs.max(zq);
+            }
+            zs + (p.dt * p.uplift) * u
+        };
         if p.critical == 1 && zu.is_finite() {
             // The threshold hillslope: at most each neighbour's height plus its rise. An interior
             // texel's neighbours are all in the region.
@@ -132,6 +143,37 @@ impl State {
             }
         }
         zu.is_finite().then_some(zu)
+    }
+}
+
+/// The height of a texel that is not an outlet solving its steady-state equation, the
+/// neighbours held (one Jacobi sweep of the stationary model; docs/geology.md, "Solving for the
+/// steady state"): `K·A^m·S = U·u + κ·L` (n = 1, which the run checks), the stream-power term
+/// `f·(z − z_q)` with `f = K·A^m/δ`,
+/// so `z = (f·z_q + U·u + c·Σ) / (f + 4c)` with `c = κ/τ²` and Σ the four axis neighbours'
+/// heights; then at least `z_q + Δt·U·u`, where the model's receiver clamp holds a channel at
+/// steady state. A pit solves `U·u + κ·L = 0` (`(U·u + c·Σ) / 4c`), or rises by a step of uplift
+/// where there is no creep. `receiver`: the receiver's height and 1/δ.
+/// The kernel's `stationary` does the same arithmetic in the same order.
+pub fn stationary(
+    p: &GeologyPush,
+    zp: f32,
+    area: f32,
+    receiver: Option<(f32, f32)>,
+    sum: f32,
+    u: f32,
+) -> f32 {
+    let c = p.diffusion / p.tau2;
+    let source = p.uplift * u;
+    let lift = (p.dt * p.uplift) * u;
+    match receiver {
+        Some((zq, inv_delta)) => {
+            let f = (p.erodibility * spow(area, p.m)) * inv_delta;
+            let z = ((f * zq + source) + c * sum) / (f + 4.0 * c);
+            z.max(zq + lift)
+        }
+        None if c > 0.0 => (source + c * sum) / (4.0 * c),
+        None => zp + lift,
     }
 }
 

@@ -198,7 +198,8 @@ impl GpuGeology {
         self.gpu_ms
     }
 
-    /// Runs up to `iterations` iterations, [`ITERATIONS_PER_SUBMIT`] per submission, calling
+    /// Runs up to `iterations` iterations, [`ITERATIONS_PER_SUBMIT`] per submission, the first
+    /// `stationary` of them solving for the steady state (`GeologyPush::stationary`), calling
     /// `progress(iterations done, steady-state measure)` after each submission; stops early
     /// once the measure is at most `until` (when given). With `timer`, each submission is timed
     /// as one pass "geology". Returns the iterations run and the last measure.
@@ -206,6 +207,7 @@ impl GpuGeology {
         &mut self,
         push: &GeologyPush,
         iterations: usize,
+        stationary: usize,
         until: Option<f32>,
         timer: Option<&GpuTimer>,
         mut progress: impl FnMut(usize, f32),
@@ -214,7 +216,7 @@ impl GpuGeology {
         let mut measure = f32::INFINITY;
         while done < iterations {
             let n = ITERATIONS_PER_SUBMIT.min(iterations - done);
-            measure = self.submit(push, n, timer)?;
+            measure = self.submit(push, n, stationary.saturating_sub(done), timer)?;
             done += n;
             progress(done, measure);
             if until.is_some_and(|t| measure <= t) {
@@ -224,8 +226,15 @@ impl GpuGeology {
         Ok((done, measure))
     }
 
-    /// Records and waits for `n` iterations in one submission; returns the last one's measure.
-    fn submit(&mut self, push: &GeologyPush, n: usize, timer: Option<&GpuTimer>) -> Result<f32> {
+    /// Records and waits for `n` iterations in one submission, the first `stationary` of them
+    /// solving for the steady state; returns the last one's measure.
+    fn submit(
+        &mut self,
+        push: &GeologyPush,
+        n: usize,
+        stationary: usize,
+        timer: Option<&GpuTimer>,
+    ) -> Result<f32> {
         if push.multi_flow == 1 && !self.multi_flow {
             return Err(GpuError::usage(
                 "a multi-flow iteration on a geology region made for D8",
@@ -252,6 +261,7 @@ impl GpuGeology {
             let push = GeologyPush {
                 measure: i32::from(last),
                 uniform_uplift: i32::from(self.uniform_uplift),
+                stationary: i32::from(i < stationary),
                 ..*push
             };
             if last {

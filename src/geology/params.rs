@@ -80,6 +80,12 @@ impl Default for GeologyParams {
     }
 }
 
+/// How far a stationary iteration (`GeologyRun::solve_steady`) moves a texel toward its solved
+/// height: damped Jacobi. Undamped (1), the sweeps of the default terrain fell into cycles of
+/// flipping receivers and never reached a measure of 0.01; 0.5 to 0.9 reached it
+/// (docs/geology.md, "Solving for the steady state").
+pub const RELAXATION: f32 = 0.8;
+
 /// Largest values the checks accept: past them f32 heights overflow or the explicit step is
 /// meaningless (docs/geology.md).
 pub const MAX_UPLIFT_RATE: f32 = 1.0; // m/yr
@@ -207,6 +213,8 @@ impl GeologyParams {
             critical: i32::from(self.critical_slope.is_some()),
             rise_axis: (tan * f64::from(tau)) as f32,
             rise_diag: (tan * f64::from(diag)) as f32,
+            stationary: 0,
+            relaxation: RELAXATION,
         }
     }
 }
@@ -219,6 +227,12 @@ pub struct GeologyRun {
     pub params: GeologyParams,
     pub iterations: u32,
     pub until_steady: Option<f32>,
+    /// Between the measured iterations (every [`crate::geology::gpu::ITERATIONS_PER_SUBMIT`]th
+    /// and a level's last), solve each texel's steady-state equation for its height instead of
+    /// stepping Δt (docs/geology.md, "Solving for the steady state"): the same steady state in
+    /// far fewer iterations, which then says nothing of the years between. Needs
+    /// `until_steady`.
+    pub solve_steady: bool,
     pub coarse: u32,
     /// The run stops after this many iterations over every level (the editor's *stop here*):
     /// finer levels do not run and the heights are carried up from where it stopped.
@@ -238,6 +252,7 @@ impl Default for GeologyRun {
             // 100,000 years a level at the default step.
             iterations: 20_000,
             until_steady: None,
+            solve_steady: false,
             coarse: 0,
             stop_after: None,
         }
@@ -264,6 +279,18 @@ impl GeologyRun {
                         .into(),
                 );
             }
+        }
+        if self.solve_steady && self.until_steady.is_none() {
+            return Err(
+                "--solve-steady needs --until-steady (it finds the steady state, not the years before it)"
+                    .into(),
+            );
+        }
+        if self.solve_steady && self.params.slope_exponent != 1.0 {
+            return Err(format!(
+                "--solve-steady needs --slope-exponent 1 (its sweeps solve a stream-power term linear in the slope), got {}",
+                self.params.slope_exponent
+            ));
         }
         if self.stop_after == Some(0) {
             return Err("--stop-after must be at least 1 iteration".into());

@@ -8,6 +8,7 @@
 use super::cpu::{outlet, State};
 use super::gpu::{GpuGeology, Kernels, ITERATIONS_PER_SUBMIT};
 use super::params::{GeologyParams, GeologyRun, MAX_COARSE_LEVELS};
+use super::shared::GeologyPush;
 use crate::gpu::{Gpu, GpuTimer, Result};
 use crate::pages::DocumentDesc;
 use std::sync::Arc;
@@ -25,6 +26,8 @@ pub struct RunSpec {
     pub iterations: usize,
     /// Stop a level once its steady-state measure is at most this.
     pub until: Option<f32>,
+    /// Solve for the steady state between the measured iterations (`GeologyRun::solve_steady`).
+    pub solve_steady: bool,
     /// Levels below the region (each half the one above), iterated first.
     pub coarse: u32,
     /// Stop the whole run after this many iterations over every level (a run stopped by hand,
@@ -45,6 +48,7 @@ impl RunSpec {
                 .map(|b| (f64::from(b) - d.units.height_origin.unwrap_or(0.0)) as f32),
             iterations: run.iterations as usize,
             until: run.until_steady,
+            solve_steady: run.solve_steady,
             coarse: run.coarse,
             stop_after: run.stop_after.map(|n| n as usize),
         }
@@ -199,7 +203,7 @@ enum Sim {
 /// The level under way: its index (0: the region), push constants and simulation.
 struct Level {
     l: usize,
-    push: super::shared::GeologyPush,
+    push: GeologyPush,
     done: usize,
     measure: f32,
     sim: Sim,
@@ -325,12 +329,24 @@ impl Runner {
             .min(spec.iterations - lv.done)
             .min(left)
             .min(most.max(1));
+        // Solving for the steady state, every iteration but the measured ones (which step the
+        // model, so the measure is the model's) solves the stationary equations.
+        let measured_last =
+            (lv.done + n) % ITERATIONS_PER_SUBMIT == 0 || lv.done + n >= spec.iterations;
+        let stationary = match spec.solve_steady {
+            true => n - usize::from(measured_last),
+            false => 0,
+        };
         lv.measure = match &mut lv.sim {
-            Sim::Gpu(g) => g.run(&lv.push, n, None, timer, |_, _| {})?.1,
+            Sim::Gpu(g) => g.run(&lv.push, n, stationary, None, timer, |_, _| {})?.1,
             Sim::Twin(state) => {
                 let mut m = f32::INFINITY;
-                for _ in 0..n {
-                    m = state.step(&lv.push);
+                for i in 0..n {
+                    let push = GeologyPush {
+                        stationary: i32::from(i < stationary),
+                        ..lv.push
+                    };
+                    m = state.step(&push);
                 }
                 m
             }

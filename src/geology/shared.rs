@@ -48,6 +48,13 @@ pub struct GeologyPush {
     pub critical: i32,
     pub rise_axis: f32,
     pub rise_diag: f32,
+    /// 1: this iteration solves each texel's steady-state equation for its height (a Jacobi
+    /// sweep of the stationary model, `--solve-steady`) instead of stepping Δt; 0: the model's
+    /// time step. Steps 1 and 2 are the same either way.
+    pub stationary: i32,
+    /// How far a stationary iteration moves a texel toward its solved height: z + ω·(z_s − z)
+    /// (damped Jacobi; undamped sweeps can fall into cycles where receivers flip).
+    pub relaxation: f32,
 }
 
-const _: () = assert!(std::mem::size_of::<GeologyPush>() == 96);
+const _: () = assert!(std::mem::size_of::<GeologyPush>() == 104);

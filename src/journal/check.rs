@@ -204,6 +204,7 @@ impl Checker<'_> {
             params: g.params,
             iterations: g.iterations,
             until_steady: g.until_steady,
+            solve_steady: g.solve_steady,
             coarse: g.coarse,
             stop_after: g.stop_after,
         };

@@ -192,6 +192,7 @@ impl StepEntry {
                 region: Some([region.x, region.y, region.width, region.height]),
                 iterations: run.iterations,
                 until_steady: run.until_steady,
+                solve_steady: run.solve_steady,
                 coarse: run.coarse,
                 stop_after: run.stop_after,
                 params: run.params,
@@ -292,6 +293,8 @@ pub struct GeologyEntry {
     pub iterations: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_steady: Option<f32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub solve_steady: bool,
     #[serde(default)]
     pub coarse: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]

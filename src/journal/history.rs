@@ -78,6 +78,7 @@ impl Step {
                 region.width,
                 region.height,
                 match run.until_steady {
+                    Some(tol) if run.solve_steady => format!("solved until steady ({tol})"),
                     Some(tol) => format!("until steady ({tol})"),
                     None => format!("{} iterations", run.iterations),
                 }

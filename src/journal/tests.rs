@@ -434,6 +434,11 @@ fn geology_steps_are_checked_field_by_field() {
             "geology.critical_slope must be",
         ),
         (r#"{"critical_slope": 0}"#, "geology.critical_slope must be"),
+        (r#"{"solve_steady": true}"#, "geology.solve_steady needs"),
+        (
+            r#"{"solve_steady": true, "until_steady": 0.01, "slope_exponent": 2}"#,
+            "geology.solve_steady needs",
+        ),
     ] {
         let e = parse(&with(step)).unwrap_err();
         assert!(e.contains(want), "{step}: {e}");
@@ -444,7 +449,20 @@ fn geology_steps_are_checked_field_by_field() {
             assert_eq!((region.width, region.height), (64, 64));
             assert_eq!((run.iterations, run.coarse), (10, 1));
             assert!(run.params.is_default());
+            assert!(!run.solve_steady);
         }
         other => panic!("{other:?}"),
     }
+    let j = Journal::parse(
+        &with(r#"{"until_steady": 0.01, "solve_steady": true}"#),
+        Path::new("."),
+    )
+    .unwrap();
+    let Step::Geology { run, .. } = &j.steps[0] else {
+        panic!("{:?}", j.steps[0]);
+    };
+    assert!(run.solve_steady);
+    // Written back as it was read.
+    let text = journal_json(&j.document, &j.initial, &j.steps).unwrap();
+    assert!(text.contains("\"solve_steady\": true"), "{text}");
 }
