@@ -1136,32 +1136,42 @@ fn a_live_run_stopped_by_hand_replays_bit_for_bit_and_a_cancel_restores_the_regi
         "the stopped run replays bit for bit"
     );
 
-    // Run to the end live: the heights of the run made in one go, and no stop in its step.
-    let mut e = open();
-    let mut live = GeologyLive::start(&mut e, &mut tools, region, run).unwrap();
-    while !live.complete() {
-        live.advance(&mut e, 0.0).unwrap();
+    // Run to the end live: the heights of the run made in one go, and no stop in its step;
+    // stepping time, and solving for the steady state between measured iterations.
+    for solve in [false, true] {
+        let run = GeologyRun {
+            solve_steady: solve,
+            ..run
+        };
+        let mut e = open();
+        let mut live = GeologyLive::start(&mut e, &mut tools, region, run).unwrap();
+        while !live.complete() {
+            live.advance(&mut e, 0.0).unwrap();
+        }
+        let (step, _) = live.finish(&mut e).unwrap().unwrap();
+        assert!(matches!(step, Step::Geology { run, .. } if run.stop_after.is_none()));
+        let mut whole = open();
+        let out = scarp::edit::geology::region(
+            &mut whole,
+            &mut tools.geology,
+            region,
+            &run,
+            true,
+            |_, _, _| {},
+        )
+        .unwrap();
+        // The coarsest level settles early, at a measure taken every 64 iterations (the live run's
+        // submissions fell elsewhere).
+        let early: Vec<usize> = out.levels.iter().map(|l| l.iterations).collect();
+        assert!(
+            early[0] < 150 && early[0] % 64 == 0,
+            "solve {solve}: {early:?}"
+        );
+        assert!(
+            e.to_dense().unwrap() == whole.to_dense().unwrap(),
+            "solve {solve}: live or in one go, the same heights"
+        );
     }
-    let (step, _) = live.finish(&mut e).unwrap().unwrap();
-    assert!(matches!(step, Step::Geology { run, .. } if run.stop_after.is_none()));
-    let mut whole = open();
-    let out = scarp::edit::geology::region(
-        &mut whole,
-        &mut tools.geology,
-        region,
-        &run,
-        true,
-        |_, _, _| {},
-    )
-    .unwrap();
-    // The coarsest level settles early, at a measure taken every 64 iterations (the live run's
-    // submissions fell elsewhere).
-    let early: Vec<usize> = out.levels.iter().map(|l| l.iterations).collect();
-    assert!(early[0] < 150 && early[0] % 64 == 0, "{early:?}");
-    assert!(
-        e.to_dense().unwrap() == whole.to_dense().unwrap(),
-        "live or in one go, the same heights"
-    );
 
     // Cancelled: the region as it was, no undo step left.
     let mut c = open();

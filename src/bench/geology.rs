@@ -71,6 +71,7 @@ pub struct Realism {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub solved: bool,
     pub iterations: usize,
+    /// Iterations times Δt: the years simulated, except where `solved` (no time between).
     pub years: f64,
     pub gpu_s: f64,
     /// The steady-state measure at the end (the target is 0.01).
@@ -477,9 +478,9 @@ fn measure_realism(
     let after = drainage(&z_of(&after_h), [side, side], texel);
     let iterations = out.levels.iter().map(|l| l.iterations).sum();
     eprintln!(
-        "{case}: {iterations} iterations ({} levels, {:.0} years) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% above it and by more than one f32 step, {:.2}% above it and turning back the next iteration); before: {before}; after: {after}",
+        "{case}: {iterations} iterations ({} levels, {}) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% above it and by more than one f32 step, {:.2}% above it and turning back the next iteration); before: {before}; after: {after}",
         out.levels.len(),
-        out.years(run.params.time_step),
+        crate::geology::params::time_text(c.solve, out.years(run.params.time_step)),
         out.gpu_ms * 1e-3,
         out.measure(),
         still.median,

@@ -478,14 +478,17 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
         let (b, a) = (&x.before, &x.after);
         let _ = writeln!(
             o,
-            "| {} | {} | {:.3e} | {} | {} | {:.3} → **{:.3}** | {:.2} % → **{:.2} %** | {:.0}/{:.0}/{:.0} → {:.0}/{:.0}/{:.0} |",
+            "| {} | {} | {} | {} | {} | {:.3} → **{:.3}** | {:.2} % → **{:.2} %** | {:.0}/{:.0}/{:.0} → {:.0}/{:.0}/{:.0} |",
             match (x.critical_slope_deg, x.solved) {
                 (Some(d), _) => format!("{}, critical slope {d}°", x.terrain),
                 (None, true) => format!("{}, solved for the steady state", x.terrain),
                 (None, false) => x.terrain.clone(),
             },
             x.iterations,
-            x.years,
+            match x.solved {
+                true => "solved".to_string(),
+                false => format!("{:.3e}", x.years),
+            },
             num(x.gpu_s),
             num(f64::from(x.measure)),
             b.hack_exponent,

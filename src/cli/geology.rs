@@ -160,13 +160,13 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
     let iterations: usize = out.levels.iter().map(|l| l.iterations).sum();
     let (lo, hi) = crate::terrain::formats::min_max(&heights);
     println!(
-        "geology {}x{} at {},{} ({} level(s), {iterations} iterations, {:.0} years, {}) in {secs:.2} s; steady-state measure {:.4}; heights {:.1} to {:.1} m -> {}",
+        "geology {}x{} at {},{} ({} level(s), {iterations} iterations, {}, {}) in {secs:.2} s; steady-state measure {:.4}; heights {:.1} to {:.1} m -> {}",
         region.width,
         region.height,
         region.x,
         region.y,
         out.levels.len(),
-        out.years(a.params.time_step),
+        crate::geology::params::time_text(a.solve_steady, out.years(a.params.time_step)),
         match a.backend {
             Backend::Gpu => "gpu",
             Backend::Cpu => "cpu",

@@ -1280,8 +1280,8 @@ impl Editor {
         match run.finish(&mut self.session.doc) {
             Ok(Some((step, out))) => {
                 let line = format!(
-                    "geology: {:.0} years simulated in {} iterations{}, steady-state measure {:.3}",
-                    dt.years,
+                    "geology: {} in {} iterations{}, steady-state measure {:.3}",
+                    crate::geology::params::time_text(dt.solved, dt.years),
                     dt.run.total,
                     match &step {
                         Step::Geology { run, .. } if run.stop_after.is_some() => " (stopped)",
@@ -1423,8 +1423,11 @@ impl Editor {
         ) {
             Ok(out) => {
                 let line = format!(
-                    "geology: {:.0} years simulated in {} iterations, steady-state measure {:.3}",
-                    out.years(run.params.time_step),
+                    "geology: {} in {} iterations, steady-state measure {:.3}",
+                    crate::geology::params::time_text(
+                        run.solve_steady,
+                        out.years(run.params.time_step)
+                    ),
                     out.levels.iter().map(|l| l.iterations).sum::<usize>(),
                     out.measure()
                 );

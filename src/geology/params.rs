@@ -239,6 +239,16 @@ pub struct GeologyRun {
     pub stop_after: Option<u32>,
 }
 
+/// What a run's iterations stand for, as the CLI and the editor say it: the years simulated, or
+/// for a run solved for its steady state (`solve_steady`), which steps no time between its
+/// measured iterations, that instead.
+pub fn time_text(solved: bool, years: f64) -> String {
+    match solved {
+        true => "solved for the steady state".into(),
+        false => format!("{years:.0} years simulated"),
+    }
+}
+
 /// Most iterations a level may run (a run's count, or its cap when it runs until steady).
 pub const MAX_ITERATIONS: u32 = 1_000_000;
 

@@ -18,8 +18,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LiveProgress {
     pub run: RunProgress,
-    /// Years simulated so far over every level.
+    /// Years simulated so far over every level (iterations times Δt).
     pub years: f64,
+    /// The run solves for its steady state: its iterations stand for no years.
+    pub solved: bool,
     pub paused: bool,
 }
 
@@ -83,6 +85,7 @@ impl GeologyLive {
         LiveProgress {
             run,
             years: run.total as f64 * f64::from(self.run.params.time_step),
+            solved: self.run.solve_steady,
             paused: self.paused,
         }
     }
