@@ -815,6 +815,42 @@ fn solving_for_the_steady_state_on_the_gpu_follows_the_twin() {
     assert_no_validation_messages(&gpu);
 }
 
+/// Which iterations of a solved run step the model (every 64th of a level and its last) does not
+/// depend on how many a submission runs: the twin driven 1, 3, 64 or 1,000 at a time ends with
+/// the same heights, bit for bit, and stops its levels at the same iterations.
+#[test]
+fn a_solved_run_does_not_depend_on_its_submissions() {
+    use scarp::geology::run::Runner;
+    let (w, h) = (48u32, 40u32);
+    let heights = common::fbm_terrain(w, h, 3, 20.0, 4);
+    let spec = RunSpec {
+        params: GeologyParams::default(),
+        tau: 10.0,
+        height_unit: 100.0,
+        base_z: None,
+        iterations: 300,
+        until: Some(0.01),
+        solve_steady: true,
+        coarse: 1,
+        stop_after: None,
+    };
+    let ends: Vec<(Vec<f32>, Vec<usize>)> = [1, 3, 64, 1000]
+        .into_iter()
+        .map(|most| {
+            let mut runner = Runner::new(None, &heights, [w, h], None, &spec);
+            while !runner.advance(most, None).unwrap() {}
+            let mut z = heights.clone();
+            let out = runner.finish(&mut z).unwrap();
+            (z, out.levels.iter().map(|l| l.iterations).collect())
+        })
+        .collect();
+    assert_ne!(ends[0].0, heights, "the run changed the heights");
+    for (z, levels) in &ends[1..] {
+        assert_eq!(levels, &ends[0].1);
+        assert!(z == &ends[0].0, "heights differ between submission sizes");
+    }
+}
+
 /// An uplift map (the kernel reads it only when it holds anything but 1): the GPU follows the
 /// twin, and ground under twice the uplift ends higher than under none. The kernels with
 /// receivers an int each (devices without byte storage) give the same heights, bit for bit, as

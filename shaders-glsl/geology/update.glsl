@@ -3,7 +3,9 @@
 // neighbour's area times its weight toward here, slope^flow_exponent over the sum of its
 // lower neighbours'), then for a texel that is not an outlet
 // z* = z - dt (K A'^m S^n - kappa L), held at or above its receiver, plus dt U u; with the
-// threshold hillslope, then at most min over the neighbours of z_q + tan(theta) delta_q. A height
+// threshold hillslope, then at most min over the neighbours of z_q + tan(theta) delta_q. With
+// `stationary` (solving for the steady state), z* and the uplift are replaced by a damped step
+// toward the height that solves the texel's steady-state equation (stationary() below). A height
 // that would not be finite stays as it was. CPU twin: geology::cpu::State::step.
 #include "geology_shared.glsl"
 

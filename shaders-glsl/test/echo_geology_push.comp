@@ -17,4 +17,5 @@ void main() {
     putF(pc.p.steady_unit); putI(pc.p.uniform_uplift); putF(pc.p.inv_tau);
     putF(pc.p.inv_diag); putI(pc.p.multi_flow); putF(pc.p.flow_exponent);
     putI(pc.p.critical); putF(pc.p.rise_axis); putF(pc.p.rise_diag);
+    putI(pc.p.stationary); putF(pc.p.relaxation);
 }

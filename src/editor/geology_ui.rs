@@ -132,9 +132,9 @@ pub fn geology_panel(
                 g.run.until_steady = steady.then_some(0.01);
             }
             tip(ui, "Stop once no texel moves by more than 1 % of a step's uplift");
-            if g.run.until_steady.is_some() {
+            if g.run.until_steady.is_some() && g.run.params.slope_exponent == 1.0 {
                 ui.checkbox("solve for the steady state", &mut g.run.solve_steady);
-                tip(ui, "Between measured iterations, set each texel to the height that balances uplift, erosion and creep instead of stepping time: the same steady state in far fewer iterations, with no years between (slope exponent 1 only)");
+                tip(ui, "Between measured iterations, set each texel to the height that balances uplift, erosion and creep instead of stepping time: the same steady state in far fewer iterations, with no years between (with slope exponent 1)");
             } else {
                 g.run.solve_steady = false;
             }
