@@ -51,8 +51,8 @@ pub struct GeologyArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "0.01")]
     until_steady: Option<f32>,
     /// Between the measured iterations, solve each texel's steady-state equation for its height
-    /// (Jacobi) instead of stepping Δt: the same steady state in far fewer iterations, with no
-    /// years between (needs --until-steady).
+    /// (Jacobi) instead of stepping Δt: the model's steady state in far fewer iterations where
+    /// it settles, with no years between (needs --until-steady and --slope-exponent 1).
     #[arg(long)]
     solve_steady: bool,
     /// Coarse levels iterated first, each half the size of the one above [default: 0, or with

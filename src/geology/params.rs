@@ -230,9 +230,9 @@ pub struct GeologyRun {
     pub until_steady: Option<f32>,
     /// Between the measured iterations (every [`crate::geology::gpu::ITERATIONS_PER_SUBMIT`]th
     /// and a level's last), solve each texel's steady-state equation for its height instead of
-    /// stepping Δt (docs/geology.md, "Solving for the steady state"): the same steady state in
-    /// far fewer iterations, which then says nothing of the years between. Needs
-    /// `until_steady`.
+    /// stepping Δt (docs/geology.md, "Solving for the steady state"): the model's steady state
+    /// in far fewer iterations where the level settles, which then says nothing of the years
+    /// between. Needs `until_steady` and n = 1.
     pub solve_steady: bool,
     pub coarse: u32,
     /// The run stops after this many iterations over every level (the editor's *stop here*):
