@@ -329,12 +329,13 @@ impl Runner {
             .min(spec.iterations - lv.done)
             .min(left)
             .min(most.max(1));
-        // Solving for the steady state, every iteration but the measured ones (which step the
-        // model, so the measure is the model's) solves the stationary equations.
-        let measured_last =
-            (lv.done + n) % ITERATIONS_PER_SUBMIT == 0 || lv.done + n >= spec.iterations;
+        // The submission's last iteration is a measured one: every 64th of the level, and its
+        // last. Solving for the steady state, every iteration but the measured ones (which step
+        // the model, so the measure is the model's) solves the stationary equations.
+        let end = lv.done + n;
+        let measured = end % ITERATIONS_PER_SUBMIT == 0 || end >= spec.iterations;
         let stationary = match spec.solve_steady {
-            true => n - usize::from(measured_last),
+            true => n - usize::from(measured),
             false => 0,
         };
         lv.measure = match &mut lv.sim {
@@ -351,9 +352,8 @@ impl Runner {
                 m
             }
         };
-        lv.done += n;
+        lv.done = end;
         self.total += n;
-        let measured = lv.done % ITERATIONS_PER_SUBMIT == 0 || lv.done >= spec.iterations;
         let steady = measured && spec.until.is_some_and(|t| lv.measure <= t);
         let stopped = spec.stop_after.is_some_and(|s| self.total >= s);
         if lv.done >= spec.iterations || steady || stopped {
