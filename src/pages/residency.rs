@@ -1145,8 +1145,9 @@ impl Residency {
 
     /// Starts reading the saved bytes of `versions` that lie only in the saved project, on
     /// the page-reading threads ([`read_pool`]), within the host budget: a page-in that wants
-    /// them later copies them from host memory instead of reading the file. Reads that find their version changed or gone
-    /// are dropped; a failed read is left to the page-in, which reports it.
+    /// them later copies them from host memory instead of reading the file. Reads that find
+    /// their version changed or gone are dropped; a failed read is left to the page-in, which
+    /// reports it.
     pub fn read_ahead(&mut self, versions: &[&Version]) {
         let mut bytes: u64 = self.reading.values().sum();
         for v in versions {
