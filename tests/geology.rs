@@ -733,6 +733,46 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
         300.0 * scarp::geology::params::DEFAULTS.time_step
     );
     assert!(said.contains(&years), "{years}: {said}");
+    // A run until steady says whether it got there: one that stops at its cap is not steady,
+    // and a solved one is not said to be solved.
+    for (extra, says, not) in [
+        (
+            &["--until-steady", "1e-9", "--iterations", "64"][..],
+            "years simulated, not steady (measure",
+            ", steady (",
+        ),
+        (
+            &[
+                "--until-steady",
+                "1e-9",
+                "--iterations",
+                "64",
+                "--solve-steady",
+            ][..],
+            "not steady: the solver stopped at measure",
+            "solved for the steady state",
+        ),
+        (
+            &[
+                "--until-steady",
+                "0.01",
+                "--iterations",
+                "50000",
+                "--solve-steady",
+            ][..],
+            "solved for the steady state (measure",
+            "not steady",
+        ),
+    ] {
+        let args = with(&[extra, &["--backend", "cpu"]].concat());
+        let o = scarp(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let said = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            said.contains(says) && !said.contains(not),
+            "{extra:?}: {said}"
+        );
+    }
     // The output keeps the input's metres in its sidecar.
     let sidecar = std::fs::read_to_string(dir.path().join("out.r32.json")).unwrap();
     assert!(sidecar.contains("30"), "{sidecar}");

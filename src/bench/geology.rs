@@ -478,11 +478,10 @@ fn measure_realism(
     let after = drainage(&z_of(&after_h), [side, side], texel);
     let iterations = out.levels.iter().map(|l| l.iterations).sum();
     eprintln!(
-        "{case}: {iterations} iterations ({} levels, {}) in {:.2} s of GPU time, measure {:.4} (median texel {:.3}, {:.1}% above 0.01, {:.2}% above it and by more than one f32 step, {:.2}% above it and turning back the next iteration); before: {before}; after: {after}",
+        "{case}: {iterations} iterations ({} levels) in {:.2} s of GPU time: {} (median texel {:.3}, {:.1}% above 0.01, {:.2}% above it and by more than one f32 step, {:.2}% above it and turning back the next iteration); before: {before}; after: {after}",
         out.levels.len(),
-        crate::geology::params::time_text(c.solve, out.years(run.params.time_step)),
         out.gpu_ms * 1e-3,
-        out.measure(),
+        out.text(&run),
         still.median,
         still.above * 100.0,
         still.above_one_step * 100.0,

@@ -481,7 +481,7 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
             "| {} | {} | {} | {} | {} | {:.3} → **{:.3}** | {:.2} % → **{:.2} %** | {:.0}/{:.0}/{:.0} → {:.0}/{:.0}/{:.0} |",
             match (x.critical_slope_deg, x.solved) {
                 (Some(d), _) => format!("{}, critical slope {d}°", x.terrain),
-                (None, true) => format!("{}, solved for the steady state", x.terrain),
+                (None, true) => format!("{}, with the steady-state solver", x.terrain),
                 (None, false) => x.terrain.clone(),
             },
             x.iterations,

@@ -160,18 +160,17 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
     let iterations: usize = out.levels.iter().map(|l| l.iterations).sum();
     let (lo, hi) = crate::terrain::formats::min_max(&heights);
     println!(
-        "geology {}x{} at {},{} ({} level(s), {iterations} iterations, {}, {}) in {secs:.2} s; steady-state measure {:.4}; heights {:.1} to {:.1} m -> {}",
+        "geology {}x{} at {},{} ({} level(s), {iterations} iterations, {}) in {secs:.2} s: {}; heights {:.1} to {:.1} m -> {}",
         region.width,
         region.height,
         region.x,
         region.y,
         out.levels.len(),
-        crate::geology::params::time_text(a.solve_steady, out.years(a.params.time_step)),
         match a.backend {
             Backend::Gpu => "gpu",
             Backend::Cpu => "cpu",
         },
-        out.measure(),
+        out.text(&geology),
         desc.metres(lo),
         desc.metres(hi),
         a.out.display()

@@ -182,7 +182,7 @@ fn run_controls(
         r.levels,
         r.done
     ));
-    ui.text(crate::geology::params::time_text(p.solved, p.years));
+    ui.text(crate::geology::params::progress_text(p.solved, p.years));
     let label = if p.paused { "continue" } else { "pause" };
     if ui.button(label) {
         actions.push(UiAction::GeologyPause(!p.paused));

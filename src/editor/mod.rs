@@ -1279,15 +1279,18 @@ impl Editor {
         let dt = run.progress();
         match run.finish(&mut self.session.doc) {
             Ok(Some((step, out))) => {
+                let Step::Geology { run: asked, .. } = &step else {
+                    unreachable!("a geology run finishes as a geology step")
+                };
+                let stopped = if asked.stop_after.is_some() {
+                    " (stopped)"
+                } else {
+                    ""
+                };
                 let line = format!(
-                    "geology: {} in {} iterations{}, steady-state measure {:.3}",
-                    crate::geology::params::time_text(dt.solved, dt.years),
+                    "geology: {} iterations{stopped}, {}",
                     dt.run.total,
-                    match &step {
-                        Step::Geology { run, .. } if run.stop_after.is_some() => " (stopped)",
-                        _ => "",
-                    },
-                    out.measure()
+                    out.text(asked)
                 );
                 self.ui.message = line.clone();
                 self.ui.geology.last = Some(line);
@@ -1423,13 +1426,9 @@ impl Editor {
         ) {
             Ok(out) => {
                 let line = format!(
-                    "geology: {} in {} iterations, steady-state measure {:.3}",
-                    crate::geology::params::time_text(
-                        run.solve_steady,
-                        out.years(run.params.time_step)
-                    ),
+                    "geology: {} iterations, {}",
                     out.levels.iter().map(|l| l.iterations).sum::<usize>(),
-                    out.measure()
+                    out.text(&run)
                 );
                 self.ui.message = line.clone();
                 self.ui.geology.last = Some(line);

@@ -240,12 +240,12 @@ pub struct GeologyRun {
     pub stop_after: Option<u32>,
 }
 
-/// What a run's iterations stand for, as the CLI and the editor say it: the years simulated, or
-/// for a run solved for its steady state (`solve_steady`), which steps no time between its
-/// measured iterations, that instead.
-pub fn time_text(solved: bool, years: f64) -> String {
+/// What a run under way is doing, as the editor's panel says it: the years simulated so far, or
+/// for a run solving for its steady state (`solve_steady`), which steps no time between its
+/// measured iterations, that instead. [`super::run::RunOutput::text`] says how a run ended.
+pub fn progress_text(solved: bool, years: f64) -> String {
     match solved {
-        true => "solved for the steady state".into(),
+        true => "solving for the steady state".into(),
         false => format!("{years:.0} years simulated"),
     }
 }

@@ -85,6 +85,28 @@ impl RunOutput {
     pub fn years(&self, dt: f32) -> f64 {
         self.levels.iter().map(|l| l.iterations as f64).sum::<f64>() * f64::from(dt)
     }
+
+    /// How `run` ended, as the CLI, the editor and the bench say it: the years it simulated
+    /// (or that it solved for the steady state) and the finest level's measure; for a run until
+    /// steady, whether that level got there. A run that stops at its iterations' cap is not
+    /// steady, and a solved one is then not said to be solved.
+    pub fn text(&self, run: &GeologyRun) -> String {
+        let m = self.measure();
+        let years = self.years(run.params.time_step);
+        match (run.until_steady, run.solve_steady) {
+            (Some(t), true) if m <= t => {
+                format!("solved for the steady state (measure {m:.4} ≤ {t})")
+            }
+            (Some(t), true) => format!("not steady: the solver stopped at measure {m:.4} > {t}"),
+            (Some(t), false) if m <= t => {
+                format!("{years:.0} years simulated, steady (measure {m:.4} ≤ {t})")
+            }
+            (Some(t), false) => {
+                format!("{years:.0} years simulated, not steady (measure {m:.4} > {t})")
+            }
+            (None, _) => format!("{years:.0} years simulated, steady-state measure {m:.4}"),
+        }
+    }
 }
 
 /// The sizes of the region and its coarse levels, finest first: each half the one above
