@@ -734,7 +734,7 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
     );
     assert!(said.contains(&years), "{years}: {said}");
     // A run until steady says whether it got there: one that stops at its cap is not steady,
-    // and a solved one is not said to be solved.
+    // and a solved one is not said to be solved; one stopped by hand gets no verdict.
     for (extra, says, not) in [
         (
             &["--until-steady", "1e-9", "--iterations", "64"][..],
@@ -762,6 +762,20 @@ fn the_cli_runs_geology_in_metres_and_refuses_bad_parameters_by_name() {
             ][..],
             "solved for the steady state (measure",
             "not steady",
+        ),
+        // Stopped by hand: no verdict, whatever the measure.
+        (
+            &[
+                "--until-steady",
+                "0.01",
+                "--iterations",
+                "50000",
+                "--solve-steady",
+                "--stop-after",
+                "10",
+            ][..],
+            "stopped while solving for the steady state, measure",
+            "steady (",
         ),
     ] {
         let args = with(&[extra, &["--backend", "cpu"]].concat());

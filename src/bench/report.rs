@@ -486,7 +486,7 @@ fn geology(o: &mut String, g: &super::geology::GeologyResult, r: &Report) {
             },
             x.iterations,
             match x.solved {
-                true => "solved".to_string(),
+                true => "solver".to_string(),
                 false => format!("{:.3e}", x.years),
             },
             num(x.gpu_s),

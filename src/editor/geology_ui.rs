@@ -20,7 +20,7 @@ pub struct GeologyUi {
     pub base_level: f32,
     pub use_base_level: bool,
     pub show_drainage: bool,
-    /// What the last run did (years simulated, its steady-state measure).
+    /// How the last run ended ([`crate::geology::run::RunOutput::text`]).
     pub last: Option<String>,
     /// Whether strokes paint the uplift map (the document's selection, as of this frame).
     pub paints_uplift: bool,

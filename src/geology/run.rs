@@ -89,10 +89,22 @@ impl RunOutput {
     /// How `run` ended, as the CLI, the editor and the bench say it: the years it simulated
     /// (or that it solved for the steady state) and the finest level's measure; for a run until
     /// steady, whether that level got there. A run that stops at its iterations' cap is not
-    /// steady, and a solved one is then not said to be solved.
+    /// steady, and a solved one is then not said to be solved. A run stopped by hand
+    /// (`stop_after`) gets no verdict: it may have stopped in a coarse level, or, solving,
+    /// between measured iterations, where the measure is a sweep's change.
     pub fn text(&self, run: &GeologyRun) -> String {
         let m = self.measure();
         let years = self.years(run.params.time_step);
+        let done: usize = self.levels.iter().map(|l| l.iterations).sum();
+        if done == 0 {
+            return "no iterations run".into();
+        }
+        if run.stop_after.is_some_and(|n| done >= n as usize) {
+            return match run.solve_steady {
+                true => format!("stopped while solving for the steady state, measure {m:.4}"),
+                false => format!("{years:.0} years simulated, stopped at measure {m:.4}"),
+            };
+        }
         match (run.until_steady, run.solve_steady) {
             (Some(t), true) if m <= t => {
                 format!("solved for the steady state (measure {m:.4} ≤ {t})")
