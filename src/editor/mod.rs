@@ -1282,16 +1282,8 @@ impl Editor {
                 let Step::Geology { run: asked, .. } = &step else {
                     unreachable!("a geology run finishes as a geology step")
                 };
-                let stopped = if asked.stop_after.is_some() {
-                    " (stopped)"
-                } else {
-                    ""
-                };
-                let line = format!(
-                    "geology: {} iterations{stopped}, {}",
-                    dt.run.total,
-                    out.text(asked)
-                );
+                // A run stopped here says so in its text (`stop_after`).
+                let line = format!("geology: {} iterations, {}", dt.run.total, out.text(asked));
                 self.ui.message = line.clone();
                 self.ui.geology.last = Some(line);
                 self.record(step);
