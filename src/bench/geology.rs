@@ -476,7 +476,7 @@ fn measure_realism(
     let still = crate::geology::cpu::spread(&state, &push);
     let out = runner.finish(&mut after_h)?;
     let after = drainage(&z_of(&after_h), [side, side], texel);
-    let iterations = out.levels.iter().map(|l| l.iterations).sum();
+    let iterations = out.iterations();
     eprintln!(
         "{case}: {iterations} iterations ({} levels) in {:.2} s of GPU time: {} (median texel {:.3}, {:.1}% above 0.01, {:.2}% above it and by more than one f32 step, {:.2}% above it and turning back the next iteration); before: {before}; after: {after}",
         out.levels.len(),

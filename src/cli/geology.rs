@@ -157,7 +157,7 @@ pub fn run(a: &GeologyArgs) -> Result<()> {
         println!("before: {b}");
         println!("after:  {}", stats(&heights));
     }
-    let iterations: usize = out.levels.iter().map(|l| l.iterations).sum();
+    let iterations = out.iterations();
     let (lo, hi) = crate::terrain::formats::min_max(&heights);
     println!(
         "geology {}x{} at {},{} ({} level(s), {iterations} iterations, {}) in {secs:.2} s: {}; heights {:.1} to {:.1} m -> {}",

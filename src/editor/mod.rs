@@ -1419,7 +1419,7 @@ impl Editor {
             Ok(out) => {
                 let line = format!(
                     "geology: {} iterations, {}",
-                    out.levels.iter().map(|l| l.iterations).sum::<usize>(),
+                    out.iterations(),
                     out.text(&run)
                 );
                 self.ui.message = line.clone();

@@ -81,9 +81,14 @@ impl RunOutput {
         self.levels.last().map_or(0.0, |l| l.measure)
     }
 
+    /// Iterations over every level.
+    pub fn iterations(&self) -> usize {
+        self.levels.iter().map(|l| l.iterations).sum()
+    }
+
     /// Simulated years over every level.
     pub fn years(&self, dt: f32) -> f64 {
-        self.levels.iter().map(|l| l.iterations as f64).sum::<f64>() * f64::from(dt)
+        self.iterations() as f64 * f64::from(dt)
     }
 
     /// How `run` ended, as the CLI, the editor and the bench say it: the years it simulated
@@ -95,7 +100,7 @@ impl RunOutput {
     pub fn text(&self, run: &GeologyRun) -> String {
         let m = self.measure();
         let years = self.years(run.params.time_step);
-        let done: usize = self.levels.iter().map(|l| l.iterations).sum();
+        let done = self.iterations();
         if done == 0 {
             return "no iterations run".into();
         }
