@@ -1276,14 +1276,17 @@ impl Editor {
             return;
         };
         let region = run.region();
-        let dt = run.progress();
         match run.finish(&mut self.session.doc) {
             Ok(Some((step, out))) => {
                 let Step::Geology { run: asked, .. } = &step else {
                     unreachable!("a geology run finishes as a geology step")
                 };
                 // A run stopped here says so in its text (`stop_after`).
-                let line = format!("geology: {} iterations, {}", dt.run.total, out.text(asked));
+                let line = format!(
+                    "geology: {} iterations, {}",
+                    out.iterations(),
+                    out.text(asked)
+                );
                 self.ui.message = line.clone();
                 self.ui.geology.last = Some(line);
                 self.record(step);
