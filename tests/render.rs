@@ -1646,3 +1646,81 @@ fn a_river_shows_water_in_its_channel_and_undo_takes_it_away() {
     assert!(render(&mut terrain) == dry, "the water stayed after undo");
     assert_no_validation_messages(&gpu);
 }
+
+/// Page nodes are shaded per pixel from the heights (normals and curvature from the texels under
+/// the pixel, `render/shade.comp`), not from the mesh's vertices: an r32f document drawn at mesh
+/// level 3 (a vertex every 8 texels) shades like the full mesh, ripples of 7 texels and all. An
+/// r16 document has no heights atlas and keeps the vertices' normals, so there the same coarse
+/// mesh loses the ripples: the control that the comparison sees them.
+#[test]
+fn page_nodes_are_shaded_from_every_texel_whatever_their_mesh_level() {
+    let gpu = gpu();
+    let size = [256, 256];
+    // Ripples of about 7 texels, 0.4 high, on a gentle tilt: strong slopes, small heights. A
+    // spike in one corner stretches the document's range, so that the colours by altitude stay
+    // in the lowest band where the ripples are: only the normals shade them.
+    let ripples = |w: u32, h: u32| -> Vec<f32> {
+        let mut v: Vec<f32> = (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                0.4 * (x * 0.9).sin() * (y * 1.1).cos() + 0.01 * x
+            })
+            .collect();
+        v[0] = 60.0;
+        v
+    };
+    // From straight above (a little off, so the view has a direction), a pixel a texel.
+    let cam = Camera::look_at(Vec3::new(128.0, 300.0, 128.5), Vec3::new(128.0, 0.0, 128.0));
+    let mean_difference = |format: HeightFormat| {
+        let d = DocumentDesc {
+            format,
+            height_min: -1.0,
+            height_max: 61.0,
+            ..doc(256, 256, 128)
+        };
+        let mut terrain =
+            Document::from_heights(&gpu, d, &ripples(256, 256), &NoiseTables::new(2009)).unwrap();
+        let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+        let mut off = Offscreen::new(&gpu, size).unwrap();
+        let mut draw = |level: fn(u32, u32) -> u8| {
+            let view = ViewSettings {
+                force_levels: Some(level),
+                ..ViewSettings::default()
+            };
+            let f = off
+                .render(&mut r, &mut terrain.store, &cam, &view, true, None)
+                .unwrap();
+            f.pixels.unwrap()
+        };
+        let full = draw(|_, _| 0);
+        let coarse = draw(|_, _| 3);
+        assert_eq!(
+            r.stats.nodes_per_level[3], r.stats.nodes_drawn,
+            "{format:?}"
+        );
+        // The middle of the view, away from the spike and the document's edges.
+        let (mut sum, mut n) = (0u64, 0u64);
+        for y in 64..192 {
+            for x in 64..192 {
+                let i = 4 * (y * size[0] as usize + x);
+                sum += (0..3)
+                    .map(|c| u64::from(full[i + c].abs_diff(coarse[i + c])))
+                    .sum::<u64>();
+                n += 3;
+            }
+        }
+        sum as f64 / n as f64
+    };
+    let r32 = mean_difference(HeightFormat::R32f);
+    let r16 = mean_difference(HeightFormat::R16);
+    // Measured on lavapipe: 0.11 and 3.8 levels.
+    assert!(
+        r32 < 0.5,
+        "r32f: level 3 shades {r32:.2} levels off the full mesh on average"
+    );
+    assert!(
+        r16 > 2.0 && r16 > 10.0 * r32,
+        "r16 (the vertices' normals): {r16:.2}, r32f {r32:.2}: the ripples do not show"
+    );
+    assert_no_validation_messages(&gpu);
+}

@@ -54,7 +54,7 @@ struct ShadePush {
     int pages_x;     // pages per row of the document: the light table's rows
     int light_cols;  // light atlas slots per row
     int rivers_cols; // rivers atlas slots per row
-    int _pad;
+    int heights_cols; // heights atlas slots per row; 0: none (the G-buffer's normals)
 };
 
 // Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the

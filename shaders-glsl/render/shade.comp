@@ -35,6 +35,11 @@ layout(set = 0, binding = 7, rgba8) uniform writeonly image2D out_image;
 layout(set = 0, binding = 8, r32f) uniform readonly image2D rivers_atlas;
 layout(set = 0, binding = 9, std430) readonly buffer RiversTable { int rivers_table[]; };
 layout(set = 0, binding = 10, rgba32f) uniform readonly image2D rivers_coarse;
+// The heights of the pages drawn at page level (r32f documents; pc.heights_cols is 0 for
+// others), as the lighting: an atlas and its table (ATLAS_FLAT: the flat height; ATLAS_COARSE:
+// not in the atlas, where the G-buffer's normals stand).
+layout(set = 0, binding = 11, r32f) uniform readonly image2D heights_atlas;
+layout(set = 0, binding = 12, std430) readonly buffer HeightsTable { int heights_table[]; };
 layout(push_constant) uniform Push { ShadePush pc; };
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -118,6 +123,64 @@ vec2 lightAt(vec2 xz, bool coarse) {
     vec2 e = lightTexel(i + ivec2(0, 1));
     vec2 g = lightTexel(i + ivec2(1, 1));
     return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+}
+
+// The height (height units) at texel g (clamped into the document) in `h`; false where its page
+// is not in the heights atlas.
+bool heightTexel(ivec2 g, out float h) {
+    g = clamp(g, ivec2(0), frame.doc.xy - 1);
+    int size = frame.doc.z;
+    ivec2 page = g / size;
+    int slot = heights_table[page.y * pc.pages_x + page.x];
+    if (slot >= 0) {
+        ivec2 at = ivec2(slot % pc.heights_cols, slot / pc.heights_cols) * size + (g - page * size);
+        h = imageLoad(heights_atlas, at).r;
+        return true;
+    }
+    h = frame.heights.x;
+    return slot == ATLAS_FLAT;
+}
+
+// The drawn normal and the curvature at world position xz, per pixel from the heights. The
+// terrain's vertex stage takes central differences and the Laplacian at a texel
+// (include/terrain_vert_body.glsl); here they are taken at the four texels around xz and
+// interpolated bilinearly, so a pixel shows its texels whatever level its node's mesh has.
+// Read at every distance as the lighting is (bilinear between four texels, no mipmaps): where
+// a pixel spans many texels it shows some of them. False where one of the twelve texels read
+// lies in a page not in the heights atlas.
+bool surfaceAt(vec2 xz, out vec3 n, out float curvature) {
+    vec2 p = clamp(xz, vec2(0.0), vec2(frame.doc.xy - 1));
+    ivec2 i0 = ivec2(floor(p));
+    vec2 f = p - vec2(i0);
+    // h[(y + 1) * 4 + x + 1]: the height at i0 + (x, y), x and y in -1..2; corners unused.
+    float h[16];
+    bool ok = true;
+    for (int y = -1; y <= 2; y++) {
+        for (int x = -1; x <= 2; x++) {
+            int i = (y + 1) * 4 + x + 1;
+            h[i] = 0.0;
+            if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
+                continue;
+            }
+            ok = heightTexel(i0 + ivec2(x, y), h[i]) && ok;
+        }
+    }
+    n = vec3(0.0, 1.0, 0.0);
+    curvature = 0.0;
+    if (!ok) {
+        return false;
+    }
+    vec3 c[4];
+    for (int k = 0; k < 4; k++) {
+        int i = ((k >> 1) + 1) * 4 + (k & 1) + 1;
+        float e = h[i + 1], w = h[i - 1], no = h[i - 4], so = h[i + 4];
+        c[k] = vec3(e - w, so - no, e + w + no + so - 4.0 * h[i]);
+    }
+    vec3 d = mix(mix(c[0], c[1], f.x), mix(c[2], c[3], f.x), f.y);
+    float vs = frame.eye.w;
+    n = normalize(vec3(-0.5 * d.x * vs, 1.0, -0.5 * d.y * vs));
+    curvature = d.z * vs;
+    return true;
 }
 
 // The rivers' water surface (height units) at texel g (clamped into the document).
@@ -421,6 +484,14 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     float overlay = surface.w;
     vec3 dx = pixelStep(p, ivec2(1, 0), d, world);
     vec3 dy = pixelStep(p, ivec2(0, 1), d, world);
+    if (!coarse_node && pc.heights_cols > 0) {
+        vec3 pn;
+        float pcurv;
+        if (surfaceAt(world.xz, pn, pcurv)) {
+            n = pn;
+            curvature = pcurv;
+        }
+    }
 
     uint flags = uint(frame.doc.w);
     float vs = frame.eye.w;

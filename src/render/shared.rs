@@ -106,7 +106,8 @@ pub struct ShadePush {
     pub light_cols: i32,
     /// Rivers atlas slots per row.
     pub rivers_cols: i32,
-    pub _pad: i32,
+    /// Heights atlas slots per row; 0: no heights atlas (normals from the G-buffer).
+    pub heights_cols: i32,
 }
 
 /// Push constants of the tile-bounds kernel.

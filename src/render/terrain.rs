@@ -300,11 +300,12 @@ pub struct TerrainRenderer {
     dummy: Image,
     /// The field tinting the terrain, if any ([`overlay::Tint`]).
     tint: overlay::Tint,
-    /// The fields the shading pass reads through page atlases: the lighting and the rivers'
-    /// water; and the pages the last frame wanted in them (the next refresh brings them onto
-    /// the GPU).
+    /// The fields the shading pass reads through page atlases: the lighting, the rivers'
+    /// water and the heights (normals and curvature per pixel, r32f documents); and the pages
+    /// the last frame wanted in them (the next refresh brings them onto the GPU).
     light: ShadedField,
     rivers: ShadedField,
+    heights: ShadedField,
     atlas_wanted: Vec<PageId>,
     /// The G-buffer and shaded image, the size of the last target; the shading kernel; the
     /// composition sets (one per slot).
@@ -401,6 +402,18 @@ impl TerrainRenderer {
                 NO_WATER,
             )?,
         )?;
+        let heights = ShadedField::new(
+            gpu,
+            desc,
+            options.atlas_bytes,
+            crate::pages::store::HEIGHT,
+            placeholder::cleared(
+                gpu,
+                "heights coarse placeholder",
+                vk::Format::R32G32B32A32_SFLOAT,
+                0.0,
+            )?,
+        )?;
         let shade_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_SHADE_COMP,
@@ -416,6 +429,8 @@ impl TerrainRenderer {
                 BindingKind::StorageImage,
                 BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
             ],
             &[],
         )?;
@@ -455,6 +470,7 @@ impl TerrainRenderer {
             tint: overlay::Tint::new(overlay_dummy),
             light,
             rivers,
+            heights,
             atlas_wanted: Vec::new(),
             gbuffer: None,
             shade_kernel,
@@ -666,10 +682,12 @@ impl TerrainRenderer {
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
         self.light.on = view.sun.is_some() && store.field(self.light.name).is_some();
         self.rivers.on = store.field(self.rivers.name).is_some();
+        // The atlas holds the pages' texels as the images store them: r32f only.
+        self.heights.on = self.desc.format == HeightFormat::R32f;
         self.atlas_wanted.clear();
-        if self.light.on || self.rivers.on {
-            // The lighting and water of the pages drawn at page level (and the ring their
-            // texels reach), in the atlases the shading pass reads.
+        if self.light.on || self.rivers.on || self.heights.on {
+            // The lighting, water and heights of the pages drawn at page level (and the ring
+            // their texels reach), in the atlases the shading pass reads.
             let desc = self.desc;
             self.atlas_wanted =
                 pages_of_nodes(&self.page_nodes, |l, x, y| light_pages(&desc, l, x, y));
@@ -681,10 +699,12 @@ impl TerrainRenderer {
                     .atlas
                     .update(field, &self.atlas_wanted, self.frame_no)? as u32;
         }
-        if let Some(field) = self.rivers.field(store) {
-            self.rivers
-                .atlas
-                .update(field, &self.atlas_wanted, self.frame_no)?;
+        for shaded in [&mut self.rivers, &mut self.heights] {
+            if let Some(field) = shaded.field(store) {
+                shaded
+                    .atlas
+                    .update(field, &self.atlas_wanted, self.frame_no)?;
+            }
         }
         let shown = Shown {
             overlay: overlay_flat.map(|flat| (flat, self.tint.style)),
@@ -703,7 +723,7 @@ impl TerrainRenderer {
         );
         let slot = &mut self.slots[self.slot];
         slot.uniforms.write(&[frame])?;
-        for (i, atlas) in [&self.light.atlas, &self.rivers.atlas]
+        for (i, atlas) in [&self.light.atlas, &self.rivers.atlas, &self.heights.atlas]
             .into_iter()
             .enumerate()
         {
@@ -715,7 +735,11 @@ impl TerrainRenderer {
         }
         slot.view = (view_proj, viewport);
         let tint = self.tint.name();
-        let generations = [self.light.atlas.table().1, self.rivers.atlas.table().1];
+        let generations = [
+            self.light.atlas.table().1,
+            self.rivers.atlas.table().1,
+            self.heights.atlas.table().1,
+        ];
         self.picture = picture_key(&frame, &draws, viewport, store, tint, generations);
         let slot = &mut self.slots[self.slot];
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -1019,7 +1043,7 @@ impl TerrainRenderer {
 impl TerrainRenderer {
     /// Records the copies into the page atlases the frame prepared.
     fn record_atlas_copies<'a>(&'a self, rec: &mut Recorder<'a>, store: &'a PageStore) {
-        for shaded in [&self.light, &self.rivers] {
+        for shaded in [&self.light, &self.rivers, &self.heights] {
             if let Some(field) = shaded.field(store) {
                 shaded.atlas.record_copies(rec, field);
             }
@@ -1094,7 +1118,7 @@ fn picture_key(
     viewport: [u32; 2],
     store: &PageStore,
     tint: Option<&str>,
-    atlas_generations: [u64; 2],
+    atlas_generations: [u64; 3],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

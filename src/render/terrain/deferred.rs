@@ -55,9 +55,9 @@ impl GBuffer {
 pub(crate) struct ShadeKey {
     depth: vk::ImageView,
     surface: vk::ImageView,
-    atlases: [vk::ImageView; 2],
+    atlases: [vk::ImageView; 3],
     coarse: [vk::ImageView; 2],
-    tables: [vk::Buffer; 2],
+    tables: [vk::Buffer; 3],
 }
 
 impl TerrainRenderer {
@@ -76,14 +76,18 @@ impl TerrainRenderer {
             self.gbuffer = Some(GBuffer::new(&self.gpu, size)?);
         }
         let g = self.gbuffer.as_ref().expect("made above");
-        let (light, rivers) = (&self.light, &self.rivers);
+        let (light, rivers, heights) = (&self.light, &self.rivers, &self.heights);
         let slot = &mut self.slots[self.slot];
         let key = ShadeKey {
             depth: depth.view,
             surface: g.surface.view,
-            atlases: [light.atlas.image().view, rivers.atlas.image().view],
+            atlases: [
+                light.atlas.image().view,
+                rivers.atlas.image().view,
+                heights.atlas.image().view,
+            ],
             coarse: [light.coarse(store).view, rivers.coarse(store).view],
-            tables: [slot.tables[0].raw, slot.tables[1].raw],
+            tables: [slot.tables[0].raw, slot.tables[1].raw, slot.tables[2].raw],
         };
         if !slot.shade_set.as_ref().is_some_and(|(k, _)| *k == key) {
             let set = self.shade_kernel.bind(&[
@@ -98,6 +102,8 @@ impl TerrainRenderer {
                 Resource::StorageImage(rivers.atlas.image()),
                 Resource::StorageBuffer(&slot.tables[1]),
                 Resource::StorageImage(rivers.coarse(store)),
+                Resource::StorageImage(heights.atlas.image()),
+                Resource::StorageBuffer(&slot.tables[2]),
             ])?;
             slot.shade_set = Some((key, set));
             self.compose_pool
@@ -124,13 +130,19 @@ impl TerrainRenderer {
             rec.image(shaded.atlas.image(), Access::ComputeStorageRead);
             rec.buffer(table, Access::ComputeStorageRead);
         }
+        rec.image(self.heights.atlas.image(), Access::ComputeStorageRead);
+        rec.buffer(&slot.tables[2], Access::ComputeStorageRead);
         rec.buffer(&slot.uniforms, Access::ComputeStorageRead);
         let push = ShadePush {
             size: [g.size[0] as i32, g.size[1] as i32],
             pages_x: self.desc.pages_x() as i32,
             light_cols: self.light.atlas.cols() as i32,
             rivers_cols: self.rivers.atlas.cols() as i32,
-            _pad: 0,
+            // 0: no heights atlas, the G-buffer's normals everywhere.
+            heights_cols: match self.heights.on {
+                true => self.heights.atlas.cols() as i32,
+                false => 0,
+            },
         };
         rec.pass(&self.shade_kernel, set)
             .read_image(depth)

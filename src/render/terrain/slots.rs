@@ -69,10 +69,10 @@ pub(crate) struct FrameSlot {
     /// Uniforms, tile draws, coarse level.
     pub set: SetHandle,
     pub coarse_view: vk::ImageView,
-    /// The page atlases' tables (the lighting's, the rivers') as this frame shades with them,
-    /// and the generations they hold.
-    pub tables: [Buffer; 2],
-    pub table_generations: [u64; 2],
+    /// The page atlases' tables (the lighting's, the rivers', the heights') as this frame
+    /// shades with them, and the generations they hold.
+    pub tables: [Buffer; 3],
+    pub table_generations: [u64; 3],
     /// The shading pass's set and the composition's (the shaded image into the target).
     pub shade_set: super::deferred::ShadeSet,
     pub compose_set: SetHandle,
@@ -127,7 +127,11 @@ impl FrameSlot {
                     .location(MemoryLocation::CpuToGpu),
             )
         };
-        let tables = [table("light table")?, table("rivers table")?];
+        let tables = [
+            table("light table")?,
+            table("rivers table")?,
+            table("heights table")?,
+        ];
         let tiles = tile_buffer(gpu, 4096)?;
         let bounds = bounds_buffer(gpu, bounds_stride, 64)?;
         let set = frame_pool.allocate()?;
@@ -143,7 +147,7 @@ impl FrameSlot {
             set,
             coarse_view: vk::ImageView::null(),
             tables,
-            table_generations: [0; 2],
+            table_generations: [0; 3],
             shade_set: None,
             compose_set: compose_pool.allocate()?,
             bounds,
