@@ -109,9 +109,9 @@ pub struct RenderArgs {
     /// Largest screen-space geometric error of the LOD selection, pixels.
     #[arg(long, default_value_t = 2.0)]
     pixel_error: f32,
-    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off. Default 1
-    /// for an image drawn whole; off for one drawn in strips (a strip does not see the whole
-    /// image's pixels).
+    /// Triangle budget per covered pixel (of the previous frame); 0 turns it off. Default for
+    /// an image drawn whole: 0.5 for r32f documents (shaded per pixel from the heights), 1 for
+    /// r16; off for one drawn in strips (a strip does not see the whole image's pixels).
     #[arg(long)]
     max_triangles_per_pixel: Option<f32>,
     /// A sea at this height (height units): a translucent water plane over the document, waves
@@ -553,7 +553,7 @@ fn camera_and_view(
     view.max_triangles_per_pixel = match a.max_triangles_per_pixel {
         Some(t) => t,
         None if strip_rows(a) < a.image.1 => 0.0,
-        None => crate::render::terrain::DEFAULT_TRIANGLES_PER_PIXEL,
+        None => crate::render::terrain::default_triangles_per_pixel(&desc),
     };
     view.sun = (!a.no_lighting).then_some(a.sun);
     view.sea_level = a.sea_level;

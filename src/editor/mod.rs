@@ -440,7 +440,7 @@ fn first_ui(
         view: ViewSettings {
             vertical_scale: vs,
             pixel_error: 2.0,
-            max_triangles_per_pixel: crate::render::terrain::DEFAULT_TRIANGLES_PER_PIXEL,
+            max_triangles_per_pixel: crate::render::terrain::default_triangles_per_pixel(&desc),
             fog: 0.05 / desc.width.max(desc.height) as f32,
             sun: Some(Sun::default()),
             look: Some(crate::render::look::Look {

@@ -6,7 +6,7 @@
 use super::camera::Camera;
 use super::frame::{serve_requests, PAGE_INS_PER_FRAME};
 use super::offscreen::Offscreen;
-use super::terrain::{FrameResults, TerrainRenderer, ViewSettings, DEFAULT_TRIANGLES_PER_PIXEL};
+use super::terrain::{default_triangles_per_pixel, FrameResults, TerrainRenderer, ViewSettings};
 use crate::gpu::GpuError;
 use crate::pages::geometry::{DocumentDesc, PageId};
 use crate::pages::{PageError, PageStore};
@@ -147,7 +147,7 @@ pub fn default_view(desc: &DocumentDesc, vertical_scale: f32) -> ViewSettings {
     ViewSettings {
         vertical_scale,
         pixel_error: 2.0,
-        max_triangles_per_pixel: DEFAULT_TRIANGLES_PER_PIXEL,
+        max_triangles_per_pixel: default_triangles_per_pixel(desc),
         fog: 0.05 / desc.width.max(desc.height) as f32,
         ..ViewSettings::default()
     }

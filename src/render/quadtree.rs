@@ -263,6 +263,10 @@ pub struct SelectView {
     /// Level of tile (tx, ty) instead of the screen-space choice (tests, debugging): a node is
     /// split while a tile inside wants a finer level (restriction may split more).
     pub force: Option<fn(u32, u32) -> u8>,
+    /// The lowest level whose vertex spacing on screen counts as error: 0 where the vertices
+    /// carry the shading; [`COARSE_LEVEL`] where page nodes are shaded per pixel from the
+    /// heights (then only their positions need the mesh, and coarse nodes' lighting).
+    pub spacing_from: u8,
 }
 
 /// One node a frame draws.
@@ -404,10 +408,13 @@ impl Selector<'_> {
             }
             let (lo, hi) = b.node_box(level, x, y, self.view.lod.vertical_scale);
             let lod = &self.view.lod;
-            // Where the surface lies, and how it is shaded: the normal, curvature and overlay
-            // (and a coarse node's lighting) are sampled at the vertices, so their spacing on
-            // screen counts as error too.
-            let spacing = (1u32 << level) as f32 * spacing_factor(lod, lo, hi);
+            // Where the surface lies, and how it is shaded: where the normal, curvature and
+            // overlay (and a coarse node's lighting) are sampled at the vertices, their spacing
+            // on screen counts as error too.
+            let spacing = match level >= self.view.spacing_from {
+                true => (1u32 << level) as f32 * spacing_factor(lod, lo, hi),
+                false => 0.0,
+            };
             let projected = (b.node(level, x, y).2 * error_factor(lod, lo, hi)).max(spacing);
             let wants = match self.view.force {
                 Some(_) => self.force_wants(level, x, y),
@@ -568,6 +575,7 @@ mod tests {
             planes: frustum_planes(&vp),
             tau: 2.0,
             force: None,
+            spacing_from: 0,
         }
     }
 
@@ -682,6 +690,50 @@ mod tests {
         assert!(large.1 <= small.1 * 2, "{small:?} vs {large:?}");
         // GeoMipMapping drew one tile per 64² texels: a million here.
         assert!(large.0 < 5000);
+    }
+
+    #[test]
+    fn page_nodes_shaded_per_pixel_split_for_their_positions_only() {
+        // Flat ground (no vertical error at any level) seen from near: the vertices' spacing on
+        // screen splits nodes down to fine levels while they carry the shading, and not below
+        // the coarse level's nodes (page nodes of level 5) where the pixels are shaded from the
+        // heights; the coarse nodes still split into page nodes near the eye.
+        let grid = TileGrid::new(4096, 4096);
+        let mut b = NodeBounds::new(grid);
+        for i in 0..grid.count() {
+            b.set_tile(
+                i,
+                TileBounds {
+                    min: 0.5,
+                    max: 0.5,
+                    error: [0.0; LEVELS - 1],
+                },
+            );
+        }
+        b.update_all();
+        let view = view_of(
+            Vec3::new(2048.0, 600.0, 2048.0),
+            Vec3::new(2400.0, 512.0, 2400.0),
+        );
+        let finest = |sel: &Selection| sel.drawn.iter().map(|d| d.level).min().unwrap();
+        let per_vertex = select(&b, &view, &mut |_, _, _| true);
+        let per_pixel = select(
+            &b,
+            &SelectView {
+                spacing_from: COARSE_LEVEL,
+                ..view
+            },
+            &mut |_, _, _| true,
+        );
+        check_restricted(&b, &per_pixel);
+        assert!(
+            finest(&per_vertex) < PAGE_LEVEL - 1,
+            "{:?}",
+            per_vertex.drawn
+        );
+        assert_eq!(finest(&per_pixel), PAGE_LEVEL);
+        assert!(per_pixel.drawn.iter().any(|d| !d.coarse));
+        assert!(per_pixel.drawn.len() < per_vertex.drawn.len());
     }
 
     #[test]

@@ -86,10 +86,19 @@ pub struct CursorRing {
     pub inner_radius: f32,
 }
 
-/// The triangle budget of the editor, `scarp render` and the benchmarks, per covered pixel:
-/// with the error seen from the eye ([`super::lod::error_factor`]) it keeps a tighter bound
-/// than 2 did under the old one, at half the triangles (docs/PERF.md, "Fewer triangles").
-pub const DEFAULT_TRIANGLES_PER_PIXEL: f32 = 1.0;
+/// The triangle budget of the editor, `scarp render` and the benchmarks, per covered pixel,
+/// for a document like `desc`. Where the shading pass reads the heights per pixel (r32f
+/// documents: normals and curvature from the texels under each pixel, whatever the mesh), the
+/// mesh needs triangles only for its positions: half a triangle a pixel, which draws in 0.65 of
+/// the time of one (docs/PERF.md, "Normals per pixel"). r16 documents shade from the vertices'
+/// normals and keep one: with the error seen from the eye ([`super::lod::error_factor`]) it
+/// keeps a tighter bound than 2 did under the old one (docs/PERF.md, "Fewer triangles").
+pub fn default_triangles_per_pixel(desc: &DocumentDesc) -> f32 {
+    match desc.format {
+        HeightFormat::R32f => 0.5,
+        HeightFormat::R16 => 1.0,
+    }
+}
 
 /// How the terrain is shown.
 #[derive(Clone, Copy, Debug)]
@@ -402,7 +411,7 @@ impl TerrainRenderer {
                 NO_WATER,
             )?,
         )?;
-        let heights = ShadedField::new(
+        let mut heights = ShadedField::new(
             gpu,
             desc,
             options.atlas_bytes,
@@ -414,6 +423,8 @@ impl TerrainRenderer {
                 0.0,
             )?,
         )?;
+        // The atlas holds the pages' texels as the images store them: r32f only.
+        heights.on = desc.format == HeightFormat::R32f;
         let shade_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_SHADE_COMP,
@@ -682,8 +693,6 @@ impl TerrainRenderer {
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
         self.light.on = view.sun.is_some() && store.field(self.light.name).is_some();
         self.rivers.on = store.field(self.rivers.name).is_some();
-        // The atlas holds the pages' texels as the images store them: r32f only.
-        self.heights.on = self.desc.format == HeightFormat::R32f;
         self.atlas_wanted.clear();
         if self.light.on || self.rivers.on || self.heights.on {
             // The lighting, water and heights of the pages drawn at page level (and the ring
@@ -785,6 +794,12 @@ impl TerrainRenderer {
             }
             _ => None,
         };
+        // Page nodes shaded per pixel (heights in the atlas, no overlay, which the vertices
+        // carry) need triangles only for their positions.
+        let spacing_from = match self.heights.on && self.tint.name().is_none() {
+            true => quadtree::COARSE_LEVEL,
+            false => 0,
+        };
         let asked = lod.pixel_error;
         let cap = asked * 65536.0;
         let mut tau = match budget {
@@ -797,6 +812,7 @@ impl TerrainRenderer {
                 planes,
                 tau,
                 force: view.force_levels,
+                spacing_from,
             };
             let sel = quadtree::select(&self.nodes, &sv, &mut ready);
             let triangles = triangles_of(&sel);
