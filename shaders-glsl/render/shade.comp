@@ -16,7 +16,8 @@ layout(local_size_x = SHADE_GROUP, local_size_y = SHADE_GROUP) in;
 layout(set = 0, binding = 0, std140) readonly buffer Frame { FrameData frame; };
 #include "look.glsl"
 layout(set = 0, binding = 1) uniform sampler2D depth_image;
-// x, z of the normal, curvature, overlay value (terrain.frag).
+// x, z of the normal, curvature, overlay value (terrain.frag); page nodes of r32f documents
+// take their normal and curvature from the heights atlas instead (surfaceAt).
 layout(set = 0, binding = 2) uniform sampler2D surface_image;
 // The node: level | GBUF_COARSE.
 layout(set = 0, binding = 3) uniform usampler2D node_image;

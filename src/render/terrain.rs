@@ -214,8 +214,9 @@ pub struct FrameStats {
 pub struct RenderOptions {
     /// Format of the colour targets (a UNORM format: the shading pass encodes).
     pub color_format: vk::Format,
-    /// Most bytes of each page atlas (the lighting and the rivers' water of pages drawn at page
-    /// level, for the shading pass); pages past it are shaded from their field's coarse level.
+    /// Most bytes of each page atlas (the lighting, the rivers' water and the heights of pages
+    /// drawn at page level, for the shading pass); pages past it are shaded from their field's
+    /// coarse level (the heights: from the vertices' normals).
     pub atlas_bytes: u64,
 }
 

@@ -1,7 +1,8 @@
 //! Deferred shading. The terrain's draws write only a G-buffer beside the depth
 //! (`render/terrain.frag`: normal, curvature, overlay value, node); one compute pass shades every
-//! pixel from it (`render/shade.comp`: colours or the look, the lighting field and the rivers'
-//! water through their [`super::page_atlas::PageAtlas`]es, overlays, cursor, sky) into an encoded colour image; a
+//! pixel from it (`render/shade.comp`: colours or the look, the lighting field, the rivers'
+//! water and the heights (normals per pixel) through their [`super::page_atlas::PageAtlas`]es,
+//! overlays, cursor, sky) into an encoded colour image; a
 //! full-screen draw copies that into the frame's target, in the rendering that the editor's
 //! interface is drawn in. Why: the NVIDIA data-centre GPUs we measure on run vertex and
 //! fragment shaders on a few units (an H100 has two graphics-capable TPCs) and compute on all

@@ -2,8 +2,9 @@
 //! image, and a table giving, per page of the document, where its values are (a slot of the
 //! atlas, the field's flat value, or the field's coarse level). The shading pass reads a
 //! field's value under any pixel through these two bindings: the field's pages are separate
-//! images and the devices we test on have no descriptor indexing. Two fields are read so: the
-//! lighting (sun visibility and occlusion) and the rivers' water.
+//! images and the devices we test on have no descriptor indexing. Three fields are read so: the
+//! lighting (sun visibility and occlusion), the rivers' water and the heights (normals and
+//! curvature per pixel, r32f documents).
 //!
 //! A page keeps its slot while no other page needs it (least recently wanted first out); a slot
 //! is copied again when the field marks its page changed. The atlas grows (all slots copied
@@ -18,7 +19,7 @@ use crate::shared_constants::{ATLAS_COARSE, ATLAS_FLAT};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Most bytes an atlas holds unless told otherwise (each of the two): 512 pages of 512² (a
+/// Most bytes an atlas holds unless told otherwise (each of them): 512 pages of 512² (a
 /// 1080p view of an 8192² document drawn at page level throughout wants about 260). The
 /// rivers' atlas grows only as far as pages with water are drawn.
 pub const DEFAULT_BYTES: u64 = 512 << 20;
