@@ -55,6 +55,8 @@ struct ShadePush {
     int light_cols;  // light atlas slots per row
     int rivers_cols; // rivers atlas slots per row
     int heights_cols; // heights atlas slots per row; 0: none (the G-buffer's normals)
+    int overlay_cols; // overlay atlas slots per row; 0: none (the G-buffer's overlay)
+    int _pad;
 };
 
 // Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the

@@ -17,7 +17,8 @@ layout(set = 0, binding = 0, std140) readonly buffer Frame { FrameData frame; };
 #include "look.glsl"
 layout(set = 0, binding = 1) uniform sampler2D depth_image;
 // x, z of the normal, curvature, overlay value (terrain.frag); page nodes of r32f documents
-// take their normal and curvature from the heights atlas instead (surfaceAt).
+// take their normal and curvature from the heights atlas instead (surfaceAt), and page nodes
+// their overlay from the overlay atlas (overlayAt).
 layout(set = 0, binding = 2) uniform sampler2D surface_image;
 // The node: level | GBUF_COARSE.
 layout(set = 0, binding = 3) uniform usampler2D node_image;
@@ -41,6 +42,10 @@ layout(set = 0, binding = 10, rgba32f) uniform readonly image2D rivers_coarse;
 // not in the atlas, where the G-buffer's normals stand).
 layout(set = 0, binding = 11, r32f) uniform readonly image2D heights_atlas;
 layout(set = 0, binding = 12, std430) readonly buffer HeightsTable { int heights_table[]; };
+// The overlay field tinting the terrain (pc.overlay_cols is 0 without one) the same way
+// (ATLAS_FLAT: its flat value, frame.heights.w; ATLAS_COARSE: the G-buffer's overlay).
+layout(set = 0, binding = 13, r32f) uniform readonly image2D overlay_atlas;
+layout(set = 0, binding = 14, std430) readonly buffer OverlayTable { int overlay_table[]; };
 layout(push_constant) uniform Push { ShadePush pc; };
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -140,6 +145,38 @@ bool heightTexel(ivec2 g, out float h) {
     }
     h = frame.heights.x;
     return slot == ATLAS_FLAT;
+}
+
+// The overlay's value at texel g (clamped into the document) in `o`; false where its page is
+// not in the overlay atlas.
+bool overlayTexel(ivec2 g, out float o) {
+    g = clamp(g, ivec2(0), frame.doc.xy - 1);
+    int size = frame.doc.z;
+    ivec2 page = g / size;
+    int slot = overlay_table[page.y * pc.pages_x + page.x];
+    if (slot >= 0) {
+        ivec2 at = ivec2(slot % pc.overlay_cols, slot / pc.overlay_cols) * size + (g - page * size);
+        o = imageLoad(overlay_atlas, at).r;
+        return true;
+    }
+    o = frame.heights.w;
+    return slot == ATLAS_FLAT;
+}
+
+// The overlay's value at world position xz, bilinear between the four texels around it (what
+// the vertex stage reads at a texel, per pixel whatever the mesh's level), snapped to 1/4096 as
+// terrain.frag snaps it; false where a texel's page is not in the overlay atlas.
+bool overlayAt(vec2 xz, out float value) {
+    vec2 p = clamp(xz, vec2(0.0), vec2(frame.doc.xy - 1));
+    ivec2 i = ivec2(floor(p));
+    vec2 f = p - vec2(i);
+    float a, b, c, d;
+    bool ok = overlayTexel(i, a);
+    ok = overlayTexel(i + ivec2(1, 0), b) && ok;
+    ok = overlayTexel(i + ivec2(0, 1), c) && ok;
+    ok = overlayTexel(i + ivec2(1, 1), d) && ok;
+    value = round(mix(mix(a, b, f.x), mix(c, d, f.x), f.y) * 4096.0) / 4096.0;
+    return ok;
 }
 
 // The drawn normal and the curvature at world position xz, per pixel from the heights. The
@@ -492,6 +529,11 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
             n = pn;
             curvature = pcurv;
         }
+    }
+    float pixel_overlay;
+    if (!coarse_node && pc.overlay_cols > 0 && (uint(frame.doc.w) & VIEW_OVERLAY) != 0u
+        && overlayAt(world.xz, pixel_overlay)) {
+        overlay = pixel_overlay;
     }
 
     uint flags = uint(frame.doc.w);

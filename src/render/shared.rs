@@ -108,6 +108,9 @@ pub struct ShadePush {
     pub rivers_cols: i32,
     /// Heights atlas slots per row; 0: no heights atlas (normals from the G-buffer).
     pub heights_cols: i32,
+    /// Overlay atlas slots per row; 0: no overlay atlas (the overlay from the G-buffer).
+    pub overlay_cols: i32,
+    pub _pad: i32,
 }
 
 /// Push constants of the tile-bounds kernel.
@@ -130,7 +133,7 @@ pub struct BoundsPush {
 const _: () = assert!(std::mem::size_of::<FrameData>() == 368);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
-const _: () = assert!(std::mem::size_of::<ShadePush>() == 24);
+const _: () = assert!(std::mem::size_of::<ShadePush>() == 32);
 const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, doc) == 24);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 48);

@@ -100,6 +100,12 @@ pub fn default_triangles_per_pixel(desc: &DocumentDesc) -> f32 {
     }
 }
 
+/// The least triangle budget of a frame, whatever the pixels it covers: eight whole nodes. A
+/// small image under half a triangle a pixel (160 x 120: 9,600) would otherwise draw one node,
+/// from the coarse level, where nothing is shaded per pixel; drawing this many costs nothing
+/// worth counting on any device.
+const MIN_TRIANGLE_BUDGET: u64 = 8 * 2 * 64 * 64;
+
 /// How the terrain is shown.
 #[derive(Clone, Copy, Debug)]
 pub struct ViewSettings {
@@ -316,6 +322,8 @@ pub struct TerrainRenderer {
     light: ShadedField,
     rivers: ShadedField,
     heights: ShadedField,
+    /// The overlay tinting the terrain (the field [`overlay::Tint`] names), per pixel.
+    overlay: ShadedField,
     atlas_wanted: Vec<PageId>,
     /// The G-buffer and shaded image, the size of the last target; the shading kernel; the
     /// composition sets (one per slot).
@@ -426,6 +434,20 @@ impl TerrainRenderer {
         )?;
         // The atlas holds the pages' texels as the images store them: r32f only.
         heights.on = desc.format == HeightFormat::R32f;
+        // Follows the tinting field's name (none yet).
+        let mut overlay = ShadedField::new(
+            gpu,
+            desc,
+            options.atlas_bytes,
+            "overlay",
+            placeholder::cleared(
+                gpu,
+                "overlay coarse placeholder",
+                vk::Format::R32G32B32A32_SFLOAT,
+                1.0,
+            )?,
+        )?;
+        overlay.follow("");
         let shade_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_SHADE_COMP,
@@ -441,6 +463,8 @@ impl TerrainRenderer {
                 BindingKind::StorageImage,
                 BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
                 BindingKind::StorageBuffer,
             ],
@@ -483,6 +507,7 @@ impl TerrainRenderer {
             light,
             rivers,
             heights,
+            overlay,
             atlas_wanted: Vec::new(),
             gbuffer: None,
             shade_kernel,
@@ -692,16 +717,27 @@ impl TerrainRenderer {
         }
         let overlay_flat = self.tint.field(store).map(Field::flat);
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
-        self.light.on = view.sun.is_some() && store.field(self.light.name).is_some();
-        self.rivers.on = store.field(self.rivers.name).is_some();
+        self.light.on = view.sun.is_some() && store.field(&self.light.name).is_some();
+        self.rivers.on = store.field(&self.rivers.name).is_some();
+        self.overlay.follow(self.tint.name().unwrap_or(""));
+        self.overlay.on = self.tint.field(store).is_some();
         self.atlas_wanted.clear();
-        if self.light.on || self.rivers.on || self.heights.on {
-            // The lighting, water and heights of the pages drawn at page level (and the ring
-            // their texels reach), in the atlases the shading pass reads.
+        if self.light.on || self.rivers.on {
+            // The lighting and water of the pages drawn at page level (and the ring their
+            // texels reach), in the atlases the shading pass reads.
             let desc = self.desc;
             self.atlas_wanted =
                 pages_of_nodes(&self.page_nodes, |l, x, y| light_pages(&desc, l, x, y));
         }
+        // Normals read a texel further on each side than the lighting's bilinear taps: the
+        // pages every page node reads, as its draw does.
+        let shade_wanted = match self.heights.on || self.overlay.on {
+            true => {
+                let desc = self.desc;
+                pages_of_nodes(&self.page_nodes, |l, x, y| node_pages(&desc, l, x, y))
+            }
+            false => Vec::new(),
+        };
         if let Some(field) = self.light.field(store) {
             stats.light_pages = self.atlas_wanted.len() as u32;
             stats.light_pages_coarse =
@@ -709,11 +745,14 @@ impl TerrainRenderer {
                     .atlas
                     .update(field, &self.atlas_wanted, self.frame_no)? as u32;
         }
-        for shaded in [&mut self.rivers, &mut self.heights] {
+        if let Some(field) = self.rivers.field(store) {
+            self.rivers
+                .atlas
+                .update(field, &self.atlas_wanted, self.frame_no)?;
+        }
+        for shaded in [&mut self.heights, &mut self.overlay] {
             if let Some(field) = shaded.field(store) {
-                shaded
-                    .atlas
-                    .update(field, &self.atlas_wanted, self.frame_no)?;
+                shaded.atlas.update(field, &shade_wanted, self.frame_no)?;
             }
         }
         let shown = Shown {
@@ -733,10 +772,13 @@ impl TerrainRenderer {
         );
         let slot = &mut self.slots[self.slot];
         slot.uniforms.write(&[frame])?;
-        for (i, atlas) in [&self.light.atlas, &self.rivers.atlas, &self.heights.atlas]
-            .into_iter()
-            .enumerate()
-        {
+        let atlases = [
+            &self.light.atlas,
+            &self.rivers.atlas,
+            &self.heights.atlas,
+            &self.overlay.atlas,
+        ];
+        for (i, atlas) in atlases.into_iter().enumerate() {
             let (table, generation) = atlas.table();
             if slot.table_generations[i] != generation {
                 slot.tables[i].write(table)?;
@@ -749,6 +791,7 @@ impl TerrainRenderer {
             self.light.atlas.table().1,
             self.rivers.atlas.table().1,
             self.heights.atlas.table().1,
+            self.overlay.atlas.table().1,
         ];
         self.picture = picture_key(&frame, &draws, viewport, store, tint, generations);
         let slot = &mut self.slots[self.slot];
@@ -791,13 +834,14 @@ impl TerrainRenderer {
         let covered = self.covered_pixels.map(|c| if c == 0 { pixels } else { c });
         let budget = match covered {
             Some(c) if view.max_triangles_per_pixel > 0.0 && view.force_levels.is_none() => {
-                Some((f64::from(view.max_triangles_per_pixel) * c as f64) as u64)
+                let b = (f64::from(view.max_triangles_per_pixel) * c as f64) as u64;
+                Some(b.max(MIN_TRIANGLE_BUDGET))
             }
             _ => None,
         };
-        // Page nodes shaded per pixel (heights in the atlas, no overlay, which the vertices
-        // carry) need triangles only for their positions.
-        let spacing_from = match self.heights.on && self.tint.name().is_none() {
+        // Page nodes shaded per pixel (heights and overlay from the atlases) need triangles
+        // only for their positions.
+        let spacing_from = match self.heights.on {
             true => quadtree::COARSE_LEVEL,
             false => 0,
         };
@@ -1060,7 +1104,7 @@ impl TerrainRenderer {
 impl TerrainRenderer {
     /// Records the copies into the page atlases the frame prepared.
     fn record_atlas_copies<'a>(&'a self, rec: &mut Recorder<'a>, store: &'a PageStore) {
-        for shaded in [&self.light, &self.rivers, &self.heights] {
+        for shaded in [&self.light, &self.rivers, &self.heights, &self.overlay] {
             if let Some(field) = shaded.field(store) {
                 shaded.atlas.record_copies(rec, field);
             }
@@ -1135,7 +1179,7 @@ fn picture_key(
     viewport: [u32; 2],
     store: &PageStore,
     tint: Option<&str>,
-    atlas_generations: [u64; 3],
+    atlas_generations: [u64; 4],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -72,7 +72,7 @@ impl TerrainRenderer {
         // the GPU (the atlases copy them once there); their coarse levels come up to date, also
         // for a field the last frame did not shade with (the first frame lit after it appears).
         for shaded in [&self.light, &self.rivers] {
-            if let Some(field) = store.field_mut(shaded.name) {
+            if let Some(field) = store.field_mut(&shaded.name) {
                 if shaded.on {
                     field.ensure_visible(&self.atlas_wanted)?;
                 }

@@ -56,9 +56,9 @@ impl GBuffer {
 pub(crate) struct ShadeKey {
     depth: vk::ImageView,
     surface: vk::ImageView,
-    atlases: [vk::ImageView; 3],
+    atlases: [vk::ImageView; 4],
     coarse: [vk::ImageView; 2],
-    tables: [vk::Buffer; 3],
+    tables: [vk::Buffer; 4],
 }
 
 impl TerrainRenderer {
@@ -77,7 +77,8 @@ impl TerrainRenderer {
             self.gbuffer = Some(GBuffer::new(&self.gpu, size)?);
         }
         let g = self.gbuffer.as_ref().expect("made above");
-        let (light, rivers, heights) = (&self.light, &self.rivers, &self.heights);
+        let (light, rivers) = (&self.light, &self.rivers);
+        let (heights, overlay) = (&self.heights, &self.overlay);
         let slot = &mut self.slots[self.slot];
         let key = ShadeKey {
             depth: depth.view,
@@ -86,9 +87,15 @@ impl TerrainRenderer {
                 light.atlas.image().view,
                 rivers.atlas.image().view,
                 heights.atlas.image().view,
+                overlay.atlas.image().view,
             ],
             coarse: [light.coarse(store).view, rivers.coarse(store).view],
-            tables: [slot.tables[0].raw, slot.tables[1].raw, slot.tables[2].raw],
+            tables: [
+                slot.tables[0].raw,
+                slot.tables[1].raw,
+                slot.tables[2].raw,
+                slot.tables[3].raw,
+            ],
         };
         if !slot.shade_set.as_ref().is_some_and(|(k, _)| *k == key) {
             let set = self.shade_kernel.bind(&[
@@ -105,6 +112,8 @@ impl TerrainRenderer {
                 Resource::StorageImage(rivers.coarse(store)),
                 Resource::StorageImage(heights.atlas.image()),
                 Resource::StorageBuffer(&slot.tables[2]),
+                Resource::StorageImage(overlay.atlas.image()),
+                Resource::StorageBuffer(&slot.tables[3]),
             ])?;
             slot.shade_set = Some((key, set));
             self.compose_pool
@@ -131,8 +140,13 @@ impl TerrainRenderer {
             rec.image(shaded.atlas.image(), Access::ComputeStorageRead);
             rec.buffer(table, Access::ComputeStorageRead);
         }
-        rec.image(self.heights.atlas.image(), Access::ComputeStorageRead);
-        rec.buffer(&slot.tables[2], Access::ComputeStorageRead);
+        for (shaded, table) in [&self.heights, &self.overlay]
+            .into_iter()
+            .zip(&slot.tables[2..])
+        {
+            rec.image(shaded.atlas.image(), Access::ComputeStorageRead);
+            rec.buffer(table, Access::ComputeStorageRead);
+        }
         rec.buffer(&slot.uniforms, Access::ComputeStorageRead);
         let push = ShadePush {
             size: [g.size[0] as i32, g.size[1] as i32],
@@ -144,6 +158,11 @@ impl TerrainRenderer {
                 true => self.heights.atlas.cols() as i32,
                 false => 0,
             },
+            overlay_cols: match self.overlay.on {
+                true => self.overlay.atlas.cols() as i32,
+                false => 0,
+            },
+            _pad: 0,
         };
         rec.pass(&self.shade_kernel, set)
             .read_image(depth)

@@ -2,9 +2,9 @@
 //! image, and a table giving, per page of the document, where its values are (a slot of the
 //! atlas, the field's flat value, or the field's coarse level). The shading pass reads a
 //! field's value under any pixel through these two bindings: the field's pages are separate
-//! images and the devices we test on have no descriptor indexing. Three fields are read so: the
-//! lighting (sun visibility and occlusion), the rivers' water and the heights (normals and
-//! curvature per pixel, r32f documents).
+//! images and the devices we test on have no descriptor indexing. Four fields are read so: the
+//! lighting (sun visibility and occlusion), the rivers' water, the heights (normals and
+//! curvature per pixel, r32f documents) and the overlay tinting the terrain.
 //!
 //! A page keeps its slot while no other page needs it (least recently wanted first out); a slot
 //! is copied again when the field marks its page changed. The atlas grows (all slots copied
@@ -76,6 +76,17 @@ impl PageAtlas {
 
     pub fn image(&self) -> &Image {
         &self.image
+    }
+
+    /// Forgets every page it holds (its field is another now): each is copied again when
+    /// wanted.
+    fn forget(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.slot_of.clear();
+        self.copies.clear();
+        self.table.iter_mut().for_each(|e| *e = ATLAS_COARSE);
+        self.generation += 1;
+        self.seen = 0;
     }
 
     /// Slots per row of the atlas.
@@ -265,7 +276,7 @@ fn atlas_image(
 /// the image bound for its coarse level while it has none (never read then: every page is flat
 /// or in the atlas), and whether the frame being prepared reads it.
 pub(crate) struct ShadedField {
-    pub name: &'static str,
+    pub name: String,
     pub atlas: PageAtlas,
     coarse_placeholder: Image,
     pub on: bool,
@@ -280,7 +291,7 @@ impl ShadedField {
         coarse_placeholder: Image,
     ) -> Result<Self> {
         Ok(Self {
-            name,
+            name: name.to_string(),
             atlas: PageAtlas::new(gpu, desc, max_bytes, name)?,
             coarse_placeholder,
             on: false,
@@ -289,13 +300,21 @@ impl ShadedField {
 
     /// The field, where the frame reads it and `store` has it.
     pub fn field<'s>(&self, store: &'s PageStore) -> Option<&'s Field> {
-        store.field(self.name).filter(|_| self.on)
+        store.field(&self.name).filter(|_| self.on)
+    }
+
+    /// Reads field `name` from now on (none: ""): the atlas forgets the pages it held.
+    pub fn follow(&mut self, name: &str) {
+        if self.name != name {
+            self.name = name.to_string();
+            self.atlas.forget();
+        }
     }
 
     /// The image the shading pass binds for the field's coarse level.
     pub fn coarse<'s>(&'s self, store: &'s PageStore) -> &'s Image {
         store
-            .field(self.name)
+            .field(&self.name)
             .and_then(|f| f.coarse_level())
             .map_or(&self.coarse_placeholder, |c| c.image())
     }

@@ -69,10 +69,10 @@ pub(crate) struct FrameSlot {
     /// Uniforms, tile draws, coarse level.
     pub set: SetHandle,
     pub coarse_view: vk::ImageView,
-    /// The page atlases' tables (the lighting's, the rivers', the heights') as this frame
+    /// The page atlases' tables (the lighting's, the rivers', the heights', the overlay's) as this frame
     /// shades with them, and the generations they hold.
-    pub tables: [Buffer; 3],
-    pub table_generations: [u64; 3],
+    pub tables: [Buffer; 4],
+    pub table_generations: [u64; 4],
     /// The shading pass's set and the composition's (the shaded image into the target).
     pub shade_set: super::deferred::ShadeSet,
     pub compose_set: SetHandle,
@@ -131,6 +131,7 @@ impl FrameSlot {
             table("light table")?,
             table("rivers table")?,
             table("heights table")?,
+            table("overlay table")?,
         ];
         let tiles = tile_buffer(gpu, 4096)?;
         let bounds = bounds_buffer(gpu, bounds_stride, 64)?;
@@ -147,7 +148,7 @@ impl FrameSlot {
             set,
             coarse_view: vk::ImageView::null(),
             tables,
-            table_generations: [0; 3],
+            table_generations: [0; 4],
             shade_set: None,
             compose_set: compose_pool.allocate()?,
             bounds,
