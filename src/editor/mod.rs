@@ -1537,6 +1537,8 @@ impl Editor {
         self.session = session;
         let side = desc.width.max(desc.height) as f32;
         self.ui.view.vertical_scale = desc.vertical_scale();
+        self.ui.view.max_triangles_per_pixel =
+            crate::render::terrain::default_triangles_per_pixel(&desc);
         let range = altitude_range(&desc, &self.renderer);
         self.ui.view.altitude_range = Some(range);
         // The look carries over; a preset as the last document took it is taken as this one
