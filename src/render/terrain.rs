@@ -220,9 +220,9 @@ pub struct FrameStats {
 pub struct RenderOptions {
     /// Format of the colour targets (a UNORM format: the shading pass encodes).
     pub color_format: vk::Format,
-    /// Most bytes of each page atlas (the lighting, the rivers' water and the heights of pages
-    /// drawn at page level, for the shading pass); pages past it are shaded from their field's
-    /// coarse level (the heights: from the vertices' normals).
+    /// Most bytes of each page atlas (the lighting, the rivers' water, the heights and the
+    /// overlay of pages drawn at page level, for the shading pass); pages past it are shaded
+    /// from their field's coarse level (the heights and the overlay: from the vertices').
     pub atlas_bytes: u64,
 }
 
@@ -317,8 +317,9 @@ pub struct TerrainRenderer {
     /// The field tinting the terrain, if any ([`overlay::Tint`]).
     tint: overlay::Tint,
     /// The fields the shading pass reads through page atlases: the lighting, the rivers'
-    /// water and the heights (normals and curvature per pixel, r32f documents); and the pages
-    /// the last frame wanted in them (the next refresh brings them onto the GPU).
+    /// water, the heights (normals and curvature per pixel, r32f documents) and the overlay
+    /// below; and the pages the last frame wanted in the lighting's and water's atlases (the
+    /// next refresh brings them onto the GPU).
     light: ShadedField,
     rivers: ShadedField,
     heights: ShadedField,
