@@ -1731,3 +1731,157 @@ fn page_nodes_are_shaded_from_every_texel_whatever_their_mesh_level() {
     );
     assert_no_validation_messages(&gpu);
 }
+
+/// The heights atlas's mip levels (what filters the normals per pixel where a pixel spans
+/// several texels) equal their CPU twin bit for bit on every page drawn, the partial pages at
+/// the document's edges included (their whole blocks), and are made again after an edit.
+#[test]
+fn the_heights_atlas_mip_levels_equal_their_cpu_twin_and_follow_edits() {
+    use scarp::render::terrain::atlas_mips::{mip_levels, LEVELS};
+    let gpu = gpu();
+    let d = doc(300, 200, 128);
+    let (mut terrain, mut r) = hills_scene(&gpu, d);
+    let mut off = Offscreen::new(&gpu, [160, 120]).unwrap();
+    let cam = Camera::look_at(Vec3::new(150.0, 500.0, 100.5), Vec3::new(150.0, 0.0, 100.0));
+    // Page nodes everywhere: every page is drawn at page level, so in the atlas.
+    let view = ViewSettings {
+        force_levels: Some(|_, _| 1),
+        ..ViewSettings::default()
+    };
+    let ps = d.page_size as usize;
+    // Every page's levels against the twin's of `heights`; returns level 1 of every page.
+    let check = |r: &TerrainRenderer, heights: &[f32]| -> Vec<Vec<f32>> {
+        let mut firsts = Vec::new();
+        for py in 0..d.pages_y() {
+            for px in 0..d.pages_x() {
+                let id = PageId { x: px, y: py };
+                let (x0, y0) = (px as usize * ps, py as usize * ps);
+                let (w, h) = (d.width as usize - x0, d.height as usize - y0);
+                // The page's texels, 0 past the document (the GPU's are not compared there).
+                let page: Vec<f32> = (0..ps * ps)
+                    .map(|i| match (i % ps, i / ps) {
+                        (x, y) if x < w && y < h => heights[(y0 + y) * d.width as usize + x0 + x],
+                        _ => 0.0,
+                    })
+                    .collect();
+                let twin = mip_levels(&page, ps);
+                for k in 1..=LEVELS {
+                    let level = r
+                        .read_heights_level(id, k)
+                        .unwrap()
+                        .unwrap_or_else(|| panic!("page {id:?} is not in the heights atlas"));
+                    let side = ps >> k;
+                    // The level's whole blocks inside the document.
+                    let (bw, bh) = (w.min(ps) >> k, h.min(ps) >> k);
+                    for y in 0..bh {
+                        for x in 0..bw {
+                            let (g, c) = (level[y * side + x], twin[k as usize - 1][y * side + x]);
+                            assert_eq!(
+                                g.to_bits(),
+                                c.to_bits(),
+                                "page {id:?} level {k} texel {x},{y}: GPU {g}, twin {c}"
+                            );
+                        }
+                    }
+                    if k == 1 {
+                        firsts.push(level);
+                    }
+                }
+            }
+        }
+        firsts
+    };
+    off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    let before = check(&r, &terrain.to_dense().unwrap());
+    let brush = scarp::brush::BrushSettings {
+        radius: 60.0,
+        strength: 0.5,
+        ..scarp::brush::BrushSettings::new(scarp::brush::BrushType::Raise)
+    };
+    // On the corner of four pages.
+    short_stroke(&mut terrain, &brush, 120.0, 128.0, 4.0);
+    off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+        .unwrap();
+    let after = check(&r, &terrain.to_dense().unwrap());
+    assert!(
+        before.iter().zip(&after).filter(|(b, a)| b != a).count() >= 4,
+        "the edit reached the mip levels of the four pages it painted"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+/// Far away, where a pixel spans several texels, the normals per pixel come from the heights'
+/// means (the heights atlas's mip levels), not from some of the texels: ripples of 4 texels on
+/// a tilt, seen from where a pixel spans 4 texels, shade like the tilt alone (their means),
+/// where reading the texels under each pixel would alias them into bands. Seen from a texel a
+/// pixel, the ripples show (the control).
+#[test]
+fn far_pixels_shade_from_the_mean_of_the_texels_they_span() {
+    let gpu = gpu();
+    let n = 512u32;
+    // Ripples 0, a, 0, -a along x and along y: their means over 4 texels are 0, and over 2 they
+    // alternate, which central differences two apart do not see.
+    let field = |ripples: bool| -> Vec<f32> {
+        let wave = |i: u32| [0.0, 1.0, 0.0, -1.0][(i % 4) as usize];
+        (0..n * n)
+            .map(|i| {
+                let (x, y) = (i % n, i / n);
+                let tilt = 0.02 * x as f32 + 0.01 * y as f32;
+                tilt + if ripples {
+                    0.5 * (wave(x) + wave(y))
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    };
+    let size = [128u32, 128];
+    let d = doc(n, n, 128);
+    let view = ViewSettings {
+        force_levels: Some(|_, _| 2),
+        // Colours by altitude all in the lowest band: only the normals shade.
+        altitude_range: Some((100.0, 200.0)),
+        ..ViewSettings::default()
+    };
+    let render = |ripples: bool, height: f32| -> Vec<u8> {
+        let mut terrain =
+            Document::from_heights(&gpu, d, &field(ripples), &NoiseTables::new(2009)).unwrap();
+        let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
+        let mut off = Offscreen::new(&gpu, size).unwrap();
+        let cam = Camera::look_at(
+            Vec3::new(256.0, height, 256.5),
+            Vec3::new(256.0, 0.0, 256.0),
+        );
+        off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let mean_difference = |a: &[u8], b: &[u8]| {
+        let (mut sum, mut count) = (0u64, 0u64);
+        for y in 16..112 {
+            for x in 16..112 {
+                let i = 4 * (y * size[0] as usize + x);
+                sum += (0..3)
+                    .map(|c| u64::from(a[i + c].abs_diff(b[i + c])))
+                    .sum::<u64>();
+                count += 3;
+            }
+        }
+        sum as f64 / count as f64
+    };
+    // 128 pixels over the 512 texels (4 a pixel), then over 90 of them (0.7 a pixel).
+    // Measured on lavapipe: 0.00 and 6.7 levels; 6.7 far too when every pixel read level 0.
+    let far = mean_difference(&render(true, 620.0), &render(false, 620.0));
+    let near = mean_difference(&render(true, 110.0), &render(false, 110.0));
+    assert!(
+        far < 1.0,
+        "4 texels a pixel: the ripples shade {far:.2} levels off their means on average"
+    );
+    assert!(
+        near > 3.0 && near > 10.0 * far,
+        "a texel a pixel: the ripples shade {near:.2} levels off the tilt (far {far:.2}): they do not show"
+    );
+    assert_no_validation_messages(&gpu);
+}

@@ -15,7 +15,7 @@ use scarp::gpu::{
     Recorder, Resource, Shader,
 };
 use scarp::noise::shared::NoiseGenPush;
-use scarp::render::shared::{BoundsPush, FrameData, PagePush, ShadePush, TileDraw};
+use scarp::render::shared::{BoundsPush, FrameData, MipsPush, PagePush, ShadePush, TileDraw};
 use std::sync::Arc;
 
 /// A value of `T` whose 32-bit word k is distinct from every other (a normal float, so no
@@ -145,6 +145,11 @@ fn page_push_layout_matches_glsl() {
 #[test]
 fn shade_push_layout_matches_glsl() {
     check_push::<ShadePush>(&shaders::TEST_ECHO_SHADE_PUSH_COMP, "ShadePush");
+}
+
+#[test]
+fn mips_push_layout_matches_glsl() {
+    check_push::<MipsPush>(&shaders::TEST_ECHO_MIPS_PUSH_COMP, "MipsPush");
 }
 
 #[test]

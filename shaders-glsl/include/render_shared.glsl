@@ -56,7 +56,17 @@ struct ShadePush {
     int rivers_cols; // rivers atlas slots per row
     int heights_cols; // heights atlas slots per row; 0: none (the G-buffer's normals)
     int overlay_cols; // overlay atlas slots per row; 0: none (the G-buffer's overlay)
-    int _pad;
+    int heights_levels; // mip levels of the heights atlas the pass may read (0: level 0 only)
+};
+
+// The heights atlas's mip levels (push constants; render/atlas_mips.comp): level `level` of
+// `count` slots, `slots[i]` of them (MIPS_SLOTS_PER_PASS at most).
+struct MipsPush {
+    int level;      // 1 and up: what the pass writes (the mean of level - 1's 2x2 blocks)
+    int page_size;  // the document's page size: a slot's side at level 0
+    int cols;       // atlas slots per row
+    int count;      // slots this pass reduces
+    int slots[28];
 };
 
 // Tile bounds kernel (push constants). Bounds are stored page by page: the bound range of the

@@ -46,6 +46,9 @@ layout(set = 0, binding = 12, std430) readonly buffer HeightsTable { int heights
 // (ATLAS_FLAT: its flat value, frame.heights.w; ATLAS_COARSE: the G-buffer's overlay).
 layout(set = 0, binding = 13, r32f) uniform readonly image2D overlay_atlas;
 layout(set = 0, binding = 14, std430) readonly buffer OverlayTable { int overlay_table[]; };
+// The heights atlas's mip levels 1 to pc.heights_levels (render/terrain/atlas_mips.rs): per
+// slot a page_size x page_size/2 area, level k at x = page_size - 2 * (page_size >> k).
+layout(set = 0, binding = 15, r32f) uniform readonly image2D heights_mips;
 layout(push_constant) uniform Push { ShadePush pc; };
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -179,15 +182,37 @@ bool overlayAt(vec2 xz, out float value) {
     return ok;
 }
 
-// The drawn normal and the curvature at world position xz, per pixel from the heights. The
-// terrain's vertex stage takes central differences and the Laplacian at a texel
-// (include/terrain_vert_body.glsl); here they are taken at the four texels around xz and
-// interpolated bilinearly, so a pixel shows its texels whatever level its node's mesh has.
-// Read at every distance as the lighting is (bilinear between four texels, no mipmaps): where
-// a pixel spans many texels it shows some of them. False where one of the twelve texels read
-// lies in a page not in the heights atlas.
-bool surfaceAt(vec2 xz, out vec3 n, out float curvature) {
-    vec2 p = clamp(xz, vec2(0.0), vec2(frame.doc.xy - 1));
+// The mean height (height units) of the 2^k x 2^k texels of mip texel j of level k (1 and
+// up; clamped to the level's whole texels inside the document) in `h`; false where its page is
+// not in the heights atlas.
+bool heightMipTexel(int k, ivec2 j, out float h) {
+    int side = frame.doc.z >> k;
+    j = clamp(j, ivec2(0), max((frame.doc.xy >> k) - 1, ivec2(0)));
+    ivec2 page = j / side;
+    int slot = heights_table[page.y * pc.pages_x + page.x];
+    if (slot >= 0) {
+        ivec2 at = ivec2(slot % pc.heights_cols, slot / pc.heights_cols)
+                 * ivec2(frame.doc.z, frame.doc.z / 2)
+                 + ivec2(frame.doc.z - 2 * side, 0) + (j - page * side);
+        h = imageLoad(heights_mips, at).r;
+        return true;
+    }
+    h = frame.heights.x;
+    return slot == ATLAS_FLAT;
+}
+
+// The heights' gradient (x, z: height units per texel, twice the central difference's) and
+// Laplacian (per texel²) at world position xz from mip level k (0: the texels themselves).
+// The terrain's vertex stage takes central differences and the Laplacian at a texel
+// (include/terrain_vert_body.glsl); here they are taken at the four texels of level k around xz
+// (spaced 2^k apart) and interpolated bilinearly. False where one of the twelve texels read lies
+// in a page not in the heights atlas.
+bool surfaceLevel(int k, vec2 xz, out vec3 d) {
+    // Level 0's texel i lies at i; level k's texel j at the centre of the texels it means,
+    // (j + 0.5) * 2^k - 0.5.
+    float s = float(1 << k);
+    vec2 top = vec2(k == 0 ? frame.doc.xy - 1 : max((frame.doc.xy >> k) - 1, ivec2(0)));
+    vec2 p = clamp(k == 0 ? xz : (xz + 0.5) / s - 0.5, vec2(0.0), top);
     ivec2 i0 = ivec2(floor(p));
     vec2 f = p - vec2(i0);
     // h[(y + 1) * 4 + x + 1]: the height at i0 + (x, y), x and y in -1..2; corners unused.
@@ -200,21 +225,44 @@ bool surfaceAt(vec2 xz, out vec3 n, out float curvature) {
             if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
                 continue;
             }
-            ok = heightTexel(i0 + ivec2(x, y), h[i]) && ok;
+            ok = (k == 0 ? heightTexel(i0 + ivec2(x, y), h[i])
+                         : heightMipTexel(k, i0 + ivec2(x, y), h[i])) && ok;
         }
     }
-    n = vec3(0.0, 1.0, 0.0);
-    curvature = 0.0;
+    d = vec3(0.0);
     if (!ok) {
         return false;
     }
     vec3 c[4];
-    for (int k = 0; k < 4; k++) {
-        int i = ((k >> 1) + 1) * 4 + (k & 1) + 1;
+    for (int q = 0; q < 4; q++) {
+        int i = ((q >> 1) + 1) * 4 + (q & 1) + 1;
         float e = h[i + 1], w = h[i - 1], no = h[i - 4], so = h[i + 4];
-        c[k] = vec3(e - w, so - no, e + w + no + so - 4.0 * h[i]);
+        c[q] = vec3(e - w, so - no, e + w + no + so - 4.0 * h[i]);
     }
-    vec3 d = mix(mix(c[0], c[1], f.x), mix(c[2], c[3], f.x), f.y);
+    d = mix(mix(c[0], c[1], f.x), mix(c[2], c[3], f.x), f.y) / vec3(s, s, s * s);
+    return true;
+}
+
+// The drawn normal and the curvature at world position xz, per pixel from the heights, a pixel
+// spanning `footprint` texels: from mip level log2(footprint) (up to pc.heights_levels),
+// trilinear between the two levels around it, so a pixel shows the mean of the texels it spans
+// rather than some of them (level 0 where a pixel spans a texel or less). False where the
+// heights are not in the atlas (the G-buffer's normals then).
+bool surfaceAt(vec2 xz, float footprint, out vec3 n, out float curvature) {
+    float lod = clamp(log2(max(footprint, 1e-6)), 0.0, float(pc.heights_levels));
+    int k = int(floor(lod));
+    float t = lod - float(k);
+    vec3 d;
+    n = vec3(0.0, 1.0, 0.0);
+    curvature = 0.0;
+    if (!surfaceLevel(k, xz, d)) {
+        return false;
+    }
+    vec3 d1;
+    // Where the level above reaches a page not in the atlas, this level alone.
+    if (t > 0.0 && surfaceLevel(k + 1, xz, d1)) {
+        d = mix(d, d1, t);
+    }
     float vs = frame.eye.w;
     n = normalize(vec3(-0.5 * d.x * vs, 1.0, -0.5 * d.y * vs));
     curvature = d.z * vs;
@@ -525,7 +573,9 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     if (!coarse_node && pc.heights_cols > 0) {
         vec3 pn;
         float pcurv;
-        if (surfaceAt(world.xz, pn, pcurv)) {
+        // The texels a pixel spans: its step to the next pixel along the wider axis.
+        float footprint = max(length(dx.xz), length(dy.xz));
+        if (surfaceAt(world.xz, footprint, pn, pcurv)) {
             n = pn;
             curvature = pcurv;
         }

@@ -54,7 +54,7 @@ impl TerrainRenderer {
         // Tile bounds of pages edited since the last frame (results taken when it is retired).
         this.record_frame_bounds(rec, store.height(), timer)?;
         if keep {
-            this.record_kept(rec, store, t.color);
+            this.record_kept(rec, store, t.color)?;
         } else {
             this.record(rec, store, t.color, t.depth, timer)?;
         }

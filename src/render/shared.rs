@@ -110,7 +110,26 @@ pub struct ShadePush {
     pub heights_cols: i32,
     /// Overlay atlas slots per row; 0: no overlay atlas (the overlay from the G-buffer).
     pub overlay_cols: i32,
-    pub _pad: i32,
+    /// Mip levels of the heights atlas the pass may read; 0: level 0 only.
+    pub heights_levels: i32,
+}
+
+/// Slots one pass of the heights atlas's mip levels reduces.
+pub const MIPS_SLOTS_PER_PASS: usize = 28;
+
+/// Push constants of the heights atlas's mip levels (`render/atlas_mips.comp`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct MipsPush {
+    /// The level the pass writes (1 and up), the mean of the level below's 2x2 blocks.
+    pub level: i32,
+    /// The document's page size: a slot's side at level 0.
+    pub page_size: i32,
+    /// Atlas slots per row.
+    pub cols: i32,
+    /// Slots this pass reduces: `slots[..count]`.
+    pub count: i32,
+    pub slots: [i32; MIPS_SLOTS_PER_PASS],
 }
 
 /// Push constants of the tile-bounds kernel.
@@ -134,6 +153,7 @@ const _: () = assert!(std::mem::size_of::<FrameData>() == 368);
 const _: () = assert!(std::mem::size_of::<TileDraw>() == 16);
 const _: () = assert!(std::mem::size_of::<PagePush>() == 16);
 const _: () = assert!(std::mem::size_of::<ShadePush>() == 32);
+const _: () = assert!(std::mem::size_of::<MipsPush>() == 128);
 const _: () = assert!(std::mem::size_of::<BoundsPush>() == 64);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, doc) == 24);
 const _: () = assert!(std::mem::offset_of!(BoundsPush, first_tile) == 48);

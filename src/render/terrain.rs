@@ -21,6 +21,7 @@
 //!   slots, so the host prepares the next frame while the GPU draws this one; page sets a frame in
 //!   flight binds are replaced, not rewritten.
 
+pub mod atlas_mips;
 mod blocks;
 mod bounds;
 mod deferred;
@@ -433,8 +434,10 @@ impl TerrainRenderer {
                 0.0,
             )?,
         )?;
-        // The atlas holds the pages' texels as the images store them: r32f only.
+        // The atlas holds the pages' texels as the images store them: r32f only. Its mip
+        // levels filter the normals where a pixel spans several texels.
         heights.on = desc.format == HeightFormat::R32f;
+        heights.atlas.keep_mips()?;
         // Follows the tinting field's name (none yet).
         let mut overlay = ShadedField::new(
             gpu,
@@ -468,6 +471,7 @@ impl TerrainRenderer {
                 BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
                 BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
             ],
             &[],
         )?;
@@ -1052,7 +1056,7 @@ impl TerrainRenderer {
             .gbuffer
             .as_ref()
             .ok_or_else(|| GpuError::usage("record before bind_targets: no G-buffer"))?;
-        self.record_atlas_copies(rec, store);
+        self.record_atlas_copies(rec, store)?;
         let blocks: BTreeSet<PageId> = self.groups.iter().filter_map(|g| g.block).collect();
         self.tint.declare(rec, store, self.blocks, &blocks);
         self.declare_blocks(rec, terrain, blocks, Access::VertexStorageRead);
@@ -1104,11 +1108,27 @@ impl TerrainRenderer {
 
 impl TerrainRenderer {
     /// Records the copies into the page atlases the frame prepared.
-    fn record_atlas_copies<'a>(&'a self, rec: &mut Recorder<'a>, store: &'a PageStore) {
+    fn record_atlas_copies<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        store: &'a PageStore,
+    ) -> Result<()> {
         for shaded in [&self.light, &self.rivers, &self.heights, &self.overlay] {
             if let Some(field) = shaded.field(store) {
-                shaded.atlas.record_copies(rec, field);
+                shaded.atlas.record_copies(rec, field)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Mip level `level` (1 to [`atlas_mips::LEVELS`]) of page `id` in the heights' atlas,
+    /// row-major, `page_size >> level` a side (read back, waited for); None while the page is
+    /// not in the atlas (for tests and tools: the CPU twin is [`atlas_mips::mip_levels`]).
+    pub fn read_heights_level(&self, id: PageId, level: u32) -> Result<Option<Vec<f32>>> {
+        let atlas = &self.heights.atlas;
+        match (atlas.mips(), atlas.slot_of(id)) {
+            (Some(mips), Some(slot)) => Ok(Some(mips.read(slot, atlas.cols(), level)?)),
+            _ => Ok(None),
         }
     }
 
@@ -1164,9 +1184,10 @@ impl TerrainRenderer {
         rec: &mut Recorder<'a>,
         store: &'a PageStore,
         color: &'a Image,
-    ) {
-        self.record_atlas_copies(rec, store);
+    ) -> Result<()> {
+        self.record_atlas_copies(rec, store)?;
         self.record_compose(rec, color);
+        Ok(())
     }
 }
 

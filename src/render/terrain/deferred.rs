@@ -8,6 +8,8 @@
 //! fragment shaders on a few units (an H100 has two graphics-capable TPCs) and compute on all
 //! of them, so per-pixel arithmetic belongs in compute (docs/render.md, "Deferred shading").
 
+use super::atlas_mips;
+use super::page_atlas::ShadedField;
 use super::TerrainRenderer;
 use crate::gpu::{
     vk, Access, Bound, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
@@ -56,12 +58,29 @@ impl GBuffer {
 pub(crate) struct ShadeKey {
     depth: vk::ImageView,
     surface: vk::ImageView,
-    atlases: [vk::ImageView; 4],
+    atlases: [vk::ImageView; 5],
     coarse: [vk::ImageView; 2],
     tables: [vk::Buffer; 4],
 }
 
+/// The heights atlas's mip levels (kept from the renderer's start).
+fn heights_mips(heights: &ShadedField) -> &Image {
+    heights
+        .atlas
+        .mips()
+        .expect("the heights atlas keeps mips")
+        .image()
+}
+
 impl TerrainRenderer {
+    /// The heights atlas's mip levels the shading pass reads: [`atlas_mips::LEVELS`], fewer
+    /// where the document is narrower than a level's texel (its first texel would reach past
+    /// the edge).
+    fn heights_levels(&self) -> u32 {
+        let narrow = self.desc.width.min(self.desc.height).max(1).ilog2();
+        atlas_mips::LEVELS.min(narrow)
+    }
+
     /// Makes the G-buffer the size of `color` and points the current slot's shading and
     /// composition sets at it, `depth`, the page atlases and their fields' coarse levels.
     pub(in crate::render) fn bind_targets(
@@ -88,6 +107,7 @@ impl TerrainRenderer {
                 rivers.atlas.image().view,
                 heights.atlas.image().view,
                 overlay.atlas.image().view,
+                heights_mips(heights).view,
             ],
             coarse: [light.coarse(store).view, rivers.coarse(store).view],
             tables: [
@@ -114,6 +134,7 @@ impl TerrainRenderer {
                 Resource::StorageBuffer(&slot.tables[2]),
                 Resource::StorageImage(overlay.atlas.image()),
                 Resource::StorageBuffer(&slot.tables[3]),
+                Resource::StorageImage(heights_mips(heights)),
             ])?;
             slot.shade_set = Some((key, set));
             self.compose_pool
@@ -147,6 +168,7 @@ impl TerrainRenderer {
             rec.image(shaded.atlas.image(), Access::ComputeStorageRead);
             rec.buffer(table, Access::ComputeStorageRead);
         }
+        rec.image(heights_mips(&self.heights), Access::ComputeStorageRead);
         rec.buffer(&slot.uniforms, Access::ComputeStorageRead);
         let push = ShadePush {
             size: [g.size[0] as i32, g.size[1] as i32],
@@ -162,7 +184,10 @@ impl TerrainRenderer {
                 true => self.overlay.atlas.cols() as i32,
                 false => 0,
             },
-            _pad: 0,
+            heights_levels: match self.heights.on {
+                true => self.heights_levels() as i32,
+                false => 0,
+            },
         };
         rec.pass(&self.shade_kernel, set)
             .read_image(depth)

@@ -12,6 +12,7 @@
 //! ([`super::RenderOptions::atlas_bytes`], for each atlas); pages past that are shaded from the coarse
 //! level.
 
+use super::atlas_mips::AtlasMips;
 use crate::gpu::{vk, Gpu, Image, ImageDesc, Recorder, Result};
 use crate::pages::geometry::{DocumentDesc, PageId};
 use crate::pages::{Field, PageStore};
@@ -45,6 +46,8 @@ pub(crate) struct PageAtlas {
     generation: u64,
     /// The field's change epoch caught up with.
     seen: u64,
+    /// Mip levels of the slots (the heights' atlas: normals filtered per pixel), if kept.
+    mips: Option<AtlasMips>,
 }
 
 impl PageAtlas {
@@ -71,7 +74,31 @@ impl PageAtlas {
             table: vec![ATLAS_COARSE; (desc.pages_x() * desc.pages_y()) as usize],
             generation: 1,
             seen: 0,
+            mips: None,
         })
+    }
+
+    /// Keeps mip levels of every slot from now on ([`AtlasMips`]).
+    pub fn keep_mips(&mut self) -> Result<()> {
+        let mips = AtlasMips::new(
+            &self.gpu,
+            self.desc.page_size,
+            &self.image,
+            self.cols,
+            self.rows,
+        )?;
+        self.mips = Some(mips);
+        Ok(())
+    }
+
+    /// The slots' mip levels, if kept.
+    pub fn mips(&self) -> Option<&AtlasMips> {
+        self.mips.as_ref()
+    }
+
+    /// The slot holding page `id`, if any.
+    pub fn slot_of(&self, id: PageId) -> Option<usize> {
+        self.slot_of.get(&id).copied()
     }
 
     pub fn image(&self) -> &Image {
@@ -207,6 +234,9 @@ impl PageAtlas {
             return Ok(());
         }
         self.image = atlas_image(&self.gpu, self.label, &self.desc, cols, rows)?;
+        if let Some(mips) = &mut self.mips {
+            mips.resize(&self.image, cols, rows)?;
+        }
         self.cols = cols;
         self.rows = rows;
         self.slots.resize((cols * rows) as usize, None);
@@ -233,9 +263,11 @@ impl PageAtlas {
         self.copies.dedup();
     }
 
-    /// Records the copies noted by [`Self::update`] from `field`'s pages into their slots.
-    pub fn record_copies<'a>(&'a self, rec: &mut Recorder<'a>, field: &'a Field) {
+    /// Records the copies noted by [`Self::update`] from `field`'s pages into their slots,
+    /// and their mip levels where kept.
+    pub fn record_copies<'a>(&'a self, rec: &mut Recorder<'a>, field: &'a Field) -> Result<()> {
         let ps = self.desc.page_size as i32;
+        let mut copied = Vec::with_capacity(self.copies.len());
         for &slot in &self.copies {
             let Some((id, _)) = self.slots[slot] else {
                 continue;
@@ -250,8 +282,13 @@ impl PageAtlas {
             ];
             let size = [r.width() as u32, r.height() as u32];
             rec.copy_image_regions(src, &self.image, &[([0, 0], at, size)]);
+            copied.push(slot);
         }
         self.copies_recorded.set(true);
+        match &self.mips {
+            Some(mips) if !copied.is_empty() => mips.record(rec, &self.image, self.cols, &copied),
+            _ => Ok(()),
+        }
     }
 }
 

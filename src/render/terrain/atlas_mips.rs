@@ -1,0 +1,188 @@
+//! The heights atlas's mip levels, so that the shading pass filters the normals it takes per
+//! pixel: where a pixel spans 2^k texels it reads level k, each texel of which is the mean of
+//! the 2^k x 2^k texels under it, rather than some of the texels it spans (a grain that moves
+//! with the camera). Levels 1 to [`LEVELS`] of every slot lie side by side in one image, in a
+//! `page_size x page_size/2` area a slot (level k at x = `page_size - 2 * (page_size >> k)`, its
+//! side `page_size >> k`), kept with the atlas: a slot's levels are made again whenever its page
+//! is copied in. Kernel `render/atlas_mips.comp`; its CPU twin [`mip_level`].
+
+use crate::gpu::{
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, DescriptorSet, Gpu, Image,
+    ImageDesc, Recorder, Resource, Result,
+};
+use crate::render::shared::{MipsPush, MIPS_SLOTS_PER_PASS};
+use std::sync::Arc;
+
+/// Mip levels above the atlas's texels: 32 texels a pixel at the most filtered (pages of 128
+/// keep 4 x 4 texels at level 5).
+pub const LEVELS: u32 = 5;
+
+/// Level `k + 1` of a square level `k` of side `side` (even), row-major: each texel the mean
+/// of its 2x2 block, `((a + b) + (c + d)) * 0.25` with a, b the block's upper pair and c, d
+/// its lower (the CPU twin of `render/atlas_mips.comp`).
+pub fn mip_level(below: &[f32], side: usize) -> Vec<f32> {
+    let half = side / 2;
+    let mut out = Vec::with_capacity(half * half);
+    for y in 0..half {
+        let (top, bottom) = (&below[2 * y * side..], &below[(2 * y + 1) * side..]);
+        for x in 0..half {
+            let (a, b) = (top[2 * x], top[2 * x + 1]);
+            let (c, d) = (bottom[2 * x], bottom[2 * x + 1]);
+            out.push(((a + b) + (c + d)) * 0.25);
+        }
+    }
+    out
+}
+
+/// Levels 1 to [`LEVELS`] of a page of side `page_size` (row-major texels).
+pub fn mip_levels(page: &[f32], page_size: usize) -> Vec<Vec<f32>> {
+    let mut levels: Vec<Vec<f32>> = Vec::new();
+    for k in 1..=LEVELS as usize {
+        let next = mip_level(levels.last().map_or(page, |l| l), page_size >> (k - 1));
+        levels.push(next);
+    }
+    levels
+}
+
+/// The mips image of an atlas and the kernel that fills it.
+pub(crate) struct AtlasMips {
+    gpu: Arc<Gpu>,
+    page_size: u32,
+    kernel: ComputeKernel<MipsPush>,
+    image: Image,
+    /// The set binding the atlas (`atlas_view`) and the mips image.
+    set: DescriptorSet,
+    atlas_view: vk::ImageView,
+}
+
+impl AtlasMips {
+    /// Mip levels for an atlas `atlas` of `cols x rows` slots of `page_size`.
+    pub fn new(
+        gpu: &Arc<Gpu>,
+        page_size: u32,
+        atlas: &Image,
+        cols: u32,
+        rows: u32,
+    ) -> Result<Self> {
+        let kernel = ComputeKernel::new(
+            gpu,
+            &shaders::RENDER_ATLAS_MIPS_COMP,
+            &[BindingKind::StorageImage, BindingKind::StorageImage],
+            &[],
+        )?;
+        let image = mips_image(gpu, page_size, cols, rows)?;
+        let set = kernel.bind(&[
+            Resource::StorageImage(atlas),
+            Resource::StorageImage(&image),
+        ])?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            page_size,
+            kernel,
+            image,
+            set,
+            atlas_view: atlas.view,
+        })
+    }
+
+    /// Follows the atlas into `atlas`, now `cols x rows` slots (a grown atlas: every level is
+    /// made again with the slots copied into it).
+    pub fn resize(&mut self, atlas: &Image, cols: u32, rows: u32) -> Result<()> {
+        self.image = mips_image(&self.gpu, self.page_size, cols, rows)?;
+        self.set = self.kernel.bind(&[
+            Resource::StorageImage(atlas),
+            Resource::StorageImage(&self.image),
+        ])?;
+        self.atlas_view = atlas.view;
+        Ok(())
+    }
+
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
+    /// Records levels 1 to [`LEVELS`] of `slots` of `atlas` (`cols` slots a row), after their
+    /// copies.
+    pub fn record<'a>(
+        &'a self,
+        rec: &mut Recorder<'a>,
+        atlas: &'a Image,
+        cols: u32,
+        slots: &[usize],
+    ) -> Result<()> {
+        debug_assert_eq!(atlas.view, self.atlas_view, "the mips follow their atlas");
+        for level in 1..=LEVELS {
+            let side = self.page_size >> level;
+            for chunk in slots.chunks(MIPS_SLOTS_PER_PASS) {
+                let mut push = MipsPush {
+                    level: level as i32,
+                    page_size: self.page_size as i32,
+                    cols: cols as i32,
+                    count: chunk.len() as i32,
+                    slots: [0; MIPS_SLOTS_PER_PASS],
+                };
+                for (to, &slot) in push.slots.iter_mut().zip(chunk) {
+                    *to = slot as i32;
+                }
+                rec.image(&self.image, Access::ComputeStorageReadWrite);
+                rec.pass(&self.kernel, &self.set)
+                    .read_storage_image(atlas)
+                    .push(&push)
+                    .dispatch([side.div_ceil(16), side.div_ceil(16), chunk.len() as u32])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Level `level` (1 to [`LEVELS`]) of slot `slot` (`cols` slots a row), row-major (read
+    /// back, waited for; for tests and tools).
+    pub fn read(&self, slot: usize, cols: u32, level: u32) -> Result<Vec<f32>> {
+        let (ps, side) = (self.page_size, self.page_size >> level);
+        let at = [
+            ((slot as u32 % cols) * ps + ps - 2 * side) as i32,
+            ((slot as u32 / cols) * (ps / 2)) as i32,
+        ];
+        let bytes = u64::from(side * side) * 4;
+        let readback = Buffer::new(&self.gpu, "mips readback", BufferDesc::readback(bytes))?;
+        let mut rec = Recorder::new(&self.gpu)?;
+        rec.copy_image_region_to_buffer(&self.image, at, [side, side], &readback, 0);
+        rec.buffer(&readback, Access::HostRead);
+        rec.submit_and_wait()?;
+        Ok(bytemuck::cast_slice(readback.mapped(bytes as usize)?).to_vec())
+    }
+}
+
+/// An r32f image for the levels of `cols x rows` slots of `page_size`.
+fn mips_image(gpu: &Arc<Gpu>, page_size: u32, cols: u32, rows: u32) -> Result<Image> {
+    Image::new(
+        gpu,
+        "heights atlas mips",
+        ImageDesc::new_2d(
+            vk::Format::R32_SFLOAT,
+            [cols * page_size, rows * (page_size / 2)],
+        )
+        .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_SRC),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_level_is_the_mean_of_the_blocks_below() {
+        // A ramp in x and a step in y: the means are exact in binary.
+        let side = 8;
+        let page: Vec<f32> = (0..side * side)
+            .map(|i| (i % side) as f32 + if i / side >= 4 { 16.0 } else { 0.0 })
+            .collect();
+        let one = mip_level(&page, side);
+        assert_eq!(one.len(), 16);
+        assert_eq!(&one[..4], &[0.5, 2.5, 4.5, 6.5]);
+        assert_eq!(&one[8..12], &[16.5, 18.5, 20.5, 22.5]);
+        let levels = mip_levels(&vec![1.0; 128 * 128], 128);
+        assert_eq!(levels.len(), LEVELS as usize);
+        assert_eq!(levels[4].len(), 16);
+        assert!(levels.iter().flatten().all(|&v| v == 1.0));
+    }
+}
