@@ -1732,24 +1732,66 @@ fn page_nodes_are_shaded_from_every_texel_whatever_their_mesh_level() {
     assert_no_validation_messages(&gpu);
 }
 
-/// The heights atlas's mip levels (what filters the normals per pixel where a pixel spans
-/// several texels) equal their CPU twin bit for bit on every page drawn, the partial pages at
-/// the document's edges included (their whole blocks), and are made again after an edit.
+/// The mip levels of the heights' and the lighting's atlases (what filters the normals and the
+/// light per pixel where a pixel spans several texels) equal their CPU twin bit for bit on
+/// every page drawn, the partial pages at the document's edges included (their whole blocks):
+/// the heights' from the document's heights, the lighting's from its atlas's own texels (packed
+/// pairs, meant pair by pair). Both are made again after an edit.
 #[test]
-fn the_heights_atlas_mip_levels_equal_their_cpu_twin_and_follow_edits() {
-    use scarp::render::terrain::atlas_mips::{mip_levels, LEVELS};
+fn the_atlases_mip_levels_equal_their_cpu_twin_and_follow_edits() {
+    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    use scarp::render::terrain::atlas_mips::{mip_levels, Texels, LEVELS};
     let gpu = gpu();
     let d = doc(300, 200, 128);
     let (mut terrain, mut r) = hills_scene(&gpu, d);
+    let mut lighting = Lighting::new(&gpu, d.format).unwrap();
+    let light_settings = LightSettings {
+        sun: Sun::default(),
+        vertical_scale: 1.0,
+    };
     let mut off = Offscreen::new(&gpu, [160, 120]).unwrap();
     let cam = Camera::look_at(Vec3::new(150.0, 500.0, 100.5), Vec3::new(150.0, 0.0, 100.0));
-    // Page nodes everywhere: every page is drawn at page level, so in the atlas.
+    // Page nodes everywhere: every page is drawn at page level, so in the atlases.
     let view = ViewSettings {
         force_levels: Some(|_, _| 1),
+        sun: Some(Sun::default()),
         ..ViewSettings::default()
     };
     let ps = d.page_size as usize;
-    // Every page's levels against the twin's of `heights`; returns level 1 of every page.
+    // The whole blocks of level k of page `id` inside the document, as (x, y) in the level.
+    let blocks = |id: PageId, k: u32| {
+        let (w, h) = (
+            (d.width as usize - id.x as usize * ps).min(ps) >> k,
+            (d.height as usize - id.y as usize * ps).min(ps) >> k,
+        );
+        (0..h).flat_map(move |y| (0..w).map(move |x| (x, y)))
+    };
+    // Every page's light levels against the twin's of the atlas's own texels; returns how
+    // many pages were lit.
+    let check_light = |r: &TerrainRenderer| -> usize {
+        let mut lit = 0;
+        for id in d.page_ids() {
+            let Some(texels) = r.read_light_level(id, 0).unwrap() else {
+                continue;
+            };
+            lit += 1;
+            let twin = mip_levels(&texels, ps, Texels::PackedLight);
+            for k in 1..=LEVELS {
+                let level = r.read_light_level(id, k).unwrap().unwrap();
+                for (x, y) in blocks(id, k) {
+                    let i = y * (ps >> k) + x;
+                    assert_eq!(
+                        level[i].to_bits(),
+                        twin[k as usize - 1][i].to_bits(),
+                        "light: page {id:?} level {k} texel {x},{y}"
+                    );
+                }
+            }
+        }
+        lit
+    };
+    // Every page's heights levels against the twin's of `heights`; returns level 1 of every
+    // page.
     let check = |r: &TerrainRenderer, heights: &[f32]| -> Vec<Vec<f32>> {
         let mut firsts = Vec::new();
         for py in 0..d.pages_y() {
@@ -1764,7 +1806,7 @@ fn the_heights_atlas_mip_levels_equal_their_cpu_twin_and_follow_edits() {
                         _ => 0.0,
                     })
                     .collect();
-                let twin = mip_levels(&page, ps);
+                let twin = mip_levels(&page, ps, Texels::Values);
                 for k in 1..=LEVELS {
                     let level = r
                         .read_heights_level(id, k)
@@ -1791,9 +1833,14 @@ fn the_heights_atlas_mip_levels_equal_their_cpu_twin_and_follow_edits() {
         }
         firsts
     };
+    lighting
+        .update(&mut terrain.store, &light_settings, None)
+        .unwrap();
     off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
         .unwrap();
     let before = check(&r, &terrain.to_dense().unwrap());
+    assert_eq!(check_light(&r), d.page_ids().count(), "every page lit");
+    let light_before = r.read_light_level(PageId { x: 0, y: 0 }, 1).unwrap();
     let brush = scarp::brush::BrushSettings {
         radius: 60.0,
         strength: 0.5,
@@ -1801,9 +1848,18 @@ fn the_heights_atlas_mip_levels_equal_their_cpu_twin_and_follow_edits() {
     };
     // On the corner of four pages.
     short_stroke(&mut terrain, &brush, 120.0, 128.0, 4.0);
+    lighting
+        .update(&mut terrain.store, &light_settings, None)
+        .unwrap();
     off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
         .unwrap();
     let after = check(&r, &terrain.to_dense().unwrap());
+    assert_eq!(check_light(&r), d.page_ids().count(), "every page lit");
+    assert_ne!(
+        r.read_light_level(PageId { x: 0, y: 0 }, 1).unwrap(),
+        light_before,
+        "the edit's new lighting reached the light's mip levels"
+    );
     assert!(
         before.iter().zip(&after).filter(|(b, a)| b != a).count() >= 4,
         "the edit reached the mip levels of the four pages it painted"

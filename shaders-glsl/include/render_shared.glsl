@@ -56,10 +56,10 @@ struct ShadePush {
     int rivers_cols; // rivers atlas slots per row
     int heights_cols; // heights atlas slots per row; 0: none (the G-buffer's normals)
     int overlay_cols; // overlay atlas slots per row; 0: none (the G-buffer's overlay)
-    int heights_levels; // mip levels of the heights atlas the pass may read (0: level 0 only)
+    int mip_levels;  // mip levels of the heights' and lighting's atlases to read (0: none)
 };
 
-// The heights atlas's mip levels (push constants; render/atlas_mips.comp): level `level` of
+// A page atlas's mip levels (push constants; render/atlas_mips.comp): level `level` of
 // `count` slots, `slots[i]` of them (MIPS_SLOTS_PER_PASS at most).
 struct MipsPush {
     int level;      // 1 and up: what the pass writes (the mean of level - 1's 2x2 blocks)

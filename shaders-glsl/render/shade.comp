@@ -46,9 +46,11 @@ layout(set = 0, binding = 12, std430) readonly buffer HeightsTable { int heights
 // (ATLAS_FLAT: its flat value, frame.heights.w; ATLAS_COARSE: the G-buffer's overlay).
 layout(set = 0, binding = 13, r32f) uniform readonly image2D overlay_atlas;
 layout(set = 0, binding = 14, std430) readonly buffer OverlayTable { int overlay_table[]; };
-// The heights atlas's mip levels 1 to pc.heights_levels (render/terrain/atlas_mips.rs): per
+// The heights atlas's mip levels 1 to pc.mip_levels (render/terrain/atlas_mips.rs): per
 // slot a page_size x page_size/2 area, level k at x = page_size - 2 * (page_size >> k).
 layout(set = 0, binding = 15, r32f) uniform readonly image2D heights_mips;
+// The light atlas's mip levels 1 to pc.mip_levels the same way (packed as its texels).
+layout(set = 0, binding = 16, r32f) uniform readonly image2D light_mips;
 layout(push_constant) uniform Push { ShadePush pc; };
 
 const vec3 LOD_COLOURS[8] = vec3[8](
@@ -119,19 +121,55 @@ vec2 lightTexel(ivec2 g) {
     return coarseLight(vec2(g));
 }
 
-// Sun visibility and occlusion at world position xz: bilinear over the field's texels on page
-// nodes, over its block corners on coarse nodes.
-vec2 lightAt(vec2 xz, bool coarse) {
+// Sun visibility and occlusion of mip texel j of level k (1 and up; clamped to the level's
+// whole texels inside the document): the mean of the 2^k x 2^k texels it spans.
+vec2 lightMipTexel(int k, ivec2 j) {
+    int side = frame.doc.z >> k;
+    j = clamp(j, ivec2(0), max((frame.doc.xy >> k) - 1, ivec2(0)));
+    ivec2 page = j / side;
+    int slot = light_table[page.y * pc.pages_x + page.x];
+    if (slot >= 0) {
+        ivec2 at = ivec2(slot % pc.light_cols, slot / pc.light_cols)
+                 * ivec2(frame.doc.z, frame.doc.z / 2)
+                 + ivec2(frame.doc.z - 2 * side, 0) + (j - page * side);
+        return unpackLight(imageLoad(light_mips, at).r);
+    }
+    return coarseLight((vec2(j) + 0.5) * float(1 << k) - 0.5);
+}
+
+// Sun visibility and occlusion at world position xz from level k (0: the texels themselves),
+// bilinear between the four texels of the level around xz.
+vec2 lightLevel(int k, vec2 xz) {
+    vec2 p = k == 0 ? xz : (xz + 0.5) / float(1 << k) - 0.5;
+    ivec2 i = ivec2(floor(p));
+    vec2 f = p - vec2(i);
+    if (k == 0) {
+        vec2 a = lightTexel(i);
+        vec2 b = lightTexel(i + ivec2(1, 0));
+        vec2 e = lightTexel(i + ivec2(0, 1));
+        vec2 g = lightTexel(i + ivec2(1, 1));
+        return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+    }
+    vec2 a = lightMipTexel(k, i);
+    vec2 b = lightMipTexel(k, i + ivec2(1, 0));
+    vec2 e = lightMipTexel(k, i + ivec2(0, 1));
+    vec2 g = lightMipTexel(k, i + ivec2(1, 1));
+    return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+}
+
+// Sun visibility and occlusion at world position xz, a pixel spanning `footprint` texels: on
+// page nodes from mip level log2(footprint) (up to pc.mip_levels), trilinear between the two
+// levels around it, so a pixel shows the mean of the texels it spans (bilinear over the texels
+// where it spans one or less); on coarse nodes bilinear over the far level's block corners.
+vec2 lightAt(vec2 xz, bool coarse, float footprint) {
     if (coarse) {
         return coarseLight(xz);
     }
-    ivec2 i = ivec2(floor(xz));
-    vec2 f = xz - vec2(i);
-    vec2 a = lightTexel(i);
-    vec2 b = lightTexel(i + ivec2(1, 0));
-    vec2 e = lightTexel(i + ivec2(0, 1));
-    vec2 g = lightTexel(i + ivec2(1, 1));
-    return mix(mix(a, b, f.x), mix(e, g, f.x), f.y);
+    float lod = clamp(log2(max(footprint, 1e-6)), 0.0, float(pc.mip_levels));
+    int k = int(floor(lod));
+    float t = lod - float(k);
+    vec2 light = lightLevel(k, xz);
+    return t > 0.0 ? mix(light, lightLevel(k + 1, xz), t) : light;
 }
 
 // The height (height units) at texel g (clamped into the document) in `h`; false where its page
@@ -244,12 +282,12 @@ bool surfaceLevel(int k, vec2 xz, out vec3 d) {
 }
 
 // The drawn normal and the curvature at world position xz, per pixel from the heights, a pixel
-// spanning `footprint` texels: from mip level log2(footprint) (up to pc.heights_levels),
+// spanning `footprint` texels: from mip level log2(footprint) (up to pc.mip_levels),
 // trilinear between the two levels around it, so a pixel shows the mean of the texels it spans
 // rather than some of them (level 0 where a pixel spans a texel or less). False where the
 // heights are not in the atlas (the G-buffer's normals then).
 bool surfaceAt(vec2 xz, float footprint, out vec3 n, out float curvature) {
-    float lod = clamp(log2(max(footprint, 1e-6)), 0.0, float(pc.heights_levels));
+    float lod = clamp(log2(max(footprint, 1e-6)), 0.0, float(pc.mip_levels));
     int k = int(floor(lod));
     float t = lod - float(k);
     vec3 d;
@@ -449,7 +487,7 @@ vec3 waterSurface(vec3 col, vec3 c, ivec2 p, vec3 dir, float t0, float depth, bo
     r.y = abs(r.y);
     vec3 sky = look ? skyColour(r, l) : PLAIN_SKY;
     vec3 sun = look ? sunColour(l) : vec3(1.0);
-    float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false).x : 1.0;
+    float visible = (uint(frame.doc.w) & VIEW_LIGHTING) != 0u ? lightAt(w.xz, false, texels).x : 1.0;
     float glitter = pow(max(dot(r, l), 0.0), 300.0) * 4.0 * visible;
     col = mix(col, sky, fresnel) + sun * glitter;
     // Foam in patches within a few thousandths of a height unit of the ground, broken up by
@@ -570,11 +608,12 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     float overlay = surface.w;
     vec3 dx = pixelStep(p, ivec2(1, 0), d, world);
     vec3 dy = pixelStep(p, ivec2(0, 1), d, world);
+    // The texels a pixel spans: the geometric mean of its steps to the next pixels (their
+    // longer would blur slopes seen edge-on; their shorter alias).
+    float footprint = sqrt(length(dx.xz) * length(dy.xz));
     if (!coarse_node && pc.heights_cols > 0) {
         vec3 pn;
         float pcurv;
-        // The texels a pixel spans: its step to the next pixel along the wider axis.
-        float footprint = max(length(dx.xz), length(dy.xz));
         if (surfaceAt(world.xz, footprint, pn, pcurv)) {
             n = pn;
             curvature = pcurv;
@@ -607,7 +646,7 @@ vec3 shadeTerrain(ivec2 p, float d, out bool tonemap) {
     }
     vec3 l = normalize(frame.light.xyz);
     // Ambient (occluded by the horizons around) plus the sun (where it is not shadowed).
-    vec2 light = (flags & VIEW_LIGHTING) != 0u ? lightAt(world.xz, coarse_node) : vec2(1.0);
+    vec2 light = (flags & VIEW_LIGHTING) != 0u ? lightAt(world.xz, coarse_node, footprint) : vec2(1.0);
     bool look = (flags & VIEW_LOOK) != 0u && (flags & VIEW_LOD_COLOURS) == 0u;
     vec3 c;
     if (look) {

@@ -12,5 +12,5 @@ layout(push_constant) uniform Push { ShadePush shade; } pc;
 void main() {
     putI2(pc.shade.size); putI(pc.shade.pages_x); putI(pc.shade.light_cols);
     putI(pc.shade.rivers_cols); putI(pc.shade.heights_cols);
-    putI(pc.shade.overlay_cols); putI(pc.shade.heights_levels);
+    putI(pc.shade.overlay_cols); putI(pc.shade.mip_levels);
 }

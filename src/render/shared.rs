@@ -110,8 +110,9 @@ pub struct ShadePush {
     pub heights_cols: i32,
     /// Overlay atlas slots per row; 0: no overlay atlas (the overlay from the G-buffer).
     pub overlay_cols: i32,
-    /// Mip levels of the heights atlas the pass may read; 0: level 0 only.
-    pub heights_levels: i32,
+    /// Mip levels of the heights' and the lighting's atlases the pass may read; 0: level 0
+    /// only.
+    pub mip_levels: i32,
 }
 
 /// Slots one pass of the heights atlas's mip levels reduces.

@@ -403,13 +403,15 @@ impl TerrainRenderer {
             .collect::<Result<_>>()?;
         let dummy = placeholder::flat_page(gpu, desc.format)?;
         let overlay_dummy = placeholder::flat_page(gpu, HeightFormat::R32f)?;
-        let light = ShadedField::new(
+        let mut light = ShadedField::new(
             gpu,
             desc,
             options.atlas_bytes,
             super::lighting::FIELD,
             super::lighting::lit_coarse_placeholder(gpu)?,
         )?;
+        // Mip levels filter the sun and occlusion where a pixel spans several texels.
+        light.atlas.keep_mips(atlas_mips::Texels::PackedLight)?;
         let rivers = ShadedField::new(
             gpu,
             desc,
@@ -437,7 +439,7 @@ impl TerrainRenderer {
         // The atlas holds the pages' texels as the images store them: r32f only. Its mip
         // levels filter the normals where a pixel spans several texels.
         heights.on = desc.format == HeightFormat::R32f;
-        heights.atlas.keep_mips()?;
+        heights.atlas.keep_mips(atlas_mips::Texels::Values)?;
         // Follows the tinting field's name (none yet).
         let mut overlay = ShadedField::new(
             gpu,
@@ -471,6 +473,7 @@ impl TerrainRenderer {
                 BindingKind::StorageBuffer,
                 BindingKind::StorageImage,
                 BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
                 BindingKind::StorageImage,
             ],
             &[],
@@ -1121,15 +1124,18 @@ impl TerrainRenderer {
         Ok(())
     }
 
-    /// Mip level `level` (1 to [`atlas_mips::LEVELS`]) of page `id` in the heights' atlas,
-    /// row-major, `page_size >> level` a side (read back, waited for); None while the page is
-    /// not in the atlas (for tests and tools: the CPU twin is [`atlas_mips::mip_levels`]).
+    /// Level `level` of page `id` in the heights' atlas (0: its texels; 1 to
+    /// [`atlas_mips::LEVELS`]: its mip levels), row-major, `page_size >> level` a side (read
+    /// back, waited for); None while the page is not in the atlas. For tests and tools: the
+    /// levels' CPU twin is [`atlas_mips::mip_levels`].
     pub fn read_heights_level(&self, id: PageId, level: u32) -> Result<Option<Vec<f32>>> {
-        let atlas = &self.heights.atlas;
-        match (atlas.mips(), atlas.slot_of(id)) {
-            (Some(mips), Some(slot)) => Ok(Some(mips.read(slot, atlas.cols(), level)?)),
-            _ => Ok(None),
-        }
+        self.heights.atlas.read_level(id, level)
+    }
+
+    /// [`Self::read_heights_level`] of the lighting's atlas (packed texels,
+    /// [`atlas_mips::Texels::PackedLight`]).
+    pub fn read_light_level(&self, id: PageId, level: u32) -> Result<Option<Vec<f32>>> {
+        self.light.atlas.read_level(id, level)
     }
 
     /// Forgets the picture drawn last (its depth target is gone or remade): the next frame draws.

@@ -58,25 +58,25 @@ impl GBuffer {
 pub(crate) struct ShadeKey {
     depth: vk::ImageView,
     surface: vk::ImageView,
-    atlases: [vk::ImageView; 5],
+    atlases: [vk::ImageView; 6],
     coarse: [vk::ImageView; 2],
     tables: [vk::Buffer; 4],
 }
 
-/// The heights atlas's mip levels (kept from the renderer's start).
-fn heights_mips(heights: &ShadedField) -> &Image {
-    heights
+/// An atlas's mip levels (the heights' and the lighting's keep them from the renderer's start).
+fn mips(shaded: &ShadedField) -> &Image {
+    shaded
         .atlas
         .mips()
-        .expect("the heights atlas keeps mips")
+        .expect("the atlas keeps mip levels")
         .image()
 }
 
 impl TerrainRenderer {
-    /// The heights atlas's mip levels the shading pass reads: [`atlas_mips::LEVELS`], fewer
-    /// where the document is narrower than a level's texel (its first texel would reach past
-    /// the edge).
-    fn heights_levels(&self) -> u32 {
+    /// The atlases' mip levels the shading pass reads: [`atlas_mips::LEVELS`], fewer where
+    /// the document is narrower than a level's texel (its first texel would reach past the
+    /// edge).
+    fn mip_levels(&self) -> u32 {
         let narrow = self.desc.width.min(self.desc.height).max(1).ilog2();
         atlas_mips::LEVELS.min(narrow)
     }
@@ -107,7 +107,8 @@ impl TerrainRenderer {
                 rivers.atlas.image().view,
                 heights.atlas.image().view,
                 overlay.atlas.image().view,
-                heights_mips(heights).view,
+                mips(heights).view,
+                mips(light).view,
             ],
             coarse: [light.coarse(store).view, rivers.coarse(store).view],
             tables: [
@@ -134,7 +135,8 @@ impl TerrainRenderer {
                 Resource::StorageBuffer(&slot.tables[2]),
                 Resource::StorageImage(overlay.atlas.image()),
                 Resource::StorageBuffer(&slot.tables[3]),
-                Resource::StorageImage(heights_mips(heights)),
+                Resource::StorageImage(mips(heights)),
+                Resource::StorageImage(mips(light)),
             ])?;
             slot.shade_set = Some((key, set));
             self.compose_pool
@@ -168,7 +170,8 @@ impl TerrainRenderer {
             rec.image(shaded.atlas.image(), Access::ComputeStorageRead);
             rec.buffer(table, Access::ComputeStorageRead);
         }
-        rec.image(heights_mips(&self.heights), Access::ComputeStorageRead);
+        rec.image(mips(&self.heights), Access::ComputeStorageRead);
+        rec.image(mips(&self.light), Access::ComputeStorageRead);
         rec.buffer(&slot.uniforms, Access::ComputeStorageRead);
         let push = ShadePush {
             size: [g.size[0] as i32, g.size[1] as i32],
@@ -184,10 +187,7 @@ impl TerrainRenderer {
                 true => self.overlay.atlas.cols() as i32,
                 false => 0,
             },
-            heights_levels: match self.heights.on {
-                true => self.heights_levels() as i32,
-                false => 0,
-            },
+            mip_levels: self.mip_levels() as i32,
         };
         rec.pass(&self.shade_kernel, set)
             .read_image(depth)

@@ -12,7 +12,7 @@
 //! ([`super::RenderOptions::atlas_bytes`], for each atlas); pages past that are shaded from the coarse
 //! level.
 
-use super::atlas_mips::AtlasMips;
+use super::atlas_mips::{AtlasMips, Texels};
 use crate::gpu::{vk, Gpu, Image, ImageDesc, Recorder, Result};
 use crate::pages::geometry::{DocumentDesc, PageId};
 use crate::pages::{Field, PageStore};
@@ -78,11 +78,12 @@ impl PageAtlas {
         })
     }
 
-    /// Keeps mip levels of every slot from now on ([`AtlasMips`]).
-    pub fn keep_mips(&mut self) -> Result<()> {
+    /// Keeps mip levels of every slot, whose values are `texels`, from now on ([`AtlasMips`]).
+    pub fn keep_mips(&mut self, texels: Texels) -> Result<()> {
         let mips = AtlasMips::new(
             &self.gpu,
             self.desc.page_size,
+            texels,
             &self.image,
             self.cols,
             self.rows,
@@ -96,9 +97,25 @@ impl PageAtlas {
         self.mips.as_ref()
     }
 
-    /// The slot holding page `id`, if any.
-    pub fn slot_of(&self, id: PageId) -> Option<usize> {
-        self.slot_of.get(&id).copied()
+    /// Level `level` of page `id`'s slot, row-major, `page_size >> level` a side: 0 the slot
+    /// itself, 1 and up its mip levels, if kept (read back, waited for; for tests and tools).
+    /// None while the page holds no slot.
+    pub fn read_level(&self, id: PageId, level: u32) -> Result<Option<Vec<f32>>> {
+        let Some(&slot) = self.slot_of.get(&id) else {
+            return Ok(None);
+        };
+        if level > 0 {
+            let mips = self.mips.as_ref().ok_or_else(|| {
+                crate::gpu::GpuError::usage(format!("{}: no mip levels kept", self.label))
+            })?;
+            return mips.read(slot, self.cols, level).map(Some);
+        }
+        let ps = self.desc.page_size;
+        let at = [
+            (slot as u32 % self.cols) * ps,
+            (slot as u32 / self.cols) * ps,
+        ];
+        super::atlas_mips::read_region(&self.gpu, &self.image, at, ps).map(Some)
     }
 
     pub fn image(&self) -> &Image {
@@ -304,8 +321,11 @@ fn atlas_image(
     Image::new(
         gpu,
         label,
-        ImageDesc::new_2d(vk::Format::R32_SFLOAT, [cols * ps, rows * ps])
-            .usage(vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::TRANSFER_DST),
+        ImageDesc::new_2d(vk::Format::R32_SFLOAT, [cols * ps, rows * ps]).usage(
+            vk::ImageUsageFlags::STORAGE
+                | vk::ImageUsageFlags::TRANSFER_DST
+                | vk::ImageUsageFlags::TRANSFER_SRC,
+        ),
     )
 }
 
