@@ -1654,6 +1654,22 @@ fn a_river_shows_water_in_its_channel_and_undo_takes_it_away() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The mean difference of the colour channels (levels) of RGBA images `a` and `b`, `width`
+/// pixels a row, over the pixels whose column and row both lie in `span`.
+fn mean_colour_difference(a: &[u8], b: &[u8], width: u32, span: std::ops::Range<usize>) -> f64 {
+    let (mut sum, mut count) = (0u64, 0u64);
+    for y in span.clone() {
+        for x in span.clone() {
+            let i = 4 * (y * width as usize + x);
+            sum += (0..3)
+                .map(|c| u64::from(a[i + c].abs_diff(b[i + c])))
+                .sum::<u64>();
+            count += 3;
+        }
+    }
+    sum as f64 / count as f64
+}
+
 /// Page nodes are shaded per pixel from the heights (normals and curvature from the texels under
 /// the pixel, `render/shade.comp`), not from the mesh's vertices: an r32f document drawn at mesh
 /// level 3 (a vertex every 8 texels) shades like the full mesh, ripples of 7 texels and all. An
@@ -1706,17 +1722,7 @@ fn page_nodes_are_shaded_from_every_texel_whatever_their_mesh_level() {
             "{format:?}"
         );
         // The middle of the view, away from the spike and the document's edges.
-        let (mut sum, mut n) = (0u64, 0u64);
-        for y in 64..192 {
-            for x in 64..192 {
-                let i = 4 * (y * size[0] as usize + x);
-                sum += (0..3)
-                    .map(|c| u64::from(full[i + c].abs_diff(coarse[i + c])))
-                    .sum::<u64>();
-                n += 3;
-            }
-        }
-        sum as f64 / n as f64
+        mean_colour_difference(&full, &coarse, size[0], 64..192)
     };
     let r32 = mean_difference(HeightFormat::R32f);
     let r16 = mean_difference(HeightFormat::R16);
@@ -1900,7 +1906,8 @@ fn far_pixels_shade_from_the_mean_of_the_texels_they_span() {
         altitude_range: Some((100.0, 200.0)),
         ..ViewSettings::default()
     };
-    let render = |ripples: bool, height: f32| -> Vec<u8> {
+    let render = |ripples: bool, height: f32, unfiltered: bool| -> Vec<u8> {
+        let view = ViewSettings { unfiltered, ..view };
         let mut terrain =
             Document::from_heights(&gpu, d, &field(ripples), &NoiseTables::new(2009)).unwrap();
         let mut r = TerrainRenderer::new(&gpu, d, offscreen_options()).unwrap();
@@ -1914,30 +1921,79 @@ fn far_pixels_shade_from_the_mean_of_the_texels_they_span() {
             .pixels
             .unwrap()
     };
-    let mean_difference = |a: &[u8], b: &[u8]| {
-        let (mut sum, mut count) = (0u64, 0u64);
-        for y in 16..112 {
-            for x in 16..112 {
-                let i = 4 * (y * size[0] as usize + x);
-                sum += (0..3)
-                    .map(|c| u64::from(a[i + c].abs_diff(b[i + c])))
-                    .sum::<u64>();
-                count += 3;
-            }
-        }
-        sum as f64 / count as f64
-    };
+    let mean_difference = |a: &[u8], b: &[u8]| mean_colour_difference(a, b, size[0], 16..112);
     // 128 pixels over the 512 texels (4 a pixel), then over 90 of them (0.7 a pixel).
-    // Measured on lavapipe: 0.00 and 6.7 levels; 6.7 far too when every pixel read level 0.
-    let far = mean_difference(&render(true, 620.0), &render(false, 620.0));
-    let near = mean_difference(&render(true, 110.0), &render(false, 110.0));
+    // Measured on lavapipe: far 0.00, tilt 0.00, aliased 6.7, near 6.7 levels.
+    let tilt = render(false, 620.0, false);
+    let far = mean_difference(&render(true, 620.0, false), &tilt);
+    // The tilt alone, read at the texels: every level has its gradient, so the levels' reads
+    // (where they lie, how they are scaled) are checked against the texels'.
+    let tilt_texels = mean_difference(&tilt, &render(false, 620.0, true));
+    // The ripples read at the texels under each pixel: aliased.
+    let aliased = mean_difference(&render(true, 620.0, true), &tilt);
+    let near = mean_difference(&render(true, 110.0, false), &render(false, 110.0, false));
     assert!(
-        far < 1.0,
-        "4 texels a pixel: the ripples shade {far:.2} levels off their means on average"
+        far < 1.0 && tilt_texels < 0.5,
+        "4 texels a pixel: the ripples shade {far:.2} levels off their means on average, the \
+         tilt {tilt_texels:.2} off its texels'"
     );
     assert!(
-        near > 3.0 && near > 10.0 * far,
-        "a texel a pixel: the ripples shade {near:.2} levels off the tilt (far {far:.2}): they do not show"
+        aliased > 3.0 && near > 3.0 && near.min(aliased) > 10.0 * far,
+        "the ripples read at the texels shade {aliased:.2} levels off the tilt far away, \
+         {near:.2} at 0.7 texels a pixel (filtered {far:.2}): they do not show"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
+/// The lighting read far away from its mip levels is the lighting read from its texels, where
+/// the lighting is smooth (hills casting broad shadows): the levels are read where the pages'
+/// means lie. Where they were read from another place, the shadows would move.
+#[test]
+fn far_light_from_its_mip_levels_matches_its_texels_where_it_is_smooth() {
+    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    let gpu = gpu();
+    let d = doc(512, 512, 128);
+    let (mut terrain, mut r) = hills_scene(&gpu, d);
+    let sun = Sun {
+        azimuth: 250.0,
+        elevation: 12.0,
+    };
+    let settings = LightSettings {
+        sun,
+        vertical_scale: 1.0,
+    };
+    Lighting::new(&gpu, d.format)
+        .unwrap()
+        .update(&mut terrain.store, &settings, None)
+        .unwrap();
+    let size = [128u32, 128];
+    let mut off = Offscreen::new(&gpu, size).unwrap();
+    // 4 texels a pixel, from above.
+    let cam = Camera::look_at(Vec3::new(256.0, 680.0, 256.5), Vec3::new(256.0, 0.0, 256.0));
+    let mut render = |sun: Option<Sun>, unfiltered: bool| {
+        let view = ViewSettings {
+            sun,
+            unfiltered,
+            force_levels: Some(|_, _| 2),
+            ..ViewSettings::default()
+        };
+        off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+            .unwrap()
+            .pixels
+            .unwrap()
+    };
+    let levels = render(Some(sun), false);
+    let texels = render(Some(sun), true);
+    let unlit = render(None, false);
+    let mean_difference = |a: &[u8], b: &[u8]| mean_colour_difference(a, b, size[0], 8..120);
+    let (off_texels, shadows) = (
+        mean_difference(&levels, &texels),
+        mean_difference(&levels, &unlit),
+    );
+    assert!(
+        shadows > 5.0 && off_texels < 0.1 * shadows,
+        "the light from its levels is {off_texels:.2} levels off its texels' on average; \
+         the shadows and occlusion make {shadows:.2}"
     );
     assert_no_validation_messages(&gpu);
 }

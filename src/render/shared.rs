@@ -115,10 +115,10 @@ pub struct ShadePush {
     pub mip_levels: i32,
 }
 
-/// Slots one pass of the heights atlas's mip levels reduces.
+/// Slots one pass making a page atlas's mip levels reduces.
 pub const MIPS_SLOTS_PER_PASS: usize = 28;
 
-/// Push constants of the heights atlas's mip levels (`render/atlas_mips.comp`).
+/// Push constants of a page atlas's mip levels (`render/atlas_mips.comp`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct MipsPush {

@@ -153,6 +153,10 @@ pub struct ViewSettings {
     /// split while a tile inside wants finer; still restricted so neighbours differ by at most
     /// one level, and page nodes only where their pages are on the GPU.
     pub force_levels: Option<fn(u32, u32) -> u8>,
+    /// The shading pass reads the heights and the lighting at the texels around each pixel at
+    /// every distance, not their mip levels (tests and comparisons: far pixels then show some
+    /// of the texels they span).
+    pub unfiltered: bool,
 }
 
 impl Default for ViewSettings {
@@ -175,6 +179,7 @@ impl Default for ViewSettings {
             wave_time: 0.0,
             altitude_range: None,
             force_levels: None,
+            unfiltered: false,
         }
     }
 }
@@ -341,6 +346,8 @@ pub struct TerrainRenderer {
     page_nodes: Vec<(u8, u32, u32)>,
     requests: Vec<PageId>,
     wireframe: bool,
+    /// The view's [`ViewSettings::unfiltered`].
+    unfiltered: bool,
     /// What the prepared frame would show (a hash of its uniforms, draws and the epochs of the
     /// fields it reads), and what the last drawn frame showed (see [`Self::picture_changed`]).
     picture: u64,
@@ -526,6 +533,7 @@ impl TerrainRenderer {
             page_nodes: Vec::new(),
             requests: Vec::new(),
             wireframe: false,
+            unfiltered: false,
             picture: 0,
             drawn: None,
             stats: FrameStats::default(),
@@ -725,6 +733,7 @@ impl TerrainRenderer {
         }
         let overlay_flat = self.tint.field(store).map(Field::flat);
         self.wireframe = view.wireframe && self.pipelines.wire.is_some();
+        self.unfiltered = view.unfiltered;
         self.light.on = view.sun.is_some() && store.field(&self.light.name).is_some();
         self.rivers.on = store.field(&self.rivers.name).is_some();
         self.overlay.follow(self.tint.name().unwrap_or(""));
@@ -801,7 +810,14 @@ impl TerrainRenderer {
             self.heights.atlas.table().1,
             self.overlay.atlas.table().1,
         ];
-        self.picture = picture_key(&frame, &draws, viewport, store, tint, generations);
+        self.picture = picture_key(
+            &frame,
+            &draws,
+            viewport,
+            store,
+            (tint, self.unfiltered),
+            generations,
+        );
         let slot = &mut self.slots[self.slot];
         stats.prepare_cpu_ms = t0.elapsed().as_secs_f64() * 1e3;
         slot.stats = stats.clone();
@@ -1206,7 +1222,7 @@ fn picture_key(
     draws: &[TileDraw],
     viewport: [u32; 2],
     store: &PageStore,
-    tint: Option<&str>,
+    (tint, unfiltered): (Option<&str>, bool),
     atlas_generations: [u64; 4],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -1215,6 +1231,7 @@ fn picture_key(
     still.analysis[2] = 0.0;
     bytemuck::bytes_of(&still).hash(&mut h);
     tint.hash(&mut h);
+    unfiltered.hash(&mut h);
     bytemuck::cast_slice::<_, u8>(draws).hash(&mut h);
     viewport.hash(&mut h);
     atlas_generations.hash(&mut h);

@@ -74,6 +74,8 @@ pub fn mip_levels(page: &[f32], page_size: usize, texels: Texels) -> Vec<Vec<f32
 /// The mips image of an atlas and the kernel that fills it.
 pub(crate) struct AtlasMips {
     gpu: Arc<Gpu>,
+    /// The mips image's name: the atlas's, with " mips".
+    label: String,
     page_size: u32,
     kernel: ComputeKernel<MipsPush>,
     image: Image,
@@ -83,9 +85,11 @@ pub(crate) struct AtlasMips {
 }
 
 impl AtlasMips {
-    /// Mip levels of `texels` for an atlas `atlas` of `cols x rows` slots of `page_size`.
+    /// Mip levels of `texels` for an atlas `atlas` (named `atlas_label`) of `cols x rows` slots
+    /// of `page_size`.
     pub fn new(
         gpu: &Arc<Gpu>,
+        atlas_label: &str,
         page_size: u32,
         texels: Texels,
         atlas: &Image,
@@ -98,13 +102,15 @@ impl AtlasMips {
             &[BindingKind::StorageImage, BindingKind::StorageImage],
             &[texels as i32],
         )?;
-        let image = mips_image(gpu, page_size, cols, rows)?;
+        let label = format!("{atlas_label} mips");
+        let image = mips_image(gpu, &label, page_size, cols, rows)?;
         let set = kernel.bind(&[
             Resource::StorageImage(atlas),
             Resource::StorageImage(&image),
         ])?;
         Ok(Self {
             gpu: gpu.clone(),
+            label,
             page_size,
             kernel,
             image,
@@ -116,7 +122,7 @@ impl AtlasMips {
     /// Follows the atlas into `atlas`, now `cols x rows` slots (a grown atlas: every level is
     /// made again with the slots copied into it).
     pub fn resize(&mut self, atlas: &Image, cols: u32, rows: u32) -> Result<()> {
-        self.image = mips_image(&self.gpu, self.page_size, cols, rows)?;
+        self.image = mips_image(&self.gpu, &self.label, self.page_size, cols, rows)?;
         self.set = self.kernel.bind(&[
             Resource::StorageImage(atlas),
             Resource::StorageImage(&self.image),
@@ -196,11 +202,11 @@ pub(super) fn read_region(
     Ok(bytemuck::cast_slice(readback.mapped(bytes as usize)?).to_vec())
 }
 
-/// An r32f image for the levels of `cols x rows` slots of `page_size`.
-fn mips_image(gpu: &Arc<Gpu>, page_size: u32, cols: u32, rows: u32) -> Result<Image> {
+/// An r32f image named `label` for the levels of `cols x rows` slots of `page_size`.
+fn mips_image(gpu: &Arc<Gpu>, label: &str, page_size: u32, cols: u32, rows: u32) -> Result<Image> {
     Image::new(
         gpu,
-        "heights atlas mips",
+        label,
         ImageDesc::new_2d(
             vk::Format::R32_SFLOAT,
             [cols * page_size, rows * (page_size / 2)],

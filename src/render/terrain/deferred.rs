@@ -187,7 +187,10 @@ impl TerrainRenderer {
                 true => self.overlay.atlas.cols() as i32,
                 false => 0,
             },
-            mip_levels: self.mip_levels() as i32,
+            mip_levels: match self.unfiltered {
+                true => 0,
+                false => self.mip_levels() as i32,
+            },
         };
         rec.pass(&self.shade_kernel, set)
             .read_image(depth)

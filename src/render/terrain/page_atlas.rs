@@ -46,7 +46,8 @@ pub(crate) struct PageAtlas {
     generation: u64,
     /// The field's change epoch caught up with.
     seen: u64,
-    /// Mip levels of the slots (the heights' atlas: normals filtered per pixel), if kept.
+    /// Mip levels of the slots (the heights' and the lighting's atlases: what the shading pass
+    /// reads filtered where a pixel spans several texels), if kept.
     mips: Option<AtlasMips>,
 }
 
@@ -82,6 +83,7 @@ impl PageAtlas {
     pub fn keep_mips(&mut self, texels: Texels) -> Result<()> {
         let mips = AtlasMips::new(
             &self.gpu,
+            self.label,
             self.desc.page_size,
             texels,
             &self.image,
@@ -301,11 +303,12 @@ impl PageAtlas {
             rec.copy_image_regions(src, &self.image, &[([0, 0], at, size)]);
             copied.push(slot);
         }
-        self.copies_recorded.set(true);
-        match &self.mips {
-            Some(mips) if !copied.is_empty() => mips.record(rec, &self.image, self.cols, &copied),
-            _ => Ok(()),
+        if let Some(mips) = self.mips.as_ref().filter(|_| !copied.is_empty()) {
+            mips.record(rec, &self.image, self.cols, &copied)?;
         }
+        // Only now: a frame that fails to record keeps the copies for the next one.
+        self.copies_recorded.set(true);
+        Ok(())
     }
 }
 
