@@ -953,7 +953,12 @@ impl Editor {
             }
             WindowEvent::KeyboardInput { event, .. } if !ui_keys => {
                 if let PhysicalKey::Code(code) = event.physical_key {
-                    self.input.keys.insert(code);
+                    // A key pressed with Ctrl is a shortcut, never a held move: Ctrl may go up
+                    // before it does (X delivers the two in either order), and a frame between
+                    // them would move the camera by its whole time (seen under slow frames).
+                    if !self.input.modifiers.control_key() {
+                        self.input.keys.insert(code);
+                    }
                     // Held brackets keep resizing; other keys act once per press.
                     let resizes = matches!(code, KeyCode::BracketLeft | KeyCode::BracketRight);
                     if !event.repeat || resizes {
