@@ -1923,7 +1923,8 @@ fn far_pixels_shade_from_the_mean_of_the_texels_they_span() {
     };
     let mean_difference = |a: &[u8], b: &[u8]| mean_colour_difference(a, b, size[0], 16..112);
     // 128 pixels over the 512 texels (4 a pixel), then over 90 of them (0.7 a pixel).
-    // Measured on lavapipe: far 0.00, tilt 0.00, aliased 6.7, near 6.7 levels.
+    // Measured on lavapipe: far 0.00 and near 6.7 levels; 6.7 far too before the levels were
+    // made (every pixel read the texels).
     let tilt = render(false, 620.0, false);
     let far = mean_difference(&render(true, 620.0, false), &tilt);
     // The tilt alone, read at the texels: every level has its gradient, so the levels' reads
