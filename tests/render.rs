@@ -49,6 +49,19 @@ fn hills_scene(gpu: &Arc<Gpu>, d: DocumentDesc) -> (Document, TerrainRenderer) {
     (terrain, renderer)
 }
 
+/// Lights `terrain` (its lighting field) by `sun` at true scale (a height unit a texel).
+fn light(gpu: &Arc<Gpu>, terrain: &mut Document, sun: scarp::render::lighting::Sun) {
+    use scarp::render::lighting::{LightSettings, Lighting};
+    let settings = LightSettings {
+        sun,
+        vertical_scale: 1.0,
+    };
+    Lighting::new(gpu, terrain.desc().format)
+        .unwrap()
+        .update(&mut terrain.store, &settings, None)
+        .unwrap();
+}
+
 #[test]
 fn tile_bounds_match_the_cpu_twin() {
     let gpu = gpu();
@@ -272,7 +285,7 @@ fn golden_image_of_a_fixed_scene() {
 /// across the valley, occlusion in the folds.
 #[test]
 fn golden_image_with_sun_shadows_occlusion_and_materials() {
-    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    use scarp::render::lighting::Sun;
     use scarp::render::look::Look;
     let gpu = gpu();
     let d = doc(384, 256, 128);
@@ -281,14 +294,7 @@ fn golden_image_with_sun_shadows_occlusion_and_materials() {
         azimuth: 260.0,
         elevation: 12.0,
     };
-    let mut lighting = Lighting::new(&gpu, d.format).unwrap();
-    let settings = LightSettings {
-        sun,
-        vertical_scale: 1.0,
-    };
-    lighting
-        .update(&mut terrain.store, &settings, None)
-        .unwrap();
+    light(&gpu, &mut terrain, sun);
     let size = [256, 160];
     let mut off = Offscreen::new(&gpu, size).unwrap();
     let cam = Camera::look_at(
@@ -1745,16 +1751,11 @@ fn page_nodes_are_shaded_from_every_texel_whatever_their_mesh_level() {
 /// pairs, meant pair by pair). Both are made again after an edit.
 #[test]
 fn the_atlases_mip_levels_equal_their_cpu_twin_and_follow_edits() {
-    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    use scarp::render::lighting::Sun;
     use scarp::render::terrain::atlas_mips::{mip_levels, Texels, LEVELS};
     let gpu = gpu();
     let d = doc(300, 200, 128);
     let (mut terrain, mut r) = hills_scene(&gpu, d);
-    let mut lighting = Lighting::new(&gpu, d.format).unwrap();
-    let light_settings = LightSettings {
-        sun: Sun::default(),
-        vertical_scale: 1.0,
-    };
     let mut off = Offscreen::new(&gpu, [160, 120]).unwrap();
     let cam = Camera::look_at(Vec3::new(150.0, 500.0, 100.5), Vec3::new(150.0, 0.0, 100.0));
     // Page nodes everywhere: every page is drawn at page level, so in the atlases.
@@ -1839,9 +1840,7 @@ fn the_atlases_mip_levels_equal_their_cpu_twin_and_follow_edits() {
         }
         firsts
     };
-    lighting
-        .update(&mut terrain.store, &light_settings, None)
-        .unwrap();
+    light(&gpu, &mut terrain, Sun::default());
     off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
         .unwrap();
     let before = check(&r, &terrain.to_dense().unwrap());
@@ -1854,9 +1853,7 @@ fn the_atlases_mip_levels_equal_their_cpu_twin_and_follow_edits() {
     };
     // On the corner of four pages.
     short_stroke(&mut terrain, &brush, 120.0, 128.0, 4.0);
-    lighting
-        .update(&mut terrain.store, &light_settings, None)
-        .unwrap();
+    light(&gpu, &mut terrain, Sun::default());
     off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
         .unwrap();
     let after = check(&r, &terrain.to_dense().unwrap());
@@ -1951,7 +1948,7 @@ fn far_pixels_shade_from_the_mean_of_the_texels_they_span() {
 /// means lie. Where they were read from another place, the shadows would move.
 #[test]
 fn far_light_from_its_mip_levels_matches_its_texels_where_it_is_smooth() {
-    use scarp::render::lighting::{LightSettings, Lighting, Sun};
+    use scarp::render::lighting::Sun;
     let gpu = gpu();
     let d = doc(512, 512, 128);
     let (mut terrain, mut r) = hills_scene(&gpu, d);
@@ -1959,14 +1956,7 @@ fn far_light_from_its_mip_levels_matches_its_texels_where_it_is_smooth() {
         azimuth: 250.0,
         elevation: 12.0,
     };
-    let settings = LightSettings {
-        sun,
-        vertical_scale: 1.0,
-    };
-    Lighting::new(&gpu, d.format)
-        .unwrap()
-        .update(&mut terrain.store, &settings, None)
-        .unwrap();
+    light(&gpu, &mut terrain, sun);
     let size = [128u32, 128];
     let mut off = Offscreen::new(&gpu, size).unwrap();
     // 4 texels a pixel, from above.
