@@ -1401,7 +1401,8 @@ fn the_light_atlas_follows_the_view_and_the_lighting() {
     let mut lighting = Lighting::new(&gpu, d.format).unwrap();
     let room = 24;
     let small_options = RenderOptions {
-        atlas_bytes: room * 128 * 128 * 4,
+        // A slot: 4 bytes a texel, and 2 more for its mip levels.
+        atlas_bytes: room * 128 * 128 * 6,
         ..offscreen_options()
     };
     let mut small = TerrainRenderer::new(&gpu, d, small_options).unwrap();
@@ -1447,6 +1448,14 @@ fn the_light_atlas_follows_the_view_and_the_lighting() {
         "the whole view should want more pages than the atlas holds: {:?}",
         small.stats
     );
+    // Each atlas keeps to its bytes, its mip levels included.
+    for (atlas, bytes) in small.atlas_bytes() {
+        assert!(
+            bytes <= small_options.atlas_bytes,
+            "the {atlas} atlas holds {bytes} bytes, past its {}",
+            small_options.atlas_bytes
+        );
+    }
     let shown = draw(&mut small, &mut terrain, &close, west);
     assert!(
         small.stats.light_pages > 0 && small.stats.light_pages_coarse == 0,

@@ -226,9 +226,10 @@ pub struct FrameStats {
 pub struct RenderOptions {
     /// Format of the colour targets (a UNORM format: the shading pass encodes).
     pub color_format: vk::Format,
-    /// Most bytes of each page atlas (the lighting, the rivers' water, the heights and the
-    /// overlay of pages drawn at page level, for the shading pass); pages past it are shaded
-    /// from their field's coarse level (the heights and the overlay: from the vertices').
+    /// Most bytes of each page atlas, its mip levels included (the lighting, the rivers' water,
+    /// the heights and the overlay of pages drawn at page level, for the shading pass); pages
+    /// past it are shaded from their field's coarse level (the heights and the overlay: from
+    /// the vertices').
     pub atlas_bytes: u64,
 }
 
@@ -1146,6 +1147,15 @@ impl TerrainRenderer {
     /// levels' CPU twin is [`atlas_mips::mip_levels`].
     pub fn read_heights_level(&self, id: PageId, level: u32) -> Result<Option<Vec<f32>>> {
         self.heights.atlas.read_level(id, level)
+    }
+
+    /// Each page atlas's name and the bytes it holds on the GPU, its mip levels included (each
+    /// at most [`RenderOptions::atlas_bytes`], or one slot).
+    pub fn atlas_bytes(&self) -> Vec<(&str, u64)> {
+        [&self.light, &self.rivers, &self.heights, &self.overlay]
+            .into_iter()
+            .map(|f| (f.atlas.label(), f.atlas.bytes()))
+            .collect()
     }
 
     /// [`Self::read_heights_level`] of the lighting's atlas (packed texels,

@@ -135,6 +135,11 @@ impl AtlasMips {
         &self.image
     }
 
+    /// Bytes of one slot's levels, for pages of `page_size` (r32f, `page_size x page_size / 2`).
+    pub fn slot_bytes(page_size: u64) -> u64 {
+        page_size * (page_size / 2) * 4
+    }
+
     /// Records levels 1 to [`LEVELS`] of `slots` of `atlas` (`cols` slots a row), after their
     /// copies.
     pub fn record<'a>(

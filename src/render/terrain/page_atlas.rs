@@ -9,8 +9,8 @@
 //! A page keeps its slot while no other page needs it (least recently wanted first out); a slot
 //! is copied again when the field marks its page changed. The atlas grows (all slots copied
 //! again) until it holds what a frame wants or reaches its most bytes
-//! ([`super::RenderOptions::atlas_bytes`], for each atlas); pages past that are shaded from the coarse
-//! level.
+//! ([`super::RenderOptions::atlas_bytes`], for each atlas, its mip levels included); pages past
+//! that are shaded from the coarse level.
 
 use super::atlas_mips::{AtlasMips, Texels};
 use crate::gpu::{vk, Gpu, Image, ImageDesc, Recorder, Result};
@@ -20,10 +20,11 @@ use crate::shared_constants::{ATLAS_COARSE, ATLAS_FLAT};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// Most bytes an atlas holds unless told otherwise (each of them): 512 pages of 512² (a
-/// 1080p view of an 8192² document drawn at page level throughout wants about 260). The
-/// rivers' atlas grows only as far as pages with water are drawn.
-pub const DEFAULT_BYTES: u64 = 512 << 20;
+/// Most bytes an atlas holds unless told otherwise (each of them): 512 pages of 512² with their
+/// mip levels (a 1080p view of an 8192² document drawn at page level throughout wants about
+/// 260). An atlas grows only as far as a frame wants: the rivers' only as far as pages with
+/// water are drawn.
+pub const DEFAULT_BYTES: u64 = 768 << 20;
 
 pub(crate) struct PageAtlas {
     label: &'static str,
@@ -122,6 +123,18 @@ impl PageAtlas {
 
     pub fn image(&self) -> &Image {
         &self.image
+    }
+
+    /// The atlas image's name.
+    pub fn label(&self) -> &'static str {
+        self.label
+    }
+
+    /// Bytes of the atlas's image and of its mip levels' (what its most bytes bound).
+    pub fn bytes(&self) -> u64 {
+        let bytes =
+            |i: &Image| 4 * u64::from(i.desc.extent.width) * u64::from(i.desc.extent.height);
+        bytes(&self.image) + self.mips.as_ref().map_or(0, |m| bytes(m.image()))
     }
 
     /// Forgets every page it holds (its field is another now): each is copied again when
@@ -235,7 +248,9 @@ impl PageAtlas {
     fn grow(&mut self, needed: usize) -> Result<()> {
         let ps = u64::from(self.desc.page_size);
         let max_side = u64::from(self.gpu.info().max_image_dimension_2d) / ps;
-        let max_slots = (self.max_bytes / (ps * ps * 4)).clamp(1, max_side * max_side);
+        // A slot's bytes: its texels and, where kept, their mip levels.
+        let slot_bytes = ps * ps * 4 + self.mips.as_ref().map_or(0, |_| AtlasMips::slot_bytes(ps));
+        let max_slots = (self.max_bytes / slot_bytes).clamp(1, max_side * max_side);
         let (mut cols, mut rows) = (u64::from(self.cols), u64::from(self.rows));
         while ((cols * rows) as usize) < needed && cols * rows < max_slots {
             if cols == rows {
