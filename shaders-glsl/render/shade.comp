@@ -93,6 +93,19 @@ vec3 pixelStep(ivec2 p, ivec2 axis, float d, vec3 world) {
     return vec3(0.0);
 }
 
+// log2 of the document's page size (a power of two: DocumentDesc checks it). The atlas
+// lookups below find a texel's page and slot with shifts and masks: no integer division,
+// which GPUs (and lavapipe's CPU lanes) run as long sequences.
+int pageShift() {
+    return findMSB(frame.doc.z);
+}
+
+// Where texel t of slot `slot` lies in an atlas of `cols` slots a row (a power of two:
+// PageAtlas keeps it so), slots `size` texels apart.
+ivec2 slotTexel(int slot, int cols, ivec2 size, ivec2 t) {
+    return ivec2(slot & (cols - 1), slot >> findMSB(cols)) * size + t;
+}
+
 // The far level's lighting of block corners, bilinear at texel position xz.
 vec2 coarseLight(vec2 xz) {
     vec2 c = xz / float(COARSE_FACTOR);
@@ -109,11 +122,11 @@ vec2 coarseLight(vec2 xz) {
 // Sun visibility and occlusion at texel g (clamped into the document).
 vec2 lightTexel(ivec2 g) {
     g = clamp(g, ivec2(0), frame.doc.xy - 1);
-    int size = frame.doc.z;
-    ivec2 page = g / size;
+    int shift = pageShift();
+    ivec2 page = g >> shift;
     int slot = light_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.light_cols, slot / pc.light_cols) * size + (g - page * size);
+        ivec2 at = slotTexel(slot, pc.light_cols, ivec2(frame.doc.z), g - (page << shift));
         return unpackLight(imageLoad(light_atlas, at).r);
     }
     // A page with no lighting (flat: not lit at full resolution) is shaded from the far level,
@@ -124,14 +137,13 @@ vec2 lightTexel(ivec2 g) {
 // Sun visibility and occlusion of mip texel j of level k (1 and up; clamped to the level's
 // whole texels inside the document): the mean of the 2^k x 2^k texels it spans.
 vec2 lightMipTexel(int k, ivec2 j) {
-    int side = frame.doc.z >> k;
+    int shift = pageShift() - k;
     j = clamp(j, ivec2(0), max((frame.doc.xy >> k) - 1, ivec2(0)));
-    ivec2 page = j / side;
+    ivec2 page = j >> shift;
     int slot = light_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.light_cols, slot / pc.light_cols)
-                 * ivec2(frame.doc.z, frame.doc.z / 2)
-                 + ivec2(frame.doc.z - 2 * side, 0) + (j - page * side);
+        ivec2 at = slotTexel(slot, pc.light_cols, ivec2(frame.doc.z, frame.doc.z / 2),
+                             ivec2(frame.doc.z - (2 << shift), 0) + j - (page << shift));
         return unpackLight(imageLoad(light_mips, at).r);
     }
     return coarseLight((vec2(j) + 0.5) * float(1 << k) - 0.5);
@@ -176,11 +188,11 @@ vec2 lightAt(vec2 xz, bool coarse, float footprint) {
 // is not in the heights atlas.
 bool heightTexel(ivec2 g, out float h) {
     g = clamp(g, ivec2(0), frame.doc.xy - 1);
-    int size = frame.doc.z;
-    ivec2 page = g / size;
+    int shift = pageShift();
+    ivec2 page = g >> shift;
     int slot = heights_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.heights_cols, slot / pc.heights_cols) * size + (g - page * size);
+        ivec2 at = slotTexel(slot, pc.heights_cols, ivec2(frame.doc.z), g - (page << shift));
         h = imageLoad(heights_atlas, at).r;
         return true;
     }
@@ -192,11 +204,11 @@ bool heightTexel(ivec2 g, out float h) {
 // not in the overlay atlas.
 bool overlayTexel(ivec2 g, out float o) {
     g = clamp(g, ivec2(0), frame.doc.xy - 1);
-    int size = frame.doc.z;
-    ivec2 page = g / size;
+    int shift = pageShift();
+    ivec2 page = g >> shift;
     int slot = overlay_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.overlay_cols, slot / pc.overlay_cols) * size + (g - page * size);
+        ivec2 at = slotTexel(slot, pc.overlay_cols, ivec2(frame.doc.z), g - (page << shift));
         o = imageLoad(overlay_atlas, at).r;
         return true;
     }
@@ -224,14 +236,13 @@ bool overlayAt(vec2 xz, out float value) {
 // up; clamped to the level's whole texels inside the document) in `h`; false where its page is
 // not in the heights atlas.
 bool heightMipTexel(int k, ivec2 j, out float h) {
-    int side = frame.doc.z >> k;
+    int shift = pageShift() - k;
     j = clamp(j, ivec2(0), max((frame.doc.xy >> k) - 1, ivec2(0)));
-    ivec2 page = j / side;
+    ivec2 page = j >> shift;
     int slot = heights_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.heights_cols, slot / pc.heights_cols)
-                 * ivec2(frame.doc.z, frame.doc.z / 2)
-                 + ivec2(frame.doc.z - 2 * side, 0) + (j - page * side);
+        ivec2 at = slotTexel(slot, pc.heights_cols, ivec2(frame.doc.z, frame.doc.z / 2),
+                             ivec2(frame.doc.z - (2 << shift), 0) + j - (page << shift));
         h = imageLoad(heights_mips, at).r;
         return true;
     }
@@ -310,11 +321,11 @@ bool surfaceAt(vec2 xz, float footprint, out vec3 n, out float curvature) {
 // The rivers' water surface (height units) at texel g (clamped into the document).
 float riverTexel(ivec2 g) {
     g = clamp(g, ivec2(0), frame.doc.xy - 1);
-    int size = frame.doc.z;
-    ivec2 page = g / size;
+    int shift = pageShift();
+    ivec2 page = g >> shift;
     int slot = rivers_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = ivec2(slot % pc.rivers_cols, slot / pc.rivers_cols) * size + (g - page * size);
+        ivec2 at = slotTexel(slot, pc.rivers_cols, ivec2(frame.doc.z), g - (page << shift));
         return imageLoad(rivers_atlas, at).r;
     }
     if (slot == ATLAS_FLAT) {

@@ -247,7 +247,10 @@ impl PageAtlas {
     /// device's largest image allow); every held slot is copied again.
     fn grow(&mut self, needed: usize) -> Result<()> {
         let ps = u64::from(self.desc.page_size);
-        let max_side = u64::from(self.gpu.info().max_image_dimension_2d) / ps;
+        // Slots a row stay a power of two (the shading pass finds a slot's column and row with
+        // a mask and a shift): doubled from 1, up to the largest power of two that fits.
+        let fit = (u64::from(self.gpu.info().max_image_dimension_2d) / ps).max(1);
+        let max_side = 1 << fit.ilog2();
         // A slot's bytes: its texels and, where kept, their mip levels.
         let slot_bytes = ps * ps * 4 + self.mips.as_ref().map_or(0, |_| AtlasMips::slot_bytes(ps));
         let max_slots = (self.max_bytes / slot_bytes).clamp(1, max_side * max_side);
@@ -264,6 +267,7 @@ impl PageAtlas {
             }
         }
         let (cols, rows) = (cols as u32, rows as u32);
+        debug_assert!(cols.is_power_of_two());
         if cols * rows <= self.cols * self.rows {
             return Ok(());
         }
