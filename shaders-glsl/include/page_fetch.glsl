@@ -44,13 +44,16 @@ struct PageView {
 float pageHeight(PageView v, ivec2 g) {
     g = clamp(g, ivec2(0), v.doc - 1);
     ivec2 rel = g - v.origin;
-    ivec2 d = ivec2(rel.x < 0 ? -1 : rel.x / v.size, rel.y < 0 ? -1 : rel.y / v.size);
+    // Pages are a power of two a side (DocumentDesc checks it): the page and the texel in it by
+    // an arithmetic shift and a mask, floor division's -1 in the ring before the block
+    // (rel >= -size there) included, no integer division.
+    ivec2 d = rel >> findMSB(v.size);
     int slot = (d.y + 1) * PAGE_SPAN + (d.x + 1);
     uint bits = slot < 32 ? v.present.x : v.present.y;
     if ((bits & (1u << uint(slot & 31))) == 0u) {
         return v.flat_height;
     }
-    return decodeHeight(loadSlot(slot, rel - d * v.size), v.height_min, v.height_range);
+    return decodeHeight(loadSlot(slot, rel & (v.size - 1)), v.height_min, v.height_range);
 }
 
 #ifdef PAGE_OVERLAY
@@ -81,12 +84,12 @@ float loadOverlay(int slot, ivec2 p) {
 float pageOverlay(PageView v, ivec2 g, float flat_value) {
     g = clamp(g, ivec2(0), v.doc - 1);
     ivec2 rel = clamp(g - v.origin, ivec2(0), ivec2(OVERLAY_SPAN * v.size - 1));
-    ivec2 d = rel / v.size;
+    ivec2 d = rel >> findMSB(v.size);
     int slot = d.y * OVERLAY_SPAN + d.x;
     if (((v.present.y >> (OVERLAY_PRESENT_SHIFT + uint(slot))) & 1u) == 0u) {
         return flat_value;
     }
-    return loadOverlay(slot, rel - d * v.size);
+    return loadOverlay(slot, rel & (v.size - 1));
 }
 #endif
 
