@@ -21,9 +21,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Most bytes an atlas holds unless told otherwise (each of them): 512 pages of 512² with their
-/// mip levels (a 1080p view of an 8192² document drawn at page level throughout wants about
-/// 260). An atlas grows only as far as a frame wants: the rivers' only as far as pages with
-/// water are drawn.
+/// mip levels in the lighting's and the heights' atlases, 768 in the rivers' and the overlay's,
+/// which keep none (a 1080p view of an 8192² document drawn at page level throughout wants
+/// about 260). An atlas grows only as far as a frame wants: the rivers' only as far as pages
+/// with water are drawn.
 pub const DEFAULT_BYTES: u64 = 768 << 20;
 
 pub(crate) struct PageAtlas {
