@@ -265,17 +265,31 @@ bool surfaceLevel(int k, vec2 xz, out vec3 d) {
     ivec2 i0 = ivec2(floor(p));
     vec2 f = p - vec2(i0);
     // h[(y + 1) * 4 + x + 1]: the height at i0 + (x, y), x and y in -1..2; corners unused.
+    // The level's image is chosen once, outside the loops: chosen per texel inside them, the
+    // pass measured 1.07x slower on an H200 and 1.2-1.4x on lavapipe (docs/PERF.md).
     float h[16];
     bool ok = true;
-    for (int y = -1; y <= 2; y++) {
-        for (int x = -1; x <= 2; x++) {
-            int i = (y + 1) * 4 + x + 1;
-            h[i] = 0.0;
-            if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
-                continue;
+    if (k == 0) {
+        for (int y = -1; y <= 2; y++) {
+            for (int x = -1; x <= 2; x++) {
+                int i = (y + 1) * 4 + x + 1;
+                h[i] = 0.0;
+                if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
+                    continue;
+                }
+                ok = heightTexel(i0 + ivec2(x, y), h[i]) && ok;
             }
-            ok = (k == 0 ? heightTexel(i0 + ivec2(x, y), h[i])
-                         : heightMipTexel(k, i0 + ivec2(x, y), h[i])) && ok;
+        }
+    } else {
+        for (int y = -1; y <= 2; y++) {
+            for (int x = -1; x <= 2; x++) {
+                int i = (y + 1) * 4 + x + 1;
+                h[i] = 0.0;
+                if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
+                    continue;
+                }
+                ok = heightMipTexel(k, i0 + ivec2(x, y), h[i]) && ok;
+            }
         }
     }
     d = vec3(0.0);
