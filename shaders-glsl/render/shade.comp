@@ -106,6 +106,13 @@ ivec2 slotTexel(int slot, int cols, ivec2 size, ivec2 t) {
     return ivec2(slot & (cols - 1), slot >> findMSB(cols)) * size + t;
 }
 
+// Where texel t of a page's level (pages `1 << shift` texels a side there) lies in the mips
+// image of an atlas of `cols` slots a row (the layout at heights_mips's binding).
+ivec2 mipSlotTexel(int slot, int cols, int shift, ivec2 t) {
+    return slotTexel(slot, cols, ivec2(frame.doc.z, frame.doc.z / 2),
+                     ivec2(frame.doc.z - (2 << shift), 0) + t);
+}
+
 // The far level's lighting of block corners, bilinear at texel position xz.
 vec2 coarseLight(vec2 xz) {
     vec2 c = xz / float(COARSE_FACTOR);
@@ -142,8 +149,7 @@ vec2 lightMipTexel(int k, ivec2 j) {
     ivec2 page = j >> shift;
     int slot = light_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = slotTexel(slot, pc.light_cols, ivec2(frame.doc.z, frame.doc.z / 2),
-                             ivec2(frame.doc.z - (2 << shift), 0) + j - (page << shift));
+        ivec2 at = mipSlotTexel(slot, pc.light_cols, shift, j - (page << shift));
         return unpackLight(imageLoad(light_mips, at).r);
     }
     return coarseLight((vec2(j) + 0.5) * float(1 << k) - 0.5);
@@ -241,14 +247,16 @@ bool heightMipTexel(int k, ivec2 j, out float h) {
     ivec2 page = j >> shift;
     int slot = heights_table[page.y * pc.pages_x + page.x];
     if (slot >= 0) {
-        ivec2 at = slotTexel(slot, pc.heights_cols, ivec2(frame.doc.z, frame.doc.z / 2),
-                             ivec2(frame.doc.z - (2 << shift), 0) + j - (page << shift));
+        ivec2 at = mipSlotTexel(slot, pc.heights_cols, shift, j - (page << shift));
         h = imageLoad(heights_mips, at).r;
         return true;
     }
     h = frame.heights.x;
     return slot == ATLAS_FLAT;
 }
+
+// The twelve of a 4 x 4 block's texels (row-major) that are not its corners.
+const int CROSS[12] = int[12](1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14);
 
 // The heights' gradient (x, z: height units per texel, twice the central difference's) and
 // Laplacian (per texel²) at world position xz from mip level k (0: the texels themselves).
@@ -264,32 +272,21 @@ bool surfaceLevel(int k, vec2 xz, out vec3 d) {
     vec2 p = clamp(k == 0 ? xz : (xz + 0.5) / s - 0.5, vec2(0.0), top);
     ivec2 i0 = ivec2(floor(p));
     vec2 f = p - vec2(i0);
-    // h[(y + 1) * 4 + x + 1]: the height at i0 + (x, y), x and y in -1..2; corners unused.
-    // The level's image is chosen once, outside the loops: chosen per texel inside them, the
-    // pass measured 1.07x slower on an H200 and 1.2-1.4x on lavapipe (docs/PERF.md).
+    // h[(y + 1) * 4 + x + 1]: the height at i0 + (x, y), x and y in -1..2; the corners are
+    // neither read nor used (CROSS lists the twelve others). The level's image is chosen once,
+    // outside the loops: chosen per texel inside them, the pass measured 1.07x slower on an
+    // H200 and 1.2-1.4x on lavapipe (docs/PERF.md).
     float h[16];
     bool ok = true;
     if (k == 0) {
-        for (int y = -1; y <= 2; y++) {
-            for (int x = -1; x <= 2; x++) {
-                int i = (y + 1) * 4 + x + 1;
-                h[i] = 0.0;
-                if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
-                    continue;
-                }
-                ok = heightTexel(i0 + ivec2(x, y), h[i]) && ok;
-            }
+        for (int n = 0; n < 12; n++) {
+            int i = CROSS[n];
+            ok = heightTexel(i0 + ivec2(i & 3, i >> 2) - 1, h[i]) && ok;
         }
     } else {
-        for (int y = -1; y <= 2; y++) {
-            for (int x = -1; x <= 2; x++) {
-                int i = (y + 1) * 4 + x + 1;
-                h[i] = 0.0;
-                if ((x == -1 || x == 2) && (y == -1 || y == 2)) {
-                    continue;
-                }
-                ok = heightMipTexel(k, i0 + ivec2(x, y), h[i]) && ok;
-            }
+        for (int n = 0; n < 12; n++) {
+            int i = CROSS[n];
+            ok = heightMipTexel(k, i0 + ivec2(i & 3, i >> 2) - 1, h[i]) && ok;
         }
     }
     d = vec3(0.0);
