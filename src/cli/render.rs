@@ -188,6 +188,11 @@ pub fn run(a: &RenderArgs) -> Result<()> {
         );
     }
     check_validation(&gpu)?;
+    // With --frames the frames' report has taken the totals; a still render reports here.
+    let report = crate::profile::report();
+    if a.frames == 0 && !report.is_empty() {
+        eprintln!("CPU profile (the whole command):\n{report}");
+    }
     println!("-> {}", a.out.display());
     Ok(())
 }

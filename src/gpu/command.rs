@@ -404,17 +404,18 @@ impl<'a> Recorder<'a> {
         };
     }
 
-    /// Binds a compute pipeline for the dispatches that follow; flushes the queued barriers.
-    pub fn bind_compute(&mut self, pipeline: &'a ComputePipeline) {
+    /// Binds a compute pipeline for the dispatches that follow (waiting for its compile, where
+    /// it runs on a thread of its own); flushes the queued barriers.
+    pub fn bind_compute(&mut self, pipeline: &'a ComputePipeline) -> Result<()> {
+        let raw = pipeline.raw()?;
         self.flush_barriers();
         // SAFETY: the pipeline is borrowed for 'a.
         unsafe {
-            self.gpu.device().cmd_bind_pipeline(
-                self.cmd,
-                vk::PipelineBindPoint::COMPUTE,
-                pipeline.raw,
-            )
+            self.gpu
+                .device()
+                .cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, raw)
         };
+        Ok(())
     }
 
     /// Binds `sets` at set numbers `first`.. of `layout` for graphics (`graphics`) or compute,
@@ -871,13 +872,14 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
                 kernel.set_count()
             )));
         }
+        let pipeline = kernel.pipeline.raw()?;
         rec.flush_barriers();
         let device = rec.gpu.device();
         let cmd = rec.cmd;
         // SAFETY: kernel, set and the resources they reference are borrowed for 'a; the barriers
         // above order this dispatch after earlier accesses.
         unsafe {
-            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, kernel.pipeline.raw);
+            device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
             device.cmd_bind_descriptor_sets(
                 cmd,
                 vk::PipelineBindPoint::COMPUTE,

@@ -11,7 +11,8 @@ use super::image::Image;
 use super::retire::Garbage;
 use super::shaders::Shader;
 use ash::vk;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 /// The type of one binding of a [`SetLayout`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -433,6 +434,7 @@ impl GraphicsPipeline {
             .dynamic_state(&dynamic)
             .layout(layout.raw)
             .push_next(&mut rendering);
+        let _compile = crate::profile::scope("gpu: graphics pipeline made");
         // SAFETY: every pointer in `info` outlives the call.
         let raw = unsafe {
             gpu.device()
@@ -458,7 +460,11 @@ impl Drop for GraphicsPipeline {
 /// what kernels use directly whose sets it cannot describe (arrays, dynamic offsets).
 pub struct ComputePipeline {
     gpu: Arc<Gpu>,
-    pub(crate) raw: vk::Pipeline,
+    name: String,
+    /// The handle, once made; a failed compile's message.
+    raw: OnceLock<std::result::Result<vk::Pipeline, String>>,
+    /// The compile on a thread of its own ([`Self::compiling`]), until waited for.
+    job: Mutex<Option<JoinHandle<Result<vk::Pipeline>>>>,
 }
 
 impl ComputePipeline {
@@ -479,44 +485,109 @@ impl ComputePipeline {
         shader: &Shader,
         spec: &[i32],
     ) -> Result<Self> {
-        let module = Module::new(gpu, shader)?;
-        let entries: Vec<_> = (0..spec.len())
-            .map(|i| vk::SpecializationMapEntry {
-                constant_id: i as u32,
-                offset: (i * 4) as u32,
-                size: 4,
-            })
-            .collect();
-        let spec_info = vk::SpecializationInfo::default()
-            .map_entries(&entries)
-            .data(bytemuck::cast_slice(spec));
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(module.raw)
-            .name(c"main")
-            .specialization_info(&spec_info);
-        // SAFETY: module and layout are valid for the call.
-        let raw = unsafe {
-            gpu.device().create_compute_pipelines(
-                vk::PipelineCache::null(),
-                &[vk::ComputePipelineCreateInfo::default()
-                    .stage(stage)
-                    .layout(layout.raw)],
-                None,
-            )
-        }
-        .map_err(|(_, e)| GpuError::from(e))?[0];
-        gpu.set_name(raw, name);
+        let raw = compile(gpu, name, layout.raw, shader, spec)?;
         Ok(Self {
             gpu: gpu.clone(),
-            raw,
+            name: name.to_string(),
+            raw: OnceLock::from(Ok(raw)),
+            job: Mutex::new(None),
         })
     }
+
+    /// Like [`Self::specialized`], compiled on a thread of its own: this returns at once, and
+    /// the first use ([`Self::raw`]) waits for the compile. For pipelines the driver takes long
+    /// to compile where nothing needs them yet (the shading pass: 0.9 s on an H200 with no
+    /// driver cache, docs/PERF.md), so that the work before their first use overlaps it.
+    /// `layout` must outlive the pipeline (the kernel that owns both drops this first).
+    pub(super) fn compiling(
+        gpu: &Arc<Gpu>,
+        name: &str,
+        layout: &PipelineLayout,
+        shader: &Shader,
+        spec: &[i32],
+    ) -> Result<Self> {
+        let (g, n, l, sh, sp) = (
+            gpu.clone(),
+            name.to_string(),
+            layout.raw,
+            *shader,
+            spec.to_vec(),
+        );
+        let job = std::thread::Builder::new()
+            .name("pipeline compile".into())
+            .spawn(move || compile(&g, &n, l, &sh, &sp))
+            .map_err(|e| GpuError::usage(format!("{name}: no thread to compile on ({e})")))?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            name: name.to_string(),
+            raw: OnceLock::new(),
+            job: Mutex::new(Some(job)),
+        })
+    }
+
+    /// The pipeline's handle, waiting for its compile where it runs on a thread of its own.
+    pub(crate) fn raw(&self) -> Result<vk::Pipeline> {
+        let raw = self.raw.get_or_init(|| {
+            let _wait = crate::profile::scope("gpu: waited for a pipeline's compile");
+            let job = self.job.lock().map(|mut j| j.take()).ok().flatten();
+            match job.map(JoinHandle::join) {
+                Some(Ok(made)) => made.map_err(|e| e.to_string()),
+                Some(Err(_)) => Err("its compile panicked".into()),
+                None => Err("its compile was lost".into()),
+            }
+        });
+        raw.clone()
+            .map_err(|reason| GpuError::usage(format!("pipeline {}: {reason}", self.name)))
+    }
+}
+
+/// Makes the compute pipeline `name` of `shader` over `layout` with specialization constants
+/// `spec[i]` at `constant_id = i`, on the calling thread.
+fn compile(
+    gpu: &Gpu,
+    name: &str,
+    layout: vk::PipelineLayout,
+    shader: &Shader,
+    spec: &[i32],
+) -> Result<vk::Pipeline> {
+    let module = Module::new(gpu, shader)?;
+    let entries: Vec<_> = (0..spec.len())
+        .map(|i| vk::SpecializationMapEntry {
+            constant_id: i as u32,
+            offset: (i * 4) as u32,
+            size: 4,
+        })
+        .collect();
+    let spec_info = vk::SpecializationInfo::default()
+        .map_entries(&entries)
+        .data(bytemuck::cast_slice(spec));
+    let stage = vk::PipelineShaderStageCreateInfo::default()
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module.raw)
+        .name(c"main")
+        .specialization_info(&spec_info);
+    let _compile = crate::profile::scope("gpu: compute pipeline made");
+    // SAFETY: module and layout are valid for the call.
+    let raw = unsafe {
+        gpu.device().create_compute_pipelines(
+            vk::PipelineCache::null(),
+            &[vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(layout)],
+            None,
+        )
+    }
+    .map_err(|(_, e)| GpuError::from(e))?[0];
+    gpu.set_name(raw, name);
+    Ok(raw)
 }
 
 impl Drop for ComputePipeline {
     fn drop(&mut self) {
-        // Destroyed once no detached submission that may use it is pending.
-        self.gpu.release(Garbage::Pipeline(self.raw));
+        // A compile still running is waited for (its layout outlives it); the pipeline is
+        // destroyed once no detached submission that may use it is pending.
+        if let Ok(raw) = self.raw() {
+            self.gpu.release(Garbage::Pipeline(raw));
+        }
     }
 }

@@ -63,6 +63,8 @@ pub struct ComputeKernel<P> {
     name: String,
     /// Bindings of set i, numbered in order.
     sets: Vec<Vec<BindingKind>>,
+    /// Declared before `layout`, so dropped first: a compile still running on a thread of its
+    /// own ([`Self::compiling`]) is waited for before its layout is destroyed.
     pub(crate) pipeline: ComputePipeline,
     pub(crate) layout: PipelineLayout,
     set_layouts: Vec<SetLayout>,
@@ -81,6 +83,18 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
         Self::with_sets(gpu, shader, &[bindings], spec)
     }
 
+    /// Like [`Self::new`], its pipeline compiled on a thread of its own: this returns once the
+    /// layouts are made, so sets can be bound at once, and the first dispatch waits for the
+    /// compile ([`ComputePipeline::compiling`]: for kernels the driver is slow to compile).
+    pub fn compiling(
+        gpu: &Arc<Gpu>,
+        shader: &Shader,
+        bindings: &[BindingKind],
+        spec: &[i32],
+    ) -> Result<Self> {
+        Self::made(gpu, shader, &[bindings], spec, ComputePipeline::compiling)
+    }
+
     /// Like [`Self::new`] with several descriptor sets: `sets[i]` lists the bindings of set i.
     /// Sets made by [`Self::bind`] work with every kernel whose set i has the same bindings.
     pub fn with_sets(
@@ -88,6 +102,23 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
         shader: &Shader,
         sets: &[&[BindingKind]],
         spec: &[i32],
+    ) -> Result<Self> {
+        Self::made(gpu, shader, sets, spec, ComputePipeline::specialized)
+    }
+
+    /// The kernel's layouts, and its pipeline made by `pipeline`.
+    fn made(
+        gpu: &Arc<Gpu>,
+        shader: &Shader,
+        sets: &[&[BindingKind]],
+        spec: &[i32],
+        pipeline: impl FnOnce(
+            &Arc<Gpu>,
+            &str,
+            &PipelineLayout,
+            &Shader,
+            &[i32],
+        ) -> Result<ComputePipeline>,
     ) -> Result<Self> {
         let push_bytes = std::mem::size_of::<P>();
         if push_bytes > MAX_PUSH_BYTES {
@@ -110,7 +141,7 @@ impl<P: bytemuck::Pod> ComputeKernel<P> {
         let layout =
             PipelineLayout::new(gpu, &refs, vk::ShaderStageFlags::COMPUTE, push_bytes as u32)?;
         let name = format!("{}{spec:?}", shader.name);
-        let pipeline = ComputePipeline::specialized(gpu, &name, &layout, shader, spec)?;
+        let pipeline = pipeline(gpu, &name, &layout, shader, spec)?;
         Ok(Self {
             gpu: gpu.clone(),
             name,

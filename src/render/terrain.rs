@@ -462,7 +462,9 @@ impl TerrainRenderer {
             )?,
         )?;
         overlay.follow("");
-        let shade_kernel = ComputeKernel::new(
+        // Compiled while the rest is made and the first frame prepared: with no driver cache
+        // its compile alone took 0.9 s of a 1.5 s first run on an H200 (docs/PERF.md).
+        let shade_kernel = ComputeKernel::compiling(
             gpu,
             &shaders::RENDER_SHADE_COMP,
             &[

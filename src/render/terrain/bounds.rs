@@ -369,7 +369,7 @@ impl TerrainRenderer {
             None => None,
         };
         let p = &self.pipelines;
-        rec.bind_compute(&p.tile_bounds);
+        rec.bind_compute(&p.tile_bounds)?;
         for (k, job) in jobs.iter().enumerate() {
             let (id, r) = (job.page, job.rect);
             let block = Blocks::of(id);
