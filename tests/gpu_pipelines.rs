@@ -1,14 +1,15 @@
 //! Compute pipelines compiled on a thread of their own (src/gpu/graphics.rs,
-//! `ComputePipeline::compiling`; `ComputeKernel::compiling`): sets bind before the compile ends,
-//! the first dispatch waits for it and computes what a kernel compiled on the calling thread
-//! computes, and a kernel dropped before any use waits for its compile. Validation
-//! (synchronization included) is on.
+//! `ComputePipeline::compiling`; `ComputeKernel::compiling`): sets bind while the compile may
+//! still run, the first dispatch waits for it and computes what a kernel compiled on the calling
+//! thread computes, a kernel dropped before any use waits for its compile, and a failed compile
+//! is an error naming the pipeline at its dispatch. Validation (synchronization included) is on.
 
 mod common;
 
 use common::{assert_no_validation_messages, gpu};
 use scarp::gpu::{
-    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, Recorder, Resource,
+    shaders, vk, Access, BindingKind, Buffer, BufferDesc, ComputeKernel, Gpu, GpuError, Recorder,
+    Resource, Shader,
 };
 use scarp::render::shared::PagePush;
 use std::sync::Arc;
@@ -55,5 +56,39 @@ fn a_kernel_compiled_on_its_own_thread_dispatches_as_one_compiled_at_once() {
     let unused: ComputeKernel<PagePush> =
         ComputeKernel::compiling(&gpu, shader, &kinds, &[]).unwrap();
     drop(unused);
+    assert_no_validation_messages(&gpu);
+}
+
+#[test]
+fn a_compile_that_fails_on_its_own_thread_is_an_error_naming_the_pipeline() {
+    let gpu = gpu();
+    // Three bytes are no SPIR-V: the compile's thread fails before any Vulkan call.
+    let bad = Shader {
+        name: "test/not_spirv.comp",
+        spirv: &[1, 2, 3],
+    };
+    let kernel: ComputeKernel<PagePush> =
+        ComputeKernel::compiling(&gpu, &bad, &[BindingKind::StorageBuffer], &[]).unwrap();
+    let out = Buffer::new(
+        &gpu,
+        "out",
+        BufferDesc::new(16).usage(vk::BufferUsageFlags::STORAGE_BUFFER),
+    )
+    .unwrap();
+    let set = kernel.bind(&[Resource::StorageBuffer(&out)]).unwrap();
+    let mut rec = Recorder::new(&gpu).unwrap();
+    let err = rec
+        .pass(&kernel, &set)
+        .write_buffer(&out)
+        .push(&PagePush::default())
+        .dispatch([1, 1, 1])
+        .unwrap_err();
+    assert!(
+        matches!(&err, GpuError::Pipeline { name, .. } if name == "test/not_spirv.comp[]"),
+        "{err}"
+    );
+    drop(rec);
+    drop(set);
+    drop(kernel);
     assert_no_validation_messages(&gpu);
 }

@@ -855,7 +855,8 @@ impl<'a, P: bytemuck::Pod> Pass<'_, 'a, P> {
         self
     }
 
-    /// Flushes the barriers, binds, pushes and dispatches `groups` workgroups.
+    /// Flushes the barriers, binds, pushes and dispatches `groups` workgroups (waiting for the
+    /// kernel's compile where it runs on a thread of its own).
     pub fn dispatch(self, groups: [u32; 3]) -> Result<()> {
         let Pass {
             rec,

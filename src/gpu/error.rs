@@ -28,6 +28,13 @@ pub enum GpuError {
     NoDevice(String),
     #[error("validation requested but VK_LAYER_KHRONOS_validation is not installed (Debian: vulkan-validationlayers)")]
     NoValidationLayer,
+    /// A pipeline compiled on a thread of its own failed (`ComputePipeline::compiling`).
+    #[error("pipeline {name}: {source}")]
+    Pipeline {
+        name: String,
+        #[source]
+        source: std::sync::Arc<GpuError>,
+    },
     /// The GPU layer was called wrongly (a binding that does not match, a buffer not mapped):
     /// a bug in the caller.
     #[error("{0}")]

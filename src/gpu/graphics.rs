@@ -461,8 +461,8 @@ impl Drop for GraphicsPipeline {
 pub struct ComputePipeline {
     gpu: Arc<Gpu>,
     name: String,
-    /// The handle, once made; a failed compile's message.
-    raw: OnceLock<std::result::Result<vk::Pipeline, String>>,
+    /// The handle, once made; a failed compile's error.
+    raw: OnceLock<Result<vk::Pipeline, Arc<GpuError>>>,
     /// The compile on a thread of its own ([`Self::compiling`]), until waited for.
     job: Mutex<Option<JoinHandle<Result<vk::Pipeline>>>>,
 }
@@ -506,17 +506,22 @@ impl ComputePipeline {
         shader: &Shader,
         spec: &[i32],
     ) -> Result<Self> {
-        let (g, n, l, sh, sp) = (
-            gpu.clone(),
-            name.to_string(),
-            layout.raw,
-            *shader,
-            spec.to_vec(),
-        );
-        let job = std::thread::Builder::new()
-            .name("pipeline compile".into())
-            .spawn(move || compile(&g, &n, l, &sh, &sp))
-            .map_err(|e| GpuError::usage(format!("{name}: no thread to compile on ({e})")))?;
+        let job = {
+            let (gpu, name, layout, shader, spec) = (
+                gpu.clone(),
+                name.to_string(),
+                layout.raw,
+                *shader,
+                spec.to_vec(),
+            );
+            std::thread::Builder::new()
+                .name("pipeline compile".into())
+                .spawn(move || compile(&gpu, &name, layout, &shader, &spec))
+        };
+        let Ok(job) = job else {
+            // No thread to spare: compiled here, as `specialized` does.
+            return Self::specialized(gpu, name, layout, shader, spec);
+        };
         Ok(Self {
             gpu: gpu.clone(),
             name: name.to_string(),
@@ -525,19 +530,22 @@ impl ComputePipeline {
         })
     }
 
-    /// The pipeline's handle, waiting for its compile where it runs on a thread of its own.
+    /// The pipeline's handle, waiting for its compile where it runs on a thread of its own; a
+    /// failed compile's error, naming the pipeline.
     pub(crate) fn raw(&self) -> Result<vk::Pipeline> {
         let raw = self.raw.get_or_init(|| {
             let _wait = crate::profile::scope("gpu: waited for a pipeline's compile");
             let job = self.job.lock().map(|mut j| j.take()).ok().flatten();
             match job.map(JoinHandle::join) {
-                Some(Ok(made)) => made.map_err(|e| e.to_string()),
-                Some(Err(_)) => Err("its compile panicked".into()),
-                None => Err("its compile was lost".into()),
+                Some(Ok(made)) => made.map_err(Arc::new),
+                Some(Err(_)) => Err(Arc::new(GpuError::usage("its compile panicked"))),
+                None => Err(Arc::new(GpuError::usage("its compile was lost"))),
             }
         });
-        raw.clone()
-            .map_err(|reason| GpuError::usage(format!("pipeline {}: {reason}", self.name)))
+        raw.clone().map_err(|source| GpuError::Pipeline {
+            name: self.name.clone(),
+            source,
+        })
     }
 }
 

@@ -63,12 +63,19 @@ pub struct ComputeKernel<P> {
     name: String,
     /// Bindings of set i, numbered in order.
     sets: Vec<Vec<BindingKind>>,
-    /// Declared before `layout`, so dropped first: a compile still running on a thread of its
-    /// own ([`Self::compiling`]) is waited for before its layout is destroyed.
+    /// A compile still running on a thread of its own ([`Self::compiling`]) is waited for
+    /// before `layout` is destroyed: by this kernel's drop, and by the field order.
     pub(crate) pipeline: ComputePipeline,
     pub(crate) layout: PipelineLayout,
     set_layouts: Vec<SetLayout>,
     _params: PhantomData<fn(P)>,
+}
+
+impl<P> Drop for ComputeKernel<P> {
+    fn drop(&mut self) {
+        // The compile's thread uses the layout until it ends (an error is the pipeline's own).
+        let _ = self.pipeline.raw();
+    }
 }
 
 impl<P: bytemuck::Pod> ComputeKernel<P> {

@@ -391,6 +391,33 @@ impl TerrainRenderer {
                 crate::pages::coarse::MAX_SIDE * crate::pages::coarse::FACTOR
             )));
         }
+        // Compiled on a thread of its own while everything else is made and the first frame
+        // prepared: with no driver cache it is most of a first run's compile (0.9-1.6 s on an
+        // H200, docs/PERF.md, "A first run").
+        let shade_kernel = ComputeKernel::compiling(
+            gpu,
+            &shaders::RENDER_SHADE_COMP,
+            &[
+                BindingKind::StorageBuffer,
+                BindingKind::SampledImage,
+                BindingKind::SampledImage,
+                BindingKind::SampledImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
+                BindingKind::StorageBuffer,
+                BindingKind::StorageImage,
+                BindingKind::StorageImage,
+            ],
+            &[],
+        )?;
         let pipelines = make_pipelines(gpu, desc, options.color_format)?;
         let mut frame_pool = SetPool::new(&pipelines.frame, SLOTS as u32);
         let mut out_pool = SetPool::new(&pipelines.out, SLOTS as u32);
@@ -462,32 +489,6 @@ impl TerrainRenderer {
             )?,
         )?;
         overlay.follow("");
-        // Compiled while the rest is made and the first frame prepared: with no driver cache
-        // its compile alone took 0.9 s of a 1.5 s first run on an H200 (docs/PERF.md).
-        let shade_kernel = ComputeKernel::compiling(
-            gpu,
-            &shaders::RENDER_SHADE_COMP,
-            &[
-                BindingKind::StorageBuffer,
-                BindingKind::SampledImage,
-                BindingKind::SampledImage,
-                BindingKind::SampledImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-            ],
-            &[],
-        )?;
         let coverage_kernel = ComputeKernel::new(
             gpu,
             &shaders::RENDER_COVERAGE_COMP,
