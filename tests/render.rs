@@ -1599,6 +1599,63 @@ fn the_sea_covers_what_lies_below_its_level_and_nothing_above() {
     assert_no_validation_messages(&gpu);
 }
 
+/// The shading pass has a kernel without the water and one with it, each compiled when a frame
+/// first needs it; the renderer's options only say which compiles from the start. Renderers
+/// started either way draw the same lit frames, dry, with the sea and dry again (one set binds
+/// both kernels). (The sea test above checks land above the sea pixel by pixel.)
+#[test]
+fn renderers_expecting_water_or_not_draw_the_same_frames() {
+    use scarp::render::lighting::Sun;
+    use scarp::render::look::Look;
+    use scarp::render::terrain::RenderOptions;
+    let gpu = gpu();
+    let d = doc(256, 256, 128);
+    let (mut terrain, _) = hills_scene(&gpu, d);
+    light(&gpu, &mut terrain, Sun::default());
+    let size = [200, 150];
+    let cam = Camera::look_at(
+        Vec3::new(-40.0, 160.0, 330.0),
+        Vec3::new(128.0, 10.0, 128.0),
+    );
+    let mut frames = |water: bool| {
+        let options = RenderOptions {
+            water,
+            ..offscreen_options()
+        };
+        let mut r = TerrainRenderer::new(&gpu, d, options).unwrap();
+        let mut off = Offscreen::new(&gpu, size).unwrap();
+        [None, Some(8.0), None].map(|sea_level| {
+            let view = ViewSettings {
+                sun: Some(Sun::default()),
+                look: Some(Look::default()),
+                sea_level,
+                ..ViewSettings::default()
+            };
+            off.render(&mut r, &mut terrain.store, &cam, &view, true, None)
+                .unwrap()
+                .pixels
+                .unwrap()
+        })
+    };
+    let (dry_first, wet_first) = (frames(false), frames(true));
+    for (i, (a, b)) in dry_first.iter().zip(&wet_first).enumerate() {
+        assert!(a == b, "frame {i} differs between the renderers");
+    }
+    let [dry, sea, again] = &dry_first;
+    assert!(dry == again, "the dry frame after the sea is not the first");
+    let differing = dry
+        .chunks(4)
+        .zip(sea.chunks(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    let pixels = (size[0] * size[1]) as usize;
+    assert!(
+        differing > pixels / 20 && differing < pixels * 19 / 20,
+        "{differing} of {pixels} pixels differ with the sea: it should cover some of the hills, not all"
+    );
+    assert_no_validation_messages(&gpu);
+}
+
 /// A carved river holding water is drawn as water in its channel and nowhere else; undoing the
 /// path takes the water out of the picture (the rivers' atlas follows its field).
 #[test]

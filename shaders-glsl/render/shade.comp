@@ -52,6 +52,10 @@ layout(set = 0, binding = 15, r32f) uniform readonly image2D heights_mips;
 // The light atlas's mip levels 1 to pc.mip_levels the same way (packed as its texels).
 layout(set = 0, binding = 16, r32f) uniform readonly image2D light_mips;
 layout(push_constant) uniform Push { ShadePush pc; };
+// Whether the rivers and the sea are drawn at all (the frame's flags still say whether they
+// show): the kernel without them compiles in less than half the time, and most frames show
+// none (render/terrain/deferred.rs, ShadeKernels).
+layout(constant_id = 0) const bool WATER = true;
 
 const vec3 LOD_COLOURS[8] = vec3[8](
     vec3(0.90, 0.20, 0.20), vec3(0.95, 0.60, 0.15), vec3(0.90, 0.90, 0.20),
@@ -155,13 +159,14 @@ vec2 lightMipTexel(int k, ivec2 j) {
     return coarseLight((vec2(j) + 0.5) * float(1 << k) - 0.5);
 }
 
-// Sun visibility and occlusion at world position xz from level k (0: the texels themselves),
-// bilinear between the four texels of the level around xz.
-vec2 lightLevel(int k, vec2 xz) {
-    vec2 p = k == 0 ? xz : (xz + 0.5) / float(1 << k) - 0.5;
+// Sun visibility and occlusion at world position xz from level k (0: the texels themselves;
+// `mips` is k > 0, a constant where the caller knows it, so the level-0 look-ups drop out of its
+// code), bilinear between the four texels of the level around xz.
+vec2 lightLevel(int k, bool mips, vec2 xz) {
+    vec2 p = mips ? (xz + 0.5) / float(1 << k) - 0.5 : xz;
     ivec2 i = ivec2(floor(p));
     vec2 f = p - vec2(i);
-    if (k == 0) {
+    if (!mips) {
         vec2 a = lightTexel(i);
         vec2 b = lightTexel(i + ivec2(1, 0));
         vec2 e = lightTexel(i + ivec2(0, 1));
@@ -186,8 +191,8 @@ vec2 lightAt(vec2 xz, bool coarse, float footprint) {
     float lod = clamp(log2(max(footprint, 1e-6)), 0.0, float(pc.mip_levels));
     int k = int(floor(lod));
     float t = lod - float(k);
-    vec2 light = lightLevel(k, xz);
-    return t > 0.0 ? mix(light, lightLevel(k + 1, xz), t) : light;
+    vec2 light = lightLevel(k, k > 0, xz);
+    return t > 0.0 ? mix(light, lightLevel(k + 1, true, xz), t) : light;
 }
 
 // The height (height units) at texel g (clamped into the document) in `h`; false where its page
@@ -259,17 +264,18 @@ bool heightMipTexel(int k, ivec2 j, out float h) {
 const int CROSS[12] = int[12](1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14);
 
 // The heights' gradient (x, z: height units per texel, twice the central difference's) and
-// Laplacian (per texel²) at world position xz from mip level k (0: the texels themselves).
+// Laplacian (per texel²) at world position xz from mip level k (0: the texels themselves; `mips`
+// is k > 0, as lightLevel's).
 // The terrain's vertex stage takes central differences and the Laplacian at a texel
 // (include/terrain_vert_body.glsl); here they are taken at the four texels of level k around xz
 // (spaced 2^k apart) and interpolated bilinearly. False where one of the twelve texels read lies
 // in a page not in the heights atlas.
-bool surfaceLevel(int k, vec2 xz, out vec3 d) {
+bool surfaceLevel(int k, bool mips, vec2 xz, out vec3 d) {
     // Level 0's texel i lies at i; level k's texel j at the centre of the texels it means,
     // (j + 0.5) * 2^k - 0.5.
     float s = float(1 << k);
-    vec2 top = vec2(k == 0 ? frame.doc.xy - 1 : max((frame.doc.xy >> k) - 1, ivec2(0)));
-    vec2 p = clamp(k == 0 ? xz : (xz + 0.5) / s - 0.5, vec2(0.0), top);
+    vec2 top = vec2(mips ? max((frame.doc.xy >> k) - 1, ivec2(0)) : frame.doc.xy - 1);
+    vec2 p = clamp(mips ? (xz + 0.5) / s - 0.5 : xz, vec2(0.0), top);
     ivec2 i0 = ivec2(floor(p));
     vec2 f = p - vec2(i0);
     // h[(y + 1) * 4 + x + 1]: the height at i0 + (x, y), x and y in -1..2; the corners are
@@ -278,7 +284,7 @@ bool surfaceLevel(int k, vec2 xz, out vec3 d) {
     // H200 and 1.2-1.4x on lavapipe (docs/PERF.md).
     float h[16];
     bool ok = true;
-    if (k == 0) {
+    if (!mips) {
         for (int n = 0; n < 12; n++) {
             int i = CROSS[n];
             ok = heightTexel(i0 + ivec2(i & 3, i >> 2) - 1, h[i]) && ok;
@@ -315,12 +321,12 @@ bool surfaceAt(vec2 xz, float footprint, out vec3 n, out float curvature) {
     vec3 d;
     n = vec3(0.0, 1.0, 0.0);
     curvature = 0.0;
-    if (!surfaceLevel(k, xz, d)) {
+    if (!surfaceLevel(k, k > 0, xz, d)) {
         return false;
     }
     vec3 d1;
     // Where the level above reaches a page not in the atlas, this level alone.
-    if (t > 0.0 && surfaceLevel(k + 1, xz, d1)) {
+    if (t > 0.0 && surfaceLevel(k + 1, true, xz, d1)) {
         d = mix(d, d1, t);
     }
     float vs = frame.eye.w;
@@ -762,7 +768,7 @@ void main() {
         t_ground = length(v);
         dir = v / max(t_ground, 1e-20);
         ground_y = world.y;
-        if ((uint(frame.doc.w) & VIEW_RIVERS) != 0u) {
+        if (WATER && (uint(frame.doc.w) & VIEW_RIVERS) != 0u) {
             bool coarse = (texelFetch(node_image, p, 0).r & GBUF_COARSE) != 0u;
             c = riverOver(c, p, dir, t_ground, world, coarse, look);
         }
@@ -770,7 +776,7 @@ void main() {
         dir = rayAt(vec2(p));
         c = skyPixel(dir);
     }
-    if ((uint(frame.doc.w) & VIEW_SEA) != 0u) {
+    if (WATER && (uint(frame.doc.w) & VIEW_SEA) != 0u) {
         c = seaOver(c, p, dir, t_ground, ground_y, look);
     }
     c = tonemap ? present(c) : pow(c, vec3(1.0 / 2.2));

@@ -225,7 +225,8 @@ impl Scene {
             &tables,
         )?;
         let desc = *terrain.desc();
-        let mut renderer = TerrainRenderer::new(gpu, desc, offscreen_options())?;
+        let options = offscreen_options().expecting_water(&terrain.store, a.sea_level.is_some());
+        let mut renderer = TerrainRenderer::new(gpu, desc, options)?;
         if a.wireframe && !renderer.has_wireframe() {
             bail!(
                 "{} cannot draw wireframes (no fillModeNonSolid)",

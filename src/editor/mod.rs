@@ -349,13 +349,16 @@ struct Editor {
     gpu: Arc<Gpu>,
 }
 
-/// A renderer of `session`'s document drawing into `format`, caught up with its pages.
+/// A renderer of `session`'s document drawing into `format`, caught up with its pages; `sea`:
+/// its first frames show the sea.
 fn renderer_for(
     gpu: &Arc<Gpu>,
     session: &mut Session,
     format: vk::Format,
+    sea: bool,
 ) -> Result<TerrainRenderer> {
-    let mut renderer = TerrainRenderer::new(gpu, *session.doc.desc(), RenderOptions::new(format))?;
+    let options = RenderOptions::new(format).expecting_water(&session.doc.store, sea);
+    let mut renderer = TerrainRenderer::new(gpu, *session.doc.desc(), options)?;
     renderer.refresh(&mut session.doc.store)?;
     Ok(renderer)
 }
@@ -601,7 +604,9 @@ impl Editor {
             damaged,
         } = Self::open_session(&gpu, options, &tables)?;
         let desc = *session.doc.desc();
-        let renderer = renderer_for(&gpu, &mut session, presenter.format)?;
+        let sea =
+            options.sea_level.is_some() || session.view().is_some_and(|v| v.sea_level.is_some());
+        let renderer = renderer_for(&gpu, &mut session, presenter.format, sea)?;
         if options.trace.is_some() {
             crate::gpu::start_trace(&gpu)?;
         }
@@ -1527,7 +1532,11 @@ impl Editor {
         let budgets = self.memory.budgets(&self.gpu, session.project());
         session.doc.set_budgets(budgets);
         let desc = *session.doc.desc();
-        let renderer = renderer_for(&self.gpu, &mut session, self.presenter.format)?;
+        // The sea as the saved view sets it, else as it is now.
+        let sea = session
+            .view()
+            .map_or(self.ui.view.sea_level.is_some(), |v| v.sea_level.is_some());
+        let renderer = renderer_for(&self.gpu, &mut session, self.presenter.format, sea)?;
         let lighting = Lighting::new(&self.gpu, desc.format)?;
         self.renderer = renderer;
         self.lighting = lighting;

@@ -31,7 +31,7 @@ mod slots;
 
 use blocks::Blocks;
 use bounds::BoundsJob;
-use deferred::GBuffer;
+use deferred::{GBuffer, ShadeKernels};
 use page_atlas::ShadedField;
 use slots::FrameSlot;
 pub use slots::{FrameResults, MAX_PICKS, SLOTS};
@@ -41,10 +41,10 @@ use super::lod::{self, frustum_planes, IndexRange, LodView, TileGrid, LEVELS, ST
 use super::placeholder;
 use super::quadtree::{self, NodeBounds, SelectView, Selection};
 use super::shared::{
-    BoundsPush, FrameData, PagePush, ShadePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS,
-    PAGE_SLOTS, TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR,
-    VIEW_CURVATURE, VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_MATERIALS, VIEW_OVERLAY,
-    VIEW_OVERLAY_UPLIFT, VIEW_OVERLAY_WATER, VIEW_RIVERS, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
+    BoundsPush, FrameData, PagePush, TileDraw, OVERLAY_PRESENT_SHIFT, OVERLAY_SLOTS, PAGE_SLOTS,
+    TILE_COARSE, TILE_LEVEL_SHIFT, TILE_QUADS, VIEW_CONTOURS, VIEW_CURSOR, VIEW_CURVATURE,
+    VIEW_LIGHTING, VIEW_LOD_COLOURS, VIEW_LOOK, VIEW_MATERIALS, VIEW_OVERLAY, VIEW_OVERLAY_UPLIFT,
+    VIEW_OVERLAY_WATER, VIEW_RIVERS, VIEW_SEA, VIEW_SLOPE, VIEW_WIREFRAME,
 };
 use crate::gpu::{
     shaders, vk, Access, BindingKind, Bound, Buffer, BufferDesc, ComputeKernel, ComputePipeline,
@@ -231,6 +231,10 @@ pub struct RenderOptions {
     /// past it are shaded from their field's coarse level (the heights and the overlay: from
     /// the vertices').
     pub atlas_bytes: u64,
+    /// Whether the first frames draw water (a sea level, rivers): the shading pass's pipeline
+    /// with the water then compiles from the start, the one without when a frame first needs it
+    /// (and the other way round).
+    pub water: bool,
 }
 
 impl RenderOptions {
@@ -239,6 +243,16 @@ impl RenderOptions {
         Self {
             color_format,
             atlas_bytes: page_atlas::DEFAULT_BYTES,
+            water: false,
+        }
+    }
+
+    /// These options for a renderer of `store`'s document whose first frames show the sea
+    /// (`sea`) or not: they draw water where they show the sea or the store holds rivers.
+    pub fn expecting_water(self, store: &PageStore, sea: bool) -> Self {
+        Self {
+            water: sea || store.field(RIVERS_FIELD).is_some(),
+            ..self
         }
     }
 }
@@ -333,10 +347,12 @@ pub struct TerrainRenderer {
     /// The overlay tinting the terrain (the field [`overlay::Tint`] names), per pixel.
     overlay: ShadedField,
     atlas_wanted: Vec<PageId>,
-    /// The G-buffer and shaded image, the size of the last target; the shading kernel; the
-    /// composition sets (one per slot).
+    /// The G-buffer and shaded image, the size of the last target; the shading kernels, and
+    /// whether the prepared frame draws water (which of them shades it); the composition sets
+    /// (one per slot).
     gbuffer: Option<GBuffer>,
-    shade_kernel: ComputeKernel<ShadePush>,
+    shade: ShadeKernels,
+    water: bool,
     compose_pool: SetPool,
     /// A page set of placeholders, bound for coarse nodes.
     flat_set: SetHandle,
@@ -392,32 +408,9 @@ impl TerrainRenderer {
             )));
         }
         // Compiled on a thread of its own while everything else is made and the first frame
-        // prepared: with no driver cache it is most of a first run's compile (0.9-1.6 s on an
-        // H200, docs/PERF.md, "A first run").
-        let shade_kernel = ComputeKernel::compiling(
-            gpu,
-            &shaders::RENDER_SHADE_COMP,
-            &[
-                BindingKind::StorageBuffer,
-                BindingKind::SampledImage,
-                BindingKind::SampledImage,
-                BindingKind::SampledImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageBuffer,
-                BindingKind::StorageImage,
-                BindingKind::StorageImage,
-            ],
-            &[],
-        )?;
+        // prepared: with no driver cache it is most of a first run's compile (docs/PERF.md,
+        // "A first run").
+        let shade = ShadeKernels::new(gpu, options.water)?;
         let pipelines = make_pipelines(gpu, desc, options.color_format)?;
         let mut frame_pool = SetPool::new(&pipelines.frame, SLOTS as u32);
         let mut out_pool = SetPool::new(&pipelines.out, SLOTS as u32);
@@ -529,7 +522,8 @@ impl TerrainRenderer {
             overlay,
             atlas_wanted: Vec::new(),
             gbuffer: None,
-            shade_kernel,
+            shade,
+            water: options.water,
             compose_pool,
             flat_set: SetHandle::default(),
             groups: Vec::new(),
@@ -782,6 +776,8 @@ impl TerrainRenderer {
             lighting: self.light.on,
             rivers: self.rivers.on,
         };
+        self.water = view_flags(view, shown) & (VIEW_RIVERS | VIEW_SEA) != 0;
+        self.shade.start(self.water)?;
         let frame = frame_data(
             &self.desc,
             terrain.flat(),

@@ -12,7 +12,8 @@ use super::atlas_mips;
 use super::page_atlas::ShadedField;
 use super::TerrainRenderer;
 use crate::gpu::{
-    vk, Access, Bound, DescriptorSet, Gpu, GpuTimer, Image, ImageDesc, Recorder, Resource, Result,
+    shaders, vk, Access, BindingKind, Bound, ComputeKernel, DescriptorSet, Gpu, GpuTimer, Image,
+    ImageDesc, Recorder, Resource, Result,
 };
 use crate::pages::PageStore;
 use crate::render::shared::ShadePush;
@@ -50,6 +51,80 @@ impl GBuffer {
                 vk::ImageUsageFlags::STORAGE | vk::ImageUsageFlags::SAMPLED,
             )?,
         })
+    }
+}
+
+/// The shading pass's bindings (`render/shade.comp`), in order.
+const SHADE_BINDINGS: [BindingKind; 17] = [
+    BindingKind::StorageBuffer,
+    BindingKind::SampledImage,
+    BindingKind::SampledImage,
+    BindingKind::SampledImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageImage,
+    BindingKind::StorageBuffer,
+    BindingKind::StorageImage,
+    BindingKind::StorageImage,
+];
+
+/// The shading kernel as two pipelines, specialized by whether the water (the rivers, the sea)
+/// is drawn. Without it the pipeline compiles in less than half the time (0.43-0.64 s against
+/// 0.93-1.46 s on an H200 with no driver cache, docs/PERF.md, "A first run"), and most frames
+/// show no water. Each compiles on a thread of its own: the one the renderer's options expect
+/// at once, the other when a frame first needs it. A set made by either binds with both.
+pub(crate) struct ShadeKernels {
+    gpu: Arc<Gpu>,
+    /// Without the water, with it.
+    kernels: [Option<ComputeKernel<ShadePush>>; 2],
+}
+
+impl ShadeKernels {
+    /// Starts the compile of the kernel for frames with (or without) `water`.
+    pub fn new(gpu: &Arc<Gpu>, water: bool) -> Result<Self> {
+        let mut kernels = Self {
+            gpu: gpu.clone(),
+            kernels: [None, None],
+        };
+        kernels.start(water)?;
+        Ok(kernels)
+    }
+
+    /// Starts the compile of the kernel for frames with (or without) `water`, unless started.
+    pub fn start(&mut self, water: bool) -> Result<()> {
+        let kernel = &mut self.kernels[usize::from(water)];
+        if kernel.is_none() {
+            *kernel = Some(ComputeKernel::compiling(
+                &self.gpu,
+                &shaders::RENDER_SHADE_COMP,
+                &SHADE_BINDINGS,
+                &[i32::from(water)],
+            )?);
+        }
+        Ok(())
+    }
+
+    /// The kernel for frames with (or without) `water`; [`Self::start`] started it.
+    fn kernel(&self, water: bool) -> &ComputeKernel<ShadePush> {
+        self.kernels[usize::from(water)]
+            .as_ref()
+            .expect("prepare started the frame's shading kernel")
+    }
+
+    /// A kernel to make sets with: either binds them the same.
+    fn any(&self) -> &ComputeKernel<ShadePush> {
+        self.kernels
+            .iter()
+            .flatten()
+            .next()
+            .expect("new started one")
     }
 }
 
@@ -119,7 +194,7 @@ impl TerrainRenderer {
             ],
         };
         if !slot.shade_set.as_ref().is_some_and(|(k, _)| *k == key) {
-            let set = self.shade_kernel.bind(&[
+            let set = self.shade.any().bind(&[
                 Resource::StorageBuffer(&slot.uniforms),
                 Resource::SampledImage(depth),
                 Resource::SampledImage(&g.surface),
@@ -192,7 +267,7 @@ impl TerrainRenderer {
                 false => self.mip_levels() as i32,
             },
         };
-        rec.pass(&self.shade_kernel, set)
+        rec.pass(self.shade.kernel(self.water), set)
             .read_image(depth)
             .read_image(&g.surface)
             .read_image(&g.node)
