@@ -1697,9 +1697,20 @@ fn a_river_shows_water_in_its_channel_and_undo_takes_it_away() {
     let mut tools = Default::default();
     scarp::edit::path::apply(&mut terrain, &mut tools, &spec(0.0)).unwrap();
     let dry = render(&mut terrain);
+    // A renderer made now would compile its shading without the water first, with a sea with it.
+    let expects = |terrain: &Document, sea| {
+        offscreen_options()
+            .expecting_water(&terrain.store, sea)
+            .water
+    };
+    assert!(!expects(&terrain, false) && expects(&terrain, true));
     assert!(terrain.undo().unwrap());
     scarp::edit::path::apply(&mut terrain, &mut tools, &spec(0.03)).unwrap();
     let wet = render(&mut terrain);
+    assert!(
+        expects(&terrain, false),
+        "a document with rivers expects water"
+    );
     let pixel = |img: &[u8], z: f32, y: f32| {
         let [px, py] = project(&cam, size, glam::Vec3::new(128.0, y * vs, z));
         let i = 4 * (py * size[0] as usize + px);

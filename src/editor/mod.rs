@@ -2256,6 +2256,11 @@ impl Editor {
             self.recreate_presenter([s.width, s.height])?;
         }
         self.frames += 1;
+        if self.frames > 1 {
+            // Once a first frame is up: turning the sea or rivers on later then waits for no
+            // compile, even on a first run (docs/render.md, "Two shading kernels").
+            self.renderer.start_shading_kernels()?;
+        }
         let drew = self.pacing.drew_last();
         self.ui
             .profile

@@ -588,6 +588,14 @@ impl TerrainRenderer {
         self.covered_pixels
     }
 
+    /// Starts compiling the shading kernels no frame has needed yet, each on a thread of its
+    /// own, so that a frame that first shows the sea or rivers (or first shows neither) does not
+    /// wait for one. Started already, a kernel is left as it is.
+    pub fn start_shading_kernels(&mut self) -> Result<()> {
+        self.shade.start(false)?;
+        self.shade.start(true)
+    }
+
     /// Whether wireframe views are available (fillModeNonSolid).
     pub fn has_wireframe(&self) -> bool {
         self.pipelines.wire.is_some()
