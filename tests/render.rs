@@ -1601,8 +1601,10 @@ fn the_sea_covers_what_lies_below_its_level_and_nothing_above() {
 
 /// The shading pass has a kernel without the water and one with it, each compiled when a frame
 /// first needs it; the renderer's options only say which compiles from the start. Renderers
-/// started either way draw the same lit frames, dry, with the sea and dry again (one set binds
-/// both kernels). (The sea test above checks land above the sea pixel by pixel.)
+/// started either way draw the same lit frames, dry, with the sea and dry again: the kernels
+/// start in either order, one set binds both, and the frames switch between them. (That the
+/// kernel with the water draws dry ground as the one without: the sea test above, pixel by
+/// pixel above the waterline, and the river test below, whole images.)
 #[test]
 fn renderers_expecting_water_or_not_draw_the_same_frames() {
     use scarp::render::lighting::Sun;
@@ -1730,9 +1732,15 @@ fn a_river_shows_water_in_its_channel_and_undo_takes_it_away() {
             "z {z} is dry land"
         );
     }
-    // Undone: the carve goes and its water with it; the dry carve again draws as before.
+    // Undone: the carve goes and its water with it; the dry carve again draws as before. The
+    // rivers field stays (holding no water), so the kernel with the water draws this frame and
+    // the one without drew `dry`: the same image.
     assert!(terrain.undo().unwrap());
     scarp::edit::path::apply(&mut terrain, &mut tools, &spec(0.0)).unwrap();
+    assert!(
+        expects(&terrain, false),
+        "the rivers field stays after undo"
+    );
     assert!(render(&mut terrain) == dry, "the water stayed after undo");
     assert_no_validation_messages(&gpu);
 }

@@ -2256,10 +2256,11 @@ impl Editor {
             self.recreate_presenter([s.width, s.height])?;
         }
         self.frames += 1;
-        if self.frames > 1 {
-            // Once a first frame is up: turning the sea or rivers on later then waits for no
-            // compile, even on a first run (docs/render.md, "Two shading kernels").
-            self.renderer.start_shading_kernels()?;
+        // Once a frame is up (the first call only): turning the sea or rivers on later then
+        // need not wait for a compile, even on a first run (docs/render.md, "Two shading
+        // kernels"). A kernel that cannot start now is started by the frame that needs it.
+        if let Err(e) = self.renderer.start_shading_kernels() {
+            self.ui.message = format!("shading not compiled ahead (tried again when needed): {e}");
         }
         let drew = self.pacing.drew_last();
         self.ui

@@ -589,11 +589,11 @@ impl TerrainRenderer {
     }
 
     /// Starts compiling the shading kernels no frame has needed yet, each on a thread of its
-    /// own, so that a frame that first shows the sea or rivers (or first shows neither) does not
-    /// wait for one. Started already, a kernel is left as it is.
+    /// own, so that a frame that first shows the sea or rivers (or first shows neither) need not
+    /// wait for one. Started already, a kernel is left as it is; only the first call does
+    /// anything (an error is not tried again: a frame that needs the kernel starts it).
     pub fn start_shading_kernels(&mut self) -> Result<()> {
-        self.shade.start(false)?;
-        self.shade.start(true)
+        self.shade.start_all()
     }
 
     /// Whether wireframe views are available (fillModeNonSolid).

@@ -76,14 +76,17 @@ const SHADE_BINDINGS: [BindingKind; 17] = [
 ];
 
 /// The shading kernel as two pipelines, specialized by whether the water (the rivers, the sea)
-/// is drawn. Without it the pipeline compiles in less than half the time (0.43-0.64 s against
-/// 0.93-1.46 s on an H200 with no driver cache, docs/PERF.md, "A first run"), and most frames
+/// is drawn. Without it the pipeline compiles in less than half the time (0.43-0.66 s against
+/// 1.08-1.67 s on an H200 with no driver cache, docs/PERF.md, "A first run"), and most frames
 /// show no water. Each compiles on a thread of its own: the one the renderer's options expect
-/// at once, the other when a frame first needs it. A set made by either binds with both.
+/// at once, the other when a frame first needs it (or [`Self::start_all`] asks). A set made by
+/// either binds with both.
 pub(crate) struct ShadeKernels {
     gpu: Arc<Gpu>,
     /// Without the water, with it.
     kernels: [Option<ComputeKernel<ShadePush>>; 2],
+    /// Whether [`Self::start_all`] was called.
+    all_asked: bool,
 }
 
 impl ShadeKernels {
@@ -92,6 +95,7 @@ impl ShadeKernels {
         let mut kernels = Self {
             gpu: gpu.clone(),
             kernels: [None, None],
+            all_asked: false,
         };
         kernels.start(water)?;
         Ok(kernels)
@@ -109,6 +113,16 @@ impl ShadeKernels {
             )?);
         }
         Ok(())
+    }
+
+    /// Starts the compile of both kernels, the first time it is called: a kernel that failed to
+    /// start is not tried again until a frame needs it.
+    pub fn start_all(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.all_asked, true) {
+            return Ok(());
+        }
+        self.start(false)?;
+        self.start(true)
     }
 
     /// The kernel for frames with (or without) `water`; [`Self::start`] started it.
